@@ -1,0 +1,1 @@
+"""rummyzoo environments: cards, melds, rules and the PettingZoo envs of each variant."""

@@ -1,0 +1,440 @@
+"""Shared machinery of the three variants: the pure-rules ``Game`` interface and the AEC shell.
+
+Each variant supplies a :class:`Game` (pure rules over a small mutable numpy state, no PettingZoo)
+and gets a PettingZoo :class:`RummyEnv` from this module. The shell owns everything the variants
+have in common: agents and seats, seeding (separate random streams for deals and for in-hand
+chance, so a seed fixes every deck of a match whatever the players do), illegal-action errors,
+rewards and their modes, match play to a target score with dealer rotation, the turn cap
+(truncation), ``infos`` with raw points, rendering and the action-name helpers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from rummyzoo.envs.cards import parse_deck
+
+REWARD_MODES = ("points", "scaled", "win_loss")
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules do not allow in the current state."""
+
+
+class ConfigError(ValueError):
+    """A rules or env option that is unknown, of the wrong type or out of range."""
+
+
+def validate_fields(config: Any) -> None:
+    """Type-check a frozen dataclass config against its annotations (int/float/bool/str/None).
+
+    :raises ConfigError: naming the field, the bad value and the expected type.
+    """
+    for field in dataclasses.fields(config):
+        value = getattr(config, field.name)
+        kind = str(field.type).replace("typing.", "")
+        allowed: list[type] = []
+        if ("None" in kind or "Optional" in kind) and value is None:
+            continue
+        if "bool" in kind:
+            allowed.append(bool)
+        if "int" in kind:
+            allowed.append(int)
+        if "float" in kind:
+            allowed += [float, int]
+        if "str" in kind:
+            allowed.append(str)
+        if not allowed:
+            continue
+        ok = isinstance(value, tuple(allowed)) and not (
+            isinstance(value, bool) and bool not in allowed
+        )
+        if not ok or isinstance(value, (np.ndarray, list)):
+            raise ConfigError(
+                f"{type(config).__name__}.{field.name} must be {field.type}, "
+                f"got {value!r} ({type(value).__name__})"
+            )
+
+
+def make_config(cls: type, num_players: int, options: dict[str, Any]) -> Any:
+    """Build a frozen rules config, rejecting unknown option names clearly."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(options) - names)
+    if unknown:
+        raise ConfigError(
+            f"unknown option(s) for {cls.__name__}: {', '.join(unknown)}; "
+            f"valid options: {', '.join(sorted(names - {'num_players'}))}"
+        )
+    return cls(num_players=num_players, **options)
+
+
+def check_choice(config: Any, name: str, choices: Sequence[Any]) -> None:
+    value = getattr(config, name)
+    if value not in choices:
+        raise ConfigError(
+            f"{type(config).__name__}.{name} must be one of {list(choices)}, got {value!r}"
+        )
+
+
+def check_range(config: Any, name: str, low: float | None, high: float | None) -> None:
+    value = getattr(config, name)
+    if value is None:
+        return
+    if (low is not None and value < low) or (high is not None and value > high):
+        lo = "-inf" if low is None else low
+        hi = "inf" if high is None else high
+        raise ConfigError(f"{type(config).__name__}.{name} must be in [{lo}, {hi}], got {value!r}")
+
+
+class HandState:
+    """Fields every variant's state carries (variants subclass and add their own)."""
+
+    __slots__ = ()
+
+    current: int  # seat to act
+    dealer: int
+    turn: int  # completed turns in this hand
+    over: bool  # the hand has ended (points are final)
+    points: np.ndarray  # float64 per seat, raw hand points once ``over``
+
+
+class Game:
+    """Pure rules of one variant under one frozen config. Subclasses fill in the rules.
+
+    Class attributes: ``name`` (variant id), and per instance ``num_players``, ``num_actions``,
+    ``obs_size``, ``observation_layout`` (name -> (start, stop) in the flat observation),
+    ``action_names`` (tuple of readable names), ``num_decks``.
+    """
+
+    name: ClassVar[str] = ""
+    rules: Any
+    num_players: int
+    num_actions: int
+    obs_size: int
+    num_decks: int = 1
+    action_names: tuple[str, ...]
+    observation_layout: dict[str, tuple[int, int]]
+    score_groups: np.ndarray  # group (team) of each seat; seat i alone unless teams
+
+    # -- to implement ---------------------------------------------------------
+    def new_hand(self, rng: np.random.Generator, dealer: int, deck: np.ndarray) -> HandState:
+        raise NotImplementedError
+
+    def legal_mask(self, state: HandState) -> np.ndarray:
+        raise NotImplementedError
+
+    def apply(self, state: HandState, action: int, rng: np.random.Generator) -> None:
+        raise NotImplementedError
+
+    def observe(self, state: HandState, seat: int, totals: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def hand_info(self, state: HandState, seat: int) -> dict[str, Any]:
+        """Variant-specific facts about a finished hand for ``infos`` (e.g. deadwood, melds)."""
+        return {}
+
+    def render(self, state: HandState, view: int | None, totals: np.ndarray) -> str:
+        raise NotImplementedError
+
+    def card_locations(self, state: HandState) -> np.ndarray:
+        """How many places hold each card id (length 52): ``num_decks`` everywhere when sound."""
+        raise NotImplementedError
+
+    # -- shared ---------------------------------------------------------------
+    def _index_names(self) -> None:
+        self._name_to_action = {n.lower(): i for i, n in enumerate(self.action_names)}
+
+    def action_name(self, action: int) -> str:
+        if not 0 <= int(action) < self.num_actions:
+            raise IllegalActionError(f"action {action} is outside 0..{self.num_actions - 1}")
+        return self.action_names[int(action)]
+
+    def action_index(self, name: str) -> int:
+        key = " ".join(str(name).lower().replace("10", "t").split())
+        try:
+            return self._name_to_action[key]
+        except KeyError:
+            raise ValueError(
+                f"unknown action name {name!r} for {self.name} (e.g. {self.action_names[0]!r}, "
+                f"{self.action_names[-1]!r})"
+            ) from None
+
+    def shuffled_deck(self, rng: np.random.Generator) -> np.ndarray:
+        deck = np.tile(np.arange(52, dtype=np.int64), self.num_decks)
+        rng.shuffle(deck)
+        return deck
+
+
+class RummyEnv(AECEnv):
+    """PettingZoo AEC shell over a :class:`Game` (see the variant modules for the docs page).
+
+    :param game: the rules object (built from the variant's options).
+    :param render_mode: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints).
+    :param reward: ``"points"`` (raw hand points, default), ``"scaled"`` (points / reward_scale)
+        or ``"win_loss"`` (+1 to the episode's top scorer(s), -1 to the others, 0 if all tie).
+    :param reward_scale: divisor for ``reward="scaled"``.
+    :param render_view: seat whose hand ``render`` shows, or ``None`` for all hands open.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human"],
+        "name": "rummy",
+        "is_parallelizable": False,
+    }
+
+    def __init__(
+        self,
+        game: Game,
+        render_mode: str | None = None,
+        reward: str = "points",
+        reward_scale: float = 100.0,
+        render_view: int | None = None,
+    ) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ConfigError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}"
+            )
+        if reward not in REWARD_MODES:
+            raise ConfigError(f"reward must be one of {list(REWARD_MODES)}, got {reward!r}")
+        if (
+            isinstance(reward_scale, bool)
+            or not isinstance(reward_scale, (int, float))
+            or reward_scale <= 0
+        ):
+            raise ConfigError(f"reward_scale must be a positive number, got {reward_scale!r}")
+        if render_view is not None and not (
+            isinstance(render_view, int) and 0 <= render_view < game.num_players
+        ):
+            raise ConfigError(f"render_view must be a seat 0..{game.num_players - 1} or None")
+        self.game = game
+        self.rules = game.rules
+        self.render_mode = render_mode
+        self.reward_mode = reward
+        self.reward_scale = float(reward_scale)
+        self.render_view = render_view
+        n = game.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(-np.inf, np.inf, (game.obs_size,), np.float32),
+                "action_mask": spaces.Box(0, 1, (game.num_actions,), np.int8),
+            }
+        )
+        self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
+        self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.possible_agents}
+        self._groups = np.asarray(game.score_groups)
+        self._num_groups = int(self._groups.max()) + 1
+        self._deal_rng: np.random.Generator | None = None
+        self._play_rng: np.random.Generator | None = None
+        self.state: HandState | None = None
+
+    # ------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------ helpers
+    def action_name(self, action: int) -> str:
+        """Readable name of an action id (e.g. ``"discard Kh"``)."""
+        return self.game.action_name(action)
+
+    def action_index(self, name: str) -> int:
+        """Action id of a readable name (inverse of :meth:`action_name`)."""
+        return self.game.action_index(name)
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids of the agent to act (empty once the episode is over)."""
+        if self._episode_over:
+            return []
+        return np.flatnonzero(self._current_mask()).tolist()
+
+    def _current_mask(self) -> np.ndarray:
+        mask = self._mask
+        if mask is None:
+            mask = self._mask = self.game.legal_mask(self.state)
+        return mask
+
+    @property
+    def match_totals(self) -> dict[str, float]:
+        """Match totals per agent (a team's total for each of its members)."""
+        return {a: float(self._totals[self._groups[i]]) for i, a in enumerate(self.possible_agents)}
+
+    # ------------------------------------------------------------ AEC API
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None or self._deal_rng is None:
+            seq = np.random.SeedSequence(seed)
+            deal_seq, play_seq = seq.spawn(2)
+            self._deal_rng = np.random.default_rng(deal_seq)
+            self._play_rng = np.random.default_rng(play_seq)
+        options = dict(options or {})
+        deck = options.pop("deck", None)
+        if options:
+            raise ConfigError(f"unknown reset option(s): {', '.join(sorted(options))}; valid: deck")
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._totals = np.zeros(self._num_groups, dtype=np.float64)
+        self._seat_totals = self._totals[self._groups]  # refreshed after each hand
+        self._hand_index = 0
+        self._episode_over = False
+        self._rewarded = False
+        self._dealer = (
+            int(self.rules.first_dealer)
+            if self.rules.first_dealer is not None
+            else self.game.num_players - 1
+        )
+        deck_arr = None if deck is None else parse_deck(deck, self.game.num_decks)
+        self._start_hand(deck_arr)
+
+    def _start_hand(self, deck: np.ndarray | None) -> None:
+        if deck is None:
+            deck = self.game.shuffled_deck(self._deal_rng)
+        self.deck = deck.copy()
+        self.state = self.game.new_hand(self._play_rng, self._dealer, deck)
+        self._mask = None
+        self.agent_selection = self.possible_agents[self.state.current]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.agent_name_mapping[agent]
+        obs = self.game.observe(self.state, seat, self._seat_totals)
+        if seat == self.state.current and not self._episode_over:
+            mask = self._current_mask().copy()
+        else:
+            mask = np.zeros(self.game.num_actions, dtype=np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if self._rewarded:
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._rewarded = False
+        self._cumulative_rewards[agent] = 0.0
+        mask = self._current_mask()
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            raise IllegalActionError(
+                f"{agent} sent action {action!r}, which is not an action id (int 0..{self.game.num_actions - 1})"
+            ) from None
+        if not (0 <= a < self.game.num_actions) or not mask[a]:
+            legal = [self.game.action_names[i] for i in np.flatnonzero(mask)]
+            shown = ", ".join(legal[:20]) + (" ..." if len(legal) > 20 else "")
+            what = self.game.action_names[a] if 0 <= a < self.game.num_actions else "out of range"
+            raise IllegalActionError(
+                f"illegal action {a} ({what}) for {agent}; legal actions: {shown}"
+            )
+        state = self.state
+        self.game.apply(state, a, self._play_rng)
+        self._mask = None
+        if state.over:
+            self._finish_hand()
+        elif state.turn >= self.rules.max_turns:
+            self._truncate()
+        else:
+            self.agent_selection = self.possible_agents[state.current]
+        if self.render_mode == "human":
+            self.render()
+
+    def _finish_hand(self) -> None:
+        state = self.state
+        points = np.asarray(state.points, dtype=np.float64)
+        group_points = np.bincount(self._groups, weights=points, minlength=self._num_groups)
+        self._totals += group_points
+        self._seat_totals = self._totals[self._groups]
+        self._hand_index += 1
+        target = self.rules.target_score
+        for i, agent in enumerate(self.possible_agents):
+            info = {
+                "points": float(points[i]),
+                "hand_index": self._hand_index,
+                **self.game.hand_info(state, i),
+            }
+            if target is not None:
+                info["totals"] = float(self._totals[self._groups[i]])
+                info["match_totals"] = self.match_totals
+            self.infos[agent] = info
+        over = target is None
+        if target is not None and (self._totals >= target).any():
+            best = self._totals.max()
+            over = int((self._totals == best).sum()) == 1  # a tie for the lead plays another hand
+        if self.reward_mode == "points":
+            self._set_rewards(group_points[self._groups])
+        elif self.reward_mode == "scaled":
+            self._set_rewards(group_points[self._groups] / self.reward_scale)
+        elif over:
+            totals = self._totals if target is not None else group_points
+            best = totals.max()
+            if (totals == best).all():
+                rew = np.zeros(self.game.num_players)
+            else:
+                rew = np.where(totals[self._groups] == best, 1.0, -1.0)
+            self._set_rewards(rew)
+        if over:
+            self._episode_over = True
+            self.terminations = dict.fromkeys(self.agents, True)
+            for agent in self.agents:
+                self.infos[agent]["winner"] = bool(
+                    (self._totals if target is not None else group_points)[
+                        self._groups[self.agent_name_mapping[agent]]
+                    ]
+                    == (self._totals if target is not None else group_points).max()
+                )
+        else:
+            self._dealer = (self._dealer + 1) % self.game.num_players
+            self._start_hand(None)
+
+    def _set_rewards(self, values: Iterable[float]) -> None:
+        for agent, value in zip(self.possible_agents, values, strict=True):
+            self.rewards[agent] = float(value)
+        self._rewarded = True
+        self._accumulate_rewards()
+
+    def _truncate(self) -> None:
+        self._episode_over = True
+        self.truncations = dict.fromkeys(self.agents, True)
+        for agent in self.agents:
+            self.infos[agent]["truncated_by"] = f"max_turns={self.rules.max_turns}"
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn(
+                "render() called without a render_mode; pass render_mode='ansi' or 'human'"
+            )
+            return None
+        text = self.game.render(self.state, self.render_view, self._totals[self._groups])
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def wrap_env(raw: RummyEnv) -> AECEnv:
+    """The standard wrapper stack of ``env()``: order enforcing and action bounds checks.
+
+    Illegal actions are not turned into a lost game: the raw env raises
+    :class:`IllegalActionError` naming the action, the agent and the legal actions.
+    """
+    env: AECEnv = wrappers.AssertOutOfBoundsWrapper(raw)
+    return wrappers.OrderEnforcingWrapper(env)

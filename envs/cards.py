@@ -1,0 +1,175 @@
+"""Cards: ids, text form and numpy hand vectors shared by every variant.
+
+A card id is ``suit * 13 + rank`` with rank 0 = Ace ... 12 = King and suits in the order
+clubs, diamonds, hearts, spades (ids 0-51). The text form is rank + suit letter (``"As"``,
+``"Td"``, ``"Kh"``, ``"2c"``); parsing accepts upper or lower case and ``10`` for ten.
+
+One-deck hands are ``bool`` vectors of length 52; two-deck hands (500 Rum with 5-8 players)
+are ``int8`` count vectors of length 52 (each entry 0, 1 or 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+NUM_RANKS = 13
+NUM_SUITS = 4
+NUM_CARDS = 52
+
+RANK_CHARS = "A23456789TJQK"
+SUIT_CHARS = "cdhs"
+SUIT_SYMBOLS = "♣♦♥♠"
+
+#: Card value in Knock Rummy (and the usual rummy count): A=1, 2-10 pip value, J/Q/K=10.
+PIP_VALUES = np.array([min(r + 1, 10) for r in range(NUM_RANKS)] * NUM_SUITS, dtype=np.int64)
+
+CARD_NAMES: tuple[str, ...] = tuple(r + s for s in SUIT_CHARS for r in RANK_CHARS)
+_NAME_TO_ID: dict[str, int] = {name.lower(): cid for cid, name in enumerate(CARD_NAMES)}
+_NAME_TO_ID.update({"10" + name[1]: cid for cid, name in enumerate(CARD_NAMES) if name[0] == "T"})
+
+
+def card_id(rank: int, suit: int) -> int:
+    """The id of the card of ``rank`` (0 = Ace ... 12 = King) and ``suit`` (0 = clubs ... 3 = spades)."""
+    if not (0 <= rank < NUM_RANKS and 0 <= suit < NUM_SUITS):
+        raise ValueError(f"rank must be 0-12 and suit 0-3, got rank={rank}, suit={suit}")
+    return suit * NUM_RANKS + rank
+
+
+def rank_of(card: int) -> int:
+    """Rank index of a card id (0 = Ace ... 12 = King)."""
+    return card % NUM_RANKS
+
+
+def suit_of(card: int) -> int:
+    """Suit index of a card id (0 = clubs, 1 = diamonds, 2 = hearts, 3 = spades)."""
+    return card // NUM_RANKS
+
+
+def parse_card(text: str) -> int:
+    """Parse one card (``"As"``, ``"td"``, ``"10h"``) into its id.
+
+    :raises ValueError: naming the text when it is not a card.
+    """
+    key = text.strip().lower()
+    try:
+        return _NAME_TO_ID[key]
+    except KeyError:
+        raise ValueError(
+            f"not a card: {text!r} (expected rank A,2-9,T/10,J,Q,K followed by suit c,d,h,s)"
+        ) from None
+
+
+def parse_cards(text: str | Iterable[str]) -> list[int]:
+    """Parse ``"As 2s 3s"`` (or a list of card strings) into a list of card ids, in order."""
+    parts = text.replace(",", " ").split() if isinstance(text, str) else list(text)
+    return [parse_card(p) for p in parts]
+
+
+def format_card(card: int, symbols: bool = False) -> str:
+    """Text form of one card id; with ``symbols`` the suit is drawn as ♣♦♥♠."""
+    if not 0 <= int(card) < NUM_CARDS:
+        raise ValueError(f"card id must be 0-51, got {card}")
+    name = CARD_NAMES[int(card)]
+    return name[0] + SUIT_SYMBOLS[int(card) // NUM_RANKS] if symbols else name
+
+
+def format_cards(cards: Iterable[int], symbols: bool = False) -> str:
+    """Space-separated text form of card ids, in the order given."""
+    return " ".join(format_card(c, symbols) for c in cards)
+
+
+def sort_cards(cards: Iterable[int]) -> list[int]:
+    """Cards sorted by suit then rank (the id order), a stable display order."""
+    return sorted(int(c) for c in cards)
+
+
+def hand_vector(cards: Iterable[int]) -> np.ndarray:
+    """A one-deck hand as a ``bool`` vector of length 52.
+
+    :raises ValueError: when a card appears twice.
+    """
+    vec = np.zeros(NUM_CARDS, dtype=bool)
+    for c in cards:
+        if vec[c]:
+            raise ValueError(f"card {format_card(c)} appears twice in a one-deck hand")
+        vec[c] = True
+    return vec
+
+
+def count_vector(cards: Iterable[int], max_copies: int = 2) -> np.ndarray:
+    """A two-deck hand as an ``int8`` count vector of length 52.
+
+    :raises ValueError: when a card appears more than ``max_copies`` times.
+    """
+    vec = np.zeros(NUM_CARDS, dtype=np.int8)
+    for c in cards:
+        vec[c] += 1
+        if vec[c] > max_copies:
+            raise ValueError(f"card {format_card(c)} appears more than {max_copies} times")
+    return vec
+
+
+def cards_of(vector: np.ndarray) -> list[int]:
+    """Card ids held in a bool or count vector (a card held twice is listed twice)."""
+    vec = np.asarray(vector)
+    if vec.dtype == bool:
+        return np.flatnonzero(vec).tolist()
+    return np.repeat(np.arange(NUM_CARDS), vec.astype(np.int64)).tolist()
+
+
+def to_mask(cards: Iterable[int]) -> int:
+    """A one-deck set of cards as a 52-bit Python int (bit ``c`` set for card ``c``)."""
+    mask = 0
+    for c in cards:
+        mask |= 1 << int(c)
+    return mask
+
+
+def mask_cards(mask: int) -> list[int]:
+    """Card ids of a 52-bit mask, in id order."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def vector_to_mask(vector: np.ndarray) -> int:
+    """A bool hand vector (length 52) as a 52-bit int."""
+    return int.from_bytes(
+        np.packbits(np.asarray(vector, dtype=bool), bitorder="little").tobytes(), "little"
+    )
+
+
+def new_deck(num_decks: int = 1) -> np.ndarray:
+    """The unshuffled deck as an array of card ids (each id ``num_decks`` times)."""
+    return np.tile(np.arange(NUM_CARDS, dtype=np.int64), num_decks)
+
+
+def parse_deck(deck: Iterable[str | int], num_decks: int = 1) -> np.ndarray:
+    """Validate a full deck order (card strings or ids) and return it as an id array.
+
+    :raises ValueError: when the deck is not exactly ``num_decks`` copies of every card.
+    """
+    ids = [parse_card(c) if isinstance(c, str) else int(c) for c in deck]
+    expected = NUM_CARDS * num_decks
+    counts = np.bincount(np.asarray(ids, dtype=np.int64), minlength=NUM_CARDS) if ids else None
+    if (
+        len(ids) != expected
+        or counts is None
+        or len(counts) != NUM_CARDS
+        or not (counts == num_decks).all()
+    ):
+        bad = []
+        if counts is not None and len(counts) == NUM_CARDS:
+            bad = [
+                f"{CARD_NAMES[c]} x{counts[c]}" for c in range(NUM_CARDS) if counts[c] != num_decks
+            ]
+        raise ValueError(
+            f"deck must hold each of the 52 cards exactly {num_decks} time(s) ({expected} cards); "
+            f"got {len(ids)} cards" + (f", wrong counts: {', '.join(bad[:8])}" if bad else "")
+        )
+    return np.asarray(ids, dtype=np.int64)

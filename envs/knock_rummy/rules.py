@@ -1,0 +1,461 @@
+"""Knock Rummy: pure rules over numpy state (RULES.md section 1). No PettingZoo here.
+
+The state keeps every 52-card plane the observation needs in one float32 matrix ``planes`` so an
+observation is a single gather of rows: per seat its hand, the cards it is known to hold (taken
+from the discard pile) and the cards it threw; then the top discard and the buried discards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from rummyzoo.envs.base import (
+    ConfigError,
+    Game,
+    HandState,
+    check_choice,
+    check_range,
+    validate_fields,
+)
+from rummyzoo.envs.cards import CARD_NAMES, NUM_CARDS, PIP_VALUES, format_cards, mask_cards
+from rummyzoo.envs.melds import knock_solver
+
+DEFAULT_HAND_SIZE = {2: 10, 3: 7, 4: 7, 5: 6, 6: 6}
+
+# Action table (flat Discrete(106)).
+DRAW_STOCK = 0
+TAKE_DISCARD = 1
+DISCARD_BASE = 2
+KNOCK_BASE = DISCARD_BASE + NUM_CARDS
+NUM_ACTIONS = KNOCK_BASE + NUM_CARDS
+
+PHASE_DRAW = 0
+PHASE_DISCARD = 1
+
+
+@dataclass(frozen=True)
+class KnockRummyRules:
+    """Every rule option of Knock Rummy; validated on construction.
+
+    :param num_players: 2-6.
+    :param hand_size: cards dealt to each player (default 10 for 2, 7 for 3-4, 6 for 5-6).
+    :param knock_max_deadwood: highest deadwood a knocker may hold after discarding
+        (None = no limit; 10 reproduces gin rummy).
+    :param allow_discard_of_taken: whether the card just taken from the discard pile may be
+        discarded (or knocked with) in the same turn.
+    :param rummy_bonus: paid by each opponent to a knocker who wins alone with 0 deadwood.
+    :param undercut_penalty: paid by the knocker to each opponent with strictly lower deadwood.
+    :param undercut_penalty_to: ``"all_lower"`` or ``"winners_only"``.
+    :param split_rounding: ``"exact"`` (fractional shares) or ``"floor"`` (shares rounded down;
+        the odd points are not paid out).
+    :param stock_exhaustion: when a turn ends without a knock and the stock holds no more than
+        ``void_threshold`` cards: ``"void"`` (everyone scores 0), ``"reshuffle"`` (the discard
+        pile under its top card is shuffled under the stock) or ``"showdown"`` (hands are scored
+        as if nobody knocked: no bonus, no penalty).
+    :param void_threshold: stock size at or below which the stock counts as exhausted (0; 2 = gin).
+    :param target_score: None = one hand per episode; a number = play a match to that score.
+    :param max_turns: turns per hand before the hand is truncated.
+    :param first_dealer: dealer of the first hand (None = the last seat, so player_0 acts first).
+    """
+
+    num_players: int = 2
+    hand_size: int | None = None
+    knock_max_deadwood: int | None = None
+    allow_discard_of_taken: bool = False
+    rummy_bonus: int = 25
+    undercut_penalty: int = 10
+    undercut_penalty_to: str = "all_lower"
+    split_rounding: str = "exact"
+    stock_exhaustion: str = "void"
+    void_threshold: int = 0
+    target_score: int | None = None
+    max_turns: int = 300
+    first_dealer: int | None = None
+
+    def __post_init__(self) -> None:
+        validate_fields(self)
+        check_range(self, "num_players", 2, 6)
+        if self.hand_size is None:
+            object.__setattr__(self, "hand_size", DEFAULT_HAND_SIZE[self.num_players])
+        check_range(self, "hand_size", 1, None)
+        if self.num_players * self.hand_size + 2 > NUM_CARDS:
+            raise ConfigError(
+                f"KnockRummyRules.hand_size={self.hand_size} leaves no stock for "
+                f"{self.num_players} players (need players*hand_size + 2 <= 52)"
+            )
+        check_range(self, "knock_max_deadwood", 0, None)
+        check_range(self, "rummy_bonus", 0, None)
+        check_range(self, "undercut_penalty", 0, None)
+        check_choice(self, "undercut_penalty_to", ("all_lower", "winners_only"))
+        check_choice(self, "split_rounding", ("exact", "floor"))
+        check_choice(self, "stock_exhaustion", ("void", "reshuffle", "showdown"))
+        stock = NUM_CARDS - self.num_players * self.hand_size - 1
+        check_range(self, "void_threshold", 0, stock - 1)
+        check_range(self, "target_score", 1, None)
+        check_range(self, "max_turns", 1, None)
+        check_range(self, "first_dealer", 0, self.num_players - 1)
+
+
+class KnockState(HandState):
+    """Mutable state of one Knock Rummy hand."""
+
+    __slots__ = (
+        "buried",
+        "current",
+        "deadwood",
+        "dealer",
+        "discard",
+        "hands",
+        "knocker",
+        "known",
+        "melds",
+        "over",
+        "phase",
+        "planes",
+        "points",
+        "stock",
+        "stock_pos",
+        "taken",
+        "thrown",
+        "top",
+        "turn",
+        "void",
+    )
+
+    @property
+    def stock_size(self) -> int:
+        return len(self.stock) - self.stock_pos
+
+    def stock_cards(self) -> list[int]:
+        """Stock from the top down."""
+        return self.stock[self.stock_pos :].tolist()
+
+    def hand_cards(self, seat: int) -> list[int]:
+        return np.flatnonzero(self.hands[seat]).tolist()
+
+
+def score_showdown(
+    deadwood: list[int], knocker: int | None, rules: KnockRummyRules
+) -> list[Fraction]:
+    """Point transfers of a showdown (exact fractions; the sum is 0 with exact rounding).
+
+    ``knocker`` is None for a showdown forced by stock exhaustion (no bonus, no penalty).
+    """
+    n = len(deadwood)
+    low = min(deadwood)
+    winners = [i for i in range(n) if deadwood[i] == low]
+    if knocker is not None and knocker in winners and len(winners) > 1:
+        winners.remove(knocker)  # a tying opponent wins instead of the knocker
+    points = [Fraction(0)] * n
+    pot = 0
+    for i in range(n):
+        if i not in winners:
+            points[i] -= deadwood[i] - low
+            pot += deadwood[i] - low
+    share = Fraction(pot, len(winners))
+    if rules.split_rounding == "floor":
+        share = Fraction(pot // len(winners))
+    for w in winners:
+        points[w] += share
+    if knocker is not None:
+        if winners == [knocker] and deadwood[knocker] == 0:
+            for i in range(n):
+                if i != knocker:
+                    points[i] -= rules.rummy_bonus
+                    points[knocker] += rules.rummy_bonus
+        for i in range(n):
+            if i == knocker or deadwood[i] >= deadwood[knocker]:
+                continue
+            if rules.undercut_penalty_to == "winners_only" and i not in winners:
+                continue
+            points[knocker] -= rules.undercut_penalty
+            points[i] += rules.undercut_penalty
+    return points
+
+
+class KnockRummyGame(Game):
+    """Knock Rummy rules for one config (see :mod:`rummyzoo.envs.knock_rummy_v0` for the docs)."""
+
+    name = "knock_rummy"
+
+    def __init__(self, rules: KnockRummyRules) -> None:
+        self.rules = rules
+        n = self.num_players = rules.num_players
+        self.num_actions = NUM_ACTIONS
+        self.score_groups = np.arange(n)
+        self.solver = knock_solver()
+        names = ["draw stock", "take discard"]
+        names += [f"discard {c}" for c in CARD_NAMES]
+        names += [f"knock {c}" for c in CARD_NAMES]
+        self.action_names = tuple(names)
+        self._index_names()
+        # Plane rows: hands 0..n-1, known n..2n-1, thrown 2n..3n-1, top 3n, buried 3n+1.
+        self._row_top = 3 * n
+        self._row_buried = 3 * n + 1
+        self._num_rows = 3 * n + 2
+        self._view_rows = []
+        for v in range(n):
+            opp = [(v + r) % n for r in range(1, n)]
+            rows = (
+                [v, self._row_top, self._row_buried]
+                + [n + o for o in opp]
+                + [2 * n + o for o in opp]
+            )
+            self._view_rows.append(np.asarray(rows, dtype=np.intp))
+        num_plane_rows = 3 + 2 * (n - 1)
+        self._plane_size = num_plane_rows * NUM_CARDS
+        layout: dict[str, tuple[int, int]] = {}
+        pos = 0
+        for name, size in [
+            ("hand", 52),
+            ("top_discard", 52),
+            ("buried_discards", 52),
+            ("opponent_known", 52 * (n - 1)),
+            ("opponent_thrown", 52 * (n - 1)),
+            ("stock_size", 1),
+            ("phase", 2),
+            ("to_act", n),
+            ("dealer", n),
+            ("turn", 1),
+            ("scores", n),
+        ]:
+            layout[name] = (pos, pos + size)
+            pos += size
+        self.observation_layout = layout
+        self.obs_size = pos
+        self._off_stock = layout["stock_size"][0]
+        self._off_phase = layout["phase"][0]
+        self._off_to_act = layout["to_act"][0]
+        self._off_dealer = layout["dealer"][0]
+        self._off_turn = layout["turn"][0]
+        self._off_scores = layout["scores"][0]
+        self._score_scale = float(rules.target_score or 100)
+        self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
+
+    # ------------------------------------------------------------------ deal
+    def new_hand(self, rng: np.random.Generator, dealer: int, deck: np.ndarray) -> KnockState:
+        n, size = self.num_players, self.rules.hand_size
+        s = KnockState()
+        s.planes = np.zeros((self._num_rows, NUM_CARDS), dtype=np.float32)
+        s.hands = s.planes[:n]
+        s.known = s.planes[n : 2 * n]
+        s.thrown = s.planes[2 * n : 3 * n]
+        s.top = s.planes[self._row_top]
+        s.buried = s.planes[self._row_buried]
+        dealt = deck[: n * size]
+        # One card at a time, clockwise from the dealer's left.
+        for k in range(n * size):
+            s.hands[(dealer + 1 + k) % n, dealt[k]] = 1.0
+        up = int(deck[n * size])
+        s.discard = [up]
+        s.top[up] = 1.0
+        s.stock = deck[n * size + 1 :].copy()
+        s.stock_pos = 0
+        s.dealer = dealer
+        s.current = (dealer + 1) % n
+        s.turn = 0
+        s.phase = PHASE_DRAW
+        s.taken = -1
+        s.knocker = -1
+        s.over = False
+        s.void = False
+        s.points = np.zeros(n, dtype=np.float64)
+        s.deadwood = None
+        s.melds = None
+        return s
+
+    # ------------------------------------------------------------------ mask
+    def legal_mask(self, s: KnockState) -> np.ndarray:
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        if s.over:
+            return mask
+        if s.phase == PHASE_DRAW:
+            mask[DRAW_STOCK] = s.stock_pos < len(s.stock)
+            mask[TAKE_DISCARD] = bool(s.discard)
+            return mask
+        hand = s.hands[s.current]
+        mask[DISCARD_BASE:KNOCK_BASE] = hand
+        if s.taken >= 0 and not self.rules.allow_discard_of_taken:
+            mask[DISCARD_BASE + s.taken] = 0
+        limit = self.rules.knock_max_deadwood
+        if limit is None:
+            mask[KNOCK_BASE:] = mask[DISCARD_BASE:KNOCK_BASE]
+        else:
+            full = self.hand_mask(s, s.current)
+            for c in np.flatnonzero(mask[DISCARD_BASE:KNOCK_BASE]):
+                if self.solver.solve_mask(full & ~(1 << int(c)))[0] <= limit:
+                    mask[KNOCK_BASE + c] = 1
+        return mask
+
+    @staticmethod
+    def hand_mask(s: KnockState, seat: int) -> int:
+        mask = 0
+        for c in np.flatnonzero(s.hands[seat]):
+            mask |= 1 << int(c)
+        return mask
+
+    # ----------------------------------------------------------------- apply
+    def apply(self, s: KnockState, action: int, rng: np.random.Generator) -> None:
+        seat = s.current
+        if action == DRAW_STOCK:
+            card = int(s.stock[s.stock_pos])
+            s.stock_pos += 1
+            s.hands[seat, card] = 1.0
+            s.taken = -1
+            s.phase = PHASE_DISCARD
+            return
+        if action == TAKE_DISCARD:
+            card = s.discard.pop()
+            s.top[card] = 0.0
+            if s.discard:
+                new_top = s.discard[-1]
+                s.top[new_top] = 1.0
+                s.buried[new_top] = 0.0
+            s.hands[seat, card] = 1.0
+            s.known[seat, card] = 1.0
+            s.taken = card
+            s.phase = PHASE_DISCARD
+            return
+        knock = action >= KNOCK_BASE
+        card = action - (KNOCK_BASE if knock else DISCARD_BASE)
+        s.hands[seat, card] = 0.0
+        s.known[seat, card] = 0.0
+        s.thrown[seat, card] = 1.0
+        if s.discard:
+            old = s.discard[-1]
+            s.top[old] = 0.0
+            s.buried[old] = 1.0
+        s.discard.append(card)
+        s.top[card] = 1.0
+        s.taken = -1
+        s.turn += 1
+        if knock:
+            s.knocker = seat
+            self._showdown(s, seat)
+            return
+        if s.stock_size <= self.rules.void_threshold:
+            mode = self.rules.stock_exhaustion
+            if mode == "reshuffle" and len(s.discard) > 1:
+                self._reshuffle(s, rng)
+            elif mode == "showdown":
+                self._showdown(s, None)
+                return
+            if s.stock_size <= self.rules.void_threshold:
+                s.void = True
+                s.over = True
+                return
+        s.current = (seat + 1) % self.num_players
+        s.phase = PHASE_DRAW
+
+    def _reshuffle(self, s: KnockState, rng: np.random.Generator) -> None:
+        """The discard pile under its top card is shuffled and put under the stock."""
+        under = np.asarray(s.discard[:-1], dtype=np.int64)
+        rng.shuffle(under)
+        s.stock = np.concatenate([s.stock[s.stock_pos :], under])
+        s.stock_pos = 0
+        s.discard = s.discard[-1:]
+        s.buried[:] = 0.0
+
+    def _showdown(self, s: KnockState, knocker: int | None) -> None:
+        deadwood, melds = [], []
+        for seat in range(self.num_players):
+            d, chosen = self.solver.solve_mask(self.hand_mask(s, seat))
+            deadwood.append(d)
+            melds.append([mask_cards(m) for m in chosen])
+        s.deadwood = deadwood
+        s.melds = melds
+        s.points = np.asarray([float(p) for p in score_showdown(deadwood, knocker, self.rules)])
+        s.over = True
+
+    # ----------------------------------------------------------- observation
+    def observe(self, s: KnockState, seat: int, totals: np.ndarray) -> np.ndarray:
+        obs = np.zeros(self.obs_size, dtype=np.float32)
+        rows = self._view_rows[seat]
+        np.take(s.planes, rows, axis=0, out=obs[: self._plane_size].reshape(len(rows), NUM_CARDS))
+        n = self.num_players
+        obs[self._off_stock] = s.stock_size / NUM_CARDS
+        if seat == s.current and not s.over:
+            obs[self._off_phase + s.phase] = 1.0
+        obs[self._off_to_act + (s.current - seat) % n] = 1.0
+        obs[self._off_dealer + (s.dealer - seat) % n] = 1.0
+        obs[self._off_turn] = s.turn / self.rules.max_turns
+        if self.rules.target_score is not None:
+            obs[self._off_scores : self._off_scores + n] = (
+                totals[self._rel[seat]] / self._score_scale
+            )
+        return obs
+
+    # ------------------------------------------------------------------ info
+    def hand_info(self, s: KnockState, seat: int) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "void": s.void,
+            "knocker": None if s.knocker < 0 else f"player_{s.knocker}",
+        }
+        if s.deadwood is not None:
+            melded = {c for m in s.melds[seat] for c in m}
+            info["deadwood"] = int(s.deadwood[seat])
+            info["melds"] = [format_cards(m).split() for m in s.melds[seat]]
+            info["deadwood_cards"] = format_cards(
+                c for c in s.hand_cards(seat) if c not in melded
+            ).split()
+        return info
+
+    # ---------------------------------------------------------------- render
+    def render(self, s: KnockState, view: int | None, totals: np.ndarray) -> str:
+        n = self.num_players
+        lines = []
+        if s.over:
+            status = "hand over" + (" (void: stock exhausted)" if s.void else "")
+        else:
+            status = (
+                f"player_{s.current} to {'draw' if s.phase == PHASE_DRAW else 'discard or knock'}"
+            )
+        lines.append(f"Knock Rummy | dealer player_{s.dealer} | turn {s.turn} | {status}")
+        top = format_cards(s.discard[-1:]) or "-"
+        under = format_cards(reversed(s.discard[:-1]))
+        lines.append(
+            f"stock: {s.stock_size} cards | top discard: {top}"
+            + (f" | under it: {under}" if under else "")
+        )
+        for seat in range(n):
+            tag = " (knocker)" if seat == s.knocker else ""
+            if s.over and s.deadwood is not None:
+                melded = {c for m in s.melds[seat] for c in m}
+                melds = " | ".join(format_cards(m) for m in s.melds[seat]) or "-"
+                dead = format_cards(c for c in s.hand_cards(seat) if c not in melded) or "-"
+                lines.append(
+                    f"player_{seat}{tag}: melds {melds} ; deadwood {dead} = {s.deadwood[seat]} ; "
+                    f"points {s.points[seat]:+g}"
+                )
+            elif view is None or view == seat:
+                lines.append(f"player_{seat}: {format_cards(s.hand_cards(seat))}")
+            else:
+                known = format_cards(np.flatnonzero(s.known[seat]))
+                lines.append(
+                    f"player_{seat}: [{int(s.hands[seat].sum())} cards]"
+                    + (f" holds {known}" if known else "")
+                )
+        if self.rules.target_score is not None:
+            lines.append(
+                "scores: "
+                + ", ".join(f"player_{i} {totals[i]:g}" for i in range(n))
+                + f" (target {self.rules.target_score})"
+            )
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------- checking
+    def card_locations(self, s: KnockState) -> np.ndarray:
+        """How many places hold each card (hands, stock, discard pile): all ones when sound."""
+        count = s.hands.sum(axis=0).astype(np.int64)
+        count += np.bincount(s.stock[s.stock_pos :], minlength=NUM_CARDS)
+        count += np.bincount(np.asarray(s.discard, dtype=np.int64), minlength=NUM_CARDS)
+        return count
+
+
+def deadwood_value(cards: list[int]) -> int:
+    """Plain card value of a list of cards (A=1, J/Q/K=10), no melding."""
+    return int(PIP_VALUES[np.asarray(cards, dtype=np.int64)].sum()) if cards else 0

@@ -1,0 +1,150 @@
+"""Knock Rummy (PettingZoo AEC), version 0.
+
+.. code-block:: python
+
+    from rummyzoo.envs import knock_rummy_v0
+
+    env = knock_rummy_v0.env(num_players=2, render_mode="ansi")
+    env.reset(seed=7)
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, info = env.last()
+        mask = obs["action_mask"]
+        action = None if terminated or truncated else int(mask.nonzero()[0][0])
+        env.step(action)
+
+Rules (RULES.md section 1)
+--------------------------
+2-6 players, one 52-card deck, aces low (A-2-3 is a run, Q-K-A and K-A-2 are not), values A=1,
+2-10 pip, J/Q/K=10. 10 cards each for 2 players, 7 for 3-4, 6 for 5-6, dealt one at a time
+clockwise from the dealer's left; the next card starts the discard pile, the rest is the stock.
+On a turn a player draws the top stock card or the top discard, then discards a card or knocks
+("knock and discard card c" is one action). After a knock every hand is split into sets (3-4 of a
+rank) and runs (3+ in a suit) minimising deadwood; no laying off. Let ``m`` be the lowest
+deadwood. The players with ``m`` win (a knocker tying for lowest loses the win to the tying
+opponents); every other player pays ``d - m``, shared equally by the winners. A knocker who wins
+alone with 0 deadwood also gets the rummy bonus from each opponent; a knocker pays the undercut
+penalty to every opponent with strictly lower deadwood. Transfers sum to zero (exact split).
+If a turn ends without a knock and the stock holds ``void_threshold`` cards or fewer, the hand
+is void by default (everyone 0).
+
+Options (``env(num_players=N, **options)``)
+-------------------------------------------
+========================  ===============  ===================================================
+option                    default          meaning
+========================  ===============  ===================================================
+num_players               2                2-6
+hand_size                 10/7/7/6/6       cards dealt each (by player count)
+knock_max_deadwood        None             max deadwood after the knock discard (10 = gin)
+allow_discard_of_taken    False            may the card just taken from the discard be thrown
+rummy_bonus               25               per opponent, knocker alone on 0 deadwood
+undercut_penalty          10               knocker pays each opponent strictly below him
+undercut_penalty_to       "all_lower"      or "winners_only"
+split_rounding            "exact"          or "floor" (shares rounded down, odd points lost)
+stock_exhaustion          "void"           or "reshuffle" (discards under the top card are
+                                           shuffled under the stock) or "showdown" (scored,
+                                           no knocker: no bonus, no penalty)
+void_threshold            0                stock size that counts as exhausted (2 = gin)
+target_score              None             None = one hand; N = a match to N points
+max_turns                 300              turns per hand before truncation (a natural hand
+                                           ends within ~45 turns unless reshuffling; 300
+                                           guards reshuffle loops)
+first_dealer              None             None = seat N-1 deals, so player_0 acts first
+render_mode               None             "ansi" returns text, "human" prints
+reward                    "points"         "points", "scaled" (points / reward_scale) or
+                                           "win_loss" (+1 top scorer(s), -1 others, 0 all tied)
+reward_scale              100.0            divisor for reward="scaled"
+render_view               None             None = all hands open; a seat = that seat's view
+========================  ===============  ===================================================
+
+Bad option names, types or values raise :class:`~rummyzoo.envs.base.ConfigError` naming the option.
+
+Actions (``Discrete(106)``)
+---------------------------
+=========  ===================  ===========================================
+id         name                 meaning
+=========  ===================  ===========================================
+0          ``draw stock``       take the top stock card
+1          ``take discard``     take the top discard card
+2 + c      ``discard <card>``   discard card ``c`` (e.g. ``discard Kh``)
+54 + c     ``knock <card>``     discard card ``c`` and knock (``knock Kh``)
+=========  ===================  ===========================================
+
+Card ids ``c = suit * 13 + rank`` (clubs, diamonds, hearts, spades; Ace=0 ... King=12).
+``env.unwrapped.action_name(a)`` and ``env.unwrapped.action_index("knock Kh")`` convert.
+An illegal action raises :class:`~rummyzoo.envs.base.IllegalActionError` naming the action, the
+agent and the legal actions (also through ``env()``: it does not turn an illegal move into a
+silent loss).
+
+Observation
+-----------
+``{"observation": float32[L], "action_mask": int8[106]}`` from the observing player's seat; other
+seats are relative (1 = next clockwise). ``env.unwrapped.game.observation_layout`` maps each name
+to its ``(start, stop)`` slice:
+
+=================  ==========  ===========================================================
+name               size        content
+=================  ==========  ===========================================================
+hand               52          own cards
+top_discard        52          the top discard card (one-hot; empty if none)
+buried_discards    52          every other card in the discard pile
+opponent_known     52*(N-1)    per opponent: cards it took from the discard pile and holds
+opponent_thrown    52*(N-1)    per opponent: cards it discarded this hand
+stock_size         1           stock cards / 52
+phase              2           [draw, discard] when it is the observer's turn
+to_act             N           relative seat to act (one-hot)
+dealer             N           relative seat of the dealer (one-hot)
+turn               1           turns played / max_turns
+scores             N           match totals by relative seat / target (0 in single hands)
+=================  ==========  ===========================================================
+
+L = 4 + 52 * (3 + 2 * (N - 1)) + 4 * N... precisely ``env.unwrapped.game.obs_size``
+(264 + 52 * 2 * (N - 2) + 3 * N - ... for 2 players: 270). Nothing hidden is encoded:
+an opponent's hand appears only through the cards it took from the discard pile.
+
+Rewards and infos
+-----------------
+The reward arrives when a hand ends: raw points by default (see ``reward``). ``infos[agent]``
+after a hand ends holds ``points`` (raw hand points), ``hand_index``, ``void``, ``knocker``, and
+at a showdown ``deadwood``, ``melds`` and ``deadwood_cards`` (card strings); in match mode also
+``totals`` (own match total) and ``match_totals`` (all agents). The episode is one hand, or a
+match when ``target_score`` is set (when someone reaches it the highest total wins; a tie for the
+lead plays another hand; the deal rotates clockwise). A hand reaching ``max_turns`` truncates.
+
+Scripting
+---------
+``env.reset(seed=..., options={"deck": ["As", "2s", ...]})`` deals the first hand from the given
+52-card order (top of the stock first: the first card goes to the dealer's left).
+
+Version history
+---------------
+* v0: first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pettingzoo import AECEnv
+
+from rummyzoo.envs.base import RummyEnv, make_config, wrap_env
+from rummyzoo.envs.knock_rummy.rules import KnockRummyGame, KnockRummyRules
+
+__all__ = ["KnockRummyRules", "env", "raw_env"]
+
+ENV_OPTION_NAMES = ("render_mode", "reward", "reward_scale", "render_view")
+
+
+class raw_env(RummyEnv):
+    """Unwrapped Knock Rummy AEC env; see the module docstring."""
+
+    metadata: ClassVar[dict[str, Any]] = {**RummyEnv.metadata, "name": "knock_rummy_v0"}
+
+    def __init__(self, num_players: int = 2, **options: Any) -> None:
+        env_opts = {k: options.pop(k) for k in ENV_OPTION_NAMES if k in options}
+        rules = make_config(KnockRummyRules, num_players, options)
+        super().__init__(KnockRummyGame(rules), **env_opts)
+
+
+def env(num_players: int = 2, **options: Any) -> AECEnv:
+    """Knock Rummy with the standard wrappers (see the module docstring for the options)."""
+    return wrap_env(raw_env(num_players=num_players, **options))

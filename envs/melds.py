@@ -1,0 +1,239 @@
+"""Melds: the meld table, meld validity and the optimal-deadwood solver.
+
+A *set* is 3-4 cards of one rank; a *run* is 3+ consecutive ranks of one suit. Where the ace sits
+in a run depends on the variant, so the solver takes an ``ace`` mode:
+
+==========  ==========================================  ===========
+``ace``     runs allowed                                used by
+==========  ==========================================  ===========
+``"low"``   A-2-3 ... ; never Q-K-A or K-A-2             Knock Rummy
+``"high"``  ... Q-K-A ; never A-2-3 or K-A-2             (available)
+``"both"``  A-2-3 or Q-K-A, never both ends, no K-A-2    500 Rum
+==========  ==========================================  ===========
+
+Hands are handled internally as 52-bit Python ints (bit ``c`` = card id ``c``), which keeps the
+search free of numpy overhead: candidate runs come from a per-suit lookup of the 13-bit suit
+pattern, candidate sets from a per-rank lookup of the 4-bit suit pattern, and the exact search
+branches on the lowest card that any candidate meld could cover (it is either deadwood or in one
+of the melds containing it), memoised on the cards still available.
+
+``optimal_deadwood(cards)`` is the Knock Rummy (aces low, A=1, J/Q/K=10) entry point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import cache
+
+import numpy as np
+
+from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, PIP_VALUES, mask_cards, to_mask
+
+SUIT_BITS = (1 << NUM_RANKS) - 1
+ACE_MODES = ("low", "high", "both")
+
+
+class MeldSolver:
+    """Meld table and exact optimal-deadwood search for one ranking and value table.
+
+    :param ace: where an ace may sit in a run: ``"low"``, ``"high"`` or ``"both"`` (see module doc).
+    :param rank_values: deadwood value of each rank index (0 = Ace ... 12 = King).
+    :param min_run: shortest run (3 in every variant that uses this solver).
+    :param set_sizes: allowed set sizes (3 and 4).
+    """
+
+    def __init__(
+        self,
+        ace: str = "low",
+        rank_values: Sequence[int] | None = None,
+        min_run: int = 3,
+        set_sizes: tuple[int, ...] = (3, 4),
+    ) -> None:
+        if ace not in ACE_MODES:
+            raise ValueError(f"ace must be one of {ACE_MODES}, got {ace!r}")
+        values = list(PIP_VALUES[:NUM_RANKS]) if rank_values is None else list(rank_values)
+        if len(values) != NUM_RANKS:
+            raise ValueError(f"rank_values needs 13 entries (A..K), got {len(values)}")
+        self.ace = ace
+        self.min_run = min_run
+        self.set_sizes = tuple(set_sizes)
+        self.rank_values = tuple(int(v) for v in values)
+        # Value of every 13-bit suit pattern, so a hand's value is four look-ups.
+        bits = (np.arange(1 << NUM_RANKS)[:, None] >> np.arange(NUM_RANKS)) & 1
+        self._pattern_value = (bits @ np.asarray(self.rank_values)).astype(np.int64).tolist()
+        self._run_cache: dict[int, tuple[int, ...]] = {}
+        self._set_table = self._build_set_table()
+        self._memo: dict[int, tuple[int, tuple[int, ...]]] = {}
+
+    # ----------------------------------------------------------------- tables
+    def _run_positions(self) -> list[int]:
+        """Rank index of each position along a suit, lowest position first."""
+        if self.ace == "low":
+            return list(range(NUM_RANKS))
+        if self.ace == "high":
+            return [*range(1, NUM_RANKS), 0]
+        return [*range(NUM_RANKS), 0]
+
+    def _runs_in_pattern(self, pattern: int) -> tuple[int, ...]:
+        """All runs (as 13-bit rank masks) contained in a suit's 13-bit rank pattern."""
+        found = self._run_cache.get(pattern)
+        if found is not None:
+            return found
+        positions = self._run_positions()
+        runs = []
+        n = len(positions)
+        for start in range(n):
+            mask = 0
+            for end in range(start, n):
+                bit = 1 << positions[end]
+                if not pattern & bit or mask & bit:
+                    break
+                mask |= bit
+                if end - start + 1 >= self.min_run:
+                    runs.append(mask)
+        found = tuple(runs)
+        self._run_cache[pattern] = found
+        return found
+
+    def _build_set_table(self) -> list[list[tuple[int, ...]]]:
+        """For each rank and 4-bit suit pattern, every set (as a 52-bit mask) it contains."""
+        from itertools import combinations
+
+        table = []
+        for rank in range(NUM_RANKS):
+            row = []
+            for pattern in range(16):
+                suits = [s for s in range(NUM_SUITS) if pattern >> s & 1]
+                sets = []
+                for size in self.set_sizes:
+                    for combo in combinations(suits, size):
+                        sets.append(sum(1 << (s * NUM_RANKS + rank) for s in combo))
+                row.append(tuple(sets))
+            table.append(row)
+        return table
+
+    def all_melds(self) -> list[list[int]]:
+        """The full meld table (every set and run of a 52-card deck) as lists of card ids."""
+        full = (1 << NUM_CARDS) - 1
+        return [mask_cards(m) for m in self.candidate_melds(full)]
+
+    # --------------------------------------------------------------- queries
+    def hand_value(self, hand: int) -> int:
+        """Sum of the deadwood values of the cards in a 52-bit hand mask."""
+        pv = self._pattern_value
+        return (
+            pv[hand & SUIT_BITS]
+            + pv[(hand >> 13) & SUIT_BITS]
+            + pv[(hand >> 26) & SUIT_BITS]
+            + pv[(hand >> 39) & SUIT_BITS]
+        )
+
+    def candidate_melds(self, hand: int) -> list[int]:
+        """Every meld (52-bit mask) whose cards are all in ``hand``."""
+        out: list[int] = []
+        suit_patterns = [(hand >> (13 * s)) & SUIT_BITS for s in range(NUM_SUITS)]
+        for s, pattern in enumerate(suit_patterns):
+            if pattern.bit_count() >= self.min_run:
+                shift = 13 * s
+                out.extend(run << shift for run in self._runs_in_pattern(pattern))
+        a, b, c, d = suit_patterns
+        min_set = min(self.set_sizes)
+        if min_set == 3:
+            ranks = (a & b & c) | (a & b & d) | (a & c & d) | (b & c & d)
+        else:  # general fallback, not used by the shipped variants
+            ranks = SUIT_BITS
+        while ranks:
+            low = ranks & -ranks
+            rank = low.bit_length() - 1
+            ranks ^= low
+            pattern = (
+                (a >> rank & 1) | (b >> rank & 1) << 1 | (c >> rank & 1) << 2 | (d >> rank & 1) << 3
+            )
+            out.extend(self._set_table[rank][pattern])
+        return out
+
+    def is_meld(self, cards: Iterable[int]) -> bool:
+        """Whether the cards form one valid set or run under this solver's ace mode."""
+        cards = list(cards)
+        mask = to_mask(cards)
+        if len(cards) != mask.bit_count():
+            return False
+        return mask in self.candidate_melds(mask)
+
+    def solve_mask(self, hand: int) -> tuple[int, tuple[int, ...]]:
+        """Optimal deadwood of a 52-bit hand: ``(deadwood, meld masks)``; exact."""
+        cands = self.candidate_melds(hand)
+        total = self.hand_value(hand)
+        if not cands:
+            return total, ()
+        union = 0
+        size = 0
+        for m in cands:
+            union |= m
+            size += m.bit_count()
+        if size == union.bit_count():  # pairwise disjoint: take them all
+            return total - self.hand_value(union), tuple(cands)
+        self._memo = {}
+        covered, chosen = self._search(cands, union)
+        return total - covered, chosen
+
+    def _search(self, cands: list[int], avail: int) -> tuple[int, tuple[int, ...]]:
+        """Best covered value using melds from ``cands`` (all within ``avail``)."""
+        if not cands:
+            return 0, ()
+        memo = self._memo
+        hit = memo.get(avail)
+        if hit is not None:
+            return hit
+        union = 0
+        for m in cands:
+            union |= m
+        card = union & -union
+        # Either `card` stays deadwood ...
+        best_val, best = self._search([m for m in cands if not m & card], avail & ~card)
+        # ... or it is covered by one of the melds that contain it.
+        for m in cands:
+            if m & card:
+                val, chosen = self._search([x for x in cands if not x & m], avail & ~m)
+                val += self.hand_value(m)
+                if val > best_val:
+                    best_val, best = val, (m, *chosen)
+        memo[avail] = (best_val, best)
+        return best_val, best
+
+    def solve(self, cards: Iterable[int]) -> tuple[int, list[list[int]]]:
+        """Optimal deadwood of a one-deck hand given as card ids: ``(deadwood, melds)``."""
+        cards = list(cards)
+        mask = to_mask(cards)
+        if mask.bit_count() != len(cards):
+            raise ValueError("a one-deck hand cannot hold the same card twice")
+        deadwood, chosen = self.solve_mask(mask)
+        return deadwood, [mask_cards(m) for m in chosen]
+
+
+@cache
+def solver(ace: str = "low", rank_values: tuple[int, ...] | None = None) -> MeldSolver:
+    """A shared solver per (ace mode, value table), built on first use."""
+    return MeldSolver(ace=ace, rank_values=rank_values)
+
+
+KNOCK_SOLVER_KEY = ("low", None)
+
+
+def knock_solver() -> MeldSolver:
+    """The aces-low solver with values A=1, 2-10 pip, J/Q/K=10 (Knock Rummy)."""
+    return solver(*KNOCK_SOLVER_KEY)
+
+
+def optimal_deadwood(cards: Iterable[int]) -> tuple[int, list[list[int]]]:
+    """Knock Rummy optimal deadwood of a hand of card ids: ``(deadwood_points, melds)``.
+
+    Minimum total value of unmatched cards over all partitions of the hand into
+    non-overlapping sets of 3-4 and runs of 3+ (aces low), with the melds chosen.
+    """
+    return knock_solver().solve(cards)
+
+
+def is_meld(cards: Iterable[int], ace: str = "low") -> bool:
+    """Whether ``cards`` form one valid set or run (ace mode as in :class:`MeldSolver`)."""
+    return solver(ace).is_meld(cards)
