@@ -104,6 +104,7 @@ class KnockState(HandState):
     """Mutable state of one Knock Rummy hand."""
 
     __slots__ = (
+        "bits",
         "buried",
         "current",
         "deadwood",
@@ -140,25 +141,23 @@ class KnockState(HandState):
 
 def score_showdown(
     deadwood: list[int], knocker: int | None, rules: KnockRummyRules
-) -> list[Fraction]:
-    """Point transfers of a showdown (exact fractions; the sum is 0 with exact rounding).
+) -> list[int | Fraction]:
+    """Point transfers of a showdown (exact; the sum is 0 with ``split_rounding="exact"``).
 
     ``knocker`` is None for a showdown forced by stock exhaustion (no bonus, no penalty).
+    A share that does not divide evenly is a :class:`~fractions.Fraction`.
     """
     n = len(deadwood)
     low = min(deadwood)
     winners = [i for i in range(n) if deadwood[i] == low]
     if knocker is not None and knocker in winners and len(winners) > 1:
         winners.remove(knocker)  # a tying opponent wins instead of the knocker
-    points = [Fraction(0)] * n
-    pot = 0
-    for i in range(n):
-        if i not in winners:
-            points[i] -= deadwood[i] - low
-            pot += deadwood[i] - low
-    share = Fraction(pot, len(winners))
-    if rules.split_rounding == "floor":
-        share = Fraction(pot // len(winners))
+    points: list[int | Fraction] = [low - d for d in deadwood]  # winners' entries are 0
+    pot = -sum(points)
+    if pot % len(winners) == 0 or rules.split_rounding == "floor":
+        share: int | Fraction = pot // len(winners)
+    else:
+        share = Fraction(pot, len(winners))
     for w in winners:
         points[w] += share
     if knocker is not None:
@@ -234,6 +233,10 @@ class KnockRummyGame(Game):
         self._off_turn = layout["turn"][0]
         self._off_scores = layout["scores"][0]
         self._score_scale = float(rules.target_score or 100)
+        self._deal_seats = [
+            np.asarray([(d + 1 + k) % n for k in range(n * rules.hand_size)], dtype=np.intp)
+            for d in range(n)
+        ]
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
 
     # ------------------------------------------------------------------ deal
@@ -248,8 +251,10 @@ class KnockRummyGame(Game):
         s.buried = s.planes[self._row_buried]
         dealt = deck[: n * size]
         # One card at a time, clockwise from the dealer's left.
-        for k in range(n * size):
-            s.hands[(dealer + 1 + k) % n, dealt[k]] = 1.0
+        s.hands[self._deal_seats[dealer], dealt] = 1.0
+        s.bits = bits = [0] * n
+        for k, card in enumerate(dealt.tolist()):
+            bits[(dealer + 1 + k) % n] |= 1 << card
         up = int(deck[n * size])
         s.discard = [up]
         s.top[up] = 1.0
@@ -285,17 +290,10 @@ class KnockRummyGame(Game):
         if limit is None:
             mask[KNOCK_BASE:] = mask[DISCARD_BASE:KNOCK_BASE]
         else:
-            full = self.hand_mask(s, s.current)
+            full = s.bits[s.current]
             for c in np.flatnonzero(mask[DISCARD_BASE:KNOCK_BASE]):
                 if self.solver.solve_mask(full & ~(1 << int(c)))[0] <= limit:
                     mask[KNOCK_BASE + c] = 1
-        return mask
-
-    @staticmethod
-    def hand_mask(s: KnockState, seat: int) -> int:
-        mask = 0
-        for c in np.flatnonzero(s.hands[seat]):
-            mask |= 1 << int(c)
         return mask
 
     # ----------------------------------------------------------------- apply
@@ -305,6 +303,7 @@ class KnockRummyGame(Game):
             card = int(s.stock[s.stock_pos])
             s.stock_pos += 1
             s.hands[seat, card] = 1.0
+            s.bits[seat] |= 1 << card
             s.taken = -1
             s.phase = PHASE_DISCARD
             return
@@ -316,6 +315,7 @@ class KnockRummyGame(Game):
                 s.top[new_top] = 1.0
                 s.buried[new_top] = 0.0
             s.hands[seat, card] = 1.0
+            s.bits[seat] |= 1 << card
             s.known[seat, card] = 1.0
             s.taken = card
             s.phase = PHASE_DISCARD
@@ -323,6 +323,7 @@ class KnockRummyGame(Game):
         knock = action >= KNOCK_BASE
         card = action - (KNOCK_BASE if knock else DISCARD_BASE)
         s.hands[seat, card] = 0.0
+        s.bits[seat] &= ~(1 << card)
         s.known[seat, card] = 0.0
         s.thrown[seat, card] = 1.0
         if s.discard:
@@ -363,9 +364,9 @@ class KnockRummyGame(Game):
     def _showdown(self, s: KnockState, knocker: int | None) -> None:
         deadwood, melds = [], []
         for seat in range(self.num_players):
-            d, chosen = self.solver.solve_mask(self.hand_mask(s, seat))
+            d, chosen = self.solver.solve_mask(s.bits[seat])
             deadwood.append(d)
-            melds.append([mask_cards(m) for m in chosen])
+            melds.append(sorted(mask_cards(m) for m in chosen))
         s.deadwood = deadwood
         s.melds = melds
         s.points = np.asarray([float(p) for p in score_showdown(deadwood, knocker, self.rules)])

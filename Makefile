@@ -1,0 +1,35 @@
+# rummyzoo: `make demo` runs the main job, `make test` runs the whole test suite.
+# Both set up the virtual environment first (CPU torch wheel, then the project).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/rummyzoo demo knock_rummy --players 2 --seed 0
+	$(BIN)/rummyzoo bench-env knock_rummy --players 2 --seconds 10 --json results/bench_knock_rummy.json
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: lint
+	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
+
+bench: setup
+	@for v in $$($(BIN)/python -c "from rummyzoo.envs.registry import VARIANTS; print(' '.join(VARIANTS))"); do \
+		$(BIN)/rummyzoo bench-env $$v --players 2 --seconds 10 --json results/bench_$$v.json; done
+
+clean:
+	rm -rf $(VENV) results .pytest_cache .hypothesis

@@ -1,0 +1,198 @@
+"""Knock Rummy PettingZoo env: API conformance, observations, rendering and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from knock_helpers import deck_for, make, play
+from pettingzoo.test import api_test, seed_test
+
+from rummyzoo.envs import knock_rummy_v0
+from rummyzoo.envs.base import ConfigError, IllegalActionError
+from rummyzoo.envs.cards import parse_card
+
+JUNK_56 = "Ac 3c 5c 7c Jc 2d 4d 6d 8d Td"
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+def test_api(players):
+    api_test(knock_rummy_v0.env(num_players=players), num_cycles=300)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+def test_seed(players):
+    seed_test(lambda: knock_rummy_v0.env(num_players=players), num_cycles=300)
+
+
+def test_api_match_mode_and_raw_env():
+    api_test(knock_rummy_v0.env(num_players=3, target_score=50), num_cycles=500)
+    api_test(knock_rummy_v0.raw_env(num_players=2), num_cycles=200)
+
+
+def test_action_names_round_trip():
+    raw = knock_rummy_v0.raw_env()
+    names = [raw.action_name(a) for a in range(raw.action_space("player_0").n)]
+    assert len(set(names)) == 106
+    assert all(raw.action_index(n) == a for a, n in enumerate(names))
+    assert raw.action_index("draw stock") == 0 and raw.action_index("take discard") == 1
+    assert raw.action_index("discard Kh") == 2 + parse_card("Kh")
+    assert raw.action_index("knock Kh") == 54 + parse_card("Kh")
+    assert raw.action_index("Knock  10h") == raw.action_index("knock Th")
+    with pytest.raises(ValueError, match="unknown action name"):
+        raw.action_index("meld Kh")
+    with pytest.raises(IllegalActionError, match="outside"):
+        raw.action_name(106)
+
+
+def test_observation_tracks_public_information():
+    env = make(2, ["As 2s 3s 4h 5h 6h 9c 9d 9h Kc", JUNK_56], up="Ks", stock="2c 7s")
+    layout = env.game.observation_layout
+
+    def plane(obs, name, k=0):
+        start, _ = layout[name]
+        return set(np.flatnonzero(obs[start + 52 * k : start + 52 * (k + 1)]).tolist())
+
+    play(env, ["take discard", "discard Kc"])  # player_0 takes Ks, throws Kc
+    obs1 = env.observe("player_1")["observation"]
+    assert plane(obs1, "opponent_known") == {parse_card("Ks")}
+    assert plane(obs1, "opponent_thrown") == {parse_card("Kc")}
+    assert plane(obs1, "top_discard") == {parse_card("Kc")}
+    assert plane(obs1, "buried_discards") == set()
+    assert plane(obs1, "hand") == {parse_card(c) for c in JUNK_56.split()}
+    assert obs1[layout["phase"][0]] == 1  # player_1 to draw
+    play(env, ["draw stock", "discard 2c"])
+    obs0 = env.observe("player_0")["observation"]
+    assert plane(obs0, "buried_discards") == {parse_card("Kc")}
+    assert plane(obs0, "top_discard") == {parse_card("2c")}
+    assert plane(obs0, "opponent_thrown") == {parse_card("2c")}
+    assert plane(obs0, "opponent_known") == set()
+    assert obs0[layout["stock_size"][0]] == pytest.approx(30 / 52)
+    # player_1 still sees that player_0 holds Ks.
+    assert plane(env.observe("player_1")["observation"], "opponent_known") == {parse_card("Ks")}
+    assert env.observe("player_1")["action_mask"].sum() == 0  # not its turn
+
+
+def test_observation_relative_seats():
+    env = knock_rummy_v0.raw_env(num_players=3)
+    env.reset(seed=3)
+    layout = env.game.observation_layout
+    to_act = layout["to_act"][0]
+    assert env.observe("player_0")["observation"][to_act] == 1  # self
+    assert env.observe("player_1")["observation"][to_act + 2] == 1  # two seats on
+    assert env.observe("player_2")["observation"][to_act + 1] == 1
+
+
+def test_render_ansi_and_human(capsys):
+    env = make(
+        2, ["As 2s 3s 4h 5h 6h 9c 9d 9h Kc", JUNK_56], up="Ks", stock="2c", render_mode="ansi"
+    )
+    text = env.render()
+    assert "top discard: Ks" in text and "As 2s 3s" in text and "stock: 31" in text
+    play(env, ["draw stock", "knock Kc"])
+    text = env.render()
+    assert (
+        "melds 9c 9d 9h | 4h 5h 6h | As 2s 3s ;" in text
+        and "deadwood 2c = 2" in text
+        and "points +54" in text
+    )
+    hidden = make(
+        2,
+        ["As 2s 3s 4h 5h 6h 9c 9d 9h Kc", JUNK_56],
+        up="Ks",
+        stock="2c",
+        render_mode="ansi",
+        render_view=1,
+    )
+    assert "As 2s 3s" not in hidden.render() and "[10 cards]" in hidden.render()
+    human = make(
+        2, ["As 2s 3s 4h 5h 6h 9c 9d 9h Kc", JUNK_56], up="Ks", stock="2c", render_mode="human"
+    )
+    human.render()
+    assert "top discard: Ks" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("players", [0, 1, 7, 2.0, "2", True])
+def test_bad_player_counts(players):
+    with pytest.raises(ConfigError, match="num_players"):
+        knock_rummy_v0.env(num_players=players)
+
+
+@pytest.mark.parametrize(
+    "options, match",
+    [
+        ({"knock_limit": 10}, "unknown option.*knock_limit"),
+        ({"rummy_bonus": "25"}, "rummy_bonus must be int"),
+        ({"allow_discard_of_taken": 1}, "allow_discard_of_taken must be bool"),
+        ({"undercut_penalty_to": "everyone"}, "undercut_penalty_to must be one of"),
+        ({"split_rounding": "round"}, "split_rounding"),
+        ({"stock_exhaustion": "redeal"}, "stock_exhaustion"),
+        ({"hand_size": 30}, "hand_size=30 leaves no stock"),
+        ({"void_threshold": -1}, "void_threshold"),
+        ({"target_score": 0}, "target_score"),
+        ({"max_turns": 0}, "max_turns"),
+        ({"reward": "elo"}, "reward must be one of"),
+        ({"reward_scale": 0}, "reward_scale"),
+        ({"render_mode": "rgb_array"}, "render_mode"),
+        ({"first_dealer": 2}, "first_dealer"),
+    ],
+)
+def test_bad_options(options, match):
+    with pytest.raises(ConfigError, match=match):
+        knock_rummy_v0.env(num_players=2, **options)
+
+
+def test_illegal_actions_raise_clearly_and_lose_nothing():
+    env = knock_rummy_v0.env(num_players=2)
+    env.reset(seed=1)
+    before = env.unwrapped.state.planes.copy()
+    with pytest.raises(
+        IllegalActionError,
+        match=r"illegal action 2 \(discard Ac\) for player_0; legal actions: draw stock, take discard",
+    ):
+        env.step(2)
+    with pytest.raises(IllegalActionError, match="out of range"):
+        env.step(500)
+    with pytest.raises(IllegalActionError, match="not an action id"):
+        env.step("draw")
+    assert np.array_equal(before, env.unwrapped.state.planes)
+    env.step(0)  # the game goes on
+    assert env.unwrapped.state.phase == 1
+
+
+def test_bad_reset_input():
+    env = knock_rummy_v0.env()
+    with pytest.raises(ValueError, match="exactly 1"):
+        env.reset(options={"deck": ["As", "2s"]})
+    with pytest.warns(UserWarning, match="ignores unknown option.*dealer"):
+        env.reset(options={"dealer": 1})
+    with pytest.raises(ValueError, match="seed must be"):
+        env.reset(seed=-3)
+
+
+def test_reward_modes():
+    hands = ["As 2s 3s 4h 5h 6h 9c 9d 9h Kc", JUNK_56]
+    for mode, expected in [("points", 54), ("scaled", 0.54), ("win_loss", 1.0)]:
+        env = make(2, hands, up="Ks", stock="2c", reward=mode)
+        play(env, ["draw stock", "knock Kc"])
+        assert env.rewards["player_0"] == pytest.approx(expected)
+        assert env.rewards["player_1"] == pytest.approx(-expected)
+        assert env.infos["player_0"]["points"] == 54  # raw points whatever the reward mode
+
+
+def test_win_loss_void_hand_is_zero():
+    env = knock_rummy_v0.raw_env(num_players=2, reward="win_loss")
+    env.reset(seed=2)
+    while not any(env.terminations.values()):
+        drawn = env.state.stock_cards()[0]
+        env.step(0)
+        env.step(2 + drawn)
+    assert env.rewards == {"player_0": 0.0, "player_1": 0.0}
+
+
+def test_reset_without_seed_continues_and_deck_only_first_hand():
+    deck = deck_for(["As 2s 3s 4h 5h 6h 9c 9d 9h Kc", JUNK_56], up="Ks", stock="2c")
+    env = knock_rummy_v0.raw_env()
+    env.reset(seed=1, options={"deck": deck})
+    assert list(env.deck) == [parse_card(c) for c in deck]
+    env.reset()
+    assert list(env.deck) != [parse_card(c) for c in deck]

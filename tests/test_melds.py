@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from itertools import combinations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rummyzoo.envs.cards import PIP_VALUES, parse_cards
+from rummyzoo.envs.melds import MeldSolver, is_meld, knock_solver, optimal_deadwood
+
+KNOCK_MELDS = [frozenset(m) for m in knock_solver().all_melds()]
+
+
+def brute_force_deadwood(hand: list[int], melds=KNOCK_MELDS) -> int:
+    """Reference: try every set of pairwise-disjoint melds inside the hand."""
+    inside = [m for m in melds if m <= set(hand)]
+    total = int(sum(PIP_VALUES[c] for c in hand))
+    best = total
+
+    def walk(start: int, used: frozenset, covered: int) -> None:
+        nonlocal best
+        best = min(best, total - covered)
+        for i in range(start, len(inside)):
+            m = inside[i]
+            if not m & used:
+                walk(i + 1, used | m, covered + int(sum(PIP_VALUES[c] for c in m)))
+
+    walk(0, frozenset(), 0)
+    return best
+
+
+def test_meld_table_size_aces_low():
+    # 13 ranks x (4 sets of 3 + 1 set of 4) + 4 suits x 66 runs (lengths 3..13 in 13 ranks).
+    assert len(KNOCK_MELDS) == 13 * 5 + 4 * 66
+    assert len(set(KNOCK_MELDS)) == len(KNOCK_MELDS)
+
+
+@pytest.mark.parametrize(
+    "cards, valid",
+    [
+        ("As 2s 3s", True),
+        ("Qs Ks As", False),  # aces are low in Knock Rummy
+        ("Ks As 2s", False),
+        ("7h 7d 7c", True),
+        ("7h 7d 7c 7s", True),
+        ("7h 7d", False),
+        ("4c 5c 6d", False),
+        ("9d Td Jd Qd Kd", True),
+        ("As 2s 4s", False),
+    ],
+)
+def test_meld_validity_aces_low(cards, valid):
+    assert is_meld(parse_cards(cards)) is valid
+
+
+def test_ace_modes():
+    assert is_meld(parse_cards("Qs Ks As"), ace="high")
+    assert not is_meld(parse_cards("As 2s 3s"), ace="high")
+    assert is_meld(parse_cards("Qs Ks As"), ace="both")
+    assert is_meld(parse_cards("As 2s 3s"), ace="both")
+    assert not is_meld(parse_cards("Ks As 2s"), ace="both")
+    with pytest.raises(ValueError, match="ace must be"):
+        MeldSolver(ace="wrap")
+
+
+@pytest.mark.parametrize(
+    "cards, deadwood",
+    [
+        ("As 2s 3s 4s 4h 4d 4c Kd Qd Jd Th", 10),
+        ("As 2s 3s", 0),
+        ("Kh Kd", 20),
+        # 4h can sit in the run or the set, not both: best uses the set and run 5h-6h-7h.
+        ("4h 5h 6h 7h 4c 4d", 0),
+        ("3h 4h 5h 5c 5d 2s", 9),  # the set of fives beats the run
+        ("Qs Ks As 2c", 23),
+        ("", 0),
+    ],
+)
+def test_worked_deadwood(cards, deadwood):
+    points, melds = optimal_deadwood(parse_cards(cards))
+    assert points == deadwood
+    assert points == brute_force_deadwood(parse_cards(cards))
+    used = [c for m in melds for c in m]
+    assert len(used) == len(set(used))
+    assert all(is_meld(m) for m in melds)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.integers(0, 51), min_size=0, max_size=11, unique=True))
+def test_solver_matches_brute_force(hand):
+    points, melds = optimal_deadwood(hand)
+    assert points == brute_force_deadwood(hand)
+    used = [c for m in melds for c in m]
+    assert len(used) == len(set(used)) and set(used) <= set(hand)
+    assert all(is_meld(m) for m in melds)
+    assert points == int(sum(PIP_VALUES[c] for c in hand if c not in used))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 12), min_size=3, max_size=11, unique=True), st.integers(0, 3))
+def test_solver_dense_single_suit(ranks, suit):
+    """Long single-suit hands have many overlapping runs: the search must stay exact."""
+    hand = [suit * 13 + r for r in ranks]
+    assert optimal_deadwood(hand)[0] == brute_force_deadwood(hand)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 51), min_size=0, max_size=11, unique=True))
+def test_both_ace_solver_matches_brute_force(hand):
+    values = [15, *range(2, 10), 10, 10, 10, 10]
+    solver = MeldSolver(ace="both", rank_values=values)
+    melds = [frozenset(m) for m in solver.all_melds()]
+    inside = [m for m in melds if m <= set(hand)]
+    best = float("inf")
+    total = sum(values[c % 13] for c in hand)
+    for k in range(0, 5):
+        for combo in combinations(inside, k):
+            cards = [c for m in combo for c in m]
+            if len(cards) == len(set(cards)):
+                best = min(best, total - sum(values[c % 13] for c in cards))
+    assert solver.solve(hand)[0] == best
+
+
+def test_duplicate_card_rejected():
+    with pytest.raises(ValueError, match="twice"):
+        optimal_deadwood(parse_cards("As As 2s"))
