@@ -15,7 +15,7 @@ class RandomPolicy(BasePolicy):
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
-        legal = np.flatnonzero(action_mask)
+        legal = action_mask.nonzero()[0]
         if legal.size == 0:
             raise ValueError("RandomPolicy.act called with an all-zero action mask")
         return int(legal[int(rng.random() * legal.size)])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -128,6 +128,8 @@ class Game:
 
     # -- to implement ---------------------------------------------------------
     def new_hand(self, rng: np.random.Generator, dealer: int, deck: np.ndarray) -> HandState:
+        """Deal a hand from ``deck`` (top of the stock first). ``deck`` is read-only: it is kept
+        as the record of the deal, so copy it before changing it."""
         raise NotImplementedError
 
     def legal_mask(self, state: HandState) -> np.ndarray:
@@ -170,9 +172,9 @@ class Game:
             ) from None
 
     def shuffled_deck(self, rng: np.random.Generator) -> np.ndarray:
-        deck = np.tile(np.arange(52, dtype=np.int64), self.num_decks)
-        rng.shuffle(deck)
-        return deck
+        """A uniformly shuffled deck (each card ``num_decks`` times), top of the stock first."""
+        deck = rng.permutation(52 * self.num_decks)
+        return deck % 52 if self.num_decks > 1 else deck
 
 
 class RummyEnv(AECEnv):
@@ -235,7 +237,14 @@ class RummyEnv(AECEnv):
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.possible_agents}
         self._groups = np.asarray(game.score_groups)
+        self._group_list = self._groups.tolist()
         self._num_groups = int(self._groups.max()) + 1
+        self._teams = self._num_groups < n
+        self._zero_totals = np.zeros(n, dtype=np.float64)
+        self._zero_totals.flags.writeable = False
+        self._zero_mask = np.zeros(game.num_actions, dtype=np.int8)
+        first = self.rules.first_dealer
+        self._first_dealer = n - 1 if first is None else int(first)
         self._deal_rng: np.random.Generator | None = None
         self._play_rng: np.random.Generator | None = None
         self.state: HandState | None = None
@@ -271,7 +280,8 @@ class RummyEnv(AECEnv):
     @property
     def match_totals(self) -> dict[str, float]:
         """Match totals per agent (a team's total for each of its members)."""
-        return {a: float(self._totals[self._groups[i]]) for i, a in enumerate(self.possible_agents)}
+        groups = self._group_list
+        return {a: float(self._totals[groups[i]]) for i, a in enumerate(self.possible_agents)}
 
     # ------------------------------------------------------------ AEC API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -282,48 +292,51 @@ class RummyEnv(AECEnv):
             seed = check_seed(seed)
             seed_generator(self._deal_rng, seed, 0)
             seed_generator(self._play_rng, seed, 1)
-        options = dict(options or {})
-        deck = options.pop("deck", None)
+        deck = None
         if options:
-            # PettingZoo's api_test passes arbitrary options; say so rather than fail.
-            warnings.warn(
-                f"reset ignores unknown option(s): {', '.join(sorted(options))} (valid: deck)",
-                stacklevel=2,
-            )
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
-        self._totals = np.zeros(self._num_groups, dtype=np.float64)
-        self._seat_totals = self._totals[self._groups]  # refreshed after each hand
+            options = dict(options)
+            deck = options.pop("deck", None)
+            if options:
+                # PettingZoo's api_test passes arbitrary options; say so rather than fail.
+                warnings.warn(
+                    f"reset ignores unknown option(s): {', '.join(sorted(options))} (valid: deck)",
+                    stacklevel=2,
+                )
+        agents = self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+        self.terminations = dict.fromkeys(agents, False)
+        self.truncations = dict.fromkeys(agents, False)
+        self.infos = {a: {} for a in agents}
+        self._totals = [0.0] * self._num_groups
+        self._seat_totals = self._zero_totals  # match totals by seat, refreshed after each hand
         self._hand_index = 0
         self._episode_over = False
         self._rewarded = False
-        self._dealer = (
-            int(self.rules.first_dealer)
-            if self.rules.first_dealer is not None
-            else self.game.num_players - 1
-        )
-        deck_arr = None if deck is None else parse_deck(deck, self.game.num_decks)
-        self._start_hand(deck_arr)
+        self._skip_agent_selection = None
+        self._dealer = self._first_dealer
+        self._start_hand(None if deck is None else parse_deck(deck, self.game.num_decks))
 
     def _start_hand(self, deck: np.ndarray | None) -> None:
         if deck is None:
             deck = self.game.shuffled_deck(self._deal_rng)
-        self.deck = deck.copy()
+        deck.flags.writeable = False  # the record of the deal; new_hand must not change it
+        self.deck = deck
         self.state = self.game.new_hand(self._play_rng, self._dealer, deck)
         self._mask = None
         self.agent_selection = self.possible_agents[self.state.current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
-        obs = self.game.observe(self.state, seat, self._seat_totals)
-        if seat == self.state.current and not self._episode_over:
-            mask = self._current_mask().copy()
+        state = self.state
+        obs = self.game.observe(state, seat, self._seat_totals)
+        if seat == state.current and not self._episode_over:
+            mask = self._mask
+            if mask is None:
+                mask = self._mask = self.game.legal_mask(state)
+            mask = mask.copy()
         else:
-            mask = np.zeros(self.game.num_actions, dtype=np.int8)
+            mask = self._zero_mask.copy()
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: Any) -> None:
@@ -335,7 +348,9 @@ class RummyEnv(AECEnv):
             self.rewards = dict.fromkeys(self.agents, 0.0)
             self._rewarded = False
         self._cumulative_rewards[agent] = 0.0
-        mask = self._current_mask()
+        mask = self._mask
+        if mask is None:
+            mask = self._mask = self.game.legal_mask(self.state)
         try:
             a = int(action)
         except (TypeError, ValueError):
@@ -362,58 +377,64 @@ class RummyEnv(AECEnv):
             self.render()
 
     def _finish_hand(self) -> None:
+        """Score a finished hand: totals, infos, rewards; then end the episode or deal again."""
         state = self.state
-        points = np.asarray(state.points, dtype=np.float64)
-        group_points = np.bincount(self._groups, weights=points, minlength=self._num_groups)
-        self._totals += group_points
-        self._seat_totals = self._totals[self._groups]
+        points = state.points
+        points = points.tolist() if isinstance(points, np.ndarray) else [float(p) for p in points]
+        groups = self._group_list
+        if self._teams:
+            group_points = [0.0] * self._num_groups
+            for seat, p in enumerate(points):
+                group_points[groups[seat]] += p
+        else:
+            group_points = points
+        totals = self._totals
+        for g, p in enumerate(group_points):
+            totals[g] += p
         self._hand_index += 1
         target = self.rules.target_score
-        for i, agent in enumerate(self.possible_agents):
-            info = {
-                "points": float(points[i]),
-                "hand_index": self._hand_index,
-                **self.game.hand_info(state, i),
-            }
-            if target is not None:
-                info["totals"] = float(self._totals[self._groups[i]])
-                info["match_totals"] = self.match_totals
-            self.infos[agent] = info
-        over = target is None
-        if target is not None and (self._totals >= target).any():
-            best = self._totals.max()
-            over = int((self._totals == best).sum()) == 1  # a tie for the lead plays another hand
-        if self.reward_mode == "points":
-            self._set_rewards(group_points[self._groups])
-        elif self.reward_mode == "scaled":
-            self._set_rewards(group_points[self._groups] / self.reward_scale)
+        if target is None:
+            over, ranking = True, group_points
+        else:
+            self._seat_totals = np.asarray([totals[g] for g in groups])
+            lead = max(totals)
+            over = lead >= target and totals.count(lead) == 1  # a tie for the lead plays on
+            ranking = totals
+        seat_points = [group_points[g] for g in groups]
+        mode = self.reward_mode
+        if mode == "points":
+            rewards = seat_points
+        elif mode == "scaled":
+            rewards = [p / self.reward_scale for p in seat_points]
         elif over:
-            totals = self._totals if target is not None else group_points
-            best = totals.max()
-            if (totals == best).all():
-                rew = np.zeros(self.game.num_players)
-            else:
-                rew = np.where(totals[self._groups] == best, 1.0, -1.0)
-            self._set_rewards(rew)
+            best = max(ranking)
+            tied = ranking.count(best) == len(ranking)
+            rewards = [0.0 if tied else (1.0 if ranking[g] == best else -1.0) for g in groups]
+        else:
+            rewards = None
+        if rewards is not None:
+            for agent, value in zip(self.possible_agents, rewards, strict=True):
+                self.rewards[agent] = value
+                self._cumulative_rewards[agent] += value
+            self._rewarded = True
+        best = max(ranking)
+        match_totals = self.match_totals if target is not None else None
+        for seat, agent in enumerate(self.possible_agents):
+            info = self.game.hand_info(state, seat)
+            info["points"] = points[seat]
+            info["hand_index"] = self._hand_index
+            if match_totals is not None:
+                info["totals"] = totals[groups[seat]]
+                info["match_totals"] = match_totals
+            if over:
+                info["winner"] = ranking[groups[seat]] == best
+            self.infos[agent] = info
         if over:
             self._episode_over = True
             self.terminations = dict.fromkeys(self.agents, True)
-            for agent in self.agents:
-                self.infos[agent]["winner"] = bool(
-                    (self._totals if target is not None else group_points)[
-                        self._groups[self.agent_name_mapping[agent]]
-                    ]
-                    == (self._totals if target is not None else group_points).max()
-                )
         else:
             self._dealer = (self._dealer + 1) % self.game.num_players
             self._start_hand(None)
-
-    def _set_rewards(self, values: Iterable[float]) -> None:
-        for agent, value in zip(self.possible_agents, values, strict=True):
-            self.rewards[agent] = float(value)
-        self._rewarded = True
-        self._accumulate_rewards()
 
     def _truncate(self) -> None:
         self._episode_over = True
@@ -429,7 +450,8 @@ class RummyEnv(AECEnv):
                 "render() called without a render_mode; pass render_mode='ansi' or 'human'"
             )
             return None
-        text = self.game.render(self.state, self.render_view, self._totals[self._groups])
+        totals = np.asarray([self._totals[g] for g in self._group_list], dtype=np.float64)
+        text = self.game.render(self.state, self.render_view, totals)
         if self.render_mode == "human":
             print(text)
             return None
@@ -450,6 +472,19 @@ class RummyOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
         return self.env.last(observe)
+
+    # The two attributes ``agent_iter`` reads on every iteration, without ``__getattr__``.
+    @property
+    def agents(self) -> list[str]:
+        if not self._has_reset:
+            raise AttributeError("agents cannot be accessed before reset")
+        return self.env.agents
+
+    @property
+    def agent_selection(self) -> str:
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        return self.env.agent_selection
 
 
 def wrap_env(raw: RummyEnv) -> AECEnv:

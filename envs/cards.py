@@ -127,13 +127,24 @@ def to_mask(cards: Iterable[int]) -> int:
     return mask
 
 
+_SUIT_CARDS: dict[int, tuple[int, ...]] = {}
+
+
+def _suit_cards(key: int) -> tuple[int, ...]:
+    suit, pattern = key >> NUM_RANKS, key & 0x1FFF
+    cards = tuple(suit * NUM_RANKS + r for r in range(NUM_RANKS) if pattern >> r & 1)
+    _SUIT_CARDS[key] = cards
+    return cards
+
+
 def mask_cards(mask: int) -> list[int]:
     """Card ids of a 52-bit mask, in id order."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
+    out: list[int] = []
+    for suit in range(NUM_SUITS):
+        pattern = (mask >> (NUM_RANKS * suit)) & 0x1FFF
+        if pattern:
+            key = suit << NUM_RANKS | pattern
+            out.extend(_SUIT_CARDS.get(key) or _suit_cards(key))
     return out
 
 

@@ -62,6 +62,8 @@ class MeldSolver:
         bits = (np.arange(1 << NUM_RANKS)[:, None] >> np.arange(NUM_RANKS)) & 1
         self._pattern_value = (bits @ np.asarray(self.rank_values)).astype(np.int64).tolist()
         self._run_cache: dict[int, tuple[int, ...]] = {}
+        self._suit_run_cache: dict[int, tuple[int, ...]] = {}
+        self._sets_of_three = min(self.set_sizes) == 3
         self._set_table = self._build_set_table()
         self._memo: dict[int, tuple[int, tuple[int, ...]]] = {}
 
@@ -128,27 +130,36 @@ class MeldSolver:
             + pv[(hand >> 39) & SUIT_BITS]
         )
 
+    def _suit_runs(self, key: int) -> tuple[int, ...]:
+        """Runs (52-bit masks) in one suit; ``key`` = suit << 13 | the suit's 13-bit pattern."""
+        suit, pattern = key >> NUM_RANKS, key & SUIT_BITS
+        runs = tuple(run << (NUM_RANKS * suit) for run in self._runs_in_pattern(pattern))
+        self._suit_run_cache[key] = runs
+        return runs
+
     def candidate_melds(self, hand: int) -> list[int]:
         """Every meld (52-bit mask) whose cards are all in ``hand``."""
+        cache = self._suit_run_cache
+        a = hand & SUIT_BITS
+        b = (hand >> 13) & SUIT_BITS
+        c = (hand >> 26) & SUIT_BITS
+        d = (hand >> 39) & SUIT_BITS
         out: list[int] = []
-        suit_patterns = [(hand >> (13 * s)) & SUIT_BITS for s in range(NUM_SUITS)]
-        for s, pattern in enumerate(suit_patterns):
-            if pattern.bit_count() >= self.min_run:
-                shift = 13 * s
-                out.extend(run << shift for run in self._runs_in_pattern(pattern))
-        a, b, c, d = suit_patterns
-        min_set = min(self.set_sizes)
-        if min_set == 3:
-            ranks = (a & b & c) | (a & b & d) | (a & c & d) | (b & c & d)
+        for key in (a, b | 0x2000, c | 0x4000, d | 0x6000):
+            runs = cache.get(key)
+            if runs is None:
+                runs = self._suit_runs(key)
+            if runs:
+                out.extend(runs)
+        if self._sets_of_three:
+            ranks = (a & b & (c | d)) | (c & d & (a | b))
         else:  # general fallback, not used by the shipped variants
             ranks = SUIT_BITS
         while ranks:
             low = ranks & -ranks
             rank = low.bit_length() - 1
             ranks ^= low
-            pattern = (
-                (a >> rank & 1) | (b >> rank & 1) << 1 | (c >> rank & 1) << 2 | (d >> rank & 1) << 3
-            )
+            pattern = (a >> rank & 1) | (b >> rank & 1) << 1 | (c >> rank & 1) << 2 | (d >> rank & 1) << 3
             out.extend(self._set_table[rank][pattern])
         return out
 

@@ -98,6 +98,7 @@ def _swap_hidden(state, viewer, rng):
     ]
     if state.stock_size and (not other_hidden or rng.random() < 0.5):
         pos = state.stock_pos + int(rng.integers(state.stock_size))
+        state.stock = state.stock.copy()  # the dealt stock is a read-only view of the deck
         other = int(state.stock[pos])
         state.stock[pos] = card
     else:

@@ -23,21 +23,23 @@ def bench_env(
     seed: int = 0,
     wrapped: bool = True,
     options: dict[str, Any] | None = None,
+    reseed: bool = False,
 ) -> dict[str, Any]:
     """Play random legal games for ``seconds`` through ``env.agent_iter()`` / ``last()`` / ``step()``.
 
-    Each game is reset with a fresh seed; a decision is one ``step`` of a live agent.
+    The env is seeded once and then reset without a seed between games, as a training loop
+    does (``reseed=True`` reseeds every game instead); a decision is one ``step`` of a live agent.
     """
     env = make_env(variant, num_players, wrapped=wrapped, **(options or {}))
     policy = RandomPolicy()
     rng = np.random.default_rng(seed)
     games = decisions = truncated = 0
-    game_seed = seed
     start = time.perf_counter()
     deadline = start + seconds
+    env.reset(seed=seed)
     while True:
-        env.reset(seed=game_seed)
-        game_seed += 1
+        if games:
+            env.reset(seed=seed + games if reseed else None)
         for _agent in env.agent_iter():
             obs, _reward, terminated, trunc, _info = env.last()
             if terminated or trunc:
@@ -54,6 +56,7 @@ def bench_env(
         "variant": variant,
         "num_players": num_players,
         "api": "env() (wrapped)" if wrapped else "raw_env",
+        "reseed_every_game": reseed,
         "seconds": elapsed,
         "games": games,
         "decisions": decisions,
@@ -88,7 +91,14 @@ def bench_deadwood(hands: int = 20000, hand_size: int = 11, seed: int = 0) -> di
 
 
 def run_bench(args: Any) -> dict[str, Any]:
-    result = bench_env(args.variant, args.players, args.seconds, args.seed, wrapped=not args.raw)
+    result = bench_env(
+        args.variant,
+        args.players,
+        args.seconds,
+        args.seed,
+        wrapped=not args.raw,
+        reseed=args.reseed,
+    )
     result.update(bench_deadwood(hands=args.deadwood_hands))
     result["python"] = platform.python_version()
     result["numpy"] = np.__version__

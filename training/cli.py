@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seconds", type=float, default=5.0)
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--raw", action="store_true", help="bench raw_env instead of env()")
+    bench.add_argument("--reseed", action="store_true", help="reset with a new seed every game")
     bench.add_argument("--deadwood-hands", type=int, default=20000)
     bench.add_argument("--json", metavar="PATH", help="write the results here")
     bench.set_defaults(func=_cmd_bench_env)

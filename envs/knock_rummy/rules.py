@@ -24,6 +24,8 @@ from rummyzoo.envs.base import (
 from rummyzoo.envs.cards import CARD_NAMES, NUM_CARDS, PIP_VALUES, format_cards, mask_cards
 from rummyzoo.envs.melds import knock_solver
 
+POW2 = [1 << c for c in range(NUM_CARDS)]
+
 DEFAULT_HAND_SIZE = {2: 10, 3: 7, 4: 7, 5: 6, 6: 6}
 
 # Action table (flat Discrete(106)).
@@ -192,21 +194,19 @@ class KnockRummyGame(Game):
         names += [f"knock {c}" for c in CARD_NAMES]
         self.action_names = tuple(names)
         self._index_names()
-        # Plane rows: hands 0..n-1, known n..2n-1, thrown 2n..3n-1, top 3n, buried 3n+1.
+        # Plane rows: hands 0..n-1, known n..2n-1, thrown 2n..3n-1, top 3n, buried 3n+1,
+        # then one scratch row that ``observe`` fills with the viewer's scalar features, so an
+        # observation is a single gather of rows.
         self._row_top = 3 * n
         self._row_buried = 3 * n + 1
-        self._num_rows = 3 * n + 2
+        self._row_scalars = 3 * n + 2
+        self._num_rows = 3 * n + 3
         self._view_rows = []
         for v in range(n):
             opp = [(v + r) % n for r in range(1, n)]
-            rows = (
-                [v, self._row_top, self._row_buried]
-                + [n + o for o in opp]
-                + [2 * n + o for o in opp]
-            )
+            rows = [v, self._row_top, self._row_buried]
+            rows += [n + o for o in opp] + [2 * n + o for o in opp] + [self._row_scalars]
             self._view_rows.append(np.asarray(rows, dtype=np.intp))
-        num_plane_rows = 3 + 2 * (n - 1)
-        self._plane_size = num_plane_rows * NUM_CARDS
         layout: dict[str, tuple[int, int]] = {}
         pos = 0
         for name, size in [
@@ -224,14 +224,16 @@ class KnockRummyGame(Game):
         ]:
             layout[name] = (pos, pos + size)
             pos += size
+        scalars_start = layout["stock_size"][0]
+        layout["padding"] = (pos, scalars_start + NUM_CARDS)
         self.observation_layout = layout
-        self.obs_size = pos
-        self._off_stock = layout["stock_size"][0]
-        self._off_phase = layout["phase"][0]
-        self._off_to_act = layout["to_act"][0]
-        self._off_dealer = layout["dealer"][0]
-        self._off_turn = layout["turn"][0]
-        self._off_scores = layout["scores"][0]
+        self.obs_size = scalars_start + NUM_CARDS
+        # Column of each scalar feature inside the scratch row.
+        self._col_phase = layout["phase"][0] - scalars_start
+        self._col_to_act = layout["to_act"][0] - scalars_start
+        self._col_dealer = layout["dealer"][0] - scalars_start
+        self._col_turn = layout["turn"][0] - scalars_start
+        self._col_scores = layout["scores"][0] - scalars_start
         self._score_scale = float(rules.target_score or 100)
         self._deal_seats = [
             np.asarray([(d + 1 + k) % n for k in range(n * rules.hand_size)], dtype=np.intp)
@@ -252,13 +254,14 @@ class KnockRummyGame(Game):
         dealt = deck[: n * size]
         # One card at a time, clockwise from the dealer's left.
         s.hands[self._deal_seats[dealer], dealt] = 1.0
-        s.bits = bits = [0] * n
-        for k, card in enumerate(dealt.tolist()):
-            bits[(dealer + 1 + k) % n] |= 1 << card
+        cards = dealt.tolist()
+        s.bits = [0] * n
+        for j in range(n):
+            s.bits[(dealer + 1 + j) % n] = sum(map(POW2.__getitem__, cards[j::n]))
         up = int(deck[n * size])
         s.discard = [up]
         s.top[up] = 1.0
-        s.stock = deck[n * size + 1 :].copy()
+        s.stock = deck[n * size + 1 :]  # read-only view: the stock is never changed in place
         s.stock_pos = 0
         s.dealer = dealer
         s.current = (dealer + 1) % n
@@ -362,33 +365,42 @@ class KnockRummyGame(Game):
         s.buried[:] = 0.0
 
     def _showdown(self, s: KnockState, knocker: int | None) -> None:
+        solve = self.solver.solve_mask
         deadwood, melds = [], []
-        for seat in range(self.num_players):
-            d, chosen = self.solver.solve_mask(s.bits[seat])
+        for bits in s.bits:
+            d, chosen = solve(bits)
             deadwood.append(d)
-            melds.append(sorted(mask_cards(m) for m in chosen))
+            melds.append(chosen)
         s.deadwood = deadwood
-        s.melds = melds
-        s.points = np.asarray([float(p) for p in score_showdown(deadwood, knocker, self.rules)])
+        s.melds = melds  # per seat: meld bitmasks
+        s.points = np.array(score_showdown(deadwood, knocker, self.rules), dtype=np.float64)
         s.over = True
+
+    @staticmethod
+    def seat_melds(s: KnockState, seat: int) -> tuple[list[list[int]], list[int]]:
+        """A seat's melds (card ids, lowest card first) and deadwood cards at the showdown."""
+        chosen = sorted(s.melds[seat], key=lambda m: m & -m)
+        union = 0
+        for m in chosen:
+            union |= m
+        return [mask_cards(m) for m in chosen], mask_cards(s.bits[seat] & ~union)
 
     # ----------------------------------------------------------- observation
     def observe(self, s: KnockState, seat: int, totals: np.ndarray) -> np.ndarray:
-        obs = np.zeros(self.obs_size, dtype=np.float32)
-        rows = self._view_rows[seat]
-        np.take(s.planes, rows, axis=0, out=obs[: self._plane_size].reshape(len(rows), NUM_CARDS))
         n = self.num_players
-        obs[self._off_stock] = s.stock_size / NUM_CARDS
+        row = s.planes[self._row_scalars]
+        row.fill(0.0)
+        row[0] = (len(s.stock) - s.stock_pos) / NUM_CARDS
         if seat == s.current and not s.over:
-            obs[self._off_phase + s.phase] = 1.0
-        obs[self._off_to_act + (s.current - seat) % n] = 1.0
-        obs[self._off_dealer + (s.dealer - seat) % n] = 1.0
-        obs[self._off_turn] = s.turn / self.rules.max_turns
+            row[self._col_phase + s.phase] = 1.0
+        row[self._col_to_act + (s.current - seat) % n] = 1.0
+        row[self._col_dealer + (s.dealer - seat) % n] = 1.0
+        row[self._col_turn] = s.turn / self.rules.max_turns
         if self.rules.target_score is not None:
-            obs[self._off_scores : self._off_scores + n] = (
+            row[self._col_scores : self._col_scores + n] = (
                 totals[self._rel[seat]] / self._score_scale
             )
-        return obs
+        return s.planes.take(self._view_rows[seat], axis=0).reshape(-1)
 
     # ------------------------------------------------------------------ info
     def hand_info(self, s: KnockState, seat: int) -> dict[str, Any]:
@@ -397,12 +409,10 @@ class KnockRummyGame(Game):
             "knocker": None if s.knocker < 0 else f"player_{s.knocker}",
         }
         if s.deadwood is not None:
-            melded = {c for m in s.melds[seat] for c in m}
-            info["deadwood"] = int(s.deadwood[seat])
-            info["melds"] = [format_cards(m).split() for m in s.melds[seat]]
-            info["deadwood_cards"] = format_cards(
-                c for c in s.hand_cards(seat) if c not in melded
-            ).split()
+            melds, dead = self.seat_melds(s, seat)
+            info["deadwood"] = s.deadwood[seat]
+            info["melds"] = [[CARD_NAMES[c] for c in m] for m in melds]
+            info["deadwood_cards"] = [CARD_NAMES[c] for c in dead]
         return info
 
     # ---------------------------------------------------------------- render
@@ -425,9 +435,9 @@ class KnockRummyGame(Game):
         for seat in range(n):
             tag = " (knocker)" if seat == s.knocker else ""
             if s.over and s.deadwood is not None:
-                melded = {c for m in s.melds[seat] for c in m}
-                melds = " | ".join(format_cards(m) for m in s.melds[seat]) or "-"
-                dead = format_cards(c for c in s.hand_cards(seat) if c not in melded) or "-"
+                meld_cards, dead_cards = self.seat_melds(s, seat)
+                melds = " | ".join(format_cards(m) for m in meld_cards) or "-"
+                dead = format_cards(dead_cards) or "-"
                 lines.append(
                     f"player_{seat}{tag}: melds {melds} ; deadwood {dead} = {s.deadwood[seat]} ; "
                     f"points {s.points[seat]:+g}"
