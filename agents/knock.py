@@ -1,0 +1,287 @@
+"""Knock Rummy heuristics.
+
+``knock.greedy`` (tier 1)
+    Takes the top discard when that lowers its optimal deadwood (after its best discard),
+    otherwise draws from the stock; discards the card that leaves the lowest deadwood (ties: the
+    highest card); knocks as soon as that deadwood is at most ``knock_threshold`` (10).
+
+``knock.smart`` (tier 2)
+    Tracks what the table has shown: the discard pile, the cards each opponent took from it and
+    the cards each opponent threw, hence which cards are still live (unseen). It takes the top
+    discard only when that beats the *expected* deadwood of a stock draw over the live cards;
+    among discards that keep deadwood low it throws dead cards (no live partners) and avoids
+    cards that fit what an opponent picked up; it knocks when a Monte Carlo estimate of the
+    showdown (opponents' hands sampled from the live cards and grown by the turns they have
+    had) has a positive expected value, so it weighs the undercut risk against the gain.
+
+Both read only the observation (through the env's documented layout) and the rules config.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rummyzoo.agents.base import BasePolicy
+from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, PIP_VALUES, mask_cards
+from rummyzoo.envs.knock_rummy.rules import (
+    DISCARD_BASE,
+    DRAW_STOCK,
+    KNOCK_BASE,
+    TAKE_DISCARD,
+    KnockRummyGame,
+    KnockRummyRules,
+    score_showdown,
+)
+from rummyzoo.envs.melds import knock_solver
+
+VALUES = PIP_VALUES.tolist()
+FULL = (1 << NUM_CARDS) - 1
+
+
+class KnockView:
+    """Decodes a Knock Rummy observation into bitmasks (own seat = 0, opponents 1..N-1)."""
+
+    def __init__(self, rules: KnockRummyRules) -> None:
+        self.rules = rules
+        self.n = rules.num_players
+        self.layout = KnockRummyGame(rules).observation_layout
+
+    @staticmethod
+    def _bits(plane: np.ndarray) -> int:
+        out = 0
+        for c in np.flatnonzero(plane):
+            out |= 1 << int(c)
+        return out
+
+    def decode(self, obs: np.ndarray) -> dict[str, Any]:
+        lay = self.layout
+        n = self.n
+        hand = self._bits(obs[slice(*lay["hand"])])
+        top_plane = obs[slice(*lay["top_discard"])]
+        tops = np.flatnonzero(top_plane)
+        known0, _ = lay["opponent_known"]
+        thrown0, _ = lay["opponent_thrown"]
+        known = [self._bits(obs[known0 + 52 * k : known0 + 52 * (k + 1)]) for k in range(n - 1)]
+        thrown = [self._bits(obs[thrown0 + 52 * k : thrown0 + 52 * (k + 1)]) for k in range(n - 1)]
+        turn = round(float(obs[lay["turn"][0]]) * self.rules.max_turns)
+        return {
+            "hand": hand,
+            "top": int(tops[0]) if tops.size else -1,
+            "buried": self._bits(obs[slice(*lay["buried_discards"])]),
+            "known": known,
+            "thrown": thrown,
+            "stock": round(float(obs[lay["stock_size"][0]]) * NUM_CARDS),
+            "turn": turn,
+        }
+
+
+class DeadwoodCache:
+    """Optimal deadwood by hand bitmask, memoised (heuristics ask about the same hands often)."""
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self.solver = knock_solver()
+        self.cache: dict[int, int] = {}
+        self.limit = limit
+
+    def __call__(self, hand: int) -> int:
+        d = self.cache.get(hand)
+        if d is None:
+            if len(self.cache) >= self.limit:
+                self.cache.clear()
+            d = self.cache[hand] = self.solver.solve_mask(hand)[0]
+        return d
+
+    def best_discard(self, hand: int, forbidden: int = -1) -> tuple[int, int]:
+        """(deadwood, card) of the discard leaving the lowest deadwood; ties: highest card."""
+        best_key: tuple[int, int, int] | None = None
+        best = (1 << 30, -1)
+        for c in mask_cards(hand):
+            if c == forbidden:
+                continue
+            d = self(hand & ~(1 << c))
+            key = (d, -VALUES[c], -(c % NUM_RANKS))
+            if best_key is None or key < best_key:
+                best_key, best = key, (d, c)
+        return best
+
+
+class KnockPolicy(BasePolicy):
+    """Shared set-up of the Knock heuristics."""
+
+    def __init__(
+        self, variant: str = "knock_rummy", num_players: int = 2, options: dict | None = None
+    ):
+        if variant != "knock_rummy":
+            raise ValueError(f"{type(self).__name__} plays knock_rummy, not {variant}")
+        opts = {k: v for k, v in (options or {}).items() if k not in _ENV_ONLY}
+        self.rules = KnockRummyRules(num_players=num_players, **opts)
+        self.view = KnockView(self.rules)
+        self.deadwood = DeadwoodCache()
+
+    def _discard_options(self, hand: int, mask: np.ndarray) -> list[tuple[int, int]]:
+        """(deadwood after discard, card) for every legal discard."""
+        legal = np.flatnonzero(mask[DISCARD_BASE:KNOCK_BASE]).tolist()
+        return [(self.deadwood(hand & ~(1 << c)), c) for c in legal]
+
+
+_ENV_ONLY = {"render_mode", "reward", "reward_scale", "render_view"}
+
+
+class GreedyKnock(KnockPolicy):
+    """Tier 1: minimise deadwood now; knock at or below a fixed threshold."""
+
+    name = "knock.greedy"
+
+    def __init__(self, *args: Any, knock_threshold: int = 10, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.knock_threshold = knock_threshold
+
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        seen = self.view.decode(observation)
+        hand = seen["hand"]
+        if action_mask[DRAW_STOCK] or action_mask[TAKE_DISCARD]:
+            top = seen["top"]
+            if action_mask[TAKE_DISCARD] and top >= 0:
+                with_top = hand | (1 << top)
+                forbid = -1 if self.rules.allow_discard_of_taken else top
+                after, _ = self.deadwood.best_discard(with_top, forbid)
+                if after < self.deadwood(hand):
+                    return TAKE_DISCARD
+            return DRAW_STOCK
+        options = self._discard_options(hand, action_mask)
+        d, card = min(options, key=lambda o: (o[0], -VALUES[o[1]], -(o[1] % NUM_RANKS)))
+        if d <= self.knock_threshold and action_mask[KNOCK_BASE + card]:
+            return KNOCK_BASE + card
+        return DISCARD_BASE + card
+
+
+class SmartKnock(KnockPolicy):
+    """Tier 2: live-card draws, safe discards and an expected-value knock."""
+
+    name = "knock.smart"
+
+    def __init__(
+        self,
+        *args: Any,
+        samples: int = 24,
+        knock_margin: float = 1.0,
+        danger_weight: float = 2.0,
+        potential_weight: float = 0.75,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.samples = samples
+        self.knock_margin = knock_margin
+        self.danger_weight = danger_weight
+        self.potential_weight = potential_weight
+
+    # -- helpers ---------------------------------------------------------------
+    @staticmethod
+    def _neighbours(card: int) -> int:
+        """Cards that can share a meld with ``card``: same rank, or within 2 in its suit."""
+        rank, suit = card % NUM_RANKS, card // NUM_RANKS
+        out = 0
+        for s in range(4):
+            if s != suit:
+                out |= 1 << (s * NUM_RANKS + rank)
+        for dr in (-2, -1, 1, 2):
+            r = rank + dr
+            if 0 <= r < NUM_RANKS:
+                out |= 1 << (suit * NUM_RANKS + r)
+        return out
+
+    def _live(self, seen: dict[str, Any]) -> int:
+        public = seen["hand"] | seen["buried"] | (1 << seen["top"] if seen["top"] >= 0 else 0)
+        for k in seen["known"]:
+            public |= k
+        return FULL & ~public
+
+    def _expected_stock(self, hand: int, live: int) -> float:
+        """Mean deadwood after drawing a live card and making the best discard."""
+        cards = mask_cards(live)
+        if not cards:
+            return float(self.deadwood(hand))
+        total = 0
+        for u in cards:
+            total += self.deadwood.best_discard(hand | (1 << u))[0]
+        return total / len(cards)
+
+    def _knock_value(
+        self, d: int, seen: dict[str, Any], live: int, rng: np.random.Generator
+    ) -> float:
+        """Monte Carlo expected points of knocking now with deadwood ``d``."""
+        n = self.rules.num_players
+        size = self.rules.hand_size
+        live_cards = np.asarray(mask_cards(live), dtype=np.int64)
+        extra = min(seen["turn"] // n, 4)  # opponents have been improving their hands
+        total = 0.0
+        for _ in range(self.samples):
+            pool = rng.permutation(live_cards).tolist()
+            deadwood = [d]
+            for k in range(n - 1):
+                known = mask_cards(seen["known"][k])
+                need = max(size - len(known), 0) + extra
+                drawn, pool = pool[:need], pool[need:]
+                hand = 0
+                for c in known + drawn:
+                    hand |= 1 << c
+                # Keep the best `size` cards: drop the highest deadwood cards of the larger hand.
+                dw, melds = self.deadwood.solver.solve_mask(hand)
+                melded = 0
+                for m in melds:
+                    melded |= m
+                loose = sorted((VALUES[c] for c in mask_cards(hand & ~melded)), reverse=True)
+                drop = max(len(known) + len(drawn) - size, 0)
+                deadwood.append(dw - sum(loose[:drop]))
+            total += float(score_showdown(deadwood, 0, self.rules)[0])
+        return total / self.samples
+
+    # -- policy ----------------------------------------------------------------
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        seen = self.view.decode(observation)
+        hand = seen["hand"]
+        live = self._live(seen)
+        if action_mask[DRAW_STOCK] or action_mask[TAKE_DISCARD]:
+            top = seen["top"]
+            if action_mask[TAKE_DISCARD] and top >= 0:
+                forbid = -1 if self.rules.allow_discard_of_taken else top
+                after, _ = self.deadwood.best_discard(hand | (1 << top), forbid)
+                if after < self.deadwood(hand) and after <= self._expected_stock(hand, live):
+                    return TAKE_DISCARD
+            if not action_mask[DRAW_STOCK]:
+                return TAKE_DISCARD
+            return DRAW_STOCK
+        options = self._discard_options(hand, action_mask)
+        opp_known = 0
+        opp_thrown = 0
+        for k in seen["known"]:
+            opp_known |= k
+        for t in seen["thrown"]:
+            opp_thrown |= t
+
+        def cost(option: tuple[int, int]) -> tuple[float, int, int]:
+            """Deadwood kept, plus the value of what the card could still become (live
+            neighbours) and the help it would give an opponent (neighbours they picked up)."""
+            d, c = option
+            near = self._neighbours(c)
+            danger = (near & opp_known).bit_count()
+            if (1 << c) & opp_thrown:  # an opponent threw this very card: it is safe
+                danger = 0
+            potential = (near & live).bit_count()
+            value = d + self.danger_weight * danger + self.potential_weight * potential
+            return (value, -VALUES[c], -(c % NUM_RANKS))
+
+        d, card = min(options, key=cost)
+        if (
+            action_mask[KNOCK_BASE + card]
+            and d <= 25
+            and (d == 0 or self._knock_value(d, seen, live, rng) > self.knock_margin)
+        ):
+            return KNOCK_BASE + card
+        return DISCARD_BASE + card
