@@ -1,0 +1,875 @@
+"""Ditch Rummy: pure rules over a small mutable state (RULES.md section 2). No PettingZoo here.
+
+Inside the engine a card is handled by its *order id* ``o = game_rank * 4 + suit``, where the game
+ranks run 2 = 0 ... K = 11, A = 12 (aces are high only). Sorting order ids sorts a hand by rank
+(2 low, ace high) and then by suit (clubs, diamonds, hearts, spades): that sorted order defines
+the *hand positions* the actions address. ``o >> 2`` is the game rank and ``o & 3`` the suit;
+everything shown outside (observation planes, infos, render) uses the common card ids of
+:mod:`rummyzoo.envs.cards`.
+
+Every seat's observation, apart from its own hand, is kept up to date in the state as cards move
+(one float32 row per seat, public facts written into each row at the seat's relative position),
+so observing is one copy plus the observer's own hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from rummyzoo.envs.base import (
+    ConfigError,
+    Game,
+    HandState,
+    check_choice,
+    check_range,
+    validate_fields,
+)
+from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, format_card, format_cards
+
+# ----------------------------------------------------------------- card order
+#: Game-rank characters, low to high (aces are high only; runs never wrap).
+GAME_RANK_CHARS = "23456789TJQKA"
+ACE = 12  # game rank of the ace
+KING = 11
+JACK = 9
+#: order id -> card id, and back.
+ORDER_TO_CARD: tuple[int, ...] = tuple(
+    (o & 3) * NUM_RANKS + ((o >> 2) + 1) % NUM_RANKS for o in range(NUM_CARDS)
+)
+CARD_TO_ORDER: tuple[int, ...] = tuple(ORDER_TO_CARD.index(c) for c in range(NUM_CARDS))
+_CARD_TO_ORDER_ARRAY = np.asarray(CARD_TO_ORDER, dtype=np.int64)
+
+# ----------------------------------------------------------------- turn phases
+PHASE_DRAW = 0
+PHASE_PLAY = 1
+PHASE_DITCH = 2
+PHASE_NAMES = ("draw", "play", "ditch")
+
+MAX_DRAW = 3
+#: Hand limit of ``draw_rule="fill_to_3"`` (the rule itself), default one of ``"up_to_3"``.
+FILL_HAND_LIMIT = 3
+DEFAULT_UP_TO_3_MAX_HAND = 6
+#: Position numbers stay single digits (action names use them, and ``10`` reads as a ten).
+MAX_HAND_LIMIT = 10
+
+NO_MELD = 0
+SET = 1
+RUN = 2
+#: Targets of a single when ``single_extends_meld`` (the meld it joins).
+SINGLE_TARGETS = ("set", "below", "above")
+
+END_BLIND_RUN = "blind_run"
+END_DRAW_PILE = "draw_pile_empty"
+END_STALL = "stall"
+
+HAND_POINTS_SCALE = 100.0
+
+
+@dataclass(frozen=True)
+class DitchRummyRules:
+    """Every rule option of Ditch Rummy; validated on construction.
+
+    :param num_players: 2-4.
+    :param teams: four players in two teams, partners opposite (seats 0+2 vs 1+3), scoring
+        together. Needs ``num_players=4``.
+    :param draw_rule: ``"fill_to_3"`` (draw 0 or more cards, bringing the hand to at most 3) or
+        ``"up_to_3"`` (draw 0-3 cards whatever the hand holds, up to ``max_hand``).
+    :param max_hand: most cards a hand may hold. ``fill_to_3`` fixes it at 3; with ``up_to_3``
+        it is 3-10 (default 6) and only limits drawing, so the hand positions stay a fixed,
+        small action table.
+    :param runs_same_suit: runs need one suit (a single off a run must then match its suit).
+    :param single_extends_meld: a single joins the meld it is played off (a run's end moves, so
+        the next single must fit the new end); otherwise it only scores.
+    :param points_single: points of a single other than an ace.
+    :param points_single_ace: points of a single ace.
+    :param points_set: points of a set (2 or 3 cards of one rank).
+    :param points_run: points of a blind run (2 or 3 consecutive ranks).
+    :param hand_penalty: ``"per_card"`` (every card left in a hand when the hand ends counts as
+        a negative single: ``-points_single``, ``-points_single_ace`` for an ace) or ``"none"``.
+    :param target_score: None = one hand per episode; a number = a match to that score.
+    :param max_turns: turns per hand before the hand is truncated.
+    :param first_dealer: dealer of the first hand (None = the last seat, so player_0 acts first).
+    """
+
+    num_players: int = 2
+    teams: bool = False
+    draw_rule: str = "fill_to_3"
+    max_hand: int | None = None
+    runs_same_suit: bool = False
+    single_extends_meld: bool = False
+    points_single: int = 2
+    points_single_ace: int = 10
+    points_set: int = 5
+    points_run: int = 25
+    hand_penalty: str = "per_card"
+    target_score: int | None = 500
+    max_turns: int = 500
+    first_dealer: int | None = None
+
+    def __post_init__(self) -> None:
+        validate_fields(self)
+        check_range(self, "num_players", 2, 4)
+        if self.teams and self.num_players != 4:
+            raise ConfigError(
+                f"DitchRummyRules.teams=True needs num_players=4 (partners opposite), "
+                f"got num_players={self.num_players}"
+            )
+        check_choice(self, "draw_rule", ("fill_to_3", "up_to_3"))
+        if self.draw_rule == "fill_to_3":
+            if self.max_hand not in (None, FILL_HAND_LIMIT):
+                raise ConfigError(
+                    f"DitchRummyRules.max_hand must be None or 3 with draw_rule='fill_to_3' "
+                    f"(the rule fills the hand to 3), got {self.max_hand!r}"
+                )
+            object.__setattr__(self, "max_hand", FILL_HAND_LIMIT)
+        elif self.max_hand is None:
+            object.__setattr__(self, "max_hand", DEFAULT_UP_TO_3_MAX_HAND)
+        check_range(self, "max_hand", FILL_HAND_LIMIT, MAX_HAND_LIMIT)
+        for name in ("points_single", "points_single_ace", "points_set", "points_run"):
+            check_range(self, name, 0, None)
+        check_choice(self, "hand_penalty", ("per_card", "none"))
+        check_range(self, "target_score", 1, None)
+        check_range(self, "max_turns", 1, None)
+        check_range(self, "first_dealer", 0, self.num_players - 1)
+
+
+class Meld:
+    """One meld on the table: its owner, kind, cards (card ids, low rank first) and run ends."""
+
+    __slots__ = ("added", "cards", "high", "kind", "low", "owner", "suit")
+
+    def __init__(self, owner: int, kind: int, cards: list[int], low: int, high: int, suit: int):
+        self.owner = owner
+        self.kind = kind
+        self.cards = cards
+        self.low = low  # game ranks of the ends (both the rank for a set)
+        self.high = high
+        self.suit = suit  # run suit with runs_same_suit, else -1
+        self.added: list[int] = []  # singles that joined it (single_extends_meld)
+
+    def copy(self) -> Meld:
+        m = Meld(self.owner, self.kind, list(self.cards), self.low, self.high, self.suit)
+        m.added = list(self.added)
+        return m
+
+    def text(self) -> str:
+        """``"set 9c 9h"`` / ``"run 4c 5h 6c"`` (joined singles in brackets)."""
+        kind = "set" if self.kind == SET else "run"
+        cards = sorted(self.cards + self.added, key=CARD_TO_ORDER.__getitem__)
+        shown = " ".join(
+            f"[{format_card(c)}]" if c in self.added else format_card(c) for c in cards
+        )
+        return f"{kind} {shown}"
+
+
+class DitchState(HandState):
+    """Mutable state of one Ditch Rummy hand.
+
+    ``hands[seat]`` is a sorted tuple of order ids (position i = ``hands[seat][i]``); ``pile`` is
+    the draw pile as order ids, top first, with ``pile_pos`` cards already drawn.
+    ``set_count[rank]`` counts sets of a game rank; ``below[o]`` / ``above[o]`` count the runs
+    that card ``o`` would fit just below / above. ``views`` holds every seat's observation
+    without its own hand (``rows[seat]`` is that seat's slice of it).
+    """
+
+    __slots__ = (
+        "above",
+        "active",
+        "below",
+        "current",
+        "dealer",
+        "discard",
+        "drawn",
+        "earned",
+        "end_reason",
+        "ended_by",
+        "hands",
+        "idle",
+        "melds",
+        "over",
+        "phase",
+        "pile",
+        "pile_pos",
+        "points",
+        "rows",
+        "set_count",
+        "singles",
+        "totals_key",
+        "turn",
+        "views",
+    )
+
+    @property
+    def pile_size(self) -> int:
+        return len(self.pile) - self.pile_pos
+
+    def hand_cards(self, seat: int) -> list[int]:
+        """Card ids of a hand in position order."""
+        return [ORDER_TO_CARD[o] for o in self.hands[seat]]
+
+    def pile_cards(self) -> list[int]:
+        """Card ids of the draw pile, top first."""
+        return [ORDER_TO_CARD[o] for o in self.pile[self.pile_pos :]]
+
+    def copy(self) -> DitchState:
+        """An independent copy (for search and tests)."""
+        s = DitchState()
+        for name in self.__slots__:
+            setattr(s, name, getattr(self, name))
+        s.views = self.views.copy()
+        size = len(self.views) // len(self.rows)
+        s.rows = [s.views[v * size : (v + 1) * size] for v in range(len(self.rows))]
+        s.points = self.points.copy()
+        s.hands = list(self.hands)
+        s.pile = list(self.pile)
+        s.discard = list(self.discard)
+        s.melds = [m.copy() for m in self.melds]
+        s.singles = [list(x) for x in self.singles]
+        s.set_count = list(self.set_count)
+        s.below = list(self.below)
+        s.above = list(self.above)
+        s.earned = list(self.earned)
+        return s
+
+
+def meld_kind(orders: list[int] | tuple[int, ...], same_suit: bool) -> int:
+    """``SET``, ``RUN`` or ``NO_MELD`` for 2-3 cards given as sorted order ids."""
+    if not 2 <= len(orders) <= 3:
+        return NO_MELD
+    ranks = [o >> 2 for o in orders]
+    if all(r == ranks[0] for r in ranks):
+        return SET
+    if all(ranks[i + 1] == ranks[i] + 1 for i in range(len(ranks) - 1)) and (
+        not same_suit or all((o & 3) == (orders[0] & 3) for o in orders)
+    ):
+        return RUN
+    return NO_MELD
+
+
+class DitchRummyGame(Game):
+    """Ditch Rummy rules for one config (see :mod:`rummyzoo.envs.ditch_rummy_v0` for the docs)."""
+
+    name = "ditch_rummy"
+
+    def __init__(self, rules: DitchRummyRules) -> None:
+        self.rules = rules
+        n = self.num_players = rules.num_players
+        hmax = self.max_hand = int(rules.max_hand)
+        self.score_groups = np.array([0, 1, 0, 1]) if rules.teams else np.arange(n)
+        self._build_actions(hmax, rules.single_extends_meld)
+        self._build_card_tables(rules)
+        self._build_flat(n)
+        self._build_observation(n, hmax)
+        self._build_masks(hmax)
+
+    # ------------------------------------------------------------ tables
+    def _build_actions(self, hmax: int, extends: bool) -> None:
+        names = [f"draw {k}" for k in range(MAX_DRAW + 1)]
+        self.meld_base = len(names)
+        self.meld_positions: list[tuple[int, ...]] = [
+            combo for size in (2, 3) for combo in combinations(range(hmax), size)
+        ]
+        names += ["meld " + " ".join(map(str, combo)) for combo in self.meld_positions]
+        self.single_base = len(names)
+        self.single_targets = len(SINGLE_TARGETS) if extends else 1
+        for i in range(hmax):
+            if extends:
+                names += [f"single {i} {t}" for t in SINGLE_TARGETS]
+            else:
+                names.append(f"single {i}")
+        self.ditch_base = len(names)
+        names += [f"ditch {i}" for i in range(hmax)]
+        self.ditch_all = len(names)
+        names.append("ditch all")
+        self.end_turn = len(names)
+        names.append("end turn")
+        self.action_names = tuple(names)
+        self.num_actions = len(names)
+        self._index_names()
+        # meld action ids usable with a hand of h cards
+        self._melds_for_size = [
+            [
+                (self.meld_base + j, combo)
+                for j, combo in enumerate(self.meld_positions)
+                if combo[-1] < h
+            ]
+            for h in range(hmax + 1)
+        ]
+
+    def _build_card_tables(self, rules: DitchRummyRules) -> None:
+        same = rules.runs_same_suit
+        self._pair_kind = [
+            [meld_kind((a, b), same) if a < b else NO_MELD for b in range(NUM_CARDS)]
+            for a in range(NUM_CARDS)
+        ]
+        self._single_points = [
+            rules.points_single_ace if o >> 2 == ACE else rules.points_single
+            for o in range(NUM_CARDS)
+        ]
+        self._penalty = self._single_points if rules.hand_penalty == "per_card" else [0] * NUM_CARDS
+        self._meld_cache: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+    def _build_flat(self, n: int) -> None:
+        """Offsets of the public facts in absolute seat order (the "flat" layout).
+
+        The state does not keep this vector itself: each index is written straight into every
+        seat's observation row (see :meth:`_build_observation`), so observing is one copy.
+        """
+        pos = 0
+
+        def take(size: int) -> int:
+            nonlocal pos
+            pos += size
+            return pos - size
+
+        self._fl_discard = take(NUM_CARDS)
+        self._fl_fit_set = take(NUM_CARDS)
+        self._fl_fit_below = take(NUM_CARDS)
+        self._fl_fit_above = take(NUM_CARDS)
+        self._fl_sets = take(NUM_CARDS * n)
+        self._fl_runs = take(NUM_CARDS * n)
+        self._fl_singles = take(NUM_CARDS * n)
+        self._fl_sizes = take(n)
+        self._fl_hand_points = take(n)
+        self._fl_scores = take(n)
+        self._fl_to_act = take(n)
+        self._fl_dealer = take(n)
+        self._fl_pile = take(1)
+        self._fl_drawn = take(1)
+        self._fl_idle = take(1)
+        self._fl_turn = take(1)
+        self._fl_one = take(1)
+        self._fl_zero = take(1)
+        self._flat_size = pos
+
+    def _build_observation(self, n: int, hmax: int) -> None:
+        teams = self.rules.teams
+        fields: list[tuple[str, int]] = [
+            ("hand", NUM_CARDS),
+            ("hand_positions", NUM_CARDS * hmax),
+            ("discard_pile", NUM_CARDS),
+            ("fits_set", NUM_CARDS),
+            ("fits_below_run", NUM_CARDS),
+            ("fits_above_run", NUM_CARDS),
+            ("sets", NUM_CARDS * n),
+            ("runs", NUM_CARDS * n),
+            ("singles", NUM_CARDS * n),
+            ("hand_sizes", n),
+            ("hand_points", n),
+            ("teammates", n),
+            ("scores", n),
+            ("to_act", n),
+            ("dealer", n),
+            ("phase", len(PHASE_NAMES)),
+            ("draw_pile", 1),
+            ("drawn", 1),
+            ("idle_turns", 1),
+            ("turn", 1),
+        ]
+        layout: dict[str, tuple[int, int]] = {}
+        pos = 0
+        for name, size in fields:
+            layout[name] = (pos, pos + size)
+            pos += size
+        self.observation_layout = layout
+        self.obs_size = size_obs = pos
+        self._off_hand = layout["hand"][0]
+        self._off_pos = layout["hand_positions"][0]
+        self._off_phase = layout["phase"][0]
+        zero, one = self._fl_zero, self._fl_one
+
+        def block(base: int, seat: int, size: int) -> list[int]:
+            return list(range(base + size * seat, base + size * (seat + 1)))
+
+        # view_index[v][i]: the flat index shown at observation position i to seat v.
+        view_index = []
+        for v in range(n):
+            rel = [(v + r) % n for r in range(n)]
+            idx = [zero] * (NUM_CARDS * (1 + hmax))
+            for base in (self._fl_discard, self._fl_fit_set, self._fl_fit_below):
+                idx += block(base, 0, NUM_CARDS)
+            idx += block(self._fl_fit_above, 0, NUM_CARDS)
+            for base in (self._fl_sets, self._fl_runs, self._fl_singles):
+                for seat in rel:
+                    idx += block(base, seat, NUM_CARDS)
+            idx += [self._fl_sizes + s for s in rel]
+            idx += [self._fl_hand_points + s for s in rel]
+            idx += [one if r == 0 or (teams and r == 2) else zero for r in range(n)]
+            for base in (self._fl_scores, self._fl_to_act, self._fl_dealer):
+                idx += [base + s for s in rel]
+            idx += [zero] * len(PHASE_NAMES)
+            idx += [self._fl_pile, self._fl_drawn, self._fl_idle, self._fl_turn]
+            assert len(idx) == size_obs
+            view_index.append(idx)
+        # Every seat's observation row lives in one vector ``views`` (row v at v * obs_size);
+        # dest[p] lists where flat index p appears in it, so a public write reaches every row.
+        dest: list[list[int]] = [[] for _ in range(self._flat_size)]
+        template = np.zeros(n * size_obs, dtype=np.float32)
+        for v, idx in enumerate(view_index):
+            for i, p in enumerate(idx):
+                if p == one:
+                    template[v * size_obs + i] = 1.0
+                elif p != zero:
+                    dest[p].append(v * size_obs + i)
+        self._dest: list[tuple[int, ...]] = [tuple(d) for d in dest]
+        for d in self._dest[self._fl_pile]:
+            template[d] = 1.0
+        self._views_template = template
+        self._score_scale = float(self.rules.target_score or 500)
+
+    def _build_masks(self, hmax: int) -> None:
+        def frozen(ids: list[int]) -> np.ndarray:
+            mask = np.zeros(self.num_actions, dtype=np.int8)
+            mask[ids] = 1
+            mask.flags.writeable = False
+            return mask
+
+        self._empty_mask = frozen([])
+        self._draw_masks = [frozen(list(range(k + 1))) for k in range(MAX_DRAW + 1)]
+        ends = [
+            [self.ditch_base + i for i in range(h)]
+            + ([self.ditch_all] if h >= 2 else [])
+            + [self.end_turn]
+            for h in range(hmax + 1)
+        ]
+        self._ditch_masks = [frozen(ids) for ids in ends]
+        self._play_masks = self._ditch_masks  # copied, then melds and singles are added
+
+    # -------------------------------------------------------------- deal
+    def new_hand(self, rng: np.random.Generator, dealer: int, deck: np.ndarray) -> DitchState:
+        """No cards are dealt: the whole deck is the draw pile, ``deck[0]`` on top."""
+        n = self.num_players
+        s = DitchState()
+        s.views = self._views_template.copy()
+        size = self.obs_size
+        s.rows = [s.views[v * size : (v + 1) * size] for v in range(n)]
+        s.pile = _CARD_TO_ORDER_ARRAY[np.asarray(deck, dtype=np.int64)].tolist()
+        s.pile_pos = 0
+        s.hands = [()] * n
+        s.discard = []
+        s.melds = []
+        s.singles = [[] for _ in range(n)]
+        s.set_count = [0] * NUM_RANKS
+        s.below = [0] * NUM_CARDS
+        s.above = [0] * NUM_CARDS
+        s.earned = [0] * n
+        s.dealer = dealer
+        s.current = (dealer + 1) % n
+        self._put(s, self._fl_dealer + dealer, 1.0)
+        self._put(s, self._fl_to_act + s.current, 1.0)
+        s.turn = 0
+        s.phase = PHASE_DRAW
+        s.drawn = 0
+        s.active = False
+        s.idle = 0
+        s.over = False
+        s.points = np.zeros(n, dtype=np.float64)
+        s.end_reason = None
+        s.ended_by = None
+        s.totals_key = None
+        return s
+
+    # -------------------------------------------------------------- mask
+    def legal_melds(self, hand: tuple[int, ...]) -> tuple[int, ...]:
+        """Meld action ids legal for a sorted hand (order ids); cached for hands of up to 3."""
+        found = self._meld_cache.get(hand)
+        if found is not None:
+            return found
+        kind = self._pair_kind
+        ids = []
+        for action, combo in self._melds_for_size[len(hand)]:
+            first = kind[hand[combo[0]]][hand[combo[1]]]
+            if first and (len(combo) == 2 or kind[hand[combo[1]]][hand[combo[2]]] == first):
+                ids.append(action)
+        found = tuple(ids)
+        if len(hand) <= FILL_HAND_LIMIT:
+            self._meld_cache[hand] = found
+        return found
+
+    def legal_mask(self, s: DitchState) -> np.ndarray:
+        """int8 mask of the legal actions of the player to act (all zero once the hand is over).
+
+        Masks of the draw and ditch steps are shared, read-only tables: copy before editing.
+        """
+        if s.over:
+            return self._empty_mask
+        hand = s.hands[s.current]
+        phase = s.phase
+        if phase == PHASE_DRAW:
+            room = min(MAX_DRAW, len(s.pile) - s.pile_pos, self.max_hand - len(hand))
+            return self._draw_masks[room]
+        if phase == PHASE_DITCH:
+            return self._ditch_masks[len(hand)]
+        mask = self._play_masks[len(hand)].copy()
+        for action in self.legal_melds(hand):
+            mask[action] = 1
+        set_count, below, above = s.set_count, s.below, s.above
+        base = self.single_base
+        if self.single_targets == 1:
+            for i, o in enumerate(hand):
+                if set_count[o >> 2] or below[o] or above[o]:
+                    mask[base + i] = 1
+        else:
+            for i, o in enumerate(hand):
+                a = base + 3 * i
+                if set_count[o >> 2]:
+                    mask[a] = 1
+                if below[o]:
+                    mask[a + 1] = 1
+                if above[o]:
+                    mask[a + 2] = 1
+        return mask
+
+    # ------------------------------------------------------------- apply
+    def apply(self, s: DitchState, action: int, rng: np.random.Generator) -> None:
+        """Play a legal action of the player to act (no chance here: ``rng`` is unused)."""
+        seat = s.current
+        if action < self.meld_base:
+            self._draw(s, seat, action)
+        elif action < self.single_base:
+            self._meld(s, seat, self.meld_positions[action - self.meld_base])
+        elif action < self.ditch_base:
+            pos, target = divmod(action - self.single_base, self.single_targets)
+            self._single(s, seat, pos, target)
+        elif action < self.ditch_all:
+            self._ditch(s, seat, action - self.ditch_base)
+            if not s.hands[seat]:
+                self._end_turn(s)
+        elif action == self.ditch_all:
+            self._ditch_all(s, seat)
+            self._end_turn(s)
+        else:
+            self._end_turn(s)
+
+    def _draw(self, s: DitchState, seat: int, count: int) -> None:
+        s.drawn = count
+        s.phase = PHASE_PLAY
+        if count:
+            start = s.pile_pos
+            hand = s.hands[seat] = tuple(
+                sorted(s.hands[seat] + tuple(s.pile[start : start + count]))
+            )
+            s.pile_pos = start + count
+            s.active = True
+            # The hottest writes are spelled out (see _put) to save the call per fact.
+            dest, views = self._dest, s.views
+            value = (len(s.pile) - s.pile_pos) / NUM_CARDS
+            for d in dest[self._fl_pile]:
+                views[d] = value
+            value = len(hand) / self.max_hand
+            for d in dest[self._fl_sizes + seat]:
+                views[d] = value
+            value = count / MAX_DRAW
+            for d in dest[self._fl_drawn]:
+                views[d] = value
+        elif not s.hands[seat]:
+            self._end_turn(s)
+
+    def _meld(self, s: DitchState, seat: int, combo: tuple[int, ...]) -> None:
+        hand = s.hands[seat]
+        orders = [hand[p] for p in combo]
+        kind = self._pair_kind[orders[0]][orders[1]]
+        s.hands[seat] = tuple(o for p, o in enumerate(hand) if p not in combo)
+        cards = [ORDER_TO_CARD[o] for o in orders]
+        row = (self._fl_sets if kind == SET else self._fl_runs) + NUM_CARDS * seat
+        for c in cards:
+            self._put(s, row + c, 1.0)
+        low, high = orders[0] >> 2, orders[-1] >> 2
+        suit = orders[0] & 3 if kind == RUN and self.rules.runs_same_suit else -1
+        s.melds.append(Meld(seat, kind, cards, low, high, suit))
+        if kind == SET:
+            if not s.set_count[low]:
+                for o in range(low * 4, low * 4 + NUM_SUITS):
+                    self._put(s, self._fl_fit_set + ORDER_TO_CARD[o], 1.0)
+            s.set_count[low] += 1
+            gain = self.rules.points_set
+        else:
+            if low > 0:
+                self._move_end(s, s.below, self._fl_fit_below, low - 1, suit, 1)
+            if high < ACE:
+                self._move_end(s, s.above, self._fl_fit_above, high + 1, suit, 1)
+            gain = self.rules.points_run
+        self._score(s, seat, gain)
+        s.active = True
+        if kind == RUN and len(orders) == 3 and low >= JACK:
+            s.turn += 1
+            self._end_hand(s, END_BLIND_RUN, seat)
+        elif not s.hands[seat]:
+            self._end_turn(s)
+
+    def _move_end(
+        self, s: DitchState, counts: list[int], plane: int, rank: int, suit: int, delta: int
+    ) -> None:
+        """Add (``delta=1``) or remove (-1) one run end where a card of ``rank`` fits."""
+        for o in range(rank * 4, rank * 4 + NUM_SUITS) if suit < 0 else (rank * 4 + suit,):
+            counts[o] += delta
+            self._put(s, plane + ORDER_TO_CARD[o], 1.0 if counts[o] else 0.0)
+
+    def _single(self, s: DitchState, seat: int, pos: int, target: int) -> None:
+        hand = s.hands[seat]
+        o = hand[pos]
+        s.hands[seat] = hand[:pos] + hand[pos + 1 :]
+        card = ORDER_TO_CARD[o]
+        self._put(s, self._fl_singles + NUM_CARDS * seat + card, 1.0)
+        s.singles[seat].append(card)
+        if self.single_targets > 1:
+            self._extend(s, o, target)
+        self._score(s, seat, self._single_points[o])
+        s.active = True
+        if not s.hands[seat]:
+            self._end_turn(s)
+
+    def _extend(self, s: DitchState, o: int, target: int) -> None:
+        """The single joins the earliest meld it fits in the chosen way."""
+        rank, suit = o >> 2, o & 3
+        card = ORDER_TO_CARD[o]
+        for meld in s.melds:
+            if meld.suit >= 0 and meld.suit != suit:
+                continue
+            if target == 0 and meld.kind == SET and meld.low == rank:
+                meld.added.append(card)
+                return
+            if target == 1 and meld.kind == RUN and meld.low == rank + 1:
+                self._move_end(s, s.below, self._fl_fit_below, rank, meld.suit, -1)
+                if rank > 0:
+                    self._move_end(s, s.below, self._fl_fit_below, rank - 1, meld.suit, 1)
+                meld.low = rank
+                meld.added.append(card)
+                return
+            if target == 2 and meld.kind == RUN and meld.high == rank - 1:
+                self._move_end(s, s.above, self._fl_fit_above, rank, meld.suit, -1)
+                if rank < ACE:
+                    self._move_end(s, s.above, self._fl_fit_above, rank + 1, meld.suit, 1)
+                meld.high = rank
+                meld.added.append(card)
+                return
+        raise AssertionError(f"no meld takes {format_card(card)} as {SINGLE_TARGETS[target]}")
+
+    def _ditch(self, s: DitchState, seat: int, pos: int) -> None:
+        hand = s.hands[seat]
+        card = ORDER_TO_CARD[hand[pos]]
+        hand = s.hands[seat] = hand[:pos] + hand[pos + 1 :]
+        s.discard.append(card)
+        dest, views = self._dest, s.views
+        for d in dest[self._fl_discard + card]:
+            views[d] = 1.0
+        value = len(hand) / self.max_hand
+        for d in dest[self._fl_sizes + seat]:
+            views[d] = value
+        s.active = True
+        s.phase = PHASE_DITCH
+
+    def _ditch_all(self, s: DitchState, seat: int) -> None:
+        dest, views = self._dest, s.views
+        for o in s.hands[seat]:
+            card = ORDER_TO_CARD[o]
+            s.discard.append(card)
+            for d in dest[self._fl_discard + card]:
+                views[d] = 1.0
+        s.hands[seat] = ()
+        for d in dest[self._fl_sizes + seat]:
+            views[d] = 0.0
+        s.active = True
+        s.phase = PHASE_DITCH
+
+    def _score(self, s: DitchState, seat: int, gain: int) -> None:
+        s.earned[seat] += gain
+        self._put(s, self._fl_hand_points + seat, s.earned[seat] / HAND_POINTS_SCALE)
+        self._put(s, self._fl_sizes + seat, len(s.hands[seat]) / self.max_hand)
+
+    def _put(self, s: DitchState, index: int, value: float) -> None:
+        """Write public fact ``index`` (flat layout) into every seat's observation row."""
+        views = s.views
+        for d in self._dest[index]:
+            views[d] = value
+
+    def _end_turn(self, s: DitchState) -> None:
+        s.turn += 1
+        dest, views = self._dest, s.views
+        value = s.turn / self.rules.max_turns
+        for d in dest[self._fl_turn]:
+            views[d] = value
+        if not s.active:
+            s.idle += 1
+            value = s.idle / self.num_players
+            for d in dest[self._fl_idle]:
+                views[d] = value
+        elif s.idle:
+            s.idle = 0
+            for d in dest[self._fl_idle]:
+                views[d] = 0.0
+        if s.pile_pos >= len(s.pile):
+            self._end_hand(s, END_DRAW_PILE, None)
+            return
+        if s.idle >= self.num_players:
+            self._end_hand(s, END_STALL, None)
+            return
+        for d in dest[self._fl_to_act + s.current]:
+            views[d] = 0.0
+        s.current = (s.current + 1) % self.num_players
+        for d in dest[self._fl_to_act + s.current]:
+            views[d] = 1.0
+        if s.drawn:
+            for d in dest[self._fl_drawn]:
+                views[d] = 0.0
+        s.phase = PHASE_DRAW
+        s.drawn = 0
+        s.active = False
+
+    def _end_hand(self, s: DitchState, reason: str, seat: int | None) -> None:
+        """Final points: earned minus the hand penalty of every card still held."""
+        penalty = self._penalty
+        s.points = np.asarray(
+            [s.earned[i] - sum(penalty[o] for o in s.hands[i]) for i in range(self.num_players)],
+            dtype=np.float64,
+        )
+        s.end_reason = reason
+        s.ended_by = seat
+        s.over = True
+
+    def penalty(self, s: DitchState, seat: int) -> int:
+        """Hand penalty of the cards ``seat`` holds now."""
+        return sum(self._penalty[o] for o in s.hands[seat])
+
+    # ------------------------------------------------------- observation
+    def observe(self, s: DitchState, seat: int, totals: np.ndarray) -> np.ndarray:
+        """A new float32 observation for ``seat``; ``totals`` are the match totals per seat."""
+        key = totals.tobytes()
+        if key != s.totals_key:
+            for i, total in enumerate(totals.tolist()):
+                self._put(s, self._fl_scores + i, total / self._score_scale)
+            s.totals_key = key
+        obs = s.rows[seat].copy()
+        hand_off, pos_off = self._off_hand, self._off_pos
+        for i, o in enumerate(s.hands[seat]):
+            card = ORDER_TO_CARD[o]
+            obs[hand_off + card] = 1.0
+            obs[pos_off + NUM_CARDS * i + card] = 1.0
+        if seat == s.current and not s.over:
+            obs[self._off_phase + s.phase] = 1.0
+        return obs
+
+    # ------------------------------------------------------ descriptions
+    def describe_action(self, s: DitchState, action: int) -> str:
+        """The action's name and, for the player to act, the cards it moves.
+
+        E.g. ``"meld 0 1: set 9c 9h (+5)"``, ``"single 2: Ad (+10)"``, ``"ditch 0: 4c"``.
+        """
+        name = self.action_name(action)
+        hand = s.hands[s.current]
+        if self.meld_base <= action < self.single_base:
+            combo = self.meld_positions[action - self.meld_base]
+            if combo[-1] >= len(hand):
+                return name
+            orders = [hand[p] for p in combo]
+            kind = meld_kind(orders, self.rules.runs_same_suit)
+            cards = format_cards(ORDER_TO_CARD[o] for o in orders)
+            if kind == NO_MELD:
+                return f"{name}: {cards} (not a meld)"
+            gain = self.rules.points_set if kind == SET else self.rules.points_run
+            return f"{name}: {'set' if kind == SET else 'run'} {cards} (+{gain})"
+        if self.single_base <= action < self.ditch_all:
+            if action < self.ditch_base:
+                pos = (action - self.single_base) // self.single_targets
+            else:
+                pos = action - self.ditch_base
+            if pos >= len(hand):
+                return name
+            o = hand[pos]
+            card = format_card(ORDER_TO_CARD[o])
+            if action < self.ditch_base:
+                return f"{name}: {card} (+{self._single_points[o]})"
+            return f"{name}: {card}"
+        if action == self.ditch_all and hand:
+            return f"{name}: {format_cards(ORDER_TO_CARD[o] for o in hand)}"
+        if action == self.end_turn and s.phase == PHASE_PLAY:
+            return f"{name} (pass)"
+        return name
+
+    def fits_text(self, s: DitchState) -> str:
+        """Ranks (and suits) a single fits now: ``"sets 9 | below runs 3 | above runs 7"``."""
+        parts = []
+        sets = [GAME_RANK_CHARS[r] for r in range(NUM_RANKS) if s.set_count[r]]
+        if sets:
+            parts.append("sets " + " ".join(sets))
+        for label, counts in (("below runs", s.below), ("above runs", s.above)):
+            fit = [o for o in range(NUM_CARDS) if counts[o]]
+            if not fit:
+                continue
+            if self.rules.runs_same_suit:
+                parts.append(label + " " + format_cards(ORDER_TO_CARD[o] for o in fit))
+            else:
+                parts.append(label + " " + " ".join(GAME_RANK_CHARS[o >> 2] for o in fit[::4]))
+        return " | ".join(parts) or "nothing"
+
+    # -------------------------------------------------------------- info
+    def hand_info(self, s: DitchState, seat: int) -> dict[str, Any]:
+        held = s.hand_cards(seat)
+        return {
+            "earned": int(s.earned[seat]),
+            "penalty": int(self.penalty(s, seat)),
+            "cards_left": format_cards(held).split(),
+            "melds": [m.text() for m in s.melds if m.owner == seat],
+            "singles": format_cards(s.singles[seat]).split(),
+            "end_reason": s.end_reason,
+            "ended_by": None if s.ended_by is None else f"player_{s.ended_by}",
+        }
+
+    # ------------------------------------------------------------ render
+    def render(self, s: DitchState, view: int | None, totals: np.ndarray) -> str:
+        n = self.num_players
+        if s.over:
+            status = f"hand over ({s.end_reason}"
+            status += f" by player_{s.ended_by})" if s.ended_by is not None else ")"
+        else:
+            status = f"player_{s.current} to {PHASE_NAMES[s.phase]}"
+            if s.phase != PHASE_DRAW:
+                status += f" (drew {s.drawn})"
+        lines = [
+            f"Ditch Rummy | dealer player_{s.dealer} | turn {s.turn} | {status}",
+            f"draw pile: {s.pile_size} cards | discard pile: "
+            + (format_cards(s.discard) or "-")
+            + f" | idle turns: {s.idle}",
+            f"singles fit: {self.fits_text(s)}",
+        ]
+        for seat in range(n):
+            team = f" (team {'AB'[seat % 2]})" if self.rules.teams else ""
+            if view is None or view == seat or s.over:
+                held = " ".join(
+                    f"[{i}]{format_card(ORDER_TO_CARD[o])}" for i, o in enumerate(s.hands[seat])
+                )
+            else:
+                held = f"{len(s.hands[seat])} cards"
+            melds = "; ".join(m.text() for m in s.melds if m.owner == seat) or "-"
+            singles = format_cards(s.singles[seat]) or "-"
+            score = f"earned {s.earned[seat]}"
+            if s.over:
+                score += f", hand points {s.points[seat]:+g}"
+            lines.append(
+                f"player_{seat}{team}: hand {held or '-'} | melds {melds} | singles {singles} "
+                f"| {score}"
+            )
+        if not s.over and (view is None or view == s.current):
+            legal = np.flatnonzero(self.legal_mask(s))
+            lines.append("legal: " + ", ".join(self.describe_action(s, a) for a in legal))
+        if self.rules.target_score is not None:
+            lines.append(
+                "match: "
+                + ", ".join(f"player_{i} {totals[i]:g}" for i in range(n))
+                + f" (target {self.rules.target_score})"
+            )
+        return "\n".join(lines)
+
+    # ---------------------------------------------------------- checking
+    def card_locations(self, s: DitchState) -> np.ndarray:
+        """How many places hold each card (hands, draw pile, discards, melds, singles)."""
+        cards = [ORDER_TO_CARD[o] for hand in s.hands for o in hand]
+        cards += [ORDER_TO_CARD[o] for o in s.pile[s.pile_pos :]]
+        cards += s.discard
+        cards += [c for m in s.melds for c in m.cards]
+        cards += [c for seat_singles in s.singles for c in seat_singles]
+        return np.bincount(np.asarray(cards, dtype=np.int64), minlength=NUM_CARDS)
