@@ -41,6 +41,120 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_arena(args: argparse.Namespace) -> int:
+    """Play duplicate deals between agents and report win rates, points and ratings."""
+    import shlex
+
+    from rummyzoo.training.arena import (
+        format_report,
+        parse_options,
+        run_arena,
+        summarize,
+        write_csv,
+        write_heatmap,
+        write_json,
+    )
+
+    options = parse_options(args.option)
+    result = run_arena(
+        args.variant,
+        args.players,
+        args.agents,
+        deals=args.deals,
+        seed=args.seed,
+        options=options,
+        workers=args.workers,
+        quiet=args.quiet,
+    )
+    command = ["rummyzoo", "arena", args.variant, "--players", str(args.players), "--agents"]
+    command += [*args.agents, "--deals", str(args.deals), "--seed", str(args.seed)]
+    for item in args.option or []:
+        command += ["--option", item]
+    report = summarize(result, command=shlex.join(command))
+    print(format_report(report))
+    written = []
+    if args.json:
+        written.append(write_json(report, args.json))
+    if args.csv:
+        written.append(write_csv(report, args.csv))
+    if args.heatmap:
+        written.append(write_heatmap(report, args.heatmap))
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    """Train from a config file, or resume a run folder."""
+    import json
+
+    from rummyzoo.training.train import resume_run, train_from_file
+
+    argv = (
+        ["rummyzoo", *sys.argv[1:]]
+        if sys.argv and sys.argv[0].endswith("rummyzoo")
+        else ["rummyzoo", "train"]
+    )
+    progress = not args.no_progress
+    if args.resume:
+        summary = resume_run(args.resume, args.set or [], argv, progress_bar=progress)
+    else:
+        if not args.config:
+            raise ValueError("give a CONFIG file, or --resume RUN_DIR")
+        summary = train_from_file(
+            args.config, args.set or [], args.run_dir, argv, progress_bar=progress
+        )
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    """A checkpoint against the baselines of its variant, through the arena."""
+    import json
+    from pathlib import Path
+
+    from rummyzoo.training.arena import format_report, parse_options, run_arena, summarize
+    from rummyzoo.training.checkpoints import read_meta
+    from rummyzoo.training.evaluate import baseline_names
+
+    meta = read_meta(args.checkpoint)
+    variant, players = meta["variant"], meta["num_players"]
+    options = {**meta["options"], **parse_options(args.option)}
+    opponents = args.opponents or baseline_names(variant)
+    results = {}
+    for opponent in opponents:
+        agents = [args.checkpoint] + [opponent] * (players - 1)
+        result = run_arena(
+            variant,
+            players,
+            agents,
+            deals=args.deals,
+            seed=args.seed,
+            options=options,
+            workers=args.workers,
+            quiet=args.quiet,
+        )
+        report = summarize(result)
+        print(f"== {Path(args.checkpoint).name} vs {opponent}")
+        print(format_report(report))
+        results[opponent] = report["agents"][result.labels[0]]
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "checkpoint": args.checkpoint,
+            "variant": variant,
+            "players": players,
+            "options": options,
+            "deals": args.deals,
+            "seed": args.seed,
+            "results": results,
+        }
+        path.write_text(json.dumps(payload, indent=2) + "\n")
+        print(f"wrote {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rummyzoo", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -63,6 +177,73 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--players", type=int, default=2)
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(func=_cmd_demo)
+
+    arena = sub.add_parser(
+        "arena",
+        help="duplicate deals between agents: win rates, points, cross table and ratings",
+        description="Play DEALS seeded deals between the agents, each deal once per seating "
+        "(every rotation of every line-up, so each agent plays the same cards from every seat), "
+        "and report per agent the win rate and mean points per hand with 95% intervals; with "
+        "more than two agents also a cross table and Bradley-Terry (Elo-scale) ratings.",
+    )
+    arena.add_argument("variant", choices=sorted(VARIANTS))
+    arena.add_argument("--players", type=int, default=2, help="seats per game (default 2)")
+    arena.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        metavar="AGENT",
+        help="two or more of: random, a heuristic such as knock.greedy, a checkpoint path",
+    )
+    arena.add_argument("--deals", type=int, default=100, help="deals to play (default 100)")
+    arena.add_argument("--seed", type=int, default=0)
+    arena.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes (default: one per CPU; 1 plays in this process)",
+    )
+    arena.add_argument(
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a rules option of the variant, e.g. --option target_score=100 (repeatable)",
+    )
+    arena.add_argument("--json", metavar="PATH", help="write the full report as JSON")
+    arena.add_argument("--csv", metavar="PATH", help="write one row per agent as CSV")
+    arena.add_argument("--heatmap", metavar="PATH", help="write the cross table as a PNG")
+    arena.add_argument("--quiet", action="store_true", help="no progress bar")
+    arena.set_defaults(func=_cmd_arena)
+
+    train = sub.add_parser("train", help="train from a YAML config (or resume a run)")
+    train.add_argument("config", nargs="?", help="YAML run config, e.g. configs/knock_ppo.yaml")
+    train.add_argument(
+        "--set", action="append", metavar="KEY.SUB=VALUE", help="override a config key (repeatable)"
+    )
+    train.add_argument("--run-dir", help="run folder (default: runs/<config>_<time>)")
+    train.add_argument(
+        "--resume", metavar="RUN_DIR", help="continue an interrupted run from its last checkpoint"
+    )
+    train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    train.set_defaults(func=_cmd_train)
+
+    evaluate = sub.add_parser("evaluate", help="a checkpoint against the baselines (arena)")
+    evaluate.add_argument("checkpoint")
+    evaluate.add_argument(
+        "--opponents", nargs="+", help="default: random and every heuristic of the variant"
+    )
+    evaluate.add_argument("--deals", type=int, default=500)
+    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--workers", type=int, default=None)
+    evaluate.add_argument(
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="evaluation-only option, e.g. target_score=100",
+    )
+    evaluate.add_argument("--json", metavar="PATH")
+    evaluate.add_argument("--quiet", action="store_true")
+    evaluate.set_defaults(func=_cmd_evaluate)
     return parser
 
 

@@ -1,0 +1,463 @@
+"""The arena: statistics on constructed inputs, duplicate deals, reproducibility, bad input, CLI."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+from rummyzoo.agents import registry as agent_registry
+from rummyzoo.agents.base import BasePolicy
+from rummyzoo.agents.random_agent import RandomPolicy
+from rummyzoo.envs.base import ConfigError, IllegalActionError
+from rummyzoo.envs.registry import VARIANTS
+from rummyzoo.training import cli
+from rummyzoo.training.arena import (
+    make_arena_env,
+    pairwise_by_deal,
+    parse_options,
+    play_episode,
+    run_arena,
+    seatings,
+    summarize,
+    unique_labels,
+    win_credits,
+)
+from rummyzoo.training.ratings import (
+    bootstrap_ratings,
+    expected_score,
+    fit_bradley_terry,
+)
+from rummyzoo.training.stats import (
+    student_t_quantile,
+    t_interval,
+    wilson_interval,
+    win_rate_interval,
+)
+
+
+def matrix_from_elo(elo: list[float], comparisons: float) -> tuple[np.ndarray, np.ndarray]:
+    """Expected pairwise credits of agents with the given Elo ratings."""
+    elo_arr = np.asarray(elo, dtype=np.float64)
+    gap = elo_arr[:, None] - elo_arr[None, :]
+    wins = comparisons / (1.0 + 10.0 ** (-gap / 400.0))
+    np.fill_diagonal(wins, 0.0)
+    return wins, wins + wins.T
+
+
+# ------------------------------------------------------------------ ratings
+def test_75_percent_is_190_8_elo() -> None:
+    wins = np.array([[0.0, 75.0], [25.0, 0.0]])
+    ratings = fit_bradley_terry(wins, wins + wins.T)
+    assert ratings.elo[0] - ratings.elo[1] == pytest.approx(400 * math.log10(3), abs=1e-6)
+    assert ratings.elo.sum() == pytest.approx(0.0, abs=1e-9)  # mean anchored
+    assert not ratings.regularised
+    anchored = fit_bradley_terry(wins, wins + wins.T, anchor=1)
+    assert anchored.elo == pytest.approx([190.848501887, 0.0])
+    assert anchored.se[1] == 0.0 and anchored.se[0] > 0
+
+
+def test_known_win_matrix_gives_known_ratings() -> None:
+    wins, counts = matrix_from_elo([0.0, 100.0, 300.0], comparisons=1000)
+    ratings = fit_bradley_terry(wins, counts, anchor=0)
+    assert ratings.elo == pytest.approx([0.0, 100.0, 300.0], abs=1e-6)
+    centred = fit_bradley_terry(wins, counts)
+    assert centred.elo == pytest.approx(np.array([0.0, 100.0, 300.0]) - 400 / 3, abs=1e-6)
+    # More comparisons, smaller standard errors (Fisher: 1 / sqrt(n)).
+    more = fit_bradley_terry(*matrix_from_elo([0.0, 100.0, 300.0], comparisons=4000), anchor=0)
+    assert more.se[1:] == pytest.approx(ratings.se[1:] / 2, rel=1e-6)
+
+
+def test_unbeaten_agent_gets_a_finite_regularised_rating() -> None:
+    wins = np.array([[0.0, 10.0, 10.0], [0.0, 0.0, 5.0], [0.0, 5.0, 0.0]])
+    ratings = fit_bradley_terry(wins, wins + wins.T)
+    assert ratings.regularised
+    assert np.all(np.isfinite(ratings.elo))
+    assert ratings.elo[0] > ratings.elo[1] == pytest.approx(ratings.elo[2])
+
+
+def test_ratings_reject_bad_matrices() -> None:
+    with pytest.raises(ValueError, match="never compared"):
+        fit_bradley_terry(np.zeros((3, 3)), np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="must equal"):
+        fit_bradley_terry(np.array([[0.0, 1.0], [0.0, 0.0]]), np.array([[0.0, 2.0], [2.0, 0.0]]))
+
+
+def test_bootstrap_over_deals_recovers_ratings() -> None:
+    rng = np.random.default_rng(3)
+    elo = [0.0, 50.0, 150.0]
+    deals, k = 400, 3
+    deal_wins = np.zeros((deals, k, k))
+    deal_counts = np.zeros((deals, k, k))
+    for d in range(deals):
+        for i in range(k):
+            for j in range(i + 1, k):
+                won = float(rng.random() < expected_score(elo[i] - elo[j]))
+                deal_wins[d, i, j], deal_wins[d, j, i] = won, 1.0 - won
+                deal_counts[d, i, j] = deal_counts[d, j, i] = 1.0
+    ratings = bootstrap_ratings(deal_wins, deal_counts, anchor=0, resamples=300, seed=1)
+    assert ratings.method == "bootstrap"
+    for i in (1, 2):
+        low, high = ratings.ci[i]
+        assert low < elo[i] < high
+        # Independent comparisons: the bootstrap agrees with the Fisher errors.
+    fisher = fit_bradley_terry(deal_wins.sum(0), deal_counts.sum(0), anchor=0)
+    assert ratings.se[1:] == pytest.approx(fisher.se[1:], rel=0.2)
+    again = bootstrap_ratings(deal_wins, deal_counts, anchor=0, resamples=300, seed=1)
+    assert np.array_equal(again.ci, ratings.ci)
+
+
+# ------------------------------------------------------------------ intervals
+def test_t_quantiles() -> None:
+    assert student_t_quantile(0.975, 1) == pytest.approx(12.7062047, rel=1e-6)
+    assert student_t_quantile(0.975, 10) == pytest.approx(2.2281389, rel=1e-6)
+    assert student_t_quantile(0.995, 3) == pytest.approx(5.8409093, rel=1e-6)
+    assert student_t_quantile(0.025, 30) == pytest.approx(-2.0422725, rel=1e-6)
+    assert student_t_quantile(0.975, 1e9) == pytest.approx(1.959964, rel=1e-6)
+
+
+def test_wilson_interval_known_values_and_shrinking() -> None:
+    assert wilson_interval(50, 100) == pytest.approx((0.40383153, 0.59616847), abs=1e-7)
+    low, high = wilson_interval(0, 10)
+    assert low == 0.0 and high == pytest.approx(0.2775328, abs=1e-6)
+    widths = [np.subtract(*wilson_interval(0.3 * n, n)[::-1]) for n in (10, 100, 1000, 10000)]
+    assert all(a > b for a, b in itertools.pairwise(widths))
+    assert widths[-1] < 0.02
+
+
+def test_t_interval_shrinks_with_n() -> None:
+    rng = np.random.default_rng(0)
+    widths = []
+    for n in (10, 100, 1000, 10000):
+        low, high = t_interval(rng.normal(5.0, 2.0, size=n))
+        assert low < 5.0 < high or n == 10
+        widths.append(high - low)
+    assert all(a > b for a, b in itertools.pairwise(widths))
+    # Roughly 2 * 1.96 * sigma / sqrt(n) for large n.
+    assert widths[-1] == pytest.approx(2 * 1.96 * 2.0 / 100, rel=0.1)
+    assert all(math.isnan(x) for x in t_interval(np.array([1.0])))
+
+
+def test_clustered_win_rate_interval() -> None:
+    rng = np.random.default_rng(1)
+    credits = (rng.random(400) < 0.5).astype(float)
+    # One game per deal: the ordinary Wilson interval over games.
+    rate, ci, n_eff = win_rate_interval(credits, np.arange(400))
+    assert n_eff == pytest.approx(400 * rate * (1 - rate) / credits.var(ddof=1))
+    assert ci == pytest.approx(wilson_interval(credits.sum() * n_eff / 400, n_eff))
+    # Games of one deal all alike: only as informative as the number of deals.
+    alike = np.repeat(credits[:100], 4)
+    _, ci_alike, n_alike = win_rate_interval(alike, np.repeat(np.arange(100), 4))
+    assert n_alike == pytest.approx(100, rel=0.02)
+    # Games of one deal that cancel (a win and a loss): far tighter than over games.
+    cancel = np.tile([1.0, 0.0], 100)
+    cancel[:10] = 1.0  # a few deals with two wins, so there is some spread
+    _, ci_cancel, n_cancel = win_rate_interval(cancel, np.repeat(np.arange(100), 2))
+    assert n_cancel > 200
+    assert ci_cancel[1] - ci_cancel[0] < ci_alike[1] - ci_alike[0]
+    # Always inside [0, 1], also for a perfect record.
+    rate, (low, high), _ = win_rate_interval(np.ones(50), np.arange(50))
+    assert rate == 1.0 and high == 1.0 and 0.9 < low < 1.0
+
+
+# ------------------------------------------------------------------ outcomes
+def test_win_credits_split_ties_and_teams() -> None:
+    points = np.array([[5.0, -5.0, 0.0], [0.0, 0.0, 0.0], [3.0, 3.0, -6.0]])
+    credits = win_credits(points, np.arange(3))
+    assert credits.tolist() == [[1, 0, 0], [1 / 3, 1 / 3, 1 / 3], [0.5, 0.5, 0]]
+    team_points = np.array([[7.0, -7.0, 7.0, -7.0], [0.0, 0.0, 0.0, 0.0]])
+    team_credits = win_credits(team_points, np.array([0, 1, 0, 1]))
+    assert team_credits.tolist() == [[1, 0, 1, 0], [0.5, 0.5, 0.5, 0.5]]
+
+
+def test_seatings_rotate_every_agent_through_every_seat() -> None:
+    assert seatings(2, 2) == [(0, 1), (1, 0)]
+    three = seatings(3, 3)
+    assert len(three) == 3
+    for seat in range(3):
+        assert sorted(s[seat] for s in three) == [0, 1, 2]
+    round_robin = seatings(5, 2)
+    assert len(round_robin) == 20  # C(5, 2) line-ups x 2 rotations
+    assert len(set(round_robin)) == 20
+    assert seatings(2, 4) == [(0, 1, 0, 1), (1, 0, 1, 0)]  # cycling, distinct rotations only
+    assert unique_labels(["random", "x", "random"]) == ["random#1", "x", "random#2"]
+
+
+# ------------------------------------------------------------------ playing
+def test_duplicate_deals_replay_identical_decks() -> None:
+    result = run_arena(
+        "knock_rummy", 3, ["random", "random", "random"], deals=4, seed=11, keep_decks=True
+    )
+    assert result.games == 4 * 3
+    assert result.decks is not None
+    first_decks = []
+    for deal in range(4):
+        rows = np.flatnonzero(result.deal == deal)
+        decks = result.decks[rows]
+        assert (decks == decks[0]).all(), "a deal must replay the same deck in every seating"
+        first_decks.append(decks[0])
+        for seat in range(3):  # every agent sits in every seat on these cards
+            assert sorted(result.seat_agents[rows, seat]) == [0, 1, 2]
+    assert len({d.tobytes() for d in first_decks}) == 4, "different deals, different decks"
+
+
+def test_duplicate_deals_also_fix_later_hands_of_a_match() -> None:
+    env = make_arena_env("knock_rummy", 2, {"target_score": 60})
+    raw = env.unwrapped
+    players = [RandomPolicy(), RandomPolicy()]
+
+    def hand_decks(agent_seed: int) -> list[bytes]:
+        rngs = [np.random.default_rng([agent_seed, s]) for s in range(2)]
+        env.reset(seed=5)
+        decks = [raw.deck.tobytes()]
+        for agent in env.agent_iter():
+            obs, _r, term, trunc, _info = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            seat = raw.agent_name_mapping[agent]
+            env.step(players[seat].act(obs["observation"], obs["action_mask"], rngs[seat]))
+            if raw.deck.tobytes() != decks[-1]:
+                decks.append(raw.deck.tobytes())
+        return decks
+
+    a, b = hand_decks(1), hand_decks(2)
+    shared = min(len(a), len(b))
+    assert shared >= 2
+    assert a[:shared] == b[:shared]
+
+
+def test_episode_points_are_the_match_totals() -> None:
+    env = make_arena_env("knock_rummy", 3, {"target_score": 50})
+    players = [RandomPolicy()] * 3
+    for seed in range(10):
+        rngs = [np.random.default_rng([seed, s]) for s in range(3)]
+        result = play_episode(env, players, seed, rngs)
+        totals = env.unwrapped.match_totals
+        assert result.points.tolist() == [totals[f"player_{s}"] for s in range(3)]
+        assert result.points.sum() == pytest.approx(0.0)
+        assert result.hands >= 1 and result.decisions >= result.hands
+
+
+def test_same_seed_same_numbers_whatever_the_workers() -> None:
+    args = ("knock_rummy", 2, ["random", "random", "random"])
+    one = run_arena(*args, deals=8, seed=3, workers=1)
+    again = run_arena(*args, deals=8, seed=3, workers=1)
+    two = run_arena(*args, deals=8, seed=3, workers=2)
+    for other in (again, two):
+        assert np.array_equal(one.points, other.points)
+        assert np.array_equal(one.decisions, other.decisions)
+    assert two.workers == 2
+    report_one = summarize(one, resamples=50)
+    report_two = summarize(two, resamples=50)
+    assert report_one["agents"] == report_two["agents"]
+    other_seed = run_arena(*args, deals=8, seed=4, workers=1)
+    assert not np.array_equal(one.points, other_seed.points)
+
+
+def test_random_vs_random_is_even() -> None:
+    result = run_arena("knock_rummy", 2, ["random", "random"], deals=200, seed=2024)
+    report = summarize(result)
+    for label in ("random#1", "random#2"):
+        entry = report["agents"][label]
+        low, high = entry["win_rate_ci"]
+        assert low < 0.5 < high
+        assert entry["games"] == 400
+        plow, phigh = entry["mean_points_ci"]
+        assert plow < 0.0 < phigh
+    a, b = (report["agents"][x]["win_rate"] for x in ("random#1", "random#2"))
+    assert a + b == pytest.approx(1.0)
+    assert "ratings" not in report and "rating" not in report["agents"]["random#1"]
+
+
+def test_round_robin_report_has_cross_table_and_ratings() -> None:
+    result = run_arena("knock_rummy", 2, ["random", "random", "random"], deals=12, seed=5)
+    report = summarize(result, resamples=100)
+    _wins, counts = pairwise_by_deal(result)
+    assert counts.sum(axis=0)[0, 1] == 12 * 2  # every deal, both rotations
+    score = np.array(report["cross_table"]["score"], dtype=float)
+    assert np.isnan(np.diag(score)).all()
+    off_diagonal = ~np.eye(3, dtype=bool)
+    assert np.allclose((score + score.T)[off_diagonal], 1.0)
+    ratings = [report["agents"][x]["rating"] for x in report["agents"]]
+    assert sum(ratings) == pytest.approx(0.0, abs=1e-6)
+    assert report["ratings"]["anchor"] == "mean"
+    for entry in report["agents"].values():
+        assert entry["games"] == 12 * 4
+        low, high = entry["rating_ci"]
+        assert low <= high
+
+
+def test_agents_fewer_than_seats_cycle_and_teammates_are_not_compared() -> None:
+    result = run_arena("knock_rummy", 4, ["random", "random"], deals=3, seed=0)
+    assert result.seatings == [(0, 1, 0, 1), (1, 0, 1, 0)]
+    assert any("cycling" in note for note in result.notes)
+    _wins, counts = pairwise_by_deal(result)
+    assert np.trace(counts.sum(axis=0)) == 0
+
+
+class _Cheater(BasePolicy):
+    name = "cheater"
+
+    def act(self, observation, action_mask, rng) -> int:
+        return int(np.flatnonzero(action_mask == 0)[0])
+
+
+def test_illegal_action_names_the_agent() -> None:
+    with pytest.raises(IllegalActionError, match="agent 'cheater' \\(seat"):
+        run_arena("knock_rummy", 2, ["random", _Cheater()], deals=1, seed=0)
+
+
+# ------------------------------------------------------------------ bad input
+def test_unknown_agent_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown agent 'nobody'"):
+        run_arena("knock_rummy", 2, ["random", "nobody"], deals=1)
+
+
+def test_unsupported_player_count_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="knock_rummy supports 2-6 players, got 7"):
+        run_arena("knock_rummy", 7, ["random", "random"], deals=1)
+
+
+def test_other_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="at least 2 agents"):
+        run_arena("knock_rummy", 2, ["random"], deals=1)
+    with pytest.raises(ValueError, match="deals must be a positive int"):
+        run_arena("knock_rummy", 2, ["random", "random"], deals=0)
+    with pytest.raises(ConfigError, match="unknown option"):
+        run_arena("knock_rummy", 2, ["random", "random"], deals=1, options={"nope": 1})
+    with pytest.raises(ConfigError, match="set by the arena"):
+        run_arena("knock_rummy", 2, ["random", "random"], deals=1, options={"reward": "scaled"})
+    with pytest.raises(ValueError, match="unknown variant"):
+        run_arena("gin", 2, ["random", "random"], deals=1)
+
+
+def test_checkpoint_of_another_variant_is_a_clear_error(tmp_path, monkeypatch, capsys) -> None:
+    checkpoint = tmp_path / "ditch_model.zip"
+    checkpoint.write_bytes(b"not really a model")
+
+    def loader(path, variant, num_players, options):
+        raise ValueError(f"checkpoint {path!r} was trained for ditch_rummy, not {variant}")
+
+    monkeypatch.setattr(agent_registry, "_checkpoint_loader", None)  # restored afterwards
+    agent_registry.register_checkpoint_loader(loader)
+    with pytest.raises(ValueError, match="trained for ditch_rummy, not knock_rummy"):
+        run_arena("knock_rummy", 2, ["random", str(checkpoint)], deals=1)
+    code = cli.main(["arena", "knock_rummy", "--agents", "random", str(checkpoint), "--deals", "1"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "rummyzoo arena: error:" in err and "trained for ditch_rummy" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--agents", "random", "nobody"], "unknown agent 'nobody'"),
+        (["--players", "7", "--agents", "random", "random"], "supports 2-6 players, got 7"),
+        (["--agents", "random", "random", "--option", "nope=1"], "unknown option"),
+        (["--agents", "random", "random", "--option", "target_score"], "key=value"),
+    ],
+)
+def test_cli_bad_input_exits_2_with_one_line(argv, message, capsys) -> None:
+    code = cli.main(["arena", "knock_rummy", "--deals", "1", "--workers", "1", *argv])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+# ------------------------------------------------------------------ CLI output
+def test_cli_writes_json_csv_and_heatmap(tmp_path, capsys) -> None:
+    out = tmp_path / "nested" / "run"
+    code = cli.main(
+        [
+            "arena",
+            "knock_rummy",
+            "--players",
+            "2",
+            "--agents",
+            "random",
+            "random",
+            "random",
+            "--deals",
+            "10",
+            "--seed",
+            "7",
+            "--workers",
+            "1",
+            "--option",
+            "target_score=30",
+            "--json",
+            str(out / "arena.json"),
+            "--csv",
+            str(out / "arena.csv"),
+            "--heatmap",
+            str(out / "cross.png"),
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "win rate" in text and "cross table" in text and "random#3" in text
+    report = json.loads((out / "arena.json").read_text())
+    assert report["variant"] == "knock_rummy" and report["players"] == 2
+    assert report["seed"] == 7 and report["deals"] == 10
+    assert report["options"] == {"target_score": 30}
+    assert report["command"].startswith("rummyzoo arena knock_rummy")
+    assert report["elapsed_seconds"] >= 0
+    assert set(report["agents"]) == {"random#1", "random#2", "random#3"}
+    for entry in report["agents"].values():
+        for key in ("win_rate", "win_rate_ci", "mean_points", "mean_points_ci", "games"):
+            assert key in entry
+        for key in ("rating", "rating_ci"):
+            assert key in entry
+        assert entry["win_rate_ci"][0] <= entry["win_rate"] <= entry["win_rate_ci"][1]
+        assert entry["mean_points_ci"][0] <= entry["mean_points"] <= entry["mean_points_ci"][1]
+    assert len(report["cross_table"]["score"]) == 3
+    rows = list(csv.DictReader((out / "arena.csv").open()))
+    assert [r["agent"] for r in rows] == ["random#1", "random#2", "random#3"]
+    assert float(rows[0]["win_rate"]) == pytest.approx(report["agents"]["random#1"]["win_rate"])
+    assert (out / "cross.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Same command, same numbers.
+    again_path = tmp_path / "again.json"
+    argv = ["arena", "knock_rummy", "--agents", "random", "random", "random", "--deals", "10"]
+    argv += ["--seed", "7", "--workers", "1", "--option", "target_score=30", "--quiet"]
+    assert cli.main([*argv, "--json", str(again_path)]) == 0
+    again = json.loads(again_path.read_text())
+    assert again["agents"] == report["agents"]
+    assert again["cross_table"] == report["cross_table"]
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_every_variant_plays_in_the_arena(variant: str) -> None:
+    players = VARIANTS[variant][1][0]
+    result = run_arena(variant, players, ["random", "random"], deals=2, seed=1)
+    report = summarize(result)
+    assert result.games == 4
+    rates = [a["win_rate"] for a in report["agents"].values()]
+    assert sum(rates) == pytest.approx(1.0)  # two seats, one win (or a split) per game
+
+
+def test_team_games_score_teams() -> None:
+    if "ditch_rummy" not in VARIANTS:
+        pytest.skip("ditch_rummy is not registered")
+    options = {"teams": True, "target_score": None}
+    result = run_arena("ditch_rummy", 4, ["random", "random"], deals=3, seed=2, options=options)
+    assert result.seatings == [(0, 1, 0, 1), (1, 0, 1, 0)]  # one agent per team
+    assert np.array_equal(result.points[:, 0], result.points[:, 2])
+    report = summarize(result)
+    rates = [a["win_rate"] for a in report["agents"].values()]
+    assert sum(rates) == pytest.approx(1.0)  # per seat: each team's two seats share its result
+
+
+def test_parse_options_reads_json_values() -> None:
+    options = parse_options(["target_score=100", "teams=true", "hand_size=null", "x=reshuffle"])
+    assert options == {"target_score": 100, "teams": True, "hand_size": None, "x": "reshuffle"}
+    with pytest.raises(ConfigError, match="key=value"):
+        parse_options(["target_score"])
+    with pytest.raises(ConfigError, match="given twice"):
+        parse_options(["a=1", "a=2"])

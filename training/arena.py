@@ -1,0 +1,800 @@
+"""The arena: many seeded games between agents, with duplicate deals, seat rotation and ratings.
+
+How games are scheduled
+-----------------------
+Deal ``d`` of a run with seed ``S`` is the env seed ``SeedSequence([S, d])`` (it fixes every deck
+of the episode, also the later hands of a match, and the in-hand chance such as reshuffles). Each
+deal is played once per *seating*:
+
+* ``K >= N`` agents for ``N`` seats: every combination of ``N`` agents (a round robin; just the
+  one line-up when ``K == N``), each in all ``N`` rotations (seat ``s`` gets the line-up's agent
+  ``(s + r) % N`` in rotation ``r``). Every agent sits in every seat on identical cards, which
+  cancels the luck of the deal (duplicate play).
+* ``K < N``: the seats are filled by cycling the agent list (``A B A B`` for two agents and four
+  seats), again in every distinct rotation. An agent then holds several seats of one game; each
+  seat counts as one of its games, and seats held by the same agent are not compared with each
+  other.
+
+Agents' random streams are seeded from ``(S, d, seating, seat)``. Games depend on nothing else,
+so the numbers are the same whatever the number of worker processes; results are merged in deal
+order.
+
+What is measured
+----------------
+* **win rate**: a game's win goes to the seat(s) with the top episode points; ``k`` tied seats
+  (or teams, whose members share points) get ``1/k`` each. Reported with a 95% Wilson interval
+  using the deal-clustered effective sample size (see :mod:`rummyzoo.training.stats`).
+* **mean points** per hand (episode points / hands in the episode; one hand unless the variant
+  plays a match to a target score), with a 95% t interval over per-deal means.
+* **cross table** (any number of agents): the share of head-to-head comparisons row beat column;
+  two agents in the same game are compared by episode points (a tie is half), teammates are not
+  compared.
+* **ratings** (more than two agents): Bradley-Terry on the Elo scale fitted from all pairwise
+  comparisons, anchored at ``random`` when exactly one agent is ``random``, else at the mean,
+  with a bootstrap over deals (see :mod:`rummyzoo.training.ratings`).
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import math
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rummyzoo.agents.base import Policy
+from rummyzoo.agents.registry import make_agent
+from rummyzoo.envs.base import ConfigError, IllegalActionError
+from rummyzoo.envs.registry import check_players, make_env
+from rummyzoo.envs.seeding import check_seed, new_generator, seed_generator
+from rummyzoo.training.ratings import Ratings, bootstrap_ratings
+from rummyzoo.training.stats import clustered_mean, t_interval, win_rate_interval
+
+__all__ = [
+    "ArenaResult",
+    "EpisodeResult",
+    "deal_seeds",
+    "format_report",
+    "make_arena_env",
+    "parse_options",
+    "play_episode",
+    "run_arena",
+    "seatings",
+    "summarize",
+    "write_csv",
+    "write_heatmap",
+    "write_json",
+]
+
+#: Env options the arena sets itself (it needs raw points and no rendering).
+RESERVED_OPTIONS = ("reward", "reward_scale", "render_mode", "render_view")
+
+AgentSpec = str | Policy
+
+
+# ---------------------------------------------------------------------------- one episode
+@dataclass
+class EpisodeResult:
+    """One finished episode.
+
+    :param points: episode points per seat (raw points summed over the hands; a team's points
+        for each of its members).
+    :param hands: hands played (a truncated hand counts).
+    :param decisions: actions taken by live agents.
+    :param truncated: the episode hit the turn cap.
+    :param deck: the first hand's deck, top of the stock first (the record of the deal).
+    """
+
+    points: np.ndarray
+    hands: int
+    decisions: int
+    truncated: bool
+    deck: np.ndarray
+
+
+def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
+    """Options from ``key=value`` strings; values are read as JSON when possible.
+
+    ``target_score=100`` gives an int, ``teams=true`` a bool, ``target_score=null`` None;
+    anything that is not JSON stays a string (``stock_exhaustion=reshuffle``).
+
+    :raises ConfigError: an item without ``=`` or a key given twice.
+    """
+    options: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--option expects key=value, got {item!r}")
+        if key in options:
+            raise ConfigError(f"--option {key} is given twice")
+        try:
+            options[key] = json.loads(text)
+        except json.JSONDecodeError:
+            options[key] = text
+    return options
+
+
+def make_arena_env(variant: str, num_players: int, options: dict[str, Any] | None = None):
+    """The raw env the arena plays on (raw points as rewards); build once and reuse.
+
+    :raises ValueError: unknown variant, unsupported player count, a reserved option.
+    :raises ConfigError: an unknown or invalid rules option.
+    """
+    options = dict(options or {})
+    reserved = sorted(set(options) & set(RESERVED_OPTIONS))
+    if reserved:
+        raise ConfigError(
+            f"option(s) {', '.join(reserved)} are set by the arena (it scores raw points); "
+            "pass rules options only"
+        )
+    check_players(variant, num_players)
+    return make_env(variant, num_players, wrapped=False, reward="points", **options)
+
+
+def play_episode(
+    env: Any,
+    policies: Sequence[Policy],
+    deal_seed: int,
+    rngs: Sequence[np.random.Generator],
+    labels: Sequence[str] | None = None,
+) -> EpisodeResult:
+    """Play one episode on ``env`` (a raw arena env) reset with ``deal_seed``.
+
+    :param policies: one policy per seat (``reset(seat)`` is called on each first).
+    :param rngs: one random generator per seat, handed to that seat's ``act``.
+    :param labels: names for error messages (default: the policies' ``name``).
+    :raises IllegalActionError: a policy chose an illegal action; the message names the agent.
+    """
+    raw = env.unwrapped
+    num_seats = len(raw.possible_agents)
+    if len(policies) != num_seats or len(rngs) != num_seats:
+        raise ValueError(
+            f"need one policy and one rng per seat ({num_seats}), "
+            f"got {len(policies)} policies and {len(rngs)} rngs"
+        )
+    env.reset(seed=int(deal_seed))
+    deck = np.array(raw.deck, copy=True)
+    for seat, policy in enumerate(policies):
+        policy.reset(seat)
+    seat_of = raw.agent_name_mapping
+    totals = [0.0] * num_seats
+    decisions = 0
+    hands = 0
+    truncated = False
+    for agent in env.agent_iter():
+        obs, reward, terminated, trunc, info = env.last()
+        seat = seat_of[agent]
+        totals[seat] += reward
+        if terminated or trunc:
+            truncated = truncated or bool(trunc)
+            hands = max(hands, int(info.get("hand_index", 0)))
+            env.step(None)
+            continue
+        policy = policies[seat]
+        action = policy.act(obs["observation"], obs["action_mask"], rngs[seat])
+        try:
+            env.step(action)
+        except IllegalActionError as exc:
+            who = labels[seat] if labels is not None else getattr(policy, "name", type(policy))
+            raise IllegalActionError(
+                f"agent {who!r} (seat {seat}) chose an illegal action: {exc}"
+            ) from exc
+        decisions += 1
+    return EpisodeResult(
+        points=np.asarray(totals, dtype=np.float64),
+        hands=hands + int(truncated),
+        decisions=decisions,
+        truncated=truncated,
+        deck=deck,
+    )
+
+
+# ---------------------------------------------------------------------------- scheduling
+def seatings(num_agents: int, num_seats: int) -> list[tuple[int, ...]]:
+    """Agent index per seat for every game of one deal (see the module docstring)."""
+    if num_agents < 2:
+        raise ValueError(f"the arena needs at least 2 agents, got {num_agents}")
+    if num_agents >= num_seats:
+        lineups = list(combinations(range(num_agents), num_seats))
+    else:
+        lineups = [tuple(i % num_agents for i in range(num_seats))]
+    result: list[tuple[int, ...]] = []
+    for lineup in lineups:
+        for r in range(num_seats):
+            seating = tuple(lineup[(s + r) % num_seats] for s in range(num_seats))
+            if seating not in result:
+                result.append(seating)
+    return result
+
+
+def deal_seeds(seed: int, deal: int) -> tuple[int, int]:
+    """``(env seed, agents' key)`` of deal ``deal`` of a run seeded ``seed``."""
+    state = np.random.SeedSequence([seed, deal]).generate_state(3, np.uint64)
+    return int(state[0]), int(state[1]) | (int(state[2]) << 64)
+
+
+def unique_labels(names: Sequence[str]) -> list[str]:
+    """Agent names made unique for the report (``random#1``, ``random#2`` for repeats)."""
+    labels = []
+    for i, name in enumerate(names):
+        if names.count(name) > 1:
+            labels.append(f"{name}#{names[:i].count(name) + 1}")
+        else:
+            labels.append(name)
+    return labels
+
+
+# ---------------------------------------------------------------------------- playing
+@dataclass
+class _Plan:
+    """Everything a worker needs to play any range of deals."""
+
+    variant: str
+    num_players: int
+    options: dict[str, Any]
+    specs: list[AgentSpec]
+    labels: list[str]
+    seatings: list[tuple[int, ...]]
+    seed: int
+    keep_decks: bool
+
+
+class _Table:
+    """One process's env and policies, reused across games."""
+
+    def __init__(
+        self, plan: _Plan, policies: list[Policy] | None = None, env: Any | None = None
+    ) -> None:
+        self.plan = plan
+        self.env = (
+            env if env is not None else make_arena_env(plan.variant, plan.num_players, plan.options)
+        )
+        self.rngs = [new_generator() for _ in range(plan.num_players)]
+        # (agent index, copy number) -> policy; an agent holding two seats gets two copies.
+        self.instances: dict[tuple[int, int], Policy] = {}
+        if policies is not None:
+            for i, policy in enumerate(policies):
+                self.instances[(i, 0)] = policy
+
+    def _policy(self, agent: int, copy_number: int) -> Policy:
+        key = (agent, copy_number)
+        if key not in self.instances:
+            spec = self.plan.specs[agent]
+            if isinstance(spec, str):
+                self.instances[key] = make_agent(
+                    spec, self.plan.variant, self.plan.num_players, self.plan.options
+                )
+            elif copy_number == 0:
+                self.instances[key] = spec
+            else:
+                self.instances[key] = copy.deepcopy(self._policy(agent, 0))
+        return self.instances[key]
+
+    def play_deals(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        plan = self.plan
+        n = plan.num_players
+        games = (stop - start) * len(plan.seatings)
+        points = np.zeros((games, n))
+        hands = np.zeros(games, dtype=np.int64)
+        decisions = np.zeros(games, dtype=np.int64)
+        truncated = np.zeros(games, dtype=bool)
+        decks: list[np.ndarray] = []
+        g = 0
+        for deal in range(start, stop):
+            env_seed, agent_key = deal_seeds(plan.seed, deal)
+            for index, seating in enumerate(plan.seatings):
+                policies = [
+                    self._policy(agent, seating[:seat].count(agent))
+                    for seat, agent in enumerate(seating)
+                ]
+                for seat, rng in enumerate(self.rngs):
+                    seed_generator(rng, agent_key | (index << 128), seat)
+                labels = [plan.labels[a] for a in seating]
+                result = play_episode(self.env, policies, env_seed, self.rngs, labels)
+                points[g] = result.points
+                hands[g] = result.hands
+                decisions[g] = result.decisions
+                truncated[g] = result.truncated
+                if plan.keep_decks:
+                    decks.append(result.deck)
+                g += 1
+        out = {"points": points, "hands": hands, "decisions": decisions, "truncated": truncated}
+        if plan.keep_decks:
+            out["decks"] = np.stack(decks) if decks else np.zeros((0, 0), dtype=np.int64)
+        return out
+
+
+_WORKER_TABLE: _Table | None = None
+
+
+def _init_worker(plan: _Plan) -> None:
+    global _WORKER_TABLE
+    # Workers run side by side; a model's math library must not spread each over every core.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _WORKER_TABLE = _Table(plan)
+    for key, _ in enumerate(plan.specs):  # build the policies now, not during the first game
+        _WORKER_TABLE._policy(key, 0)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
+def _worker_play(start: int, stop: int) -> dict[str, np.ndarray]:
+    assert _WORKER_TABLE is not None, "worker used before initialisation"
+    return _WORKER_TABLE.play_deals(start, stop)
+
+
+@dataclass
+class ArenaResult:
+    """Every game of an arena run, in deal order (seatings in :func:`seatings` order).
+
+    Arrays have one row per game: ``deal`` (G,), ``seating`` (G,) index into ``seatings``,
+    ``seat_agents`` (G, N) agent index per seat, ``points`` (G, N) episode points, ``hands``,
+    ``decisions`` and ``truncated`` (G,), and ``decks`` (G, cards) when kept.
+    """
+
+    variant: str
+    num_players: int
+    options: dict[str, Any]
+    seed: int
+    deals: int
+    names: list[str]
+    labels: list[str]
+    seatings: list[tuple[int, ...]]
+    score_groups: np.ndarray
+    deal: np.ndarray
+    seating: np.ndarray
+    seat_agents: np.ndarray
+    points: np.ndarray
+    hands: np.ndarray
+    decisions: np.ndarray
+    truncated: np.ndarray
+    decks: np.ndarray | None = None
+    elapsed: float = 0.0
+    workers: int = 1
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def games(self) -> int:
+        return int(self.deal.size)
+
+
+def _progress_bar(total: int, quiet: bool):
+    from tqdm import tqdm
+
+    disable = quiet or not sys.stderr.isatty()
+    return tqdm(total=total, unit="game", file=sys.stderr, disable=disable, dynamic_ncols=True)
+
+
+def run_arena(
+    variant: str,
+    num_players: int,
+    agents: Sequence[AgentSpec],
+    deals: int,
+    seed: int = 0,
+    options: dict[str, Any] | None = None,
+    workers: int | None = 1,
+    quiet: bool = True,
+    keep_decks: bool = False,
+) -> ArenaResult:
+    """Play ``deals`` duplicate deals between ``agents``; see the module docstring.
+
+    :param agents: agent names (``random``, ``knock.greedy``, a checkpoint path) or policies.
+    :param options: rules options of the variant (e.g. ``{"target_score": 100}``).
+    :param workers: worker processes (``None``: one per CPU); 1 plays in this process.
+    :param quiet: no progress bar (it is shown on a terminal's stderr otherwise).
+    :param keep_decks: record each game's first deck (for checking the duplicates).
+    :raises ValueError: unknown variant or agent, unsupported player count, a bad option, fewer
+        than two agents, a checkpoint for another variant, or an agent playing illegally.
+    """
+    options = dict(options or {})
+    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
+        raise ValueError(f"deals must be a positive int, got {deals!r}")
+    seed = check_seed(seed)
+    if workers is None:
+        workers = os.cpu_count() or 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    if len(agents) < 2:
+        raise ValueError(f"the arena needs at least 2 agents, got {len(agents)}")
+    check_players(variant, num_players)
+    env = make_arena_env(variant, num_players, options)  # validates the options
+    policies: list[Policy] = []
+    names: list[str] = []
+    shown: list[str] = []
+    for spec in agents:
+        if isinstance(spec, str):
+            policies.append(make_agent(spec, variant, num_players, options))
+            names.append(spec)
+            # A checkpoint is shown by its file name rather than its whole path.
+            shown.append(Path(spec).name if Path(spec).is_file() else spec)
+        elif isinstance(spec, Policy):
+            policies.append(spec)
+            names.append(str(getattr(spec, "name", type(spec).__name__)))
+            shown.append(names[-1])
+        else:
+            raise ValueError(f"an agent must be a name or a Policy, got {spec!r}")
+    labels = unique_labels(shown)
+    table_seatings = seatings(len(agents), num_players)
+    notes = []
+    if len(agents) < num_players:
+        notes.append(
+            f"{len(agents)} agents for {num_players} seats: seats filled by cycling the agent "
+            "list; each seat an agent holds counts as one of its games"
+        )
+    plan = _Plan(
+        variant, num_players, options, list(agents), labels, table_seatings, seed, keep_decks
+    )
+    workers = min(workers, deals)
+    total_games = deals * len(table_seatings)
+    start_time = time.perf_counter()
+    with _progress_bar(total_games, quiet) as bar:
+        if workers == 1:
+            table = _Table(plan, policies, env)
+            parts = []
+            for deal in range(deals):
+                parts.append(table.play_deals(deal, deal + 1))
+                bar.update(len(table_seatings))
+        else:
+            parts = _play_parallel(plan, deals, workers, bar)
+    elapsed = time.perf_counter() - start_time
+
+    merged = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    game_deal = np.repeat(np.arange(deals), len(table_seatings))
+    game_seating = np.tile(np.arange(len(table_seatings)), deals)
+    seat_agents = np.asarray(table_seatings, dtype=np.int64)[game_seating]
+    return ArenaResult(
+        variant=variant,
+        num_players=num_players,
+        options=options,
+        seed=seed,
+        deals=deals,
+        names=names,
+        labels=labels,
+        seatings=table_seatings,
+        score_groups=np.asarray(env.unwrapped.game.score_groups, dtype=np.int64),
+        deal=game_deal,
+        seating=game_seating,
+        seat_agents=seat_agents,
+        points=merged["points"],
+        hands=merged["hands"],
+        decisions=merged["decisions"],
+        truncated=merged["truncated"],
+        decks=merged.get("decks"),
+        elapsed=elapsed,
+        workers=workers,
+        notes=notes,
+    )
+
+
+def _play_parallel(plan: _Plan, deals: int, workers: int, bar: Any) -> list[dict[str, np.ndarray]]:
+    """Play chunks of deals in spawned worker processes; return the parts in deal order."""
+    chunk = max(1, math.ceil(deals / (workers * 8)))
+    bounds = [(start, min(start + chunk, deals)) for start in range(0, deals, chunk)]
+    parts: list[dict[str, np.ndarray] | None] = [None] * len(bounds)
+    context = multiprocessing.get_context("spawn")  # safe with threads (torch) in the parent
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(plan,)
+    ) as pool:
+        pending = {pool.submit(_worker_play, a, b): i for i, (a, b) in enumerate(bounds)}
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    index = pending.pop(future)
+                    parts[index] = future.result()
+                    a, b = bounds[index]
+                    bar.update((b - a) * len(plan.seatings))
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+    return [p for p in parts if p is not None]
+
+
+# ---------------------------------------------------------------------------- statistics
+def win_credits(points: np.ndarray, score_groups: np.ndarray) -> np.ndarray:
+    """Win credit per game and seat: ``1/k`` to each seat of the ``k`` top-scoring groups."""
+    points = np.asarray(points, dtype=np.float64)
+    groups = np.asarray(score_groups)
+    top = points.max(axis=1, keepdims=True)
+    at_top = points == top
+    num_groups = int(groups.max()) + 1
+    group_at_top = np.zeros((points.shape[0], num_groups), dtype=bool)
+    for seat, group in enumerate(groups):
+        group_at_top[:, group] |= at_top[:, seat]
+    tied = group_at_top.sum(axis=1, keepdims=True)
+    return at_top / tied
+
+
+def pairwise_by_deal(result: ArenaResult) -> tuple[np.ndarray, np.ndarray]:
+    """``(wins, counts)`` of shape (D, K, K): head-to-head credit and comparisons per deal."""
+    k = len(result.labels)
+    wins = np.zeros((result.deals, k, k))
+    counts = np.zeros((result.deals, k, k))
+    groups = result.score_groups
+    for s, t in combinations(range(result.num_players), 2):
+        if groups[s] == groups[t]:
+            continue  # teammates share their points; comparing them says nothing
+        a = result.seat_agents[:, s]
+        b = result.seat_agents[:, t]
+        valid = a != b
+        ps, pt = result.points[valid, s], result.points[valid, t]
+        score = (ps > pt) + 0.5 * (ps == pt)
+        deal, a, b = result.deal[valid], a[valid], b[valid]
+        np.add.at(wins, (deal, a, b), score)
+        np.add.at(wins, (deal, b, a), 1.0 - score)
+        np.add.at(counts, (deal, a, b), 1.0)
+        np.add.at(counts, (deal, b, a), 1.0)
+    return wins, counts
+
+
+def _num(x: float) -> float | None:
+    """A JSON-safe number (NaN and infinities become None)."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def rating_anchor(names: Sequence[str]) -> int | None:
+    """Index of the only agent named ``random`` (ratings are anchored there), else None (mean)."""
+    return names.index("random") if list(names).count("random") == 1 else None
+
+
+def summarize(
+    result: ArenaResult, resamples: int = 1000, command: str | None = None
+) -> dict[str, Any]:
+    """The report of a run as a JSON-ready dict (see the module docstring for the definitions)."""
+    k = len(result.labels)
+    credits = win_credits(result.points, result.score_groups)
+    per_hand = result.points / np.maximum(result.hands, 1)[:, None]
+    deal_of_seat = np.broadcast_to(result.deal[:, None], result.points.shape)
+    wins, counts = pairwise_by_deal(result)
+    total_wins, total_counts = wins.sum(axis=0), counts.sum(axis=0)
+    ratings: Ratings | None = None
+    anchor = rating_anchor(result.names)
+    if k > 2:
+        ratings = bootstrap_ratings(wins, counts, anchor, resamples=resamples, seed=result.seed)
+    agents: dict[str, dict[str, Any]] = {}
+    for i, label in enumerate(result.labels):
+        mask = result.seat_agents == i
+        rate, rate_ci, n_eff = win_rate_interval(credits[mask], deal_of_seat[mask])
+        mean_points, per_deal = clustered_mean(per_hand[mask], deal_of_seat[mask])
+        points_ci = t_interval(per_deal)
+        entry: dict[str, Any] = {
+            "name": result.names[i],
+            "games": int(mask.sum()),
+            "win_rate": _num(rate),
+            "win_rate_ci": [_num(rate_ci[0]), _num(rate_ci[1])],
+            "win_rate_effective_n": _num(n_eff),
+            "mean_points": _num(mean_points),
+            "mean_points_ci": [_num(points_ci[0]), _num(points_ci[1])],
+            "mean_points_per_game": _num(result.points[mask].mean()),
+            "score_vs_others": _num(total_wins[i].sum() / max(total_counts[i].sum(), 1)),
+        }
+        if ratings is not None:
+            entry["rating"] = _num(ratings.elo[i])
+            entry["rating_ci"] = [_num(ratings.ci[i, 0]), _num(ratings.ci[i, 1])]
+            entry["rating_se"] = _num(ratings.se[i])
+        agents[label] = entry
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(total_counts > 0, total_wins / total_counts, np.nan)
+    report: dict[str, Any] = {
+        "variant": result.variant,
+        "players": result.num_players,
+        "options": result.options,
+        "seed": result.seed,
+        "deals": result.deals,
+        "seatings_per_deal": len(result.seatings),
+        "games": result.games,
+        "agents": agents,
+        "cross_table": {
+            "agents": result.labels,
+            "score": [[_num(x) for x in row] for row in share],
+            "comparisons": total_counts.astype(int).tolist(),
+            "meaning": "score[i][j]: share of comparisons agent i beat agent j (ties half)",
+        },
+        "mean_decisions_per_game": _num(result.decisions.mean()),
+        "mean_hands_per_game": _num(result.hands.mean()),
+        "truncated_games": int(result.truncated.sum()),
+        "workers": result.workers,
+        "elapsed_seconds": round(result.elapsed, 3),
+        "notes": list(result.notes),
+        "statistics": {
+            "win_rate_ci": "95% Wilson score interval, effective sample size from the "
+            "deal-clustered standard error",
+            "mean_points": "points per hand; 95% Student t interval over per-deal means",
+        },
+    }
+    if ratings is not None:
+        report["ratings"] = {
+            "model": "Bradley-Terry, Elo scale (400 log10)",
+            "anchor": "mean" if ratings.anchor is None else result.labels[ratings.anchor],
+            "uncertainty": ratings.method
+            + (f" over deals ({resamples} resamples)" if ratings.method == "bootstrap" else ""),
+            "regularised": ratings.regularised,
+        }
+        if ratings.regularised:
+            report["notes"].append(
+                "ratings: an agent or group never lost (or never won); one virtual draw per pair "
+                "keeps the ratings finite"
+            )
+    if command is not None:
+        report["command"] = command
+    return report
+
+
+# ---------------------------------------------------------------------------- output
+def _fmt(x: float | None, spec: str) -> str:
+    if x is None:
+        return "n/a"
+    digits = int(spec.rsplit(".", 1)[1].rstrip("f")) if "." in spec else 6
+    return format(round(x, digits) + 0.0, spec)  # + 0.0: no "-0"
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """A readable terminal table of :func:`summarize`'s report."""
+    lines = []
+    opts = ", ".join(f"{k}={v!r}" for k, v in report["options"].items())
+    lines.append(
+        f"{report['variant']}, {report['players']} players{' (' + opts + ')' if opts else ''}: "
+        f"{report['deals']} deals x {report['seatings_per_deal']} seatings = {report['games']} "
+        f"games, seed {report['seed']}, {report['elapsed_seconds']:.1f} s on "
+        f"{report['workers']} worker{'s' if report['workers'] != 1 else ''}"
+    )
+    labels = list(report["agents"])
+    has_rating = "ratings" in report
+    width = max(8, *(len(label) for label in labels))
+    head = (
+        f"{'agent':<{width}}  {'games':>6}  {'win rate':>8}  {'95% CI':<16}  "
+        f"{'points/hand':>11}  {'95% CI':<18}"
+    )
+    if has_rating:
+        head += f"  {'rating':>13}  {'95% CI':<16}"
+    lines += ["", head, "-" * len(head)]
+    for label, a in report["agents"].items():
+        lo, hi = a["win_rate_ci"]
+        plo, phi = a["mean_points_ci"]
+        row = (
+            f"{label:<{width}}  {a['games']:>6}  {_fmt(a['win_rate'], '.3f'):>8}  "
+            f"{'[' + _fmt(lo, '.3f') + ', ' + _fmt(hi, '.3f') + ']':<16}  "
+            f"{_fmt(a['mean_points'], '+.2f'):>11}  "
+            f"{'[' + _fmt(plo, '+.2f') + ', ' + _fmt(phi, '+.2f') + ']':<18}"
+        )
+        if has_rating:
+            rlo, rhi = a["rating_ci"]
+            rating = f"{_fmt(a['rating'], '+.0f')} ± {_fmt(a['rating_se'], '.0f')}"
+            row += f"  {rating:>13}  {'[' + _fmt(rlo, '+.0f') + ', ' + _fmt(rhi, '+.0f') + ']':<16}"
+        lines.append(row)
+    if has_rating:
+        r = report["ratings"]
+        lines.append(
+            f"ratings: {r['model']}, anchored at {r['anchor']}, uncertainty by {r['uncertainty']}"
+        )
+    if len(labels) > 2:
+        table = report["cross_table"]
+        cell = max(7, *(len(label) for label in labels))
+        lines += ["", "cross table: share of head-to-head comparisons the row beat the column"]
+        lines.append(" " * width + "".join(f"  {label:>{cell}}" for label in labels))
+        for i, label in enumerate(labels):
+            cells = []
+            for j in range(len(labels)):
+                value = table["score"][i][j]
+                cells.append("-" if i == j or value is None else f"{value:.3f}")
+            lines.append(f"{label:<{width}}" + "".join(f"  {c:>{cell}}" for c in cells))
+        lines.append(f"(comparisons per pair: {_pair_counts(table)})")
+    extra = []
+    if report["truncated_games"]:
+        extra.append(f"{report['truncated_games']} games truncated by the turn cap")
+    extra += report["notes"]
+    if extra:
+        lines.append("")
+        lines += [f"note: {n}" for n in extra]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _pair_counts(table: dict[str, Any]) -> str:
+    counts = table["comparisons"]
+    values = {counts[i][j] for i in range(len(counts)) for j in range(len(counts)) if i != j}
+    if len(values) == 1:
+        return str(values.pop())
+    return f"{min(values)}-{max(values)}"
+
+
+def _prepare(path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_json(report: dict[str, Any], path: str | Path) -> Path:
+    """Write the report as JSON (parent folders are created)."""
+    path = _prepare(path)
+    path.write_text(json.dumps(report, indent=2, allow_nan=False) + "\n")
+    return path
+
+
+CSV_COLUMNS = (
+    "agent",
+    "name",
+    "games",
+    "win_rate",
+    "win_rate_low",
+    "win_rate_high",
+    "mean_points",
+    "mean_points_low",
+    "mean_points_high",
+    "rating",
+    "rating_low",
+    "rating_high",
+    "rating_se",
+)
+
+
+def write_csv(report: dict[str, Any], path: str | Path) -> Path:
+    """Write one row per agent (rating columns empty with two agents)."""
+    path = _prepare(path)
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(CSV_COLUMNS)
+        for label, a in report["agents"].items():
+            rating_ci = a.get("rating_ci", [None, None])
+            row = [
+                label,
+                a["name"],
+                a["games"],
+                a["win_rate"],
+                *a["win_rate_ci"],
+                a["mean_points"],
+                *a["mean_points_ci"],
+                a.get("rating"),
+                *rating_ci,
+                a.get("rating_se"),
+            ]
+            writer.writerow(["" if v is None else v for v in row])
+    return path
+
+
+def write_heatmap(report: dict[str, Any], path: str | Path) -> Path:
+    """Write a PNG heatmap of the cross table (row's score against column)."""
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    path = _prepare(path)
+    table = report["cross_table"]
+    labels = table["agents"]
+    k = len(labels)
+    score = np.array([[np.nan if v is None else v for v in row] for row in table["score"]])
+    np.fill_diagonal(score, np.nan)
+    size = 1.2 + 0.9 * k
+    fig = Figure(figsize=(size + 1.5, size))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="#dddddd")
+    image = ax.imshow(np.ma.masked_invalid(score), cmap=cmap, vmin=0.0, vmax=1.0)
+    ax.set_xticks(range(k), labels, rotation=45, ha="right")
+    ax.set_yticks(range(k), labels)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("agent")
+    for i in range(k):
+        for j in range(k):
+            if i != j and not np.isnan(score[i, j]):
+                colour = "white" if abs(score[i, j] - 0.5) > 0.3 else "black"
+                ax.text(j, i, f"{score[i, j]:.2f}", ha="center", va="center", color=colour)
+    ax.set_title(f"{report['variant']}, {report['players']} players: row's score vs column")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return path

@@ -1,0 +1,201 @@
+"""Confidence intervals for the arena: Wilson score, Student t, and deal-clustered versions.
+
+Games of one deal are not independent: the same cards are replayed with the seats permuted, so
+one agent's results across the rotations of a deal are correlated (usually negatively: a deal
+that favours a seat favours each agent once). The arena therefore treats the *deal* as the unit
+of sampling: per agent, the per-deal mean of its results is one observation, and the standard
+error of the overall mean comes from the spread of those per-deal means (a cluster-robust
+standard error). That is what makes duplicate deals pay off: the luck of the cards cancels
+within a deal, and the interval gets narrower accordingly.
+
+* Mean points: a Student t interval over the per-deal means (``D - 1`` degrees of freedom).
+* Win rate: a Wilson score interval (it stays inside [0, 1] and is sensible near 0 and 1) with
+  the *effective* sample size ``p (1 - p) / se**2``, ``se`` being the deal-clustered standard
+  error. With independent games this is the ordinary Wilson interval over games; with
+  correlated games it widens or narrows by the design effect (Kish). When the clustered
+  standard error carries no information (a rate of exactly 0 or 1, or a single deal) the
+  plain Wilson interval over games is used. If every deal gave exactly the same rate strictly
+  between 0 and 1 (e.g. two identical deterministic agents, whose duplicate games mirror each
+  other) the interval has zero width: that rate is then exact.
+
+SciPy is not a dependency, so the t quantile is computed here (regularised incomplete beta by
+continued fraction, inverted by bisection); the normal quantile comes from :mod:`statistics`.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+
+__all__ = [
+    "clustered_mean",
+    "normal_quantile",
+    "student_t_cdf",
+    "student_t_quantile",
+    "t_interval",
+    "wilson_interval",
+    "win_rate_interval",
+]
+
+
+def normal_quantile(q: float) -> float:
+    """Quantile of the standard normal distribution (``1.959964`` for ``q = 0.975``)."""
+    return NormalDist().inv_cdf(q)
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 500):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """Regularised incomplete beta function ``I_x(a, b)``."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    front = math.exp(log_front)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def student_t_cdf(t: float, df: float) -> float:
+    """CDF of Student's t distribution with ``df`` degrees of freedom."""
+    if df <= 0:
+        raise ValueError(f"degrees of freedom must be positive, got {df!r}")
+    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t >= 0 else tail
+
+
+def student_t_quantile(q: float, df: float) -> float:
+    """Quantile of Student's t distribution (``12.706`` for ``q = 0.975, df = 1``).
+
+    :raises ValueError: for ``q`` outside (0, 1) or ``df <= 0``.
+    """
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"quantile level must be in (0, 1), got {q!r}")
+    if df <= 0:
+        raise ValueError(f"degrees of freedom must be positive, got {df!r}")
+    if q == 0.5:
+        return 0.0
+    if q < 0.5:
+        return -student_t_quantile(1.0 - q, df)
+    if df > 1e7:
+        return normal_quantile(q)
+    low, high = 0.0, 1.0
+    while student_t_cdf(high, df) < q:
+        low, high = high, high * 2.0
+    for _ in range(200):
+        mid = 0.5 * (low + high)
+        if student_t_cdf(mid, df) < q:
+            low = mid
+        else:
+            high = mid
+        if high - low < 1e-12 * max(1.0, high):
+            break
+    return 0.5 * (low + high)
+
+
+def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a proportion (``successes`` may be fractional: ties as halves).
+
+    :param successes: total success credit, ``0 <= successes <= n``.
+    :param n: number of trials (or an effective sample size); ``n = 0`` gives ``(0, 1)``.
+    """
+    if n < 0 or successes < 0 or successes > n + 1e-9:
+        raise ValueError(f"need 0 <= successes <= n, got successes={successes!r}, n={n!r}")
+    if n == 0:
+        return (0.0, 1.0)
+    z = normal_quantile(0.5 + confidence / 2.0)
+    p = min(successes / n, 1.0)
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z2 / (4 * n * n)) / denom
+    low = 0.0 if successes <= 0 else max(0.0, centre - half)
+    high = 1.0 if successes >= n else min(1.0, centre + half)
+    return (low, high)
+
+
+def t_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """Student t interval for the mean of independent ``values`` (NaN bounds for < 2 values)."""
+    values = np.asarray(values, dtype=np.float64)
+    n = values.size
+    if n == 0:
+        return (math.nan, math.nan)
+    mean = float(values.mean())
+    if n < 2:
+        return (math.nan, math.nan)
+    se = float(values.std(ddof=1)) / math.sqrt(n)
+    half = student_t_quantile(0.5 + confidence / 2.0, n - 1) * se
+    return (mean - half, mean + half)
+
+
+def clustered_mean(values: np.ndarray, clusters: np.ndarray) -> tuple[float, np.ndarray]:
+    """The mean of ``values`` and the per-cluster means (clusters in sorted order).
+
+    The overall mean weights every observation equally; the per-cluster means feed the
+    clustered standard error (every cluster holds the same number of observations in the
+    arena, so the two weightings agree there).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    clusters = np.asarray(clusters)
+    if values.size == 0:
+        return (math.nan, np.empty(0))
+    keys, inverse = np.unique(clusters, return_inverse=True)
+    sums = np.bincount(inverse, weights=values, minlength=keys.size)
+    counts = np.bincount(inverse, minlength=keys.size)
+    return (float(values.mean()), sums / counts)
+
+
+def win_rate_interval(
+    credits: np.ndarray, clusters: np.ndarray, confidence: float = 0.95
+) -> tuple[float, tuple[float, float], float]:
+    """Win rate, its Wilson interval with the deal-clustered effective sample size, and that size.
+
+    :param credits: win credit per game in [0, 1] (1/k for a k-way tie for the top).
+    :param clusters: the deal of each game.
+    :returns: ``(rate, (low, high), effective_n)``.
+    """
+    credits = np.asarray(credits, dtype=np.float64)
+    n = credits.size
+    if n == 0:
+        return (math.nan, (0.0, 1.0), 0.0)
+    rate, per_cluster = clustered_mean(credits, clusters)
+    spread = rate * (1.0 - rate)
+    d = per_cluster.size
+    n_eff = float(n)
+    if d >= 2 and spread > 1e-12:
+        se2 = float(per_cluster.var(ddof=1)) / d
+        n_eff = spread / se2 if se2 > 0 else math.inf
+    if math.isinf(n_eff):
+        return (rate, (rate, rate), n_eff)
+    return (rate, wilson_interval(rate * n_eff, n_eff, confidence), n_eff)
