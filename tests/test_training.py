@@ -1,0 +1,303 @@
+"""Training: configs, the seat env, masked DQN, smoke runs, checkpoints, resume, TensorBoard."""
+
+from __future__ import annotations
+
+import json
+import warnings
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch as th
+
+from rummyzoo.agents.base import BasePolicy
+from rummyzoo.agents.registry import make_agent
+from rummyzoo.envs.base import IllegalActionError
+from rummyzoo.envs.registry import VARIANTS
+from rummyzoo.training.arena import run_arena
+from rummyzoo.training.checkpoints import CheckpointError, load_policy, read_meta
+from rummyzoo.training.config import ConfigLoadError, load_config, validate_config
+from rummyzoo.training.dqn import MaskedDQN, masked_max
+from rummyzoo.training.seat_env import SeatEnv
+from rummyzoo.training.train import resume_run, train_from_file
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+# ------------------------------------------------------------------ configs
+def test_shipped_configs_validate():
+    names = sorted(p.name for p in CONFIGS.glob("*.yaml"))
+    for variant in ("knock", "ditch", "rummy500"):
+        for algo in ("ppo", "dqn"):
+            assert f"{variant}_{algo}.yaml" in names
+    for path in CONFIGS.glob("*.yaml"):
+        load_config(path)
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"bogus": 1}, r"bogus: Extra inputs are not permitted"),
+        ({"evaluation": {"dealz": 3}}, r"evaluation\.dealz: Extra inputs"),
+        ({"n_timesteps": "lots"}, r"n_timesteps: Input should be a valid integer"),
+        ({"variant": "gin_rummy"}, r"variant: unknown variant 'gin_rummy'"),
+        ({"num_players": 7}, r"num_players: knock_rummy supports 2-6 players, got 7"),
+        ({"algo": "a2c"}, r"algo: Input should be 'ppo' or 'dqn'"),
+        ({"algo": "dqn", "hyperparams": {"n_steps": 8}}, r"hyperparams\.n_steps: Extra inputs"),
+        (
+            {"hyperparams": {"learning_rate": -1}},
+            r"hyperparams\.learning_rate: Input should be greater than 0",
+        ),
+        ({"env_options": {"rummy_bonus": "lots"}}, r"env_options: .*rummy_bonus must be int"),
+        ({"opponents": [{"name": "random", "weight": 0}]}, r"opponents\.0\.weight"),
+        ({"policy_kwargs": {"activation_fn": "swish"}}, r"policy_kwargs\.activation_fn"),
+    ],
+)
+def test_config_errors_name_the_key(data, message):
+    with pytest.raises(ConfigLoadError, match=message):
+        validate_config(data)
+
+
+def test_overrides(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("variant: knock_rummy\nn_timesteps: 100\n")
+    cfg = load_config(
+        path,
+        [
+            "n_timesteps=500",
+            "hyperparams.n_steps=32",
+            "env_options.rummy_bonus=10",
+            "policy_kwargs.net_arch=[16, 16]",
+        ],
+    )
+    assert cfg.n_timesteps == 500 and cfg.hyperparams.n_steps == 32
+    assert cfg.env_options == {"rummy_bonus": 10} and cfg.policy_kwargs.net_arch == [16, 16]
+    with pytest.raises(ConfigLoadError, match=r"key\.sub=value"):
+        load_config(path, ["n_timesteps"])
+    with pytest.raises(ConfigLoadError, match="cannot read config"):
+        load_config(tmp_path / "missing.yaml")
+    (tmp_path / "bad.yaml").write_text("variant: [unclosed\n")
+    with pytest.raises(ConfigLoadError, match="not valid YAML"):
+        load_config(tmp_path / "bad.yaml")
+
+
+# ------------------------------------------------------------------ seat env
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_seat_env_passes_gymnasium_checker(variant):
+    from gymnasium.utils.env_checker import check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(SeatEnv(variant, 2, opponents=["random"]), skip_render_check=True)
+        check_env(
+            SeatEnv(variant, 3, opponents=["random"], mask_in_obs=True), skip_render_check=True
+        )
+
+
+class ScriptedPolicy(BasePolicy):
+    """Plays the first legal action whose name starts with one of ``prefixes``."""
+
+    name = "scripted"
+
+    def __init__(self, env, prefixes):
+        self.env = env
+        self.prefixes = prefixes
+
+    def act(self, observation, action_mask, rng):
+        for prefix in self.prefixes:
+            for a in np.flatnonzero(action_mask):
+                if self.env.action_name(int(a)).startswith(prefix):
+                    return int(a)
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def test_seat_env_final_reward_when_opponent_ends_the_game():
+    env = SeatEnv("knock_rummy", 2, opponents=["random"], learner_seat=0, reward="points")
+    obs, info = env.reset(seed=3)
+    knocker = ScriptedPolicy(env.aec, ["draw stock", "knock"])
+    env.opponents._fixed["random"] = knocker  # the opponent knocks at its first turn
+    env._policies[1] = knocker
+    assert info["seat"] == 0
+    obs, reward, term, trunc, info = env.step(env.aec.action_index("draw stock"))
+    assert reward == 0 and not term
+    legal = np.flatnonzero(env.action_masks())
+    obs, reward, term, trunc, info = env.step(int(legal[0]))  # a discard; then the knock
+    assert term and not trunc
+    points = info["game"]["points"]
+    assert reward == pytest.approx(points) and points != 0
+    assert not env.action_masks().any()
+    # The observation is the learner's own: its hand plane matches its cards.
+    start, stop = env.aec.game.observation_layout["hand"]
+    assert np.array_equal(np.flatnonzero(obs[start:stop]), env.aec.state.hand_cards(0))
+
+
+def test_seat_env_rotates_seats_and_penalises_or_raises_illegal():
+    env = SeatEnv("knock_rummy", 3, opponents=["random"])
+    seats = [env.reset(seed=1)[1]["seat"]] + [env.reset()[1]["seat"] for _ in range(8)]
+    assert seats == [0, 1, 2] * 3  # games that end before the learner acts keep its seat
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    _obs, reward, term, _trunc, info = env.step(illegal)
+    assert reward == -1.0 and info["illegal_action"] == illegal and not term
+    strict = SeatEnv("knock_rummy", 2, opponents=["random"], illegal_action="raise")
+    strict.reset(seed=0)
+    with pytest.raises(IllegalActionError, match="illegal action"):
+        strict.step(int(np.flatnonzero(~strict.action_masks())[0]))
+
+
+# ------------------------------------------------------------------ masked DQN
+def test_dqn_full_exploration_never_takes_an_illegal_action():
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    def factory():
+        return SeatEnv(
+            "knock_rummy", 2, opponents=["random"], mask_in_obs=True, illegal_action="raise"
+        )
+
+    vec = DummyVecEnv([factory, factory])
+    model = MaskedDQN(
+        "MlpPolicy",
+        vec,
+        learning_starts=50,
+        buffer_size=2000,
+        batch_size=16,
+        train_freq=4,
+        exploration_initial_eps=1.0,
+        exploration_final_eps=1.0,
+        policy_kwargs={"net_arch": [16]},
+        seed=0,
+    )
+    model.learn(total_timesteps=1500)  # any illegal action would raise IllegalActionError
+    assert model.num_timesteps >= 1500
+    # Greedy and exploring predictions are legal too.
+    obs = vec.reset()
+    for deterministic in (True, False):
+        actions, _ = model.predict(obs, deterministic=deterministic)
+        masks = obs[:, -106:] > 0.5
+        assert all(masks[i, a] for i, a in enumerate(actions))
+
+
+def test_dqn_target_ignores_illegal_actions():
+    q = th.tensor([[5.0, 100.0, 2.0], [1.0, 2.0, 3.0], [7.0, 8.0, 9.0]])
+    mask = th.tensor([[True, False, True], [True, True, True], [False, False, False]])
+    assert masked_max(q, mask).tolist() == [5.0, 3.0, 0.0]
+
+    env = SeatEnv("knock_rummy", 2, opponents=["random"], mask_in_obs=True)
+    model = MaskedDQN("MlpPolicy", env, policy_kwargs={"net_arch": [8]}, seed=0, gamma=0.5)
+    n = env.num_actions
+    next_obs = th.zeros((2, env.observation_space.shape[0]))
+    next_obs[0, -n + 3] = 1.0  # only action 3 legal in the first next state
+    next_obs[1, -n + 7] = 1.0
+    with th.no_grad():  # make the illegal action 1 look far better than anything legal
+        model.q_net_target.q_net[-1].bias[1] = 1000.0
+        q_next = model.q_net_target(next_obs)
+    assert q_next[0].argmax().item() == 1
+    target = model.td_target(th.tensor([[1.0], [2.0]]), next_obs, th.tensor([[0.0], [1.0]]))
+    assert target[0, 0].item() == pytest.approx(1.0 + 0.5 * q_next[0, 3].item())
+    assert target[1, 0].item() == pytest.approx(2.0)  # done: no bootstrap
+    assert target[0, 0].item() < 100
+
+
+# ------------------------------------------------------------------ smoke runs
+def _smoke(tmp_path, algo, variant):
+    run = tmp_path / f"{variant}_{algo}"
+    overrides = [f"variant={variant}", "env_options.target_score=null"]  # one hand per episode
+    summary = train_from_file(
+        str(CONFIGS / f"smoke_{algo}.yaml"), overrides, str(run), ["test"], progress_bar=False
+    )
+    return run, summary
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dqn"])
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_smoke_train_checkpoint_plays_and_resumes(tmp_path, algo, variant):
+    run, summary = _smoke(tmp_path, algo, variant)
+    assert summary["steps"] >= 256
+    for name in ("config.yaml", "command.txt", "version.json", "state.json", "summary.json"):
+        assert (run / name).exists(), name
+    last = run / "checkpoints" / "last.zip"
+    meta = read_meta(last)
+    assert meta["variant"] == variant and meta["algo"] == algo and meta["steps"] == summary["steps"]
+    assert (run / "checkpoints" / "best.zip").exists() and list((run / "pool").glob("*.zip"))
+    # The checkpoint plays legal games in the arena (an illegal move would raise).
+    result = run_arena(variant, 2, [str(last), "random"], deals=3, seed=1, workers=1)
+    assert result.games == 6
+    # Resume continues the step count.
+    resumed = resume_run(str(run), ["n_timesteps=384"], ["test"], progress_bar=False)
+    assert resumed["steps"] >= 384 and read_meta(last)["steps"] == resumed["steps"]
+
+
+def test_tensorboard_has_the_promised_tags(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    run, _ = _smoke(tmp_path, "ppo", "knock_rummy")
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    scalars, histograms, tensors = set(), set(), set()
+    plugins = set()
+    for folder in (run / "tb").iterdir():
+        acc = EventAccumulator(str(folder), size_guidance={"scalars": 0, "histograms": 0, "tensors": 0})
+        acc.Reload()
+        tags = acc.Tags()
+        scalars |= set(tags["scalars"])
+        histograms |= set(tags["histograms"])
+        tensors |= set(tags["tensors"])
+        for events in folder.glob("events.out.tfevents.*"):
+            for event in EventFileLoader(str(events)).Load():
+                for value in event.summary.value:
+                    plugins.add(value.metadata.plugin_data.plugin_name)
+    for tag in [
+        "rollout/ep_rew_mean",
+        "train/value_loss",
+        "charts/game_length",
+        "charts/points_per_hand",
+        "charts/train_win_rate",
+        "eval/random/win_rate",
+        "eval/random/win_rate_low",
+        "eval/random/win_rate_high",
+        "eval/random/mean_points",
+        "eval/score",
+        "selfplay/pool_size",
+        "selfplay/rating",
+    ]:
+        assert tag in scalars, tag
+    assert "charts/score_margin" in histograms
+    assert any(t.startswith("text/sample_game") for t in tensors)
+    assert "hparams" in plugins, "no HPARAMS data"
+
+
+# ------------------------------------------------------------------ checkpoints
+def test_checkpoint_errors_are_clear(tmp_path):
+    run, _ = _smoke(tmp_path, "dqn", "knock_rummy")
+    last = run / "checkpoints" / "last.zip"
+    with pytest.raises(CheckpointError, match="does not match this env: variant"):
+        load_policy(last, "rummy500", 2)
+    with pytest.raises(CheckpointError, match="num_players: checkpoint 2, env 3"):
+        load_policy(last, "knock_rummy", 3)
+    with pytest.raises(CheckpointError, match="options"):
+        load_policy(last, "knock_rummy", 2, {"rummy_bonus": 0})
+    assert load_policy(last, "knock_rummy", 2, {"target_score": 100}).name == "last.zip"
+    with pytest.raises(ValueError, match=r"does not match this env"):
+        make_agent(str(last), "rummy500", 2)
+    corrupt = tmp_path / "corrupt.zip"
+    corrupt.write_bytes(last.read_bytes()[:200])
+    with pytest.raises(CheckpointError, match="corrupt"):
+        read_meta(corrupt)
+    plain = tmp_path / "plain.zip"
+    with zipfile.ZipFile(plain, "w") as archive:
+        archive.writestr("data", "{}")
+    with pytest.raises(CheckpointError, match="not a rummyzoo checkpoint"):
+        read_meta(plain)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        read_meta(tmp_path / "nope.zip")
+    tampered = tmp_path / "tampered.zip"
+    with zipfile.ZipFile(last) as src, zipfile.ZipFile(tampered, "w") as dst:
+        for item in src.namelist():
+            data = src.read(item)
+            if item == "rummyzoo.json":
+                data = b"{not json"
+            dst.writestr(item, data)
+    with pytest.raises(CheckpointError, match="unreadable metadata"):
+        read_meta(tampered)
+    state = json.loads((run / "state.json").read_text())
+    assert state["steps"] >= 256

@@ -1,0 +1,289 @@
+"""The training callback: checkpoints, self-play snapshots, evaluation and TensorBoard.
+
+TensorBoard tags (besides SB3's own ``rollout/``, ``train/`` and ``time/``):
+
+==================================  ===========================================================
+tag                                 what
+==================================  ===========================================================
+``charts/game_length``              learner decisions per finished game (mean since last log)
+``charts/hands_per_game``           hands per game (match play)
+``charts/points_per_hand``          learner's raw points per hand
+``charts/train_win_rate``           share of training games the learner won
+``charts/score_margin``             histogram: learner's hand points minus the best opponent's
+``eval/<opponent>/win_rate``        evaluation win rate (duplicate deals, seat rotation)
+``eval/<opponent>/win_rate_low``    lower end of its 95% interval (``_high``: upper end)
+``eval/<opponent>/mean_points``     mean raw points per game against that opponent
+``eval/score``                      mean over opponents of the best-checkpoint metric
+``selfplay/pool_size``              snapshots in the opponent pool
+``selfplay/rating``                 learner's Elo against the pool (snapshots keep the rating
+                                    the learner had when they were taken; first one = 0)
+``selfplay/pool_win_rate``          learner's recent score rate against pool snapshots
+``text/sample_game``                one full game against the first evaluation opponent
+hparams                             the config's hyperparameters (HPARAMS tab)
+==================================  ===========================================================
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import HParam
+
+from rummyzoo.training.checkpoints import (
+    CheckpointPolicy,
+    atomic_write_text,
+    save_checkpoint,
+)
+from rummyzoo.training.config import RunConfig
+
+
+def pool_rating(results: list[tuple[float, float]]) -> float | None:
+    """Maximum-likelihood Elo of a player from (opponent rating, score) pairs."""
+    if not results:
+        return None
+    opp = np.asarray([r for r, _ in results])
+    score = np.asarray([s for _, s in results])
+    rating = float(opp.mean())
+    for _ in range(50):  # Newton steps on the logistic likelihood
+        p = 1.0 / (1.0 + 10 ** ((opp - rating) / 400))
+        grad = float((score - p).sum()) * math.log(10) / 400
+        hess = -float((p * (1 - p)).sum()) * (math.log(10) / 400) ** 2 - 1e-9
+        step = grad / hess
+        rating -= max(min(step, 400), -400)
+        if abs(step) < 1e-6:
+            break
+    return rating
+
+
+class RunCallback(BaseCallback):
+    """Everything a run does besides learning (see the module docstring for the tags)."""
+
+    def __init__(
+        self, config: RunConfig, run_dir: Path, state: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(verbose=0)
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.ckpt_dir = self.run_dir / "checkpoints"
+        self.pool_dir = self.run_dir / "pool"
+        state = dict(state or {})
+        self.pool: list[dict[str, Any]] = list(state.get("pool", []))
+        self.best_value: float | None = state.get("best_value")
+        self.eval_history: list[dict[str, Any]] = list(state.get("eval_history", []))
+        self.periodic: list[str] = list(state.get("periodic", []))
+        self.self_play = any(o.name == "self" for o in config.opponents)
+        self._games: deque[dict[str, Any]] = deque(maxlen=2000)
+        self._since_log: list[dict[str, Any]] = []
+        self._pool_results: deque[tuple[float, float]] = deque(maxlen=1000)
+        self.rating = float(state.get("rating", 0.0))
+
+    # ------------------------------------------------------------- schedule
+    def _init_callback(self) -> None:
+        steps = self.num_timesteps
+        cfg = self.config
+        self._next_ckpt = (steps // cfg.checkpoints.interval + 1) * cfg.checkpoints.interval
+        self._next_snapshot = (
+            steps // cfg.self_play.snapshot_interval + 1
+        ) * cfg.self_play.snapshot_interval
+        self._next_eval = (steps // cfg.evaluation.interval + 1) * cfg.evaluation.interval
+        self._next_sample = (
+            steps // cfg.evaluation.sample_game_interval + 1
+        ) * cfg.evaluation.sample_game_interval
+        self._log_hparams()
+        if self.self_play and not self.pool:
+            self._snapshot()  # the untrained learner starts the pool
+
+    def _log_hparams(self) -> None:
+        cfg = self.config
+        hparams: dict[str, Any] = {
+            "algo": cfg.algo,
+            "variant": cfg.variant,
+            "num_players": cfg.num_players,
+            "n_envs": cfg.n_envs,
+            "seed": cfg.seed,
+            "reward": cfg.reward,
+            "opponents": ",".join(f"{o.name}:{o.weight:g}" for o in cfg.opponents),
+        }
+        for key, value in cfg.hyperparams.model_dump().items():
+            if value is not None:
+                hparams[key] = value
+        metrics = {"eval/score": 0.0, "charts/points_per_hand": 0.0}
+        self.logger.record(
+            "hparams", HParam(hparams, metrics), exclude=("stdout", "log", "json", "csv")
+        )
+
+    def _on_step(self) -> bool:
+        infos = self.locals.get("infos", [])
+        for info in infos:
+            game = info.get("game")
+            if game is not None:
+                self._games.append(game)
+                self._since_log.append(game)
+                for label in game["opponents"]:
+                    if label.startswith("self@"):
+                        steps = int(label.split("@", 1)[1])
+                        rating = next((p["rating"] for p in self.pool if p["steps"] == steps), 0.0)
+                        score = 1.0 if game["points"] > 0 else (0.5 if game["points"] == 0 else 0.0)
+                        self._pool_results.append((rating, score))
+        steps = self.num_timesteps
+        cfg = self.config
+        if len(self._since_log) >= 50:
+            self._log_games()
+        if self.self_play and steps >= self._next_snapshot:
+            self._next_snapshot += cfg.self_play.snapshot_interval
+            self._snapshot()
+        if steps >= self._next_eval:
+            self._next_eval += cfg.evaluation.interval
+            self._evaluate()
+        if steps >= self._next_sample:
+            self._next_sample += cfg.evaluation.sample_game_interval
+            self._sample_game()
+        if steps >= self._next_ckpt:
+            self._next_ckpt += cfg.checkpoints.interval
+            self._checkpoint()
+        return True
+
+    # --------------------------------------------------------------- charts
+    def _log_games(self) -> None:
+        import torch as th
+
+        games = self._since_log
+        self._since_log = []
+        hand_points = [p for g in games for p in g["hand_points"]]
+        margins = [m for g in games for m in g["margins"]]
+        self.logger.record("charts/game_length", float(np.mean([g["decisions"] for g in games])))
+        self.logger.record("charts/hands_per_game", float(np.mean([g["hands"] for g in games])))
+        if hand_points:
+            self.logger.record("charts/points_per_hand", float(np.mean(hand_points)))
+        self.logger.record("charts/train_win_rate", float(np.mean([g["winner"] for g in games])))
+        if margins:
+            self.logger.record(
+                "charts/score_margin",
+                th.as_tensor(margins, dtype=th.float32),
+                exclude=("stdout", "log", "json", "csv"),
+            )
+        if self.self_play:
+            self.logger.record("selfplay/pool_size", len(self.pool))
+            rating = pool_rating(list(self._pool_results))
+            if rating is not None:
+                self.rating = rating
+                self.logger.record("selfplay/rating", rating)
+                self.logger.record(
+                    "selfplay/pool_win_rate", float(np.mean([s for _, s in self._pool_results]))
+                )
+
+    # ------------------------------------------------------------ self-play
+    def _snapshot(self) -> None:
+        steps = int(self.num_timesteps)
+        path = self.pool_dir / f"snapshot_{steps:09d}.zip"
+        save_checkpoint(self.model, path, self._meta())
+        entry = {"path": str(path), "steps": steps, "rating": self.rating}
+        self.pool.append(entry)
+        self.training_env.env_method("add_snapshot", entry["path"], steps, self.rating)
+        keep = self.config.self_play.pool_size
+        for old in self.pool[:-keep]:
+            Path(old["path"]).unlink(missing_ok=True)
+        self.pool = self.pool[-keep:]
+
+    # ----------------------------------------------------------- evaluation
+    def _meta(self) -> dict[str, Any]:
+        from rummyzoo.training.train import checkpoint_meta
+
+        return checkpoint_meta(self.config, self.num_timesteps)
+
+    def _policy(self) -> CheckpointPolicy:
+        return CheckpointPolicy(self.model, self._meta(), name="learner", deterministic=True)
+
+    def _evaluate(self) -> dict[str, Any]:
+        from rummyzoo.training.evaluate import evaluate_policy
+
+        cfg = self.config
+        options = {**cfg.env_options, **cfg.evaluation.options}
+        results = {}
+        scores = []
+        for k, opponent in enumerate(cfg.evaluation.opponents):
+            res = evaluate_policy(
+                self._policy(),
+                opponent,
+                cfg.variant,
+                cfg.num_players,
+                options,
+                deals=cfg.evaluation.deals,
+                seed=cfg.seed * 7919 + k,
+            )
+            results[opponent] = res
+            tag = f"eval/{opponent}"
+            self.logger.record(f"{tag}/win_rate", res["win_rate"])
+            self.logger.record(f"{tag}/win_rate_low", res["win_rate_ci"][0])
+            self.logger.record(f"{tag}/win_rate_high", res["win_rate_ci"][1])
+            self.logger.record(f"{tag}/mean_points", res["mean_points"])
+            scores.append(res[cfg.evaluation.best_metric])
+        score = float(np.mean(scores))
+        self.logger.record("eval/score", score)
+        self.eval_history.append(
+            {"steps": int(self.num_timesteps), "score": score, "results": results}
+        )
+        if self.best_value is None or score > self.best_value:
+            self.best_value = score
+            save_checkpoint(
+                self.model, self.ckpt_dir / "best.zip", {**self._meta(), "eval": results}
+            )
+        self.logger.dump(self.num_timesteps)
+        return results
+
+    def _sample_game(self) -> None:
+        from rummyzoo.training.evaluate import sample_game_text
+
+        cfg = self.config
+        opponent = cfg.evaluation.opponents[0]
+        text = sample_game_text(
+            self._policy(),
+            opponent,
+            cfg.variant,
+            cfg.num_players,
+            {**cfg.env_options, **cfg.evaluation.options},
+            seed=int(self.num_timesteps),
+        )
+        # TensorBoard renders markdown: indent four spaces for a fixed-width block.
+        block = "\n".join("    " + line for line in text.splitlines())
+        self.logger.record("text/sample_game", block, exclude=("stdout", "log", "json", "csv"))
+
+    # ---------------------------------------------------------- checkpoints
+    def _checkpoint(self) -> None:
+        steps = int(self.num_timesteps)
+        path = save_checkpoint(self.model, self.ckpt_dir / f"ckpt_{steps:09d}.zip", self._meta())
+        self.periodic.append(str(path))
+        for old in self.periodic[: -self.config.checkpoints.keep]:
+            Path(old).unlink(missing_ok=True)
+        self.periodic = self.periodic[-self.config.checkpoints.keep :]
+        self._save_last()
+
+    def _save_last(self) -> None:
+        steps = int(self.num_timesteps)
+        save_checkpoint(self.model, self.ckpt_dir / "last.zip", self._meta())
+        if self.config.algo == "dqn" and self.config.checkpoints.save_replay_buffer:
+            tmp = self.ckpt_dir / ".last_replay_buffer.tmp.pkl"
+            self.model.save_replay_buffer(str(tmp))
+            tmp.replace(self.ckpt_dir / "last_replay_buffer.pkl")
+        state = {
+            "steps": steps,
+            "pool": self.pool,
+            "best_value": self.best_value,
+            "eval_history": self.eval_history,
+            "periodic": self.periodic,
+            "rating": self.rating,
+        }
+        atomic_write_text(self.run_dir / "state.json", json.dumps(state, indent=2) + "\n")
+
+    def finish(self, model: Any) -> None:
+        """At the end of training: a final evaluation (if none at this step) and checkpoint."""
+        self.model = model
+        if not self.eval_history or self.eval_history[-1]["steps"] != int(model.num_timesteps):
+            self._evaluate()
+        self._save_last()

@@ -1,0 +1,227 @@
+"""Checkpoints: atomic saves with metadata, validated loads, and playing a checkpoint as a Policy.
+
+A checkpoint is the stable-baselines3 ``.zip`` of the model plus a ``rummyzoo.json`` member
+recording the variant, player count, rules options, observation layout, action count, algorithm,
+whether the mask is part of the observation, and the training step. Loading into an env whose
+variant, player count, observation layout or rules options differ fails with a clear message
+(only ``EVAL_SAFE_OPTIONS``, which change neither the observation layout nor the rules of a
+hand, may differ). Files are written to a temporary name and moved into place, so a crash never
+leaves a half-written checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rummyzoo.agents.base import BasePolicy
+from rummyzoo.agents.registry import register_checkpoint_loader
+from rummyzoo.envs.registry import make_env
+
+META_NAME = "rummyzoo.json"
+FORMAT_VERSION = 1
+#: Options that may differ between training and evaluation (match length, turn cap, first dealer).
+EVAL_SAFE_OPTIONS = frozenset({"target_score", "max_turns", "first_dealer"})
+ENV_ONLY_OPTIONS = frozenset({"render_mode", "reward", "reward_scale", "render_view"})
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, corrupt or does not match the env it is loaded into."""
+
+
+def env_signature(variant: str, num_players: int, options: dict[str, Any]) -> dict[str, Any]:
+    """What a checkpoint must agree on with an env: built from the env itself."""
+    rules_options = {k: v for k, v in options.items() if k not in ENV_ONLY_OPTIONS}
+    game = make_env(variant, num_players, wrapped=False, **rules_options).game
+    return {
+        "variant": variant,
+        "num_players": num_players,
+        "options": rules_options,
+        "obs_size": game.obs_size,
+        "num_actions": game.num_actions,
+        "observation_layout": {k: list(v) for k, v in game.observation_layout.items()},
+    }
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode())
+
+
+def save_checkpoint(model: Any, path: str | Path, meta: dict[str, Any]) -> Path:
+    """Save an SB3 model with rummyzoo metadata, atomically. Returns the final path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".zip")
+    os.close(fd)
+    try:
+        model.save(tmp)
+        with zipfile.ZipFile(tmp, "a") as archive:
+            archive.writestr(META_NAME, json.dumps({"format": FORMAT_VERSION, **meta}, indent=2))
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_meta(path: str | Path) -> dict[str, Any]:
+    """The metadata of a checkpoint.
+
+    :raises CheckpointError: missing file, not a zip, no or unreadable metadata.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            if META_NAME not in names:
+                raise CheckpointError(
+                    f"{path} is not a rummyzoo checkpoint (no {META_NAME} inside)"
+                )
+            meta = json.loads(archive.read(META_NAME))
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise CheckpointError(f"checkpoint {path} is corrupt or not a zip file ({exc})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"checkpoint {path} has unreadable metadata ({exc})") from None
+    for key in ("variant", "num_players", "options", "obs_size", "num_actions", "algo"):
+        if key not in meta:
+            raise CheckpointError(f"checkpoint {path} metadata lacks {key!r}")
+    return meta
+
+
+def check_compatible(
+    meta: dict[str, Any], variant: str, num_players: int, options: dict[str, Any], source: str
+) -> None:
+    """:raises CheckpointError: naming every field where the checkpoint and the env disagree."""
+    problems = []
+    if meta["variant"] != variant:
+        problems.append(f"variant: checkpoint {meta['variant']!r}, env {variant!r}")
+    if meta["num_players"] != num_players:
+        problems.append(f"num_players: checkpoint {meta['num_players']}, env {num_players}")
+    if not problems:
+        want = env_signature(variant, num_players, options)
+        trained = {k: v for k, v in meta["options"].items() if k not in EVAL_SAFE_OPTIONS}
+        current = {k: v for k, v in want["options"].items() if k not in EVAL_SAFE_OPTIONS}
+        if trained != current:
+            problems.append(f"options: checkpoint {trained}, env {current}")
+        for key in ("obs_size", "num_actions", "observation_layout"):
+            if key in meta and meta[key] != want[key]:
+                problems.append(f"{key} differs")
+    if problems:
+        raise CheckpointError(
+            f"checkpoint {source} does not match this env: " + "; ".join(problems)
+        )
+
+
+def load_model(path: str | Path, device: str = "cpu") -> tuple[Any, dict[str, Any]]:
+    """Load (model, metadata) from a checkpoint. :raises CheckpointError: see :func:`read_meta`."""
+    meta = read_meta(path)
+    cls = algo_class(meta["algo"])
+    try:
+        model = cls.load(str(path), device=device)
+    except Exception as exc:  # SB3 raises many kinds on a damaged archive
+        raise CheckpointError(f"checkpoint {path} could not be loaded: {exc}") from None
+    return model, meta
+
+
+def algo_class(name: str) -> Any:
+    if name == "ppo":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO
+    if name == "dqn":
+        from rummyzoo.training.dqn import MaskedDQN
+
+        return MaskedDQN
+    raise CheckpointError(f"unknown algorithm {name!r} in checkpoint")
+
+
+class CheckpointPolicy(BasePolicy):
+    """A trained model playing as a :class:`~rummyzoo.agents.base.Policy`.
+
+    :param deterministic: greedy (default) or sampled actions (PPO; DQN is always greedy).
+    """
+
+    def __init__(
+        self, model: Any, meta: dict[str, Any], name: str, deterministic: bool = True
+    ) -> None:
+        import torch as th
+
+        self._th = th
+        self.model = model
+        self.meta = meta
+        self.name = name
+        self.deterministic = deterministic
+        self.mask_in_obs = bool(meta.get("mask_in_obs", False))
+        self.algo = meta["algo"]
+
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        th = self._th
+        mask = np.asarray(action_mask, dtype=bool)
+        obs = observation
+        if self.mask_in_obs:
+            obs = np.concatenate([observation, mask.astype(np.float32)])
+        with th.no_grad():
+            tensor = th.as_tensor(obs, dtype=th.float32).unsqueeze(0)
+            if self.algo == "dqn":
+                q = self.model.q_net(tensor)[0]
+                q[~th.as_tensor(mask)] = -th.inf
+                action = int(q.argmax())
+            else:
+                policy = self.model.policy
+                dist = policy.get_distribution(tensor, action_masks=mask[None])
+                if self.deterministic:
+                    action = int(dist.mode()[0])
+                else:
+                    probs = dist.distribution.probs[0].numpy().astype(np.float64)
+                    probs = probs / probs.sum()
+                    action = int(rng.choice(len(probs), p=probs))
+        if not mask[action]:  # cannot happen with masking; kept as a guard
+            legal = np.flatnonzero(mask)
+            action = int(legal[0])
+        return action
+
+
+def load_policy(
+    path: str | Path,
+    variant: str,
+    num_players: int,
+    options: dict[str, Any] | None = None,
+    deterministic: bool = True,
+) -> CheckpointPolicy:
+    """Load a checkpoint as a Policy for ``variant`` / ``num_players`` / ``options``.
+
+    :raises CheckpointError: missing, corrupt or mismatched checkpoint (clear message).
+    """
+    meta = read_meta(path)
+    check_compatible(meta, variant, num_players, dict(options or {}), str(path))
+    model, meta = load_model(path)
+    return CheckpointPolicy(model, meta, name=Path(path).name, deterministic=deterministic)
+
+
+register_checkpoint_loader(lambda path, variant, n, options: load_policy(path, variant, n, options))

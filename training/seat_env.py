@@ -1,0 +1,331 @@
+"""The single-agent "seat" env: the learner plays one seat, opponents play the others.
+
+:class:`SeatEnv` is a gymnasium env over any rummyzoo PettingZoo env. The learner's seat is
+fixed, rotating game by game, or random; every other seat is played inside :meth:`step` by a
+:class:`~rummyzoo.agents.base.Policy` drawn from an :class:`OpponentMixture`. Observations and
+rewards are strictly the learner's: its observation (optionally with the legal-action mask
+appended, for DQN), and the reward it earned since its previous decision, including the final
+reward when an opponent's move ends the game. ``action_masks()`` lives on the env itself, so
+MaskablePPO finds it through any VecEnv (also ``SubprocVecEnv``).
+
+A game that ends before the learner's first decision (an opponent knocking on the first turn)
+gives the learner nothing to learn from; ``reset`` plays on to the next game and counts it in
+``skipped_games``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from rummyzoo.agents.base import Policy
+from rummyzoo.agents.registry import make_agent
+from rummyzoo.envs.registry import make_env
+
+
+@dataclass
+class Snapshot:
+    """A frozen copy of the learner in the self-play pool."""
+
+    path: str
+    steps: int
+    rating: float = 0.0
+    policy: Policy | None = field(default=None, repr=False)
+
+
+class OpponentMixture:
+    """Samples one opponent per seat and game from weighted entries.
+
+    Entries are agent names (``random``, heuristics, checkpoint paths) or ``"self"``, which
+    draws from the pool of learner snapshots (``sampling``: uniform, latest, or recent =
+    weights growing linearly with age rank). ``self`` with an empty pool falls back to the
+    other entries (or random play when there are none).
+    """
+
+    def __init__(
+        self,
+        entries: Sequence[tuple[str, float]],
+        variant: str,
+        num_players: int,
+        options: dict[str, Any] | None = None,
+        pool_size: int = 5,
+        sampling: str = "recent",
+        snapshot_loader: Any = None,
+    ) -> None:
+        if not entries:
+            raise ValueError("OpponentMixture needs at least one entry")
+        self.variant = variant
+        self.num_players = num_players
+        self.options = dict(options or {})
+        self.names = [name for name, _ in entries]
+        weights = np.asarray([w for _, w in entries], dtype=np.float64)
+        if (weights <= 0).any():
+            raise ValueError(f"opponent weights must be positive, got {weights.tolist()}")
+        self.weights = weights / weights.sum()
+        self.pool: list[Snapshot] = []
+        self.pool_size = pool_size
+        self.sampling = sampling
+        self.snapshot_loader = snapshot_loader
+        self._fixed: dict[str, Policy] = {
+            name: make_agent(name, variant, num_players, self.options)
+            for name in self.names
+            if name != "self"
+        }
+        self._fallback = make_agent("random", variant, num_players, self.options)
+
+    def add_snapshot(self, path: str, steps: int, rating: float = 0.0) -> None:
+        """Add a learner snapshot (loaded lazily); the oldest leaves a full pool."""
+        self.pool.append(Snapshot(path=path, steps=steps, rating=rating))
+        del self.pool[: -self.pool_size]
+
+    def _snapshot_policy(self, snap: Snapshot) -> Policy:
+        if snap.policy is None:
+            if self.snapshot_loader is None:
+                raise ValueError("self-play needs a snapshot loader")
+            snap.policy = self.snapshot_loader(
+                snap.path, self.variant, self.num_players, self.options
+            )
+        return snap.policy
+
+    def sample(self, rng: np.random.Generator) -> tuple[str, Policy]:
+        """(label, policy) of one opponent."""
+        k = int(rng.choice(len(self.names), p=self.weights))
+        name = self.names[k]
+        if name != "self":
+            return name, self._fixed[name]
+        if not self.pool:
+            others = [i for i, n in enumerate(self.names) if n != "self"]
+            if not others:
+                return "random", self._fallback
+            w = self.weights[others] / self.weights[others].sum()
+            name = self.names[others[int(rng.choice(len(others), p=w))]]
+            return name, self._fixed[name]
+        if self.sampling == "latest":
+            snap = self.pool[-1]
+        elif self.sampling == "uniform":
+            snap = self.pool[int(rng.integers(len(self.pool)))]
+        else:
+            w = np.arange(1, len(self.pool) + 1, dtype=np.float64)
+            snap = self.pool[int(rng.choice(len(self.pool), p=w / w.sum()))]
+        return f"self@{snap.steps}", self._snapshot_policy(snap)
+
+
+class SeatEnv(gym.Env):
+    """The learner's view of a multi-player rummyzoo game (see the module docstring).
+
+    :param variant: registered variant name.
+    :param num_players: players at the table.
+    :param env_options: rules options of the variant.
+    :param opponents: an :class:`OpponentMixture`, or a list of agent names (equal weights).
+    :param learner_seat: a seat, ``"rotate"`` (next seat each game) or ``"random"``.
+    :param reward: env reward mode seen by the learner (``points``, ``scaled``, ``win_loss``).
+    :param reward_scale: divisor for ``reward="scaled"``.
+    :param mask_in_obs: append the legal-action mask to the observation (masked DQN reads the
+        next state's legal actions from there).
+    :param illegal_action: ``"penalize"`` (default): an illegal action changes nothing, costs
+        ``illegal_penalty`` reward and the learner acts again (so unmasked algorithms and
+        gymnasium's env checker can step it); ``"raise"``: raise the env's IllegalActionError.
+    :param illegal_penalty: reward subtracted for an illegal action in ``"penalize"`` mode.
+    """
+
+    metadata = {"render_modes": ["ansi"]}  # noqa: RUF012
+
+    def __init__(
+        self,
+        variant: str,
+        num_players: int = 2,
+        env_options: dict[str, Any] | None = None,
+        opponents: OpponentMixture | Sequence[str] = ("random",),
+        learner_seat: int | str = "rotate",
+        reward: str = "scaled",
+        reward_scale: float = 50.0,
+        mask_in_obs: bool = False,
+        render_mode: str | None = None,
+        illegal_action: str = "penalize",
+        illegal_penalty: float = 1.0,
+    ) -> None:
+        super().__init__()
+        if illegal_action not in ("penalize", "raise"):
+            raise ValueError(
+                f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}"
+            )
+        self.illegal_action = illegal_action
+        self.illegal_penalty = float(illegal_penalty)
+        self.variant = variant
+        self.num_players = num_players
+        self.env_options = dict(env_options or {})
+        self.aec = make_env(
+            variant,
+            num_players,
+            wrapped=False,
+            reward=reward,
+            reward_scale=reward_scale,
+            render_mode="ansi" if render_mode == "ansi" else None,
+            **self.env_options,
+        )
+        if isinstance(opponents, OpponentMixture):
+            self.opponents = opponents
+        else:
+            self.opponents = OpponentMixture(
+                [(name, 1.0) for name in opponents], variant, num_players, self.env_options
+            )
+        if not (
+            learner_seat in ("rotate", "random")
+            or (isinstance(learner_seat, int) and 0 <= learner_seat < num_players)
+        ):
+            raise ValueError(
+                f"learner_seat must be 0..{num_players - 1}, 'rotate' or 'random', got {learner_seat!r}"
+            )
+        self.learner_seat = learner_seat
+        self.mask_in_obs = mask_in_obs
+        self.render_mode = render_mode
+        game = self.aec.game
+        self.num_actions = game.num_actions
+        self.obs_size = game.obs_size
+        size = game.obs_size + (game.num_actions if mask_in_obs else 0)
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        self.action_space = gym.spaces.Discrete(game.num_actions)
+        self.seat = 0
+        self._games = 0
+        self._seeded = False
+        self.skipped_games = 0
+        self._opponent_labels: list[str] = []
+        self._policies: list[Policy | None] = [None] * num_players
+        self._mask = np.zeros(game.num_actions, dtype=bool)
+
+    # ----------------------------------------------------------------- helpers
+    @property
+    def learner(self) -> str:
+        return self.aec.possible_agents[self.seat]
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner now (all False once the game is over)."""
+        return self._mask.copy()
+
+    def add_snapshot(self, path: str, steps: int, rating: float = 0.0) -> None:
+        """Self-play: add a learner snapshot to this env's opponent pool."""
+        self.opponents.add_snapshot(path, steps, rating)
+
+    def _observation(self) -> np.ndarray:
+        obs = self.aec.observe(self.learner)
+        mask = obs["action_mask"]
+        self._mask = mask.astype(bool)
+        if self.mask_in_obs:
+            return np.concatenate([obs["observation"], mask.astype(np.float32)])
+        return obs["observation"]
+
+    def _over(self) -> bool:
+        return bool(
+            self.aec.terminations.get(self.learner) or self.aec.truncations.get(self.learner)
+        )
+
+    def _play_opponents(self) -> None:
+        """Let opponents act until it is the learner's turn or the game is over."""
+        env = self.aec
+        rng = self.np_random
+        while not self._over():
+            agent = env.agent_selection
+            seat = env.agent_name_mapping[agent]
+            if seat == self.seat:
+                return
+            obs = env.observe(agent)
+            policy = self._policies[seat]
+            action = policy.act(obs["observation"], obs["action_mask"], rng)
+            before = env._hand_index
+            env.step(action)
+            self._note_hand(before)
+
+    def _note_hand(self, hands_before: int) -> None:
+        if self.aec._hand_index > hands_before:
+            info = self.aec.infos[self.learner]
+            points = [self.aec.infos[a]["points"] for a in self.aec.possible_agents]
+            mine = points[self.seat]
+            others = [p for i, p in enumerate(points) if i != self.seat]
+            self._hand_points.append(mine)
+            self._hand_margins.append(mine - max(others))
+            self._episode_points += info["points"]
+
+    # -------------------------------------------------------------- gym API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self._games = 0  # a seeded reset replays the same sequence of games and seats
+        while True:
+            if seed is not None or not self._seeded:
+                self.aec.reset(seed=int(self.np_random.integers(2**63)) if seed is None else seed)
+                self._seeded = True
+                seed = None
+            else:
+                self.aec.reset()
+            n = self.num_players
+            if self.learner_seat == "rotate":
+                self.seat = self._games % n
+            elif self.learner_seat == "random":
+                self.seat = int(self.np_random.integers(n))
+            else:
+                self.seat = int(self.learner_seat)
+            self._opponent_labels = []
+            for s in range(n):
+                if s == self.seat:
+                    self._policies[s] = None
+                    continue
+                label, policy = self.opponents.sample(self.np_random)
+                policy.reset(s)
+                self._policies[s] = policy
+                self._opponent_labels.append(label)
+            self._hand_points: list[float] = []
+            self._hand_margins: list[float] = []
+            self._episode_points = 0.0
+            self._decisions = 0
+            self._play_opponents()
+            if not self._over():
+                break
+            self.skipped_games += 1  # the same seat gets the next game
+        self._games += 1
+        return self._observation(), {"seat": self.seat, "opponents": list(self._opponent_labels)}
+
+    def step(self, action: int):
+        if self._over():
+            raise RuntimeError("step() called after the game ended; call reset()")
+        env = self.aec
+        action = int(action)
+        if not (0 <= action < self.num_actions and self._mask[action]):
+            if self.illegal_action == "raise":
+                env.step(action)  # raises IllegalActionError naming the action and legal moves
+            obs = self._observation()
+            return obs, -self.illegal_penalty, False, False, {"illegal_action": action}
+        before = env._hand_index
+        env.step(action)
+        self._decisions += 1
+        self._note_hand(before)
+        self._play_opponents()
+        learner = self.learner
+        reward = float(env._cumulative_rewards[learner])
+        env._cumulative_rewards[learner] = 0.0  # counted once
+        terminated = bool(env.terminations[learner])
+        truncated = bool(env.truncations[learner])
+        obs = self._observation()
+        info: dict[str, Any] = {}
+        if terminated or truncated:
+            self._mask[:] = False
+            info["game"] = {
+                "points": self._episode_points,
+                "hands": len(self._hand_points),
+                "hand_points": list(self._hand_points),
+                "margins": list(self._hand_margins),
+                "decisions": self._decisions,
+                "winner": bool(env.infos[learner].get("winner", False)),
+                "opponents": list(self._opponent_labels),
+                "seat": self.seat,
+                "truncated": truncated,
+            }
+        return obs, reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        return self.aec.render()
