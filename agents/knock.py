@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
+from rummyzoo.envs.base import split_options
 from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, PIP_VALUES, mask_cards
 from rummyzoo.envs.knock_rummy.rules import (
     DISCARD_BASE,
@@ -115,7 +116,7 @@ class KnockPolicy(BasePolicy):
     ):
         if variant != "knock_rummy":
             raise ValueError(f"{type(self).__name__} plays knock_rummy, not {variant}")
-        opts = {k: v for k, v in (options or {}).items() if k not in _ENV_ONLY}
+        _, opts = split_options(dict(options or {}))
         self.rules = KnockRummyRules(num_players=num_players, **opts)
         self.view = KnockView(self.rules)
         self.deadwood = DeadwoodCache()
@@ -124,9 +125,6 @@ class KnockPolicy(BasePolicy):
         """(deadwood after discard, card) for every legal discard."""
         legal = np.flatnonzero(mask[DISCARD_BASE:KNOCK_BASE]).tolist()
         return [(self.deadwood(hand & ~(1 << c)), c) for c in legal]
-
-
-_ENV_ONLY = {"render_mode", "reward", "reward_scale", "render_view"}
 
 
 class GreedyKnock(KnockPolicy):

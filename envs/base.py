@@ -25,6 +25,15 @@ from rummyzoo.envs.cards import parse_deck
 from rummyzoo.envs.seeding import check_seed, new_generator, seed_generator
 
 REWARD_MODES = ("points", "scaled", "win_loss")
+#: Options of the env shell (not of the rules): every variant's ``env()`` accepts them.
+ENV_OPTION_NAMES = ("render_mode", "reward", "reward_scale", "render_view", "max_hands")
+
+
+def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split ``env(**options)`` into (shell options, rules options)."""
+    shell = {k: v for k, v in options.items() if k in ENV_OPTION_NAMES}
+    rules = {k: v for k, v in options.items() if k not in ENV_OPTION_NAMES}
+    return shell, rules
 
 
 class IllegalActionError(ValueError):
@@ -186,6 +195,8 @@ class RummyEnv(AECEnv):
         or ``"win_loss"`` (+1 to the episode's top scorer(s), -1 to the others, 0 if all tie).
     :param reward_scale: divisor for ``reward="scaled"``.
     :param render_view: seat whose hand ``render`` shows, or ``None`` for all hands open.
+    :param max_hands: a match still undecided after this many hands is truncated (a policy
+        that never scores could otherwise play a match forever); ``None`` = no cap.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -201,6 +212,7 @@ class RummyEnv(AECEnv):
         reward: str = "points",
         reward_scale: float = 100.0,
         render_view: int | None = None,
+        max_hands: int | None = 1000,
     ) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -219,6 +231,11 @@ class RummyEnv(AECEnv):
             isinstance(render_view, int) and 0 <= render_view < game.num_players
         ):
             raise ConfigError(f"render_view must be a seat 0..{game.num_players - 1} or None")
+        if max_hands is not None and (
+            isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1
+        ):
+            raise ConfigError(f"max_hands must be a positive int or None, got {max_hands!r}")
+        self.max_hands = max_hands
         self.game = game
         self.rules = game.rules
         self.render_mode = render_mode
@@ -432,15 +449,17 @@ class RummyEnv(AECEnv):
         if over:
             self._episode_over = True
             self.terminations = dict.fromkeys(self.agents, True)
+        elif self.max_hands is not None and self._hand_index >= self.max_hands:
+            self._truncate(f"max_hands={self.max_hands}")
         else:
             self._dealer = (self._dealer + 1) % self.game.num_players
             self._start_hand(None)
 
-    def _truncate(self) -> None:
+    def _truncate(self, reason: str | None = None) -> None:
         self._episode_over = True
         self.truncations = dict.fromkeys(self.agents, True)
         for agent in self.agents:
-            self.infos[agent]["truncated_by"] = f"max_turns={self.rules.max_turns}"
+            self.infos[agent]["truncated_by"] = reason or f"max_turns={self.rules.max_turns}"
 
     def render(self) -> str | None:
         if self.render_mode is None:

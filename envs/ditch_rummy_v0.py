@@ -195,13 +195,11 @@ from typing import Any, ClassVar
 
 from pettingzoo import AECEnv
 
-from rummyzoo.envs.base import IllegalActionError, RummyEnv, make_config, wrap_env
+from rummyzoo.envs.base import IllegalActionError, RummyEnv, make_config, split_options, wrap_env
 from rummyzoo.envs.cards import format_card
 from rummyzoo.envs.ditch_rummy.rules import ORDER_TO_CARD, DitchRummyGame, DitchRummyRules
 
 __all__ = ["DitchRummyRules", "env", "raw_env"]
-
-ENV_OPTION_NAMES = ("render_mode", "reward", "reward_scale", "render_view")
 
 
 class raw_env(RummyEnv):
@@ -210,7 +208,7 @@ class raw_env(RummyEnv):
     metadata: ClassVar[dict[str, Any]] = {**RummyEnv.metadata, "name": "ditch_rummy_v0"}
 
     def __init__(self, num_players: int = 2, **options: Any) -> None:
-        env_opts = {k: options.pop(k) for k in ENV_OPTION_NAMES if k in options}
+        env_opts, options = split_options(options)
         rules = make_config(DitchRummyRules, num_players, options)
         super().__init__(DitchRummyGame(rules), **env_opts)
 

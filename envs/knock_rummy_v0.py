@@ -54,6 +54,7 @@ reward                    "points"         "points", "scaled" (points / reward_s
                                            "win_loss" (+1 top scorer(s), -1 others, 0 all tied)
 reward_scale              100.0            divisor for reward="scaled"
 render_view               None             None = all hands open; a seat = that seat's view
+max_hands                 1000             a match undecided after this many hands truncates
 ========================  ===============  ===================================================
 
 Bad option names, types or values raise :class:`~rummyzoo.envs.base.ConfigError` naming the option.
@@ -126,12 +127,10 @@ from typing import Any, ClassVar
 
 from pettingzoo import AECEnv
 
-from rummyzoo.envs.base import RummyEnv, make_config, wrap_env
+from rummyzoo.envs.base import RummyEnv, make_config, split_options, wrap_env
 from rummyzoo.envs.knock_rummy.rules import KnockRummyGame, KnockRummyRules
 
 __all__ = ["KnockRummyRules", "env", "raw_env"]
-
-ENV_OPTION_NAMES = ("render_mode", "reward", "reward_scale", "render_view")
 
 
 class raw_env(RummyEnv):
@@ -140,7 +139,7 @@ class raw_env(RummyEnv):
     metadata: ClassVar[dict[str, Any]] = {**RummyEnv.metadata, "name": "knock_rummy_v0"}
 
     def __init__(self, num_players: int = 2, **options: Any) -> None:
-        env_opts = {k: options.pop(k) for k in ENV_OPTION_NAMES if k in options}
+        env_opts, options = split_options(options)
         rules = make_config(KnockRummyRules, num_players, options)
         super().__init__(KnockRummyGame(rules), **env_opts)
 

@@ -196,3 +196,15 @@ def test_reset_without_seed_continues_and_deck_only_first_hand():
     assert list(env.deck) == [parse_card(c) for c in deck]
     env.reset()
     assert list(env.deck) != [parse_card(c) for c in deck]
+
+
+def test_max_hands_truncates_an_undecided_match():
+    env = knock_rummy_v0.raw_env(num_players=2, target_score=10**6, max_hands=3)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    while not any(env.truncations.values()):
+        assert not any(env.terminations.values())
+        env.step(int(rng.choice(env.legal_actions())))
+    assert env._hand_index == 3 and env.infos["player_0"]["truncated_by"] == "max_hands=3"
+    with pytest.raises(ConfigError, match="max_hands"):
+        knock_rummy_v0.env(max_hands=0)

@@ -22,13 +22,14 @@ import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
 from rummyzoo.agents.registry import register_checkpoint_loader
+from rummyzoo.envs.base import ENV_OPTION_NAMES
 from rummyzoo.envs.registry import make_env
 
 META_NAME = "rummyzoo.json"
 FORMAT_VERSION = 1
 #: Options that may differ between training and evaluation (match length, turn cap, first dealer).
 EVAL_SAFE_OPTIONS = frozenset({"target_score", "max_turns", "first_dealer"})
-ENV_ONLY_OPTIONS = frozenset({"render_mode", "reward", "reward_scale", "render_view"})
+ENV_ONLY_OPTIONS = frozenset(ENV_OPTION_NAMES)
 
 
 class CheckpointError(ValueError):
