@@ -236,7 +236,9 @@ def test_tensorboard_has_the_promised_tags(tmp_path):
     scalars, histograms, tensors = set(), set(), set()
     plugins = set()
     for folder in (run / "tb").iterdir():
-        acc = EventAccumulator(str(folder), size_guidance={"scalars": 0, "histograms": 0, "tensors": 0})
+        acc = EventAccumulator(
+            str(folder), size_guidance={"scalars": 0, "histograms": 0, "tensors": 0}
+        )
         acc.Reload()
         tags = acc.Tags()
         scalars |= set(tags["scalars"])
@@ -301,3 +303,42 @@ def test_checkpoint_errors_are_clear(tmp_path):
         read_meta(tampered)
     state = json.loads((run / "state.json").read_text())
     assert state["steps"] >= 256
+
+
+def test_features_train_record_and_play(tmp_path):
+    run = tmp_path / "features"
+    summary = train_from_file(
+        str(CONFIGS / "smoke_ppo.yaml"),
+        ["features=knock_deadwood"],
+        str(run),
+        ["test"],
+        progress_bar=False,
+    )
+    last = run / "checkpoints" / "last.zip"
+    assert read_meta(last)["features"] == "knock_deadwood" and summary["steps"] >= 256
+    policy = load_policy(last, "knock_rummy", 2)
+    assert policy.features is not None and policy.features.size == 106
+    result = run_arena("knock_rummy", 2, [str(last), "random"], deals=2, seed=0, workers=1)
+    assert result.games == 4
+
+
+def test_knock_features_values():
+    from rummyzoo.envs.cards import parse_card
+    from rummyzoo.training.features import make_features
+
+    env = SeatEnv("knock_rummy", 2, opponents=["random"], learner_seat=0, features="knock_deadwood")
+    env.reset(seed=0)
+    obs = env.aec.observe("player_0")["observation"]
+    feats = env.features(obs)
+    hand = env.aec.state.hand_cards(0)
+    from rummyzoo.envs.melds import optimal_deadwood
+
+    assert feats[0] == pytest.approx(optimal_deadwood(hand)[0] / 100)
+    card = hand[0]
+    rest = [c for c in hand if c != card]
+    assert feats[1 + card] == pytest.approx(optimal_deadwood(rest)[0] / 100)
+    assert feats[1 + parse_card("Ks")] == 0 or parse_card("Ks") in hand
+    with pytest.raises(ValueError, match="are for knock_rummy"):
+        make_features("knock_deadwood", "rummy500", 2, {})
+    with pytest.raises(ConfigLoadError, match="features"):
+        validate_config({"variant": "ditch_rummy", "features": "knock_deadwood"})

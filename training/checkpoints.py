@@ -24,6 +24,7 @@ from rummyzoo.agents.base import BasePolicy
 from rummyzoo.agents.registry import register_checkpoint_loader
 from rummyzoo.envs.base import ENV_OPTION_NAMES
 from rummyzoo.envs.registry import make_env
+from rummyzoo.training.features import learner_input, make_features
 
 META_NAME = "rummyzoo.json"
 FORMAT_VERSION = 1
@@ -178,15 +179,16 @@ class CheckpointPolicy(BasePolicy):
         self.deterministic = deterministic
         self.mask_in_obs = bool(meta.get("mask_in_obs", False))
         self.algo = meta["algo"]
+        self.features = make_features(
+            meta.get("features"), meta["variant"], meta["num_players"], meta["options"]
+        )
 
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
         th = self._th
         mask = np.asarray(action_mask, dtype=bool)
-        obs = observation
-        if self.mask_in_obs:
-            obs = np.concatenate([observation, mask.astype(np.float32)])
+        obs = learner_input(observation, mask, self.features, self.mask_in_obs)
         with th.no_grad():
             tensor = th.as_tensor(obs, dtype=th.float32).unsqueeze(0)
             if self.algo == "dqn":

@@ -133,6 +133,8 @@ class RunConfig(Strict):
     reward_scale: float = Field(50.0, gt=0)
     learner_seat: Literal["random", "rotate"] | int = "rotate"
     """Seat of the learner: a fixed seat, rotating game by game, or random."""
+    features: str | None = None
+    """Engineered features appended to the observation (``knock_deadwood``), or none."""
     algo: Literal["ppo", "dqn"] = "ppo"
     n_timesteps: int = Field(200_000, gt=0)
     """Learner environment steps (decisions) to train for."""
@@ -190,6 +192,17 @@ class RunConfig(Strict):
             )
         if not self.opponents:
             raise ValueError("opponents: at least one opponent is needed")
+        if self.features is not None:
+            from rummyzoo.training.features import FEATURES
+
+            if self.features not in FEATURES:
+                raise ValueError(
+                    f"features: unknown {self.features!r}; known: {', '.join(FEATURES)}"
+                )
+            if FEATURES[self.features].variant != self.variant:
+                raise ValueError(
+                    f"features: {self.features!r} are for {FEATURES[self.features].variant}"
+                )
         # The env options must build a valid env (checked with the env's own validation).
         from rummyzoo.envs.registry import make_env
 

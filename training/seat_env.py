@@ -25,6 +25,7 @@ import numpy as np
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.registry import make_env
+from rummyzoo.training.features import learner_input, make_features
 
 
 @dataclass
@@ -130,6 +131,8 @@ class SeatEnv(gym.Env):
         ``illegal_penalty`` reward and the learner acts again (so unmasked algorithms and
         gymnasium's env checker can step it); ``"raise"``: raise the env's IllegalActionError.
     :param illegal_penalty: reward subtracted for an illegal action in ``"penalize"`` mode.
+    :param features: name of engineered features appended to the observation
+        (see :mod:`rummyzoo.training.features`), or None.
     """
 
     metadata = {"render_modes": ["ansi"]}  # noqa: RUF012
@@ -147,6 +150,7 @@ class SeatEnv(gym.Env):
         render_mode: str | None = None,
         illegal_action: str = "penalize",
         illegal_penalty: float = 1.0,
+        features: str | None = None,
     ) -> None:
         super().__init__()
         if illegal_action not in ("penalize", "raise"):
@@ -186,7 +190,9 @@ class SeatEnv(gym.Env):
         game = self.aec.game
         self.num_actions = game.num_actions
         self.obs_size = game.obs_size
-        size = game.obs_size + (game.num_actions if mask_in_obs else 0)
+        self.features = make_features(features, variant, num_players, self.env_options)
+        extra = self.features.size if self.features is not None else 0
+        size = game.obs_size + extra + (game.num_actions if mask_in_obs else 0)
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
         self.action_space = gym.spaces.Discrete(game.num_actions)
         self.seat = 0
@@ -214,9 +220,7 @@ class SeatEnv(gym.Env):
         obs = self.aec.observe(self.learner)
         mask = obs["action_mask"]
         self._mask = mask.astype(bool)
-        if self.mask_in_obs:
-            return np.concatenate([obs["observation"], mask.astype(np.float32)])
-        return obs["observation"]
+        return learner_input(obs["observation"], mask, self.features, self.mask_in_obs)
 
     def _over(self) -> bool:
         return bool(

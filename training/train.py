@@ -94,6 +94,7 @@ def make_seat_env(config: RunConfig, rank: int, run_dir: Path | None = None):
             reward=config.reward,
             reward_scale=config.reward_scale,
             mask_in_obs=config.algo == "dqn",
+            features=config.features,
         )
         env.reset(seed=config.seed * 1000 + rank)
         return env
@@ -158,6 +159,7 @@ def checkpoint_meta(config: RunConfig, steps: int) -> dict[str, Any]:
         **sig,
         "algo": config.algo,
         "mask_in_obs": config.algo == "dqn",
+        "features": config.features,
         "steps": int(steps),
         "rummyzoo_version": package_version(),
         "reward": config.reward,

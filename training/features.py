@@ -1,0 +1,99 @@
+"""Optional engineered features appended to the learner's observation.
+
+They are computed from the learner's own observation only (never hidden state), exactly as a
+player would work them out from the cards in front of them, and they spare a small network from
+rediscovering meld arithmetic. A checkpoint records which features it was trained with, and the
+same function is applied when it plays.
+
+``knock_deadwood`` (Knock Rummy), 106 values:
+
+====================  ====  ===================================================================
+part                  size  content
+====================  ====  ===================================================================
+deadwood              1     optimal deadwood of the hand / 100
+after_discard         52    for each held card: optimal deadwood without it / 100 (else 0)
+melded                52    cards in the optimal melds of the hand
+take_discard          1     best deadwood after taking the top discard and throwing a card / 100
+====================  ====  ===================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from rummyzoo.envs.cards import mask_cards
+from rummyzoo.envs.registry import make_env
+
+FeatureFn = Callable[[np.ndarray], np.ndarray]
+
+
+def learner_input(
+    observation: np.ndarray, mask: np.ndarray, features: Any, mask_in_obs: bool
+) -> np.ndarray:
+    """The network's input: observation, then features (if any), then the mask (if asked)."""
+    parts = [observation]
+    if features is not None:
+        parts.append(features(observation))
+    if mask_in_obs:
+        parts.append(np.asarray(mask, dtype=np.float32))
+    return np.concatenate(parts) if len(parts) > 1 else observation
+
+
+class KnockDeadwoodFeatures:
+    """See the module docstring."""
+
+    size = 106
+    variant = "knock_rummy"
+
+    def __init__(self, num_players: int, options: dict[str, Any]) -> None:
+        from rummyzoo.agents.knock import DeadwoodCache
+
+        game = make_env("knock_rummy", num_players, wrapped=False, **options).game
+        self.hand = slice(*game.observation_layout["hand"])
+        self.top = slice(*game.observation_layout["top_discard"])
+        self.deadwood = DeadwoodCache()
+        self.allow_taken = game.rules.allow_discard_of_taken
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.size, dtype=np.float32)
+        cards = np.flatnonzero(obs[self.hand]).tolist()
+        hand = 0
+        for c in cards:
+            hand |= 1 << c
+        dw = self.deadwood
+        out[0] = dw(hand) / 100
+        for c in cards:
+            out[1 + c] = dw(hand & ~(1 << c)) / 100
+        _, melds = dw.solver.solve_mask(hand)
+        for m in melds:
+            for c in mask_cards(m):
+                out[53 + c] = 1.0
+        tops = np.flatnonzero(obs[self.top])
+        if tops.size:
+            top = int(tops[0])
+            forbid = -1 if self.allow_taken else top
+            out[105] = dw.best_discard(hand | (1 << top), forbid)[0] / 100
+        return out
+
+
+FEATURES: dict[str, type] = {"knock_deadwood": KnockDeadwoodFeatures}
+
+
+def make_features(name: str | None, variant: str, num_players: int, options: dict[str, Any]) -> Any:
+    """The feature function called ``name`` (None: no features).
+
+    :raises ValueError: unknown name, or features of another variant.
+    """
+    if name is None:
+        return None
+    if name not in FEATURES:
+        raise ValueError(f"unknown features {name!r}; known: {', '.join(FEATURES)}")
+    cls = FEATURES[name]
+    if cls.variant != variant:
+        raise ValueError(f"features {name!r} are for {cls.variant}, not {variant}")
+    from rummyzoo.envs.base import split_options
+
+    return cls(num_players, split_options(dict(options))[1])
