@@ -35,6 +35,7 @@ def bench_env(
     rng = np.random.default_rng(seed)
     games = decisions = truncated = 0
     start = time.perf_counter()
+    cpu_start = time.process_time()
     deadline = start + seconds
     env.reset(seed=seed)
     while True:
@@ -52,6 +53,7 @@ def bench_env(
         if time.perf_counter() >= deadline:
             break
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     return {
         "variant": variant,
         "num_players": num_players,
@@ -63,6 +65,8 @@ def bench_env(
         "decisions_per_s": decisions / elapsed,
         "games_per_s": games / elapsed,
         "decisions_per_game": decisions / max(games, 1),
+        "cpu_seconds": cpu,
+        "decisions_per_cpu_s": decisions / cpu if cpu > 0 else None,
         "truncated_agent_steps": truncated,
     }
 
@@ -107,7 +111,7 @@ def run_bench(args: Any) -> dict[str, Any]:
         f"{result['variant']} ({result['num_players']} players, {result['api']}): "
         f"{result['decisions_per_s']:,.0f} decisions/s, {result['games_per_s']:,.1f} games/s, "
         f"{result['decisions_per_game']:.1f} decisions/game over {result['games']} games "
-        f"in {result['seconds']:.1f}s"
+        f"in {result['seconds']:.1f}s ({result['decisions_per_cpu_s']:,.0f} per CPU-second)"
     )
     print(
         f"deadwood solver: median {result['deadwood_median_us']:.1f} us, mean "

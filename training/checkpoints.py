@@ -172,6 +172,10 @@ class CheckpointPolicy(BasePolicy):
     ) -> None:
         import torch as th
 
+        if th.get_num_threads() > 1:
+            # One game position at a time: threads cost more than they give (and the arena runs
+            # one process per core).
+            th.set_num_threads(1)
         self._th = th
         self.model = model
         self.meta = meta

@@ -142,6 +142,9 @@ class RunConfig(Strict):
     n_envs: int = Field(4, gt=0)
     vec_env: Literal["dummy", "subproc"] = "dummy"
     device: str = "cpu"
+    torch_threads: int = Field(1, ge=1)
+    """Torch intra-op threads. Small networks on few cores run fastest single-threaded; more
+    threads only fight the env processes for the cores."""
     hyperparams: PPOHyperparams | DQNHyperparams | None = None
     """Algorithm hyperparameters; defaults of the chosen algorithm when omitted."""
     policy_kwargs: PolicyKwargs = PolicyKwargs()

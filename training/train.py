@@ -203,8 +203,11 @@ def train(
     progress_bar: bool = True,
 ) -> dict[str, Any]:
     """Train (or resume) a run; returns a summary with the checkpoint paths and figures."""
+    import torch
+
     from rummyzoo.training.callbacks import RunCallback
 
+    torch.set_num_threads(config.torch_threads)
     run_dir = Path(run_dir)
     tb_dir = run_dir / "tb"
     state: dict[str, Any] = {}
