@@ -84,6 +84,7 @@ class DeadwoodCache:
     def __init__(self, limit: int = 200_000) -> None:
         self.solver = knock_solver()
         self.cache: dict[int, int] = {}
+        self.after_cache: dict[int, dict[int, int]] = {}
         self.limit = limit
 
     def __call__(self, hand: int) -> int:
@@ -94,14 +95,22 @@ class DeadwoodCache:
             d = self.cache[hand] = self.solver.solve_mask(hand)[0]
         return d
 
+    def after_discards(self, hand: int) -> dict[int, int]:
+        """Deadwood after throwing each card of ``hand`` (memoised per hand)."""
+        found = self.after_cache.get(hand)
+        if found is None:
+            if len(self.after_cache) >= self.limit:
+                self.after_cache.clear()
+            found = self.after_cache[hand] = self.solver.deadwood_after_discards(hand)
+        return found
+
     def best_discard(self, hand: int, forbidden: int = -1) -> tuple[int, int]:
         """(deadwood, card) of the discard leaving the lowest deadwood; ties: highest card."""
         best_key: tuple[int, int, int] | None = None
         best = (1 << 30, -1)
-        for c in mask_cards(hand):
+        for c, d in self.after_discards(hand).items():
             if c == forbidden:
                 continue
-            d = self(hand & ~(1 << c))
             key = (d, -VALUES[c], -(c % NUM_RANKS))
             if best_key is None or key < best_key:
                 best_key, best = key, (d, c)
@@ -123,8 +132,8 @@ class KnockPolicy(BasePolicy):
 
     def _discard_options(self, hand: int, mask: np.ndarray) -> list[tuple[int, int]]:
         """(deadwood after discard, card) for every legal discard."""
-        legal = np.flatnonzero(mask[DISCARD_BASE:KNOCK_BASE]).tolist()
-        return [(self.deadwood(hand & ~(1 << c)), c) for c in legal]
+        after = self.deadwood.after_discards(hand)
+        return [(after[c], c) for c in np.flatnonzero(mask[DISCARD_BASE:KNOCK_BASE]).tolist()]
 
 
 class GreedyKnock(KnockPolicy):

@@ -159,7 +159,9 @@ class MeldSolver:
             low = ranks & -ranks
             rank = low.bit_length() - 1
             ranks ^= low
-            pattern = (a >> rank & 1) | (b >> rank & 1) << 1 | (c >> rank & 1) << 2 | (d >> rank & 1) << 3
+            pattern = (
+                (a >> rank & 1) | (b >> rank & 1) << 1 | (c >> rank & 1) << 2 | (d >> rank & 1) << 3
+            )
             out.extend(self._set_table[rank][pattern])
         return out
 
@@ -211,6 +213,32 @@ class MeldSolver:
                     best_val, best = val, (m, *chosen)
         memo[avail] = (best_val, best)
         return best_val, best
+
+    def deadwood_after_discards(self, hand: int) -> dict[int, int]:
+        """Optimal deadwood of ``hand`` without each of its cards: ``{card: deadwood}``.
+
+        A card outside every candidate meld leaves the optimum unchanged but for its own value,
+        so only cards that some meld uses need a search of their own.
+        """
+        cands = self.candidate_melds(hand)
+        union = 0
+        for m in cands:
+            union |= m
+        full = self.solve_mask(hand)[0] if cands else self.hand_value(hand)
+        values = self.rank_values
+        out = {}
+        rest = hand & ~union
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            card = low.bit_length() - 1
+            out[card] = full - values[card % NUM_RANKS]
+        melded = hand & union
+        while melded:
+            low = melded & -melded
+            melded ^= low
+            out[low.bit_length() - 1] = self.solve_mask(hand & ~low)[0]
+        return out
 
     def solve(self, cards: Iterable[int]) -> tuple[int, list[list[int]]]:
         """Optimal deadwood of a one-deck hand given as card ids: ``(deadwood, melds)``."""

@@ -125,3 +125,14 @@ def test_both_ace_solver_matches_brute_force(hand):
 def test_duplicate_card_rejected():
     with pytest.raises(ValueError, match="twice"):
         optimal_deadwood(parse_cards("As As 2s"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 51), min_size=1, max_size=11, unique=True))
+def test_deadwood_after_each_discard(hand):
+    from rummyzoo.envs.cards import to_mask
+
+    after = knock_solver().deadwood_after_discards(to_mask(hand))
+    assert sorted(after) == sorted(hand)
+    for card in hand:
+        assert after[card] == brute_force_deadwood([c for c in hand if c != card])

@@ -95,6 +95,9 @@ def bench_deadwood(hands: int = 20000, hand_size: int = 11, seed: int = 0) -> di
 
 
 def run_bench(args: Any) -> dict[str, Any]:
+    from rummyzoo.training.arena import parse_options
+
+    options = parse_options(args.option)
     result = bench_env(
         args.variant,
         args.players,
@@ -102,13 +105,17 @@ def run_bench(args: Any) -> dict[str, Any]:
         args.seed,
         wrapped=not args.raw,
         reseed=args.reseed,
+        options=options,
     )
+    result["options"] = options
     result.update(bench_deadwood(hands=args.deadwood_hands))
     result["python"] = platform.python_version()
     result["numpy"] = np.__version__
     result["machine"] = platform.machine()
+    shown = ", ".join(f"{k}={v}" for k, v in options.items())
     print(
-        f"{result['variant']} ({result['num_players']} players, {result['api']}): "
+        f"{result['variant']} ({result['num_players']} players, {result['api']}"
+        f"{', ' + shown if shown else ''}): "
         f"{result['decisions_per_s']:,.0f} decisions/s, {result['games_per_s']:,.1f} games/s, "
         f"{result['decisions_per_game']:.1f} decisions/game over {result['games']} games "
         f"in {result['seconds']:.1f}s ({result['decisions_per_cpu_s']:,.0f} per CPU-second)"

@@ -81,6 +81,66 @@ def _cmd_arena(args: argparse.Namespace) -> int:
         written.append(write_heatmap(report, args.heatmap))
     for path in written:
         print(f"wrote {path}")
+    if args.save_games:
+        from rummyzoo.training.replay import save_arena_games
+
+        limit = args.save_limit if args.save_limit > 0 else None
+        saved = save_arena_games(
+            args.variant,
+            args.players,
+            args.agents,
+            deals=args.deals,
+            seed=args.seed,
+            options=options,
+            folder=args.save_games,
+            limit=limit,
+        )
+        print(f"saved {len(saved)} game(s) to {args.save_games} (rummyzoo replay FILE)")
+    return 0
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    """Play a variant in the terminal against agents."""
+    from rummyzoo.training.arena import parse_options
+    from rummyzoo.training.play import play_game
+
+    play_game(
+        args.variant,
+        num_players=args.players,
+        opponents=args.opponents,
+        seat=args.seat,
+        options=parse_options(args.option),
+        seed=args.seed,
+        color=False if args.no_color else None,
+        save=args.save,
+    )
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    """Step through a saved game after checking that it re-plays exactly."""
+    import os
+
+    from rummyzoo.training.replay import show_replay
+
+    color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+    def read_line() -> str | None:
+        try:
+            return input("")
+        except EOFError:
+            return None
+
+    try:
+        show_replay(
+            args.file,
+            view=None if args.open else args.seat,
+            step=args.step,
+            read_line=read_line,
+            color=color,
+        )
+    except KeyboardInterrupt:
+        print()
     return 0
 
 
@@ -169,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--raw", action="store_true", help="bench raw_env instead of env()")
     bench.add_argument("--reseed", action="store_true", help="reset with a new seed every game")
     bench.add_argument("--deadwood-hands", type=int, default=20000)
+    bench.add_argument(
+        "--option", action="append", metavar="KEY=VALUE", help="a rules option (repeatable)"
+    )
     bench.add_argument("--json", metavar="PATH", help="write the results here")
     bench.set_defaults(func=_cmd_bench_env)
 
@@ -213,7 +276,61 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--csv", metavar="PATH", help="write one row per agent as CSV")
     arena.add_argument("--heatmap", metavar="PATH", help="write the cross table as a PNG")
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
+    arena.add_argument(
+        "--save-games",
+        metavar="DIR",
+        help="also save games of the run as replay JSON files here (rummyzoo replay FILE)",
+    )
+    arena.add_argument(
+        "--save-limit",
+        type=int,
+        default=10,
+        metavar="K",
+        help="save at most K games, the first deals first (default 10; 0 = all)",
+    )
     arena.set_defaults(func=_cmd_arena)
+
+    play = sub.add_parser(
+        "play",
+        help="play a variant in the terminal against heuristics or checkpoints",
+        description="Play VARIANT in the terminal. Moves are listed by number and name; type "
+        "either. help shows the commands and rules; quit, Ctrl-D or Ctrl-C leave.",
+    )
+    play.add_argument("variant", choices=sorted(VARIANTS))
+    play.add_argument("--players", type=int, default=2, help="seats, you included (default 2)")
+    play.add_argument(
+        "--opponents",
+        nargs="+",
+        metavar="AGENT",
+        help="agents for the other seats in order, cycled if fewer (default: the variant's "
+        "strongest heuristic); random, a heuristic such as knock.smart, or a checkpoint path",
+    )
+    play.add_argument("--seat", type=int, default=0, help="your seat (default 0: you start)")
+    play.add_argument("--seed", type=int, default=None, help="deal seed (default: a fresh one)")
+    play.add_argument(
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a rules option, e.g. --option target_score=null for one hand (repeatable)",
+    )
+    play.add_argument("--no-color", action="store_true", help="no ANSI colours")
+    play.add_argument("--save", metavar="FILE", help="save the game as a replay JSON file")
+    play.set_defaults(func=_cmd_play)
+
+    replay = sub.add_parser(
+        "replay",
+        help="step through a saved game (checked to re-play exactly)",
+        description="Re-play a saved game from its decks and actions, check every hand's "
+        "points against the record (a mismatch is reported as corrupt), then print it move by "
+        "move.",
+    )
+    replay.add_argument("file", help="a replay JSON file (arena --save-games, play --save)")
+    view = replay.add_mutually_exclusive_group()
+    view.add_argument("--seat", type=int, default=None, help="show only this seat's hand")
+    view.add_argument("--open", action="store_true", help="show every hand (the default)")
+    replay.add_argument("--step", action="store_true", help="wait for Enter between moves")
+    replay.add_argument("--no-color", action="store_true", help="no ANSI colours")
+    replay.set_defaults(func=_cmd_replay)
 
     train = sub.add_parser("train", help="train from a YAML config (or resume a run)")
     train.add_argument("config", nargs="?", help="YAML run config, e.g. configs/knock_ppo.yaml")

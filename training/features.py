@@ -65,8 +65,8 @@ class KnockDeadwoodFeatures:
             hand |= 1 << c
         dw = self.deadwood
         out[0] = dw(hand) / 100
-        for c in cards:
-            out[1 + c] = dw(hand & ~(1 << c)) / 100
+        for c, d in dw.after_discards(hand).items():
+            out[1 + c] = d / 100
         _, melds = dw.solver.solve_mask(hand)
         for m in melds:
             for c in mask_cards(m):

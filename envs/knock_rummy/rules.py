@@ -293,9 +293,9 @@ class KnockRummyGame(Game):
         if limit is None:
             mask[KNOCK_BASE:] = mask[DISCARD_BASE:KNOCK_BASE]
         else:
-            full = s.bits[s.current]
-            for c in np.flatnonzero(mask[DISCARD_BASE:KNOCK_BASE]):
-                if self.solver.solve_mask(full & ~(1 << int(c)))[0] <= limit:
+            after = self.solver.deadwood_after_discards(s.bits[s.current])
+            for c, d in after.items():
+                if d <= limit and mask[DISCARD_BASE + c]:
                     mask[KNOCK_BASE + c] = 1
         return mask
 
