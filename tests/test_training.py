@@ -219,6 +219,11 @@ def test_smoke_train_checkpoint_plays_and_resumes(tmp_path, algo, variant):
     meta = read_meta(last)
     assert meta["variant"] == variant and meta["algo"] == algo and meta["steps"] == summary["steps"]
     assert (run / "checkpoints" / "best.zip").exists() and list((run / "pool").glob("*.zip"))
+    from rummyzoo.training.replay import load_replay, verify_replay
+
+    games = sorted((run / "games").glob("*.json"))
+    assert games, "no sample game saved"
+    verify_replay(load_replay(games[0]))
     # The checkpoint plays legal games in the arena (an illegal move would raise).
     result = run_arena(variant, 2, [str(last), "random"], deals=3, seed=1, workers=1)
     assert result.games == 6

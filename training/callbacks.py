@@ -250,6 +250,17 @@ class RunCallback(BaseCallback):
             {**cfg.env_options, **cfg.evaluation.options},
             seed=int(self.num_timesteps),
         )
+        from rummyzoo.training.replay import save_sample_game
+
+        save_sample_game(
+            self._policy(),
+            opponent,
+            cfg.variant,
+            cfg.num_players,
+            {**cfg.env_options, **cfg.evaluation.options},
+            seed=int(self.num_timesteps),
+            path=self.run_dir / "games" / f"sample_{int(self.num_timesteps):09d}.json",
+        )
         # TensorBoard renders markdown: indent four spaces for a fixed-width block.
         block = "\n".join("    " + line for line in text.splitlines())
         self.logger.record("text/sample_game", block, exclude=("stdout", "log", "json", "csv"))

@@ -10,6 +10,7 @@ Run folder layout::
       tb/               TensorBoard logs
       checkpoints/      ckpt_<steps>.zip (periodic), last.zip, best.zip
       pool/             self-play snapshots
+      games/            sample games as replays (``rummyzoo replay FILE``)
 """
 
 from __future__ import annotations

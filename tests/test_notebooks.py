@@ -1,0 +1,56 @@
+"""Every notebook runs top to bottom (with the tiny budget), so none can silently rot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+from nbclient import NotebookClient
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+
+
+def _ensure_kernel() -> None:
+    """A ``python3`` kernel for this interpreter (installed for the user when missing)."""
+    try:
+        KernelSpecManager().get_kernel_spec("python3")
+    except NoSuchKernel:
+        from ipykernel.kernelspec import install
+
+        install(user=True)
+
+
+def test_notebooks_exist():
+    names = {p.name for p in NOTEBOOKS}
+    assert {"quickstart.ipynb", "strategies.ipynb"} <= names
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs(path, monkeypatch, tmp_path):
+    nb = nbformat.read(path, as_version=4)
+    # Committed notebooks carry no outputs (they are produced by running them).
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert not cell.outputs and cell.execution_count is None, f"{path.name} has outputs"
+    monkeypatch.setenv("RUMMYZOO_NOTEBOOK_BUDGET", "tiny")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    _ensure_kernel()
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=300,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    client.execute()  # raises CellExecutionError naming the failing cell
+    errors = [
+        out
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.outputs
+        if out.output_type == "error"
+    ]
+    assert not errors

@@ -1,0 +1,346 @@
+"""``rummyzoo play``: a human game through text streams and through a real pseudo-terminal."""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from rummyzoo.envs.registry import make_env
+from rummyzoo.training.play import (
+    default_opponents,
+    match_move,
+    play_game,
+    rules_summary,
+    strongest_agent,
+)
+from rummyzoo.training.replay import colour_cards, verify_replay
+
+RUMMYZOO = str(Path(sys.executable).with_name("rummyzoo"))
+#: Bad answers tried before a legal one, in turn: each must re-prompt with its reason.
+BAD_ANSWERS = (
+    ("bogus move", "unknown move 'bogus move'"),
+    ("999", "there is no move 999"),
+    ("", "type a move's number or name"),
+)
+
+
+class Scripted(io.TextIOBase):
+    """Answers the prompts of a game: bad input first, then move 1; EOF after ``limit`` lines.
+
+    It reads what the game wrote so far to see which prompt it answers.
+    """
+
+    def __init__(self, screen: io.StringIO, limit: int | None = None) -> None:
+        self.screen = screen
+        self.limit = limit
+        self.lines = 0
+        self.moves = 0
+        self.bad_given = 0
+        self.continues = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readline(self, size: int = -1) -> str:
+        if self.limit is not None and self.lines >= self.limit:
+            return ""
+        self.lines += 1
+        prompt = self.screen.getvalue().rsplit("\n", 1)[-1]
+        if prompt.startswith("press Enter"):
+            self.continues += 1
+            return "\n"
+        assert prompt == "your move> ", prompt
+        if self.bad_given <= self.moves and self.moves < 30:
+            answer = BAD_ANSWERS[self.moves % len(BAD_ANSWERS)][0]
+            self.bad_given = self.moves + 1
+            return answer + "\n"
+        self.moves += 1
+        return "1\n"
+
+
+GAMES = [
+    ("knock_rummy", {}, "knock.smart"),
+    ("ditch_rummy", {"target_score": None}, "ditch.smart"),
+    ("rummy500", {"target_score": None}, None),
+]
+
+
+@pytest.mark.parametrize("variant, options, opponent", GAMES)
+def test_full_game_with_bad_input(variant, options, opponent):
+    screen = io.StringIO()
+    answers = Scripted(screen)
+    result = play_game(
+        variant,
+        2,
+        seed=3,
+        options=options,
+        input_stream=answers,
+        output_stream=screen,
+        color=False,
+    )
+    text = screen.getvalue()
+    assert result.finished
+    assert "game over:" in text and "goodbye" not in text
+    assert "== hand 1 over ==" in text and "hand points: player_0" in text
+    for _, reason in BAD_ANSWERS:
+        assert reason in text
+    assert "\x1b[" not in text  # no colour when asked for none
+    expected = opponent or strongest_agent(variant)
+    assert f"player_1 = {expected}" in text
+    assert re.search(rf"player_1 \({re.escape(expected)}\): ", text)  # opponent moves by name
+    assert answers.moves > 0
+    # the human's view: never the opponent's hidden cards before the hand is over
+    if variant == "knock_rummy":
+        before_end = text.split("== hand 1 over ==")[0]
+        assert "player_1: [10 cards]" in before_end
+    # the game it played re-plays exactly
+    checked = verify_replay(result.replay)
+    assert checked["final"] == result.totals
+    assert checked["points"] == result.points
+
+
+def test_three_players_human_in_the_middle_seat():
+    screen = io.StringIO()
+    result = play_game(
+        "knock_rummy",
+        3,
+        opponents=["random", "knock.greedy"],
+        seat=1,
+        seed=6,
+        input_stream=Scripted(screen),
+        output_stream=screen,
+        color=False,
+    )
+    text = screen.getvalue()
+    assert result.finished and result.replay["agents"] == ["random", "human", "knock.greedy"]
+    assert "you are player_1; player_0 = random, player_2 = knock.greedy" in text
+    assert "-- player_1, your move --" in text
+    assert text.index("player_0 (random): ") < text.index("your move> ")
+    assert "player_0: [7 cards]" in text and "player_2: [7 cards]" in text
+
+
+def test_knock_match_deals_again_and_shows_totals():
+    screen = io.StringIO()
+    answers = Scripted(screen)
+    result = play_game(
+        "knock_rummy",
+        2,
+        opponents=["knock.greedy"],
+        seed=1,
+        options={"target_score": 150},
+        input_stream=answers,
+        output_stream=screen,
+        color=False,
+    )
+    text = screen.getvalue()
+    assert result.finished and len(result.points) >= 2
+    assert answers.continues == len(result.points) - 1
+    assert "press Enter to deal hand 2" in text
+    assert "scores: player_0" in text and "(target 150)" in text
+    assert verify_replay(result.replay)["final"] == result.totals
+
+
+def test_eof_mid_game_says_goodbye_and_saves(tmp_path):
+    screen = io.StringIO()
+    path = tmp_path / "left.json"
+    result = play_game(
+        "knock_rummy",
+        2,
+        seed=2,
+        input_stream=Scripted(screen, limit=5),
+        output_stream=screen,
+        color=False,
+        save=str(path),
+    )
+    text = screen.getvalue()
+    assert not result.finished
+    assert "goodbye" in text and "game over" not in text
+    assert result.replay["finished"] is False
+    assert verify_replay(path)["moves"] == len(result.replay["actions"])
+
+
+def test_quit_and_help_and_names():
+    answers = io.StringIO("help\nmoves\ntable\ndraw\nknock 10h\nquit\n")
+    screen = io.StringIO()
+    result = play_game(
+        "knock_rummy",
+        2,
+        opponents=["random"],
+        seed=0,
+        input_stream=answers,
+        output_stream=screen,
+        color=False,
+    )
+    text = screen.getvalue()
+    assert "commands:" in text and "Rules (RULES.md section 1)" in text
+    assert "you: draw stock" in text
+    assert "'knock 10♥' is not a legal move now" in text  # refused with the reason
+    assert "goodbye" in text and not result.finished
+    assert result.replay["actions"][0] == [0, "draw stock"]
+
+
+def test_illegal_and_ambiguous_names_re_prompt():
+    env = make_env("knock_rummy", 2, wrapped=False)
+    env.reset(seed=0)
+    raw = env.unwrapped
+    legal = raw.legal_actions()
+    labels = [raw.action_name(a) for a in legal]
+    assert match_move("DRAW STOCK", legal, labels, raw) == (raw.action_index("draw stock"), "")
+    assert match_move("2", legal, labels, raw) == (legal[1], "")
+    assert match_move("take", legal, labels, raw)[0] == raw.action_index("take discard")
+    action, reason = match_move("knock Kh", legal, labels, raw)
+    assert action is None and "'knock Kh' is not a legal move now; legal: draw stock" in reason
+    action, reason = match_move("0", legal, labels, raw)
+    assert action is None and "choose a number 1-2" in reason
+    env.step(raw.action_index("draw stock"))
+    legal = raw.legal_actions()
+    labels = [raw.action_name(a) for a in legal]
+    card = labels[0].split()[1]
+    action, reason = match_move(card, legal, labels, raw)
+    assert action is None and "could be any of" in reason
+    symbol = colour_cards(card)  # e.g. 10♥ for Th
+    assert match_move(f"discard {symbol}", legal, labels, raw)[0] == legal[0]
+    assert match_move(f"knock {card.lower()}", legal, labels, raw)[0] == raw.action_index(
+        f"knock {card}"
+    )
+
+
+def test_ditch_moves_by_card_words():
+    from rummyzoo.envs.ditch_rummy.scripting import deck_with_top
+    from rummyzoo.training.replay import describe_action
+
+    env = make_env("ditch_rummy", 2, wrapped=False, target_score=None)
+    env.reset(seed=0, options={"deck": deck_with_top("9c 9h Kd")})
+    raw = env.unwrapped
+    env.step(raw.action_index("draw 3"))
+    legal = raw.legal_actions()
+    labels = [describe_action(raw, a) for a in legal]
+    action, _ = match_move("ditch Kd", legal, labels, raw)
+    assert raw.action_name(action) == "ditch 2"
+    action, _ = match_move("set", legal, labels, raw)
+    assert raw.action_name(action) == "meld 0 1"
+
+
+def test_ctrl_c_leaves_cleanly():
+    class Interrupting(io.TextIOBase):
+        def readline(self, size: int = -1) -> str:
+            raise KeyboardInterrupt
+
+    screen = io.StringIO()
+    result = play_game(
+        "ditch_rummy", 2, seed=0, input_stream=Interrupting(), output_stream=screen, color=False
+    )
+    assert "goodbye" in screen.getvalue() and not result.finished
+
+
+def test_opponents_default_cycle_and_errors():
+    assert strongest_agent("knock_rummy") == "knock.smart"
+    assert default_opponents("knock_rummy", 4, ["random", "knock.greedy"]) == [
+        "random",
+        "knock.greedy",
+        "random",
+    ]
+    assert default_opponents("knock_rummy", 3, None) == ["knock.smart", "knock.smart"]
+    with pytest.raises(ValueError, match="3 opponents given for 1 other seat"):
+        default_opponents("knock_rummy", 2, ["random"] * 3)
+    with pytest.raises(ValueError, match=r"seat must be 0\.\.1"):
+        play_game("knock_rummy", 2, seat=2, input_stream=io.StringIO(), output_stream=io.StringIO())
+    with pytest.raises(ValueError, match="set by rummyzoo"):
+        play_game(
+            "knock_rummy",
+            2,
+            options={"reward": "scaled"},
+            input_stream=io.StringIO(),
+            output_stream=io.StringIO(),
+        )
+    assert "Rules (RULES.md section 3)" in rules_summary("rummy500")
+
+
+def test_colour_cards():
+    assert colour_cards("discard Th, 9d/p0 [0]As") == "discard 10♥, 9♦/p0 [0]A♠"
+    red = colour_cards("Kh", color=True)
+    assert red.startswith("\x1b[1;31m") and "K♥" in red
+    assert colour_cards("player_0 draws", color=True) == "player_0 draws"
+
+
+# ------------------------------------------------------------------ a real terminal
+def _run_in_pty(args: list[str], answer, timeout: float = 120.0) -> tuple[int, str]:
+    """Run the CLI on a pseudo-terminal; ``answer(screen)`` gives the bytes to type (or None)."""
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+
+    def own_terminal() -> None:
+        # A session of its own with the pty as controlling terminal, so Ctrl-C is a SIGINT.
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        [RUMMYZOO, *args], stdin=slave, stdout=slave, stderr=slave, env=env, preexec_fn=own_terminal
+    )
+    os.close(slave)
+    screen = b""
+    answered = 0
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break  # the child closed the terminal
+                if not chunk:
+                    break
+                screen += chunk
+            text = screen.decode("utf-8", "replace")
+            prompts = text.count("your move> ") + text.count("(quit to leave)> ")
+            if prompts > answered and text.rstrip().endswith(">"):
+                answered = prompts
+                reply = answer(text)
+                if reply is not None:
+                    os.write(master, reply)
+            if proc.poll() is not None and not ready:
+                break
+        code = proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    return code, screen.decode("utf-8", "replace")
+
+
+def test_cli_full_game_in_a_terminal():
+    def answer(screen: str) -> bytes:
+        if screen.rstrip().endswith("(quit to leave)>"):
+            return b"\n"
+        return b"nonsense\n" if screen.count("your move> ") == 1 else b"1\n"
+
+    code, screen = _run_in_pty(
+        ["play", "knock_rummy", "--opponents", "knock.smart", "--seed", "4"], answer
+    )
+    assert code == 0, screen
+    assert "unknown move 'nonsense'" in screen
+    assert "game over:" in screen and "== hand 1 over ==" in screen
+    assert "\x1b[1;31m" in screen  # red diamonds and hearts on a colour terminal
+
+
+@pytest.mark.parametrize("key, word", [(b"\x03", "goodbye"), (b"\x04", "goodbye")])
+def test_cli_ctrl_c_and_ctrl_d_exit_cleanly(key, word):
+    code, screen = _run_in_pty(
+        ["play", "ditch_rummy", "--seed", "1", "--no-color"], lambda screen: key
+    )
+    assert code == 0, screen
+    assert word in screen and "Traceback" not in screen
+    assert "\x1b[1;31m" not in screen

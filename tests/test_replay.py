@@ -1,0 +1,221 @@
+"""Replays: record, save, load, re-simulate; tampered files are rejected; arena and CLI saving."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from rummyzoo.agents.random_agent import RandomPolicy
+from rummyzoo.training.arena import run_arena
+from rummyzoo.training.cli import main
+from rummyzoo.training.replay import (
+    ReplayError,
+    load_replay,
+    record_episode,
+    save_arena_games,
+    save_replay,
+    save_sample_game,
+    show_replay,
+    verify_replay,
+)
+
+#: (variant, agents, options): matches of a few hands, so later decks come from the seed too.
+GAMES = [
+    ("knock_rummy", ["knock.smart", "knock.greedy"], {"target_score": 60}),
+    ("ditch_rummy", ["ditch.smart", "random"], {"target_score": 300}),
+    ("rummy500", ["random", "random"], {"target_score": 300}),
+]
+
+
+@pytest.fixture(scope="module", params=GAMES, ids=[g[0] for g in GAMES])
+def recorded(request):
+    variant, agents, options = request.param
+    return record_episode(variant, 2, agents, seed=5, options=options)
+
+
+def test_round_trip_reproduces_points(recorded, tmp_path):
+    path = save_replay(recorded, tmp_path / "game.json")
+    loaded = load_replay(path)
+    assert loaded == json.loads(json.dumps(recorded))
+    assert loaded["finished"] and not loaded["truncated"]
+    assert len(loaded["decks"]) == len(loaded["points"]) >= 1
+    checked = verify_replay(path)
+    assert checked["points"] == loaded["points"]
+    assert checked["final"] == loaded["final"]
+    assert checked["moves"] == len(loaded["actions"])
+    assert sum(p[0] for p in loaded["points"]) == pytest.approx(loaded["final"][0])
+
+
+def test_recording_is_deterministic(recorded):
+    again = record_episode(
+        recorded["variant"], 2, recorded["agents"], seed=5, options=recorded["options"]
+    )
+    assert again == recorded
+
+
+def _rejects(replay, tmp_path, message):
+    path = tmp_path / "tampered.json"
+    path.write_text(json.dumps(replay))
+    with pytest.raises(ReplayError, match=message):
+        verify_replay(path)
+    assert main(["replay", str(path)]) == 2
+
+
+def test_changed_points_are_corrupt(recorded, tmp_path):
+    bad = copy.deepcopy(recorded)
+    bad["points"][0][1] += 1
+    _rejects(bad, tmp_path, r"is corrupt: hand 1 scores .* but the replay records")
+    bad = copy.deepcopy(recorded)
+    bad["final"][0] -= 3
+    _rejects(bad, tmp_path, r"is corrupt: final points are")
+
+
+def test_changed_action_is_corrupt(recorded, tmp_path):
+    bad = copy.deepcopy(recorded)
+    seat, name = bad["actions"][2]
+    bad["actions"][2] = [seat, "pass" if name != "pass" else "draw stock"]
+    with pytest.raises(ReplayError, match=r"is corrupt: action 2"):
+        verify_replay(bad)
+    bad = copy.deepcopy(recorded)
+    bad["actions"][1][1] = "dance a jig"
+    _rejects(bad, tmp_path, r"is corrupt: action 1: unknown action name 'dance a jig'")
+    bad = copy.deepcopy(recorded)
+    bad["actions"][0][0] = 1
+    _rejects(bad, tmp_path, r"is corrupt: action 0 .* recorded for seat 1, but seat 0 is to act")
+    bad = copy.deepcopy(recorded)
+    del bad["actions"][-1]
+    _rejects(bad, tmp_path, r"is corrupt: the recorded actions stop after")
+    bad = copy.deepcopy(recorded)
+    bad["actions"].append(bad["actions"][-1])
+    _rejects(bad, tmp_path, r"is corrupt: the game ends after action")
+
+
+def test_changed_deck_is_corrupt(recorded, tmp_path):
+    bad = copy.deepcopy(recorded)
+    deck = bad["decks"][-1]
+    deck[0], deck[-1] = deck[-1], deck[0]
+    with pytest.raises(ReplayError, match=r"is corrupt: hand \d+ is dealt a different deck"):
+        verify_replay(bad)
+
+
+def test_broken_files_are_corrupt(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"format": 1, "variant": ')
+    with pytest.raises(ReplayError, match=r"replay .*broken.json is corrupt: not valid JSON"):
+        load_replay(path)
+    path.write_text(json.dumps({"format": 1, "variant": "knock_rummy"}))
+    with pytest.raises(ReplayError, match=r"is corrupt: missing key\(s\): num_players, options"):
+        load_replay(path)
+    path.write_text(json.dumps([1, 2]))
+    with pytest.raises(ReplayError, match="expected a JSON object"):
+        load_replay(path)
+    with pytest.raises(ReplayError, match="cannot read replay"):
+        load_replay(tmp_path / "missing.json")
+
+
+def test_bad_fields_are_corrupt(recorded):
+    for key, value, message in [
+        ("format", 2, "format 2 is not 1"),
+        ("variant", "gin", "unknown variant 'gin'"),
+        ("points", [[1.0]], "points must list 2 numbers per hand"),
+        ("actions", [[0]], r"action 0 must be \[seat, name\]"),
+        ("options", {"bogus_option": 1}, "cannot rebuild the env: unknown option"),
+        ("num_players", 9, r"cannot rebuild the env: \w+ supports 2-\d players, got 9"),
+    ]:
+        bad = copy.deepcopy(recorded)
+        bad[key] = value
+        if key == "num_players":
+            bad["agents"] = ["random"] * 9
+            bad["points"] = [[0.0] * 9 for _ in bad["points"]]
+            bad["final"] = [0.0] * 9
+        with pytest.raises(ReplayError, match=message):
+            verify_replay(bad)
+
+
+def test_unfinished_game_replays(tmp_path):
+    replay = record_episode("knock_rummy", 2, ["knock.greedy", "knock.greedy"], seed=1)
+    partial = copy.deepcopy(replay)
+    partial["actions"] = partial["actions"][:2]  # a draw and a discard
+    partial["points"], partial["final"], partial["finished"] = [], [0.0, 0.0], False
+    assert verify_replay(partial)["moves"] == 2
+    partial["finished"] = True
+    with pytest.raises(ReplayError, match="stop after 2 moves, before the game ends"):
+        verify_replay(partial)
+
+
+def test_arena_games_are_the_arena_games(tmp_path):
+    agents = ["knock.smart", "knock.greedy", "random"]
+    options = {"target_score": 40}
+    result = run_arena("knock_rummy", 2, agents, deals=2, seed=9, options=options)
+    paths = save_arena_games(
+        "knock_rummy", 2, agents, deals=2, seed=9, options=options, folder=tmp_path, limit=None
+    )
+    assert len(paths) == result.games == 12
+    for game, path in enumerate(paths):
+        replay = load_replay(path)
+        assert replay["final"] == result.points[game].tolist()
+        assert replay["source"]["deal"] == result.deal[game]
+        seating = result.seatings[result.seating[game]]
+        assert replay["agents"] == [result.labels[a] for a in seating]
+    assert len(save_arena_games("knock_rummy", 2, agents, [1], 9, options, tmp_path / "k", 3)) == 3
+
+
+def test_sample_game_from_training(tmp_path):
+    path = save_sample_game(
+        RandomPolicy(), "knock.greedy", "knock_rummy", 2, {}, seed=4, path=tmp_path / "s.json"
+    )
+    replay = load_replay(path)
+    assert replay["agents"] == ["learner", "knock.greedy"]
+    verify_replay(path)
+
+
+def test_cli_arena_saves_games_and_replay_shows_them(tmp_path, capsys):
+    folder = tmp_path / "games"
+    code = main(
+        [
+            "arena",
+            "knock_rummy",
+            "--agents",
+            "knock.greedy",
+            "random",
+            "--deals",
+            "2",
+            "--workers",
+            "1",
+            "--quiet",
+            "--save-games",
+            str(folder),
+            "--save-limit",
+            "3",
+        ]
+    )
+    assert code == 0
+    files = sorted(folder.glob("*.json"))
+    assert len(files) == 3
+    assert f"saved 3 game(s) to {folder}" in capsys.readouterr().out
+    replay = load_replay(files[0])
+    assert main(["replay", str(files[0]), "--seat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "player_1's hand only" in out and "replay verified" in out
+    assert "player_0: [10 cards]" in out  # the other seat's hand stays hidden
+    assert f"{len(replay['actions'])}. player_" in out
+    assert main(["replay", str(files[0]), "--open"]) == 0
+    assert "player_0: [10 cards]" not in capsys.readouterr().out
+
+
+def test_step_mode_waits_and_eof_runs_on(recorded, tmp_path):
+    path = save_replay(recorded, tmp_path / "g.json")
+    lines: list[str] = []
+    reads = []
+
+    def read_line() -> str | None:
+        reads.append(1)
+        return "" if len(reads) < 3 else None  # Enter twice, then end of input
+
+    show_replay(path, view=0, step=True, output=lines.append, read_line=read_line)
+    assert len(reads) == 3  # EOF stops the waiting; the replay runs to the end
+    assert lines[-1].startswith("replay verified")
+    with pytest.raises(ValueError, match=r"--seat must be 0\.\.1"):
+        show_replay(path, view=5, output=lines.append)

@@ -1,0 +1,466 @@
+"""Play a variant in the terminal against heuristics or checkpoints: ``rummyzoo play VARIANT``.
+
+The screen shows what the rules let the human see: the table from the human's seat (own hand,
+the discard pile, what opponents melded or took openly, hand sizes, scores) with suit symbols,
+red diamonds and hearts on a colour terminal, then the legal moves, numbered. A move is chosen
+by its number or its name (``discard Kh``, ``knock 10h``, ``K♥``-style cards too); a unique start
+of a name or the words of one move are enough (``ditch 9c``). ``help`` shows the commands and the
+variant's rules, ``quit``, Ctrl-D (end of input) or Ctrl-C leave cleanly. Opponents' moves are
+printed by name; at the end of every hand all hands are shown (melds and deadwood where the
+variant has them) with the hand's points and the match totals.
+
+.. code-block:: console
+
+    rummyzoo play knock_rummy --opponents knock.smart --seed 7
+    rummyzoo play ditch_rummy --players 3 --option target_score=null
+    rummyzoo play rummy500 --opponents runs/x/checkpoints/best.zip --save game.json
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from rummyzoo.agents.base import Policy
+from rummyzoo.agents.registry import agent_names, make_agent
+from rummyzoo.envs.registry import check_players, variant_module
+from rummyzoo.training.replay import (
+    GameRecorder,
+    HandOver,
+    colour_cards,
+    describe_action,
+    hand_over_text,
+    make_play_env,
+    random_seed,
+    save_replay,
+)
+
+__all__ = ["PlayResult", "default_opponents", "match_move", "play_game", "strongest_agent"]
+
+#: Heuristic tiers from strongest to weakest (an agent is ``<variant prefix>.<tier>``).
+TIER_ORDER = ("expert", "strong", "smart", "greedy")
+QUIT_WORDS = ("quit", "q", "exit")
+HELP_WORDS = ("help", "?", "h")
+MOVES_WORDS = ("moves", "m", "list")
+TABLE_WORDS = ("table", "t", "show")
+VARIANT_TITLES = {
+    "knock_rummy": "Knock Rummy",
+    "ditch_rummy": "Ditch Rummy",
+    "rummy500": "500 Rum",
+}
+
+COMMANDS_HELP = """\
+commands:
+  NUMBER          play the move with that number
+  NAME            play a move by its name, e.g. "discard Kh" (any case; 10h or Th; K♥ works);
+                  a unique start of a name ("draw") or the words of one move ("ditch 9c") is enough
+  moves, m        list the legal moves again
+  table, t        show the table again
+  help, ?         this help and the rules
+  quit, q         leave the game (Ctrl-D and Ctrl-C leave too)"""
+
+
+def strongest_agent(variant: str) -> str:
+    """The strongest heuristic registered for ``variant`` (by tier name), else ``random``."""
+    heuristics = [n for n in agent_names(variant) if n != "random"]
+    for tier in TIER_ORDER:
+        for name in heuristics:
+            if name.rsplit(".", 1)[-1] == tier:
+                return name
+    return heuristics[-1] if heuristics else "random"
+
+
+def default_opponents(
+    variant: str, num_players: int, opponents: Sequence[str | Policy] | None
+) -> list[str | Policy]:
+    """One opponent per other seat: ``opponents`` cycled, or the strongest heuristic.
+
+    :raises ValueError: more opponents than other seats.
+    """
+    specs = list(opponents or [strongest_agent(variant)])
+    if len(specs) > num_players - 1:
+        names = ", ".join(s if isinstance(s, str) else str(getattr(s, "name", s)) for s in specs)
+        raise ValueError(
+            f"{len(specs)} opponents given for {num_players - 1} other seat(s): {names}"
+        )
+    return [specs[i % len(specs)] for i in range(num_players - 1)]
+
+
+def rules_summary(variant: str) -> str:
+    """The rules section of the variant's documentation page (its module docstring)."""
+    doc = variant_module(variant).__doc__ or ""
+    lines = doc.splitlines()
+
+    def is_heading(i: int) -> bool:
+        return (
+            i + 1 < len(lines)
+            and lines[i].strip() != ""
+            and set(lines[i + 1].strip()) == {"-"}
+            and len(lines[i + 1].strip()) >= 3
+        )
+
+    start = next(
+        (i for i in range(len(lines)) if is_heading(i) and lines[i].startswith("Rules")), None
+    )
+    if start is None:
+        return doc.strip()
+    end = next((i for i in range(start + 2, len(lines)) if is_heading(i)), len(lines))
+    return "\n".join(lines[start:end]).strip()
+
+
+# ---------------------------------------------------------------------------- moves
+_SYMBOL_LETTERS = str.maketrans({"♣": "c", "♦": "d", "♥": "h", "♠": "s"})
+
+
+def _normalise(text: str) -> str:
+    """Lower case, suit symbols as letters, ``10`` as ``t``, punctuation dropped."""
+    text = text.translate(_SYMBOL_LETTERS).lower()
+    text = re.sub(r"[:()+,;]", " ", text)
+    words = [("t" + w[2:]) if re.fullmatch(r"10[cdhs]", w) else w for w in text.split()]
+    return " ".join(words)
+
+
+def _number_range(count: int) -> str:
+    return "1" if count == 1 else f"a number 1-{count}"
+
+
+def match_move(
+    text: str, legal: Sequence[int], labels: Sequence[str], raw: Any
+) -> tuple[int | None, str]:
+    """The legal action meant by ``text``, or None and the reason it is not a legal move.
+
+    ``text`` is a number of the list (1-based), an action name, a unique start of one, or
+    words that all appear in exactly one move's label.
+    """
+    key = _normalise(text)
+    if not key:
+        return None, "type a move's number or name (help for the commands)"
+    if key.isdigit():
+        number = int(key)
+        if 1 <= number <= len(legal):
+            return legal[number - 1], ""
+        return None, f"there is no move {number}: choose {_number_range(len(legal))}"
+    names = [_normalise(raw.action_name(a)) for a in legal]
+    for action, name in zip(legal, names, strict=True):
+        if key == name:
+            return action, ""
+    plain = [_normalise(label) for label in labels]
+    words = key.split()
+    by_words = [
+        a for a, label in zip(legal, plain, strict=True) if all(w in label.split() for w in words)
+    ]
+    if len(by_words) > 1:  # "ditch Kd" means "ditch 2: Kd" rather than "ditch all: 9c Kd"
+        size = {a: len(label.split()) for a, label in zip(legal, plain, strict=True)}
+        tightest = min(size[a] for a in by_words)
+        if [size[a] for a in by_words].count(tightest) == 1:
+            by_words = [a for a in by_words if size[a] == tightest]
+    if len(by_words) == 1:
+        return by_words[0], ""
+    by_start = [
+        a
+        for a, label, name in zip(legal, plain, names, strict=True)
+        if label.startswith(key) or name.startswith(key)
+    ]
+    if len(by_start) == 1:
+        return by_start[0], ""
+    candidates = by_words or by_start
+    if candidates:
+        shown = ", ".join(raw.action_name(a) for a in candidates[:10])
+        more = " ..." if len(candidates) > 10 else ""
+        return None, f"{text.strip()!r} could be any of: {shown}{more}; be more precise"
+    try:
+        action = raw.action_index(key)
+    except ValueError:
+        return None, (
+            f"unknown move {text.strip()!r}: type {_number_range(len(legal))} or a move name "
+            "(moves lists them, help explains)"
+        )
+    shown = ", ".join(raw.action_name(a) for a in legal[:12])
+    more = " ..." if len(legal) > 12 else ""
+    return None, f"{raw.action_name(action)!r} is not a legal move now; legal: {shown}{more}"
+
+
+def format_moves(labels: Sequence[str], paint: Any, width: int = 100) -> str:
+    """The numbered moves in columns (padding measured before colouring)."""
+    items = [f"{i:>2}) {label}" for i, label in enumerate(labels, 1)]
+    cell = max(len(colour_cards(item)) for item in items) + 3
+    columns = max(1, min(4, width // cell))
+    rows = -(-len(items) // columns)
+    lines = []
+    for r in range(rows):
+        cells = [items[c * rows + r] for c in range(columns) if c * rows + r < len(items)]
+        lines.append(
+            "".join(paint(item) + " " * (cell - len(colour_cards(item))) for item in cells[:-1])
+            + paint(cells[-1])
+        )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- console
+class _Leave(Exception):
+    """The human left (quit, end of input)."""
+
+
+def _is_tty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Console:
+    """Reads answers and writes the screen; echoes answers when the input is not a terminal."""
+
+    def __init__(self, input_stream: TextIO, output_stream: TextIO, color: bool) -> None:
+        self.input = input_stream
+        self.output = output_stream
+        self.color = color
+        self.echo = not _is_tty(input_stream)
+        self.builtin = (
+            input_stream is sys.stdin
+            and output_stream is sys.stdout
+            and _is_tty(input_stream)
+            and _is_tty(output_stream)
+        )
+
+    def paint(self, text: str) -> str:
+        return colour_cards(text, symbols=True, color=self.color)
+
+    def say(self, text: str = "") -> None:
+        self.output.write(text + "\n")
+        self.output.flush()
+
+    def ask(self, prompt: str) -> str:
+        """One line of input (without the newline); raises :class:`_Leave` at end of input."""
+        if self.builtin:
+            try:
+                return input(prompt)  # line editing on a real terminal
+            except EOFError:
+                self.say()
+                raise _Leave from None
+        self.output.write(prompt)
+        self.output.flush()
+        line = self.input.readline()
+        if line == "":
+            self.say()
+            raise _Leave
+        line = line.rstrip("\r\n")
+        if self.echo:
+            self.say(line)
+        return line
+
+
+# ---------------------------------------------------------------------------- the game
+@dataclass
+class PlayResult:
+    """How a human game ended.
+
+    :param finished: the episode ended (False: the human left first).
+    :param points: raw points of each finished hand, ``points[hand][seat]``.
+    :param totals: episode points per seat so far.
+    :param seed: the env seed (replay the deals with it).
+    :param replay: the game as a replay dict (see :mod:`rummyzoo.training.replay`).
+    """
+
+    finished: bool
+    points: list[list[float]]
+    totals: list[float]
+    seed: int
+    replay: dict[str, Any] = field(repr=False, default_factory=dict)
+
+
+def play_game(
+    variant: str,
+    num_players: int = 2,
+    opponents: Sequence[str | Policy] | None = None,
+    seat: int = 0,
+    options: dict[str, Any] | None = None,
+    seed: int | None = None,
+    input_stream: TextIO | None = None,
+    output_stream: TextIO | None = None,
+    color: bool | None = None,
+    save: str | None = None,
+) -> PlayResult:
+    """Play one episode of ``variant`` with a human at ``seat``, through text streams.
+
+    :param opponents: agent names (or policies) for the other seats in seat order, cycled when
+        fewer than ``num_players - 1``; default: the variant's strongest heuristic.
+    :param options: rules options (``{"target_score": None}`` plays a single hand).
+    :param seed: the env seed; a fresh one is drawn (and shown) when None.
+    :param color: ANSI colours; default: when the output is a terminal and ``NO_COLOR`` is unset.
+    :param save: write the game as a replay JSON file here (also when the human leaves).
+    :raises ValueError: unknown variant or agent, bad player count, seat or option.
+    """
+    input_stream = input_stream if input_stream is not None else sys.stdin
+    output_stream = output_stream if output_stream is not None else sys.stdout
+    if color is None:
+        color = _is_tty(output_stream) and "NO_COLOR" not in os.environ
+    options = dict(options or {})
+    check_players(variant, num_players)
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < num_players:
+        raise ValueError(f"seat must be 0..{num_players - 1}, got {seat!r}")
+    specs = default_opponents(variant, num_players, opponents)
+    env = make_play_env(variant, num_players, options)
+    seed = random_seed() if seed is None else seed
+    others = [s for s in range(num_players) if s != seat]
+    policies: dict[int, Policy] = {}
+    labels = ["human"] * num_players
+    for s, spec in zip(others, specs, strict=True):
+        policies[s] = (
+            make_agent(spec, variant, num_players, options) if isinstance(spec, str) else spec
+        )
+        if isinstance(spec, str):
+            labels[s] = Path(spec).name if Path(spec).is_file() else spec  # a checkpoint's file
+        else:
+            labels[s] = str(getattr(spec, "name", "agent"))
+    rngs = {s: np.random.default_rng([seed, s]) for s in others}
+    recorder = GameRecorder(env, variant, options, labels)
+    recorder.reset(seed)
+    raw = recorder.env
+    raw.render_view = seat
+    for s, policy in policies.items():
+        policy.reset(s)
+    console = _Console(input_stream, output_stream, color)
+    session = _Session(console, recorder, seat, labels, variant, policies, rngs)
+    finished = False
+    try:
+        session.banner(seed)
+        finished = session.play()
+    except (_Leave, KeyboardInterrupt):
+        console.say()
+        console.say(f"goodbye: you left the game (seed {seed})")
+    replay = recorder.to_dict()
+    if save:
+        path = save_replay(replay, save)
+        console.say(f"saved the game to {path} (rummyzoo replay {path})")
+    return PlayResult(
+        finished=finished,
+        points=[list(p) for p in recorder.points],
+        totals=recorder.totals(),
+        seed=seed,
+        replay=replay,
+    )
+
+
+class _Session:
+    """One human game on a recorder's env."""
+
+    def __init__(
+        self,
+        console: _Console,
+        recorder: GameRecorder,
+        seat: int,
+        labels: list[str],
+        variant: str,
+        policies: dict[int, Policy],
+        rngs: dict[int, np.random.Generator],
+    ) -> None:
+        self.console = console
+        self.recorder = recorder
+        self.raw = recorder.env
+        self.seat = seat
+        self.labels = labels
+        self.variant = variant
+        self.policies = policies
+        self.rngs = rngs
+
+    def banner(self, seed: int) -> None:
+        c = self.console
+        n = len(self.labels)
+        title = VARIANT_TITLES.get(self.variant, self.variant)
+        target = getattr(self.raw.rules, "target_score", None)
+        length = "one hand" if target is None else f"a match to {target}"
+        c.say(f"{title}, {n} players, {length}; seed {seed}")
+        others = ", ".join(f"player_{s} = {self.labels[s]}" for s in range(n) if s != self.seat)
+        c.say(f"you are player_{self.seat}; {others}")
+        c.say("type a move's number or name; help for the commands and rules, quit to leave")
+
+    def who(self, seat: int) -> str:
+        return "you" if seat == self.seat else f"player_{seat} ({self.labels[seat]})"
+
+    def table(self) -> str:
+        text = self.raw.render()
+        return "\n".join(line for line in text.splitlines() if not line.startswith("legal:"))
+
+    def play(self) -> bool:
+        """Play to the end of the episode; True when it ended (not left)."""
+        c = self.console
+        recorder = self.recorder
+        while not recorder.episode_over:
+            seat = recorder.current_seat()
+            if seat == self.seat:
+                action = self.human_move()
+            else:
+                raw = self.raw
+                obs = raw.observe(raw.agent_selection)
+                action = int(
+                    self.policies[seat].act(obs["observation"], obs["action_mask"], self.rngs[seat])
+                )
+                c.say(c.paint(f"{self.who(seat)}: {describe_action(raw, action)}"))
+            over = recorder.step(action)
+            if over is not None:
+                self.hand_over(over)
+        self.game_over()
+        return True
+
+    def human_move(self) -> int:
+        c = self.console
+        raw = self.raw
+        legal = raw.legal_actions()
+        labels = [describe_action(raw, a) for a in legal]
+        c.say()
+        c.say(c.paint(self.table()))
+        c.say(f"-- player_{self.seat}, your move --")
+        c.say(format_moves(labels, c.paint))
+        while True:
+            answer = c.ask("your move> ").strip()
+            word = answer.lower()
+            if word in QUIT_WORDS:
+                raise _Leave
+            if word in HELP_WORDS:
+                c.say(COMMANDS_HELP)
+                c.say()
+                c.say(c.paint(rules_summary(self.variant)))
+                continue
+            if word in MOVES_WORDS:
+                c.say(format_moves(labels, c.paint))
+                continue
+            if word in TABLE_WORDS:
+                c.say(c.paint(self.table()))
+                continue
+            action, reason = match_move(answer, legal, labels, raw)
+            if action is not None:
+                c.say(c.paint(f"you: {describe_action(raw, action)}"))
+                return action
+            c.say(c.paint(reason))
+
+    def hand_over(self, event: HandOver) -> None:
+        c = self.console
+        c.say()
+        c.say(c.paint(hand_over_text(self.raw, event)))
+        if not event.episode_over:
+            answer = c.ask(f"press Enter to deal hand {event.number + 1} (quit to leave)> ")
+            if answer.strip().lower() in QUIT_WORDS:
+                raise _Leave
+
+    def game_over(self) -> None:
+        c = self.console
+        totals = self.recorder.totals()
+        best = max(totals)
+        winners = [s for s, t in enumerate(totals) if t == best]
+        if len(winners) == len(totals):
+            verdict = "a tie"
+        elif self.seat in winners:
+            verdict = "you win" if len(winners) == 1 else "you share the win"
+        else:
+            verdict = f"{' and '.join(self.who(s) for s in winners)} wins"
+        final = ", ".join(f"{self.who(s)} {t:+g}" for s, t in enumerate(totals))
+        c.say()
+        c.say(f"game over: {verdict}. final points: {final}")
