@@ -16,9 +16,14 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# The main job: a seeded game, a few minutes of training of the default config (Knock Rummy,
+# 2 players, MaskablePPO), then the checkpoint against random play and the Knock heuristics.
+DEMO_STEPS ?= 60000
 demo: setup
 	$(BIN)/rummyzoo demo knock_rummy --players 2 --seed 0
-	$(BIN)/rummyzoo bench-env knock_rummy --players 2 --seconds 10 --json results/bench_knock_rummy.json
+	rm -rf runs/demo
+	$(BIN)/rummyzoo train configs/knock_ppo.yaml --run-dir runs/demo --set n_timesteps=$(DEMO_STEPS) --no-progress
+	$(BIN)/rummyzoo evaluate runs/demo/checkpoints/best.zip --deals 500 --json results/demo_evaluation.json
 
 lint: setup
 	$(BIN)/ruff check .
