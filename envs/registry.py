@@ -8,6 +8,7 @@ from types import ModuleType
 #: variant name -> (module path, supported player counts)
 VARIANTS: dict[str, tuple[str, tuple[int, ...]]] = {
     "knock_rummy": ("rummyzoo.envs.knock_rummy_v0", (2, 3, 4, 5, 6)),
+    "rummy500": ("rummyzoo.envs.rummy500_v0", (2, 3, 4, 5, 6, 7, 8)),
     "ditch_rummy": ("rummyzoo.envs.ditch_rummy_v0", (2, 3, 4)),
 }
 

@@ -1,0 +1,831 @@
+"""500 Rum: pure rules over numpy state (RULES.md section 3). No PettingZoo here.
+
+The state keeps every 52-card plane the observation needs (hands, cards laid on the table by each
+seat, cards each seat is known to hold, the discard pile, the "what fits" planes, the pending
+card) and the per-hand numbers in one flat float32 buffer, so an observation is one gather from
+it. The logic itself runs on 52-bit Python ints (hand presence, discard pile presence, lay-off
+targets) and small lists (per-seat card counts, the melds on the table), all kept up to date
+incrementally by ``apply``.
+
+With two decks (5-8 players) hands, the table and the known cards are counts (0-2 per card id).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rummyzoo.envs.base import (
+    ConfigError,
+    Game,
+    HandState,
+    check_choice,
+    check_range,
+    validate_fields,
+)
+from rummyzoo.envs.cards import (
+    CARD_NAMES,
+    NUM_CARDS,
+    NUM_RANKS,
+    NUM_SUITS,
+    format_card,
+    parse_cards,
+)
+from rummyzoo.envs.rummy500.tables import (
+    ACE_HIGH_POS,
+    ACE_LOW_POS,
+    ACTION_NAMES,
+    BIT,
+    CARD_VALUE,
+    DIG_BASE,
+    DIG_DEEP_BASE,
+    DISCARD_BASE,
+    DRAW_STOCK,
+    LAY_HIGH_BASE,
+    LAY_LOW,
+    LAY_LOW_BASE,
+    LAY_SET,
+    LAY_SET_BASE,
+    MELD_BASE,
+    MELD_BY_CARDS,
+    MELD_TEST,
+    MELDS,
+    MELDS_WITH,
+    NUM_ACTIONS,
+    PASS,
+    RANK_REPEAT,
+    SUIT_BITS,
+    bits_of,
+    meldable,
+    melds_in,
+    pos_card,
+    pos_value,
+)
+
+DEFAULT_HAND_SIZE = {2: 10}  # 7 for 3-8 players
+STOCK_EXHAUSTION_MODES = ("discard_only", "end_after_last_stock_turn")
+
+PHASE_DRAW = 0
+PHASE_PLAY = 1
+#: Observation phase slots: draw, play while the pending card is unused, free play.
+OBS_PHASE_DRAW, OBS_PHASE_MUST_USE, OBS_PHASE_PLAY = 0, 1, 2
+
+#: Discard piles longer than this are pre-filtered with one whole-pile meld search.
+LONG_PILE = 3
+
+#: Scale of the per-seat table points in the observation.
+TABLE_POINTS_SCALE = 100.0
+
+
+def decks_for(num_players: int) -> int:
+    """One deck for 2-4 players, two for 5-8."""
+    return 1 if num_players <= 4 else 2
+
+
+@dataclass(frozen=True)
+class Rummy500Rules:
+    """Every rule option of 500 Rum; validated on construction.
+
+    :param num_players: 2-8 (one deck for 2-4, two decks of 104 cards for 5-8).
+    :param hand_size: cards dealt to each player (default 10 for 2 players, 7 for 3-8).
+    :param top_discard_free: whether taking only the top discard is free of the must-use rule
+        (False: the top card, like any card dug out, must be used by the first play).
+    :param stock_exhaustion: after the last stock card is taken: ``"discard_only"`` (play goes
+        on from the discard pile; the hand ends when the player to move cannot or does not take
+        from it) or ``"end_after_last_stock_turn"`` (the hand ends after that turn).
+    :param target_score: None = one hand per episode; a number = a match to that score.
+    :param max_turns: turns per hand before the hand is truncated.
+    :param first_dealer: dealer of the first hand (None = the last seat, so player_0 acts first).
+    """
+
+    num_players: int = 2
+    hand_size: int | None = None
+    top_discard_free: bool = False
+    stock_exhaustion: str = "discard_only"
+    target_score: int | None = 500
+    max_turns: int = 300
+    first_dealer: int | None = None
+
+    def __post_init__(self) -> None:
+        validate_fields(self)
+        check_range(self, "num_players", 2, 8)
+        if self.hand_size is None:
+            object.__setattr__(self, "hand_size", DEFAULT_HAND_SIZE.get(self.num_players, 7))
+        check_range(self, "hand_size", 1, None)
+        cards = NUM_CARDS * self.num_decks
+        if self.num_players * self.hand_size + 2 > cards:
+            raise ConfigError(
+                f"Rummy500Rules.hand_size={self.hand_size} leaves no stock for "
+                f"{self.num_players} players (need players*hand_size + 2 <= {cards})"
+            )
+        check_choice(self, "stock_exhaustion", STOCK_EXHAUSTION_MODES)
+        check_range(self, "target_score", 1, None)
+        check_range(self, "max_turns", 1, None)
+        check_range(self, "first_dealer", 0, self.num_players - 1)
+
+    @property
+    def num_decks(self) -> int:
+        """Decks in play: 1 for 2-4 players, 2 for 5-8."""
+        return decks_for(self.num_players)
+
+
+class Rummy500State(HandState):
+    """Mutable state of one 500 Rum hand.
+
+    Runs on the table are ``[suit, lo, hi, owners]`` (``owners[pos]`` = seat that laid the card at
+    run position ``pos``, -1 where empty); sets are ``[rank, suit_mask, owners]`` (by suit).
+    """
+
+    __slots__ = (
+        "act_row",
+        "bits",
+        "buf",
+        "counts",
+        "current",
+        "dealer",
+        "end_reason",
+        "fit_rows",
+        "fits",
+        "fits_any",
+        "hand_rows",
+        "hand_values",
+        "hands",
+        "known",
+        "known_counts",
+        "laid",
+        "mask_cache",
+        "over",
+        "pending",
+        "pending_row",
+        "phase",
+        "pile",
+        "pile_bits",
+        "pile_counts",
+        "pile_double",
+        "pile_low_row",
+        "pile_row",
+        "planes",
+        "points",
+        "points_row",
+        "present",
+        "runs",
+        "runs_by_suit",
+        "runs_row",
+        "scalars",
+        "sets",
+        "sets_by_rank",
+        "size_row",
+        "sizes",
+        "stock",
+        "stock_pos",
+        "table_points",
+        "top_row",
+        "totals",
+        "turn",
+        "went_out",
+    )
+
+    @property
+    def stock_size(self) -> int:
+        return len(self.stock) - self.stock_pos
+
+    def stock_cards(self) -> list[int]:
+        """Stock from the top down."""
+        return self.stock[self.stock_pos :]
+
+    def hand_cards(self, seat: int) -> list[int]:
+        """Cards held by ``seat`` in id order (a card held twice is listed twice)."""
+        counts = self.counts[seat]
+        return [c for c in bits_of(self.bits[seat]) for _ in range(counts[c])]
+
+
+class Rummy500Game(Game):
+    """500 Rum rules for one config (see :mod:`rummyzoo.envs.rummy500_v0` for the docs)."""
+
+    name = "rummy500"
+
+    def __init__(self, rules: Rummy500Rules) -> None:
+        self.rules = rules
+        n = self.num_players = rules.num_players
+        self.num_decks = rules.num_decks
+        self.num_actions = NUM_ACTIONS
+        self.score_groups = np.arange(n)
+        self.action_names = ACTION_NAMES
+        self._index_names()
+        self._empty_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._free_top = rules.top_discard_free
+        self._end_after_stock = rules.stock_exhaustion == "end_after_last_stock_turn"
+        self._inv_cards = 1.0 / (NUM_CARDS * self.num_decks)
+        # Plane rows: hands 0..n-1, laid n..2n-1, known 2n..3n-1, then the shared rows.
+        row = 3 * n
+        self._row_pile = row
+        row += 1
+        self._row_pile_low = -1
+        if self.num_decks == 2:
+            self._row_pile_low = row
+            row += 1
+        self._row_top = row
+        self._row_runs = row + 1
+        self._row_fits = row + 2  # three rows: set, below a run, above a run
+        self._row_pending = row + 5
+        self._num_rows = row + 6
+        shared_pile = [self._row_pile] + ([self._row_pile_low] if self.num_decks == 2 else [])
+        self._view_rows = []
+        for v in range(n):
+            rel = [(v + r) % n for r in range(n)]
+            rows = (
+                [v, *shared_pile, self._row_top]
+                + [n + s for s in rel]
+                + [self._row_runs, self._row_fits, self._row_fits + 1, self._row_fits + 2]
+                + [2 * n + s for s in rel[1:]]
+                + [self._row_pending]
+            )
+            self._view_rows.append(np.asarray(rows, dtype=np.intp))
+        sizes = [("hand", 52), ("discard_pile", 52)]
+        if self.num_decks == 2:
+            sizes.append(("discard_pile_lower", 52))
+        sizes += [
+            ("discard_top", 52),
+            ("table_laid", 52 * n),
+            ("table_runs", 52),
+            ("fits_set", 52),
+            ("fits_below_run", 52),
+            ("fits_above_run", 52),
+            ("opponent_known", 52 * (n - 1)),
+            ("pending", 52),
+            ("stock_size", 1),
+            ("discard_size", 1),
+            ("phase", 3),
+            ("to_act", n),
+            ("dealer", n),
+            ("hand_sizes", n),
+            ("table_points", n),
+            ("turn", 1),
+            ("scores", n),
+        ]
+        layout: dict[str, tuple[int, int]] = {}
+        pos = 0
+        for name, size in sizes:
+            layout[name] = (pos, pos + size)
+            pos += size
+        self.observation_layout = layout
+        self.obs_size = pos
+        # The state keeps planes and per-hand numbers in one flat float32 buffer; an observation
+        # is one gather from it (slot 0 of the extras stays 0 for the entries written later).
+        extra = self._num_rows * NUM_CARDS
+        self._extra = extra
+        # Extras: [0, stock size, discard size, turn], then per absolute seat: to act, dealer,
+        # hand size, table points, match total (gathered in relative seat order).
+        self._buf_size = extra + 4 + 5 * n
+        self._gather = []
+        for v in range(n):
+            rel = [(v + r) % n for r in range(n)]
+            index = [
+                row * NUM_CARDS + c for row in self._view_rows[v].tolist() for c in range(NUM_CARDS)
+            ]
+            index += [extra + 1, extra + 2]  # stock size, discard size
+            index += [extra] * 3  # phase: written per observation
+            for block in range(4):  # to act, dealer, hand sizes, table points
+                index += [extra + 4 + block * n + s for s in rel]
+            index += [extra + 3]  # turn
+            index += [extra + 4 + 4 * n + s for s in rel]  # match totals
+            assert len(index) == self.obs_size
+            self._gather.append(np.asarray(index, dtype=np.intp))
+        self._off_phase = layout["phase"][0]
+        self._inv_turns = 1.0 / rules.max_turns
+        self._score_scale = float(rules.target_score or 500)
+        self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
+        self._deal_seats = [[(d + 1 + k) % n for k in range(n * rules.hand_size)] for d in range(n)]
+
+    def action_index(self, name: str) -> int:
+        """Action id of a readable name; a meld's cards may be named in any order."""
+        words = str(name).split()
+        if len(words) == 4 and words[0].lower() == "meld":
+            try:
+                cards = frozenset(parse_cards(words[1:]))
+            except ValueError:
+                cards = frozenset()
+            meld = MELD_BY_CARDS.get(cards)
+            if meld is not None:
+                return MELD_BASE + meld
+        return super().action_index(name)
+
+    # ------------------------------------------------------------------ deal
+    def new_hand(self, rng: np.random.Generator, dealer: int, deck: np.ndarray) -> Rummy500State:
+        n, size = self.num_players, self.rules.hand_size
+        s = Rummy500State()
+        s.buf = buf = np.zeros(self._buf_size, dtype=np.float32)
+        s.planes = planes = buf[: self._extra].reshape(self._num_rows, NUM_CARDS)
+        s.scalars = buf[self._extra : self._extra + 4]  # [0, stock, discard pile, turn]
+        seat_rows = buf[self._extra + 4 : self._extra + 4 + 5 * n].reshape(5, n)
+        s.act_row, dealer_row, s.size_row, s.points_row, _ = seat_rows
+        s.totals = None  # the match totals last written to the buffer
+        s.hands = planes[:n]
+        s.laid = planes[n : 2 * n]
+        s.known = planes[2 * n : 3 * n]
+        s.pile_row = planes[self._row_pile]
+        s.pile_low_row = planes[self._row_pile_low] if self._row_pile_low >= 0 else None
+        s.top_row = planes[self._row_top]
+        s.runs_row = planes[self._row_runs]
+        s.fit_rows = planes[self._row_fits : self._row_fits + 3]
+        s.pending_row = planes[self._row_pending]
+        cards = deck.tolist()
+        counts = [[0] * NUM_CARDS for _ in range(n)]
+        bits = [0] * n
+        # One card at a time, clockwise from the dealer's left.
+        for seat, card in zip(self._deal_seats[dealer], cards[: n * size], strict=False):
+            counts[seat][card] += 1
+            bits[seat] |= 1 << card
+        s.counts = counts
+        s.bits = bits
+        s.hands[:] = counts
+        s.hand_rows = list(s.hands)
+        s.present = list(np.minimum(s.hands, 1).astype(np.int8))
+        s.sizes = [size] * n
+        s.known_counts = [[0] * NUM_CARDS for _ in range(n)]
+        up = cards[n * size]
+        s.pile = [up]
+        s.pile_counts = [0] * NUM_CARDS
+        s.pile_counts[up] = 1
+        s.pile_bits = 1 << up
+        s.pile_double = 0
+        s.pile_row[up] = self._inv_cards
+        s.top_row[up] = 1.0
+        s.stock = cards[n * size + 1 :]
+        s.stock_pos = 0
+        s.runs = []
+        s.sets = []
+        s.runs_by_suit = [[] for _ in range(NUM_SUITS)]
+        s.sets_by_rank = [[] for _ in range(NUM_RANKS)]
+        s.fits = (0, 0, 0)
+        s.fits_any = 0
+        s.table_points = [0] * n
+        s.size_row[:] = size / NUM_CARDS
+        s.scalars[1] = len(s.stock) * self._inv_cards
+        s.scalars[2] = self._inv_cards
+        s.dealer = dealer
+        s.current = (dealer + 1) % n
+        s.act_row[s.current] = 1.0
+        dealer_row[dealer] = 1.0
+        s.turn = 0
+        s.phase = PHASE_DRAW
+        s.pending = -1
+        s.over = False
+        s.points = np.zeros(n, dtype=np.float64)
+        s.hand_values = None
+        s.went_out = -1
+        s.end_reason = ""
+        s.mask_cache = None
+        return s
+
+    # ------------------------------------------------------------------ mask
+    def legal_mask(self, s: Rummy500State) -> np.ndarray:
+        cached = s.mask_cache
+        if cached is not None:  # computed by the end of the previous turn (stock exhausted)
+            s.mask_cache = None
+            return cached
+        mask = self._empty_mask.copy()
+        if s.over:
+            return mask
+        seat = s.current
+        if s.phase == PHASE_DRAW:
+            mask[DRAW_STOCK if s.stock_pos < len(s.stock) else PASS] = 1
+            top, deep = self.dig_options(s, seat)
+            while top:
+                low = top & -top
+                top ^= low
+                mask[DIG_BASE + low.bit_length() - 1] = 1
+            while deep:
+                low = deep & -deep
+                deep ^= low
+                mask[DIG_DEEP_BASE + low.bit_length() - 1] = 1
+            return mask
+        hand = s.bits[seat]
+        fit_set, fit_low, fit_high = s.fits
+        pending = s.pending
+        if pending >= 0:
+            for m, meld_mask in MELDS_WITH[pending]:
+                if not meld_mask & ~hand:
+                    mask[MELD_BASE + m] = 1
+            b = BIT[pending]
+            if fit_set & b:
+                mask[LAY_SET_BASE + pending] = 1
+            if fit_low & b:
+                mask[LAY_LOW_BASE + pending] = 1
+            if fit_high & b:
+                mask[LAY_HIGH_BASE + pending] = 1
+            return mask
+        mask[DISCARD_BASE:] = s.present[seat]
+        for m in melds_in(hand):
+            mask[MELD_BASE + m] = 1
+        lay = hand & s.fits_any
+        while lay:
+            low = lay & -lay
+            lay ^= low
+            c = low.bit_length() - 1
+            if fit_set & low:
+                mask[LAY_SET_BASE + c] = 1
+            if fit_low & low:
+                mask[LAY_LOW_BASE + c] = 1
+            if fit_high & low:
+                mask[LAY_HIGH_BASE + c] = 1
+        return mask
+
+    def dig_options(self, s: Rummy500State, seat: int) -> tuple[int, int]:
+        """Cards ``seat`` may dig to, as 52-bit masks: ``(topmost copy, lower copy)``.
+
+        Digging to a card is legal when some meld or lay-off uses it with the hand plus every
+        card taken (the top card alone is always legal when ``top_discard_free``).
+        """
+        pile = s.pile
+        if not pile:
+            return 0, 0
+        pile_bits = s.pile_bits
+        hand = s.bits[seat]
+        fits = s.fits_any
+        usable = pile_bits & fits  # a lay-off exists whatever else is taken
+        cand = pile_bits & ~fits
+        if len(pile) > LONG_PILE:  # rule out cards without a meld in hand + whole pile first
+            cand &= meldable(hand | pile_bits)
+        deep_found = 0
+        if cand:
+            acc = hand
+            seen = 0
+            for idx in range(len(pile) - 1, -1, -1):
+                card = pile[idx]
+                b = BIT[card]
+                acc |= b
+                if cand & b:
+                    rank, shift, others, runs = MELD_TEST[card]
+                    if ((acc >> rank) & others).bit_count() > 1 or runs[acc >> shift & SUIT_BITS]:
+                        if seen & b:
+                            deep_found |= b
+                        else:
+                            usable |= b
+                        cand ^= b
+                    if not cand:
+                        break
+                seen |= b
+        deep = s.pile_double & (usable | deep_found)
+        if self._free_top:
+            usable |= BIT[pile[-1]]
+        return usable, deep
+
+    # ----------------------------------------------------------------- apply
+    def apply(self, s: Rummy500State, action: int, rng: np.random.Generator) -> None:
+        s.mask_cache = None
+        seat = s.current
+        if action >= DISCARD_BASE:
+            self._discard(s, seat, action - DISCARD_BASE)
+        elif action >= LAY_SET_BASE:
+            kind, card = divmod(action - LAY_SET_BASE, NUM_CARDS)
+            self._lay_off(s, seat, card, kind)
+        elif action >= MELD_BASE:
+            self._meld(s, seat, action - MELD_BASE)
+        elif action >= DIG_BASE:
+            deep = action >= DIG_DEEP_BASE
+            self._dig(s, seat, action - (DIG_DEEP_BASE if deep else DIG_BASE), deep)
+        elif action == DRAW_STOCK:
+            card = s.stock[s.stock_pos]
+            s.stock_pos += 1
+            s.scalars[1] = (len(s.stock) - s.stock_pos) * self._inv_cards
+            self._add(s, seat, card)
+            s.phase = PHASE_PLAY
+        else:  # PASS: the stock is gone and the player declines the discard pile
+            self._finish(s, "pass")
+
+    def _add(self, s: Rummy500State, seat: int, card: int) -> None:
+        count = s.counts[seat][card] + 1
+        s.counts[seat][card] = count
+        s.hand_rows[seat][card] = count
+        if count == 1:
+            s.bits[seat] |= BIT[card]
+            s.present[seat][card] = 1
+        size = s.sizes[seat] + 1
+        s.sizes[seat] = size
+        s.size_row[seat] = size / NUM_CARDS
+
+    def _remove(self, s: Rummy500State, seat: int, card: int) -> None:
+        count = s.counts[seat][card] - 1
+        s.counts[seat][card] = count
+        s.hand_rows[seat][card] = count
+        if not count:
+            s.bits[seat] &= ~BIT[card]
+            s.present[seat][card] = 0
+        known = s.known_counts[seat]
+        if known[card] > count:
+            known[card] = count
+            s.known[seat, card] = count
+        size = s.sizes[seat] - 1
+        s.sizes[seat] = size
+        s.size_row[seat] = size / NUM_CARDS
+
+    def _dig(self, s: Rummy500State, seat: int, card: int, deep: bool) -> None:
+        pile = s.pile
+        size = len(pile)
+        index = size - 1 - pile[::-1].index(card)
+        if deep:
+            index = index - 1 - pile[index - 1 :: -1].index(card)
+        taken = pile[index:]
+        del pile[index:]
+        s.top_row[taken[-1]] = 0.0
+        counts = s.pile_counts
+        for c in taken:
+            counts[c] -= 1
+        known = s.known_counts[seat]
+        for c in taken:
+            left = counts[c]
+            if not left:
+                s.pile_row[c] = 0.0
+                s.pile_bits &= ~BIT[c]
+                if s.pile_low_row is not None:
+                    s.pile_low_row[c] = 0.0
+            else:  # the lower copy stays: it becomes the topmost one
+                s.pile_row[c] = s.pile_low_row[c]
+                s.pile_low_row[c] = 0.0
+            s.pile_double &= ~BIT[c]
+            self._add(s, seat, c)
+            known[c] += 1
+            s.known[seat, c] = known[c]
+        if pile:
+            s.top_row[pile[-1]] = 1.0
+        s.scalars[2] = len(pile) * self._inv_cards
+        if not (self._free_top and index == size - 1):
+            s.pending = card
+            s.pending_row[card] = 1.0
+        s.phase = PHASE_PLAY
+
+    def _meld(self, s: Rummy500State, seat: int, meld: int) -> None:
+        spec = MELDS[meld]
+        laid = s.laid
+        for c in spec.cards:
+            self._remove(s, seat, c)
+            laid[seat, c] += 1.0
+        if spec.is_run:
+            owners = [-1] * (ACE_HIGH_POS + 1)
+            for p, c in zip(spec.positions, spec.cards, strict=True):
+                owners[p] = seat
+                s.runs_row[c] += 1.0
+            run = [spec.suit, spec.positions[0], spec.positions[-1], owners]
+            s.runs.append(run)
+            s.runs_by_suit[spec.suit].append(run)
+        else:
+            owners = [-1] * NUM_SUITS
+            for suit in spec.positions:
+                owners[suit] = seat
+            group = [spec.rank, sum(1 << x for x in spec.positions), owners]
+            s.sets.append(group)
+            s.sets_by_rank[spec.rank].append(group)
+        self._score_play(s, seat, spec.value)
+        if s.pending >= 0 and s.pending in spec.cards:
+            self._clear_pending(s)
+        if spec.is_run:
+            self._refresh_run_fits(s, spec.suit)
+        else:
+            self._refresh_set_fits(s, spec.rank)
+        if not s.sizes[seat]:
+            self._go_out(s, seat)
+
+    def _lay_off(self, s: Rummy500State, seat: int, card: int, kind: int) -> None:
+        rank, suit = card % NUM_RANKS, card // NUM_RANKS
+        if kind == LAY_SET:
+            target = next(m for m in s.sets_by_rank[rank] if not m[1] >> suit & 1)
+            target[1] |= 1 << suit
+            target[2][suit] = seat
+            value = CARD_VALUE[card]
+        elif kind == LAY_LOW:
+            pos = ACE_LOW_POS if rank == 0 else rank
+            # Several runs may take it with two decks: the shortest keeps the others' ends open.
+            target = min(
+                (
+                    r
+                    for r in s.runs_by_suit[suit]
+                    if r[1] == pos + 1 and not (pos == 0 and r[2] == 13)
+                ),
+                key=lambda r: r[2],
+            )
+            target[1] = pos
+            target[3][pos] = seat
+            value = pos_value(pos, card)
+            s.runs_row[card] += 1.0
+        else:
+            pos = ACE_HIGH_POS if rank == 0 else rank
+            target = max(
+                (
+                    r
+                    for r in s.runs_by_suit[suit]
+                    if r[2] == pos - 1 and not (pos == 13 and r[1] == 0)
+                ),
+                key=lambda r: r[1],
+            )
+            target[2] = pos
+            target[3][pos] = seat
+            value = CARD_VALUE[card]
+            s.runs_row[card] += 1.0
+        self._remove(s, seat, card)
+        s.laid[seat, card] += 1.0
+        self._score_play(s, seat, value)
+        if s.pending == card:
+            self._clear_pending(s)
+        if kind == LAY_SET:
+            self._refresh_set_fits(s, rank)
+        else:
+            self._refresh_run_fits(s, suit)
+        if not s.sizes[seat]:
+            self._go_out(s, seat)
+
+    def _score_play(self, s: Rummy500State, seat: int, value: int) -> None:
+        points = s.table_points[seat] + value
+        s.table_points[seat] = points
+        s.points_row[seat] = points / TABLE_POINTS_SCALE
+
+    @staticmethod
+    def _clear_pending(s: Rummy500State) -> None:
+        s.pending_row[s.pending] = 0.0
+        s.pending = -1
+
+    def _refresh_set_fits(self, s: Rummy500State, rank: int) -> None:
+        """Recompute where cards of ``rank`` could be laid off on sets."""
+        fit = 0
+        for _, suits, _ in s.sets_by_rank[rank]:
+            for suit in range(NUM_SUITS):
+                if not suits >> suit & 1:
+                    fit |= BIT[suit * NUM_RANKS + rank]
+        fit_set, fit_low, fit_high = s.fits
+        fit_set = (fit_set & ~(RANK_REPEAT << rank)) | fit
+        self._set_fits(s, (fit_set, fit_low, fit_high))
+
+    def _refresh_run_fits(self, s: Rummy500State, suit: int) -> None:
+        """Recompute which cards of ``suit`` could extend a run below or above."""
+        low = high = 0
+        for _, lo, hi, _ in s.runs_by_suit[suit]:
+            if lo >= 1 and not (lo == 1 and hi == ACE_HIGH_POS):
+                low |= BIT[pos_card(suit, lo - 1)]
+            if hi <= 12 and not (hi == 12 and lo == ACE_LOW_POS):
+                high |= BIT[pos_card(suit, hi + 1)]
+        keep = ~(SUIT_BITS << (suit * NUM_RANKS))
+        fit_set, fit_low, fit_high = s.fits
+        self._set_fits(s, (fit_set, (fit_low & keep) | low, (fit_high & keep) | high))
+
+    @staticmethod
+    def _set_fits(s: Rummy500State, new: tuple[int, int, int]) -> None:
+        """Store the lay-off targets and update their observation planes where they changed."""
+        old = s.fits
+        rows = s.fit_rows
+        for k in range(3):
+            changed = old[k] ^ new[k]
+            while changed:  # only a few cards change per play
+                low = changed & -changed
+                changed ^= low
+                rows[k, low.bit_length() - 1] = 1.0 if new[k] & low else 0.0
+        s.fits = new
+        s.fits_any = new[0] | new[1] | new[2]
+
+    def _discard(self, s: Rummy500State, seat: int, card: int) -> None:
+        self._remove(s, seat, card)
+        pile = s.pile
+        if pile:
+            s.top_row[pile[-1]] = 0.0
+        pile.append(card)
+        s.top_row[card] = 1.0
+        count = s.pile_counts[card]
+        if count:  # the other copy is in the pile already and becomes the lower one
+            s.pile_low_row[card] = s.pile_row[card]
+            s.pile_double |= BIT[card]
+        s.pile_counts[card] = count + 1
+        s.pile_bits |= BIT[card]
+        s.pile_row[card] = s.scalars[2] = len(pile) * self._inv_cards
+        if not s.sizes[seat]:
+            self._go_out(s, seat)
+            return
+        s.turn += 1
+        s.scalars[3] = s.turn * self._inv_turns
+        nxt = s.current = (seat + 1) % self.num_players
+        s.act_row[seat] = 0.0
+        s.act_row[nxt] = 1.0
+        s.phase = PHASE_DRAW
+        if s.stock_pos >= len(s.stock):
+            if self._end_after_stock:
+                self._finish(s, "stock exhausted")
+                return
+            mask = self.legal_mask(s)
+            if not mask[DIG_BASE:MELD_BASE].any():
+                self._finish(s, "stock exhausted")
+                return
+            s.mask_cache = mask
+
+    def _go_out(self, s: Rummy500State, seat: int) -> None:
+        s.turn += 1
+        s.scalars[3] = s.turn * self._inv_turns
+        s.went_out = seat
+        self._finish(s, "went out")
+
+    def _finish(self, s: Rummy500State, reason: str) -> None:
+        values = []
+        for seat in range(self.num_players):
+            counts = s.counts[seat]
+            values.append(sum(CARD_VALUE[c] * counts[c] for c in bits_of(s.bits[seat])))
+        s.hand_values = values
+        s.points = np.asarray(
+            [s.table_points[i] - values[i] for i in range(self.num_players)], dtype=np.float64
+        )
+        s.end_reason = reason
+        s.over = True
+        s.mask_cache = None
+
+    # ----------------------------------------------------------- observation
+    def observe(self, s: Rummy500State, seat: int, totals: np.ndarray) -> np.ndarray:
+        n = self.num_players
+        if totals is not s.totals or s.over:
+            # Totals change only when a hand ends; refresh the buffer then (or for new arrays).
+            s.totals = totals
+            if self.rules.target_score is not None:
+                s.buf[self._extra + 4 + 4 * n :] = totals / self._score_scale
+        obs = s.buf[self._gather[seat]]
+        if seat == s.current and not s.over:
+            if s.phase == PHASE_DRAW:
+                phase = OBS_PHASE_DRAW
+            else:
+                phase = OBS_PHASE_MUST_USE if s.pending >= 0 else OBS_PHASE_PLAY
+            obs[self._off_phase + phase] = 1.0
+        return obs
+
+    # ------------------------------------------------------------------ info
+    def hand_info(self, s: Rummy500State, seat: int) -> dict[str, Any]:
+        return {
+            "end_reason": s.end_reason,
+            "went_out": None if s.went_out < 0 else f"player_{s.went_out}",
+            "melded_points": int(s.table_points[seat]),
+            "hand_penalty": int(s.hand_values[seat]) if s.hand_values is not None else 0,
+            "hand_cards": [CARD_NAMES[c] for c in s.hand_cards(seat)],
+        }
+
+    # ---------------------------------------------------------------- render
+    def table_lines(self, s: Rummy500State) -> list[str]:
+        """One line per meld on the table: its cards in order, each tagged with who laid it."""
+        lines = []
+        for suit, lo, hi, owners in s.runs:
+            cards = " ".join(
+                f"{format_card(pos_card(suit, p))}/p{owners[p]}" for p in range(lo, hi + 1)
+            )
+            lines.append(f"run {cards}")
+        for rank, suits, owners in s.sets:
+            cards = " ".join(
+                f"{format_card(x * NUM_RANKS + rank)}/p{owners[x]}"
+                for x in range(NUM_SUITS)
+                if suits >> x & 1
+            )
+            lines.append(f"set {cards}")
+        return lines
+
+    def render(self, s: Rummy500State, view: int | None, totals: np.ndarray) -> str:
+        n = self.num_players
+        if s.over:
+            who = f" by player_{s.went_out}" if s.went_out >= 0 else ""
+            status = f"hand over ({s.end_reason}{who})"
+        elif s.phase == PHASE_DRAW:
+            status = f"player_{s.current} to draw"
+        elif s.pending >= 0:
+            status = f"player_{s.current} must use {format_card(s.pending)}"
+        else:
+            status = f"player_{s.current} to meld, lay off or discard"
+        lines = [f"500 Rum | dealer player_{s.dealer} | turn {s.turn} | {status}"]
+        pile = " ".join(CARD_NAMES[c] for c in s.pile) or "-"
+        lines.append(f"stock: {s.stock_size} cards | discard pile (bottom to top): {pile}")
+        table = self.table_lines(s)
+        lines.append("table: " + (" ; ".join(table) if table else "-"))
+        for seat in range(n):
+            head = f"player_{seat} (table {s.table_points[seat]})"
+            if s.over:
+                cards = " ".join(CARD_NAMES[c] for c in s.hand_cards(seat)) or "-"
+                lines.append(
+                    f"{head}: hand {cards} = -{s.hand_values[seat]} ; points {s.points[seat]:+g}"
+                )
+            elif view is None or view == seat:
+                lines.append(f"{head}: {' '.join(CARD_NAMES[c] for c in s.hand_cards(seat))}")
+            else:
+                known = [
+                    CARD_NAMES[c] for c in range(NUM_CARDS) for _ in range(s.known_counts[seat][c])
+                ]
+                lines.append(
+                    f"{head}: [{s.sizes[seat]} cards]"
+                    + (f" holds {' '.join(known)}" if known else "")
+                )
+        if self.rules.target_score is not None:
+            lines.append(
+                "scores: "
+                + ", ".join(f"player_{i} {totals[i]:g}" for i in range(n))
+                + f" (target {self.rules.target_score})"
+            )
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------- checking
+    def card_locations(self, s: Rummy500State) -> np.ndarray:
+        """How many places hold each card (hands, stock, pile, table): ``num_decks`` when sound."""
+        count = np.asarray(s.counts, dtype=np.int64).sum(axis=0)
+        count += np.bincount(np.asarray(s.stock_cards(), dtype=np.int64), minlength=NUM_CARDS)
+        count += np.bincount(np.asarray(s.pile, dtype=np.int64), minlength=NUM_CARDS)
+        count += np.rint(s.laid.sum(axis=0)).astype(np.int64)
+        return count
