@@ -162,6 +162,13 @@ class Game:
         raise NotImplementedError
 
     # -- shared ---------------------------------------------------------------
+    def scores_line(self, totals: np.ndarray, label: str = "scores") -> str | None:
+        """The match totals as a render line (None in single-hand play)."""
+        if self.rules.target_score is None:
+            return None
+        shown = ", ".join(f"player_{i} {totals[i]:g}" for i in range(self.num_players))
+        return f"{label}: {shown} (target {self.rules.target_score})"
+
     def _index_names(self) -> None:
         self._name_to_action = {n.lower(): i for i, n in enumerate(self.action_names)}
 

@@ -856,12 +856,9 @@ class DitchRummyGame(Game):
         if not s.over and (view is None or view == s.current):
             legal = np.flatnonzero(self.legal_mask(s))
             lines.append("legal: " + ", ".join(self.describe_action(s, a) for a in legal))
-        if self.rules.target_score is not None:
-            lines.append(
-                "match: "
-                + ", ".join(f"player_{i} {totals[i]:g}" for i in range(n))
-                + f" (target {self.rules.target_score})"
-            )
+        line = self.scores_line(totals, label="match")
+        if line is not None:
+            lines.append(line)
         return "\n".join(lines)
 
     # ---------------------------------------------------------- checking

@@ -450,12 +450,9 @@ class KnockRummyGame(Game):
                     f"player_{seat}: [{int(s.hands[seat].sum())} cards]"
                     + (f" holds {known}" if known else "")
                 )
-        if self.rules.target_score is not None:
-            lines.append(
-                "scores: "
-                + ", ".join(f"player_{i} {totals[i]:g}" for i in range(n))
-                + f" (target {self.rules.target_score})"
-            )
+        line = self.scores_line(totals)
+        if line is not None:
+            lines.append(line)
         return "\n".join(lines)
 
     # ------------------------------------------------------------- checking

@@ -813,12 +813,9 @@ class Rummy500Game(Game):
                     f"{head}: [{s.sizes[seat]} cards]"
                     + (f" holds {' '.join(known)}" if known else "")
                 )
-        if self.rules.target_score is not None:
-            lines.append(
-                "scores: "
-                + ", ".join(f"player_{i} {totals[i]:g}" for i in range(n))
-                + f" (target {self.rules.target_score})"
-            )
+        line = self.scores_line(totals)
+        if line is not None:
+            lines.append(line)
         return "\n".join(lines)
 
     # ------------------------------------------------------------- checking
