@@ -15,6 +15,10 @@ AGENTS: dict[str, tuple[str, str, str | None]] = {
     "random": ("rummyzoo.agents.random_agent", "RandomPolicy", None),
     "knock.greedy": ("rummyzoo.agents.knock", "GreedyKnock", "knock_rummy"),
     "knock.smart": ("rummyzoo.agents.knock", "SmartKnock", "knock_rummy"),
+    "ditch.greedy": ("rummyzoo.agents.ditch", "GreedyDitch", "ditch_rummy"),
+    "ditch.smart": ("rummyzoo.agents.ditch", "SmartDitch", "ditch_rummy"),
+    "rummy500.greedy": ("rummyzoo.agents.rummy500", "GreedyRummy500", "rummy500"),
+    "rummy500.smart": ("rummyzoo.agents.rummy500", "SmartRummy500", "rummy500"),
 }
 
 #: Loader for checkpoint paths, installed by ``rummyzoo.training`` (agents never import upward).

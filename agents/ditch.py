@@ -1,0 +1,649 @@
+"""Ditch Rummy heuristics.
+
+``ditch.greedy`` (tier 1)
+    Draws as many cards as it may, then plays the line of melds and singles that scores the most
+    right now (a blind run 25, a set 5, a single 2 or an ace 10; every order is searched, singles
+    off its own new melds included). Of the cards left it keeps those that a live card (one not
+    yet seen in its hand, on the table or in the discard pile) could still meld with, leaving
+    room to draw, and ditches the rest (everything on the hand's last turn).
+
+``ditch.smart`` (tier 2)
+    Searches the same lines but values each by its points plus what the cards it keeps are worth
+    next turn: the chance that the cards it draws make a blind run (25) or a set with them,
+    counted over the live cards, against what fresh cards would bring in their place, and the
+    singles that fit the table. So it keeps a card with many live neighbours, ditches dead or
+    poor ones to draw fresh cards, and may hold back a single that is worth more as half of a
+    run. Held cards cost their penalty if the hand ends first, so it keeps nothing once the next
+    players can empty the draw pile. It melds J-Q-K or Q-K-A (ending the hand) only when that
+    surely wins the hand, or the match when someone reaches the target, and never while behind;
+    otherwise those cards score as a two-card run and a single.
+
+Both read only the observation (through the env's documented layout) and the rules config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from rummyzoo.agents.base import BasePolicy
+from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from rummyzoo.envs.ditch_rummy.rules import (
+    ACE,
+    CARD_TO_ORDER,
+    JACK,
+    NO_MELD,
+    PHASE_DRAW,
+    PHASE_PLAY,
+    RUN,
+    SET,
+    DitchRummyGame,
+    DitchRummyRules,
+    meld_kind,
+)
+
+__all__ = ["DitchPolicy", "DitchView", "GreedyDitch", "PlayPlanner", "Seen", "SmartDitch"]
+
+#: Env options that are not rules (the agents ignore them).
+ENV_ONLY_OPTIONS = frozenset({"render_mode", "reward", "reward_scale", "render_view"})
+#: Every card, as a bitmask over order ids (``rank * 4 + suit``, 2 low ... A high).
+ALL_CARDS = (1 << NUM_CARDS) - 1
+#: Order ids of one game rank, as a bitmask.
+RANK_BITS = tuple(((1 << NUM_SUITS) - 1) << (NUM_SUITS * r) for r in range(NUM_RANKS))
+#: Order ids of one suit, as a bitmask.
+SUIT_BITS = tuple(sum(1 << (r * NUM_SUITS + s) for r in range(NUM_RANKS)) for s in range(NUM_SUITS))
+
+
+def _bits(orders: Iterable[int]) -> int:
+    out = 0
+    for o in orders:
+        out |= 1 << o
+    return out
+
+
+class Fits(NamedTuple):
+    """What a single fits on the table: ranks with a set, cards just below / above a run."""
+
+    set_ranks: int  # bitmask over game ranks
+    below: int  # bitmask over order ids
+    above: int  # bitmask over order ids
+
+
+class Seen:
+    """One decoded observation (relative seats: 0 = the observer).
+
+    :ivar hand: own cards as order ids, sorted, i.e. in hand-position order.
+    :ivar live: order ids not seen anywhere (draw pile or another hand), as a bitmask.
+    :ivar fits: what a single fits now.
+    :ivar hand_sizes: cards in each seat's hand.
+    :ivar hand_points: points each seat earned this hand.
+    :ivar teammates: True for the observer and (teams) the partner.
+    :ivar scores: match totals by seat (a team's total for each member).
+    :ivar phase: ``PHASE_DRAW``, ``PHASE_PLAY``, ``PHASE_DITCH`` (-1 when not to act).
+    :ivar pile: cards left in the draw pile.
+    """
+
+    __slots__ = (
+        "fits",
+        "hand",
+        "hand_points",
+        "hand_sizes",
+        "live",
+        "phase",
+        "pile",
+        "scores",
+        "teammates",
+    )
+
+    hand: tuple[int, ...]
+    live: int
+    fits: Fits
+    hand_sizes: list[int]
+    hand_points: list[int]
+    teammates: list[bool]
+    scores: list[int]
+    phase: int
+    pile: int
+
+
+class DitchView:
+    """Decodes a Ditch Rummy observation through ``game.observation_layout``."""
+
+    def __init__(self, game: DitchRummyGame) -> None:
+        self.n = game.num_players
+        self.max_hand = game.max_hand
+        lay = game.observation_layout
+        self.hand = slice(*lay["hand"])
+        self.discard = slice(*lay["discard_pile"])
+        self.played = slice(lay["sets"][0], lay["singles"][1])  # sets, runs, singles: adjacent
+        self.fit_set = slice(*lay["fits_set"])
+        self.fit_below = slice(*lay["fits_below_run"])
+        self.fit_above = slice(*lay["fits_above_run"])
+        self.hand_sizes = slice(*lay["hand_sizes"])
+        self.hand_points = slice(*lay["hand_points"])
+        self.teammates = slice(*lay["teammates"])
+        self.scores = slice(*lay["scores"])
+        self.phase = slice(*lay["phase"])
+        self.pile = lay["draw_pile"][0]
+        self.score_scale = float(game.rules.target_score or 500)
+
+    def decode(self, obs: np.ndarray) -> Seen:
+        """Everything the heuristics use from one observation."""
+        order = CARD_TO_ORDER
+        seen = Seen()
+        hand = sorted(order[c] for c in np.flatnonzero(obs[self.hand]).tolist())
+        seen.hand = tuple(hand)
+        shown = _bits(hand)
+        shown |= _bits(order[c] for c in np.flatnonzero(obs[self.discard]).tolist())
+        shown |= _bits(order[c % NUM_CARDS] for c in np.flatnonzero(obs[self.played]).tolist())
+        seen.live = ALL_CARDS & ~shown
+        set_ranks = 0
+        for c in np.flatnonzero(obs[self.fit_set]).tolist():
+            set_ranks |= 1 << (order[c] >> 2)
+        below = _bits(order[c] for c in np.flatnonzero(obs[self.fit_below]).tolist())
+        above = _bits(order[c] for c in np.flatnonzero(obs[self.fit_above]).tolist())
+        seen.fits = Fits(set_ranks, below, above)
+        seen.hand_sizes = [round(x * self.max_hand) for x in obs[self.hand_sizes].tolist()]
+        seen.hand_points = [round(x * 100.0) for x in obs[self.hand_points].tolist()]
+        seen.teammates = [x > 0.5 for x in obs[self.teammates].tolist()]
+        seen.scores = [round(x * self.score_scale) for x in obs[self.scores].tolist()]
+        phase = np.flatnonzero(obs[self.phase])
+        seen.phase = int(phase[0]) if phase.size else -1
+        seen.pile = round(float(obs[self.pile]) * NUM_CARDS)
+        return seen
+
+
+class Outcome(NamedTuple):
+    """Where one line of plays from the current hand stops.
+
+    :param points: points the plays earn.
+    :param hand: cards left (order ids, sorted).
+    :param ended: the last play was a J-Q-K / Q-K-A run, which ends the hand.
+    :param fits: what a single fits afterwards.
+    :param first: the action that starts the line (None: play nothing).
+    """
+
+    points: int
+    hand: tuple[int, ...]
+    ended: bool
+    fits: Fits
+    first: int | None
+
+
+class PlayPlanner:
+    """Every line of melds and singles a hand can play, replaying the rules' meld and fit logic
+    on the observation's fit planes.
+
+    Melds never depend on singles and only add fits, so a line is searched as: a set of
+    disjoint melds, then singles (in any order unless ``single_extends_meld`` makes the order
+    matter), then at most one J-Q-K / Q-K-A run, which ends the hand (every single that fits is
+    played before it: the hand is over afterwards, so holding a card back only costs).
+    """
+
+    #: Lines searched per decision at most (only huge ``up_to_3`` hands come near it).
+    BUDGET = 2000
+    #: With more fitting cards than this, lines keep back at most one of them.
+    MAX_SINGLE_SUBSET = 4
+
+    def __init__(self, game: DitchRummyGame) -> None:
+        rules = game.rules
+        self.same_suit = rules.runs_same_suit
+        self.extends = rules.single_extends_meld
+        self.points_set = rules.points_set
+        self.points_run = rules.points_run
+        self.single_points = [
+            rules.points_single_ace if o >> 2 == ACE else rules.points_single
+            for o in range(NUM_CARDS)
+        ]
+        self.single_base = game.single_base
+        self.single_targets = game.single_targets
+        self.meld_action = {
+            combo: game.meld_base + j for j, combo in enumerate(game.meld_positions)
+        }
+        self._kinds: dict[tuple[int, ...], int] = {}
+        self._budget = 0
+
+    def kind(self, orders: tuple[int, ...]) -> int:
+        """``SET``, ``RUN`` or ``NO_MELD`` for sorted order ids."""
+        found = self._kinds.get(orders)
+        if found is None:
+            found = self._kinds[orders] = meld_kind(orders, self.same_suit)
+        return found
+
+    def end_cards(self, rank: int, suit: int) -> int:
+        """Cards of ``rank`` that fit a run end (only ``suit`` with same-suit runs)."""
+        if not 0 <= rank <= ACE:
+            return 0
+        if self.same_suit:
+            return 1 << (rank * NUM_SUITS + suit)
+        return RANK_BITS[rank]
+
+    def after_meld(self, fits: Fits, kind: int, orders: tuple[int, ...]) -> Fits:
+        """Fits once ``orders`` are melded."""
+        low, high = orders[0] >> 2, orders[-1] >> 2
+        if kind == SET:
+            return Fits(fits.set_ranks | (1 << low), fits.below, fits.above)
+        suit = orders[0] & 3
+        return Fits(
+            fits.set_ranks,
+            fits.below | self.end_cards(low - 1, suit),
+            fits.above | self.end_cards(high + 1, suit),
+        )
+
+    def targets(self, o: int, fits: Fits) -> list[int]:
+        """Single targets open to card ``o`` (0 = set, 1 = below a run, 2 = above a run)."""
+        out = []
+        if fits.set_ranks >> (o >> 2) & 1:
+            out.append(0)
+        if fits.below >> o & 1:
+            out.append(1)
+        if fits.above >> o & 1:
+            out.append(2)
+        return out
+
+    def fits_card(self, o: int, fits: Fits) -> bool:
+        """Card ``o`` can be played as a single now."""
+        return bool(fits.set_ranks >> (o >> 2) & 1 or (fits.below | fits.above) >> o & 1)
+
+    def after_single(self, fits: Fits, o: int, target: int) -> Fits:
+        """Fits after a single joins a run end (``single_extends_meld``); the end moves on.
+
+        Several runs may share an end; the observation does not say, so the old end is assumed
+        gone (this only makes the plan cautious; actions are always checked against the mask).
+        """
+        if not self.extends or target == 0:
+            return fits
+        rank, suit = o >> 2, o & 3
+        gone = self.end_cards(rank, suit)
+        if target == 1:
+            below = (fits.below & ~gone) | self.end_cards(rank - 1, suit)
+            return Fits(fits.set_ranks, below, fits.above)
+        above = (fits.above & ~gone) | self.end_cards(rank + 1, suit)
+        return Fits(fits.set_ranks, fits.below, above)
+
+    def single_action(self, pos: int, target: int) -> int:
+        if self.single_targets == 1:
+            return self.single_base + pos
+        return self.single_base + 3 * pos + target
+
+    # -- search ---------------------------------------------------------------------------------
+    def outcomes(self, hand: tuple[int, ...], fits: Fits) -> list[Outcome]:
+        """Where the lines of plays from ``hand`` can stop (the first one plays nothing)."""
+        out: list[Outcome] = []
+        self._budget = self.BUDGET
+        self._melds(hand, 0, 0, fits, 0, [], None, out)
+        return out
+
+    def _melds(
+        self,
+        hand: tuple[int, ...],
+        i: int,
+        used: int,
+        fits: Fits,
+        points: int,
+        melds: list[tuple[int, ...]],
+        ending: tuple[int, ...] | None,
+        out: list[Outcome],
+    ) -> None:
+        """Choose disjoint melds: card ``i`` (the lowest one not decided) joins none or one."""
+        n = len(hand)
+        while i < n and used >> i & 1:
+            i += 1
+        if i == n or self._budget <= 0:
+            self._singles_then_stop(hand, used, fits, points, melds, ending, out)
+            return
+        self._budget -= 1
+        self._melds(hand, i + 1, used, fits, points, melds, ending, out)
+        rank = hand[i] >> 2
+        partners = [j for j in range(i + 1, n) if not used >> j & 1 and (hand[j] >> 2) - rank <= 2]
+        for a, j in enumerate(partners):
+            for combo in [(i, j)] + [(i, j, k) for k in partners[a + 1 :]]:
+                orders = tuple(hand[p] for p in combo)
+                kind = self.kind(orders)
+                if kind == NO_MELD:
+                    continue
+                taken = used
+                for p in combo:
+                    taken |= 1 << p
+                if kind == RUN and len(combo) == 3 and rank >= JACK:
+                    if ending is None:
+                        self._melds(hand, i + 1, taken, fits, points, melds, combo, out)
+                    continue
+                gain = self.points_set if kind == SET else self.points_run
+                self._melds(
+                    hand,
+                    i + 1,
+                    taken,
+                    self.after_meld(fits, kind, orders),
+                    points + gain,
+                    [*melds, combo],
+                    ending,
+                    out,
+                )
+
+    def _singles_then_stop(
+        self,
+        hand: tuple[int, ...],
+        used: int,
+        fits: Fits,
+        points: int,
+        melds: list[tuple[int, ...]],
+        ending: tuple[int, ...] | None,
+        out: list[Outcome],
+    ) -> None:
+        first = self.meld_action[melds[0]] if melds else None
+        left = tuple(p for p in range(len(hand)) if not used >> p & 1)
+        if ending is not None:
+            # Play every single that fits, then the run that ends the hand.
+            for p in left:
+                if self.fits_card(hand[p], fits):
+                    target = self.targets(hand[p], fits)[0]
+                    if first is None:
+                        first = self.single_action(p, target)
+                    points += self.single_points[hand[p]]
+                    fits = self.after_single(fits, hand[p], target)
+                    used |= 1 << p
+            if first is None:
+                first = self.meld_action[ending]
+            rest = tuple(hand[p] for p in range(len(hand)) if not used >> p & 1)
+            out.append(Outcome(points + self.points_run, rest, True, fits, first))
+            return
+        if self.extends:
+            self._single_sequences(hand, left, fits, points, first, out, {})
+            return
+        fitting = [p for p in left if self.fits_card(hand[p], fits)]
+        k = len(fitting)
+        if k <= self.MAX_SINGLE_SUBSET:
+            choices = range(1 << k)
+        else:
+            full = (1 << k) - 1
+            choices = [full] + [full & ~(1 << b) for b in range(k)]
+        for subset in choices:
+            played = [fitting[b] for b in range(k) if subset >> b & 1]
+            gain = sum(self.single_points[hand[p]] for p in played)
+            rest = tuple(hand[p] for p in left if p not in played)
+            start = first
+            if start is None and played:
+                start = self.single_action(played[0], 0)
+            out.append(Outcome(points + gain, rest, False, fits, start))
+
+    def _single_sequences(
+        self,
+        hand: tuple[int, ...],
+        left: tuple[int, ...],
+        fits: Fits,
+        points: int,
+        first: int | None,
+        out: list[Outcome],
+        best: dict[tuple[Any, ...], int],
+    ) -> None:
+        """Singles one by one (their order matters when they move run ends)."""
+        key = (left, fits)
+        if best.get(key, -1) >= points:
+            return
+        best[key] = points
+        out.append(Outcome(points, tuple(hand[p] for p in left), False, fits, first))
+        if self._budget <= 0:
+            return
+        self._budget -= 1
+        for idx, p in enumerate(left):
+            o = hand[p]
+            for target in self.targets(o, fits):
+                self._single_sequences(
+                    hand,
+                    left[:idx] + left[idx + 1 :],
+                    self.after_single(fits, o, target),
+                    points + self.single_points[o],
+                    self.single_action(p, target) if first is None else first,
+                    out,
+                    best,
+                )
+
+
+class DitchPolicy(BasePolicy):
+    """Shared set-up and turn structure of the Ditch heuristics.
+
+    A turn: draw as many cards as allowed; play the first action of the best line of melds and
+    singles (searched again at every decision); then ditch what is not worth keeping and end
+    the turn. Subclasses value a line (:meth:`line_value`) and choose the cards to keep
+    (:meth:`keep`).
+    """
+
+    def __init__(
+        self,
+        variant: str = "ditch_rummy",
+        num_players: int = 2,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        if variant != "ditch_rummy":
+            raise ValueError(f"{type(self).__name__} plays ditch_rummy, not {variant}")
+        opts = {k: v for k, v in (options or {}).items() if k not in ENV_ONLY_OPTIONS}
+        self.rules = DitchRummyRules(num_players=num_players, **opts)
+        self.game = game = DitchRummyGame(self.rules)
+        self.view = DitchView(game)
+        self.planner = PlayPlanner(game)
+        self.n = num_players
+        self.max_hand = game.max_hand
+        self.ditch_base = game.ditch_base
+        self.ditch_all = game.ditch_all
+        self.end_turn = game.end_turn
+        self.penalty = [
+            p if self.rules.hand_penalty == "per_card" else 0 for p in self.planner.single_points
+        ]
+        # run and set partners of each card, as bitmasks over order ids
+        self.run_partners = [self._run_partners(o) for o in range(NUM_CARDS)]
+        self.set_partners = [RANK_BITS[o >> 2] & ~(1 << o) for o in range(NUM_CARDS)]
+
+    def _run_partners(self, o: int) -> int:
+        rank, suit = o >> 2, o & 3
+        out = 0
+        for r in (rank - 1, rank + 1):
+            if 0 <= r <= ACE:
+                out |= RANK_BITS[r]
+        return out & SUIT_BITS[suit] if self.rules.runs_same_suit else out
+
+    # -- the turn -----------------------------------------------------------------------------
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        seen = self.view.decode(observation)
+        if seen.phase == PHASE_DRAW:
+            # Both tiers draw all they may: a card that does not score is ditched for free.
+            return self._legal(max(k for k in range(4) if action_mask[k]), action_mask)
+        if seen.phase == PHASE_PLAY:
+            lines = self.planner.outcomes(seen.hand, seen.fits)
+            best = max(lines, key=lambda line: self.line_value(line, seen))
+            if best.first is not None and action_mask[best.first]:
+                return best.first
+        return self._finish(seen, action_mask)
+
+    def _finish(self, seen: Seen, mask: np.ndarray) -> int:
+        """Ditch the cards not worth keeping (one at a time, or all at once), then end the turn."""
+        kept = set(self.keep(seen, seen.hand))
+        ditch = [pos for pos, o in enumerate(seen.hand) if o not in kept]
+        if len(ditch) == len(seen.hand) >= 2 and mask[self.ditch_all]:
+            return self.ditch_all
+        if ditch and mask[self.ditch_base + ditch[0]]:
+            return self.ditch_base + ditch[0]
+        return self._legal(self.end_turn, mask)
+
+    @staticmethod
+    def _legal(action: int, mask: np.ndarray) -> int:
+        if mask[action]:
+            return action
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise ValueError("act called with an all-zero action mask")
+        return int(legal[-1])
+
+    # -- shared judgements ----------------------------------------------------------------------
+    def ending_penalty(self, hand: Iterable[int]) -> int:
+        """What ``hand`` costs if the hand ends now."""
+        return sum(self.penalty[o] for o in hand)
+
+    def can_still_score(self, o: int, seen: Seen) -> bool:
+        """A live card could meld with ``o``, or ``o`` fits the table as a single."""
+        if (self.run_partners[o] | self.set_partners[o]) & seen.live:
+            return True
+        return bool(self.planner.targets(o, seen.fits))
+
+    def line_value(self, line: Outcome, seen: Seen) -> float:
+        raise NotImplementedError
+
+    def keep(self, seen: Seen, hand: tuple[int, ...]) -> tuple[int, ...]:
+        raise NotImplementedError
+
+
+class GreedyDitch(DitchPolicy):
+    """Tier 1: the most points right now; keep what could still score, ditch the rest."""
+
+    name = "ditch.greedy"
+
+    def line_value(self, line: Outcome, seen: Seen) -> float:
+        if line.ended:
+            return line.points - self.ending_penalty(line.hand)
+        return float(line.points)
+
+    def keep(self, seen: Seen, hand: tuple[int, ...]) -> tuple[int, ...]:
+        if seen.pile == 0:  # the hand ends after this turn: nothing can score any more
+            return ()
+        kept = tuple(o for o in hand if self.can_still_score(o, seen))
+        return kept[: self.max_hand - 1]  # leave room to draw
+
+
+class SmartDitch(DitchPolicy):
+    """Tier 2: points now plus what the kept cards are worth next turn; ends the hand to win."""
+
+    name = "ditch.smart"
+
+    #: Score of a line that wins (or loses) the hand or match outright by ending it.
+    DECISIVE = 1e6
+
+    def __init__(self, *args: Any, end_risk: float = 0.02, **kwargs: Any) -> None:
+        """:param end_risk: chance that a rival ends the hand with a run before the next turn
+        (when the draw pile is too big for them to empty it)."""
+        super().__init__(*args, **kwargs)
+        self.end_risk = end_risk
+        rules = self.rules
+        self.min_penalty = min(self.penalty[0], self.penalty[ACE * NUM_SUITS])
+        self.max_penalty = max(self.penalty)
+        self.draws_now = min(3, self.max_hand)
+        self._stats_key: Any = None
+        self._stats: dict[Fits, tuple[float, ...]] = {}
+        self.points_run = rules.points_run
+        self.points_set = rules.points_set
+
+    # -- standings ------------------------------------------------------------------------------
+    def _groups(self, seen: Seen) -> tuple[list[int], list[list[int]]]:
+        """Own group's seats and each opposing group's seats (relative seats)."""
+        own = [s for s in range(self.n) if seen.teammates[s]]
+        if self.rules.teams:
+            return own, [[s for s in range(self.n) if not seen.teammates[s]]]
+        return own, [[s] for s in range(1, self.n)]
+
+    def _ending_wins(self, seen: Seen, gain: int, held: tuple[int, ...]) -> bool | None:
+        """Whether ending the hand now, after earning ``gain`` and holding ``held``, surely wins
+        (True), surely loses (False) or leaves the match open (None)."""
+        own, rivals = self._groups(seen)
+        mine = sum(seen.hand_points[s] for s in own) + gain - self.ending_penalty(held)
+        # a partner's cards are unknown: count them at the dearest penalty
+        mine -= sum(seen.hand_sizes[s] for s in own if s != 0) * self.max_penalty
+        theirs = [
+            sum(seen.hand_points[s] - self.min_penalty * seen.hand_sizes[s] for s in group)
+            for group in rivals
+        ]
+        target = self.rules.target_score
+        if target is None:
+            return mine > max(theirs)
+        mine += seen.scores[0]
+        totals = [t + seen.scores[group[0]] for t, group in zip(theirs, rivals, strict=True)]
+        if max([*totals, mine]) < target:
+            return None
+        return mine > max(totals)
+
+    # -- decisions ------------------------------------------------------------------------------
+    def line_value(self, line: Outcome, seen: Seen) -> float:
+        if line.ended:
+            verdict = self._ending_wins(seen, line.points, line.hand)
+            if verdict is not None:
+                return self.DECISIVE if verdict else -self.DECISIVE
+            return line.points - self.ending_penalty(line.hand)
+        return line.points + self._best_keep(seen, line.hand, line.fits)[0]
+
+    def keep(self, seen: Seen, hand: tuple[int, ...]) -> tuple[int, ...]:
+        return self._best_keep(seen, hand, seen.fits)[1]
+
+    # -- what kept cards are worth --------------------------------------------------------------
+    def _end_chance(self, seen: Seen) -> float:
+        """Chance that the hand ends before this player's next turn."""
+        if seen.pile == 0:
+            return 1.0
+        capacity = sum(min(3, self.max_hand - seen.hand_sizes[s]) for s in range(1, self.n))
+        return 1.0 if seen.pile <= capacity else self.end_risk
+
+    def _table_stats(self, seen: Seen, fits: Fits) -> tuple[float, ...]:
+        """(live cards, chance two fresh cards make a run / a set, mean single points of a fresh
+        card, chance the hand ends before the next turn); cached per position and fits."""
+        key = (seen.live, seen.pile, tuple(seen.hand_sizes))
+        if key != self._stats_key:
+            self._stats_key = key
+            self._stats = {}
+        found = self._stats.get(fits)
+        if found is not None:
+            return found
+        live = seen.live
+        m = live.bit_count()
+        run_pairs = set_pairs = single = 0
+        for o in range(NUM_CARDS):
+            if live >> o & 1:
+                run_pairs += (self.run_partners[o] & live).bit_count()
+                set_pairs += (self.set_partners[o] & live).bit_count()
+                if self.planner.fits_card(o, fits):
+                    single += self.planner.single_points[o]
+        pairs = max(m * (m - 1), 1)
+        m = max(m, 1)
+        found = (m, run_pairs / pairs, set_pairs / pairs, single / m, self._end_chance(seen))
+        self._stats[fits] = found
+        return found
+
+    def _best_keep(
+        self, seen: Seen, hand: tuple[int, ...], fits: Fits
+    ) -> tuple[float, tuple[int, ...]]:
+        """(worth of the best cards to keep, compared with ditching all of ``hand``; the cards).
+
+        Next turn's hand is the kept cards plus ``d`` fresh draws (``d`` falls as more is
+        kept). Its worth counts the expected run and set pairs (a kept card with ``a`` live
+        partners pairs with a draw with chance ``a / live``; two fresh cards with the average
+        chance), the singles that fit the table, and the penalty the kept cards cost if the hand
+        ends first. Kept cards add up, so for each number kept the best are the top cards.
+        """
+        if not hand:
+            return 0.0, ()
+        m, q_run, q_set, fresh_single, end = self._table_stats(seen, fits)
+        live = seen.live
+        go_on = 1.0 - end
+        d0 = self.draws_now
+        fresh_pair = self.points_run * q_run + self.points_set * q_set
+        cards = []
+        for o in hand:
+            pairs = self.points_run * (self.run_partners[o] & live).bit_count()
+            pairs += self.points_set * (self.set_partners[o] & live).bit_count()
+            single = self.planner.single_points[o] if self.planner.fits_card(o, fits) else 0
+            cards.append((pairs / m, go_on * single - end * self.penalty[o], o))
+        best: tuple[float, tuple[int, ...]] = (0.0, ())
+        ranked: list[tuple[float, int]] = []
+        last_d = -1
+        for size in range(1, len(hand) + 1):
+            d = max(0, min(3, self.max_hand - size))
+            if d != last_d:  # the ranking of the cards depends only on the draws
+                ranked = sorted(((go_on * d * p + rest, o) for p, rest, o in cards), reverse=True)
+                last_d = d
+            base = go_on * (
+                (d * (d - 1) - d0 * (d0 - 1)) / 2 * fresh_pair + (d - d0) * fresh_single
+            )
+            value = base + sum(w for w, _ in ranked[:size])
+            if value > best[0]:
+                best = (value, tuple(sorted(o for _, o in ranked[:size])))
+        return best
