@@ -793,7 +793,9 @@ def write_heatmap(report: dict[str, Any], path: str | Path) -> Path:
             if i != j and not np.isnan(score[i, j]):
                 colour = "white" if abs(score[i, j] - 0.5) > 0.3 else "black"
                 ax.text(j, i, f"{score[i, j]:.2f}", ha="center", va="center", color=colour)
-    ax.set_title(f"{report['variant']}, {report['players']} players\nrow's score against column", fontsize=10)
+    ax.set_title(
+        f"{report['variant']}, {report['players']} players\nrow's score against column", fontsize=10
+    )
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
