@@ -39,7 +39,7 @@ import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
 from rummyzoo.envs.base import split_options
-from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, mask_cards
 from rummyzoo.envs.rummy500.rules import Rummy500Game, Rummy500Rules
 from rummyzoo.envs.rummy500.tables import (
     ACE_HIGH_POS,
@@ -73,16 +73,6 @@ __all__ = [
 
 RUN, SET, CHAIN_HIGH, CHAIN_LOW, LAY_ON_SET = range(5)
 BIT = tuple(1 << c for c in range(NUM_CARDS))
-
-
-def bits_of(mask: int) -> list[int]:
-    """Card ids in a 52-bit mask, lowest first."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def card_pos(card: int, high: bool) -> int:
@@ -288,7 +278,7 @@ class Planner:
                     for combo in combinations(suits, k):
                         plays.append(Play(SET, tuple(s * NUM_RANKS + rank for s in combo), combo))
         fit_set, fit_low, fit_high = fits
-        for c in bits_of(fit_high & present):
+        for c in mask_cards(fit_high & present):
             suit, p = c // NUM_RANKS, card_pos(c, True)
             cards: list[int] = []
             pos: list[int] = []
@@ -297,7 +287,7 @@ class Planner:
                 pos.append(p)
                 plays.append(Play(CHAIN_HIGH, tuple(cards), tuple(pos)))
                 p += 1
-        for c in bits_of(fit_low & present):
+        for c in mask_cards(fit_low & present):
             suit, p = c // NUM_RANKS, card_pos(c, False)
             cards, pos = [], []
             while p >= ACE_LOW_POS and present >> pos_card(suit, p) & 1:
@@ -305,7 +295,7 @@ class Planner:
                 pos.append(p)
                 plays.append(Play(CHAIN_LOW, tuple(cards), tuple(pos)))
                 p -= 1
-        for c in bits_of(fit_set & present):
+        for c in mask_cards(fit_set & present):
             plays.append(Play(LAY_ON_SET, (c,), (c // NUM_RANKS,)))
         return plays
 
@@ -574,7 +564,7 @@ class SmartRummy500(Rummy500Policy):
         """How much ``card`` may still become: partners in hand that a reachable card completes."""
         score = 0.0
         near = PARTNERS[card]
-        for other in bits_of(near & hand):
+        for other in mask_cards(near & hand):
             # a third card completing the pair (set: the other two suits; run: the ends)
             third = PARTNERS[card] & PARTNERS[other] & ~hand & ~BIT[card] & ~BIT[other]
             score += min((third & reachable).bit_count(), 2)

@@ -31,6 +31,7 @@ from rummyzoo.envs.cards import (
     NUM_RANKS,
     NUM_SUITS,
     format_card,
+    mask_cards,
     parse_cards,
 )
 from rummyzoo.envs.rummy500.tables import (
@@ -57,7 +58,6 @@ from rummyzoo.envs.rummy500.tables import (
     PASS,
     RANK_REPEAT,
     SUIT_BITS,
-    bits_of,
     meldable,
     melds_in,
     pos_card,
@@ -198,7 +198,7 @@ class Rummy500State(HandState):
     def hand_cards(self, seat: int) -> list[int]:
         """Cards held by ``seat`` in id order (a card held twice is listed twice)."""
         counts = self.counts[seat]
-        return [c for c in bits_of(self.bits[seat]) for _ in range(counts[c])]
+        return [c for c in mask_cards(self.bits[seat]) for _ in range(counts[c])]
 
 
 class Rummy500Game(Game):
@@ -726,7 +726,7 @@ class Rummy500Game(Game):
         values = []
         for seat in range(self.num_players):
             counts = s.counts[seat]
-            values.append(sum(CARD_VALUE[c] * counts[c] for c in bits_of(s.bits[seat])))
+            values.append(sum(CARD_VALUE[c] * counts[c] for c in mask_cards(s.bits[seat])))
         s.hand_values = values
         s.points = np.asarray(
             [s.table_points[i] - values[i] for i in range(self.num_players)], dtype=np.float64

@@ -193,16 +193,6 @@ def melds_in(hand: int) -> list[int]:
     return found
 
 
-def bits_of(mask: int) -> list[int]:
-    """Card ids of a 52-bit mask, lowest first."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
 # --------------------------------------------------------- action table
 DRAW_STOCK = 0
 PASS = 1
