@@ -347,3 +347,37 @@ def test_knock_features_values():
         make_features("knock_deadwood", "rummy500", 2, {})
     with pytest.raises(ConfigLoadError, match="features"):
         validate_config({"variant": "ditch_rummy", "features": "knock_deadwood"})
+
+
+def test_potential_shaping_telescopes():
+    """With gamma = 1 the shaping terms of a game sum to -phi(first state): policy-neutral."""
+    plain = SeatEnv("knock_rummy", 2, opponents=["knock.greedy"], reward="scaled", reward_scale=50)
+    shaped = SeatEnv(
+        "knock_rummy",
+        2,
+        opponents=["knock.greedy"],
+        reward="scaled",
+        reward_scale=50,
+        shaping="knock_deadwood",
+        gamma=1.0,
+    )
+    for seed in range(3):
+        plain.reset(seed=seed)
+        shaped.reset(seed=seed)
+        phi0 = shaped._phi
+        assert phi0 < 0  # minus the dealt hand's deadwood
+        rng = np.random.default_rng(seed)
+        totals = [0.0, 0.0]
+        done = False
+        while not done:
+            action = int(rng.choice(np.flatnonzero(plain.action_masks())))
+            assert np.array_equal(plain.action_masks(), shaped.action_masks())
+            _, r_plain, term, trunc, _ = plain.step(action)
+            _, r_shaped, term2, trunc2, _ = shaped.step(action)
+            assert (term, trunc) == (term2, trunc2)
+            totals[0] += r_plain
+            totals[1] += r_shaped
+            done = term or trunc
+        assert totals[1] == pytest.approx(totals[0] - phi0)
+    with pytest.raises(ConfigLoadError, match="shaping"):
+        validate_config({"variant": "rummy500", "shaping": "knock_deadwood"})

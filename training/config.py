@@ -135,6 +135,8 @@ class RunConfig(Strict):
     """Seat of the learner: a fixed seat, rotating game by game, or random."""
     features: str | None = None
     """Engineered features appended to the observation (``knock_deadwood``), or none."""
+    shaping: str | None = None
+    """Potential-based reward shaping (``knock_deadwood``), or none (see the seat env)."""
     algo: Literal["ppo", "dqn"] = "ppo"
     n_timesteps: int = Field(200_000, gt=0)
     """Learner environment steps (decisions) to train for."""
@@ -206,6 +208,11 @@ class RunConfig(Strict):
                 raise ValueError(
                     f"features: {self.features!r} are for {FEATURES[self.features].variant}"
                 )
+        if self.shaping is not None:
+            from rummyzoo.training.features import POTENTIALS
+
+            if self.shaping not in POTENTIALS or POTENTIALS[self.shaping].variant != self.variant:
+                raise ValueError(f"shaping: {self.shaping!r} is not a shaping for {self.variant}")
         # The env options must build a valid env (checked with the env's own validation).
         from rummyzoo.envs.registry import make_env
 

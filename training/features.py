@@ -82,6 +82,48 @@ class KnockDeadwoodFeatures:
 FEATURES: dict[str, type] = {"knock_deadwood": KnockDeadwoodFeatures}
 
 
+class KnockDeadwoodPotential:
+    """Potential for reward shaping: minus the learner's optimal deadwood (points).
+
+    Shaping by ``gamma * phi(s') - phi(s)`` (potential-based) leaves the optimal policy
+    unchanged while rewarding every point of deadwood shed, long before the hand is scored.
+    """
+
+    variant = "knock_rummy"
+
+    def __init__(self, num_players: int, options: dict[str, Any]) -> None:
+        from rummyzoo.agents.knock import DeadwoodCache
+
+        game = make_env("knock_rummy", num_players, wrapped=False, **options).game
+        self.hand = slice(*game.observation_layout["hand"])
+        self.deadwood = DeadwoodCache()
+
+    def __call__(self, obs: np.ndarray) -> float:
+        hand = 0
+        for c in np.flatnonzero(obs[self.hand]).tolist():
+            hand |= 1 << c
+        return -float(self.deadwood(hand))
+
+
+POTENTIALS: dict[str, type] = {"knock_deadwood": KnockDeadwoodPotential}
+
+
+def make_potential(
+    name: str | None, variant: str, num_players: int, options: dict[str, Any]
+) -> Any:
+    """The shaping potential called ``name`` (None: no shaping). :raises ValueError: see above."""
+    if name is None:
+        return None
+    if name not in POTENTIALS:
+        raise ValueError(f"unknown shaping {name!r}; known: {', '.join(POTENTIALS)}")
+    cls = POTENTIALS[name]
+    if cls.variant != variant:
+        raise ValueError(f"shaping {name!r} is for {cls.variant}, not {variant}")
+    from rummyzoo.envs.base import split_options
+
+    return cls(num_players, split_options(dict(options))[1])
+
+
 def make_features(name: str | None, variant: str, num_players: int, options: dict[str, Any]) -> Any:
     """The feature function called ``name`` (None: no features).
 

@@ -25,7 +25,7 @@ import numpy as np
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.registry import make_env
-from rummyzoo.training.features import learner_input, make_features
+from rummyzoo.training.features import learner_input, make_features, make_potential
 
 
 @dataclass
@@ -133,6 +133,11 @@ class SeatEnv(gym.Env):
     :param illegal_penalty: reward subtracted for an illegal action in ``"penalize"`` mode.
     :param features: name of engineered features appended to the observation
         (see :mod:`rummyzoo.training.features`), or None.
+    :param shaping: potential-based reward shaping (``knock_deadwood``), or None: the learner
+        also receives ``gamma * phi(s') - phi(s)`` (phi in points / ``reward_scale``; 0 at the
+        end of a game), which leaves the optimal policy unchanged. ``info["game"]["points"]``
+        stays the raw points.
+    :param gamma: discount used by the shaping term (the algorithm's gamma).
     """
 
     metadata = {"render_modes": ["ansi"]}  # noqa: RUF012
@@ -151,6 +156,8 @@ class SeatEnv(gym.Env):
         illegal_action: str = "penalize",
         illegal_penalty: float = 1.0,
         features: str | None = None,
+        shaping: str | None = None,
+        gamma: float = 0.99,
     ) -> None:
         super().__init__()
         if illegal_action not in ("penalize", "raise"):
@@ -191,6 +198,10 @@ class SeatEnv(gym.Env):
         self.num_actions = game.num_actions
         self.obs_size = game.obs_size
         self.features = make_features(features, variant, num_players, self.env_options)
+        self.potential = make_potential(shaping, variant, num_players, self.env_options)
+        self.gamma = float(gamma)
+        self.reward_scale = float(reward_scale)
+        self._phi = 0.0
         extra = self.features.size if self.features is not None else 0
         size = game.obs_size + extra + (game.num_actions if mask_in_obs else 0)
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
@@ -220,6 +231,8 @@ class SeatEnv(gym.Env):
         obs = self.aec.observe(self.learner)
         mask = obs["action_mask"]
         self._mask = mask.astype(bool)
+        if self.potential is not None:
+            self._phi = self.potential(obs["observation"]) / self.reward_scale
         return learner_input(obs["observation"], mask, self.features, self.mask_in_obs)
 
     def _over(self) -> bool:
@@ -312,7 +325,11 @@ class SeatEnv(gym.Env):
         env._cumulative_rewards[learner] = 0.0  # counted once
         terminated = bool(env.terminations[learner])
         truncated = bool(env.truncations[learner])
+        phi_before = self._phi
         obs = self._observation()
+        if self.potential is not None:
+            phi_after = 0.0 if terminated else self._phi
+            reward += self.gamma * phi_after - phi_before
         info: dict[str, Any] = {}
         if terminated or truncated:
             self._mask[:] = False

@@ -96,6 +96,8 @@ def make_seat_env(config: RunConfig, rank: int, run_dir: Path | None = None):
             reward_scale=config.reward_scale,
             mask_in_obs=config.algo == "dqn",
             features=config.features,
+            shaping=config.shaping,
+            gamma=config.hyperparams.gamma,
         )
         env.reset(seed=config.seed * 1000 + rank)
         return env
