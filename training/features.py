@@ -108,20 +108,34 @@ class KnockDeadwoodPotential:
 POTENTIALS: dict[str, type] = {"knock_deadwood": KnockDeadwoodPotential}
 
 
-def make_potential(
-    name: str | None, variant: str, num_players: int, options: dict[str, Any]
+def _build(
+    kind: str,
+    table: dict[str, type],
+    name: str | None,
+    variant: str,
+    num_players: int,
+    options: dict[str, Any],
 ) -> Any:
-    """The shaping potential called ``name`` (None: no shaping). :raises ValueError: see above."""
     if name is None:
         return None
-    if name not in POTENTIALS:
-        raise ValueError(f"unknown shaping {name!r}; known: {', '.join(POTENTIALS)}")
-    cls = POTENTIALS[name]
+    if name not in table:
+        raise ValueError(f"unknown {kind} {name!r}; known: {', '.join(table)}")
+    cls = table[name]
     if cls.variant != variant:
-        raise ValueError(f"shaping {name!r} is for {cls.variant}, not {variant}")
+        raise ValueError(f"{kind} {name!r} are for {cls.variant}, not {variant}")
     from rummyzoo.envs.base import split_options
 
     return cls(num_players, split_options(dict(options))[1])
+
+
+def make_potential(
+    name: str | None, variant: str, num_players: int, options: dict[str, Any]
+) -> Any:
+    """The shaping potential called ``name`` (None: no shaping).
+
+    :raises ValueError: unknown name, or a potential of another variant.
+    """
+    return _build("shaping", POTENTIALS, name, variant, num_players, options)
 
 
 def make_features(name: str | None, variant: str, num_players: int, options: dict[str, Any]) -> Any:
@@ -129,13 +143,4 @@ def make_features(name: str | None, variant: str, num_players: int, options: dic
 
     :raises ValueError: unknown name, or features of another variant.
     """
-    if name is None:
-        return None
-    if name not in FEATURES:
-        raise ValueError(f"unknown features {name!r}; known: {', '.join(FEATURES)}")
-    cls = FEATURES[name]
-    if cls.variant != variant:
-        raise ValueError(f"features {name!r} are for {cls.variant}, not {variant}")
-    from rummyzoo.envs.base import split_options
-
-    return cls(num_players, split_options(dict(options))[1])
+    return _build("features", FEATURES, name, variant, num_players, options)
