@@ -275,8 +275,15 @@ def test_colour_cards():
 
 
 # ------------------------------------------------------------------ a real terminal
-def _run_in_pty(args: list[str], answer, timeout: float = 120.0) -> tuple[int, str]:
-    """Run the CLI on a pseudo-terminal; ``answer(screen)`` gives the bytes to type (or None)."""
+def _run_in_pty(
+    args: list[str], answer, timeout: float = 120.0, resend_after: float | None = None
+) -> tuple[int, str]:
+    """Run the CLI on a pseudo-terminal; ``answer(screen)`` gives the bytes to type (or None).
+
+    Keys are typed a moment after the prompt appears, as a person would: readline may flush
+    pending input while it sets up the terminal. With ``resend_after``, the last reply is typed
+    again when the program has printed nothing for that many seconds (a key pressed again).
+    """
     master, slave = pty.openpty()
     env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
     env.pop("NO_COLOR", None)
@@ -292,6 +299,8 @@ def _run_in_pty(args: list[str], answer, timeout: float = 120.0) -> tuple[int, s
     os.close(slave)
     screen = b""
     answered = 0
+    last_reply: bytes | None = None
+    last_output = time.monotonic()
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
@@ -304,13 +313,25 @@ def _run_in_pty(args: list[str], answer, timeout: float = 120.0) -> tuple[int, s
                 if not chunk:
                     break
                 screen += chunk
+                last_output = time.monotonic()
             text = screen.decode("utf-8", "replace")
             prompts = text.count("your move> ") + text.count("(quit to leave)> ")
             if prompts > answered and text.rstrip().endswith(">"):
                 answered = prompts
                 reply = answer(text)
                 if reply is not None:
+                    time.sleep(0.2)
                     os.write(master, reply)
+                    last_reply = reply
+                    last_output = time.monotonic()
+            elif (
+                resend_after is not None
+                and last_reply is not None
+                and proc.poll() is None
+                and time.monotonic() - last_output > resend_after
+            ):
+                os.write(master, last_reply)
+                last_output = time.monotonic()
             if proc.poll() is not None and not ready:
                 break
         code = proc.wait(timeout=10)
@@ -339,7 +360,7 @@ def test_cli_full_game_in_a_terminal():
 @pytest.mark.parametrize("key, word", [(b"\x03", "goodbye"), (b"\x04", "goodbye")])
 def test_cli_ctrl_c_and_ctrl_d_exit_cleanly(key, word):
     code, screen = _run_in_pty(
-        ["play", "ditch_rummy", "--seed", "1", "--no-color"], lambda screen: key
+        ["play", "ditch_rummy", "--seed", "1", "--no-color"], lambda screen: key, resend_after=3.0
     )
     assert code == 0, screen
     assert word in screen and "Traceback" not in screen
