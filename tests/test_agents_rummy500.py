@@ -54,7 +54,7 @@ def play_game(num_players: int, names: list[str], seed: int, **options: Any) -> 
 
 @pytest.mark.parametrize(
     ("num_players", "seeds"),
-    [(2, 40), (3, 16), (4, 12), (5, 8), (8, 6)],
+    [(2, 40), (3, 16), (4, 12), (5, 8), (6, 5), (7, 4), (8, 6)],
 )
 @pytest.mark.parametrize(
     "options",
