@@ -36,6 +36,10 @@ def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
     return shell, rules
 
 
+_ORDERED_DECK = np.arange(52 * 4, dtype=np.int64)
+_ORDERED_DECK.flags.writeable = False
+
+
 class IllegalActionError(ValueError):
     """An action that the rules do not allow in the current state."""
 
@@ -114,7 +118,7 @@ class HandState:
     dealer: int
     turn: int  # completed turns in this hand
     over: bool  # the hand has ended (points are final)
-    points: np.ndarray  # float64 per seat, raw hand points once ``over``
+    points: Any  # per seat, raw hand points once ``over`` (list of floats or float64 array)
 
 
 class Game:
@@ -189,7 +193,8 @@ class Game:
 
     def shuffled_deck(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly shuffled deck (each card ``num_decks`` times), top of the stock first."""
-        deck = rng.permutation(52 * self.num_decks)
+        deck = _ORDERED_DECK[: 52 * self.num_decks].copy()
+        rng.shuffle(deck)  # the same deck as rng.permutation(52 * num_decks)
         return deck % 52 if self.num_decks > 1 else deck
 
 
@@ -363,6 +368,42 @@ class RummyEnv(AECEnv):
             mask = self._zero_mask.copy()
         return {"observation": obs, "action_mask": mask}
 
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        """Yield the agent to act until every agent is done (at most ``max_iter`` times)."""
+        return _AgentIterable(self, max_iter, None)
+
+    def _was_dead_step(self, action: Any) -> None:
+        """``step`` of a terminated or truncated agent: drop it, as PettingZoo's helper does.
+
+        Same effect as ``AECEnv._was_dead_step`` (remove the agent from ``agents`` and every
+        per-agent dict, then pass the turn to the next dead agent, else back to the one that
+        was to act), with less bookkeeping on the per-game path.
+        """
+        if action is not None:
+            raise ValueError("when an agent is dead, the only valid action is None")
+        agent = self.agent_selection
+        del self.terminations[agent]
+        del self.truncations[agent]
+        del self.rewards[agent]
+        del self._cumulative_rewards[agent]
+        del self.infos[agent]
+        agents = self.agents
+        agents.remove(agent)
+        terms, truncs = self.terminations, self.truncations
+        for other in agents:
+            if terms[other] or truncs[other]:
+                if self._skip_agent_selection is None:
+                    self._skip_agent_selection = agent
+                self.agent_selection = other
+                break
+        else:
+            if self._skip_agent_selection is not None:
+                self.agent_selection = self._skip_agent_selection
+            self._skip_agent_selection = None
+        rewards = self.rewards
+        for other in rewards:
+            rewards[other] = 0
+
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
@@ -410,8 +451,9 @@ class RummyEnv(AECEnv):
             group_points = [0.0] * self._num_groups
             for seat, p in enumerate(points):
                 group_points[groups[seat]] += p
+            seat_points = [group_points[g] for g in groups]
         else:
-            group_points = points
+            group_points = seat_points = points
         totals = self._totals
         for g, p in enumerate(group_points):
             totals[g] += p
@@ -424,39 +466,44 @@ class RummyEnv(AECEnv):
             lead = max(totals)
             over = lead >= target and totals.count(lead) == 1  # a tie for the lead plays on
             ranking = totals
-        seat_points = [group_points[g] for g in groups]
         mode = self.reward_mode
         if mode == "points":
             rewards = seat_points
         elif mode == "scaled":
-            rewards = [p / self.reward_scale for p in seat_points]
+            scale = self.reward_scale
+            rewards = [p / scale for p in seat_points]
         elif over:
             best = max(ranking)
             tied = ranking.count(best) == len(ranking)
             rewards = [0.0 if tied else (1.0 if ranking[g] == best else -1.0) for g in groups]
         else:
             rewards = None
+        agents = self.possible_agents
         if rewards is not None:
-            for agent, value in zip(self.possible_agents, rewards, strict=True):
-                self.rewards[agent] = value
-                self._cumulative_rewards[agent] += value
+            cumulative = self._cumulative_rewards
+            self.rewards = dict(zip(agents, rewards, strict=True))
+            for agent, value in zip(agents, rewards, strict=True):
+                cumulative[agent] += value
             self._rewarded = True
         best = max(ranking)
         match_totals = self.match_totals if target is not None else None
-        for seat, agent in enumerate(self.possible_agents):
-            info = self.game.hand_info(state, seat)
+        hand_info = self.game.hand_info
+        infos = self.infos
+        index = self._hand_index
+        for seat, agent in enumerate(agents):
+            info = hand_info(state, seat)
             info["points"] = points[seat]
-            info["hand_index"] = self._hand_index
+            info["hand_index"] = index
             if match_totals is not None:
                 info["totals"] = totals[groups[seat]]
                 info["match_totals"] = match_totals
             if over:
                 info["winner"] = ranking[groups[seat]] == best
-            self.infos[agent] = info
+            infos[agent] = info
         if over:
             self._episode_over = True
             self.terminations = dict.fromkeys(self.agents, True)
-        elif self.max_hands is not None and self._hand_index >= self.max_hands:
+        elif self.max_hands is not None and index >= self.max_hands:
             self._truncate(f"max_hands={self.max_hands}")
         else:
             self._dealer = (self._dealer + 1) % self.game.num_players
@@ -499,6 +546,29 @@ class RummyOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
             EnvLogger.error_observe_before_reset()
         return self.env.last(observe)
 
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._has_reset = True
+        self._has_updated = True
+        self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> None:
+        # The stock checks, then the raw env's step without BaseWrapper's extra call.
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        elif not self.env.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+        else:
+            self._has_updated = True
+            self.env.step(action)
+
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        """PettingZoo's order-enforcing agent iterator (``step`` or ``reset`` between
+        iterations), as one generator."""
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _AgentIterable(self.env, max_iter, self)
+
     # The two attributes ``agent_iter`` reads on every iteration, without ``__getattr__``.
     @property
     def agents(self) -> list[str]:
@@ -511,6 +581,28 @@ class RummyOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         if not self._has_reset:
             raise AttributeError("agent_selection cannot be accessed before reset")
         return self.env.agent_selection
+
+
+class _AgentIterable:
+    """``env.agent_iter()``: iterable more than once, like PettingZoo's ``AECIterable``."""
+
+    __slots__ = ("env", "max_iter", "wrapper")
+
+    def __init__(self, env: RummyEnv, max_iter: int, wrapper: Any) -> None:
+        self.env, self.max_iter, self.wrapper = env, max_iter, wrapper
+
+    def __iter__(self) -> Any:
+        env, wrapper = self.env, self.wrapper
+        left = self.max_iter
+        while env.agents and left > 0:
+            left -= 1
+            if wrapper is not None:
+                if not wrapper._has_updated:
+                    raise AssertionError(
+                        "need to call step() or reset() in a loop over `agent_iter`"
+                    )
+                wrapper._has_updated = False
+            yield env.agent_selection
 
 
 def wrap_env(raw: RummyEnv) -> AECEnv:

@@ -39,6 +39,21 @@ PHASE_DRAW = 0
 PHASE_DISCARD = 1
 
 
+def _draw_masks() -> list[np.ndarray]:
+    """Read-only draw-phase masks by (stock not empty) + 2 * (discard pile not empty)."""
+    out = []
+    for k in range(4):
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        mask[DRAW_STOCK] = k & 1
+        mask[TAKE_DISCARD] = k >> 1
+        mask.flags.writeable = False
+        out.append(mask)
+    return out
+
+
+_DRAW_MASKS = _draw_masks()
+
+
 @dataclass(frozen=True)
 class KnockRummyRules:
     """Every rule option of Knock Rummy; validated on construction.
@@ -103,19 +118,23 @@ class KnockRummyRules:
 
 
 class KnockState(HandState):
-    """Mutable state of one Knock Rummy hand."""
+    """Mutable state of one Knock Rummy hand.
+
+    ``planes`` rows: hands ``0..n-1``, known cards ``n..2n-1``, thrown cards ``2n..3n-1``, the
+    top discard ``3n``, the buried discards ``3n+1`` (and a scratch row); ``hands``, ``known``,
+    ``thrown``, ``top`` and ``buried`` are views of them. ``bits`` holds each hand as a 52-bit
+    mask, ``stock`` the deck's undealt cards (a list, top first, read from ``stock_pos``).
+    """
 
     __slots__ = (
         "bits",
-        "buried",
         "current",
         "deadwood",
         "dealer",
         "discard",
-        "hands",
         "knocker",
-        "known",
         "melds",
+        "n",
         "over",
         "phase",
         "planes",
@@ -123,11 +142,29 @@ class KnockState(HandState):
         "stock",
         "stock_pos",
         "taken",
-        "thrown",
-        "top",
         "turn",
         "void",
     )
+
+    @property
+    def hands(self) -> np.ndarray:
+        return self.planes[: self.n]
+
+    @property
+    def known(self) -> np.ndarray:
+        return self.planes[self.n : 2 * self.n]
+
+    @property
+    def thrown(self) -> np.ndarray:
+        return self.planes[2 * self.n : 3 * self.n]
+
+    @property
+    def top(self) -> np.ndarray:
+        return self.planes[3 * self.n]
+
+    @property
+    def buried(self) -> np.ndarray:
+        return self.planes[3 * self.n + 1]
 
     @property
     def stock_size(self) -> int:
@@ -135,7 +172,7 @@ class KnockState(HandState):
 
     def stock_cards(self) -> list[int]:
         """Stock from the top down."""
-        return self.stock[self.stock_pos :].tolist()
+        return list(self.stock[self.stock_pos :])
 
     def hand_cards(self, seat: int) -> list[int]:
         return np.flatnonzero(self.hands[seat]).tolist()
@@ -182,6 +219,9 @@ class KnockRummyGame(Game):
     """Knock Rummy rules for one config (see :mod:`rummyzoo.envs.knock_rummy_v0` for the docs)."""
 
     name = "knock_rummy"
+    #: Actions per card, for card-shared networks: two card-free actions (draw stock, take
+    #: discard), then two per card (discard it, knock with it), each block in card-id order.
+    action_segments = (("global", 2), ("card", 2))
 
     def __init__(self, rules: KnockRummyRules) -> None:
         self.rules = rules
@@ -195,8 +235,8 @@ class KnockRummyGame(Game):
         self.action_names = tuple(names)
         self._index_names()
         # Plane rows: hands 0..n-1, known n..2n-1, thrown 2n..3n-1, top 3n, buried 3n+1,
-        # then one scratch row that ``observe`` fills with the viewer's scalar features, so an
-        # observation is a single gather of rows.
+        # then one all-zero row that becomes the viewer's scalar features in an observation,
+        # so an observation is a single gather of rows.
         self._row_top = 3 * n
         self._row_buried = 3 * n + 1
         self._row_scalars = 3 * n + 2
@@ -235,34 +275,38 @@ class KnockRummyGame(Game):
         self._col_turn = layout["turn"][0] - scalars_start
         self._col_scores = layout["scores"][0] - scalars_start
         self._score_scale = float(rules.target_score or 100)
-        self._deal_seats = [
-            np.asarray([(d + 1 + k) % n for k in range(n * rules.hand_size)], dtype=np.intp)
+        self._obs_scalars = scalars_start
+        self._max_turns = float(rules.max_turns)
+        # Flat plane index offset of each dealt card (one at a time from the dealer's left).
+        self._deal_offsets = [
+            np.asarray(
+                [NUM_CARDS * ((d + 1 + k) % n) for k in range(n * rules.hand_size)], dtype=np.intp
+            )
             for d in range(n)
         ]
+        self._plane_shape = (self._num_rows, NUM_CARDS)
+        self._meld_names: dict[int, tuple[str, ...]] = {}
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
 
     # ------------------------------------------------------------------ deal
     def new_hand(self, rng: np.random.Generator, dealer: int, deck: np.ndarray) -> KnockState:
-        n, size = self.num_players, self.rules.hand_size
+        n = self.num_players
+        cut = n * self.rules.hand_size
         s = KnockState()
-        s.planes = np.zeros((self._num_rows, NUM_CARDS), dtype=np.float32)
-        s.hands = s.planes[:n]
-        s.known = s.planes[n : 2 * n]
-        s.thrown = s.planes[2 * n : 3 * n]
-        s.top = s.planes[self._row_top]
-        s.buried = s.planes[self._row_buried]
-        dealt = deck[: n * size]
+        s.n = n
+        planes = s.planes = np.zeros(self._plane_shape, dtype=np.float32)
+        flat = planes.reshape(-1)
         # One card at a time, clockwise from the dealer's left.
-        s.hands[self._deal_seats[dealer], dealt] = 1.0
-        cards = dealt.tolist()
-        s.bits = [0] * n
+        flat[self._deal_offsets[dealer] + deck[:cut]] = 1.0
+        cards = deck.tolist()
+        bits = s.bits = [0] * n
         for j in range(n):
-            s.bits[(dealer + 1 + j) % n] = sum(map(POW2.__getitem__, cards[j::n]))
-        up = int(deck[n * size])
+            bits[(dealer + 1 + j) % n] = sum(map(POW2.__getitem__, cards[j:cut:n]))
+        up = cards[cut]
         s.discard = [up]
-        s.top[up] = 1.0
-        s.stock = deck[n * size + 1 :]  # read-only view: the stock is never changed in place
-        s.stock_pos = 0
+        planes[self._row_top, up] = 1.0
+        s.stock = cards  # the undealt cards start at stock_pos
+        s.stock_pos = cut + 1
         s.dealer = dealer
         s.current = (dealer + 1) % n
         s.turn = 0
@@ -271,21 +315,21 @@ class KnockRummyGame(Game):
         s.knocker = -1
         s.over = False
         s.void = False
-        s.points = np.zeros(n, dtype=np.float64)
+        s.points = [0.0] * n
         s.deadwood = None
         s.melds = None
         return s
 
     # ------------------------------------------------------------------ mask
     def legal_mask(self, s: KnockState) -> np.ndarray:
-        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        """Legal actions (int8, 0/1). Masks of the draw phase and of a finished hand are
+        shared read-only arrays; copy one before changing it."""
         if s.over:
-            return mask
+            return _DRAW_MASKS[0]
         if s.phase == PHASE_DRAW:
-            mask[DRAW_STOCK] = s.stock_pos < len(s.stock)
-            mask[TAKE_DISCARD] = bool(s.discard)
-            return mask
-        hand = s.hands[s.current]
+            return _DRAW_MASKS[(s.stock_pos < len(s.stock)) + 2 * (len(s.discard) > 0)]
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        hand = s.planes[s.current]
         mask[DISCARD_BASE:KNOCK_BASE] = hand
         if s.taken >= 0 and not self.rules.allow_discard_of_taken:
             mask[DISCARD_BASE + s.taken] = 0
@@ -302,48 +346,52 @@ class KnockRummyGame(Game):
     # ----------------------------------------------------------------- apply
     def apply(self, s: KnockState, action: int, rng: np.random.Generator) -> None:
         seat = s.current
+        planes = s.planes
         if action == DRAW_STOCK:
-            card = int(s.stock[s.stock_pos])
+            card = s.stock[s.stock_pos]
             s.stock_pos += 1
-            s.hands[seat, card] = 1.0
-            s.bits[seat] |= 1 << card
+            planes[seat, card] = 1.0
+            s.bits[seat] |= POW2[card]
             s.taken = -1
             s.phase = PHASE_DISCARD
             return
+        n = self.num_players
+        top = self._row_top
+        discard = s.discard
         if action == TAKE_DISCARD:
-            card = s.discard.pop()
-            s.top[card] = 0.0
-            if s.discard:
-                new_top = s.discard[-1]
-                s.top[new_top] = 1.0
-                s.buried[new_top] = 0.0
-            s.hands[seat, card] = 1.0
-            s.bits[seat] |= 1 << card
-            s.known[seat, card] = 1.0
+            card = discard.pop()
+            planes[top, card] = 0.0
+            if discard:
+                new_top = discard[-1]
+                planes[top, new_top] = 1.0
+                planes[top + 1, new_top] = 0.0
+            planes[seat, card] = 1.0
+            planes[n + seat, card] = 1.0
+            s.bits[seat] |= POW2[card]
             s.taken = card
             s.phase = PHASE_DISCARD
             return
         knock = action >= KNOCK_BASE
         card = action - (KNOCK_BASE if knock else DISCARD_BASE)
-        s.hands[seat, card] = 0.0
-        s.bits[seat] &= ~(1 << card)
-        s.known[seat, card] = 0.0
-        s.thrown[seat, card] = 1.0
-        if s.discard:
-            old = s.discard[-1]
-            s.top[old] = 0.0
-            s.buried[old] = 1.0
-        s.discard.append(card)
-        s.top[card] = 1.0
+        planes[seat, card] = 0.0
+        planes[n + seat, card] = 0.0
+        planes[2 * n + seat, card] = 1.0
+        s.bits[seat] &= ~POW2[card]
+        if discard:
+            old = discard[-1]
+            planes[top, old] = 0.0
+            planes[top + 1, old] = 1.0
+        discard.append(card)
+        planes[top, card] = 1.0
         s.taken = -1
         s.turn += 1
         if knock:
             s.knocker = seat
             self._showdown(s, seat)
             return
-        if s.stock_size <= self.rules.void_threshold:
+        if len(s.stock) - s.stock_pos <= self.rules.void_threshold:
             mode = self.rules.stock_exhaustion
-            if mode == "reshuffle" and len(s.discard) > 1:
+            if mode == "reshuffle" and len(discard) > 1:
                 self._reshuffle(s, rng)
             elif mode == "showdown":
                 self._showdown(s, None)
@@ -352,17 +400,17 @@ class KnockRummyGame(Game):
                 s.void = True
                 s.over = True
                 return
-        s.current = (seat + 1) % self.num_players
+        s.current = (seat + 1) % n
         s.phase = PHASE_DRAW
 
     def _reshuffle(self, s: KnockState, rng: np.random.Generator) -> None:
         """The discard pile under its top card is shuffled and put under the stock."""
         under = np.asarray(s.discard[:-1], dtype=np.int64)
         rng.shuffle(under)
-        s.stock = np.concatenate([s.stock[s.stock_pos :], under])
+        s.stock = s.stock[s.stock_pos :] + under.tolist()
         s.stock_pos = 0
         s.discard = s.discard[-1:]
-        s.buried[:] = 0.0
+        s.planes[self._row_buried] = 0.0
 
     def _showdown(self, s: KnockState, knocker: int | None) -> None:
         solve = self.solver.solve_mask
@@ -373,7 +421,7 @@ class KnockRummyGame(Game):
             melds.append(chosen)
         s.deadwood = deadwood
         s.melds = melds  # per seat: meld bitmasks
-        s.points = np.array(score_showdown(deadwood, knocker, self.rules), dtype=np.float64)
+        s.points = [float(p) for p in score_showdown(deadwood, knocker, self.rules)]
         s.over = True
 
     @staticmethod
@@ -388,19 +436,21 @@ class KnockRummyGame(Game):
     # ----------------------------------------------------------- observation
     def observe(self, s: KnockState, seat: int, totals: np.ndarray) -> np.ndarray:
         n = self.num_players
-        row = s.planes[self._row_scalars]
-        row.fill(0.0)
-        row[0] = (len(s.stock) - s.stock_pos) / NUM_CARDS
-        if seat == s.current and not s.over:
-            row[self._col_phase + s.phase] = 1.0
-        row[self._col_to_act + (s.current - seat) % n] = 1.0
-        row[self._col_dealer + (s.dealer - seat) % n] = 1.0
-        row[self._col_turn] = s.turn / self.rules.max_turns
+        # One gather of rows; the last (scratch) row of the planes is all zeros, and the
+        # viewer's scalar features are written into the copy.
+        obs = s.planes.take(self._view_rows[seat], axis=0).reshape(-1)
+        base = self._obs_scalars
+        obs[base] = (len(s.stock) - s.stock_pos) / NUM_CARDS
+        current = s.current
+        if seat == current and not s.over:
+            obs[base + self._col_phase + s.phase] = 1.0
+        obs[base + self._col_to_act + (current - seat) % n] = 1.0
+        obs[base + self._col_dealer + (s.dealer - seat) % n] = 1.0
+        obs[base + self._col_turn] = s.turn / self._max_turns
         if self.rules.target_score is not None:
-            row[self._col_scores : self._col_scores + n] = (
-                totals[self._rel[seat]] / self._score_scale
-            )
-        return s.planes.take(self._view_rows[seat], axis=0).reshape(-1)
+            start = base + self._col_scores
+            obs[start : start + n] = totals[self._rel[seat]] / self._score_scale
+        return obs
 
     # ------------------------------------------------------------------ info
     def hand_info(self, s: KnockState, seat: int) -> dict[str, Any]:
@@ -409,10 +459,27 @@ class KnockRummyGame(Game):
             "knocker": None if s.knocker < 0 else f"player_{s.knocker}",
         }
         if s.deadwood is not None:
-            melds, dead = self.seat_melds(s, seat)
+            chosen = s.melds[seat]
+            if len(chosen) > 1:
+                chosen = sorted(chosen, key=_lowest_bit)
+            names = self._meld_names
+            melds = []
+            union = 0
+            for m in chosen:
+                union |= m
+                found = names.get(m)
+                if found is None:
+                    found = names[m] = tuple(CARD_NAMES[c] for c in mask_cards(m))
+                melds.append(list(found))
+            dead = []
+            rest = s.bits[seat] & ~union
+            while rest:
+                low = rest & -rest
+                rest ^= low
+                dead.append(CARD_NAMES[low.bit_length() - 1])
             info["deadwood"] = s.deadwood[seat]
-            info["melds"] = [[CARD_NAMES[c] for c in m] for m in melds]
-            info["deadwood_cards"] = [CARD_NAMES[c] for c in dead]
+            info["melds"] = melds
+            info["deadwood_cards"] = dead
         return info
 
     # ---------------------------------------------------------------- render
@@ -459,9 +526,15 @@ class KnockRummyGame(Game):
     def card_locations(self, s: KnockState) -> np.ndarray:
         """How many places hold each card (hands, stock, discard pile): all ones when sound."""
         count = s.hands.sum(axis=0).astype(np.int64)
-        count += np.bincount(s.stock[s.stock_pos :], minlength=NUM_CARDS)
+        count += np.bincount(
+            np.asarray(s.stock[s.stock_pos :], dtype=np.int64), minlength=NUM_CARDS
+        )
         count += np.bincount(np.asarray(s.discard, dtype=np.int64), minlength=NUM_CARDS)
         return count
+
+
+def _lowest_bit(mask: int) -> int:
+    return mask & -mask
 
 
 def deadwood_value(cards: list[int]) -> int:
