@@ -39,6 +39,10 @@ class PolicyKwargs(Strict):
     """Activation between hidden layers."""
     ortho_init: bool = True
     """Orthogonal initialisation (PPO only)."""
+    network: Literal["mlp", "cards"] = "mlp"
+    """``mlp``: plain MLPs. ``cards``: one scorer shared by the 52 cards scores the card
+    actions, with ``net_arch`` (``pi`` for PPO) as the context network read by every card
+    (see :mod:`rummyzoo.training.policies`; Knock Rummy)."""
 
 
 class PPOHyperparams(Strict):
@@ -121,6 +125,19 @@ class Checkpoints(Strict):
     """DQN: also save the replay buffer with each checkpoint (large)."""
 
 
+class Pretrain(Strict):
+    """Warm start by behaviour cloning a teacher before RL (PPO; see
+    :mod:`rummyzoo.training.pretrain`)."""
+
+    teacher: str
+    """Agent whose play is imitated (a heuristic such as ``knock.smart``, or a checkpoint)."""
+    decisions: int = Field(50_000, gt=0)
+    """Teacher decisions recorded in the learner's seat (the last game is played out)."""
+    epochs: int = Field(5, gt=0)
+    batch_size: int = Field(256, gt=0)
+    learning_rate: float = Field(1e-3, gt=0)
+
+
 class RunConfig(Strict):
     """A training run."""
 
@@ -154,6 +171,8 @@ class RunConfig(Strict):
     self_play: SelfPlay = SelfPlay()
     evaluation: Evaluation = Evaluation()
     checkpoints: Checkpoints = Checkpoints()
+    pretrain: Pretrain | None = None
+    """Behaviour-cloning warm start (PPO only), or none."""
     log_interval: int = Field(1, gt=0)
     """Rollouts (PPO) or episodes (DQN) between SB3's console/TensorBoard logs."""
 
@@ -197,6 +216,15 @@ class RunConfig(Strict):
             )
         if not self.opponents:
             raise ValueError("opponents: at least one opponent is needed")
+        if self.pretrain is not None:
+            if self.algo != "ppo":
+                raise ValueError("pretrain: behaviour cloning is available for algo 'ppo' only")
+            from rummyzoo.agents.registry import make_agent
+
+            try:
+                make_agent(self.pretrain.teacher, self.variant, self.num_players, self.env_options)
+            except (ValueError, KeyError, OSError) as exc:
+                raise ValueError(f"pretrain.teacher: {exc}") from None
         if self.features is not None:
             from rummyzoo.training.features import FEATURES
 
@@ -213,6 +241,15 @@ class RunConfig(Strict):
 
             if self.shaping not in POTENTIALS or POTENTIALS[self.shaping].variant != self.variant:
                 raise ValueError(f"shaping: {self.shaping!r} is not a shaping for {self.variant}")
+        if self.policy_kwargs.network == "cards":
+            from rummyzoo.envs.registry import make_env as _make
+
+            game = _make(self.variant, self.num_players, wrapped=False).game
+            if getattr(game, "action_segments", None) is None:
+                raise ValueError(
+                    f"policy_kwargs.network: 'cards' needs actions laid out per card, which "
+                    f"{self.variant} does not have; use 'mlp'"
+                )
         # The env options must build a valid env (checked with the env's own validation).
         from rummyzoo.envs.registry import make_env
 

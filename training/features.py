@@ -47,6 +47,7 @@ class KnockDeadwoodFeatures:
 
     size = 106
     variant = "knock_rummy"
+    card_blocks = (1, 53)  # offsets of the 52-wide per-card parts (after_discard, melded)
 
     def __init__(self, num_players: int, options: dict[str, Any]) -> None:
         from rummyzoo.agents.knock import DeadwoodCache

@@ -147,6 +147,21 @@ def build_model(config: RunConfig, env: Any, tb_dir: Path | None):
         "policy_kwargs": policy_kwargs(config),
         "tensorboard_log": str(tb_dir) if tb_dir else None,
     }
+    if config.policy_kwargs.network == "cards":
+        from rummyzoo.training.policies import (
+            CardActorCriticPolicy,
+            CardDQNPolicy,
+            card_layout,
+        )
+
+        common["policy"] = CardActorCriticPolicy if config.algo == "ppo" else CardDQNPolicy
+        common["policy_kwargs"]["card_layout"] = card_layout(
+            config.variant,
+            config.num_players,
+            config.env_options,
+            config.features,
+            mask_in_obs=config.algo == "dqn",
+        )
     if config.algo == "ppo":
         from sb3_contrib import MaskablePPO
 
@@ -198,6 +213,26 @@ def read_state(run_dir: Path) -> dict[str, Any]:
         raise ValueError(f"{path} is corrupt ({exc}); cannot resume") from None
 
 
+def run_pretrain(model: Any, config: RunConfig, run_dir: Path) -> dict[str, Any]:
+    """The behaviour-cloning warm start, logged to ``tb/pretrain`` and returned."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    from rummyzoo.training.pretrain import pretrain
+
+    result = pretrain(model, config, make_seat_env(config, rank=10_000)())
+    writer = SummaryWriter(str(run_dir / "tb" / "pretrain"))
+    for key in ("accuracy", "cross_entropy", "value_loss", "collect_seconds", "fit_seconds"):
+        writer.add_scalar(f"pretrain/{key}", result[key], 0)
+    writer.close()
+    print(
+        f"pretrain: {result['decisions']} {result['teacher']} decisions in "
+        f"{result['collect_seconds']:.0f}s, fitted in {result['fit_seconds']:.0f}s; "
+        f"held-out accuracy {result['accuracy']:.3f}",
+        flush=True,
+    )
+    return result
+
+
 def train(
     config: RunConfig,
     run_dir: Path,
@@ -242,6 +277,8 @@ def train(
         write_run_files(run_dir, config, argv or sys.argv)
         model = build_model(config, env, tb_dir)
         steps_done = 0
+        if config.pretrain is not None:
+            state["pretrain"] = run_pretrain(model, config, run_dir)
     callback = RunCallback(config, run_dir, state=state)
     remaining = max(config.n_timesteps - steps_done, 0)
     started = time.perf_counter()
@@ -268,6 +305,8 @@ def train(
         else None,
         "best_eval": callback.best_value,
     }
+    if callback.pretrain is not None:
+        summary["pretrain"] = callback.pretrain
     atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     return summary
 

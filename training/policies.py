@@ -1,0 +1,259 @@
+"""Card-shared networks: one small scorer applied to each of the 52 cards.
+
+In the rummy games most actions name a card ("discard Kh", "knock with Kh"), and what makes a
+card a good choice is the same for every card: is it in my hand, how much deadwood is left
+without it, has an opponent picked up its neighbours... A plain MLP must learn that rule 52
+times, once per output unit. The ``cards`` architecture learns it once:
+
+* the network input is read as per-card channels: every 52-wide block of the observation that
+  the env's ``observation_layout`` names (own hand, top and buried discards, each opponent's
+  known and thrown cards), the 52-wide feature blocks (e.g. deadwood after each discard) and,
+  for DQN, the legal-action mask of each card action; each card also gets its rank (one-hot)
+  and pip value;
+* a context MLP reads the whole input (scores, phase, stock size...) into a vector shared by
+  all cards;
+* one scorer MLP, shared by the 52 cards, maps [card channels, context] to that card's
+  action scores (``discard``, ``knock``); the context alone scores the card-free actions
+  (``draw stock``, ``take discard``).
+
+The scores are logits for MaskablePPO (:class:`CardActorCriticPolicy`) and Q-values for the
+masked DQN (:class:`CardDQNPolicy`). The value network of PPO stays a plain MLP.
+
+A layout (:func:`card_layout`) is a plain dict saved with the model, so a checkpoint rebuilds
+the same network wherever it is loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch as th
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import create_mlp
+from torch import nn
+
+from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, PIP_VALUES
+from rummyzoo.training.dqn import MaskedDQNPolicy, MaskedQNetwork
+
+
+def card_layout(
+    variant: str,
+    num_players: int,
+    options: dict[str, Any],
+    features: str | None,
+    mask_in_obs: bool,
+) -> dict[str, Any]:
+    """Where the per-card channels sit in the network input, and how actions map to cards.
+
+    :raises ValueError: the variant's actions are not laid out per card.
+    """
+    from rummyzoo.envs.base import split_options
+    from rummyzoo.envs.registry import make_env
+    from rummyzoo.training.features import make_features
+
+    game = make_env(variant, num_players, wrapped=False, **split_options(dict(options))[1]).game
+    segments = getattr(game, "action_segments", None)
+    if segments is None:
+        raise ValueError(
+            f"the 'cards' network needs actions laid out per card; {variant} does not declare "
+            "them (use the 'mlp' network)"
+        )
+    starts = []
+    for name, (start, stop) in game.observation_layout.items():
+        if name != "padding" and (stop - start) % NUM_CARDS == 0:
+            starts += range(start, stop, NUM_CARDS)
+    pos = game.obs_size
+    feats = make_features(features, variant, num_players, options)
+    if feats is not None:
+        starts += [pos + k for k in getattr(feats, "card_blocks", ())]
+        pos += feats.size
+    if mask_in_obs:
+        offset = 0
+        for kind, count in segments:
+            if kind == "card":
+                starts += [pos + offset + NUM_CARDS * k for k in range(count)]
+                offset += NUM_CARDS * count
+            else:
+                offset += count
+        pos += game.num_actions
+    return {
+        "input_size": pos,
+        "card_blocks": [int(s) for s in starts],
+        "action_segments": [[kind, int(count)] for kind, count in segments],
+        "num_actions": int(game.num_actions),
+    }
+
+
+def _card_identity() -> th.Tensor:
+    """(52, 14): rank one-hot and pip value / 10 of each card."""
+    ident = np.zeros((NUM_CARDS, NUM_RANKS + 1), dtype=np.float32)
+    for c in range(NUM_CARDS):
+        ident[c, c % NUM_RANKS] = 1.0
+        ident[c, NUM_RANKS] = PIP_VALUES[c] / 10.0
+    return th.as_tensor(ident)
+
+
+class CardScorer(nn.Module):
+    """Scores of every action from the network input (see the module docstring)."""
+
+    def __init__(
+        self,
+        layout: dict[str, Any],
+        context_arch: list[int],
+        card_arch: list[int],
+        context_size: int = 64,
+        activation_fn: type[nn.Module] = nn.ReLU,
+    ) -> None:
+        super().__init__()
+        self.layout = layout
+        blocks = layout["card_blocks"]
+        index = np.asarray(blocks)[:, None] + np.arange(NUM_CARDS)[None, :]
+        self.register_buffer("card_index", th.as_tensor(index.reshape(-1), dtype=th.long))
+        self.register_buffer("identity", _card_identity())
+        self.num_blocks = len(blocks)
+        self.context = nn.Sequential(
+            *create_mlp(layout["input_size"], context_size, context_arch, activation_fn),
+            activation_fn(),
+        )
+        self.segments = [(kind, int(count)) for kind, count in layout["action_segments"]]
+        card_out = sum(c for k, c in self.segments if k == "card")
+        free_out = sum(c for k, c in self.segments if k != "card")
+        width = self.num_blocks + self.identity.shape[1] + context_size
+        self.card_net = nn.Sequential(*create_mlp(width, card_out, card_arch, activation_fn))
+        self.free_net = nn.Linear(context_size, free_out)
+
+    def output_layers(self) -> list[nn.Linear]:
+        """The layers that produce the scores (initialised small for PPO's first policy)."""
+        return [self.card_net[-1], self.free_net]
+
+    def forward(self, x: th.Tensor) -> th.Tensor:
+        batch = x.shape[0]
+        ctx = self.context(x)
+        cards = x.index_select(1, self.card_index).reshape(batch, self.num_blocks, NUM_CARDS)
+        per_card = th.cat(
+            [
+                cards.transpose(1, 2),
+                self.identity.expand(batch, -1, -1),
+                ctx.unsqueeze(1).expand(-1, NUM_CARDS, -1),
+            ],
+            dim=2,
+        )
+        card_scores = self.card_net(per_card)  # (batch, 52, card channels)
+        free_scores = self.free_net(ctx)
+        out = []
+        card_k = free_k = 0
+        for kind, count in self.segments:
+            if kind == "card":
+                part = card_scores[:, :, card_k : card_k + count]
+                out.append(part.transpose(1, 2).reshape(batch, count * NUM_CARDS))
+                card_k += count
+            else:
+                out.append(free_scores[:, free_k : free_k + count])
+                free_k += count
+        return th.cat(out, dim=1)
+
+
+class CardExtractor(nn.Module):
+    """PPO's "mlp_extractor" slot: the policy latent is the action logits themselves."""
+
+    def __init__(
+        self,
+        feature_dim: int,
+        layout: dict[str, Any],
+        net_arch: dict[str, list[int]],
+        activation_fn: type[nn.Module],
+    ) -> None:
+        super().__init__()
+        if feature_dim != layout["input_size"]:
+            raise ValueError(
+                f"card layout expects inputs of size {layout['input_size']}, got {feature_dim}"
+            )
+        self.scorer = CardScorer(
+            layout, net_arch["pi"], card_arch=[64, 64], activation_fn=activation_fn
+        )
+        vf = net_arch["vf"]
+        self.value_net = nn.Sequential(
+            *create_mlp(feature_dim, vf[-1], vf[:-1], activation_fn), activation_fn()
+        )
+        self.latent_dim_pi = int(layout["num_actions"])
+        self.latent_dim_vf = int(vf[-1])
+
+    def forward(self, features: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
+        return self.scorer(features), self.value_net(features)
+
+    def forward_actor(self, features: th.Tensor) -> th.Tensor:
+        return self.scorer(features)
+
+    def forward_critic(self, features: th.Tensor) -> th.Tensor:
+        return self.value_net(features)
+
+
+class CardActorCriticPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO policy whose logits come from a :class:`CardScorer`."""
+
+    def __init__(self, *args: Any, card_layout: dict[str, Any], **kwargs: Any) -> None:
+        self.card_layout = card_layout
+        super().__init__(*args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        arch = self.net_arch
+        if isinstance(arch, list):
+            arch = {"pi": arch, "vf": arch}
+        self.mlp_extractor = CardExtractor(
+            self.features_dim, self.card_layout, arch, self.activation_fn
+        )
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        self.action_net = nn.Identity()  # the extractor's policy latent is already the logits
+        if self.ortho_init:
+            for layer in self.mlp_extractor.scorer.output_layers():
+                nn.init.orthogonal_(layer.weight, gain=0.01)
+                nn.init.zeros_(layer.bias)
+        self.optimizer = self.optimizer_class(
+            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
+        )
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data["card_layout"] = self.card_layout
+        return data
+
+
+class CardQNetwork(MaskedQNetwork):
+    """Masked Q-network whose Q-values come from a :class:`CardScorer`."""
+
+    def __init__(self, *args: Any, card_layout: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.features_dim != card_layout["input_size"]:
+            raise ValueError(
+                f"card layout expects inputs of size {card_layout['input_size']}, "
+                f"got {self.features_dim}"
+            )
+        self.card_layout = card_layout
+        self.q_net = CardScorer(
+            card_layout, list(self.net_arch), card_arch=[64, 64], activation_fn=self.activation_fn
+        )
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data["card_layout"] = self.card_layout
+        return data
+
+
+class CardDQNPolicy(MaskedDQNPolicy):
+    """Masked DQN policy built on :class:`CardQNetwork`."""
+
+    def __init__(self, *args: Any, card_layout: dict[str, Any], **kwargs: Any) -> None:
+        self.card_layout = card_layout
+        super().__init__(*args, **kwargs)
+
+    def make_q_net(self) -> CardQNetwork:
+        net_args = self._update_features_extractor(self.net_args, features_extractor=None)
+        return CardQNetwork(card_layout=self.card_layout, **net_args).to(self.device)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data["card_layout"] = self.card_layout
+        return data
