@@ -82,6 +82,7 @@ class RunCallback(BaseCallback):
         self._since_log: list[dict[str, Any]] = []
         self._pool_results: deque[tuple[float, float]] = deque(maxlen=1000)
         self.rating = float(state.get("rating", 0.0))
+        self.pretrain: dict[str, Any] | None = state.get("pretrain")
 
     # ------------------------------------------------------------- schedule
     def _init_callback(self) -> None:
@@ -290,6 +291,8 @@ class RunCallback(BaseCallback):
             "periodic": self.periodic,
             "rating": self.rating,
         }
+        if self.pretrain is not None:
+            state["pretrain"] = self.pretrain
         atomic_write_text(self.run_dir / "state.json", json.dumps(state, indent=2) + "\n")
 
     def finish(self, model: Any) -> None:
