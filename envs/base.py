@@ -193,9 +193,21 @@ class Game:
 
     def shuffled_deck(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly shuffled deck (each card ``num_decks`` times), top of the stock first."""
-        deck = _ORDERED_DECK[: 52 * self.num_decks].copy()
-        rng.shuffle(deck)  # the same deck as rng.permutation(52 * num_decks)
-        return deck % 52 if self.num_decks > 1 else deck
+        return self.shuffled_decks(rng, 1)[0]
+
+    def shuffled_decks(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """``count`` shuffled decks as the rows of one read-only array.
+
+        Row ``k`` is the deck that the ``k``-th of ``count`` successive calls of
+        :meth:`shuffled_deck` would give (``Generator.permuted`` shuffles row after row from
+        the same stream), so drawing decks in batches changes no deal.
+        """
+        size = 52 * self.num_decks
+        decks = rng.permuted(np.broadcast_to(_ORDERED_DECK[:size], (count, size)), axis=1)
+        if self.num_decks > 1:
+            decks %= 52
+        decks.flags.writeable = False
+        return decks
 
 
 class RummyEnv(AECEnv):
@@ -275,6 +287,11 @@ class RummyEnv(AECEnv):
         first = self.rules.first_dealer
         self._first_dealer = n - 1 if first is None else int(first)
         self._deal_rng: np.random.Generator | None = None
+        # Decks are shuffled in batches (the same decks, one numpy call per batch); a batch
+        # grows from 1 after each seeding, so a loop that reseeds every game shuffles no more.
+        self._decks: np.ndarray | None = None
+        self._deck_next = 0
+        self._deck_batch = 1
         self._play_rng: np.random.Generator | None = None
         self.state: HandState | None = None
 
@@ -321,6 +338,8 @@ class RummyEnv(AECEnv):
             seed = check_seed(seed)
             seed_generator(self._deal_rng, seed, 0)
             seed_generator(self._play_rng, seed, 1)
+            self._decks = None
+            self._deck_batch = 1
         deck = None
         if options:
             options = dict(options)
@@ -346,10 +365,23 @@ class RummyEnv(AECEnv):
         self._dealer = self._first_dealer
         self._start_hand(None if deck is None else parse_deck(deck, self.game.num_decks))
 
+    def _next_deck(self) -> np.ndarray:
+        """The next shuffled deck of the deal stream (read-only)."""
+        decks = self._decks
+        k = self._deck_next
+        if decks is None or k >= len(decks):
+            size = self._deck_batch
+            decks = self._decks = self.game.shuffled_decks(self._deal_rng, size)
+            self._deck_batch = min(2 * size, 64)
+            k = 0
+        self._deck_next = k + 1
+        return decks[k]
+
     def _start_hand(self, deck: np.ndarray | None) -> None:
         if deck is None:
-            deck = self.game.shuffled_deck(self._deal_rng)
-        deck.flags.writeable = False  # the record of the deal; new_hand must not change it
+            deck = self._next_deck()
+        else:
+            deck.flags.writeable = False  # the record of the deal; new_hand must not change it
         self.deck = deck
         self.state = self.game.new_hand(self._play_rng, self._dealer, deck)
         self._mask = None

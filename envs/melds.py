@@ -66,6 +66,10 @@ class MeldSolver:
         self._sets_of_three = min(self.set_sizes) == 3
         self._set_table = self._build_set_table()
         self._memo: dict[int, tuple[int, tuple[int, ...]]] = {}
+        # Best (covered value, runs) of each 13-bit suit pattern: without a set the problem
+        # splits into the four suits, so most hands are solved by four look-ups.
+        self._suit_best_cache: dict[int, tuple[int, tuple[int, ...]]] = {}
+        self._set_min = min(self.set_sizes) if self.set_sizes else 5
 
     # ----------------------------------------------------------------- tables
     def _run_positions(self) -> list[int]:
@@ -173,8 +177,59 @@ class MeldSolver:
             return False
         return mask in self.candidate_melds(mask)
 
+    def _suit_best(self, pattern: int) -> tuple[int, tuple[int, ...]]:
+        """Best (covered value, runs as 13-bit masks) using runs of one suit pattern only."""
+        found = self._suit_best_cache.get(pattern)
+        if found is not None:
+            return found
+        runs = self._runs_in_pattern(pattern)
+        if not runs:
+            found = (0, ())
+        else:
+            union = 0
+            for r in runs:
+                union |= r
+            card = union & -union
+            found = self._suit_best(pattern & ~card)  # the lowest coverable card stays loose
+            pv = self._pattern_value
+            for r in runs:
+                if r & card:
+                    val, chosen = self._suit_best(pattern & ~r)
+                    val += pv[r]
+                    if val > found[0]:
+                        found = (val, (r, *chosen))
+        self._suit_best_cache[pattern] = found
+        return found
+
+    def _no_sets(self, a: int, b: int, c: int, d: int) -> bool:
+        """Whether no rank is held in enough suits to form a set (suit patterns a..d)."""
+        if self._set_min == 3:
+            return not ((a & b & (c | d)) | (c & d & (a | b)))
+        if self._set_min == 4:
+            return not (a & b & c & d)
+        return self._set_min > 4
+
     def solve_mask(self, hand: int) -> tuple[int, tuple[int, ...]]:
         """Optimal deadwood of a 52-bit hand: ``(deadwood, meld masks)``; exact."""
+        a = hand & SUIT_BITS
+        b = (hand >> 13) & SUIT_BITS
+        c = (hand >> 26) & SUIT_BITS
+        d = (hand >> 39) & SUIT_BITS
+        if self._no_sets(a, b, c, d):
+            # Runs only: each suit is solved on its own (memoised by suit pattern).
+            cache = self._suit_best_cache
+            pv = self._pattern_value
+            deadwood = 0
+            chosen: list[int] = []
+            for shift, pattern in ((0, a), (13, b), (26, c), (39, d)):
+                if pattern:
+                    best = cache.get(pattern)
+                    if best is None:
+                        best = self._suit_best(pattern)
+                    deadwood += pv[pattern] - best[0]
+                    for r in best[1]:
+                        chosen.append(r << shift)
+            return deadwood, tuple(chosen)
         cands = self.candidate_melds(hand)
         total = self.hand_value(hand)
         if not cands:
