@@ -400,6 +400,17 @@ class RummyEnv(AECEnv):
             mask = self._zero_mask.copy()
         return {"observation": obs, "action_mask": mask}
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """(observation, cumulative reward, terminated, truncated, info) of the agent to act."""
+        agent = self.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
+
     def agent_iter(self, max_iter: int = 2**63) -> Any:
         """Yield the agent to act until every agent is done (at most ``max_iter`` times)."""
         return _AgentIterable(self, max_iter, None)

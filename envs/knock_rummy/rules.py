@@ -188,30 +188,41 @@ def score_showdown(
     """
     n = len(deadwood)
     low = min(deadwood)
-    winners = [i for i in range(n) if deadwood[i] == low]
-    if knocker is not None and knocker in winners and len(winners) > 1:
+    points: list[int | Fraction] = []  # low - deadwood: the winners' entries are 0
+    winners = []
+    for i in range(n):
+        d = deadwood[i]
+        points.append(low - d)
+        if d == low:
+            winners.append(i)
+    k = len(winners)
+    if k > 1 and knocker in winners:
         winners.remove(knocker)  # a tying opponent wins instead of the knocker
-    points: list[int | Fraction] = [low - d for d in deadwood]  # winners' entries are 0
+        k -= 1
     pot = -sum(points)
-    if pot % len(winners) == 0 or rules.split_rounding == "floor":
-        share: int | Fraction = pot // len(winners)
+    if k == 1:
+        points[winners[0]] += pot
     else:
-        share = Fraction(pot, len(winners))
-    for w in winners:
-        points[w] += share
+        if pot % k == 0 or rules.split_rounding == "floor":
+            share: int | Fraction = pot // k
+        else:
+            share = Fraction(pot, k)
+        for w in winners:
+            points[w] += share
     if knocker is not None:
-        if winners == [knocker] and deadwood[knocker] == 0:
+        mine = deadwood[knocker]
+        if mine == 0 and winners == [knocker]:
+            bonus = rules.rummy_bonus
             for i in range(n):
                 if i != knocker:
-                    points[i] -= rules.rummy_bonus
-                    points[knocker] += rules.rummy_bonus
+                    points[i] -= bonus
+                    points[knocker] += bonus
+        penalty = rules.undercut_penalty
+        only_winners = rules.undercut_penalty_to == "winners_only"
         for i in range(n):
-            if i == knocker or deadwood[i] >= deadwood[knocker]:
-                continue
-            if rules.undercut_penalty_to == "winners_only" and i not in winners:
-                continue
-            points[knocker] -= rules.undercut_penalty
-            points[i] += rules.undercut_penalty
+            if deadwood[i] < mine and not (only_winners and i not in winners):
+                points[knocker] -= penalty
+                points[i] += penalty
     return points
 
 
@@ -285,7 +296,14 @@ class KnockRummyGame(Game):
             for d in range(n)
         ]
         self._plane_shape = (self._num_rows, NUM_CARDS)
-        self._meld_names: dict[int, tuple[str, ...]] = {}
+        # Names of the cards of each 13-bit suit pattern (filled on first use) and of every
+        # meld, for the infos of a showdown.
+        self._suit_names: list[list[tuple[str, ...] | None]] = [[None] * 8192 for _ in range(4)]
+        self._meld_names = {
+            m: tuple(CARD_NAMES[c] for c in mask_cards(m))
+            for m in self.solver.candidate_melds((1 << NUM_CARDS) - 1)
+        }
+        self._seat_names = tuple(f"player_{i}" for i in range(n))
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
 
     # ------------------------------------------------------------------ deal
@@ -456,7 +474,7 @@ class KnockRummyGame(Game):
     def hand_info(self, s: KnockState, seat: int) -> dict[str, Any]:
         info: dict[str, Any] = {
             "void": s.void,
-            "knocker": None if s.knocker < 0 else f"player_{s.knocker}",
+            "knocker": None if s.knocker < 0 else self._seat_names[s.knocker],
         }
         if s.deadwood is not None:
             chosen = s.melds[seat]
@@ -471,12 +489,18 @@ class KnockRummyGame(Game):
                 if found is None:
                     found = names[m] = tuple(CARD_NAMES[c] for c in mask_cards(m))
                 melds.append(list(found))
-            dead = []
             rest = s.bits[seat] & ~union
-            while rest:
-                low = rest & -rest
-                rest ^= low
-                dead.append(CARD_NAMES[low.bit_length() - 1])
+            dead: list[str] = []
+            for suit, pattern in enumerate(
+                (rest & 0x1FFF, rest >> 13 & 0x1FFF, rest >> 26 & 0x1FFF, rest >> 39)
+            ):
+                if pattern:
+                    found = self._suit_names[suit][pattern]
+                    if found is None:
+                        found = self._suit_names[suit][pattern] = tuple(
+                            CARD_NAMES[13 * suit + r] for r in range(13) if pattern >> r & 1
+                        )
+                    dead += found
             info["deadwood"] = s.deadwood[seat]
             info["melds"] = melds
             info["deadwood_cards"] = dead
