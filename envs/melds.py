@@ -201,13 +201,32 @@ class MeldSolver:
         self._suit_best_cache[pattern] = found
         return found
 
-    def _no_sets(self, a: int, b: int, c: int, d: int) -> bool:
-        """Whether no rank is held in enough suits to form a set (suit patterns a..d)."""
+    def _set_ranks(self, a: int, b: int, c: int, d: int) -> int | None:
+        """Ranks held in enough suits to form a set (suit patterns a..d), as a 13-bit mask;
+        None when the set sizes are not ones this shortcut knows."""
         if self._set_min == 3:
-            return not ((a & b & (c | d)) | (c & d & (a | b)))
+            return (a & b & (c | d)) | (c & d & (a | b))
         if self._set_min == 4:
-            return not (a & b & c & d)
-        return self._set_min > 4
+            return a & b & c & d
+        return 0 if self._set_min > 4 else None
+
+    def _runs_only(self, hand: int) -> tuple[int, list[int]]:
+        """(covered value, runs) of the best melding of ``hand`` by runs alone: each suit is
+        solved on its own (memoised by suit pattern)."""
+        cache = self._suit_best_cache
+        covered = 0
+        chosen: list[int] = []
+        for shift in (0, 13, 26, 39):
+            pattern = hand >> shift & SUIT_BITS
+            if pattern:
+                best = cache.get(pattern)
+                if best is None:
+                    best = self._suit_best(pattern)
+                if best[0]:
+                    covered += best[0]
+                    for r in best[1]:
+                        chosen.append(r << shift)
+        return covered, chosen
 
     def solve_mask(self, hand: int) -> tuple[int, tuple[int, ...]]:
         """Optimal deadwood of a 52-bit hand: ``(deadwood, meld masks)``; exact."""
@@ -215,21 +234,22 @@ class MeldSolver:
         b = (hand >> 13) & SUIT_BITS
         c = (hand >> 26) & SUIT_BITS
         d = (hand >> 39) & SUIT_BITS
-        if self._no_sets(a, b, c, d):
-            # Runs only: each suit is solved on its own (memoised by suit pattern).
-            cache = self._suit_best_cache
-            pv = self._pattern_value
-            deadwood = 0
-            chosen: list[int] = []
-            for shift, pattern in ((0, a), (13, b), (26, c), (39, d)):
-                if pattern:
-                    best = cache.get(pattern)
-                    if best is None:
-                        best = self._suit_best(pattern)
-                    deadwood += pv[pattern] - best[0]
-                    for r in best[1]:
-                        chosen.append(r << shift)
-            return deadwood, tuple(chosen)
+        ranks = self._set_ranks(a, b, c, d)
+        if ranks is not None and not ranks & (ranks - 1):
+            # At most one rank can form a set: try each set of it (or none), runs elsewhere.
+            total = self.hand_value(hand)
+            covered, chosen = self._runs_only(hand)
+            if ranks:
+                rank = ranks.bit_length() - 1
+                pattern = (a >> rank & 1) | (b >> rank & 1) << 1 | (c >> rank & 1) << 2
+                pattern |= (d >> rank & 1) << 3
+                value = self.rank_values[rank]
+                for meld in self._set_table[rank][pattern]:
+                    rest_covered, runs = self._runs_only(hand & ~meld)
+                    rest_covered += value * meld.bit_count()
+                    if rest_covered > covered:
+                        covered, chosen = rest_covered, [meld, *runs]
+            return total - covered, tuple(chosen)
         cands = self.candidate_melds(hand)
         total = self.hand_value(hand)
         if not cands:
