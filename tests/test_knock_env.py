@@ -208,3 +208,24 @@ def test_max_hands_truncates_an_undecided_match():
     assert env._hand_index == 3 and env.infos["player_0"]["truncated_by"] == "max_hands=3"
     with pytest.raises(ConfigError, match="max_hands"):
         knock_rummy_v0.env(max_hands=0)
+
+
+def test_bench_env_cli_writes_the_promised_json(tmp_path, capsys):
+    import json
+
+    from rummyzoo.training.cli import main
+
+    path = tmp_path / "bench.json"
+    argv = ["bench-env", "knock_rummy", "--players", "2", "--seconds", "0.05"]
+    argv += ["--repeat", "3", "--deadwood-hands", "50", "--json", str(path)]
+    assert main(argv) == 0
+    result = json.loads(path.read_text())
+    for key in ("decisions_per_s", "games_per_s", "decisions_per_game"):
+        assert result[key] > 0, key
+    segments = result["decisions_per_s_segments"]
+    assert len(segments) == 3 and result["repeat"] == 3
+    assert sorted(segments)[1] == result["decisions_per_s"]
+    assert result["decisions_per_s_best"] == max(segments)
+    assert result["decisions"] >= result["games"] >= 3
+    assert "median of 3 segments" in capsys.readouterr().out
+    assert main(["bench-env", "knock_rummy", "--seconds", "0.01", "--repeat", "0"]) == 2

@@ -24,36 +24,48 @@ def bench_env(
     wrapped: bool = True,
     options: dict[str, Any] | None = None,
     reseed: bool = False,
+    repeat: int = 1,
 ) -> dict[str, Any]:
     """Play random legal games for ``seconds`` through ``env.agent_iter()`` / ``last()`` / ``step()``.
 
     The env is seeded once and then reset without a seed between games, as a training loop
     does (``reseed=True`` reseeds every game instead); a decision is one ``step`` of a live agent.
+    With ``repeat`` > 1 the run is that many segments of ``seconds`` each (the games go on
+    from one to the next) and ``decisions_per_s`` is the median segment's rate, so a burst of
+    load from elsewhere on the machine moves it less; every segment's rate is reported too.
     """
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat}")
     env = make_env(variant, num_players, wrapped=wrapped, **(options or {}))
     policy = RandomPolicy()
     rng = np.random.default_rng(seed)
     games = decisions = truncated = 0
-    start = time.perf_counter()
-    cpu_start = time.process_time()
-    deadline = start + seconds
+    rates = []
+    elapsed = cpu = 0.0
     env.reset(seed=seed)
-    while True:
-        if games:
-            env.reset(seed=seed + games if reseed else None)
-        for _agent in env.agent_iter():
-            obs, _reward, terminated, trunc, _info = env.last()
-            if terminated or trunc:
-                truncated += trunc
-                env.step(None)
-                continue
-            env.step(policy.act(obs["observation"], obs["action_mask"], rng))
-            decisions += 1
-        games += 1
-        if time.perf_counter() >= deadline:
-            break
-    elapsed = time.perf_counter() - start
-    cpu = time.process_time() - cpu_start
+    for _ in range(repeat):
+        seg_decisions = decisions
+        start = time.perf_counter()
+        cpu_start = time.process_time()
+        deadline = start + seconds
+        while True:
+            if games:
+                env.reset(seed=seed + games if reseed else None)
+            for _agent in env.agent_iter():
+                obs, _reward, terminated, trunc, _info = env.last()
+                if terminated or trunc:
+                    truncated += trunc
+                    env.step(None)
+                    continue
+                env.step(policy.act(obs["observation"], obs["action_mask"], rng))
+                decisions += 1
+            games += 1
+            if time.perf_counter() >= deadline:
+                break
+        seg_seconds = time.perf_counter() - start
+        cpu += time.process_time() - cpu_start
+        elapsed += seg_seconds
+        rates.append((decisions - seg_decisions) / seg_seconds)
     return {
         "variant": variant,
         "num_players": num_players,
@@ -62,7 +74,10 @@ def bench_env(
         "seconds": elapsed,
         "games": games,
         "decisions": decisions,
-        "decisions_per_s": decisions / elapsed,
+        "decisions_per_s": float(np.median(rates)),
+        "decisions_per_s_segments": rates,
+        "decisions_per_s_best": max(rates),
+        "repeat": repeat,
         "games_per_s": games / elapsed,
         "decisions_per_game": decisions / max(games, 1),
         "cpu_seconds": cpu,
@@ -106,6 +121,7 @@ def run_bench(args: Any) -> dict[str, Any]:
         wrapped=not args.raw,
         reseed=args.reseed,
         options=options,
+        repeat=args.repeat,
     )
     result["options"] = options
     result.update(bench_deadwood(hands=args.deadwood_hands))
@@ -120,6 +136,12 @@ def run_bench(args: Any) -> dict[str, Any]:
         f"{result['decisions_per_game']:.1f} decisions/game over {result['games']} games "
         f"in {result['seconds']:.1f}s ({result['decisions_per_cpu_s']:,.0f} per CPU-second)"
     )
+    if result["repeat"] > 1:
+        shown = ", ".join(f"{r:,.0f}" for r in result["decisions_per_s_segments"])
+        print(
+            f"  median of {result['repeat']} segments of {args.seconds:g}s (best "
+            f"{result['decisions_per_s_best']:,.0f}): {shown}"
+        )
     print(
         f"deadwood solver: median {result['deadwood_median_us']:.1f} us, mean "
         f"{result['deadwood_mean_us']:.1f} us, p99 {result['deadwood_p99_us']:.1f} us per "

@@ -228,6 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--raw", action="store_true", help="bench raw_env instead of env()")
     bench.add_argument("--reseed", action="store_true", help="reset with a new seed every game")
+    bench.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run this many segments of --seconds; decisions/s is the median segment's rate",
+    )
     bench.add_argument("--deadwood-hands", type=int, default=20000)
     bench.add_argument(
         "--option", action="append", metavar="KEY=VALUE", help="a rules option (repeatable)"
