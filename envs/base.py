@@ -261,6 +261,8 @@ class RummyEnv(AECEnv):
             raise ConfigError(f"max_hands must be a positive int or None, got {max_hands!r}")
         self.max_hands = max_hands
         self.game = game
+        self._num_actions = game.num_actions
+        self._max_turns = game.rules.max_turns
         self.rules = game.rules
         self.render_mode = render_mode
         self.reward_mode = reward
@@ -465,7 +467,7 @@ class RummyEnv(AECEnv):
             raise IllegalActionError(
                 f"{agent} sent action {action!r}, which is not an action id (int 0..{self.game.num_actions - 1})"
             ) from None
-        if not (0 <= a < self.game.num_actions) or not mask[a]:
+        if not (0 <= a < self._num_actions) or not mask[a]:
             legal = [self.game.action_names[i] for i in np.flatnonzero(mask)]
             shown = ", ".join(legal[:20]) + (" ..." if len(legal) > 20 else "")
             what = self.game.action_names[a] if 0 <= a < self.game.num_actions else "out of range"
@@ -477,7 +479,7 @@ class RummyEnv(AECEnv):
         self._mask = None
         if state.over:
             self._finish_hand()
-        elif state.turn >= self.rules.max_turns:
+        elif state.turn >= self._max_turns:
             self._truncate()
         else:
             self.agent_selection = self.possible_agents[state.current]
@@ -488,7 +490,7 @@ class RummyEnv(AECEnv):
         """Score a finished hand: totals, infos, rewards; then end the episode or deal again."""
         state = self.state
         points = state.points
-        points = points.tolist() if isinstance(points, np.ndarray) else [float(p) for p in points]
+        points = points.tolist() if isinstance(points, np.ndarray) else list(map(float, points))
         groups = self._group_list
         if self._teams:
             group_points = [0.0] * self._num_groups
