@@ -34,7 +34,7 @@ test: lint
 
 bench: setup
 	@for v in $$($(BIN)/python -c "from rummyzoo.envs.registry import VARIANTS; print(' '.join(VARIANTS))"); do \
-		$(BIN)/rummyzoo bench-env $$v --players 2 --seconds 10 --json results/bench_$$v.json; done
+		$(BIN)/rummyzoo bench-env $$v --players 2 --seconds 2 --repeat 5 --json results/bench_$$v.json; done
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .hypothesis
