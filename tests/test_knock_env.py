@@ -229,3 +229,23 @@ def test_bench_env_cli_writes_the_promised_json(tmp_path, capsys):
     assert result["decisions"] >= result["games"] >= 3
     assert "median of 3 segments" in capsys.readouterr().out
     assert main(["bench-env", "knock_rummy", "--seconds", "0.01", "--repeat", "0"]) == 2
+
+
+@pytest.mark.parametrize(("variant", "players"), [("knock_rummy", 2), ("rummy500", 6)])
+def test_batched_decks_are_the_decks_of_successive_shuffles(variant, players):
+    from rummyzoo.envs.registry import make_env
+    from rummyzoo.envs.seeding import new_generator, seed_generator
+
+    raw = make_env(variant, players, wrapped=False)
+    size = 52 * raw.game.num_decks
+    for seed in (3, 11):
+        raw.reset(seed=seed)
+        decks = [raw.deck.copy()]
+        for _ in range(70):  # past several batches (1, 2, 4, ... 64 decks)
+            raw.reset()
+            decks.append(raw.deck.copy())
+        gen = new_generator()
+        seed_generator(gen, seed, 0)
+        for deck in decks:
+            assert np.array_equal(deck, gen.permutation(size) % 52)
+        assert not raw.deck.flags.writeable

@@ -105,6 +105,25 @@ def test_solver_dense_single_suit(ranks, suit):
     assert optimal_deadwood(hand)[0] == brute_force_deadwood(hand)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(0, 9),
+    st.integers(3, 6),
+    st.lists(st.integers(0, 51), min_size=0, max_size=11, unique=True),
+)
+def test_solver_with_sets_and_runs_crossing(low, width, picks):
+    """Cards from a few adjacent ranks in every suit: sets and runs compete for the same cards
+    (the set-aware shortcuts and the full search must agree with the brute force)."""
+    ranks = range(low, min(13, low + width))
+    pool = [s * 13 + r for s in range(4) for r in ranks]
+    hand = sorted({pool[p % len(pool)] for p in picks})
+    points, melds = optimal_deadwood(hand)
+    assert points == brute_force_deadwood(hand)
+    used = [c for m in melds for c in m]
+    assert len(used) == len(set(used)) and all(is_meld(m) for m in melds)
+    assert points == int(sum(PIP_VALUES[c] for c in hand if c not in used))
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.integers(0, 51), min_size=0, max_size=11, unique=True))
 def test_both_ace_solver_matches_brute_force(hand):
