@@ -492,17 +492,18 @@ class RummyEnv(AECEnv):
         points = state.points
         points = points.tolist() if isinstance(points, np.ndarray) else list(map(float, points))
         groups = self._group_list
+        totals = self._totals
         if self._teams:
             group_points = [0.0] * self._num_groups
             for seat, p in enumerate(points):
                 group_points[groups[seat]] += p
             seat_points = [group_points[g] for g in groups]
+            for g, p in enumerate(group_points):
+                totals[g] += p
         else:
             group_points = seat_points = points
-        totals = self._totals
-        for g, p in enumerate(group_points):
-            totals[g] += p
-        self._hand_index += 1
+            totals[:] = map(float.__add__, totals, points)  # same length: one per seat
+        index = self._hand_index = self._hand_index + 1
         target = self.rules.target_score
         if target is None:
             over, ranking = True, group_points
@@ -515,8 +516,7 @@ class RummyEnv(AECEnv):
         if mode == "points":
             rewards = seat_points
         elif mode == "scaled":
-            scale = self.reward_scale
-            rewards = [p / scale for p in seat_points]
+            rewards = list(map(self.reward_scale.__rtruediv__, seat_points))
         elif over:
             best = max(ranking)
             tied = ranking.count(best) == len(ranking)
@@ -525,29 +525,34 @@ class RummyEnv(AECEnv):
             rewards = None
         agents = self.possible_agents
         if rewards is not None:
-            cumulative = self._cumulative_rewards
             self.rewards = dict(zip(agents, rewards, strict=True))
+            cumulative = self._cumulative_rewards
             for agent, value in zip(agents, rewards, strict=True):
                 cumulative[agent] += value
             self._rewarded = True
-        best = max(ranking)
-        match_totals = self.match_totals if target is not None else None
         hand_info = self.game.hand_info
         infos = self.infos
-        index = self._hand_index
-        for seat, agent in enumerate(agents):
-            info = hand_info(state, seat)
-            info["points"] = points[seat]
-            info["hand_index"] = index
-            if match_totals is not None:
+        if target is None:
+            best = max(ranking)
+            for seat, agent in enumerate(agents):
+                info = infos[agent] = hand_info(state, seat)
+                info["points"] = points[seat]
+                info["hand_index"] = index
+                info["winner"] = ranking[groups[seat]] == best
+        else:
+            best = max(ranking)
+            match_totals = self.match_totals
+            for seat, agent in enumerate(agents):
+                info = infos[agent] = hand_info(state, seat)
+                info["points"] = points[seat]
+                info["hand_index"] = index
                 info["totals"] = totals[groups[seat]]
                 info["match_totals"] = match_totals
-            if over:
-                info["winner"] = ranking[groups[seat]] == best
-            infos[agent] = info
+                if over:
+                    info["winner"] = ranking[groups[seat]] == best
         if over:
             self._episode_over = True
-            self.terminations = dict.fromkeys(self.agents, True)
+            self.terminations = dict.fromkeys(agents, True)
         elif self.max_hands is not None and index >= self.max_hands:
             self._truncate(f"max_hands={self.max_hands}")
         else:
