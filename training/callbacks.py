@@ -19,9 +19,9 @@ tag                                 what
                                     the learner had when they were taken; first one = 0)
 ``selfplay/pool_win_rate``          learner's recent score rate against pool snapshots
 ``text/sample_game``                one full game against the first evaluation opponent
-``pretrain/accuracy`` (tb/pretrain)  a warm start's held-out imitation accuracy (also
-                                    ``cross_entropy``, ``value_loss``, ``collect_seconds``,
-                                    ``fit_seconds``)
+``pretrain/accuracy``               a warm start's held-out imitation accuracy, in
+                                    ``tb/pretrain`` (also ``cross_entropy``, ``value_loss``,
+                                    ``collect_seconds``, ``fit_seconds``)
 hparams                             the config's hyperparameters (HPARAMS tab)
 ==================================  ===========================================================
 """
