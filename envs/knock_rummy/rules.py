@@ -456,7 +456,7 @@ class KnockRummyGame(Game):
         n = self.num_players
         # One gather of rows; the last (scratch) row of the planes is all zeros, and the
         # viewer's scalar features are written into the copy.
-        obs = s.planes.take(self._view_rows[seat], axis=0).reshape(-1)
+        obs = s.planes.take(self._view_rows[seat], axis=0).ravel()  # a view: take copies
         base = self._obs_scalars
         obs[base] = (len(s.stock) - s.stock_pos) / NUM_CARDS
         current = s.current
