@@ -498,11 +498,10 @@ class RummyEnv(AECEnv):
             for seat, p in enumerate(points):
                 group_points[groups[seat]] += p
             seat_points = [group_points[g] for g in groups]
-            for g, p in enumerate(group_points):
-                totals[g] += p
         else:
             group_points = seat_points = points
-            totals[:] = map(float.__add__, totals, points)  # same length: one per seat
+        for g, p in enumerate(group_points):
+            totals[g] += p
         index = self._hand_index = self._hand_index + 1
         target = self.rules.target_score
         if target is None:
@@ -516,7 +515,8 @@ class RummyEnv(AECEnv):
         if mode == "points":
             rewards = seat_points
         elif mode == "scaled":
-            rewards = list(map(self.reward_scale.__rtruediv__, seat_points))
+            scale = self.reward_scale
+            rewards = [p / scale for p in seat_points]
         elif over:
             best = max(ranking)
             tied = ranking.count(best) == len(ranking)
@@ -530,26 +530,19 @@ class RummyEnv(AECEnv):
             for agent, value in zip(agents, rewards, strict=True):
                 cumulative[agent] += value
             self._rewarded = True
+        best = max(ranking)
+        match_totals = self.match_totals if target is not None else None
         hand_info = self.game.hand_info
         infos = self.infos
-        if target is None:
-            best = max(ranking)
-            for seat, agent in enumerate(agents):
-                info = infos[agent] = hand_info(state, seat)
-                info["points"] = points[seat]
-                info["hand_index"] = index
-                info["winner"] = ranking[groups[seat]] == best
-        else:
-            best = max(ranking)
-            match_totals = self.match_totals
-            for seat, agent in enumerate(agents):
-                info = infos[agent] = hand_info(state, seat)
-                info["points"] = points[seat]
-                info["hand_index"] = index
+        for seat, agent in enumerate(agents):
+            info = infos[agent] = hand_info(state, seat)
+            info["points"] = points[seat]
+            info["hand_index"] = index
+            if match_totals is not None:
                 info["totals"] = totals[groups[seat]]
                 info["match_totals"] = match_totals
-                if over:
-                    info["winner"] = ranking[groups[seat]] == best
+            if over:
+                info["winner"] = ranking[groups[seat]] == best
         if over:
             self._episode_over = True
             self.terminations = dict.fromkeys(agents, True)

@@ -154,6 +154,17 @@ class CardScorer(nn.Module):
         return th.cat(out, dim=1)
 
 
+class _SavesCardLayout:
+    """Mixin: the card layout is saved with the other constructor arguments."""
+
+    card_layout: dict[str, Any]
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data["card_layout"] = self.card_layout
+        return data
+
+
 class CardExtractor(nn.Module):
     """PPO's "mlp_extractor" slot: the policy latent is the action logits themselves."""
 
@@ -189,7 +200,7 @@ class CardExtractor(nn.Module):
         return self.value_net(features)
 
 
-class CardActorCriticPolicy(MaskableActorCriticPolicy):
+class CardActorCriticPolicy(_SavesCardLayout, MaskableActorCriticPolicy):
     """MaskablePPO policy whose logits come from a :class:`CardScorer`."""
 
     def __init__(self, *args: Any, card_layout: dict[str, Any], **kwargs: Any) -> None:
@@ -215,13 +226,8 @@ class CardActorCriticPolicy(MaskableActorCriticPolicy):
             self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
         )
 
-    def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
-        data["card_layout"] = self.card_layout
-        return data
 
-
-class CardQNetwork(MaskedQNetwork):
+class CardQNetwork(_SavesCardLayout, MaskedQNetwork):
     """Masked Q-network whose Q-values come from a :class:`CardScorer`."""
 
     def __init__(self, *args: Any, card_layout: dict[str, Any], **kwargs: Any) -> None:
@@ -236,13 +242,8 @@ class CardQNetwork(MaskedQNetwork):
             card_layout, list(self.net_arch), card_arch=[64, 64], activation_fn=self.activation_fn
         )
 
-    def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
-        data["card_layout"] = self.card_layout
-        return data
 
-
-class CardDQNPolicy(MaskedDQNPolicy):
+class CardDQNPolicy(_SavesCardLayout, MaskedDQNPolicy):
     """Masked DQN policy built on :class:`CardQNetwork`."""
 
     def __init__(self, *args: Any, card_layout: dict[str, Any], **kwargs: Any) -> None:
@@ -252,8 +253,3 @@ class CardDQNPolicy(MaskedDQNPolicy):
     def make_q_net(self) -> CardQNetwork:
         net_args = self._update_features_extractor(self.net_args, features_extractor=None)
         return CardQNetwork(card_layout=self.card_layout, **net_args).to(self.device)
-
-    def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
-        data["card_layout"] = self.card_layout
-        return data

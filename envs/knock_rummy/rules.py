@@ -485,10 +485,7 @@ class KnockRummyGame(Game):
             union = 0
             for m in chosen:
                 union |= m
-                found = names.get(m)
-                if found is None:
-                    found = names[m] = tuple(CARD_NAMES[c] for c in mask_cards(m))
-                melds.append(list(found))
+                melds.append(list(names[m]))
             rest = s.bits[seat] & ~union
             dead: list[str] = []
             for suit, pattern in enumerate(
