@@ -18,10 +18,16 @@ branches on the lowest card that any candidate meld could cover (it is either de
 of the melds containing it), memoised on the cards still available.
 
 ``optimal_deadwood(cards)`` is the Knock Rummy (aces low, A=1, J/Q/K=10) entry point.
+
+The search also exists compiled (``envs/_meldcore.c``, built by ``pip install``). It follows the
+Python search step for step, so both return the same deadwood and the same melds, ties included;
+:meth:`MeldSolver.solve_mask` uses it when it was built, unless ``RUMMYZOO_PURE_PYTHON=1`` is set.
+``MeldSolver.backend`` says which one a solver uses.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from functools import cache
 
@@ -31,6 +37,17 @@ from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, PIP_VALUES, mas
 
 SUIT_BITS = (1 << NUM_RANKS) - 1
 ACE_MODES = ("low", "high", "both")
+
+
+def _compiled_core() -> object | None:
+    """The compiled search module, or None where it was not built or is switched off."""
+    if os.environ.get("RUMMYZOO_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from rummyzoo.envs import _meldcore
+    except ImportError:
+        return None
+    return _meldcore
 
 
 class MeldSolver:
@@ -70,6 +87,13 @@ class MeldSolver:
         # splits into the four suits, so most hands are solved by four look-ups.
         self._suit_best_cache: dict[int, tuple[int, tuple[int, ...]]] = {}
         self._set_min = min(self.set_sizes) if self.set_sizes else 5
+        #: ``"compiled"`` or ``"python"``: which search :meth:`solve_mask` runs.
+        self.backend = "python"
+        core = _compiled_core()
+        if core is not None and min_run == 3 and self.set_sizes == (3, 4):
+            # The compiled search takes the same tables; it shadows the Python method.
+            self.solve_mask = core.Solver(self._run_positions(), self.rank_values).solve
+            self.backend = "compiled"
 
     # ----------------------------------------------------------------- tables
     def _run_positions(self) -> list[int]:
@@ -229,7 +253,11 @@ class MeldSolver:
         return covered, chosen
 
     def solve_mask(self, hand: int) -> tuple[int, tuple[int, ...]]:
-        """Optimal deadwood of a 52-bit hand: ``(deadwood, meld masks)``; exact."""
+        """Optimal deadwood of a 52-bit hand: ``(deadwood, meld masks)``; exact.
+
+        This is the Python search; an instance with ``backend == "compiled"`` answers the same
+        call from the compiled one (``MeldSolver.solve_mask(solver, hand)`` still runs this).
+        """
         a = hand & SUIT_BITS
         b = (hand >> 13) & SUIT_BITS
         c = (hand >> 26) & SUIT_BITS

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+import os
 from itertools import combinations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rummyzoo.envs.cards import PIP_VALUES, parse_cards
+from rummyzoo.envs.cards import PIP_VALUES, mask_cards, parse_cards, to_mask
 from rummyzoo.envs.melds import MeldSolver, is_meld, knock_solver, optimal_deadwood
 
 KNOCK_MELDS = [frozenset(m) for m in knock_solver().all_melds()]
@@ -155,3 +157,70 @@ def test_deadwood_after_each_discard(hand):
     assert sorted(after) == sorted(hand)
     for card in hand:
         assert after[card] == brute_force_deadwood([c for c in hand if c != card])
+
+
+# -- the compiled search ----------------------------------------------------------------------
+# ``MeldSolver.solve_mask`` runs the compiled search where it was built; it must give exactly
+# what the Python search gives, melds and their order included. CI sets
+# RUMMYZOO_REQUIRE_COMPILED=1 so a failed build fails there instead of skipping.
+
+_REQUIRE_COMPILED = os.environ.get("RUMMYZOO_REQUIRE_COMPILED", "") not in ("", "0")
+_ACE_SOLVERS = {
+    "low": knock_solver(),
+    "high": MeldSolver(ace="high"),
+    "both": MeldSolver(ace="both", rank_values=[15, *range(2, 10), 10, 10, 10, 10]),
+}
+
+
+def _compiled_or_skip(solver: MeldSolver) -> None:
+    if solver.backend != "compiled":
+        if _REQUIRE_COMPILED:
+            pytest.fail("the compiled deadwood search was not built (envs/_meldcore.c)")
+        pytest.skip("the compiled deadwood search is not built here")
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.sampled_from(sorted(_ACE_SOLVERS)),
+    st.integers(0, 12),
+    st.integers(3, 13),
+    st.lists(st.integers(0, 51), min_size=0, max_size=20, unique=True),
+    st.booleans(),
+)
+def test_compiled_search_matches_python(ace, low, width, picks, dense):
+    """Random hands up to 20 cards, and dense ones where sets and runs share cards."""
+    solver = _ACE_SOLVERS[ace]
+    _compiled_or_skip(solver)
+    if dense:
+        pool = [s * 13 + r for s in range(4) for r in range(low, min(13, low + width))]
+        picks = [pool[p % len(pool)] for p in picks]
+    hand = to_mask(set(picks))
+    assert solver.solve_mask(hand) == MeldSolver.solve_mask(solver, hand)
+
+
+def test_compiled_search_on_many_game_hands():
+    """10- and 11-card hands as Knock Rummy deals them: identical results on 20,000 hands."""
+    solver = knock_solver()
+    _compiled_or_skip(solver)
+    rng = np.random.default_rng(11)
+    for i in range(20000):
+        hand = to_mask(rng.choice(52, size=10 + i % 2, replace=False))
+        assert solver.solve_mask(hand) == MeldSolver.solve_mask(solver, hand), mask_cards(hand)
+
+
+def test_compiled_search_rejects_bad_masks():
+    solver = knock_solver()
+    _compiled_or_skip(solver)
+    with pytest.raises(ValueError, match="52-bit"):
+        solver.solve_mask(1 << 52)
+    with pytest.raises(OverflowError):
+        solver.solve_mask(-1)
+    with pytest.raises(TypeError):
+        solver.solve_mask("As 2s 3s")
+
+
+def test_pure_python_switch(monkeypatch):
+    monkeypatch.setenv("RUMMYZOO_PURE_PYTHON", "1")
+    solver = MeldSolver(ace="low")
+    assert solver.backend == "python"
+    assert solver.solve(parse_cards("As 2s 3s 7h 7d 7c Kd"))[0] == 10

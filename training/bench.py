@@ -101,6 +101,7 @@ def bench_deadwood(hands: int = 20000, hand_size: int = 11, seed: int = 0) -> di
         solver.solve_mask(m)
         times[i] = clock() - t
     return {
+        "deadwood_solver": solver.backend,
         "deadwood_hand_size": hand_size,
         "deadwood_hands": hands,
         "deadwood_median_us": float(np.median(times) / 1000),
@@ -145,7 +146,7 @@ def run_bench(args: Any) -> dict[str, Any]:
     print(
         f"deadwood solver: median {result['deadwood_median_us']:.1f} us, mean "
         f"{result['deadwood_mean_us']:.1f} us, p99 {result['deadwood_p99_us']:.1f} us per "
-        f"{result['deadwood_hand_size']}-card hand"
+        f"{result['deadwood_hand_size']}-card hand ({result['deadwood_solver']} search)"
     )
     if args.json:
         path = Path(args.json)

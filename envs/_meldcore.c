@@ -1,0 +1,457 @@
+/* Compiled optimal-deadwood search for rummyzoo.envs.melds.MeldSolver.
+ *
+ * The same search as MeldSolver.solve_mask in melds.py, step for step, so the two return
+ * identical results, ties included (the test suite compares them on random hands):
+ *   - at most one rank can form a set: every suit is solved on its own by runs (a table over
+ *     the 8192 suit patterns), then each set of that rank is tried in turn;
+ *   - otherwise the candidate melds (runs suit by suit, then sets rank by rank) are searched
+ *     exactly, branching on the lowest coverable card (left loose first, then each meld that
+ *     holds it in candidate order), memoised on the cards still available.
+ * A strictly better value replaces the best so far, as in the Python code.
+ *
+ * Hands are 52-bit masks (bit c = card id c = suit * 13 + rank). Supported: runs of 3+, sets
+ * of 3 or 4; the ace's run positions and the rank values come from the Python solver.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NUM_RANKS 13
+#define NUM_PATTERNS 8192
+#define SUIT_BITS 0x1FFFu
+#define MAX_CHOSEN 18 /* 52 cards / 3 per meld, rounded up */
+
+typedef struct {
+    int value;
+    int count;
+    uint16_t runs[5];
+} SuitBest;
+
+typedef struct {
+    uint64_t key;   /* the available cards */
+    uint32_t stamp; /* the solve that wrote this slot; older slots count as empty */
+    int value;
+    uint64_t meld; /* meld taken at this node, 0 when its lowest card stays loose */
+    uint64_t next; /* available cards of the next node on the best path */
+} MemoEntry;
+
+typedef struct {
+    PyObject_HEAD
+    int rank_values[NUM_RANKS];
+    int pattern_value[NUM_PATTERNS];
+    uint32_t run_offset[NUM_PATTERNS + 1];
+    uint16_t *run_pool;
+    SuitBest suit_best[NUM_PATTERNS];
+    uint64_t sets[NUM_RANKS][16][5];
+    int set_count[NUM_RANKS][16];
+    MemoEntry *memo;
+    size_t memo_size; /* a power of two */
+    size_t memo_used;
+    uint32_t stamp; /* current solve, so the memo needs no clearing between solves */
+} Solver;
+
+/* ------------------------------------------------------------------ tables */
+
+static int runs_in_pattern(const int *positions, int npos, unsigned pattern, uint16_t *out) {
+    int count = 0;
+    for (int start = 0; start < npos; start++) {
+        unsigned mask = 0;
+        for (int end = start; end < npos; end++) {
+            unsigned bit = 1u << positions[end];
+            if (!(pattern & bit) || (mask & bit))
+                break;
+            mask |= bit;
+            if (end - start + 1 >= 3) {
+                if (out)
+                    out[count] = (uint16_t)mask;
+                count++;
+            }
+        }
+    }
+    return count;
+}
+
+static void fill_suit_best(Solver *s, unsigned pattern, char *done) {
+    if (done[pattern])
+        return;
+    SuitBest best = {0, 0, {0}};
+    uint32_t lo = s->run_offset[pattern], hi = s->run_offset[pattern + 1];
+    if (hi > lo) {
+        unsigned uni = 0;
+        for (uint32_t i = lo; i < hi; i++)
+            uni |= s->run_pool[i];
+        unsigned card = uni & (~uni + 1);
+        fill_suit_best(s, pattern & ~card, done);
+        best = s->suit_best[pattern & ~card];
+        for (uint32_t i = lo; i < hi; i++) {
+            unsigned r = s->run_pool[i];
+            if (!(r & card))
+                continue;
+            fill_suit_best(s, pattern & ~r, done);
+            const SuitBest *rest = &s->suit_best[pattern & ~r];
+            int val = rest->value + s->pattern_value[r];
+            if (val > best.value) {
+                best.value = val;
+                best.count = rest->count + 1;
+                best.runs[0] = (uint16_t)r;
+                memcpy(best.runs + 1, rest->runs, sizeof(uint16_t) * (size_t)rest->count);
+            }
+        }
+    }
+    s->suit_best[pattern] = best;
+    done[pattern] = 1;
+}
+
+static int build_tables(Solver *s, const int *positions, int npos) {
+    for (unsigned p = 0; p < NUM_PATTERNS; p++) {
+        int v = 0;
+        for (int r = 0; r < NUM_RANKS; r++)
+            if (p >> r & 1)
+                v += s->rank_values[r];
+        s->pattern_value[p] = v;
+    }
+    uint32_t total = 0;
+    for (unsigned p = 0; p < NUM_PATTERNS; p++) {
+        s->run_offset[p] = total;
+        total += (uint32_t)runs_in_pattern(positions, npos, p, NULL);
+    }
+    s->run_offset[NUM_PATTERNS] = total;
+    s->run_pool = PyMem_Malloc(sizeof(uint16_t) * (total ? total : 1));
+    if (!s->run_pool)
+        return -1;
+    for (unsigned p = 0; p < NUM_PATTERNS; p++)
+        runs_in_pattern(positions, npos, p, s->run_pool + s->run_offset[p]);
+    char *done = PyMem_Calloc(NUM_PATTERNS, 1);
+    if (!done)
+        return -1;
+    for (unsigned p = 0; p < NUM_PATTERNS; p++)
+        fill_suit_best(s, p, done);
+    PyMem_Free(done);
+    /* Sets of each rank per 4-bit suit pattern: every 3 suits (in combinations order), then 4. */
+    for (int rank = 0; rank < NUM_RANKS; rank++) {
+        for (int pattern = 0; pattern < 16; pattern++) {
+            int suits[4], k = 0, n = 0;
+            for (int su = 0; su < 4; su++)
+                if (pattern >> su & 1)
+                    suits[k++] = su;
+            for (int i = 0; i < k; i++)
+                for (int j = i + 1; j < k; j++)
+                    for (int m = j + 1; m < k; m++)
+                        s->sets[rank][pattern][n++] = (1ULL << (suits[i] * 13 + rank)) |
+                                                      (1ULL << (suits[j] * 13 + rank)) |
+                                                      (1ULL << (suits[m] * 13 + rank));
+            if (k == 4)
+                s->sets[rank][pattern][n++] = (1ULL << rank) | (1ULL << (13 + rank)) |
+                                              (1ULL << (26 + rank)) | (1ULL << (39 + rank));
+            s->set_count[rank][pattern] = n;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ search */
+
+static inline int hand_value(const Solver *s, uint64_t hand) {
+    return s->pattern_value[hand & SUIT_BITS] + s->pattern_value[(hand >> 13) & SUIT_BITS] +
+           s->pattern_value[(hand >> 26) & SUIT_BITS] + s->pattern_value[(hand >> 39) & SUIT_BITS];
+}
+
+static inline unsigned rank_pattern(uint64_t hand, int rank) {
+    return (unsigned)((hand >> rank & 1) | (hand >> (13 + rank) & 1) << 1 |
+                      (hand >> (26 + rank) & 1) << 2 | (hand >> (39 + rank) & 1) << 3);
+}
+
+/* Best covered value by runs alone, each suit on its own; appends the runs to chosen. */
+static int runs_only(const Solver *s, uint64_t hand, uint64_t *chosen, int *count) {
+    int covered = 0;
+    for (int shift = 0; shift < 52; shift += 13) {
+        const SuitBest *b = &s->suit_best[(hand >> shift) & SUIT_BITS];
+        if (b->value) {
+            covered += b->value;
+            for (int i = 0; i < b->count; i++)
+                chosen[(*count)++] = (uint64_t)b->runs[i] << shift;
+        }
+    }
+    return covered;
+}
+
+static inline size_t memo_slot(uint64_t key, size_t size) {
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 20) & (size - 1);
+}
+
+static int memo_grow(Solver *s) {
+    size_t size = s->memo_size ? s->memo_size * 2 : 1024;
+    MemoEntry *table = PyMem_Calloc(size, sizeof(MemoEntry));
+    if (!table)
+        return -1;
+    for (size_t i = 0; i < s->memo_size; i++) {
+        MemoEntry *e = &s->memo[i];
+        if (e->stamp != s->stamp)
+            continue;
+        size_t j = memo_slot(e->key, size);
+        while (table[j].stamp == s->stamp)
+            j = (j + 1) & (size - 1);
+        table[j] = *e;
+    }
+    PyMem_Free(s->memo);
+    s->memo = table;
+    s->memo_size = size;
+    return 0;
+}
+
+static MemoEntry *memo_find(Solver *s, uint64_t avail, int *found) {
+    size_t j = memo_slot(avail, s->memo_size);
+    while (s->memo[j].stamp == s->stamp) {
+        if (s->memo[j].key == avail) {
+            *found = 1;
+            return &s->memo[j];
+        }
+        j = (j + 1) & (s->memo_size - 1);
+    }
+    *found = 0;
+    return &s->memo[j];
+}
+
+/* Best covered value with melds from cands (all within avail); -1 on memory error. */
+static int search(Solver *s, const uint64_t *cands, int ncands, uint64_t avail) {
+    if (ncands == 0)
+        return 0;
+    int found;
+    MemoEntry *e = memo_find(s, avail, &found);
+    if (found)
+        return e->value;
+    uint64_t uni = 0;
+    for (int i = 0; i < ncands; i++)
+        uni |= cands[i];
+    uint64_t card = uni & (~uni + 1);
+    uint64_t *sub = PyMem_Malloc(sizeof(uint64_t) * (size_t)ncands);
+    if (!sub)
+        return -1;
+    int n = 0;
+    for (int i = 0; i < ncands; i++)
+        if (!(cands[i] & card))
+            sub[n++] = cands[i];
+    int best = search(s, sub, n, avail & ~card);
+    uint64_t best_meld = 0, best_next = avail & ~card;
+    for (int i = 0; i < ncands && best >= 0; i++) {
+        uint64_t m = cands[i];
+        if (!(m & card))
+            continue;
+        n = 0;
+        for (int j = 0; j < ncands; j++)
+            if (!(cands[j] & m))
+                sub[n++] = cands[j];
+        int val = search(s, sub, n, avail & ~m);
+        if (val < 0) {
+            best = -1;
+            break;
+        }
+        val += hand_value(s, m);
+        if (val > best) {
+            best = val;
+            best_meld = m;
+            best_next = avail & ~m;
+        }
+    }
+    PyMem_Free(sub);
+    if (best < 0)
+        return -1;
+    if (2 * (s->memo_used + 1) > s->memo_size && memo_grow(s) < 0)
+        return -1;
+    e = memo_find(s, avail, &found);
+    e->key = avail;
+    e->stamp = s->stamp;
+    e->value = best;
+    e->meld = best_meld;
+    e->next = best_next;
+    s->memo_used++;
+    return best;
+}
+
+static PyObject *result(int deadwood, const uint64_t *chosen, int count) {
+    PyObject *melds = PyTuple_New(count);
+    if (!melds)
+        return NULL;
+    for (int i = 0; i < count; i++) {
+        PyObject *m = PyLong_FromUnsignedLongLong(chosen[i]);
+        if (!m) {
+            Py_DECREF(melds);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(melds, i, m);
+    }
+    PyObject *out = Py_BuildValue("(iN)", deadwood, melds);
+    return out;
+}
+
+static PyObject *Solver_solve(Solver *s, PyObject *arg) {
+    uint64_t hand = PyLong_AsUnsignedLongLong(arg);
+    if (hand == (uint64_t)-1 && PyErr_Occurred())
+        return NULL;
+    if (hand >> 52) {
+        PyErr_SetString(PyExc_ValueError, "a hand is a 52-bit card mask");
+        return NULL;
+    }
+    uint64_t chosen[MAX_CHOSEN + 5];
+    int count = 0;
+    unsigned a = hand & SUIT_BITS, b = (hand >> 13) & SUIT_BITS, c = (hand >> 26) & SUIT_BITS,
+             d = (hand >> 39) & SUIT_BITS;
+    unsigned ranks = (a & b & (c | d)) | (c & d & (a | b));
+    int total = hand_value(s, hand);
+    if (!(ranks & (ranks - 1))) {
+        int covered = runs_only(s, hand, chosen, &count);
+        if (ranks) {
+            int rank = 0;
+            while (!(ranks >> rank & 1))
+                rank++;
+            unsigned pattern = rank_pattern(hand, rank);
+            for (int i = 0; i < s->set_count[rank][pattern]; i++) {
+                uint64_t meld = s->sets[rank][pattern][i];
+                uint64_t runs[MAX_CHOSEN];
+                int nruns = 0;
+                int rest = runs_only(s, hand & ~meld, runs, &nruns);
+                rest += s->rank_values[rank] * __builtin_popcountll(meld);
+                if (rest > covered) {
+                    covered = rest;
+                    chosen[0] = meld;
+                    memcpy(chosen + 1, runs, sizeof(uint64_t) * (size_t)nruns);
+                    count = nruns + 1;
+                }
+            }
+        }
+        return result(total - covered, chosen, count);
+    }
+    /* Candidate melds: runs suit by suit, then sets rank by rank. */
+    uint64_t cands[512];
+    int ncands = 0;
+    for (int suit = 0; suit < 4; suit++) {
+        unsigned pattern = (hand >> (13 * suit)) & SUIT_BITS;
+        for (uint32_t i = s->run_offset[pattern]; i < s->run_offset[pattern + 1]; i++)
+            cands[ncands++] = (uint64_t)s->run_pool[i] << (13 * suit);
+    }
+    for (int rank = 0; rank < NUM_RANKS; rank++) {
+        if (!(ranks >> rank & 1))
+            continue;
+        unsigned pattern = rank_pattern(hand, rank);
+        for (int i = 0; i < s->set_count[rank][pattern]; i++)
+            cands[ncands++] = s->sets[rank][pattern][i];
+    }
+    uint64_t uni = 0;
+    int size = 0;
+    for (int i = 0; i < ncands; i++) {
+        uni |= cands[i];
+        size += __builtin_popcountll(cands[i]);
+    }
+    if (size == __builtin_popcountll(uni))
+        return result(total - hand_value(s, uni), cands, ncands);
+    if (!s->memo && memo_grow(s) < 0)
+        return PyErr_NoMemory();
+    if (++s->stamp == 0) { /* wrapped: clear the stamps once */
+        memset(s->memo, 0, sizeof(MemoEntry) * s->memo_size);
+        s->stamp = 1;
+    }
+    s->memo_used = 0;
+    int covered = search(s, cands, ncands, uni);
+    if (covered < 0)
+        return PyErr_NoMemory();
+    uint64_t avail = uni;
+    for (;;) {
+        int found;
+        MemoEntry *e = memo_find(s, avail, &found);
+        if (!found)
+            break;
+        if (e->meld)
+            chosen[count++] = e->meld;
+        avail = e->next;
+    }
+    return result(total - covered, chosen, count);
+}
+
+/* ------------------------------------------------------------------ type */
+
+static int Solver_init(Solver *s, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"positions", "rank_values", NULL};
+    PyObject *positions_obj, *values_obj;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &positions_obj, &values_obj))
+        return -1;
+    PyObject *pos_seq = PySequence_Fast(positions_obj, "positions must be a sequence");
+    if (!pos_seq)
+        return -1;
+    PyObject *val_seq = PySequence_Fast(values_obj, "rank_values must be a sequence");
+    if (!val_seq) {
+        Py_DECREF(pos_seq);
+        return -1;
+    }
+    int positions[14];
+    Py_ssize_t npos = PySequence_Fast_GET_SIZE(pos_seq);
+    int ok = npos >= 1 && npos <= 14 && PySequence_Fast_GET_SIZE(val_seq) == NUM_RANKS;
+    for (Py_ssize_t i = 0; ok && i < npos; i++) {
+        long p = PyLong_AsLong(PySequence_Fast_GET_ITEM(pos_seq, i));
+        ok = p >= 0 && p < NUM_RANKS;
+        positions[i] = (int)p;
+    }
+    for (int r = 0; ok && r < NUM_RANKS; r++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(val_seq, r));
+        ok = v >= 0 && v <= 1000;
+        s->rank_values[r] = (int)v;
+    }
+    Py_DECREF(pos_seq);
+    Py_DECREF(val_seq);
+    if (!ok) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError,
+                            "positions: 1-14 rank indices 0..12; rank_values: 13 ints 0..1000");
+        return -1;
+    }
+    PyMem_Free(s->run_pool);
+    s->run_pool = NULL;
+    return build_tables(s, positions, (int)npos) < 0 ? (PyErr_NoMemory(), -1) : 0;
+}
+
+static void Solver_dealloc(Solver *s) {
+    PyMem_Free(s->run_pool);
+    PyMem_Free(s->memo);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static PyMethodDef Solver_methods[] = {
+    {"solve", (PyCFunction)Solver_solve, METH_O,
+     "solve(hand) -> (deadwood, melds): optimal deadwood of a 52-bit hand mask."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject SolverType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rummyzoo.envs._meldcore.Solver",
+    .tp_basicsize = sizeof(Solver),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Solver(positions, rank_values): compiled optimal-deadwood search.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Solver_init,
+    .tp_dealloc = (destructor)Solver_dealloc,
+    .tp_methods = Solver_methods,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_meldcore",
+    .m_doc = "Compiled optimal-deadwood search.",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__meldcore(void) {
+    if (PyType_Ready(&SolverType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    Py_INCREF(&SolverType);
+    if (PyModule_AddObject(m, "Solver", (PyObject *)&SolverType) < 0) {
+        Py_DECREF(&SolverType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
