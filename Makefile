@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup demo test lint bench clean
 
-$(STAMP): pyproject.toml setup.py envs/_meldcore.c
+$(STAMP): pyproject.toml setup.py envs/_native.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0

@@ -1,16 +1,18 @@
-"""Build of the compiled deadwood search (everything else is configured in pyproject.toml).
+"""Build of the compiled kernels (everything else is configured in pyproject.toml).
 
-The extension is optional: where it cannot be built, ``rummyzoo.envs.melds`` falls back to the
-pure-Python search, which gives the same results.
+The extension is optional: where it cannot be built, the envs fall back to their pure-Python
+code, which gives the same results.
 """
 
+import numpy
 from setuptools import Extension, setup
 
 setup(
     ext_modules=[
         Extension(
-            "rummyzoo.envs._meldcore",
-            sources=["envs/_meldcore.c"],
+            "rummyzoo.envs._native",
+            sources=["envs/_native.c"],
+            include_dirs=[numpy.get_include()],
             extra_compile_args=["-O2"],
             optional=True,
         )

@@ -19,7 +19,7 @@ of the melds containing it), memoised on the cards still available.
 
 ``optimal_deadwood(cards)`` is the Knock Rummy (aces low, A=1, J/Q/K=10) entry point.
 
-The search also exists compiled (``envs/_meldcore.c``, built by ``pip install``). It follows the
+The search also exists compiled (``envs/_native.c``, built by ``pip install``). It follows the
 Python search step for step, so both return the same deadwood and the same melds, ties included;
 :meth:`MeldSolver.solve_mask` uses it when it was built, unless ``RUMMYZOO_PURE_PYTHON=1`` is set.
 ``MeldSolver.backend`` says which one a solver uses.
@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -39,15 +40,16 @@ SUIT_BITS = (1 << NUM_RANKS) - 1
 ACE_MODES = ("low", "high", "both")
 
 
-def _compiled_core() -> object | None:
-    """The compiled search module, or None where it was not built or is switched off."""
+def compiled_kernels() -> Any:
+    """The compiled kernels module (``envs/_native.c``), or None where it was not built or
+    ``RUMMYZOO_PURE_PYTHON`` switches it off."""
     if os.environ.get("RUMMYZOO_PURE_PYTHON", "") not in ("", "0"):
         return None
     try:
-        from rummyzoo.envs import _meldcore
+        from rummyzoo.envs import _native
     except ImportError:
         return None
-    return _meldcore
+    return _native
 
 
 class MeldSolver:
@@ -89,7 +91,7 @@ class MeldSolver:
         self._set_min = min(self.set_sizes) if self.set_sizes else 5
         #: ``"compiled"`` or ``"python"``: which search :meth:`solve_mask` runs.
         self.backend = "python"
-        core = _compiled_core()
+        core = compiled_kernels()
         if core is not None and min_run == 3 and self.set_sizes == (3, 4):
             # The compiled search takes the same tables; it shadows the Python method.
             self.solve_mask = core.Solver(self._run_positions(), self.rank_values).solve

@@ -175,7 +175,7 @@ _ACE_SOLVERS = {
 def _compiled_or_skip(solver: MeldSolver) -> None:
     if solver.backend != "compiled":
         if _REQUIRE_COMPILED:
-            pytest.fail("the compiled deadwood search was not built (envs/_meldcore.c)")
+            pytest.fail("the compiled deadwood search was not built (envs/_native.c)")
         pytest.skip("the compiled deadwood search is not built here")
 
 

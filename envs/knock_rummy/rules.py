@@ -22,7 +22,7 @@ from rummyzoo.envs.base import (
     validate_fields,
 )
 from rummyzoo.envs.cards import CARD_NAMES, NUM_CARDS, PIP_VALUES, format_cards, mask_cards
-from rummyzoo.envs.melds import knock_solver
+from rummyzoo.envs.melds import compiled_kernels, knock_solver
 
 POW2 = [1 << c for c in range(NUM_CARDS)]
 
@@ -305,6 +305,12 @@ class KnockRummyGame(Game):
         }
         self._seat_names = tuple(f"player_{i}" for i in range(n))
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
+        # The compiled builders of observations and discard masks, when built (the numpy code
+        # below gives the same arrays).
+        kernels = compiled_kernels()
+        self._gather_rows = None if kernels is None else kernels.gather_rows
+        self._card_mask = None if kernels is None else kernels.card_mask
+        self._view_row_bytes = [bytes(rows.tolist()) for rows in self._view_rows]
 
     # ------------------------------------------------------------------ deal
     def new_hand(self, rng: np.random.Generator, dealer: int, deck: np.ndarray) -> KnockState:
@@ -346,15 +352,22 @@ class KnockRummyGame(Game):
             return _DRAW_MASKS[0]
         if s.phase == PHASE_DRAW:
             return _DRAW_MASKS[(s.stock_pos < len(s.stock)) + 2 * (len(s.discard) > 0)]
-        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        hand = s.planes[s.current]
-        mask[DISCARD_BASE:KNOCK_BASE] = hand
-        if s.taken >= 0 and not self.rules.allow_discard_of_taken:
-            mask[DISCARD_BASE + s.taken] = 0
+        # Every card in hand may be discarded (but the card just taken, unless the rules allow
+        # it), and knocked with when there is no deadwood limit.
+        excluded = -1 if self.rules.allow_discard_of_taken else s.taken
         limit = self.rules.knock_max_deadwood
-        if limit is None:
-            mask[KNOCK_BASE:] = mask[DISCARD_BASE:KNOCK_BASE]
+        card_mask = self._card_mask
+        if card_mask is not None:
+            knock = KNOCK_BASE if limit is None else -1
+            mask = card_mask(s.planes, s.current, NUM_ACTIONS, DISCARD_BASE, knock, excluded)
         else:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            mask[DISCARD_BASE:KNOCK_BASE] = s.planes[s.current]
+            if excluded >= 0:
+                mask[DISCARD_BASE + excluded] = 0
+            if limit is None:
+                mask[KNOCK_BASE:] = mask[DISCARD_BASE:KNOCK_BASE]
+        if limit is not None:
             after = self.solver.deadwood_after_discards(s.bits[s.current])
             for c, d in after.items():
                 if d <= limit and mask[DISCARD_BASE + c]:
@@ -454,17 +467,31 @@ class KnockRummyGame(Game):
     # ----------------------------------------------------------- observation
     def observe(self, s: KnockState, seat: int, totals: np.ndarray) -> np.ndarray:
         n = self.num_players
-        # One gather of rows; the last (scratch) row of the planes is all zeros, and the
-        # viewer's scalar features are written into the copy.
-        obs = s.planes.take(self._view_rows[seat], axis=0).ravel()  # a view: take copies
         base = self._obs_scalars
-        obs[base] = (len(s.stock) - s.stock_pos) / NUM_CARDS
         current = s.current
-        if seat == current and not s.over:
-            obs[base + self._col_phase + s.phase] = 1.0
-        obs[base + self._col_to_act + (current - seat) % n] = 1.0
-        obs[base + self._col_dealer + (s.dealer - seat) % n] = 1.0
-        obs[base + self._col_turn] = s.turn / self._max_turns
+        stock = (len(s.stock) - s.stock_pos) / NUM_CARDS
+        # The phase one-hot is set only for the player to act (else its cell stays 0).
+        acting = 1.0 if seat == current and not s.over else 0.0
+        phase = base + self._col_phase + s.phase
+        to_act = base + self._col_to_act + (current - seat) % n
+        dealer = base + self._col_dealer + (s.dealer - seat) % n
+        turn = base + self._col_turn
+        gather = self._gather_rows
+        if gather is not None:
+            # One compiled call: the viewer's rows, then the scalar features written in.
+            obs = gather(
+                s.planes, self._view_row_bytes[seat], base, stock, phase, acting,
+                to_act, 1.0, dealer, 1.0, turn, s.turn / self._max_turns,
+            )  # fmt: skip
+        else:
+            # One gather of rows; the last (scratch) row of the planes is all zeros, and the
+            # viewer's scalar features are written into the copy.
+            obs = s.planes.take(self._view_rows[seat], axis=0).ravel()  # a view: take copies
+            obs[base] = stock
+            obs[phase] = acting
+            obs[to_act] = 1.0
+            obs[dealer] = 1.0
+            obs[turn] = s.turn / self._max_turns
         if self.rules.target_score is not None:
             start = base + self._col_scores
             obs[start : start + n] = totals[self._rel[seat]] / self._score_scale

@@ -1,5 +1,7 @@
-/* Compiled optimal-deadwood search for rummyzoo.envs.melds.MeldSolver.
+/* Compiled kernels of rummyzoo.envs: the optimal-deadwood search of MeldSolver, and two
+ * array builders of the Knock Rummy hot path (observation rows, card masks).
  *
+ * Deadwood search (Solver):
  * The same search as MeldSolver.solve_mask in melds.py, step for step, so the two return
  * identical results, ties included (the test suite compares them on random hands):
  *   - at most one rank can form a set: every suit is solved on its own by runs (a table over
@@ -14,6 +16,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,7 +428,7 @@ static PyMethodDef Solver_methods[] = {
 
 static PyTypeObject SolverType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "rummyzoo.envs._meldcore.Solver",
+    .tp_name = "rummyzoo.envs._native.Solver",
     .tp_basicsize = sizeof(Solver),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Solver(positions, rank_values): compiled optimal-deadwood search.",
@@ -434,14 +438,138 @@ static PyTypeObject SolverType = {
     .tp_methods = Solver_methods,
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "_meldcore",
-    .m_doc = "Compiled optimal-deadwood search.",
-    .m_size = -1,
+/* ------------------------------------------------------------------ array builders
+ *
+ * Mechanics only: which rows and which scalar features make an observation, and which actions a
+ * card opens, stay in the Python rules (envs/knock_rummy/rules.py), which also carry the numpy
+ * version of both builders for installs without this module.
+ */
+
+static int check_planes(PyObject *obj, int ndim) {
+    if (!PyArray_Check(obj) || PyArray_TYPE((PyArrayObject *)obj) != NPY_FLOAT32 ||
+        PyArray_NDIM((PyArrayObject *)obj) != ndim ||
+        !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)obj)) {
+        PyErr_Format(PyExc_TypeError, "expected a C-contiguous %d-d float32 array", ndim);
+        return -1;
+    }
+    return 0;
+}
+
+/* gather_rows(planes, rows, index, value, index, value, ...) -> float32 vector
+ * The rows of a 2-d float32 array named by the bytes ``rows`` (one row index per byte), one
+ * after the other, with value written at each index afterwards. */
+static PyObject *gather_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs < 2 || nargs % 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "gather_rows(planes, rows, index, value, ...) takes index/value pairs");
+        return NULL;
+    }
+    if (check_planes(args[0], 2) < 0)
+        return NULL;
+    PyArrayObject *planes = (PyArrayObject *)args[0];
+    if (!PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "rows must be bytes");
+        return NULL;
+    }
+    const unsigned char *rows = (const unsigned char *)PyBytes_AS_STRING(args[1]);
+    npy_intp nrows = PyBytes_GET_SIZE(args[1]);
+    npy_intp height = PyArray_DIM(planes, 0), width = PyArray_DIM(planes, 1);
+    npy_intp size = nrows * width;
+    PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(1, &size, NPY_FLOAT32);
+    if (!out)
+        return NULL;
+    float *dst = (float *)PyArray_DATA(out);
+    const float *src = (const float *)PyArray_DATA(planes);
+    for (npy_intp r = 0; r < nrows; r++) {
+        if (rows[r] >= height) {
+            Py_DECREF(out);
+            PyErr_SetString(PyExc_IndexError, "row index out of range");
+            return NULL;
+        }
+        memcpy(dst + r * width, src + rows[r] * width, sizeof(float) * (size_t)width);
+    }
+    for (Py_ssize_t i = 2; i < nargs; i += 2) {
+        Py_ssize_t at = PyLong_AsSsize_t(args[i]);
+        double value = PyFloat_AsDouble(args[i + 1]);
+        if ((at == -1 || value == -1.0) && PyErr_Occurred()) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        if (at < 0 || at >= size) {
+            Py_DECREF(out);
+            PyErr_SetString(PyExc_IndexError, "feature index out of range");
+            return NULL;
+        }
+        dst[at] = (float)value;
+    }
+    return (PyObject *)out;
+}
+
+/* card_mask(planes, row, size, first_base, second_base, excluded) -> int8 vector of length size
+ * 1 at first_base + c (and at second_base + c when second_base >= 0) for every card c with a
+ * nonzero entry in row ``row`` of the 2-d float32 planes, except card ``excluded`` (none when
+ * negative). */
+static PyObject *card_mask(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "card_mask(planes, row, size, first_base, second_base, "
+                                         "excluded) takes 6 arguments");
+        return NULL;
+    }
+    if (check_planes(args[0], 2) < 0)
+        return NULL;
+    PyArrayObject *planes = (PyArrayObject *)args[0];
+    Py_ssize_t row = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t size = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t first = PyLong_AsSsize_t(args[3]);
+    Py_ssize_t second = PyLong_AsSsize_t(args[4]);
+    Py_ssize_t excluded = PyLong_AsSsize_t(args[5]);
+    if (PyErr_Occurred())
+        return NULL;
+    npy_intp cards = PyArray_DIM(planes, 1);
+    if (row < 0 || row >= PyArray_DIM(planes, 0)) {
+        PyErr_SetString(PyExc_IndexError, "card_mask: row out of range");
+        return NULL;
+    }
+    if (size < 0 || first < 0 || first + cards > size || (second >= 0 && second + cards > size)) {
+        PyErr_SetString(PyExc_IndexError, "card_mask: the card blocks do not fit in size");
+        return NULL;
+    }
+    npy_intp dims = size;
+    PyArrayObject *out = (PyArrayObject *)PyArray_ZEROS(1, &dims, NPY_INT8, 0);
+    if (!out)
+        return NULL;
+    npy_int8 *dst = (npy_int8 *)PyArray_DATA(out);
+    const float *src = (const float *)PyArray_DATA(planes) + row * cards;
+    for (npy_intp c = 0; c < cards; c++) {
+        if (src[c] != 0.0f && c != excluded) {
+            dst[first + c] = 1;
+            if (second >= 0)
+                dst[second + c] = 1;
+        }
+    }
+    return (PyObject *)out;
+}
+
+static PyMethodDef module_methods[] = {
+    {"gather_rows", (PyCFunction)(void (*)(void))gather_rows, METH_FASTCALL,
+     "gather_rows(planes, rows, index, value, ...) -> float32 vector of the named rows."},
+    {"card_mask", (PyCFunction)(void (*)(void))card_mask, METH_FASTCALL,
+     "card_mask(planes, row, size, first_base, second_base, excluded) -> int8 action mask."},
+    {NULL, NULL, 0, NULL},
 };
 
-PyMODINIT_FUNC PyInit__meldcore(void) {
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_native",
+    .m_doc = "Compiled kernels: optimal-deadwood search, observation rows, card masks.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    import_array();
     if (PyType_Ready(&SolverType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);

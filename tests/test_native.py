@@ -1,0 +1,60 @@
+"""The compiled array builders (``envs/_native.c``): results and clear errors on bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rummyzoo.envs.melds import compiled_kernels
+
+kernels = compiled_kernels()
+pytestmark = pytest.mark.skipif(kernels is None, reason="the compiled kernels are not built here")
+
+
+def test_gather_rows_copies_rows_then_writes_features():
+    planes = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out = kernels.gather_rows(planes, bytes([2, 0]), 1, 9.5, 7, 0.25)
+    assert out.dtype == np.float32 and out.flags.writeable and out.flags.owndata
+    assert out.tolist() == [8.0, 9.5, 10.0, 11.0, 0.0, 1.0, 2.0, 0.25]
+    out[0] = -1.0  # a copy: the planes stay as they were
+    assert planes[2, 0] == 8.0
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        ((np.zeros((3, 4), np.float64), b"\x00"), TypeError),  # wrong dtype
+        ((np.zeros((3, 4), np.float32)[:, ::2], b"\x00"), TypeError),  # not contiguous
+        ((np.zeros(4, np.float32), b"\x00"), TypeError),  # not 2-d
+        ((np.zeros((3, 4), np.float32), [0]), TypeError),  # rows not bytes
+        ((np.zeros((3, 4), np.float32), b"\x03"), IndexError),  # no row 3
+        ((np.zeros((3, 4), np.float32), b"\x00", 4, 1.0), IndexError),  # feature past the end
+        ((np.zeros((3, 4), np.float32), b"\x00", 1), TypeError),  # an index without a value
+        ((np.zeros((3, 4), np.float32), b"\x00", 1, "x"), TypeError),
+    ],
+)
+def test_gather_rows_rejects_bad_input(args, error):
+    with pytest.raises(error):
+        kernels.gather_rows(*args)
+
+
+def test_card_mask_marks_both_blocks_but_the_excluded_card():
+    planes = np.zeros((2, 5), np.float32)
+    planes[1, [0, 2, 4]] = 1.0
+    mask = kernels.card_mask(planes, 1, 12, 2, 7, 4)
+    assert mask.dtype == np.int8
+    assert np.flatnonzero(mask).tolist() == [2, 4, 7, 9]
+    assert np.flatnonzero(kernels.card_mask(planes, 1, 12, 1, -1, -1)).tolist() == [1, 3, 5]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (2, 12, 2, 7, -1),  # no row 2
+        (1, 8, 2, 7, -1),  # second block past the end
+        (1, 12, -1, 7, -1),  # negative base
+    ],
+)
+def test_card_mask_rejects_bad_input(args):
+    with pytest.raises(IndexError):
+        kernels.card_mask(np.zeros((2, 5), np.float32), *args)
