@@ -1,5 +1,5 @@
-/* Compiled kernels of rummyzoo.envs: the optimal-deadwood search of MeldSolver, and two
- * array builders of the Knock Rummy hot path (observation rows, card masks).
+/* Compiled kernels of rummyzoo.envs: the optimal-deadwood search of MeldSolver, and the
+ * array builders of the Knock Rummy hot path (the deal, observation rows, card masks).
  *
  * Deadwood search (Solver):
  * The same search as MeldSolver.solve_mask in melds.py, step for step, so the two return
@@ -440,9 +440,10 @@ static PyTypeObject SolverType = {
 
 /* ------------------------------------------------------------------ array builders
  *
- * Mechanics only: which rows and which scalar features make an observation, and which actions a
- * card opens, stay in the Python rules (envs/knock_rummy/rules.py), which also carry the numpy
- * version of both builders for installs without this module.
+ * Mechanics only: who gets which card, which rows and scalar features make an observation, and
+ * which actions a card opens stay in the Python rules (envs/knock_rummy/rules.py), which also
+ * carry the numpy
+ * version of each builder for installs without this module.
  */
 
 static int check_planes(PyObject *obj, int ndim) {
@@ -552,11 +553,81 @@ static PyObject *card_mask(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return (PyObject *)out;
 }
 
+/* deal(planes, deck, count, players, first_row) -> (hand masks, deck as a list)
+ * Deals the first ``count`` cards of the 1-d int64 deck one at a time round the table: card k
+ * goes to seat (first_row + k) % players, which gets a 1 in its plane row (rows 0..players-1 of
+ * the 2-d float32 planes) and the card's bit in its 52-bit hand mask. */
+static PyObject *deal(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "deal(planes, deck, count, players, first_row) takes 5 arguments");
+        return NULL;
+    }
+    if (check_planes(args[0], 2) < 0)
+        return NULL;
+    PyArrayObject *planes = (PyArrayObject *)args[0];
+    PyArrayObject *deck = (PyArrayObject *)args[1];
+    if (!PyArray_Check(args[1]) || PyArray_TYPE(deck) != NPY_INT64 || PyArray_NDIM(deck) != 1 ||
+        !PyArray_IS_C_CONTIGUOUS(deck)) {
+        PyErr_SetString(PyExc_TypeError, "deck must be a contiguous 1-d int64 array");
+        return NULL;
+    }
+    Py_ssize_t count = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t players = PyLong_AsSsize_t(args[3]);
+    Py_ssize_t first = PyLong_AsSsize_t(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    npy_intp size = PyArray_DIM(deck, 0), width = PyArray_DIM(planes, 1);
+    if (players < 1 || players > PyArray_DIM(planes, 0) || players > 64 || count < 0 ||
+        count > size || first < 0 || width > 64) {
+        PyErr_SetString(PyExc_ValueError, "deal: count, players or first_row out of range");
+        return NULL;
+    }
+    const npy_int64 *cards = (const npy_int64 *)PyArray_DATA(deck);
+    for (npy_intp k = 0; k < size; k++) {
+        if (cards[k] < 0 || cards[k] >= width) {
+            PyErr_SetString(PyExc_ValueError, "deal: a card id is outside the planes");
+            return NULL;
+        }
+    }
+    uint64_t hands[64] = {0};
+    float *rows = (float *)PyArray_DATA(planes);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        Py_ssize_t seat = (first + k) % players;
+        rows[seat * width + cards[k]] = 1.0f;
+        hands[seat] |= 1ULL << cards[k];
+    }
+    PyObject *masks = PyList_New(players);
+    PyObject *listed = PyList_New(size);
+    if (!masks || !listed)
+        goto fail;
+    for (Py_ssize_t i = 0; i < players; i++) {
+        PyObject *m = PyLong_FromUnsignedLongLong(hands[i]);
+        if (!m)
+            goto fail;
+        PyList_SET_ITEM(masks, i, m);
+    }
+    for (npy_intp k = 0; k < size; k++) {
+        PyObject *c = PyLong_FromLongLong(cards[k]);
+        if (!c)
+            goto fail;
+        PyList_SET_ITEM(listed, k, c);
+    }
+    return Py_BuildValue("(NN)", masks, listed);
+fail:
+    Py_XDECREF(masks);
+    Py_XDECREF(listed);
+    return NULL;
+}
+
 static PyMethodDef module_methods[] = {
     {"gather_rows", (PyCFunction)(void (*)(void))gather_rows, METH_FASTCALL,
      "gather_rows(planes, rows, index, value, ...) -> float32 vector of the named rows."},
     {"card_mask", (PyCFunction)(void (*)(void))card_mask, METH_FASTCALL,
      "card_mask(planes, row, size, first_base, second_base, excluded) -> int8 action mask."},
+    {"deal", (PyCFunction)(void (*)(void))deal, METH_FASTCALL,
+     "deal(planes, deck, count, players, first_row) -> (hand masks, deck as a list)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -204,6 +204,8 @@ class Game:
         """
         size = 52 * self.num_decks
         decks = rng.permuted(np.broadcast_to(_ORDERED_DECK[:size], (count, size)), axis=1)
+        if not decks.flags.c_contiguous:  # rows that are contiguous decks, for the deal
+            decks = np.ascontiguousarray(decks)
         if self.num_decks > 1:
             decks %= 52
         decks.flags.writeable = False

@@ -139,15 +139,15 @@ def test_observation_changes_with_own_cards():
 @settings(max_examples=30, deadline=None)
 @given(st.integers(2, 6), st.integers(0, 2**31), OPTIONS, st.sampled_from([None, 60]))
 def test_compiled_builders_match_numpy(players, seed, options, target):
-    """Observations and masks from the compiled builders equal the numpy code's, for every
-    agent at every decision (the numpy code is what installs without the kernels run)."""
+    """Deals, observations and masks from the compiled builders equal the numpy code's, for
+    every agent at every decision (the numpy code is what installs without the kernels run)."""
     env = knock_rummy_v0.raw_env(num_players=players, target_score=target, max_turns=120, **options)
     if env.game._gather_rows is None:
         pytest.skip("the compiled kernels are not built here")
     plain = knock_rummy_v0.raw_env(
         num_players=players, target_score=target, max_turns=120, **options
     )
-    plain.game._gather_rows = plain.game._card_mask = None
+    plain.game._gather_rows = plain.game._card_mask = plain.game._deal = None
     env.reset(seed=seed)
     plain.reset(seed=seed)
     rng = np.random.default_rng(seed)
@@ -158,6 +158,8 @@ def test_compiled_builders_match_numpy(players, seed, options, target):
             assert a["action_mask"].dtype == b["action_mask"].dtype == np.int8
             assert np.array_equal(a["observation"], b["observation"]), viewer
             assert np.array_equal(a["action_mask"], b["action_mask"]), viewer
+        assert env.state.bits == plain.state.bits and env.state.stock == plain.state.stock
+        assert np.array_equal(env.state.planes, plain.state.planes)
         if env.terminations[agent] or env.truncations[agent]:
             action = None
         else:

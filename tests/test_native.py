@@ -58,3 +58,33 @@ def test_card_mask_marks_both_blocks_but_the_excluded_card():
 def test_card_mask_rejects_bad_input(args):
     with pytest.raises(IndexError):
         kernels.card_mask(np.zeros((2, 5), np.float32), *args)
+
+
+def test_deal_round_the_table():
+    planes = np.zeros((4, 52), np.float32)
+    deck = np.arange(52, dtype=np.int64)[::-1].copy()  # 51, 50, ...
+    masks, cards = kernels.deal(planes, deck, 5, 2, 1)
+    assert cards == deck.tolist()
+    # Cards 51, 49, 47 go to seat 1; 50, 48 to seat 0.
+    assert masks == [(1 << 50) | (1 << 48), (1 << 51) | (1 << 49) | (1 << 47)]
+    assert np.flatnonzero(planes[0]).tolist() == [48, 50]
+    assert np.flatnonzero(planes[1]).tolist() == [47, 49, 51]
+    assert not planes[2:].any()
+
+
+@pytest.mark.parametrize(
+    ("deck", "args", "error"),
+    [
+        (np.arange(52, dtype=np.int32), (5, 2, 0), TypeError),  # wrong dtype
+        (np.arange(104, dtype=np.int64)[::2], (5, 2, 0), TypeError),  # not contiguous
+        (np.arange(52, dtype=np.int64), (53, 2, 0), ValueError),  # more cards than the deck
+        (np.arange(52, dtype=np.int64), (5, 5, 0), ValueError),  # more players than rows
+        (np.arange(52, dtype=np.int64), (5, 2, -1), ValueError),
+        (np.arange(52, dtype=np.int64) + 1, (5, 2, 0), ValueError),  # card 52 does not exist
+    ],
+)
+def test_deal_rejects_bad_input(deck, args, error):
+    planes = np.zeros((4, 52), np.float32)
+    with pytest.raises(error):
+        kernels.deal(planes, deck, *args)
+    assert not planes.any()  # nothing dealt

@@ -305,9 +305,10 @@ class KnockRummyGame(Game):
         }
         self._seat_names = tuple(f"player_{i}" for i in range(n))
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
-        # The compiled builders of observations and discard masks, when built (the numpy code
-        # below gives the same arrays).
+        # The compiled builders of the deal, observations and discard masks, when built (the
+        # numpy code below gives the same state and arrays).
         kernels = compiled_kernels()
+        self._deal = None if kernels is None else kernels.deal
         self._gather_rows = None if kernels is None else kernels.gather_rows
         self._card_mask = None if kernels is None else kernels.card_mask
         self._view_row_bytes = [bytes(rows.tolist()) for rows in self._view_rows]
@@ -319,13 +320,16 @@ class KnockRummyGame(Game):
         s = KnockState()
         s.n = n
         planes = s.planes = np.zeros(self._plane_shape, dtype=np.float32)
-        flat = planes.reshape(-1)
         # One card at a time, clockwise from the dealer's left.
-        flat[self._deal_offsets[dealer] + deck[:cut]] = 1.0
-        cards = deck.tolist()
-        bits = s.bits = [0] * n
-        for j in range(n):
-            bits[(dealer + 1 + j) % n] = sum(map(POW2.__getitem__, cards[j:cut:n]))
+        deal = self._deal
+        if deal is not None:
+            s.bits, cards = deal(planes, deck, cut, n, (dealer + 1) % n)
+        else:
+            planes.reshape(-1)[self._deal_offsets[dealer] + deck[:cut]] = 1.0
+            cards = deck.tolist()
+            bits = s.bits = [0] * n
+            for j in range(n):
+                bits[(dealer + 1 + j) % n] = sum(map(POW2.__getitem__, cards[j:cut:n]))
         up = cards[cut]
         s.discard = [up]
         planes[self._row_top, up] = 1.0
