@@ -442,8 +442,7 @@ static PyTypeObject SolverType = {
  *
  * Mechanics only: who gets which card, which rows and scalar features make an observation, and
  * which actions a card opens stay in the Python rules (envs/knock_rummy/rules.py), which also
- * carry the numpy
- * version of each builder for installs without this module.
+ * carry the numpy version of each builder for installs without this module.
  */
 
 static int check_planes(PyObject *obj, int ndim) {
