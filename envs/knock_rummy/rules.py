@@ -279,14 +279,20 @@ class KnockRummyGame(Game):
         layout["padding"] = (pos, scalars_start + NUM_CARDS)
         self.observation_layout = layout
         self.obs_size = scalars_start + NUM_CARDS
-        # Column of each scalar feature inside the scratch row.
-        self._col_phase = layout["phase"][0] - scalars_start
-        self._col_to_act = layout["to_act"][0] - scalars_start
-        self._col_dealer = layout["dealer"][0] - scalars_start
-        self._col_turn = layout["turn"][0] - scalars_start
-        self._col_scores = layout["scores"][0] - scalars_start
+        # Where each scalar feature goes: per viewer, the cell of the to-act and of the dealer
+        # one-hots for each absolute seat (relative seats in the observation).
+        self._stock_at = layout["stock_size"][0]
+        self._phase_at = layout["phase"][0]
+        self._turn_at = layout["turn"][0]
+        self._scores_at = layout["scores"][0]
+        self._seat_cells = [
+            (
+                [layout["to_act"][0] + (seat - v) % n for seat in range(n)],
+                [layout["dealer"][0] + (seat - v) % n for seat in range(n)],
+            )
+            for v in range(n)
+        ]
         self._score_scale = float(rules.target_score or 100)
-        self._obs_scalars = scalars_start
         self._max_turns = float(rules.max_turns)
         # Flat plane index offset of each dealt card (one at a time from the dealer's left).
         self._deal_offsets = [
@@ -296,9 +302,7 @@ class KnockRummyGame(Game):
             for d in range(n)
         ]
         self._plane_shape = (self._num_rows, NUM_CARDS)
-        # Names of the cards of each 13-bit suit pattern (filled on first use) and of every
-        # meld, for the infos of a showdown.
-        self._suit_names: list[list[tuple[str, ...] | None]] = [[None] * 8192 for _ in range(4)]
+        # Names of the cards of every meld, for the infos of a showdown.
         self._meld_names = {
             m: tuple(CARD_NAMES[c] for c in mask_cards(m))
             for m in self.solver.candidate_melds((1 << NUM_CARDS) - 1)
@@ -470,35 +474,32 @@ class KnockRummyGame(Game):
 
     # ----------------------------------------------------------- observation
     def observe(self, s: KnockState, seat: int, totals: np.ndarray) -> np.ndarray:
-        n = self.num_players
-        base = self._obs_scalars
+        to_act_cells, dealer_cells = self._seat_cells[seat]
         current = s.current
         stock = (len(s.stock) - s.stock_pos) / NUM_CARDS
         # The phase one-hot is set only for the player to act (else its cell stays 0).
         acting = 1.0 if seat == current and not s.over else 0.0
-        phase = base + self._col_phase + s.phase
-        to_act = base + self._col_to_act + (current - seat) % n
-        dealer = base + self._col_dealer + (s.dealer - seat) % n
-        turn = base + self._col_turn
+        phase = self._phase_at + s.phase
+        turn = s.turn / self._max_turns
         gather = self._gather_rows
         if gather is not None:
             # One compiled call: the viewer's rows, then the scalar features written in.
             obs = gather(
-                s.planes, self._view_row_bytes[seat], base, stock, phase, acting,
-                to_act, 1.0, dealer, 1.0, turn, s.turn / self._max_turns,
+                s.planes, self._view_row_bytes[seat], self._stock_at, stock, phase, acting,
+                to_act_cells[current], 1.0, dealer_cells[s.dealer], 1.0, self._turn_at, turn,
             )  # fmt: skip
         else:
             # One gather of rows; the last (scratch) row of the planes is all zeros, and the
             # viewer's scalar features are written into the copy.
             obs = s.planes.take(self._view_rows[seat], axis=0).ravel()  # a view: take copies
-            obs[base] = stock
+            obs[self._stock_at] = stock
             obs[phase] = acting
-            obs[to_act] = 1.0
-            obs[dealer] = 1.0
-            obs[turn] = s.turn / self._max_turns
+            obs[to_act_cells[current]] = 1.0
+            obs[dealer_cells[s.dealer]] = 1.0
+            obs[self._turn_at] = turn
         if self.rules.target_score is not None:
-            start = base + self._col_scores
-            obs[start : start + n] = totals[self._rel[seat]] / self._score_scale
+            start = self._scores_at
+            obs[start : start + self.num_players] = totals[self._rel[seat]] / self._score_scale
         return obs
 
     # ------------------------------------------------------------------ info
@@ -517,21 +518,9 @@ class KnockRummyGame(Game):
             for m in chosen:
                 union |= m
                 melds.append(list(names[m]))
-            rest = s.bits[seat] & ~union
-            dead: list[str] = []
-            for suit, pattern in enumerate(
-                (rest & 0x1FFF, rest >> 13 & 0x1FFF, rest >> 26 & 0x1FFF, rest >> 39)
-            ):
-                if pattern:
-                    found = self._suit_names[suit][pattern]
-                    if found is None:
-                        found = self._suit_names[suit][pattern] = tuple(
-                            CARD_NAMES[13 * suit + r] for r in range(13) if pattern >> r & 1
-                        )
-                    dead += found
             info["deadwood"] = s.deadwood[seat]
             info["melds"] = melds
-            info["deadwood_cards"] = dead
+            info["deadwood_cards"] = _card_names(s.bits[seat] & ~union)
         return info
 
     # ---------------------------------------------------------------- render
@@ -587,6 +576,31 @@ class KnockRummyGame(Game):
 
 def _lowest_bit(mask: int) -> int:
     return mask & -mask
+
+
+# Card names of each suit's 13-bit rank pattern, by suit << 13 | pattern (filled on first use).
+_SUIT_PATTERN_NAMES: list[tuple[str, ...] | None] = [None] * (4 << 13)
+
+
+def _card_names(mask: int) -> list[str]:
+    """Names of the cards in a 52-bit mask, lowest card id first."""
+    names: list[str] = []
+    table = _SUIT_PATTERN_NAMES
+    for key in (
+        mask & 0x1FFF,
+        mask >> 13 & 0x1FFF | 0x2000,
+        mask >> 26 & 0x1FFF | 0x4000,
+        mask >> 39 | 0x6000,
+    ):
+        if key & 0x1FFF:
+            found = table[key]
+            if found is None:
+                suit, pattern = divmod(key, 1 << 13)
+                found = table[key] = tuple(
+                    CARD_NAMES[13 * suit + r] for r in range(13) if pattern >> r & 1
+                )
+            names += found
+    return names
 
 
 def deadwood_value(cards: list[int]) -> int:
