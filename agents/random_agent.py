@@ -2,19 +2,42 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
+from rummyzoo.envs.melds import compiled_kernels
 
 
 class RandomPolicy(BasePolicy):
-    """Picks uniformly among the legal actions."""
+    """Picks uniformly among the legal actions.
+
+    The pick is ``legal[int(rng.random() * legal.size)]`` over the legal action ids in
+    increasing order. Where the compiled kernels are built, the same draw from the same bit
+    generator is made in one call (same actions, same random stream).
+    """
 
     name = "random"
+
+    def __init__(self) -> None:
+        kernels = compiled_kernels()
+        self._pick = None if kernels is None else kernels.uniform_nonzero
+        self._rng: np.random.Generator | None = None
+        self._capsule: Any = None
 
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
+        pick = self._pick
+        if pick is not None:
+            if rng is not self._rng:
+                self._rng, self._capsule = rng, rng.bit_generator.capsule
+            action = pick(action_mask, self._capsule)
+            if action is not None:  # None: a mask of another dtype, left to numpy below
+                if action < 0:
+                    raise ValueError("RandomPolicy.act called with an all-zero action mask")
+                return action
         legal = action_mask.nonzero()[0]
         if legal.size == 0:
             raise ValueError("RandomPolicy.act called with an all-zero action mask")

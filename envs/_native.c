@@ -1,5 +1,6 @@
-/* Compiled kernels of rummyzoo.envs: the optimal-deadwood search of MeldSolver, and the
- * array builders of the Knock Rummy hot path (the deal, observation rows, card masks).
+/* Compiled kernels of rummyzoo.envs: the optimal-deadwood search of MeldSolver, the array
+ * builders of the Knock Rummy hot path (the deal, observation rows, card masks), and the
+ * uniform pick among legal actions of the random agent.
  *
  * Deadwood search (Solver):
  * The same search as MeldSolver.solve_mask in melds.py, step for step, so the two return
@@ -18,6 +19,7 @@
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
+#include <numpy/random/bitgen.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -620,11 +622,51 @@ fail:
     return NULL;
 }
 
+/* uniform_nonzero(mask, bitgen_capsule) -> int or None
+ * A uniformly random index among the nonzero entries of a 1-d array of 1-byte items (int8,
+ * uint8 or bool), drawn as numpy's Generator.random() would draw it from the same bit generator
+ * (one next_double, then entry int(u * count) of the nonzero indices): the same pick as
+ * ``legal = mask.nonzero()[0]; legal[int(rng.random() * legal.size)]``. -1 when every entry is
+ * 0; None for an array of another kind (the caller then takes the numpy route). The capsule is
+ * ``rng.bit_generator.capsule``; the draw holds the GIL, as the caller's thread does. */
+static PyObject *uniform_nonzero(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "uniform_nonzero(mask, bitgen_capsule) takes 2 arguments");
+        return NULL;
+    }
+    bitgen_t *bitgen = (bitgen_t *)PyCapsule_GetPointer(args[1], "BitGenerator");
+    if (!bitgen)
+        return NULL;
+    if (!PyArray_Check(args[0]))
+        Py_RETURN_NONE;
+    PyArrayObject *mask = (PyArrayObject *)args[0];
+    if (PyArray_NDIM(mask) != 1 || PyArray_ITEMSIZE(mask) != 1 ||
+        !PyArray_IS_C_CONTIGUOUS(mask) ||
+        !(PyArray_TYPE(mask) == NPY_INT8 || PyArray_TYPE(mask) == NPY_UINT8 ||
+          PyArray_TYPE(mask) == NPY_BOOL))
+        Py_RETURN_NONE;
+    const char *items = (const char *)PyArray_DATA(mask);
+    npy_intp size = PyArray_DIM(mask, 0), count = 0;
+    for (npy_intp i = 0; i < size; i++)
+        count += items[i] != 0;
+    if (count == 0)
+        return PyLong_FromLong(-1);
+    npy_intp k = (npy_intp)(bitgen->next_double(bitgen->state) * (double)count);
+    for (npy_intp i = 0; i < size; i++) {
+        if (items[i] != 0 && k-- == 0)
+            return PyLong_FromSsize_t(i);
+    }
+    return PyLong_FromSsize_t(size - 1); /* not reached: k < count */
+}
+
 static PyMethodDef module_methods[] = {
     {"gather_rows", (PyCFunction)(void (*)(void))gather_rows, METH_FASTCALL,
      "gather_rows(planes, rows, index, value, ...) -> float32 vector of the named rows."},
     {"card_mask", (PyCFunction)(void (*)(void))card_mask, METH_FASTCALL,
      "card_mask(planes, row, size, first_base, second_base, excluded) -> int8 action mask."},
+    {"uniform_nonzero", (PyCFunction)(void (*)(void))uniform_nonzero, METH_FASTCALL,
+     "uniform_nonzero(mask, bitgen_capsule) -> a uniformly drawn nonzero index."},
     {"deal", (PyCFunction)(void (*)(void))deal, METH_FASTCALL,
      "deal(planes, deck, count, players, first_row) -> (hand masks, deck as a list)."},
     {NULL, NULL, 0, NULL},

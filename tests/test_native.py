@@ -88,3 +88,42 @@ def test_deal_rejects_bad_input(deck, args, error):
     with pytest.raises(error):
         kernels.deal(planes, deck, *args)
     assert not planes.any()  # nothing dealt
+
+
+def test_random_policy_draws_like_numpy():
+    """The compiled pick takes the same actions from the same random stream as the numpy code,
+    also after the generator is reseeded in place (as the arena does between deals)."""
+    from rummyzoo.agents.random_agent import RandomPolicy
+    from rummyzoo.envs.seeding import new_generator, seed_generator
+
+    compiled, plain = RandomPolicy(), RandomPolicy()
+    plain._pick = None
+    masks = np.random.default_rng(1).random((3000, 106)) < 0.1
+    masks[:, 7] = True
+    rngs = [new_generator(), new_generator()]
+    for rng in rngs:
+        seed_generator(rng, 5, 0)
+    picks = {id(compiled): [], id(plain): []}
+    for i, mask in enumerate(masks):
+        if i == 1500:
+            for rng in rngs:
+                seed_generator(rng, 9, 1)
+        kind = (np.int8, np.bool_, np.uint8)[i % 3]
+        for policy, rng in zip((compiled, plain), rngs, strict=True):
+            picks[id(policy)].append(policy.act(None, mask.astype(kind), rng))
+    assert picks[id(compiled)] == picks[id(plain)]
+    assert all(masks[i, a] for i, a in enumerate(picks[id(compiled)]))
+    assert rngs[0].random() == rngs[1].random()  # both streams used alike
+
+
+@pytest.mark.parametrize("mask", [np.zeros(5, np.int8), np.zeros(5, np.float32)])
+def test_random_policy_rejects_an_empty_mask(mask):
+    from rummyzoo.agents.random_agent import RandomPolicy
+
+    with pytest.raises(ValueError, match="all-zero"):
+        RandomPolicy().act(None, mask, np.random.default_rng(0))
+
+
+def test_uniform_nonzero_rejects_a_bad_capsule():
+    with pytest.raises(ValueError):
+        kernels.uniform_nonzero(np.ones(3, np.int8), object())
