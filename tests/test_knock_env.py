@@ -228,6 +228,9 @@ def test_bench_env_cli_writes_the_promised_json(tmp_path, capsys):
     assert result["decisions_per_s_best"] == max(segments)
     assert result["decisions"] >= result["games"] >= 3
     assert result["deadwood_solver"] in ("compiled", "python")
+    assert result["code"] == (
+        "compiled kernels" if result["deadwood_solver"] == "compiled" else "pure Python"
+    )
     out = capsys.readouterr().out
     assert "median of 3 segments" in out and f"({result['deadwood_solver']} search)" in out
     assert main(["bench-env", "knock_rummy", "--seconds", "0.01", "--repeat", "0"]) == 2

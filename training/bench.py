@@ -12,7 +12,7 @@ import numpy as np
 
 from rummyzoo.agents.random_agent import RandomPolicy
 from rummyzoo.envs.cards import to_mask
-from rummyzoo.envs.melds import MeldSolver
+from rummyzoo.envs.melds import MeldSolver, compiled_kernels
 from rummyzoo.envs.registry import make_env
 
 
@@ -70,6 +70,8 @@ def bench_env(
         "variant": variant,
         "num_players": num_players,
         "api": "env() (wrapped)" if wrapped else "raw_env",
+        # The compiled kernels (envs/_native.c) where built; else the pure-Python code.
+        "code": "compiled kernels" if compiled_kernels() is not None else "pure Python",
         "reseed_every_game": reseed,
         "seconds": elapsed,
         "games": games,
@@ -131,7 +133,7 @@ def run_bench(args: Any) -> dict[str, Any]:
     result["machine"] = platform.machine()
     shown = ", ".join(f"{k}={v}" for k, v in options.items())
     print(
-        f"{result['variant']} ({result['num_players']} players, {result['api']}"
+        f"{result['variant']} ({result['num_players']} players, {result['api']}, {result['code']}"
         f"{', ' + shown if shown else ''}): "
         f"{result['decisions_per_s']:,.0f} decisions/s, {result['games_per_s']:,.1f} games/s, "
         f"{result['decisions_per_game']:.1f} decisions/game over {result['games']} games "
