@@ -594,6 +594,8 @@ class RummyOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self._has_reset = True
         self._has_updated = True
+        # Once reset, ``last`` has nothing left to check: answer it from the raw env directly.
+        self.last = self.env.last
         self.env.reset(seed=seed, options=options)
 
     def step(self, action: Any) -> None:

@@ -254,3 +254,17 @@ def test_batched_decks_are_the_decks_of_successive_shuffles(variant, players):
         for deck in decks:
             assert np.array_equal(deck, gen.permutation(size) % 52)
         assert not raw.deck.flags.writeable
+
+
+def test_wrapped_env_keeps_the_call_order_checks():
+    env = knock_rummy_v0.env()
+    with pytest.raises(AssertionError, match="reset"):
+        env.last()
+    with pytest.raises(AssertionError, match="reset"):
+        env.step(0)
+    env.reset(seed=3)
+    obs, *_ = env.last()
+    assert obs["action_mask"].any()
+    with pytest.raises(AssertionError, match="step"):
+        for _agent in env.agent_iter():
+            env.last()  # no step between two iterations
