@@ -1,6 +1,6 @@
 /* Compiled kernels of rummyzoo.envs: the optimal-deadwood search of MeldSolver, the array
- * builders of the Knock Rummy hot path (the deal, observation rows, card masks), and the
- * uniform pick among legal actions of the random agent.
+ * builders of the Knock Rummy hot path (the deal, observation rows, card masks, card names),
+ * and the uniform pick among legal actions of the random agent.
  *
  * Deadwood search (Solver):
  * The same search as MeldSolver.solve_mask in melds.py, step for step, so the two return
@@ -660,6 +660,38 @@ static PyObject *uniform_nonzero(PyObject *self, PyObject *const *args, Py_ssize
     return PyLong_FromSsize_t(size - 1); /* not reached: k < count */
 }
 
+/* mask_names(mask, names) -> list of str
+ * names[c] for every set bit c of a 52-bit card mask, lowest card id first (names: a tuple of
+ * 52 strings); the same as ``[names[c] for c in mask_cards(mask)]``. */
+static PyObject *mask_names(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "mask_names(mask, names) takes 2 arguments");
+        return NULL;
+    }
+    uint64_t mask = PyLong_AsUnsignedLongLong(args[0]);
+    if (mask == (uint64_t)-1 && PyErr_Occurred())
+        return NULL;
+    if (!PyTuple_Check(args[1]) || PyTuple_GET_SIZE(args[1]) != 52) {
+        PyErr_SetString(PyExc_TypeError, "names must be a tuple of 52 names");
+        return NULL;
+    }
+    if (mask >> 52) {
+        PyErr_SetString(PyExc_ValueError, "a card mask has 52 bits");
+        return NULL;
+    }
+    PyObject *out = PyList_New(__builtin_popcountll(mask));
+    if (!out)
+        return NULL;
+    for (Py_ssize_t i = 0; mask; i++) {
+        PyObject *name = PyTuple_GET_ITEM(args[1], __builtin_ctzll(mask));
+        Py_INCREF(name);
+        PyList_SET_ITEM(out, i, name);
+        mask &= mask - 1;
+    }
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
     {"gather_rows", (PyCFunction)(void (*)(void))gather_rows, METH_FASTCALL,
      "gather_rows(planes, rows, index, value, ...) -> float32 vector of the named rows."},
@@ -667,6 +699,8 @@ static PyMethodDef module_methods[] = {
      "card_mask(planes, row, size, first_base, second_base, excluded) -> int8 action mask."},
     {"uniform_nonzero", (PyCFunction)(void (*)(void))uniform_nonzero, METH_FASTCALL,
      "uniform_nonzero(mask, bitgen_capsule) -> a uniformly drawn nonzero index."},
+    {"mask_names", (PyCFunction)(void (*)(void))mask_names, METH_FASTCALL,
+     "mask_names(mask, names) -> names of the cards in a 52-bit mask, lowest first."},
     {"deal", (PyCFunction)(void (*)(void))deal, METH_FASTCALL,
      "deal(planes, deck, count, players, first_row) -> (hand masks, deck as a list)."},
     {NULL, NULL, 0, NULL},
@@ -687,6 +721,12 @@ PyMODINIT_FUNC PyInit__native(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
+    /* Raised whenever a kernel is added or changed; rummyzoo.envs.melds checks it, so a build
+     * older than the Python code is set aside (with a warning) instead of half used. */
+    if (PyModule_AddIntConstant(m, "API_VERSION", 1) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     Py_INCREF(&SolverType);
     if (PyModule_AddObject(m, "Solver", (PyObject *)&SolverType) < 0) {
         Py_DECREF(&SolverType);

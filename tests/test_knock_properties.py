@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rummyzoo.envs import knock_rummy_v0
+from rummyzoo.envs.knock_rummy.rules import _card_names
 
 OPTIONS = st.fixed_dictionaries(
     {
@@ -139,8 +140,8 @@ def test_observation_changes_with_own_cards():
 @settings(max_examples=30, deadline=None)
 @given(st.integers(2, 6), st.integers(0, 2**31), OPTIONS, st.sampled_from([None, 60]))
 def test_compiled_builders_match_numpy(players, seed, options, target):
-    """Deals, observations and masks from the compiled builders equal the numpy code's, for
-    every agent at every decision (the numpy code is what installs without the kernels run)."""
+    """Deals, observations, masks and infos from the compiled builders equal the Python
+    code's, for every agent at every decision (what installs without the kernels run)."""
     env = knock_rummy_v0.raw_env(num_players=players, target_score=target, max_turns=120, **options)
     if env.game._gather_rows is None:
         pytest.skip("the compiled kernels are not built here")
@@ -148,6 +149,7 @@ def test_compiled_builders_match_numpy(players, seed, options, target):
         num_players=players, target_score=target, max_turns=120, **options
     )
     plain.game._gather_rows = plain.game._card_mask = plain.game._deal = None
+    plain.game._mask_names = _card_names
     env.reset(seed=seed)
     plain.reset(seed=seed)
     rng = np.random.default_rng(seed)
@@ -160,6 +162,7 @@ def test_compiled_builders_match_numpy(players, seed, options, target):
             assert np.array_equal(a["action_mask"], b["action_mask"]), viewer
         assert env.state.bits == plain.state.bits and env.state.stock == plain.state.stock
         assert np.array_equal(env.state.planes, plain.state.planes)
+        assert env.infos == plain.infos
         if env.terminations[agent] or env.truncations[agent]:
             action = None
         else:

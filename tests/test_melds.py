@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from itertools import combinations
 
 import numpy as np
@@ -224,3 +225,22 @@ def test_pure_python_switch(monkeypatch):
     solver = MeldSolver(ace="low")
     assert solver.backend == "python"
     assert solver.solve(parse_cards("As 2s 3s 7h 7d 7c Kd"))[0] == 10
+
+
+def test_an_outdated_build_is_set_aside(monkeypatch):
+    """A compiled module older than the Python code is not used (a warning says how to rebuild)."""
+    import types
+
+    import rummyzoo.envs
+    from rummyzoo.envs import melds
+
+    stale = types.ModuleType("rummyzoo.envs._native")
+    stale.__file__ = "_native.so"
+    stale.API_VERSION = melds.KERNELS_API_VERSION - 1
+    monkeypatch.delenv("RUMMYZOO_PURE_PYTHON", raising=False)
+    monkeypatch.setitem(sys.modules, "rummyzoo.envs._native", stale)
+    monkeypatch.setattr(rummyzoo.envs, "_native", stale, raising=False)
+    with pytest.warns(RuntimeWarning, match="out of date"):
+        assert melds.compiled_kernels() is None
+    with pytest.warns(RuntimeWarning, match="out of date"):
+        assert MeldSolver(ace="low").backend == "python"

@@ -127,3 +127,18 @@ def test_random_policy_rejects_an_empty_mask(mask):
 def test_uniform_nonzero_rejects_a_bad_capsule():
     with pytest.raises(ValueError):
         kernels.uniform_nonzero(np.ones(3, np.int8), object())
+
+
+def test_mask_names_lists_the_cards_lowest_first():
+    from rummyzoo.envs.cards import CARD_NAMES, parse_cards, to_mask
+
+    mask = to_mask(parse_cards("Ks As 2c Td 9h"))
+    assert kernels.mask_names(mask, CARD_NAMES) == ["2c", "Td", "9h", "As", "Ks"]
+    assert kernels.mask_names(0, CARD_NAMES) == []
+    assert kernels.mask_names((1 << 52) - 1, CARD_NAMES) == list(CARD_NAMES)
+    with pytest.raises(ValueError, match="52 bits"):
+        kernels.mask_names(1 << 52, CARD_NAMES)
+    with pytest.raises(TypeError, match="52 names"):
+        kernels.mask_names(1, CARD_NAMES[:51])
+    with pytest.raises(OverflowError):
+        kernels.mask_names(-1, CARD_NAMES)

@@ -302,11 +302,6 @@ class KnockRummyGame(Game):
             for d in range(n)
         ]
         self._plane_shape = (self._num_rows, NUM_CARDS)
-        # Names of the cards of every meld, for the infos of a showdown.
-        self._meld_names = {
-            m: tuple(CARD_NAMES[c] for c in mask_cards(m))
-            for m in self.solver.candidate_melds((1 << NUM_CARDS) - 1)
-        }
         self._seat_names = tuple(f"player_{i}" for i in range(n))
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
         # The compiled builders of the deal, observations and discard masks, when built (the
@@ -316,6 +311,7 @@ class KnockRummyGame(Game):
         self._gather_rows = None if kernels is None else kernels.gather_rows
         self._card_mask = None if kernels is None else kernels.card_mask
         self._view_row_bytes = [bytes(rows.tolist()) for rows in self._view_rows]
+        self._mask_names = _card_names if kernels is None else kernels.mask_names
 
     # ------------------------------------------------------------------ deal
     def new_hand(self, rng: np.random.Generator, dealer: int, deck: np.ndarray) -> KnockState:
@@ -512,15 +508,15 @@ class KnockRummyGame(Game):
             chosen = s.melds[seat]
             if len(chosen) > 1:
                 chosen = sorted(chosen, key=_lowest_bit)
-            names = self._meld_names
+            card_names = self._mask_names
             melds = []
             union = 0
             for m in chosen:
                 union |= m
-                melds.append(list(names[m]))
+                melds.append(card_names(m, CARD_NAMES))
             info["deadwood"] = s.deadwood[seat]
             info["melds"] = melds
-            info["deadwood_cards"] = _card_names(s.bits[seat] & ~union)
+            info["deadwood_cards"] = card_names(s.bits[seat] & ~union, CARD_NAMES)
         return info
 
     # ---------------------------------------------------------------- render
@@ -578,29 +574,9 @@ def _lowest_bit(mask: int) -> int:
     return mask & -mask
 
 
-# Card names of each suit's 13-bit rank pattern, by suit << 13 | pattern (filled on first use).
-_SUIT_PATTERN_NAMES: list[tuple[str, ...] | None] = [None] * (4 << 13)
-
-
-def _card_names(mask: int) -> list[str]:
+def _card_names(mask: int, names: tuple[str, ...] = CARD_NAMES) -> list[str]:
     """Names of the cards in a 52-bit mask, lowest card id first."""
-    names: list[str] = []
-    table = _SUIT_PATTERN_NAMES
-    for key in (
-        mask & 0x1FFF,
-        mask >> 13 & 0x1FFF | 0x2000,
-        mask >> 26 & 0x1FFF | 0x4000,
-        mask >> 39 | 0x6000,
-    ):
-        if key & 0x1FFF:
-            found = table[key]
-            if found is None:
-                suit, pattern = divmod(key, 1 << 13)
-                found = table[key] = tuple(
-                    CARD_NAMES[13 * suit + r] for r in range(13) if pattern >> r & 1
-                )
-            names += found
-    return names
+    return [names[c] for c in mask_cards(mask)]
 
 
 def deadwood_value(cards: list[int]) -> int:
