@@ -28,6 +28,7 @@
 #define NUM_PATTERNS 8192
 #define SUIT_BITS 0x1FFFu
 #define MAX_CHOSEN 18 /* 52 cards / 3 per meld, rounded up */
+#define MAX_CANDIDATES 512 /* runs of four suits + sets of 13 ranks, checked at construction */
 
 typedef struct {
     int value;
@@ -118,10 +119,16 @@ static int build_tables(Solver *s, const int *positions, int npos) {
                 v += s->rank_values[r];
         s->pattern_value[p] = v;
     }
-    uint32_t total = 0;
+    uint32_t total = 0, most = 0;
     for (unsigned p = 0; p < NUM_PATTERNS; p++) {
         s->run_offset[p] = total;
-        total += (uint32_t)runs_in_pattern(positions, npos, p, NULL);
+        uint32_t count = (uint32_t)runs_in_pattern(positions, npos, p, NULL);
+        total += count;
+        most = count > most ? count : most;
+    }
+    if (4 * most + NUM_RANKS * 5 > MAX_CANDIDATES) {
+        PyErr_SetString(PyExc_ValueError, "these run positions allow too many runs per suit");
+        return -1;
     }
     s->run_offset[NUM_PATTERNS] = total;
     s->run_pool = PyMem_Malloc(sizeof(uint16_t) * (total ? total : 1));
@@ -330,7 +337,7 @@ static PyObject *Solver_solve(Solver *s, PyObject *arg) {
         return result(total - covered, chosen, count);
     }
     /* Candidate melds: runs suit by suit, then sets rank by rank. */
-    uint64_t cands[512];
+    uint64_t cands[MAX_CANDIDATES];
     int ncands = 0;
     for (int suit = 0; suit < 4; suit++) {
         unsigned pattern = (hand >> (13 * suit)) & SUIT_BITS;
@@ -413,7 +420,12 @@ static int Solver_init(Solver *s, PyObject *args, PyObject *kwds) {
     }
     PyMem_Free(s->run_pool);
     s->run_pool = NULL;
-    return build_tables(s, positions, (int)npos) < 0 ? (PyErr_NoMemory(), -1) : 0;
+    if (build_tables(s, positions, (int)npos) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
 }
 
 static void Solver_dealloc(Solver *s) {

@@ -142,3 +142,18 @@ def test_mask_names_lists_the_cards_lowest_first():
         kernels.mask_names(1, CARD_NAMES[:51])
     with pytest.raises(OverflowError):
         kernels.mask_names(-1, CARD_NAMES)
+
+
+@pytest.mark.parametrize(
+    ("positions", "values"),
+    [
+        (range(13), range(12)),  # 12 rank values
+        ([*range(13), 13], range(13)),  # no rank 13
+        ([*range(13), 0, 1], range(13)),  # 15 positions
+        ([], range(13)),
+        (range(13), [*range(12), -1]),  # a negative value
+    ],
+)
+def test_solver_rejects_bad_tables(positions, values):
+    with pytest.raises(ValueError):
+        kernels.Solver(list(positions), list(values))

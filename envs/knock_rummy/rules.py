@@ -304,8 +304,8 @@ class KnockRummyGame(Game):
         self._plane_shape = (self._num_rows, NUM_CARDS)
         self._seat_names = tuple(f"player_{i}" for i in range(n))
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
-        # The compiled builders of the deal, observations and discard masks, when built (the
-        # numpy code below gives the same state and arrays).
+        # The compiled builders of the deal, observations, discard masks and card names, when
+        # built (the Python code below gives the same state, arrays and names).
         kernels = compiled_kernels()
         self._deal = None if kernels is None else kernels.deal
         self._gather_rows = None if kernels is None else kernels.gather_rows
