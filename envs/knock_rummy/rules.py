@@ -574,9 +574,42 @@ def _lowest_bit(mask: int) -> int:
     return mask & -mask
 
 
+# Card names of every meld, and of each suit's 13-bit rank pattern by suit << 13 | pattern
+# (filled on first use): the Python twin of the compiled ``mask_names`` reads them.
+_MELD_NAMES: dict[int, tuple[str, ...]] = {}
+_SUIT_PATTERN_NAMES: list[tuple[str, ...] | None] = [None] * (4 << 13)
+
+
 def _card_names(mask: int, names: tuple[str, ...] = CARD_NAMES) -> list[str]:
-    """Names of the cards in a 52-bit mask, lowest card id first."""
-    return [names[c] for c in mask_cards(mask)]
+    """The compiled ``mask_names`` in Python: the names of a mask's cards, lowest id first."""
+    if names is not CARD_NAMES:
+        return [names[c] for c in mask_cards(mask)]
+    if not _MELD_NAMES:
+        full = (1 << NUM_CARDS) - 1
+        _MELD_NAMES.update(
+            (m, tuple(CARD_NAMES[c] for c in mask_cards(m)))
+            for m in knock_solver().candidate_melds(full)
+        )
+    found = _MELD_NAMES.get(mask)
+    if found is not None:
+        return list(found)
+    out: list[str] = []
+    table = _SUIT_PATTERN_NAMES
+    for key in (
+        mask & 0x1FFF,
+        mask >> 13 & 0x1FFF | 0x2000,
+        mask >> 26 & 0x1FFF | 0x4000,
+        mask >> 39 | 0x6000,
+    ):
+        if key & 0x1FFF:
+            found = table[key]
+            if found is None:
+                suit, pattern = divmod(key, 1 << 13)
+                found = table[key] = tuple(
+                    CARD_NAMES[13 * suit + r] for r in range(13) if pattern >> r & 1
+                )
+            out += found
+    return out
 
 
 def deadwood_value(cards: list[int]) -> int:
