@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
-from rummyzoo.envs.melds import compiled_kernels
+from rummyzoo.envs.native import compiled_kernels
 
 
 class RandomPolicy(BasePolicy):

@@ -733,7 +733,7 @@ PyMODINIT_FUNC PyInit__native(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
-    /* Raised whenever a kernel is added or changed; rummyzoo.envs.melds checks it, so a build
+    /* Raised whenever a kernel is added or changed; rummyzoo.envs.native checks it, so a build
      * older than the Python code is set aside (with a warning) instead of half used. */
     if (PyModule_AddIntConstant(m, "API_VERSION", 1) < 0) {
         Py_DECREF(m);

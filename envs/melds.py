@@ -27,44 +27,16 @@ Python search step for step, so both return the same deadwood and the same melds
 
 from __future__ import annotations
 
-import os
-import warnings
 from collections.abc import Iterable, Sequence
 from functools import cache
-from typing import Any
 
 import numpy as np
 
 from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, PIP_VALUES, mask_cards, to_mask
+from rummyzoo.envs.native import compiled_kernels
 
 SUIT_BITS = (1 << NUM_RANKS) - 1
 ACE_MODES = ("low", "high", "both")
-
-
-#: The ``API_VERSION`` of ``envs/_native.c`` that this code expects.
-KERNELS_API_VERSION = 1
-
-
-def compiled_kernels() -> Any:
-    """The compiled kernels module (``envs/_native.c``), or None where it was not built, where
-    ``RUMMYZOO_PURE_PYTHON`` switches it off, or where the build is older than this code (a
-    warning then says how to rebuild)."""
-    if os.environ.get("RUMMYZOO_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        from rummyzoo.envs import _native
-    except ImportError:
-        return None
-    if getattr(_native, "API_VERSION", None) != KERNELS_API_VERSION:
-        warnings.warn(
-            f"{_native.__file__} is out of date (kernels API {getattr(_native, 'API_VERSION', 0)}"
-            f", this code needs {KERNELS_API_VERSION}); using the pure-Python code. Rebuild it "
-            "with `pip install -e .` (or `make setup`).",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return None
-    return _native
 
 
 class MeldSolver:

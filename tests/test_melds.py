@@ -232,15 +232,15 @@ def test_an_outdated_build_is_set_aside(monkeypatch):
     import types
 
     import rummyzoo.envs
-    from rummyzoo.envs import melds
+    from rummyzoo.envs import native
 
     stale = types.ModuleType("rummyzoo.envs._native")
     stale.__file__ = "_native.so"
-    stale.API_VERSION = melds.KERNELS_API_VERSION - 1
+    stale.API_VERSION = native.KERNELS_API_VERSION - 1
     monkeypatch.delenv("RUMMYZOO_PURE_PYTHON", raising=False)
     monkeypatch.setitem(sys.modules, "rummyzoo.envs._native", stale)
     monkeypatch.setattr(rummyzoo.envs, "_native", stale, raising=False)
     with pytest.warns(RuntimeWarning, match="out of date"):
-        assert melds.compiled_kernels() is None
+        assert native.compiled_kernels() is None
     with pytest.warns(RuntimeWarning, match="out of date"):
         assert MeldSolver(ace="low").backend == "python"

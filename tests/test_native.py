@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rummyzoo.envs.melds import compiled_kernels
+from rummyzoo.envs.native import compiled_kernels
 
 kernels = compiled_kernels()
 pytestmark = pytest.mark.skipif(kernels is None, reason="the compiled kernels are not built here")

@@ -12,7 +12,8 @@ import numpy as np
 
 from rummyzoo.agents.random_agent import RandomPolicy
 from rummyzoo.envs.cards import to_mask
-from rummyzoo.envs.melds import MeldSolver, compiled_kernels
+from rummyzoo.envs.melds import MeldSolver
+from rummyzoo.envs.native import compiled_kernels
 from rummyzoo.envs.registry import make_env
 
 

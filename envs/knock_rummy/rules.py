@@ -22,7 +22,8 @@ from rummyzoo.envs.base import (
     validate_fields,
 )
 from rummyzoo.envs.cards import CARD_NAMES, NUM_CARDS, PIP_VALUES, format_cards, mask_cards
-from rummyzoo.envs.melds import compiled_kernels, knock_solver
+from rummyzoo.envs.melds import knock_solver
+from rummyzoo.envs.native import compiled_kernels
 
 POW2 = [1 << c for c in range(NUM_CARDS)]
 
