@@ -1,0 +1,390 @@
+"""Agents from outside the package: ``package.module:ClassName`` names, ``rummyzoo.agents`` entry
+points, their errors, and the README example run for real."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import shlex
+import sys
+import textwrap
+import tomllib
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rummyzoo.agents import registry
+from rummyzoo.agents.random_agent import RandomPolicy
+from rummyzoo.agents.registry import agent_names, make_agent
+from rummyzoo.training import cli
+from rummyzoo.training.arena import run_arena
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+PLUGIN_SOURCE = """
+import numpy as np
+
+from rummyzoo.agents.base import BasePolicy
+
+
+class CountingAgent:
+    '''Plays the lowest legal action and records what it was given.'''
+
+    name = "counting"
+    variants = ("knock_rummy", "ditch_rummy")
+    built = []
+    resets = []
+    calls = 0
+
+    def __init__(self, variant, num_players, options):
+        CountingAgent.built.append((variant, num_players, options))
+
+    def reset(self, seat=None):
+        CountingAgent.resets.append(seat)
+
+    def act(self, observation, action_mask, rng):
+        assert isinstance(rng, np.random.Generator)
+        CountingAgent.calls += 1
+        return int(np.flatnonzero(action_mask)[0])
+
+
+class NoArguments(BasePolicy):
+    name = "no-arguments"
+
+    def __init__(self):
+        self.made = True
+
+    def act(self, observation, action_mask, rng):
+        return int(np.flatnonzero(action_mask)[0])
+
+
+class OnlyVariant(NoArguments):
+    def __init__(self, variant):
+        self.variant = variant
+
+
+class KwargsOnly(NoArguments):
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+
+
+class NeedsDepth(NoArguments):
+    def __init__(self, depth, variant="knock_rummy"):
+        self.depth = depth
+
+
+class DitchOnly(NoArguments):
+    variants = ("ditch_rummy",)
+
+
+class NoAct:
+    name = "no-act"
+
+    def reset(self, seat=None):
+        pass
+
+
+class NoName:
+    def act(self, observation, action_mask, rng):
+        return 0
+
+    def reset(self, seat=None):
+        pass
+
+
+class ActNotCallable:
+    name = "bad"
+    act = 3
+
+    def reset(self, seat=None):
+        pass
+
+
+def not_a_class():
+    return None
+"""
+
+
+@pytest.fixture
+def plugin_dir(tmp_path, monkeypatch):
+    """A folder on ``sys.path``; ``write(name, source)`` adds a module, removed again after."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    written: list[str] = []
+
+    def write(name: str, source: str) -> str:
+        path = tmp_path.joinpath(*name.split("."))
+        for parent in path.relative_to(tmp_path).parents:
+            if parent != Path("."):
+                tmp_path.joinpath(parent).mkdir(exist_ok=True)
+                tmp_path.joinpath(parent, "__init__.py").touch()
+        path.with_suffix(".py").write_text(textwrap.dedent(source))
+        written.append(name)
+        importlib.invalidate_caches()
+        return name
+
+    yield write
+    tops = {name.split(".")[0] for name in written}
+    for name in [m for m in sys.modules if m.split(".")[0] in tops]:
+        del sys.modules[name]
+
+
+@pytest.fixture
+def plugin(plugin_dir) -> str:
+    """The module name of :data:`PLUGIN_SOURCE` (imported afresh in each test)."""
+    return plugin_dir("rz_test_plugins", PLUGIN_SOURCE)
+
+
+def fake_entry_points(monkeypatch, *points: tuple[str, str]) -> None:
+    """Make the registry see these ``(name, "module:Class")`` entry points of the group."""
+    eps = [
+        importlib.metadata.EntryPoint(name=name, value=value, group="rummyzoo.agents")
+        for name, value in points
+    ]
+
+    def entry_points(**selection):
+        assert selection == {"group": "rummyzoo.agents"}
+        return importlib.metadata.EntryPoints(eps)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+
+
+def readme_section() -> str:
+    text = README.read_text()
+    start = text.index("### Your own agents")
+    end = text.index("\n##", start + 1)
+    return text[start:end]
+
+
+def readme_block(language: str) -> str:
+    blocks = re.findall(rf"```{language}\n(.*?)```", readme_section(), flags=re.S)
+    assert len(blocks) == 1, f"expected one {language} block in 'Your own agents'"
+    return blocks[0]
+
+
+# ------------------------------------------------------------------ module:Class
+def test_module_class_plays_arena_deals_against_random(plugin) -> None:
+    result = run_arena("knock_rummy", 2, [f"{plugin}:CountingAgent", "random"], deals=3, seed=5)
+    agent = sys.modules[plugin].CountingAgent
+    assert result.names == [f"{plugin}:CountingAgent", "random"]
+    assert result.games == 6  # 3 deals x 2 seatings
+    assert agent.built == [("knock_rummy", 2, {})]  # one instance, built with the keywords
+    assert sorted(set(agent.resets)) == [0, 1]  # it sat in both seats
+    assert len(agent.resets) == result.games
+    assert 0 < agent.calls < int(result.decisions.sum())  # the random agent made the rest
+    assert (result.seat_agents == 0).sum() == result.games
+    assert np.isfinite(result.points).all() and result.hands.min() >= 1
+
+
+def test_module_class_plays_in_worker_processes(plugin) -> None:
+    name = f"{plugin}:CountingAgent"
+    serial = run_arena("knock_rummy", 2, [name, "random"], deals=2, seed=3, workers=1)
+    parallel = run_arena("knock_rummy", 2, [name, "random"], deals=2, seed=3, workers=2)
+    assert np.array_equal(serial.points, parallel.points)
+    assert np.array_equal(serial.decisions, parallel.decisions)
+
+
+def test_constructor_gets_the_keywords_it_takes(plugin) -> None:
+    options = {"max_turns": 40}
+    counting = make_agent(f"{plugin}:CountingAgent", "knock_rummy", 3, options)
+    assert sys.modules[plugin].CountingAgent.built[-1] == ("knock_rummy", 3, options)
+    assert counting.name == "counting"
+    assert make_agent(f"{plugin}:NoArguments", "rummy500", 2).made is True
+    assert make_agent(f"{plugin}:OnlyVariant", "ditch_rummy", 2).variant == "ditch_rummy"
+    kwargs = make_agent(f"{plugin}:KwargsOnly", "knock_rummy", 4, options).kwargs
+    assert kwargs == {"variant": "knock_rummy", "num_players": 4, "options": options}
+
+
+def test_constructor_with_other_required_arguments_is_refused(plugin) -> None:
+    with pytest.raises(ValueError, match=r"NeedsDepth' cannot be built.*requires depth"):
+        make_agent(f"{plugin}:NeedsDepth", "knock_rummy", 2)
+
+
+def test_declared_variants_are_enforced(plugin) -> None:
+    with pytest.raises(ValueError, match=r"plays ditch_rummy, not knock_rummy; agents for"):
+        make_agent(f"{plugin}:DitchOnly", "knock_rummy", 2)
+    with pytest.raises(ValueError, match=r"plays knock_rummy, ditch_rummy, not rummy500"):
+        make_agent(f"{plugin}:CountingAgent", "rummy500", 2)
+    assert make_agent(f"{plugin}:DitchOnly", "ditch_rummy", 2).made is True
+
+
+# ------------------------------------------------------------------ errors
+def test_missing_module_names_the_module_and_the_import_error() -> None:
+    with pytest.raises(ValueError) as info:
+        make_agent("rz_no_such_pkg.strategies:Mine", "knock_rummy", 2)
+    message = str(info.value)
+    assert "cannot import module 'rz_no_such_pkg.strategies'" in message
+    assert "ModuleNotFoundError: No module named 'rz_no_such_pkg'" in message
+    assert "PYTHONPATH" in message
+
+
+def test_missing_dependency_of_the_module_is_told_apart(plugin_dir) -> None:
+    module = plugin_dir("rz_needs_dep", "import rz_absent_dependency\n")
+    with pytest.raises(ValueError) as info:
+        make_agent(f"{module}:Mine", "knock_rummy", 2)
+    message = str(info.value)
+    assert "cannot import module 'rz_needs_dep': a module it imports is missing" in message
+    assert "No module named 'rz_absent_dependency'" in message
+
+
+def test_module_that_fails_on_import(plugin_dir) -> None:
+    module = plugin_dir("rz_broken", "raise RuntimeError('boom at import')\n")
+    with pytest.raises(ValueError, match=r"module 'rz_broken'.*RuntimeError: boom at import"):
+        make_agent(f"{module}:Mine", "knock_rummy", 2)
+
+
+def test_missing_class_lists_the_classes_the_module_defines(plugin) -> None:
+    with pytest.raises(ValueError) as info:
+        make_agent(f"{plugin}:Missing", "knock_rummy", 2)
+    message = str(info.value)
+    assert f"module '{plugin}' has no class 'Missing'" in message
+    defined = message.split("classes defined there: ")[1].split(", ")
+    assert "CountingAgent" in defined and "NoAct" in defined
+    assert "BasePolicy" not in defined  # imported, not defined there
+
+
+def test_non_class_is_refused(plugin) -> None:
+    with pytest.raises(ValueError, match=r"not_a_class is a function, not a class"):
+        make_agent(f"{plugin}:not_a_class", "knock_rummy", 2)
+
+
+@pytest.mark.parametrize(
+    ("cls", "missing"),
+    [("NoAct", "lacks act;"), ("NoName", "lacks name;"), ("ActNotCallable", "act (not callable)")],
+)
+def test_not_a_policy_says_what_is_missing(plugin, cls, missing) -> None:
+    with pytest.raises(ValueError) as info:
+        make_agent(f"{plugin}:{cls}", "knock_rummy", 2)
+    message = str(info.value)
+    assert f"agent '{plugin}:{cls}' is not a Policy" in message
+    assert missing in message
+
+
+def test_unknown_name_mentions_module_class() -> None:
+    with pytest.raises(ValueError, match=r"unknown agent 'nobody'.*package\.module:ClassName"):
+        make_agent("nobody", "knock_rummy", 2)
+
+
+def test_cli_reports_a_missing_module_in_one_line(capsys) -> None:
+    argv = ["arena", "knock_rummy", "--agents", "random", "rz_nowhere:Agent", "--deals", "1"]
+    assert cli.main([*argv, "--workers", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rummyzoo arena: error: cannot import module 'rz_nowhere'")
+    assert len(err.splitlines()) == 1
+
+
+# ------------------------------------------------------------------ entry points
+def test_entry_point_agent_is_usable_by_name_and_listed(plugin, monkeypatch) -> None:
+    fake_entry_points(monkeypatch, ("counting", f"{plugin}:CountingAgent"))
+    agent = make_agent("counting", "knock_rummy", 2)
+    assert type(agent).__name__ == "CountingAgent"
+    assert type(agent).__module__ == plugin
+    assert "counting" in agent_names("knock_rummy")
+    assert "counting" in agent_names()
+    assert "counting" not in agent_names("rummy500")  # its variants leave rummy500 out
+    result = run_arena("knock_rummy", 2, ["random", "counting"], deals=2, seed=1)
+    assert result.names == ["random", "counting"]
+    assert sys.modules[plugin].CountingAgent.calls > 0
+
+
+def test_entry_point_refuses_other_variants(plugin, monkeypatch) -> None:
+    fake_entry_points(monkeypatch, ("ditcher", f"{plugin}:DitchOnly"))
+    with pytest.raises(ValueError, match=r"agent 'ditcher' plays ditch_rummy, not knock_rummy"):
+        make_agent("ditcher", "knock_rummy", 2)
+
+
+def test_entry_point_that_fails_to_load(monkeypatch) -> None:
+    fake_entry_points(monkeypatch, ("broken", "rz_gone_module:Agent"))
+    assert "broken" in agent_names("knock_rummy")  # listed; using it says what is wrong
+    with pytest.raises(ValueError) as info:
+        make_agent("broken", "knock_rummy", 2)
+    message = str(info.value)
+    assert "entry point 'broken' = 'rz_gone_module:Agent' (group rummyzoo.agents)" in message
+    assert "failed to load: cannot import module 'rz_gone_module'" in message
+
+
+def test_entry_point_naming_a_missing_class(plugin, monkeypatch) -> None:
+    fake_entry_points(monkeypatch, ("ghost", f"{plugin}:Ghost"))
+    with pytest.raises(ValueError, match=rf"'ghost'.*failed to load: module '{plugin}' has no"):
+        make_agent("ghost", "knock_rummy", 2)
+
+
+def test_entry_point_without_a_class(monkeypatch) -> None:
+    fake_entry_points(monkeypatch, ("modonly", "some_module"))
+    with pytest.raises(ValueError, match=r"'modonly'.*its value must be 'module:Class'"):
+        make_agent("modonly", "knock_rummy", 2)
+
+
+def test_entry_point_that_is_not_a_policy(plugin, monkeypatch) -> None:
+    fake_entry_points(monkeypatch, ("noact", f"{plugin}:NoAct"))
+    with pytest.raises(ValueError, match=r"agent 'noact' \(entry point .*\) is not a Policy"):
+        make_agent("noact", "knock_rummy", 2)
+
+
+def test_entry_point_clashing_with_a_built_in_warns_and_the_built_in_wins(
+    plugin, monkeypatch
+) -> None:
+    fake_entry_points(monkeypatch, ("random", f"{plugin}:CountingAgent"))
+    with pytest.warns(UserWarning, match=r"entry point 'random'.*the built-in 'random' is used"):
+        agent = make_agent("random", "knock_rummy", 2)
+    assert type(agent) is RandomPolicy
+    with pytest.warns(UserWarning, match="built-in"):
+        names = agent_names("knock_rummy")
+    assert names.count("random") == 1
+    assert plugin not in sys.modules  # the hidden entry point is never loaded
+
+
+def test_no_entry_points_leaves_the_built_ins(monkeypatch) -> None:
+    fake_entry_points(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert agent_names() == list(registry.AGENTS)
+
+
+# ------------------------------------------------------------------ the README example
+@pytest.fixture
+def readme_package(plugin_dir) -> str:
+    """``mypkg.mymod`` written from the README's Python block."""
+    code = readme_block("python")
+    first = code.splitlines()[0]
+    assert first == "# mypkg/mymod.py"
+    return plugin_dir("mypkg.mymod", code)
+
+
+def test_readme_example_plays_in_the_arena(readme_package) -> None:
+    result = run_arena("knock_rummy", 2, ["random", f"{readme_package}:MyAgent"], deals=3)
+    assert result.games == 6
+    assert result.labels == ["random", "mypkg.mymod:MyAgent"]
+    agent = make_agent(f"{readme_package}:MyAgent", "knock_rummy", 3)
+    assert agent.name == "my-agent" and agent.num_players == 3
+    with pytest.raises(ValueError, match="plays knock_rummy, not rummy500"):
+        make_agent(f"{readme_package}:MyAgent", "rummy500", 2)
+
+
+def test_readme_arena_command_runs(readme_package, tmp_path, monkeypatch, capsys) -> None:
+    command = readme_block("bash").strip()
+    env, program, *argv = shlex.split(command)
+    assert (env, program) == ("PYTHONPATH=.", "rummyzoo")
+    argv[argv.index("--deals") + 1] = "2"
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([*argv, "--workers", "1", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "mypkg.mymod:MyAgent" in out and "4 games" in out
+
+
+def test_readme_entry_point_table_registers_the_example(readme_package, monkeypatch) -> None:
+    table = tomllib.loads(readme_block("toml"))["project"]["entry-points"]["rummyzoo.agents"]
+    fake_entry_points(monkeypatch, *table.items())
+    (name,) = table
+    assert name in agent_names("knock_rummy")
+    assert make_agent(name, "knock_rummy", 2).name == "my-agent"
+
+
+def test_entry_point_registered_twice_keeps_the_first_and_warns(plugin, monkeypatch) -> None:
+    fake_entry_points(
+        monkeypatch, ("twice", f"{plugin}:NoArguments"), ("twice", f"{plugin}:KwargsOnly")
+    )
+    with pytest.warns(UserWarning, match=rf"'twice' is registered twice.*{plugin}:KwargsOnly'"):
+        agent = make_agent("twice", "knock_rummy", 2)
+    assert type(agent).__name__ == "NoArguments"
