@@ -40,14 +40,12 @@ from rummyzoo.envs.ditch_rummy.rules import (
     RUN,
     SET,
     DitchRummyGame,
-    DitchRummyRules,
     meld_kind,
 )
+from rummyzoo.envs.match import make_game
 
 __all__ = ["DitchPolicy", "DitchView", "GreedyDitch", "PlayPlanner", "Seen", "SmartDitch"]
 
-#: Env options that are not rules (the agents ignore them).
-ENV_ONLY_OPTIONS = frozenset({"render_mode", "reward", "reward_scale", "render_view"})
 #: Every card, as a bitmask over order ids (``rank * 4 + suit``, 2 low ... A high).
 ALL_CARDS = (1 << NUM_CARDS) - 1
 #: Order ids of one game rank, as a bitmask.
@@ -127,7 +125,7 @@ class DitchView:
         self.scores = slice(*lay["scores"])
         self.phase = slice(*lay["phase"])
         self.pile = lay["draw_pile"][0]
-        self.score_scale = float(game.rules.target_score or 500)
+        self.score_scale = float(game.match.target_score or 500)
 
     def decode(self, obs: np.ndarray) -> Seen:
         """Everything the heuristics use from one observation."""
@@ -419,9 +417,8 @@ class DitchPolicy(BasePolicy):
     ) -> None:
         if variant != "ditch_rummy":
             raise ValueError(f"{type(self).__name__} plays ditch_rummy, not {variant}")
-        opts = {k: v for k, v in (options or {}).items() if k not in ENV_ONLY_OPTIONS}
-        self.rules = DitchRummyRules(num_players=num_players, **opts)
-        self.game = game = DitchRummyGame(self.rules)
+        self.game = game = make_game(DitchRummyGame, num_players, dict(options or {}))
+        self.rules = game.rules
         self.view = DitchView(game)
         self.planner = PlayPlanner(game)
         self.n = num_players
@@ -554,7 +551,7 @@ class SmartDitch(DitchPolicy):
             sum(seen.hand_points[s] - self.min_penalty * seen.hand_sizes[s] for s in group)
             for group in rivals
         ]
-        target = self.rules.target_score
+        target = self.game.match.target_score
         if target is None:
             return mine > max(theirs)
         mine += seen.scores[0]

@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
-from rummyzoo.envs.base import split_options
 from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, PIP_VALUES, mask_cards
 from rummyzoo.envs.knock_rummy.rules import (
     DISCARD_BASE,
@@ -32,9 +31,9 @@ from rummyzoo.envs.knock_rummy.rules import (
     KNOCK_BASE,
     TAKE_DISCARD,
     KnockRummyGame,
-    KnockRummyRules,
     score_showdown,
 )
+from rummyzoo.envs.match import make_game
 from rummyzoo.envs.melds import knock_solver
 
 VALUES = PIP_VALUES.tolist()
@@ -44,10 +43,11 @@ FULL = (1 << NUM_CARDS) - 1
 class KnockView:
     """Decodes a Knock Rummy observation into bitmasks (own seat = 0, opponents 1..N-1)."""
 
-    def __init__(self, rules: KnockRummyRules) -> None:
-        self.rules = rules
-        self.n = rules.num_players
-        self.layout = KnockRummyGame(rules).observation_layout
+    def __init__(self, game: KnockRummyGame) -> None:
+        self.rules = game.rules
+        self.max_turns = game.match.max_turns
+        self.n = game.num_players
+        self.layout = game.observation_layout
 
     @staticmethod
     def _bits(plane: np.ndarray) -> int:
@@ -66,7 +66,7 @@ class KnockView:
         thrown0, _ = lay["opponent_thrown"]
         known = [self._bits(obs[known0 + 52 * k : known0 + 52 * (k + 1)]) for k in range(n - 1)]
         thrown = [self._bits(obs[thrown0 + 52 * k : thrown0 + 52 * (k + 1)]) for k in range(n - 1)]
-        turn = round(float(obs[lay["turn"][0]]) * self.rules.max_turns)
+        turn = round(float(obs[lay["turn"][0]]) * self.max_turns)
         return {
             "hand": hand,
             "top": int(tops[0]) if tops.size else -1,
@@ -125,9 +125,9 @@ class KnockPolicy(BasePolicy):
     ):
         if variant != "knock_rummy":
             raise ValueError(f"{type(self).__name__} plays knock_rummy, not {variant}")
-        _, opts = split_options(dict(options or {}))
-        self.rules = KnockRummyRules(num_players=num_players, **opts)
-        self.view = KnockView(self.rules)
+        game = make_game(KnockRummyGame, num_players, dict(options or {}))
+        self.rules = game.rules
+        self.view = KnockView(game)
         self.deadwood = DeadwoodCache()
 
     def _discard_options(self, hand: int, mask: np.ndarray) -> list[tuple[int, int]]:

@@ -38,9 +38,9 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
-from rummyzoo.envs.base import split_options
 from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, mask_cards
-from rummyzoo.envs.rummy500.rules import Rummy500Game, Rummy500Rules
+from rummyzoo.envs.match import make_game
+from rummyzoo.envs.rummy500.rules import Rummy500Game
 from rummyzoo.envs.rummy500.tables import (
     ACE_HIGH_POS,
     ACE_LOW_POS,
@@ -135,10 +135,10 @@ class Seen:
 class Rummy500View:
     """Decodes a 500 Rum observation through ``game.observation_layout``."""
 
-    def __init__(self, rules: Rummy500Rules) -> None:
-        self.rules = rules
+    def __init__(self, game: Rummy500Game) -> None:
+        rules = self.rules = game.rules
         self.n = rules.num_players
-        self.layout = Rummy500Game(rules).observation_layout
+        self.layout = game.observation_layout
         self.deck_cards = NUM_CARDS * rules.num_decks
 
     def _plane(self, obs: np.ndarray, name: str, index: int = 0) -> np.ndarray:
@@ -376,9 +376,9 @@ class Rummy500Policy(BasePolicy):
     ) -> None:
         if variant != "rummy500":
             raise ValueError(f"{type(self).__name__} plays rummy500, not {variant!r}")
-        _, rules_opts = split_options(dict(options or {}))
-        self.rules = Rummy500Rules(num_players=num_players, **rules_opts)
-        self.view = Rummy500View(self.rules)
+        game = make_game(Rummy500Game, num_players, dict(options or {}))
+        self.rules = game.rules
+        self.view = Rummy500View(game)
         self.planner = Planner()
 
     # -- shared pieces -----------------------------------------------------------------------

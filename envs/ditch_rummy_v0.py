@@ -92,9 +92,10 @@ reward                 "points"      "points", "scaled" (points / reward_scale) 
                                      (+1 top scorer(s), -1 others, 0 all tied)
 reward_scale           100.0         divisor for reward="scaled"
 render_view            None          None = all hands open; a seat = that seat's view
+max_hands              1000          a match undecided after this many hands truncates
 =====================  ============  ==========================================================
 
-Bad option names, types or values raise :class:`~rummyzoo.envs.base.ConfigError` naming the option
+Bad option names, types or values raise :class:`~rummyzoo.envs.core.ConfigError` naming the option
 (e.g. ``teams=True`` with 3 players).
 
 Actions
@@ -126,7 +127,7 @@ run at its low end, extend a run at its high end): 22 actions. ``draw_rule="up_t
 ``max_hand=6`` has 35 melds and 53 actions. ``env.unwrapped.action_name(a)`` and
 ``env.unwrapped.action_index("meld 0 2")`` convert; ``env.unwrapped.describe_action(a)`` names
 the cards for the player to act (``"meld 0 1: set 9c 9h (+5)"``), and ``render`` lists the legal
-actions that way. An illegal action raises :class:`~rummyzoo.envs.base.IllegalActionError`
+actions that way. An illegal action raises :class:`~rummyzoo.envs.core.IllegalActionError`
 naming the action, the agent, the legal actions and the hand with its positions.
 
 Observation
@@ -195,9 +196,9 @@ from typing import Any, ClassVar
 
 from pettingzoo import AECEnv
 
-from rummyzoo.envs.base import IllegalActionError, RummyEnv, make_config, split_options, wrap_env
-from rummyzoo.envs.cards import format_card
-from rummyzoo.envs.ditch_rummy.rules import ORDER_TO_CARD, DitchRummyGame, DitchRummyRules
+from rummyzoo.envs.aec import RummyEnv, wrap_env
+from rummyzoo.envs.ditch_rummy.rules import DitchRummyGame, DitchRummyRules
+from rummyzoo.envs.match import make_game
 
 __all__ = ["DitchRummyRules", "env", "raw_env"]
 
@@ -208,26 +209,11 @@ class raw_env(RummyEnv):
     metadata: ClassVar[dict[str, Any]] = {**RummyEnv.metadata, "name": "ditch_rummy_v0"}
 
     def __init__(self, num_players: int = 2, **options: Any) -> None:
-        env_opts, options = split_options(options)
-        rules = make_config(DitchRummyRules, num_players, options)
-        super().__init__(DitchRummyGame(rules), **env_opts)
+        super().__init__(make_game(DitchRummyGame, num_players, options))
 
     def describe_action(self, action: int) -> str:
         """The action's name with the cards it moves for the player to act now."""
         return self.game.describe_action(self.state, int(action))
-
-    def step(self, action: Any) -> None:
-        try:
-            super().step(action)
-        except IllegalActionError as err:
-            state = self.state
-            held = " ".join(
-                f"[{i}]{format_card(ORDER_TO_CARD[o])}"
-                for i, o in enumerate(state.hands[state.current])
-            )
-            raise IllegalActionError(
-                f"{err}; player_{state.current} holds {held or 'no cards'}"
-            ) from None
 
 
 def env(num_players: int = 2, **options: Any) -> AECEnv:

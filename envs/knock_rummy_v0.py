@@ -57,7 +57,7 @@ render_view               None             None = all hands open; a seat = that 
 max_hands                 1000             a match undecided after this many hands truncates
 ========================  ===============  ===================================================
 
-Bad option names, types or values raise :class:`~rummyzoo.envs.base.ConfigError` naming the option.
+Bad option names, types or values raise :class:`~rummyzoo.envs.core.ConfigError` naming the option.
 
 Actions (``Discrete(106)``)
 ---------------------------
@@ -72,7 +72,7 @@ id         name                 meaning
 
 Card ids ``c = suit * 13 + rank`` (clubs, diamonds, hearts, spades; Ace=0 ... King=12).
 ``env.unwrapped.action_name(a)`` and ``env.unwrapped.action_index("knock Kh")`` convert.
-An illegal action raises :class:`~rummyzoo.envs.base.IllegalActionError` naming the action, the
+An illegal action raises :class:`~rummyzoo.envs.core.IllegalActionError` naming the action, the
 agent and the legal actions (also through ``env()``: it does not turn an illegal move into a
 silent loss).
 
@@ -127,8 +127,9 @@ from typing import Any, ClassVar
 
 from pettingzoo import AECEnv
 
-from rummyzoo.envs.base import RummyEnv, make_config, split_options, wrap_env
+from rummyzoo.envs.aec import RummyEnv, wrap_env
 from rummyzoo.envs.knock_rummy.rules import KnockRummyGame, KnockRummyRules
+from rummyzoo.envs.match import make_game
 
 __all__ = ["KnockRummyRules", "env", "raw_env"]
 
@@ -139,9 +140,7 @@ class raw_env(RummyEnv):
     metadata: ClassVar[dict[str, Any]] = {**RummyEnv.metadata, "name": "knock_rummy_v0"}
 
     def __init__(self, num_players: int = 2, **options: Any) -> None:
-        env_opts, options = split_options(options)
-        rules = make_config(KnockRummyRules, num_players, options)
-        super().__init__(KnockRummyGame(rules), **env_opts)
+        super().__init__(make_game(KnockRummyGame, num_players, options))
 
 
 def env(num_players: int = 2, **options: Any) -> AECEnv:

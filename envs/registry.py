@@ -1,15 +1,25 @@
-"""Variant registry: name -> env module (each module has ``env`` and ``raw_env``)."""
+"""Variant registry: name -> env module (each module has ``env`` and ``raw_env``) and game."""
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
-#: variant name -> (module path, supported player counts)
+from rummyzoo.envs import match
+from rummyzoo.envs.core import Game
+
+#: variant name -> (env module path, supported player counts)
 VARIANTS: dict[str, tuple[str, tuple[int, ...]]] = {
     "knock_rummy": ("rummyzoo.envs.knock_rummy_v0", (2, 3, 4, 5, 6)),
     "rummy500": ("rummyzoo.envs.rummy500_v0", (2, 3, 4, 5, 6, 7, 8)),
     "ditch_rummy": ("rummyzoo.envs.ditch_rummy_v0", (2, 3, 4)),
+}
+#: variant name -> its Game class, as ``module:Class`` (the rules, without PettingZoo)
+GAMES: dict[str, str] = {
+    "knock_rummy": "rummyzoo.envs.knock_rummy.rules:KnockRummyGame",
+    "rummy500": "rummyzoo.envs.rummy500.rules:Rummy500Game",
+    "ditch_rummy": "rummyzoo.envs.ditch_rummy.rules:DitchRummyGame",
 }
 
 
@@ -33,6 +43,14 @@ def check_players(name: str, num_players: int) -> None:
     counts = VARIANTS[name][1]
     if num_players not in counts:
         raise ValueError(f"{name} supports {counts[0]}-{counts[-1]} players, got {num_players}")
+
+
+def make_game(name: str, num_players: int = 2, **options: Any) -> Game:
+    """A variant's :class:`~rummyzoo.envs.core.Game` from ``env()``-style options (the rules
+    and the shared match options, validated the same way), without building an env."""
+    check_players(name, num_players)
+    module, _, cls = GAMES[name].partition(":")
+    return match.make_game(getattr(importlib.import_module(module), cls), num_players, options)
 
 
 def make_env(name: str, num_players: int = 2, wrapped: bool = True, **options):

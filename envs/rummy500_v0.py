@@ -72,9 +72,10 @@ reward                    "points"                "points" (raw hand points), "s
                                                   -1 others, 0 all tied; at the episode's end)
 reward_scale              100.0                   divisor for reward="scaled"
 render_view               None                    None = all hands open; a seat = that seat's view
+max_hands                 1000                    a match undecided after this many hands truncates
 ========================  ======================  ===============================================
 
-Bad option names, types or values raise :class:`~rummyzoo.envs.base.ConfigError` naming the option.
+Bad option names, types or values raise :class:`~rummyzoo.envs.core.ConfigError` naming the option.
 
 Actions (``Discrete(414)``, the same table for every player count)
 ------------------------------------------------------------------
@@ -188,12 +189,11 @@ from typing import Any, ClassVar
 
 from pettingzoo import AECEnv
 
-from rummyzoo.envs.base import RummyEnv, make_config, wrap_env
+from rummyzoo.envs.aec import RummyEnv, wrap_env
+from rummyzoo.envs.match import make_game
 from rummyzoo.envs.rummy500.rules import Rummy500Game, Rummy500Rules
 
 __all__ = ["Rummy500Rules", "env", "raw_env"]
-
-ENV_OPTION_NAMES = ("render_mode", "reward", "reward_scale", "render_view")
 
 
 class raw_env(RummyEnv):
@@ -202,9 +202,7 @@ class raw_env(RummyEnv):
     metadata: ClassVar[dict[str, Any]] = {**RummyEnv.metadata, "name": "rummy500_v0"}
 
     def __init__(self, num_players: int = 2, **options: Any) -> None:
-        env_opts = {k: options.pop(k) for k in ENV_OPTION_NAMES if k in options}
-        rules = make_config(Rummy500Rules, num_players, options)
-        super().__init__(Rummy500Game(rules), **env_opts)
+        super().__init__(make_game(Rummy500Game, num_players, options))
 
 
 def env(num_players: int = 2, **options: Any) -> AECEnv:

@@ -22,7 +22,7 @@ def hidden_swap_check(
         before = env.observe(f"player_{viewer}")
         if swap_hidden(env.state, viewer, rng):
             swaps[0] += 1
-            env._mask = None  # the acting hand may have changed
+            env.match.mask = None  # the acting hand may have changed
             after = env.observe(f"player_{viewer}")
             assert np.array_equal(before["observation"], after["observation"])
             if viewer == env.state.current:

@@ -9,8 +9,8 @@ import pytest
 from rummyzoo.agents.ditch import RANK_BITS, DitchView, GreedyDitch, SmartDitch
 from rummyzoo.agents.registry import agent_names, make_agent
 from rummyzoo.envs import ditch_rummy_v0
-from rummyzoo.envs.base import ConfigError
 from rummyzoo.envs.cards import CARD_NAMES, parse_cards
+from rummyzoo.envs.core import ConfigError
 from rummyzoo.envs.ditch_rummy.rules import CARD_TO_ORDER
 from rummyzoo.envs.ditch_rummy.scripting import deck_with_top, play
 

@@ -13,7 +13,7 @@ import pytest
 from rummyzoo.agents import registry as agent_registry
 from rummyzoo.agents.base import BasePolicy
 from rummyzoo.agents.random_agent import RandomPolicy
-from rummyzoo.envs.base import ConfigError, IllegalActionError
+from rummyzoo.envs.core import ConfigError, IllegalActionError
 from rummyzoo.envs.registry import VARIANTS
 from rummyzoo.training import cli
 from rummyzoo.training.arena import (

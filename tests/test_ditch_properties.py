@@ -65,7 +65,7 @@ def reference_observation(
         put("hand_sizes", r, len(s.hands[other]) / game.max_hand)
         put("hand_points", r, s.earned[other] / 100)
         put("teammates", r, float(r == 0 or (rules.teams and r == 2)))
-        put("scores", r, totals[other] / (rules.target_score or 500))
+        put("scores", r, totals[other] / (game.match.target_score or 500))
     put("to_act", (s.current - seat) % n)
     put("dealer", (s.dealer - seat) % n)
     if seat == s.current and not s.over:
@@ -128,7 +128,7 @@ def test_cards_conserved_mask_live_and_observation_exact(players, seed, options)
         assert all(len(h) <= env.game.max_hand for h in state.hands)
         assert all(list(h) == sorted(h) for h in state.hands)
         for seat, name in enumerate(env.possible_agents):
-            expected = reference_observation(env.game, state, seat, env._seat_totals)
+            expected = reference_observation(env.game, state, seat, env.match.seat_totals)
             np.testing.assert_allclose(env.observe(name)["observation"], expected, atol=1e-6)
 
     random_game(num_players, teams, seed, options, seed + 1, check, target=150)
@@ -157,7 +157,7 @@ def test_observation_ignores_hidden_cards(players, seed, options):
         seat = env.agent_name_mapping[agent]
         before = {a: env.observe(a) for a in env.possible_agents}
         swap_hidden(env.state, seat, rng)
-        env._mask = None  # the mover's own hand is unchanged, but recompute to be sure
+        env.match.mask = None  # the mover's own hand is unchanged, but recompute to be sure
         after = env.observe(agent)
         np.testing.assert_array_equal(before[agent]["observation"], after["observation"])
         np.testing.assert_array_equal(before[agent]["action_mask"], after["action_mask"])

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from rummyzoo.envs import ditch_rummy_v0
-from rummyzoo.envs.base import IllegalActionError
 from rummyzoo.envs.cards import CARD_NAMES, parse_card
+from rummyzoo.envs.core import IllegalActionError
 from rummyzoo.envs.ditch_rummy.rules import (
     END_BLIND_RUN,
     END_DRAW_PILE,
@@ -383,7 +383,7 @@ def greedy(env) -> int:
 
 def test_match_to_500():
     env = ditch_rummy_v0.raw_env(num_players=3)
-    assert env.rules.target_score == 500
+    assert env.game.match.target_score == 500
     env.reset(seed=11)
     earned = dict.fromkeys(env.possible_agents, 0.0)
     hands = 0

@@ -11,10 +11,11 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 from rummyzoo.envs import ditch_rummy_v0
-from rummyzoo.envs.base import ConfigError, IllegalActionError
 from rummyzoo.envs.cards import parse_card
+from rummyzoo.envs.core import ConfigError, IllegalActionError
 from rummyzoo.envs.ditch_rummy.rules import DitchRummyRules
 from rummyzoo.envs.ditch_rummy.scripting import deck_with_top, play
+from rummyzoo.envs.match import MATCH_OPTION_NAMES
 from rummyzoo.envs.registry import VARIANTS, make_env
 
 CONFIGS = [
@@ -112,7 +113,7 @@ def test_documented_action_ids():
     assert {name: raw.action_index(name) for name in expected} == expected
     with pytest.raises(ValueError, match="unknown action name"):
         raw.action_index("meld 2 1")
-    with pytest.raises(IllegalActionError, match="outside"):
+    with pytest.raises(IllegalActionError, match="out of range"):
         raw.action_name(16)
     extends = ditch_rummy_v0.raw_env(single_extends_meld=True)
     assert [extends.action_name(a) for a in range(8, 11)] == [
@@ -177,13 +178,13 @@ def test_rules_config_is_frozen_and_complete():
         "points_set",
         "points_run",
         "hand_penalty",
-        "target_score",
-        "max_turns",
-        "first_dealer",
     }
-    assert (rules.target_score, rules.max_hand, rules.draw_rule) == (500, 3, "fill_to_3")
+    assert (rules.max_hand, rules.draw_rule) == (3, "fill_to_3")
+    game = ditch_rummy_v0.raw_env().game
+    assert (game.match.target_score, game.match.max_turns) == (500, 500)
     doc = ditch_rummy_v0.__doc__
-    for name in names:  # every option is documented in the options table
+    names |= set(MATCH_OPTION_NAMES)
+    for name in names:  # every option, the variant's and the shared ones, is documented
         assert f"\n{name} " in doc, name
 
 

@@ -8,8 +8,8 @@ from knock_helpers import deck_for, make, play
 from pettingzoo.test import api_test, seed_test
 
 from rummyzoo.envs import knock_rummy_v0
-from rummyzoo.envs.base import ConfigError, IllegalActionError
 from rummyzoo.envs.cards import parse_card
+from rummyzoo.envs.core import ConfigError, IllegalActionError
 
 JUNK_56 = "Ac 3c 5c 7c Jc 2d 4d 6d 8d Td"
 
@@ -40,7 +40,7 @@ def test_action_names_round_trip():
     assert raw.action_index("Knock  10h") == raw.action_index("knock Th")
     with pytest.raises(ValueError, match="unknown action name"):
         raw.action_index("meld Kh")
-    with pytest.raises(IllegalActionError, match="outside"):
+    with pytest.raises(IllegalActionError, match="out of range"):
         raw.action_name(106)
 
 
@@ -205,7 +205,7 @@ def test_max_hands_truncates_an_undecided_match():
     while not any(env.truncations.values()):
         assert not any(env.terminations.values())
         env.step(int(rng.choice(env.legal_actions())))
-    assert env._hand_index == 3 and env.infos["player_0"]["truncated_by"] == "max_hands=3"
+    assert env.match.hand_index == 3 and env.infos["player_0"]["truncated_by"] == "max_hands=3"
     with pytest.raises(ConfigError, match="max_hands"):
         knock_rummy_v0.env(max_hands=0)
 

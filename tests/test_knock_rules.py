@@ -9,8 +9,8 @@ import pytest
 from knock_helpers import deck_for, make, play
 
 from rummyzoo.envs import knock_rummy_v0
-from rummyzoo.envs.base import IllegalActionError
 from rummyzoo.envs.cards import parse_card, parse_cards
+from rummyzoo.envs.core import IllegalActionError
 from rummyzoo.envs.knock_rummy.rules import KnockRummyRules, score_showdown
 
 JUNK_56 = "Ac 3c 5c 7c Jc 2d 4d 6d 8d Td"  # no melds: 1+3+5+7+10+2+4+6+8+10

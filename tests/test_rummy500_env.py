@@ -8,8 +8,8 @@ from pettingzoo.test import api_test, seed_test
 from test_rummy500_helpers import deck_for, make, plane, play, points
 
 from rummyzoo.envs import rummy500_v0
-from rummyzoo.envs.base import ConfigError, IllegalActionError
 from rummyzoo.envs.cards import CARD_NAMES, parse_card
+from rummyzoo.envs.core import ConfigError, IllegalActionError
 from rummyzoo.envs.registry import make_env
 
 
@@ -56,8 +56,9 @@ def test_default_options_by_player_count():
         rules = rummy500_v0.raw_env(num_players=players).rules
         assert rules.hand_size == 7
         assert rules.num_decks == (1 if players <= 4 else 2)
-    rules = rummy500_v0.raw_env().rules
-    assert rules.target_score == 500 and rules.max_turns == 300
+    game = rummy500_v0.raw_env().game
+    assert game.match.target_score == 500 and game.match.max_turns == 300
+    rules = game.rules
     assert rules.top_discard_free is False and rules.stock_exhaustion == "discard_only"
 
 
@@ -80,7 +81,7 @@ def test_action_names_round_trip():
     for bad in ["meld Kh Ah 2h", "meld 7c 7c 7d", "dig", "lay off Xx on set"]:
         with pytest.raises(ValueError, match="unknown action name"):
             raw.action_index(bad)
-    with pytest.raises(IllegalActionError, match="outside"):
+    with pytest.raises(IllegalActionError, match="out of range"):
         raw.action_name(414)
 
 

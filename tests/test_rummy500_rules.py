@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from test_rummy500_helpers import legal_names, make, plane, play, points
 
-from rummyzoo.envs.base import IllegalActionError
 from rummyzoo.envs.cards import parse_cards, to_mask
+from rummyzoo.envs.core import IllegalActionError
 from rummyzoo.envs.rummy500.tables import MELD_TEST, MELDS, PARTNERS, meldable, melds_in
 
 # ------------------------------------------------------------------ tables

@@ -13,7 +13,7 @@ import torch as th
 
 from rummyzoo.agents.base import BasePolicy
 from rummyzoo.agents.registry import make_agent
-from rummyzoo.envs.base import IllegalActionError
+from rummyzoo.envs.core import IllegalActionError
 from rummyzoo.envs.registry import VARIANTS
 from rummyzoo.training.arena import run_arena
 from rummyzoo.training.checkpoints import CheckpointError, load_policy, read_meta

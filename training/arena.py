@@ -55,7 +55,8 @@ import numpy as np
 
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import make_agent
-from rummyzoo.envs.base import ConfigError, IllegalActionError
+from rummyzoo.envs.core import ConfigError, IllegalActionError
+from rummyzoo.envs.match import REPORT_OPTION_NAMES
 from rummyzoo.envs.registry import check_players, make_env
 from rummyzoo.envs.seeding import check_seed, new_generator, seed_generator
 from rummyzoo.training.ratings import Ratings, bootstrap_ratings
@@ -78,7 +79,7 @@ __all__ = [
 ]
 
 #: Env options the arena sets itself (it needs raw points and no rendering).
-RESERVED_OPTIONS = ("reward", "reward_scale", "render_mode", "render_view")
+RESERVED_OPTIONS = REPORT_OPTION_NAMES
 
 AgentSpec = str | Policy
 

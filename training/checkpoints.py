@@ -22,15 +22,17 @@ import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
 from rummyzoo.agents.registry import register_checkpoint_loader
-from rummyzoo.envs.base import ENV_OPTION_NAMES
-from rummyzoo.envs.registry import make_env
+from rummyzoo.envs.match import MATCH_OPTION_NAMES, REPORT_OPTION_NAMES
+from rummyzoo.envs.registry import make_game
 from rummyzoo.training.features import learner_input, make_features
 
 META_NAME = "rummyzoo.json"
 FORMAT_VERSION = 1
-#: Options that may differ between training and evaluation (match length, turn cap, first dealer).
-EVAL_SAFE_OPTIONS = frozenset({"target_score", "max_turns", "first_dealer"})
-ENV_ONLY_OPTIONS = frozenset(ENV_OPTION_NAMES)
+#: Options that may differ between training and evaluation: every shared match option (match
+#: length, turn cap, first dealer, rewards, rendering), none of the variant's rules.
+EVAL_SAFE_OPTIONS = frozenset(MATCH_OPTION_NAMES)
+#: Match options a checkpoint does not record (how the env reports, not which game it plays).
+ENV_ONLY_OPTIONS = frozenset(REPORT_OPTION_NAMES)
 
 
 class CheckpointError(ValueError):
@@ -40,7 +42,7 @@ class CheckpointError(ValueError):
 def env_signature(variant: str, num_players: int, options: dict[str, Any]) -> dict[str, Any]:
     """What a checkpoint must agree on with an env: built from the env itself."""
     rules_options = {k: v for k, v in options.items() if k not in ENV_ONLY_OPTIONS}
-    game = make_env(variant, num_players, wrapped=False, **rules_options).game
+    game = make_game(variant, num_players, **rules_options)
     return {
         "variant": variant,
         "num_players": num_players,

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.envs.cards import mask_cards
-from rummyzoo.envs.registry import make_env
+from rummyzoo.envs.registry import make_game
 
 FeatureFn = Callable[[np.ndarray], np.ndarray]
 
@@ -52,7 +52,7 @@ class KnockDeadwoodFeatures:
     def __init__(self, num_players: int, options: dict[str, Any]) -> None:
         from rummyzoo.agents.knock import DeadwoodCache
 
-        game = make_env("knock_rummy", num_players, wrapped=False, **options).game
+        game = make_game("knock_rummy", num_players, **options)
         self.hand = slice(*game.observation_layout["hand"])
         self.top = slice(*game.observation_layout["top_discard"])
         self.deadwood = DeadwoodCache()
@@ -95,7 +95,7 @@ class KnockDeadwoodPotential:
     def __init__(self, num_players: int, options: dict[str, Any]) -> None:
         from rummyzoo.agents.knock import DeadwoodCache
 
-        game = make_env("knock_rummy", num_players, wrapped=False, **options).game
+        game = make_game("knock_rummy", num_players, **options)
         self.hand = slice(*game.observation_layout["hand"])
         self.deadwood = DeadwoodCache()
 
@@ -124,9 +124,7 @@ def _build(
     cls = table[name]
     if cls.variant != variant:
         raise ValueError(f"{kind} {name!r} are for {cls.variant}, not {variant}")
-    from rummyzoo.envs.base import split_options
-
-    return cls(num_players, split_options(dict(options))[1])
+    return cls(num_players, dict(options))
 
 
 def make_potential(

@@ -48,11 +48,10 @@ def card_layout(
 
     :raises ValueError: the variant's actions are not laid out per card.
     """
-    from rummyzoo.envs.base import split_options
-    from rummyzoo.envs.registry import make_env
+    from rummyzoo.envs.registry import make_game
     from rummyzoo.training.features import make_features
 
-    game = make_env(variant, num_players, wrapped=False, **split_options(dict(options))[1]).game
+    game = make_game(variant, num_players, **options)
     segments = getattr(game, "action_segments", None)
     if segments is None:
         raise ValueError(

@@ -55,6 +55,7 @@ import numpy as np
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.cards import CARD_NAMES
+from rummyzoo.envs.match import REPORT_OPTION_NAMES
 from rummyzoo.envs.registry import VARIANTS, check_players, make_env
 from rummyzoo.envs.seeding import check_seed, new_generator, seed_generator
 
@@ -79,7 +80,7 @@ __all__ = [
 
 FORMAT_VERSION = 1
 #: Env options that replays and human games set themselves.
-RESERVED_OPTIONS = ("reward", "reward_scale", "render_mode", "render_view")
+RESERVED_OPTIONS = REPORT_OPTION_NAMES
 REQUIRED_KEYS = (
     "format",
     "variant",

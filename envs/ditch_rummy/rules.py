@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from rummyzoo.envs.base import (
+from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, format_card, format_cards
+from rummyzoo.envs.core import (
     ConfigError,
     Game,
     HandState,
@@ -28,7 +29,6 @@ from rummyzoo.envs.base import (
     check_range,
     validate_fields,
 )
-from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, format_card, format_cards
 
 # ----------------------------------------------------------------- card order
 #: Game-rank characters, low to high (aces are high only; runs never wrap).
@@ -90,9 +90,6 @@ class DitchRummyRules:
     :param points_run: points of a blind run (2 or 3 consecutive ranks).
     :param hand_penalty: ``"per_card"`` (every card left in a hand when the hand ends counts as
         a negative single: ``-points_single``, ``-points_single_ace`` for an ace) or ``"none"``.
-    :param target_score: None = one hand per episode; a number = a match to that score.
-    :param max_turns: turns per hand before the hand is truncated.
-    :param first_dealer: dealer of the first hand (None = the last seat, so player_0 acts first).
     """
 
     num_players: int = 2
@@ -106,9 +103,6 @@ class DitchRummyRules:
     points_set: int = 5
     points_run: int = 25
     hand_penalty: str = "per_card"
-    target_score: int | None = 500
-    max_turns: int = 500
-    first_dealer: int | None = None
 
     def __post_init__(self) -> None:
         validate_fields(self)
@@ -132,9 +126,6 @@ class DitchRummyRules:
         for name in ("points_single", "points_single_ace", "points_set", "points_run"):
             check_range(self, name, 0, None)
         check_choice(self, "hand_penalty", ("per_card", "none"))
-        check_range(self, "target_score", 1, None)
-        check_range(self, "max_turns", 1, None)
-        check_range(self, "first_dealer", 0, self.num_players - 1)
 
 
 class Meld:
@@ -254,9 +245,12 @@ class DitchRummyGame(Game):
     """Ditch Rummy rules for one config (see :mod:`rummyzoo.envs.ditch_rummy_v0` for the docs)."""
 
     name = "ditch_rummy"
+    rules_class = DitchRummyRules
+    match_defaults: ClassVar[dict[str, Any]] = {"target_score": 500, "max_turns": 500}
 
-    def __init__(self, rules: DitchRummyRules) -> None:
+    def __init__(self, rules: DitchRummyRules, match: Any) -> None:
         self.rules = rules
+        self.match = match
         n = self.num_players = rules.num_players
         hmax = self.max_hand = int(rules.max_hand)
         self.score_groups = np.array([0, 1, 0, 1]) if rules.teams else np.arange(n)
@@ -419,7 +413,7 @@ class DitchRummyGame(Game):
         for d in self._dest[self._fl_pile]:
             template[d] = 1.0
         self._views_template = template
-        self._score_scale = float(self.rules.target_score or 500)
+        self._score_scale = float(self.match.target_score or 500)
 
     def _build_masks(self, hmax: int) -> None:
         def frozen(ids: list[int]) -> np.ndarray:
@@ -690,7 +684,7 @@ class DitchRummyGame(Game):
     def _end_turn(self, s: DitchState) -> None:
         s.turn += 1
         dest, views = self._dest, s.views
-        value = s.turn / self.rules.max_turns
+        value = s.turn / self.match.max_turns
         for d in dest[self._fl_turn]:
             views[d] = value
         if not s.active:
@@ -754,6 +748,13 @@ class DitchRummyGame(Game):
         return obs
 
     # ------------------------------------------------------ descriptions
+    def illegal_action_detail(self, s: DitchState) -> str:
+        """The cards of the seat to act, by hand position (actions name positions)."""
+        held = " ".join(
+            f"[{i}]{format_card(ORDER_TO_CARD[o])}" for i, o in enumerate(s.hands[s.current])
+        )
+        return f"player_{s.current} holds {held or 'no cards'}"
+
     def describe_action(self, s: DitchState, action: int) -> str:
         """The action's name and, for the player to act, the cards it moves.
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from rummyzoo.envs.base import (
+from rummyzoo.envs.cards import CARD_NAMES, NUM_CARDS, PIP_VALUES, format_cards, mask_cards
+from rummyzoo.envs.core import (
     ConfigError,
     Game,
     HandState,
@@ -21,7 +22,6 @@ from rummyzoo.envs.base import (
     check_range,
     validate_fields,
 )
-from rummyzoo.envs.cards import CARD_NAMES, NUM_CARDS, PIP_VALUES, format_cards, mask_cards
 from rummyzoo.envs.melds import knock_solver
 from rummyzoo.envs.native import compiled_kernels
 
@@ -75,9 +75,6 @@ class KnockRummyRules:
         pile under its top card is shuffled under the stock) or ``"showdown"`` (hands are scored
         as if nobody knocked: no bonus, no penalty).
     :param void_threshold: stock size at or below which the stock counts as exhausted (0; 2 = gin).
-    :param target_score: None = one hand per episode; a number = play a match to that score.
-    :param max_turns: turns per hand before the hand is truncated.
-    :param first_dealer: dealer of the first hand (None = the last seat, so player_0 acts first).
     """
 
     num_players: int = 2
@@ -90,9 +87,6 @@ class KnockRummyRules:
     split_rounding: str = "exact"
     stock_exhaustion: str = "void"
     void_threshold: int = 0
-    target_score: int | None = None
-    max_turns: int = 300
-    first_dealer: int | None = None
 
     def __post_init__(self) -> None:
         validate_fields(self)
@@ -113,9 +107,6 @@ class KnockRummyRules:
         check_choice(self, "stock_exhaustion", ("void", "reshuffle", "showdown"))
         stock = NUM_CARDS - self.num_players * self.hand_size - 1
         check_range(self, "void_threshold", 0, stock - 1)
-        check_range(self, "target_score", 1, None)
-        check_range(self, "max_turns", 1, None)
-        check_range(self, "first_dealer", 0, self.num_players - 1)
 
 
 class KnockState(HandState):
@@ -179,6 +170,16 @@ class KnockState(HandState):
         return np.flatnonzero(self.hands[seat]).tolist()
 
 
+def showdown_winners(deadwood: list[int], knocker: int | None) -> list[int]:
+    """Seats that win a showdown: the lowest deadwood, but a knocker tying for it loses the
+    win to the tying opponents."""
+    low = min(deadwood)
+    winners = [i for i, d in enumerate(deadwood) if d == low]
+    if len(winners) > 1 and knocker in winners:
+        winners.remove(knocker)
+    return winners
+
+
 def score_showdown(
     deadwood: list[int], knocker: int | None, rules: KnockRummyRules
 ) -> list[int | Fraction]:
@@ -189,17 +190,9 @@ def score_showdown(
     """
     n = len(deadwood)
     low = min(deadwood)
-    points: list[int | Fraction] = []  # low - deadwood: the winners' entries are 0
-    winners = []
-    for i in range(n):
-        d = deadwood[i]
-        points.append(low - d)
-        if d == low:
-            winners.append(i)
+    points: list[int | Fraction] = [low - d for d in deadwood]  # the winners' entries are 0
+    winners = showdown_winners(deadwood, knocker)
     k = len(winners)
-    if k > 1 and knocker in winners:
-        winners.remove(knocker)  # a tying opponent wins instead of the knocker
-        k -= 1
     pot = -sum(points)
     if k == 1:
         points[winners[0]] += pot
@@ -231,12 +224,15 @@ class KnockRummyGame(Game):
     """Knock Rummy rules for one config (see :mod:`rummyzoo.envs.knock_rummy_v0` for the docs)."""
 
     name = "knock_rummy"
+    rules_class = KnockRummyRules
+    match_defaults: ClassVar[dict[str, Any]] = {"target_score": None, "max_turns": 300}
     #: Actions per card, for card-shared networks: two card-free actions (draw stock, take
     #: discard), then two per card (discard it, knock with it), each block in card-id order.
     action_segments = (("global", 2), ("card", 2))
 
-    def __init__(self, rules: KnockRummyRules) -> None:
+    def __init__(self, rules: KnockRummyRules, match: Any) -> None:
         self.rules = rules
+        self.match = match
         n = self.num_players = rules.num_players
         self.num_actions = NUM_ACTIONS
         self.score_groups = np.arange(n)
@@ -293,8 +289,8 @@ class KnockRummyGame(Game):
             )
             for v in range(n)
         ]
-        self._score_scale = float(rules.target_score or 100)
-        self._max_turns = float(rules.max_turns)
+        self._score_scale = float(match.target_score or 100)
+        self._max_turns = float(match.max_turns)
         # Flat plane index offset of each dealt card (one at a time from the dealer's left).
         self._deal_offsets = [
             np.asarray(
@@ -494,12 +490,18 @@ class KnockRummyGame(Game):
             obs[to_act_cells[current]] = 1.0
             obs[dealer_cells[s.dealer]] = 1.0
             obs[self._turn_at] = turn
-        if self.rules.target_score is not None:
+        if self.match.target_score is not None:
             start = self._scores_at
             obs[start : start + self.num_players] = totals[self._rel[seat]] / self._score_scale
         return obs
 
     # ------------------------------------------------------------------ info
+    def hand_winners(self, s: KnockState) -> list[int] | None:
+        """The showdown's winners (none in a void hand)."""
+        if s.deadwood is None:
+            return []
+        return showdown_winners(s.deadwood, None if s.knocker < 0 else s.knocker)
+
     def hand_info(self, s: KnockState, seat: int) -> dict[str, Any]:
         info: dict[str, Any] = {
             "void": s.void,

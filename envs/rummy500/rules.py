@@ -13,18 +13,10 @@ With two decks (5-8 players) hands, the table and the known cards are counts (0-
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from rummyzoo.envs.base import (
-    ConfigError,
-    Game,
-    HandState,
-    check_choice,
-    check_range,
-    validate_fields,
-)
 from rummyzoo.envs.cards import (
     CARD_NAMES,
     NUM_CARDS,
@@ -33,6 +25,14 @@ from rummyzoo.envs.cards import (
     format_card,
     mask_cards,
     parse_cards,
+)
+from rummyzoo.envs.core import (
+    ConfigError,
+    Game,
+    HandState,
+    check_choice,
+    check_range,
+    validate_fields,
 )
 from rummyzoo.envs.rummy500.tables import (
     ACE_HIGH_POS,
@@ -95,18 +95,12 @@ class Rummy500Rules:
     :param stock_exhaustion: after the last stock card is taken: ``"discard_only"`` (play goes
         on from the discard pile; the hand ends when the player to move cannot or does not take
         from it) or ``"end_after_last_stock_turn"`` (the hand ends after that turn).
-    :param target_score: None = one hand per episode; a number = a match to that score.
-    :param max_turns: turns per hand before the hand is truncated.
-    :param first_dealer: dealer of the first hand (None = the last seat, so player_0 acts first).
     """
 
     num_players: int = 2
     hand_size: int | None = None
     top_discard_free: bool = False
     stock_exhaustion: str = "discard_only"
-    target_score: int | None = 500
-    max_turns: int = 300
-    first_dealer: int | None = None
 
     def __post_init__(self) -> None:
         validate_fields(self)
@@ -121,9 +115,6 @@ class Rummy500Rules:
                 f"{self.num_players} players (need players*hand_size + 2 <= {cards})"
             )
         check_choice(self, "stock_exhaustion", STOCK_EXHAUSTION_MODES)
-        check_range(self, "target_score", 1, None)
-        check_range(self, "max_turns", 1, None)
-        check_range(self, "first_dealer", 0, self.num_players - 1)
 
     @property
     def num_decks(self) -> int:
@@ -205,9 +196,12 @@ class Rummy500Game(Game):
     """500 Rum rules for one config (see :mod:`rummyzoo.envs.rummy500_v0` for the docs)."""
 
     name = "rummy500"
+    rules_class = Rummy500Rules
+    match_defaults: ClassVar[dict[str, Any]] = {"target_score": 500, "max_turns": 300}
 
-    def __init__(self, rules: Rummy500Rules) -> None:
+    def __init__(self, rules: Rummy500Rules, match: Any) -> None:
         self.rules = rules
+        self.match = match
         n = self.num_players = rules.num_players
         self.num_decks = rules.num_decks
         self.num_actions = NUM_ACTIONS
@@ -294,8 +288,8 @@ class Rummy500Game(Game):
             assert len(index) == self.obs_size
             self._gather.append(np.asarray(index, dtype=np.intp))
         self._off_phase = layout["phase"][0]
-        self._inv_turns = 1.0 / rules.max_turns
-        self._score_scale = float(rules.target_score or 500)
+        self._inv_turns = 1.0 / match.max_turns
+        self._score_scale = float(match.target_score or 500)
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
         self._deal_seats = [[(d + 1 + k) % n for k in range(n * rules.hand_size)] for d in range(n)]
 
@@ -741,7 +735,7 @@ class Rummy500Game(Game):
         if totals is not s.totals or s.over:
             # Totals change only when a hand ends; refresh the buffer then (or for new arrays).
             s.totals = totals
-            if self.rules.target_score is not None:
+            if self.match.target_score is not None:
                 s.buf[self._extra + 4 + 4 * n :] = totals / self._score_scale
         obs = s.buf[self._gather[seat]]
         if seat == s.current and not s.over:

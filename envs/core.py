@@ -1,0 +1,256 @@
+"""The core of every variant: the pure-rules :class:`Game` interface, errors and option checks.
+
+This layer imports neither PettingZoo nor gymnasium. A variant's rules module subclasses
+:class:`Game` (rules over a small mutable numpy state) and declares its options as a frozen
+dataclass whose fields are checked against their type hints by :func:`validate_fields`. The
+match layer (:mod:`rummyzoo.envs.match`) plays hands of a game into a match, and the AEC layer
+(:mod:`rummyzoo.envs.aec`) turns a match into a PettingZoo env.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Sequence
+from functools import cache
+from typing import Any, ClassVar
+
+import numpy as np
+
+__all__ = [
+    "ConfigError",
+    "Game",
+    "HandState",
+    "IllegalActionError",
+    "check_action",
+    "check_choice",
+    "check_range",
+    "make_config",
+    "validate_fields",
+]
+
+_ORDERED_DECK = np.arange(52 * 4, dtype=np.int64)
+_ORDERED_DECK.flags.writeable = False
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules do not allow in the current state."""
+
+
+class ConfigError(ValueError):
+    """A rules or env option that is unknown, of the wrong type or out of range."""
+
+
+@cache
+def _field_types(cls: type) -> dict[str, tuple[tuple[type, ...], bool]]:
+    """Per field of a dataclass: (accepted value types, whether None is accepted)."""
+    hints = typing.get_type_hints(cls)
+    out: dict[str, tuple[tuple[type, ...], bool]] = {}
+    for field in dataclasses.fields(cls):
+        hint = hints[field.name]
+        members = (
+            typing.get_args(hint)
+            if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union
+            else (hint,)
+        )
+        nullable = type(None) in members
+        accepted: list[type] = []
+        for member in members:
+            if member is float:
+                accepted += [float, int]  # an int is a valid float option
+            elif isinstance(member, type) and member is not type(None):
+                accepted.append(member)
+        out[field.name] = (tuple(accepted), nullable)
+    return out
+
+
+def _type_name(accepted: tuple[type, ...], nullable: bool) -> str:
+    names = list(dict.fromkeys(t.__name__ for t in accepted))
+    if "float" in names and "int" in names:
+        names.remove("int")
+    return " | ".join(names + (["None"] if nullable else []))
+
+
+def validate_fields(config: Any) -> None:
+    """Type-check a dataclass config against its type hints.
+
+    ``bool`` is accepted only where the hint names ``bool`` (it is an ``int`` to Python), an
+    ``int`` wherever a ``float`` is accepted, ``None`` where the hint is optional.
+
+    :raises ConfigError: naming the field, the bad value and the expected type.
+    """
+    for name, (accepted, nullable) in _field_types(type(config)).items():
+        value = getattr(config, name)
+        if value is None and nullable:
+            continue
+        if not accepted:
+            continue
+        ok = isinstance(value, accepted) and not (isinstance(value, bool) and bool not in accepted)
+        if not ok:
+            raise ConfigError(
+                f"{type(config).__name__}.{name} must be {_type_name(accepted, nullable)}, "
+                f"got {value!r} ({type(value).__name__})"
+            )
+
+
+def make_config(cls: type, num_players: int, options: dict[str, Any]) -> Any:
+    """Build a frozen rules config, rejecting unknown option names clearly."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(options) - names)
+    if unknown:
+        raise ConfigError(
+            f"unknown option(s) for {cls.__name__}: {', '.join(unknown)}; "
+            f"valid options: {', '.join(sorted(names - {'num_players'}))}"
+        )
+    return cls(num_players=num_players, **options)
+
+
+def check_choice(config: Any, name: str, choices: Sequence[Any]) -> None:
+    value = getattr(config, name)
+    if value not in choices:
+        raise ConfigError(
+            f"{type(config).__name__}.{name} must be one of {list(choices)}, got {value!r}"
+        )
+
+
+def check_range(config: Any, name: str, low: float | None, high: float | None) -> None:
+    value = getattr(config, name)
+    if value is None:
+        return
+    if (low is not None and value < low) or (high is not None and value > high):
+        lo = "-inf" if low is None else low
+        hi = "inf" if high is None else high
+        raise ConfigError(f"{type(config).__name__}.{name} must be in [{lo}, {hi}], got {value!r}")
+
+
+def check_action(action: Any, num_actions: int) -> int:
+    """The action id of ``action``: an ``int`` or numpy integer in ``0..num_actions-1``.
+
+    :raises IllegalActionError: for anything else (a float, a bool, a string, None...),
+        naming the value and its type.
+    """
+    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+        a = int(action)
+        if 0 <= a < num_actions:
+            return a
+        raise IllegalActionError(f"action {a} is out of range 0..{num_actions - 1}")
+    raise IllegalActionError(
+        f"action {action!r} ({type(action).__name__}) is not an action id: "
+        f"pass an int 0..{num_actions - 1}"
+    )
+
+
+class HandState:
+    """Fields every variant's state carries (variants subclass and add their own)."""
+
+    __slots__ = ()
+
+    current: int  # seat to act
+    dealer: int
+    turn: int  # completed turns in this hand
+    over: bool  # the hand has ended (points are final)
+    points: Any  # per seat, raw hand points once ``over`` (list of floats or float64 array)
+
+
+class Game:
+    """Pure rules of one variant under one frozen config. Subclasses fill in the rules.
+
+    Class attributes: ``name`` (variant id), ``match_defaults`` (the variant's defaults of the
+    match options, e.g. its ``target_score``), and per instance ``num_players``,
+    ``num_actions``, ``obs_size``, ``observation_layout`` (name -> (start, stop) in the flat
+    observation), ``action_names`` (tuple of readable names), ``num_decks``. ``match`` is the
+    :class:`~rummyzoo.envs.match.MatchOptions` the game is played under (the rules read the
+    target score and the turn cap from it, e.g. to scale observations).
+    """
+
+    name: ClassVar[str] = ""
+    match_defaults: ClassVar[dict[str, Any]] = {}
+    rules: Any
+    match: Any
+    num_players: int
+    num_actions: int
+    obs_size: int
+    num_decks: int = 1
+    action_names: tuple[str, ...]
+    observation_layout: dict[str, tuple[int, int]]
+    score_groups: np.ndarray  # group (team) of each seat; seat i alone unless teams
+
+    # -- to implement ---------------------------------------------------------
+    def new_hand(self, rng: np.random.Generator, dealer: int, deck: np.ndarray) -> HandState:
+        """Deal a hand from ``deck`` (top of the stock first). ``deck`` is read-only: it is kept
+        as the record of the deal, so copy it before changing it."""
+        raise NotImplementedError
+
+    def legal_mask(self, state: HandState) -> np.ndarray:
+        raise NotImplementedError
+
+    def apply(self, state: HandState, action: int, rng: np.random.Generator) -> None:
+        raise NotImplementedError
+
+    def observe(self, state: HandState, seat: int, totals: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def hand_info(self, state: HandState, seat: int) -> dict[str, Any]:
+        """Variant-specific facts about a finished hand for ``infos`` (e.g. deadwood, melds)."""
+        return {}
+
+    def hand_winners(self, state: HandState) -> list[int] | None:
+        """Seats that the rules name as the winners of a finished hand, or ``None`` when the
+        winners are simply the seats (teams) with the most points."""
+        return None
+
+    def illegal_action_detail(self, state: HandState) -> str:
+        """Extra context for an illegal-action message (e.g. the cards held); may be empty."""
+        return ""
+
+    def render(self, state: HandState, view: int | None, totals: np.ndarray) -> str:
+        raise NotImplementedError
+
+    def card_locations(self, state: HandState) -> np.ndarray:
+        """How many places hold each card id (length 52): ``num_decks`` everywhere when sound."""
+        raise NotImplementedError
+
+    # -- shared ---------------------------------------------------------------
+    def scores_line(self, totals: np.ndarray, label: str = "scores") -> str | None:
+        """The match totals as a render line (None in single-hand play)."""
+        if self.match.target_score is None:
+            return None
+        shown = ", ".join(f"player_{i} {totals[i]:g}" for i in range(self.num_players))
+        return f"{label}: {shown} (target {self.match.target_score})"
+
+    def _index_names(self) -> None:
+        self._name_to_action = {n.lower(): i for i, n in enumerate(self.action_names)}
+
+    def action_name(self, action: int) -> str:
+        return self.action_names[check_action(action, self.num_actions)]
+
+    def action_index(self, name: str) -> int:
+        key = " ".join(str(name).lower().replace("10", "t").split())
+        try:
+            return self._name_to_action[key]
+        except KeyError:
+            raise ValueError(
+                f"unknown action name {name!r} for {self.name} (e.g. {self.action_names[0]!r}, "
+                f"{self.action_names[-1]!r})"
+            ) from None
+
+    def shuffled_deck(self, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly shuffled deck (each card ``num_decks`` times), top of the stock first."""
+        return self.shuffled_decks(rng, 1)[0]
+
+    def shuffled_decks(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """``count`` shuffled decks as the rows of one read-only array.
+
+        Row ``k`` is the deck that the ``k``-th of ``count`` successive calls of
+        :meth:`shuffled_deck` would give (``Generator.permuted`` shuffles row after row from
+        the same stream), so drawing decks in batches changes no deal.
+        """
+        size = 52 * self.num_decks
+        decks = rng.permuted(np.broadcast_to(_ORDERED_DECK[:size], (count, size)), axis=1)
+        if not decks.flags.c_contiguous:  # rows that are contiguous decks, for the deal
+            decks = np.ascontiguousarray(decks)
+        if self.num_decks > 1:
+            decks %= 52
+        decks.flags.writeable = False
+        return decks
