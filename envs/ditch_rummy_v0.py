@@ -16,7 +16,7 @@
         env.step(action)
     print(env.render())
 
-Rules (RULES.md section 2)
+Rules (docs/rules.md section 2)
 --------------------------
 2-4 players; four may play as two teams, partners opposite (seats 0+2 against 1+3), adding
 their points together. One 52-card deck, ranked 2 < 3 < ... < K < A (aces high only, runs never
@@ -48,7 +48,7 @@ that penalty. The match goes to ``target_score`` (500): after a hand in which so
 the highest total wins; a tie for the lead plays another hand; the deal rotates clockwise.
 Teams score their members' points together.
 
-Decisions in this implementation (where RULES.md leaves room):
+Decisions in this implementation (where docs/rules.md leaves room):
 
 * A turn is a sequence of decisions: ``draw k``; then melds and singles; the first ditch moves
   the turn to its ditch step (no more plays); ``end turn`` ends it. A turn ends by itself when the

@@ -12,7 +12,7 @@
         action = None if terminated or truncated else int(mask.nonzero()[0][0])
         env.step(action)
 
-Rules (RULES.md section 1)
+Rules (docs/rules.md section 1)
 --------------------------
 2-6 players, one 52-card deck, aces low (A-2-3 is a run, Q-K-A and K-A-2 are not), values A=1,
 2-10 pip, J/Q/K=10. 10 cards each for 2 players, 7 for 3-4, 6 for 5-6, dealt one at a time

@@ -12,7 +12,7 @@
         action = None if terminated or truncated else int(mask.nonzero()[0][0])
         env.step(action)
 
-Rules (RULES.md section 3)
+Rules (docs/rules.md section 3)
 --------------------------
 2-8 players; one 52-card deck for 2-4 players, two decks (104 cards, every card twice) for 5-8.
 10 cards each for 2 players, 7 otherwise, dealt one at a time clockwise from the dealer's left;

@@ -1,4 +1,4 @@
-"""Knock Rummy rules against worked examples written with card strings (RULES.md section 1)."""
+"""Knock Rummy rules against worked examples written with card strings (docs/rules.md section 1)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def points(env) -> list[float]:
 
 
 def test_rules_worked_example_four_players():
-    """RULES.md: knocker 12, A 5, B 5, C 20 gives +21, +21, -15, -27 (knocker)."""
+    """docs/rules.md: knocker 12, A 5, B 5, C 20 gives +21, +21, -15, -27 (knocker)."""
     env = make(
         4,
         [

@@ -183,7 +183,7 @@ def test_quit_and_help_and_names():
         color=False,
     )
     text = screen.getvalue()
-    assert "commands:" in text and "Rules (RULES.md section 1)" in text
+    assert "commands:" in text and "Rules (docs/rules.md section 1)" in text
     assert "you: draw stock" in text
     assert "'knock 10♥' is not a legal move now" in text  # refused with the reason
     assert "goodbye" in text and not result.finished
@@ -264,7 +264,7 @@ def test_opponents_default_cycle_and_errors():
             input_stream=io.StringIO(),
             output_stream=io.StringIO(),
         )
-    assert "Rules (RULES.md section 3)" in rules_summary("rummy500")
+    assert "Rules (docs/rules.md section 3)" in rules_summary("rummy500")
 
 
 def test_colour_cards():

@@ -1,4 +1,4 @@
-"""500 Rum rules against worked examples written with card strings (RULES.md section 3)."""
+"""500 Rum rules against worked examples written with card strings (docs/rules.md section 3)."""
 
 from __future__ import annotations
 

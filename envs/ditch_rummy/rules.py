@@ -1,4 +1,4 @@
-"""Ditch Rummy: pure rules over a small mutable state (RULES.md section 2). No PettingZoo here.
+"""Ditch Rummy: pure rules over a small mutable state (docs/rules.md section 2). No PettingZoo here.
 
 Inside the engine a card is handled by its *order id* ``o = game_rank * 4 + suit``, where the game
 ranks run 2 = 0 ... K = 11, A = 12 (aces are high only). Sorting order ids sorts a hand by rank

@@ -1,4 +1,4 @@
-"""Knock Rummy: pure rules over numpy state (RULES.md section 1). No PettingZoo here.
+"""Knock Rummy: pure rules over numpy state (docs/rules.md section 1). No PettingZoo here.
 
 The state keeps every 52-card plane the observation needs in one float32 matrix ``planes`` so an
 observation is a single gather of rows: per seat its hand, the cards it is known to hold (taken

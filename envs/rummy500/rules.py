@@ -1,4 +1,4 @@
-"""500 Rum: pure rules over numpy state (RULES.md section 3). No PettingZoo here.
+"""500 Rum: pure rules over numpy state (docs/rules.md section 3). No PettingZoo here.
 
 The state keeps every 52-card plane the observation needs (hands, cards laid on the table by each
 seat, cards each seat is known to hold, the discard pile, the "what fits" planes, the pending
