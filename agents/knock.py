@@ -14,7 +14,8 @@
     showdown (opponents' hands sampled from the live cards and grown by the turns they have
     had) has a positive expected value, so it weighs the undercut risk against the gain.
 
-Both read only the observation (through the env's documented layout) and the rules config.
+Both read only the observation (decoded by the rules' ``KnockRummyGame.decode``) and the rules
+config.
 """
 
 from __future__ import annotations
@@ -24,58 +25,20 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
-from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, PIP_VALUES, mask_cards
+from rummyzoo.envs.cards import NUM_RANKS, PIP_VALUES, mask_cards
 from rummyzoo.envs.knock_rummy.rules import (
     DISCARD_BASE,
     DRAW_STOCK,
     KNOCK_BASE,
     TAKE_DISCARD,
     KnockRummyGame,
+    KnockView,
     score_showdown,
 )
 from rummyzoo.envs.match import make_game
 from rummyzoo.envs.melds import knock_solver
 
 VALUES = PIP_VALUES.tolist()
-FULL = (1 << NUM_CARDS) - 1
-
-
-class KnockView:
-    """Decodes a Knock Rummy observation into bitmasks (own seat = 0, opponents 1..N-1)."""
-
-    def __init__(self, game: KnockRummyGame) -> None:
-        self.rules = game.rules
-        self.max_turns = game.match.max_turns
-        self.n = game.num_players
-        self.layout = game.observation_layout
-
-    @staticmethod
-    def _bits(plane: np.ndarray) -> int:
-        out = 0
-        for c in np.flatnonzero(plane):
-            out |= 1 << int(c)
-        return out
-
-    def decode(self, obs: np.ndarray) -> dict[str, Any]:
-        lay = self.layout
-        n = self.n
-        hand = self._bits(obs[slice(*lay["hand"])])
-        top_plane = obs[slice(*lay["top_discard"])]
-        tops = np.flatnonzero(top_plane)
-        known0, _ = lay["opponent_known"]
-        thrown0, _ = lay["opponent_thrown"]
-        known = [self._bits(obs[known0 + 52 * k : known0 + 52 * (k + 1)]) for k in range(n - 1)]
-        thrown = [self._bits(obs[thrown0 + 52 * k : thrown0 + 52 * (k + 1)]) for k in range(n - 1)]
-        turn = round(float(obs[lay["turn"][0]]) * self.max_turns)
-        return {
-            "hand": hand,
-            "top": int(tops[0]) if tops.size else -1,
-            "buried": self._bits(obs[slice(*lay["buried_discards"])]),
-            "known": known,
-            "thrown": thrown,
-            "stock": round(float(obs[lay["stock_size"][0]]) * NUM_CARDS),
-            "turn": turn,
-        }
 
 
 class DeadwoodCache:
@@ -125,9 +88,8 @@ class KnockPolicy(BasePolicy):
     ):
         if variant != "knock_rummy":
             raise ValueError(f"{type(self).__name__} plays knock_rummy, not {variant}")
-        game = make_game(KnockRummyGame, num_players, dict(options or {}))
+        self.game = game = make_game(KnockRummyGame, num_players, dict(options or {}))
         self.rules = game.rules
-        self.view = KnockView(game)
         self.deadwood = DeadwoodCache()
 
     def _discard_options(self, hand: int, mask: np.ndarray) -> list[tuple[int, int]]:
@@ -148,10 +110,10 @@ class GreedyKnock(KnockPolicy):
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
-        seen = self.view.decode(observation)
-        hand = seen["hand"]
+        seen = self.game.decode(observation)
+        hand = seen.hand
         if action_mask[DRAW_STOCK] or action_mask[TAKE_DISCARD]:
-            top = seen["top"]
+            top = seen.top_discard
             if action_mask[TAKE_DISCARD] and top >= 0:
                 with_top = hand | (1 << top)
                 forbid = -1 if self.rules.allow_discard_of_taken else top
@@ -201,12 +163,6 @@ class SmartKnock(KnockPolicy):
                 out |= 1 << (suit * NUM_RANKS + r)
         return out
 
-    def _live(self, seen: dict[str, Any]) -> int:
-        public = seen["hand"] | seen["buried"] | (1 << seen["top"] if seen["top"] >= 0 else 0)
-        for k in seen["known"]:
-            public |= k
-        return FULL & ~public
-
     def _expected_stock(self, hand: int, live: int) -> float:
         """Mean deadwood after drawing a live card and making the best discard."""
         cards = mask_cards(live)
@@ -217,20 +173,18 @@ class SmartKnock(KnockPolicy):
             total += self.deadwood.best_discard(hand | (1 << u))[0]
         return total / len(cards)
 
-    def _knock_value(
-        self, d: int, seen: dict[str, Any], live: int, rng: np.random.Generator
-    ) -> float:
+    def _knock_value(self, d: int, seen: KnockView, live: int, rng: np.random.Generator) -> float:
         """Monte Carlo expected points of knocking now with deadwood ``d``."""
         n = self.rules.num_players
         size = self.rules.hand_size
         live_cards = np.asarray(mask_cards(live), dtype=np.int64)
-        extra = min(seen["turn"] // n, 4)  # opponents have been improving their hands
+        extra = min(seen.turn // n, 4)  # opponents have been improving their hands
         total = 0.0
         for _ in range(self.samples):
             pool = rng.permutation(live_cards).tolist()
             deadwood = [d]
             for k in range(n - 1):
-                known = mask_cards(seen["known"][k])
+                known = mask_cards(seen.opponent_known[k])
                 need = max(size - len(known), 0) + extra
                 drawn, pool = pool[:need], pool[need:]
                 hand = 0
@@ -251,11 +205,11 @@ class SmartKnock(KnockPolicy):
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
-        seen = self.view.decode(observation)
-        hand = seen["hand"]
-        live = self._live(seen)
+        seen = self.game.decode(observation)
+        hand = seen.hand
+        live = seen.unseen
         if action_mask[DRAW_STOCK] or action_mask[TAKE_DISCARD]:
-            top = seen["top"]
+            top = seen.top_discard
             if action_mask[TAKE_DISCARD] and top >= 0:
                 forbid = -1 if self.rules.allow_discard_of_taken else top
                 after, _ = self.deadwood.best_discard(hand | (1 << top), forbid)
@@ -267,9 +221,9 @@ class SmartKnock(KnockPolicy):
         options = self._discard_options(hand, action_mask)
         opp_known = 0
         opp_thrown = 0
-        for k in seen["known"]:
+        for k in seen.opponent_known:
             opp_known |= k
-        for t in seen["thrown"]:
+        for t in seen.opponent_thrown:
             opp_thrown |= t
 
         def cost(option: tuple[int, int]) -> tuple[float, int, int]:

@@ -8,6 +8,7 @@ from the discard pile) and the cards it threw; then the top discard and the buri
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -23,7 +24,7 @@ from rummyzoo.envs.core import (
     validate_fields,
 )
 from rummyzoo.envs.melds import knock_solver
-from rummyzoo.envs.native import compiled_kernels
+from rummyzoo.envs.native import PURE, resolve_kernels
 
 POW2 = [1 << c for c in range(NUM_CARDS)]
 
@@ -36,8 +37,17 @@ DISCARD_BASE = 2
 KNOCK_BASE = DISCARD_BASE + NUM_CARDS
 NUM_ACTIONS = KNOCK_BASE + NUM_CARDS
 
-PHASE_DRAW = 0
-PHASE_DISCARD = 1
+
+class Phase(IntEnum):
+    """Turn phases of Knock Rummy, in the order of the observation's ``phase`` one-hot."""
+
+    DRAW = 0  # draw from the stock or take the top discard
+    DISCARD = 1  # discard, or knock with a discard
+
+
+# The members under module names for the per-step code (an enum class lookup costs more).
+_DRAW = Phase.DRAW
+_DISCARD = Phase.DISCARD
 
 
 def _draw_masks() -> list[np.ndarray]:
@@ -170,6 +180,53 @@ class KnockState(HandState):
         return np.flatnonzero(self.hands[seat]).tolist()
 
 
+@dataclass(frozen=True, slots=True)
+class KnockView:
+    """What one Knock Rummy observation shows, as :meth:`KnockRummyGame.decode` reads it back.
+
+    Seats are relative to the observer: 0 is the observer, 1..N-1 the seats after it in play
+    order. Sets of cards are 52-bit masks over card ids (bit ``c`` set = card id ``c``).
+
+    :ivar hand: the observer's cards.
+    :ivar top_discard: card id of the top discard (-1 when the pile is empty).
+    :ivar buried_discards: the discards under the top one.
+    :ivar opponent_known: per opponent (index ``k`` = relative seat ``k + 1``), the cards it
+        took from the discard pile and still holds.
+    :ivar opponent_thrown: per opponent (same order), the cards it discarded this hand.
+    :ivar unseen: the cards in none of the above (in the stock or an opponent's hidden cards).
+    :ivar stock: cards left in the stock.
+    :ivar phase: the observer's :class:`Phase` when it is to act, else None (also once the
+        hand is over).
+    :ivar to_act: relative seat of the player to act.
+    :ivar dealer: relative seat of the dealer.
+    :ivar turn: turns completed in this hand.
+    :ivar scores: match totals per relative seat, to float32 precision (all 0 in single-hand
+        play, where the observation carries none).
+    """
+
+    hand: int
+    top_discard: int
+    buried_discards: int
+    opponent_known: tuple[int, ...]
+    opponent_thrown: tuple[int, ...]
+    unseen: int
+    stock: int
+    phase: Phase | None
+    to_act: int
+    dealer: int
+    turn: int
+    scores: tuple[float, ...]
+
+
+def _plane_masks(values: np.ndarray) -> list[int]:
+    """Each 52-card plane of ``values`` (a multiple of 52 long) as the mask of its non-zero
+    cards."""
+    rows = values.reshape(-1, NUM_CARDS)
+    packed = np.zeros((len(rows), 8), dtype=np.uint8)
+    packed[:, :7] = np.packbits(rows != 0, axis=1, bitorder="little")
+    return packed.view("<u8").ravel().tolist()
+
+
 def showdown_winners(deadwood: list[int], knocker: int | None) -> list[int]:
     """Seats that win a showdown: the lowest deadwood, but a knocker tying for it loses the
     win to the tying opponents."""
@@ -230,13 +287,16 @@ class KnockRummyGame(Game):
     #: discard), then two per card (discard it, knock with it), each block in card-id order.
     action_segments = (("global", 2), ("card", 2))
 
-    def __init__(self, rules: KnockRummyRules, match: Any) -> None:
+    def __init__(self, rules: KnockRummyRules, match: Any, kernels: Any = None) -> None:
+        # ``kernels``: None = the compiled kernels where built, PURE = the Python code, or a
+        # kernels module (rummyzoo.envs.native.resolve_kernels).
+        kernels = self.kernels = resolve_kernels(kernels)
         self.rules = rules
         self.match = match
         n = self.num_players = rules.num_players
         self.num_actions = NUM_ACTIONS
         self.score_groups = np.arange(n)
-        self.solver = knock_solver()
+        self.solver = knock_solver(PURE if kernels is None else kernels)
         names = ["draw stock", "take discard"]
         names += [f"discard {c}" for c in CARD_NAMES]
         names += [f"knock {c}" for c in CARD_NAMES]
@@ -303,7 +363,6 @@ class KnockRummyGame(Game):
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
         # The compiled builders of the deal, observations, discard masks and card names, when
         # built (the Python code below gives the same state, arrays and names).
-        kernels = compiled_kernels()
         self._deal = None if kernels is None else kernels.deal
         self._gather_rows = None if kernels is None else kernels.gather_rows
         self._card_mask = None if kernels is None else kernels.card_mask
@@ -335,7 +394,7 @@ class KnockRummyGame(Game):
         s.dealer = dealer
         s.current = (dealer + 1) % n
         s.turn = 0
-        s.phase = PHASE_DRAW
+        s.phase = _DRAW
         s.taken = -1
         s.knocker = -1
         s.over = False
@@ -351,7 +410,7 @@ class KnockRummyGame(Game):
         shared read-only arrays; copy one before changing it."""
         if s.over:
             return _DRAW_MASKS[0]
-        if s.phase == PHASE_DRAW:
+        if s.phase == _DRAW:
             return _DRAW_MASKS[(s.stock_pos < len(s.stock)) + 2 * (len(s.discard) > 0)]
         # Every card in hand may be discarded (but the card just taken, unless the rules allow
         # it), and knocked with when there is no deadwood limit.
@@ -385,7 +444,7 @@ class KnockRummyGame(Game):
             planes[seat, card] = 1.0
             s.bits[seat] |= POW2[card]
             s.taken = -1
-            s.phase = PHASE_DISCARD
+            s.phase = _DISCARD
             return
         n = self.num_players
         top = self._row_top
@@ -401,7 +460,7 @@ class KnockRummyGame(Game):
             planes[n + seat, card] = 1.0
             s.bits[seat] |= POW2[card]
             s.taken = card
-            s.phase = PHASE_DISCARD
+            s.phase = _DISCARD
             return
         knock = action >= KNOCK_BASE
         card = action - (KNOCK_BASE if knock else DISCARD_BASE)
@@ -433,7 +492,7 @@ class KnockRummyGame(Game):
                 s.over = True
                 return
         s.current = (seat + 1) % n
-        s.phase = PHASE_DRAW
+        s.phase = _DRAW
 
     def _reshuffle(self, s: KnockState, rng: np.random.Generator) -> None:
         """The discard pile under its top card is shuffled and put under the stock."""
@@ -495,6 +554,35 @@ class KnockRummyGame(Game):
             obs[start : start + self.num_players] = totals[self._rel[seat]] / self._score_scale
         return obs
 
+    def decode(self, obs: np.ndarray) -> KnockView:
+        """Read an observation of :meth:`observe` back (see :class:`KnockView`)."""
+        n = self.num_players
+        lay = self.observation_layout
+        masks = _plane_masks(obs[: lay["opponent_thrown"][1]])
+        hand, top, buried = masks[:3]
+        known = tuple(masks[3 : n + 2])
+        public = hand | top | buried
+        for k in known:
+            public |= k
+        phase = np.flatnonzero(obs[slice(*lay["phase"])])
+        to_act = np.flatnonzero(obs[slice(*lay["to_act"])])
+        dealer = np.flatnonzero(obs[slice(*lay["dealer"])])
+        start, stop = lay["scores"]
+        return KnockView(
+            hand=hand,
+            top_discard=top.bit_length() - 1,
+            buried_discards=buried,
+            opponent_known=known,
+            opponent_thrown=tuple(masks[n + 2 :]),
+            unseen=(1 << NUM_CARDS) - 1 & ~public,
+            stock=round(float(obs[lay["stock_size"][0]]) * NUM_CARDS),
+            phase=Phase(int(phase[0])) if phase.size else None,
+            to_act=int(to_act[0]) if to_act.size else -1,
+            dealer=int(dealer[0]) if dealer.size else -1,
+            turn=round(float(obs[lay["turn"][0]]) * self._max_turns),
+            scores=tuple(x * self._score_scale for x in obs[start:stop].tolist()),
+        )
+
     # ------------------------------------------------------------------ info
     def hand_winners(self, s: KnockState) -> list[int] | None:
         """The showdown's winners (none in a void hand)."""
@@ -530,7 +618,7 @@ class KnockRummyGame(Game):
             status = "hand over" + (" (void: stock exhausted)" if s.void else "")
         else:
             status = (
-                f"player_{s.current} to {'draw' if s.phase == PHASE_DRAW else 'discard or knock'}"
+                f"player_{s.current} to {'draw' if s.phase == Phase.DRAW else 'discard or knock'}"
             )
         lines.append(f"Knock Rummy | dealer player_{s.dealer} | turn {s.turn} | {status}")
         top = format_cards(s.discard[-1:]) or "-"
