@@ -303,7 +303,7 @@ def make_agent(
         if not Path(name).exists():
             raise ValueError(f"checkpoint {name!r} does not exist")
         if _checkpoint_loader is None:
-            importlib.import_module("rummyzoo.training.checkpoints")  # registers the loader
+            importlib.import_module("rummyzoo.agents.checkpoints")  # registers the loader
         if _checkpoint_loader is None:
             raise ValueError(f"no checkpoint loader is available for {name!r}")
         return _checkpoint_loader(name, variant, num_players, options)

@@ -32,7 +32,6 @@ Both read only the observation (through the env's documented layout) and the rul
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -40,6 +39,7 @@ import numpy as np
 from rummyzoo.agents.base import BasePolicy
 from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, mask_cards
 from rummyzoo.envs.match import make_game
+from rummyzoo.envs.melds import RUMMY500_PLAYS, meld_table
 from rummyzoo.envs.rummy500.rules import Rummy500Game
 from rummyzoo.envs.rummy500.tables import (
     ACE_HIGH_POS,
@@ -72,6 +72,8 @@ __all__ = [
 ]
 
 RUN, SET, CHAIN_HIGH, CHAIN_LOW, LAY_ON_SET = range(5)
+#: The runs (3+) and sets (3 or 4) a hand can put down, from the shared meld table.
+PLAYS = meld_table(RUMMY500_PLAYS)
 BIT = tuple(1 << c for c in range(NUM_CARDS))
 
 
@@ -254,29 +256,14 @@ class Planner:
     def candidates(present: int, fits: tuple[int, int, int]) -> list[Play]:
         """Every play whose cards are all in ``present``."""
         plays: list[Play] = []
-        for suit in range(NUM_SUITS):
-            have = [bool(present >> pos_card(suit, p) & 1) for p in range(ACE_HIGH_POS + 1)]
-            p = 0
-            while p <= ACE_HIGH_POS:
-                if not have[p]:
-                    p += 1
-                    continue
-                q = p
-                while q + 1 <= ACE_HIGH_POS and have[q + 1]:
-                    q += 1
-                for lo in range(p, q - 1):
-                    for hi in range(lo + 2, q + 1):
-                        if lo == ACE_LOW_POS and hi == ACE_HIGH_POS:
-                            continue
-                        pos = tuple(range(lo, hi + 1))
-                        plays.append(Play(RUN, tuple(pos_card(suit, x) for x in pos), pos))
-                p = q + 1
+        for suit in range(NUM_SUITS):  # runs and sets from the shared meld table
+            for _, lo, hi in PLAYS.suit_runs(present >> (NUM_RANKS * suit) & SUIT_BITS):
+                pos = tuple(range(lo, hi + 1))
+                plays.append(Play(RUN, tuple(pos_card(suit, x) for x in pos), pos))
         for rank in range(NUM_RANKS):
-            suits = [s for s in range(NUM_SUITS) if present >> (s * NUM_RANKS + rank) & 1]
-            if len(suits) >= 3:
-                for k in range(3, len(suits) + 1):
-                    for combo in combinations(suits, k):
-                        plays.append(Play(SET, tuple(s * NUM_RANKS + rank for s in combo), combo))
+            pattern = sum(1 << s for s in range(NUM_SUITS) if present >> (s * NUM_RANKS + rank) & 1)
+            for combo in PLAYS.set_suits[rank][pattern]:
+                plays.append(Play(SET, tuple(s * NUM_RANKS + rank for s in combo), combo))
         fit_set, fit_low, fit_high = fits
         for c in mask_cards(fit_high & present):
             suit, p = c // NUM_RANKS, card_pos(c, True)

@@ -111,17 +111,23 @@ def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
     return match, rules
 
 
-def make_game(game_cls: type[Game], num_players: int, options: dict[str, Any]) -> Game:
+def make_game(
+    game_cls: type[Game], num_players: int, options: dict[str, Any], kernels: Any = None
+) -> Game:
     """Build a variant's game from ``env()``-style options (rules and match options).
 
     Every option is validated before anything is built; unknown names, bad types and values
     outside their range raise :class:`~rummyzoo.envs.core.ConfigError` naming the option.
+    ``kernels`` goes to the game's constructor (see :func:`rummyzoo.envs.native.resolve_kernels`;
+    None: the game's default).
     """
     match_opts, rules_opts = split_options(dict(options))
     match = MatchOptions(**{**game_cls.match_defaults, **match_opts})
     rules = make_config(game_cls.rules_class, num_players, rules_opts)
     match.check_seats(rules.num_players)
-    return game_cls(rules, match)
+    if kernels is None:
+        return game_cls(rules, match)
+    return game_cls(rules, match, kernels=kernels)
 
 
 @dataclass
@@ -132,6 +138,8 @@ class HandEnd:
     :ivar state: the finished hand's state (final; a new hand may already be dealt).
     :ivar deck: the deck the hand was dealt from.
     :ivar points: raw hand points per seat (``None`` when the turn cap cut the hand).
+    :ivar seat_points: per seat, the points its side scored (a team's sum for each member;
+        the same as ``points`` without teams; ``None`` when cut).
     :ivar rewards: per seat, the reward this hand brings under the reward mode (``None``
         when it brings none, e.g. ``win_loss`` before the match is decided).
     :ivar infos: per seat, the hand's facts for ``infos`` (points, hand index, variant facts;
@@ -144,6 +152,7 @@ class HandEnd:
     state: HandState
     deck: np.ndarray
     points: list[float] | None
+    seat_points: list[float] | None
     rewards: list[float] | None
     infos: list[dict[str, Any]]
     match_over: bool
@@ -189,6 +198,7 @@ class Match:
         self.totals: list[float] = [0.0] * self._num_groups
         self.seat_totals = zero  # match totals by seat, refreshed after each hand
         self.hand_index = 0
+        self.decisions = 0  # actions played in this match
         self.dealer = self._first_dealer
 
     # ------------------------------------------------------------ start
@@ -214,6 +224,7 @@ class Match:
         self.totals = [0.0] * self._num_groups
         self.seat_totals = self._zero_totals
         self.hand_index = 0
+        self.decisions = 0
         self.over = False
         self.dealer = self._first_dealer
         self._deal(deck)
@@ -296,6 +307,7 @@ class Match:
         state = self.state
         self.game.apply(state, action, self.play_rng)
         self.mask = None
+        self.decisions += 1
         if state.over:
             return self._finish_hand()
         if state.turn >= self._max_turns:
@@ -305,7 +317,9 @@ class Match:
     def _cut(self, reason: str) -> HandEnd:
         self.over = True
         infos: list[dict[str, Any]] = [{"truncated_by": reason} for _ in range(self.num_players)]
-        return HandEnd(self.hand_index, self.state, self.deck, None, None, infos, True, reason)
+        return HandEnd(
+            self.hand_index, self.state, self.deck, None, None, None, infos, True, reason
+        )
 
     def _finish_hand(self) -> HandEnd:
         """Score a finished hand: totals, rewards, infos; then end the match or deal again."""
@@ -378,4 +392,6 @@ class Match:
         else:
             self.dealer = (self.dealer + 1) % self.num_players
             self._deal(None)
-        return HandEnd(index, state, deck, points, rewards, infos, self.over, truncated_by)
+        return HandEnd(
+            index, state, deck, points, seat_points, rewards, infos, self.over, truncated_by
+        )

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from rummyzoo.agents import registry
+from rummyzoo.agents.arena import run_arena
 from rummyzoo.agents.random_agent import RandomPolicy
 from rummyzoo.agents.registry import agent_names, make_agent
-from rummyzoo.training import cli
-from rummyzoo.training.arena import run_arena
+from rummyzoo.cli import main as cli
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -11,33 +11,33 @@ import numpy as np
 import pytest
 
 from rummyzoo.agents import registry as agent_registry
-from rummyzoo.agents.base import BasePolicy
-from rummyzoo.agents.random_agent import RandomPolicy
-from rummyzoo.envs.core import ConfigError, IllegalActionError
-from rummyzoo.envs.registry import VARIANTS
-from rummyzoo.training import cli
-from rummyzoo.training.arena import (
-    make_arena_env,
+from rummyzoo.agents.arena import (
+    make_arena_match,
     pairwise_by_deal,
     parse_options,
-    play_episode,
     run_arena,
     seatings,
     summarize,
     unique_labels,
     win_credits,
 )
-from rummyzoo.training.ratings import (
+from rummyzoo.agents.arena.ratings import (
     bootstrap_ratings,
     expected_score,
     fit_bradley_terry,
 )
-from rummyzoo.training.stats import (
+from rummyzoo.agents.arena.stats import (
     student_t_quantile,
     t_interval,
     wilson_interval,
     win_rate_interval,
 )
+from rummyzoo.agents.base import BasePolicy
+from rummyzoo.agents.random_agent import RandomPolicy
+from rummyzoo.cli import main as cli
+from rummyzoo.envs.core import ConfigError, IllegalActionError
+from rummyzoo.envs.play import Deal, play_episode
+from rummyzoo.envs.registry import VARIANTS
 
 
 def matrix_from_elo(elo: list[float], comparisons: float) -> tuple[np.ndarray, np.ndarray]:
@@ -206,23 +206,18 @@ def test_duplicate_deals_replay_identical_decks() -> None:
 
 
 def test_duplicate_deals_also_fix_later_hands_of_a_match() -> None:
-    env = make_arena_env("knock_rummy", 2, {"target_score": 60})
-    raw = env.unwrapped
+    match = make_arena_match("knock_rummy", 2, {"target_score": 60})
     players = [RandomPolicy(), RandomPolicy()]
 
     def hand_decks(agent_seed: int) -> list[bytes]:
         rngs = [np.random.default_rng([agent_seed, s]) for s in range(2)]
-        env.reset(seed=5)
-        decks = [raw.deck.tobytes()]
-        for agent in env.agent_iter():
-            obs, _r, term, trunc, _info = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            seat = raw.agent_name_mapping[agent]
-            env.step(players[seat].act(obs["observation"], obs["action_mask"], rngs[seat]))
-            if raw.deck.tobytes() != decks[-1]:
-                decks.append(raw.deck.tobytes())
+        decks: list[bytes] = []
+
+        def watch(event: object, match: object) -> None:
+            if isinstance(event, Deal):
+                decks.append(event.deck.tobytes())
+
+        play_episode(match, players, rngs, seed=5, on_event=watch)
         return decks
 
     a, b = hand_decks(1), hand_decks(2)
@@ -232,13 +227,13 @@ def test_duplicate_deals_also_fix_later_hands_of_a_match() -> None:
 
 
 def test_episode_points_are_the_match_totals() -> None:
-    env = make_arena_env("knock_rummy", 3, {"target_score": 50})
+    match = make_arena_match("knock_rummy", 3, {"target_score": 50})
     players = [RandomPolicy()] * 3
     for seed in range(10):
         rngs = [np.random.default_rng([seed, s]) for s in range(3)]
-        result = play_episode(env, players, seed, rngs)
-        totals = env.unwrapped.match_totals
-        assert result.points.tolist() == [totals[f"player_{s}"] for s in range(3)]
+        result = play_episode(match, players, rngs, seed=seed)
+        totals = match.totals_by_seat()
+        assert result.points.tolist() == totals.tolist()
         assert result.points.sum() == pytest.approx(0.0)
         assert result.hands >= 1 and result.decisions >= result.hands
 

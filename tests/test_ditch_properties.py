@@ -73,7 +73,7 @@ def reference_observation(
     put("draw_pile", 0, s.pile_size / 52)
     put("drawn", 0, s.drawn / 3)
     put("idle_turns", 0, s.idle / n)
-    put("turn", 0, s.turn / rules.max_turns)
+    put("turn", 0, s.turn / game.match.max_turns)
     return obs
 
 

@@ -65,7 +65,7 @@ def test_docs_example_runs(capsys):
 
 
 def test_registered_and_benchable():
-    from rummyzoo.training.bench import bench_env
+    from rummyzoo.cli.bench import bench_env
 
     assert VARIANTS["ditch_rummy"] == ("rummyzoo.envs.ditch_rummy_v0", (2, 3, 4))
     env = make_env("ditch_rummy", 3)

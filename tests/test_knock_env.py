@@ -213,7 +213,7 @@ def test_max_hands_truncates_an_undecided_match():
 def test_bench_env_cli_writes_the_promised_json(tmp_path, capsys):
     import json
 
-    from rummyzoo.training.cli import main
+    from rummyzoo.cli.main import main
 
     path = tmp_path / "bench.json"
     argv = ["bench-env", "knock_rummy", "--players", "2", "--seconds", "0.05"]

@@ -16,15 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from rummyzoo.envs.registry import make_env
-from rummyzoo.training.play import (
+from rummyzoo.cli.display import colour_cards
+from rummyzoo.cli.play import (
     default_opponents,
     match_move,
     play_game,
     rules_summary,
     strongest_agent,
 )
-from rummyzoo.training.replay import colour_cards, verify_replay
+from rummyzoo.envs.registry import make_env
+from rummyzoo.envs.replay import verify_replay
 
 RUMMYZOO = str(Path(sys.executable).with_name("rummyzoo"))
 #: Bad answers tried before a legal one, in turn: each must re-prompt with its reason.
@@ -218,14 +219,14 @@ def test_illegal_and_ambiguous_names_re_prompt():
 
 def test_ditch_moves_by_card_words():
     from rummyzoo.envs.ditch_rummy.scripting import deck_with_top
-    from rummyzoo.training.replay import describe_action
+    from rummyzoo.envs.replay import describe_action
 
     env = make_env("ditch_rummy", 2, wrapped=False, target_score=None)
     env.reset(seed=0, options={"deck": deck_with_top("9c 9h Kd")})
     raw = env.unwrapped
     env.step(raw.action_index("draw 3"))
     legal = raw.legal_actions()
-    labels = [describe_action(raw, a) for a in legal]
+    labels = [describe_action(raw.match, a) for a in legal]
     action, _ = match_move("ditch Kd", legal, labels, raw)
     assert raw.action_name(action) == "ditch 2"
     action, _ = match_move("set", legal, labels, raw)

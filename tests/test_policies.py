@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch as th
 
+from rummyzoo.agents.arena import run_arena
+from rummyzoo.agents.checkpoints import load_policy, read_meta
+from rummyzoo.agents.networks import CardScorer, card_layout
 from rummyzoo.envs.cards import NUM_CARDS, parse_card
 from rummyzoo.envs.knock_rummy.rules import DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS
-from rummyzoo.training.arena import run_arena
-from rummyzoo.training.checkpoints import load_policy, read_meta
 from rummyzoo.training.config import ConfigLoadError, validate_config
-from rummyzoo.training.policies import CardScorer, card_layout
 from rummyzoo.training.seat_env import SeatEnv
 from rummyzoo.training.train import train_from_file
 

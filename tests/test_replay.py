@@ -7,19 +7,11 @@ import json
 
 import pytest
 
+from rummyzoo.agents.arena import record_episode, run_arena, save_arena_games, save_sample_game
 from rummyzoo.agents.random_agent import RandomPolicy
-from rummyzoo.training.arena import run_arena
-from rummyzoo.training.cli import main
-from rummyzoo.training.replay import (
-    ReplayError,
-    load_replay,
-    record_episode,
-    save_arena_games,
-    save_replay,
-    save_sample_game,
-    show_replay,
-    verify_replay,
-)
+from rummyzoo.cli.display import show_replay
+from rummyzoo.cli.main import main
+from rummyzoo.envs.replay import ReplayError, load_replay, save_replay, verify_replay
 
 #: (variant, agents, options): matches of a few hands, so later decks come from the seed too.
 GAMES = [

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import torch as th
 
+from rummyzoo.agents.arena import run_arena
 from rummyzoo.agents.base import BasePolicy
+from rummyzoo.agents.checkpoints import CheckpointError, load_policy, read_meta
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.core import IllegalActionError
 from rummyzoo.envs.registry import VARIANTS
-from rummyzoo.training.arena import run_arena
-from rummyzoo.training.checkpoints import CheckpointError, load_policy, read_meta
 from rummyzoo.training.config import ConfigLoadError, load_config, validate_config
 from rummyzoo.training.dqn import MaskedDQN, masked_max
 from rummyzoo.training.seat_env import SeatEnv
@@ -115,11 +115,11 @@ class ScriptedPolicy(BasePolicy):
 def test_seat_env_final_reward_when_opponent_ends_the_game():
     env = SeatEnv("knock_rummy", 2, opponents=["random"], learner_seat=0, reward="points")
     obs, info = env.reset(seed=3)
-    knocker = ScriptedPolicy(env.aec, ["draw stock", "knock"])
+    knocker = ScriptedPolicy(env.match.game, ["draw stock", "knock"])
     env.opponents._fixed["random"] = knocker  # the opponent knocks at its first turn
     env._policies[1] = knocker
     assert info["seat"] == 0
-    obs, reward, term, trunc, info = env.step(env.aec.action_index("draw stock"))
+    obs, reward, term, trunc, info = env.step(env.match.game.action_index("draw stock"))
     assert reward == 0 and not term
     legal = np.flatnonzero(env.action_masks())
     obs, reward, term, trunc, info = env.step(int(legal[0]))  # a discard; then the knock
@@ -128,8 +128,8 @@ def test_seat_env_final_reward_when_opponent_ends_the_game():
     assert reward == pytest.approx(points) and points != 0
     assert not env.action_masks().any()
     # The observation is the learner's own: its hand plane matches its cards.
-    start, stop = env.aec.game.observation_layout["hand"]
-    assert np.array_equal(np.flatnonzero(obs[start:stop]), env.aec.state.hand_cards(0))
+    start, stop = env.match.game.observation_layout["hand"]
+    assert np.array_equal(np.flatnonzero(obs[start:stop]), env.match.state.hand_cards(0))
 
 
 def test_seat_env_rotates_seats_and_penalises_or_raises_illegal():
@@ -219,7 +219,7 @@ def test_smoke_train_checkpoint_plays_and_resumes(tmp_path, algo, variant):
     meta = read_meta(last)
     assert meta["variant"] == variant and meta["algo"] == algo and meta["steps"] == summary["steps"]
     assert (run / "checkpoints" / "best.zip").exists() and list((run / "pool").glob("*.zip"))
-    from rummyzoo.training.replay import load_replay, verify_replay
+    from rummyzoo.envs.replay import load_replay, verify_replay
 
     games = sorted((run / "games").glob("*.json"))
     assert games, "no sample game saved"
@@ -328,14 +328,14 @@ def test_features_train_record_and_play(tmp_path):
 
 
 def test_knock_features_values():
+    from rummyzoo.agents.features import make_features
     from rummyzoo.envs.cards import parse_card
-    from rummyzoo.training.features import make_features
 
     env = SeatEnv("knock_rummy", 2, opponents=["random"], learner_seat=0, features="knock_deadwood")
     env.reset(seed=0)
-    obs = env.aec.observe("player_0")["observation"]
+    obs = env.match.observe(0)
     feats = env.features(obs)
-    hand = env.aec.state.hand_cards(0)
+    hand = env.match.state.hand_cards(0)
     from rummyzoo.envs.melds import optimal_deadwood
 
     assert feats[0] == pytest.approx(optimal_deadwood(hand)[0] / 100)

@@ -38,7 +38,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import HParam
 
-from rummyzoo.training.checkpoints import (
+from rummyzoo.agents.checkpoints import (
     CheckpointPolicy,
     atomic_write_text,
     save_checkpoint,
@@ -205,7 +205,7 @@ class RunCallback(BaseCallback):
         return CheckpointPolicy(self.model, self._meta(), name="learner", deterministic=True)
 
     def _evaluate(self) -> dict[str, Any]:
-        from rummyzoo.training.evaluate import evaluate_policy
+        from rummyzoo.agents.arena.evaluate import evaluate_policy
 
         cfg = self.config
         options = {**cfg.env_options, **cfg.evaluation.options}
@@ -242,7 +242,7 @@ class RunCallback(BaseCallback):
         return results
 
     def _sample_game(self) -> None:
-        from rummyzoo.training.evaluate import sample_game_text
+        from rummyzoo.agents.arena.evaluate import sample_game_text
 
         cfg = self.config
         opponent = cfg.evaluation.opponents[0]
@@ -254,7 +254,7 @@ class RunCallback(BaseCallback):
             {**cfg.env_options, **cfg.evaluation.options},
             seed=int(self.num_timesteps),
         )
-        from rummyzoo.training.replay import save_sample_game
+        from rummyzoo.agents.arena import save_sample_game
 
         save_sample_game(
             self._policy(),

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from rummyzoo.envs.match import MatchOptions
 from rummyzoo.envs.registry import VARIANTS
 
 
@@ -42,7 +43,7 @@ class PolicyKwargs(Strict):
     network: Literal["mlp", "cards"] = "mlp"
     """``mlp``: plain MLPs. ``cards``: one scorer shared by the 52 cards scores the card
     actions, with ``net_arch`` (``pi`` for PPO) as the context network read by every card
-    (see :mod:`rummyzoo.training.policies`; Knock Rummy)."""
+    (see :mod:`rummyzoo.agents.networks`; Knock Rummy)."""
 
 
 class PPOHyperparams(Strict):
@@ -147,7 +148,8 @@ class RunConfig(Strict):
     """Rules options of the variant (see its docs page)."""
     reward: Literal["points", "scaled", "win_loss"] = "scaled"
     """Reward the learner sees (raw points are always logged)."""
-    reward_scale: float = Field(50.0, gt=0)
+    reward_scale: float = Field(MatchOptions.__dataclass_fields__["reward_scale"].default, gt=0)
+    """Divisor for ``reward: scaled`` (the env's default unless set)."""
     learner_seat: Literal["random", "rotate"] | int = "rotate"
     """Seat of the learner: a fixed seat, rotating game by game, or random."""
     features: str | None = None
@@ -226,7 +228,7 @@ class RunConfig(Strict):
             except (ValueError, KeyError, OSError) as exc:
                 raise ValueError(f"pretrain.teacher: {exc}") from None
         if self.features is not None:
-            from rummyzoo.training.features import FEATURES
+            from rummyzoo.agents.features import FEATURES
 
             if self.features not in FEATURES:
                 raise ValueError(
@@ -237,7 +239,7 @@ class RunConfig(Strict):
                     f"features: {self.features!r} are for {FEATURES[self.features].variant}"
                 )
         if self.shaping is not None:
-            from rummyzoo.training.features import POTENTIALS
+            from rummyzoo.agents.features import POTENTIALS
 
             if self.shaping not in POTENTIALS or POTENTIALS[self.shaping].variant != self.variant:
                 raise ValueError(f"shaping: {self.shaping!r} is not a shaping for {self.variant}")

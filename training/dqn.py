@@ -16,37 +16,9 @@ from typing import Any
 import numpy as np
 import torch as th
 from stable_baselines3 import DQN
-from stable_baselines3.dqn.policies import DQNPolicy, QNetwork
 from torch.nn import functional as F
 
-
-def mask_from_obs(obs: th.Tensor | np.ndarray, num_actions: int):
-    """The legal-action mask stored in the last ``num_actions`` entries of observations."""
-    return obs[..., -num_actions:] > 0.5
-
-
-def masked_max(q_values: th.Tensor, mask: th.Tensor) -> th.Tensor:
-    """Max over legal actions per row; rows with no legal action (terminal states) give 0."""
-    masked = q_values.masked_fill(~mask, -th.inf)
-    best = masked.max(dim=1).values
-    return th.where(mask.any(dim=1), best, th.zeros_like(best))
-
-
-class MaskedQNetwork(QNetwork):
-    """Q-network whose greedy action ignores illegal actions."""
-
-    def _predict(self, observation: th.Tensor, deterministic: bool = True) -> th.Tensor:
-        q_values = self(observation)
-        mask = mask_from_obs(observation, int(self.action_space.n))
-        return q_values.masked_fill(~mask, -th.inf).argmax(dim=1).reshape(-1)
-
-
-class MaskedDQNPolicy(DQNPolicy):
-    """DQN policy built on :class:`MaskedQNetwork`."""
-
-    def make_q_net(self) -> MaskedQNetwork:
-        net_args = self._update_features_extractor(self.net_args, features_extractor=None)
-        return MaskedQNetwork(**net_args).to(self.device)
+from rummyzoo.agents.networks import MaskedDQNPolicy, mask_from_obs, masked_max
 
 
 def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -36,8 +36,9 @@ def collect_teacher_games(
     obs, _ = env.reset(seed=seed)
     game = 0
     while True:
-        raw = env.aec.observe(env.learner)
-        action = int(teacher.act(raw["observation"], raw["action_mask"], rng))
+        # The teacher sees what the learner would: its own observation and the legal moves.
+        seen = env.match.observe(env.seat)
+        action = int(teacher.act(seen, env.action_masks().astype(np.int8), rng))
         obs_list.append(obs)
         masks.append(env.action_masks().copy())
         actions.append(action)

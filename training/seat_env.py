@@ -23,9 +23,11 @@ import gymnasium as gym
 import numpy as np
 
 from rummyzoo.agents.base import Policy
+from rummyzoo.agents.features import learner_input, make_features, make_potential
 from rummyzoo.agents.registry import make_agent
-from rummyzoo.envs.registry import make_env
-from rummyzoo.training.features import learner_input, make_features, make_potential
+from rummyzoo.envs.match import HandEnd, Match
+from rummyzoo.envs.play import play_turns
+from rummyzoo.envs.registry import make_game
 
 
 @dataclass
@@ -132,7 +134,7 @@ class SeatEnv(gym.Env):
         gymnasium's env checker can step it); ``"raise"``: raise the env's IllegalActionError.
     :param illegal_penalty: reward subtracted for an illegal action in ``"penalize"`` mode.
     :param features: name of engineered features appended to the observation
-        (see :mod:`rummyzoo.training.features`), or None.
+        (see :mod:`rummyzoo.agents.features`), or None.
     :param shaping: potential-based reward shaping (``knock_deadwood``), or None: the learner
         also receives ``gamma * phi(s') - phi(s)`` (phi in points / ``reward_scale``; 0 at the
         end of a game), which leaves the optimal policy unchanged. ``info["game"]["points"]``
@@ -150,7 +152,7 @@ class SeatEnv(gym.Env):
         opponents: OpponentMixture | Sequence[str] = ("random",),
         learner_seat: int | str = "rotate",
         reward: str = "scaled",
-        reward_scale: float = 50.0,
+        reward_scale: float | None = None,
         mask_in_obs: bool = False,
         render_mode: str | None = None,
         illegal_action: str = "penalize",
@@ -169,15 +171,10 @@ class SeatEnv(gym.Env):
         self.variant = variant
         self.num_players = num_players
         self.env_options = dict(env_options or {})
-        self.aec = make_env(
-            variant,
-            num_players,
-            wrapped=False,
-            reward=reward,
-            reward_scale=reward_scale,
-            render_mode="ansi" if render_mode == "ansi" else None,
-            **self.env_options,
-        )
+        shared = {"reward": reward, "render_mode": "ansi" if render_mode == "ansi" else None}
+        if reward_scale is not None:
+            shared["reward_scale"] = reward_scale
+        self.match = Match(make_game(variant, num_players, **shared, **self.env_options))
         if isinstance(opponents, OpponentMixture):
             self.opponents = opponents
         else:
@@ -194,13 +191,13 @@ class SeatEnv(gym.Env):
         self.learner_seat = learner_seat
         self.mask_in_obs = mask_in_obs
         self.render_mode = render_mode
-        game = self.aec.game
+        game = self.match.game
         self.num_actions = game.num_actions
         self.obs_size = game.obs_size
         self.features = make_features(features, variant, num_players, self.env_options)
         self.potential = make_potential(shaping, variant, num_players, self.env_options)
         self.gamma = float(gamma)
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = float(game.match.reward_scale)
         self._phi = 0.0
         extra = self.features.size if self.features is not None else 0
         size = game.obs_size + extra + (game.num_actions if mask_in_obs else 0)
@@ -213,11 +210,13 @@ class SeatEnv(gym.Env):
         self._opponent_labels: list[str] = []
         self._policies: list[Policy | None] = [None] * num_players
         self._mask = np.zeros(game.num_actions, dtype=bool)
+        self._reward = 0.0
+        self._last_end: HandEnd | None = None
 
     # ----------------------------------------------------------------- helpers
     @property
     def learner(self) -> str:
-        return self.aec.possible_agents[self.seat]
+        return self.match.seat_names[self.seat]
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner now (all False once the game is over)."""
@@ -228,43 +227,36 @@ class SeatEnv(gym.Env):
         self.opponents.add_snapshot(path, steps, rating)
 
     def _observation(self) -> np.ndarray:
-        obs = self.aec.observe(self.learner)
-        mask = obs["action_mask"]
-        self._mask = mask.astype(bool)
+        match = self.match
+        obs = match.observe(self.seat)
+        if match.over:
+            self._mask = np.zeros(self.num_actions, dtype=bool)
+        else:
+            self._mask = match.legal_mask().astype(bool)
         if self.potential is not None:
-            self._phi = self.potential(obs["observation"]) / self.reward_scale
-        return learner_input(obs["observation"], mask, self.features, self.mask_in_obs)
+            self._phi = self.potential(obs) / self.reward_scale
+        return learner_input(obs, self._mask.astype(np.int8), self.features, self.mask_in_obs)
 
     def _over(self) -> bool:
-        return bool(
-            self.aec.terminations.get(self.learner) or self.aec.truncations.get(self.learner)
-        )
+        return self.match.over
 
-    def _play_opponents(self) -> None:
-        """Let opponents act until it is the learner's turn or the game is over."""
-        env = self.aec
-        rng = self.np_random
-        while not self._over():
-            agent = env.agent_selection
-            seat = env.agent_name_mapping[agent]
-            if seat == self.seat:
-                return
-            obs = env.observe(agent)
-            policy = self._policies[seat]
-            action = policy.act(obs["observation"], obs["action_mask"], rng)
-            before = env._hand_index
-            env.step(action)
-            self._note_hand(before)
-
-    def _note_hand(self, hands_before: int) -> None:
-        if self.aec._hand_index > hands_before:
-            info = self.aec.infos[self.learner]
-            points = [self.aec.infos[a]["points"] for a in self.aec.possible_agents]
+    def _note_hands(self, ends: list[HandEnd]) -> None:
+        for end in ends:
+            self._last_end = end
+            if end.rewards is not None:
+                self._reward += end.rewards[self.seat]
+            if end.points is None:
+                continue
+            points = end.points
             mine = points[self.seat]
             others = [p for i, p in enumerate(points) if i != self.seat]
             self._hand_points.append(mine)
             self._hand_margins.append(mine - max(others))
-            self._episode_points += info["points"]
+            self._episode_points += end.seat_points[self.seat]
+
+    def _play_opponents(self) -> None:
+        """Let opponents act until it is the learner's turn or the game is over."""
+        self._note_hands(play_turns(self.match, self._policies, self.np_random, until=self.seat))
 
     # -------------------------------------------------------------- gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -273,11 +265,11 @@ class SeatEnv(gym.Env):
             self._games = 0  # a seeded reset replays the same sequence of games and seats
         while True:
             if seed is not None or not self._seeded:
-                self.aec.reset(seed=int(self.np_random.integers(2**63)) if seed is None else seed)
+                self.match.reset(int(self.np_random.integers(2**63)) if seed is None else seed)
                 self._seeded = True
                 seed = None
             else:
-                self.aec.reset()
+                self.match.reset()
             n = self.num_players
             if self.learner_seat == "rotate":
                 self.seat = self._games % n
@@ -298,33 +290,37 @@ class SeatEnv(gym.Env):
             self._hand_margins: list[float] = []
             self._episode_points = 0.0
             self._decisions = 0
+            self._reward = 0.0
+            self._last_end = None
             self._play_opponents()
             if not self._over():
                 break
             self.skipped_games += 1  # the same seat gets the next game
         self._games += 1
+        self._reward = 0.0
         return self._observation(), {"seat": self.seat, "opponents": list(self._opponent_labels)}
 
     def step(self, action: int):
         if self._over():
             raise RuntimeError("step() called after the game ended; call reset()")
-        env = self.aec
-        action = int(action)
-        if not (0 <= action < self.num_actions and self._mask[action]):
+        match = self.match
+        legal = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+        a = int(action) if legal else -1
+        if not (0 <= a < self.num_actions and self._mask[a]):
             if self.illegal_action == "raise":
-                env.step(action)  # raises IllegalActionError naming the action and legal moves
+                match.check(action)  # raises IllegalActionError naming the action and legal moves
             obs = self._observation()
             return obs, -self.illegal_penalty, False, False, {"illegal_action": action}
-        before = env._hand_index
-        env.step(action)
+        end = match.play(a)
         self._decisions += 1
-        self._note_hand(before)
+        if end is not None:
+            self._note_hands([end])
         self._play_opponents()
-        learner = self.learner
-        reward = float(env._cumulative_rewards[learner])
-        env._cumulative_rewards[learner] = 0.0  # counted once
-        terminated = bool(env.terminations[learner])
-        truncated = bool(env.truncations[learner])
+        reward = self._reward
+        self._reward = 0.0  # counted once
+        over = match.over
+        truncated = over and self._last_end is not None and self._last_end.truncated_by is not None
+        terminated = over and not truncated
         phi_before = self._phi
         obs = self._observation()
         if self.potential is not None:
@@ -332,21 +328,22 @@ class SeatEnv(gym.Env):
             reward += self.gamma * phi_after - phi_before
         info: dict[str, Any] = {}
         if terminated or truncated:
-            self._mask[:] = False
+            last = self._last_end
             info["game"] = {
                 "points": self._episode_points,
                 "hands": len(self._hand_points),
                 "hand_points": list(self._hand_points),
                 "margins": list(self._hand_margins),
                 "decisions": self._decisions,
-                "winner": bool(env.infos[learner].get("winner", False)),
+                "winner": bool(last.infos[self.seat].get("winner", False)),
                 "opponents": list(self._opponent_labels),
                 "seat": self.seat,
                 "truncated": truncated,
             }
-        return obs, reward, terminated, truncated, info
+        return obs, float(reward), terminated, truncated, info
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":
             return None
-        return self.aec.render()
+        match = self.match
+        return match.game.render(match.state, None, match.totals_by_seat())

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from rummyzoo.training.checkpoints import (
+from rummyzoo.agents.checkpoints import (
     atomic_write_text,
     env_signature,
     load_model,
@@ -148,7 +148,7 @@ def build_model(config: RunConfig, env: Any, tb_dir: Path | None):
         "tensorboard_log": str(tb_dir) if tb_dir else None,
     }
     if config.policy_kwargs.network == "cards":
-        from rummyzoo.training.policies import (
+        from rummyzoo.agents.networks import (
             CardActorCriticPolicy,
             CardDQNPolicy,
             card_layout,

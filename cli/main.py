@@ -11,7 +11,7 @@ from rummyzoo.envs.registry import VARIANTS
 
 
 def _cmd_bench_env(args: argparse.Namespace) -> int:
-    from rummyzoo.training.bench import run_bench
+    from rummyzoo.cli.bench import run_bench
 
     run_bench(args)
     return 0
@@ -20,24 +20,28 @@ def _cmd_bench_env(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     """Play and print one seeded game between random agents."""
     from rummyzoo.agents.random_agent import RandomPolicy
-    from rummyzoo.envs.registry import make_env
+    from rummyzoo.envs.match import HandEnd, Match
+    from rummyzoo.envs.play import Decision, play_episode
+    from rummyzoo.envs.registry import make_game
 
-    env = make_env(args.variant, args.players, render_mode="ansi")
-    env.reset(seed=args.seed)
-    rng = np.random.default_rng(args.seed)
-    policy = RandomPolicy()
-    print(env.render())
-    for agent in env.agent_iter():
-        obs, _reward, terminated, truncated, info = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        action = policy.act(obs["observation"], obs["action_mask"], rng)
-        print(f"{agent}: {env.unwrapped.action_name(action)}")
-        env.step(action)
-    print(env.render())
-    for agent, info in env.unwrapped.infos.items():
-        print(f"{agent}: {info.get('points', 0):+g} points")
+    match = Match(make_game(args.variant, args.players, render_mode="ansi"))
+
+    def show(event: object, match: Match) -> None:
+        if type(event) is Decision:
+            print(f"player_{event.seat}: {match.game.action_name(event.action)}")
+        elif type(event) is HandEnd:
+            print(match.game.render(event.state, None, match.totals_by_seat()))
+            if not event.match_over:
+                print()
+
+    match.reset(args.seed)
+    print(match.game.render(match.state, None, match.totals_by_seat()))
+    policies = [RandomPolicy()] * args.players
+    episode = play_episode(
+        match, policies, np.random.default_rng(args.seed), seed=args.seed, on_event=show
+    )
+    for seat, info in enumerate(episode.last.infos):
+        print(f"player_{seat}: {info.get('points', 0):+g} points")
     return 0
 
 
@@ -45,7 +49,7 @@ def _cmd_arena(args: argparse.Namespace) -> int:
     """Play duplicate deals between agents and report win rates, points and ratings."""
     import shlex
 
-    from rummyzoo.training.arena import (
+    from rummyzoo.agents.arena import (
         format_report,
         parse_options,
         run_arena,
@@ -82,7 +86,7 @@ def _cmd_arena(args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {path}")
     if args.save_games:
-        from rummyzoo.training.replay import save_arena_games
+        from rummyzoo.agents.arena import save_arena_games
 
         limit = args.save_limit if args.save_limit > 0 else None
         saved = save_arena_games(
@@ -101,8 +105,8 @@ def _cmd_arena(args: argparse.Namespace) -> int:
 
 def _cmd_play(args: argparse.Namespace) -> int:
     """Play a variant in the terminal against agents."""
-    from rummyzoo.training.arena import parse_options
-    from rummyzoo.training.play import play_game
+    from rummyzoo.agents.arena import parse_options
+    from rummyzoo.cli.play import play_game
 
     play_game(
         args.variant,
@@ -121,7 +125,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     """Step through a saved game after checking that it re-plays exactly."""
     import os
 
-    from rummyzoo.training.replay import show_replay
+    from rummyzoo.cli.display import show_replay
 
     color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
@@ -173,9 +177,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from rummyzoo.training.arena import format_report, parse_options, run_arena, summarize
-    from rummyzoo.training.checkpoints import read_meta
-    from rummyzoo.training.evaluate import baseline_names
+    from rummyzoo.agents.arena import format_report, parse_options, run_arena, summarize
+    from rummyzoo.agents.arena.evaluate import baseline_names
+    from rummyzoo.agents.checkpoints import read_meta
 
     meta = read_meta(args.checkpoint)
     variant, players = meta["variant"], meta["num_players"]

@@ -30,14 +30,16 @@ import numpy as np
 
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import agent_names, make_agent
+from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
+from rummyzoo.envs.match import HandEnd, Match
+from rummyzoo.envs.play import Decision, play_episode
 from rummyzoo.envs.registry import check_players, variant_module
-from rummyzoo.training.replay import (
-    GameRecorder,
+from rummyzoo.envs.replay import (
     HandOver,
-    colour_cards,
+    Recorder,
     describe_action,
-    hand_over_text,
-    make_play_env,
+    hand_over,
+    make_play_match,
     random_seed,
     save_replay,
 )
@@ -266,7 +268,7 @@ class PlayResult:
     :param points: raw points of each finished hand, ``points[hand][seat]``.
     :param totals: episode points per seat so far.
     :param seed: the env seed (replay the deals with it).
-    :param replay: the game as a replay dict (see :mod:`rummyzoo.training.replay`).
+    :param replay: the game as a replay dict (see :mod:`rummyzoo.envs.replay`).
     """
 
     finished: bool
@@ -307,10 +309,10 @@ def play_game(
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < num_players:
         raise ValueError(f"seat must be 0..{num_players - 1}, got {seat!r}")
     specs = default_opponents(variant, num_players, opponents)
-    env = make_play_env(variant, num_players, options)
+    match = make_play_match(variant, num_players, options)
     seed = random_seed() if seed is None else seed
     others = [s for s in range(num_players) if s != seat]
-    policies: dict[int, Policy] = {}
+    policies: list[Any] = [None] * num_players
     labels = ["human"] * num_players
     for s, spec in zip(others, specs, strict=True):
         policies[s] = (
@@ -320,19 +322,17 @@ def play_game(
             labels[s] = Path(spec).name if Path(spec).is_file() else spec  # a checkpoint's file
         else:
             labels[s] = str(getattr(spec, "name", "agent"))
-    rngs = {s: np.random.default_rng([seed, s]) for s in others}
-    recorder = GameRecorder(env, variant, options, labels)
-    recorder.reset(seed)
-    raw = recorder.env
-    raw.render_view = seat
-    for s, policy in policies.items():
-        policy.reset(s)
+    rngs = [np.random.default_rng([seed, s]) for s in range(num_players)]
+    recorder = Recorder(variant, options, labels, seed)
     console = _Console(input_stream, output_stream, color)
-    session = _Session(console, recorder, seat, labels, variant, policies, rngs)
+    session = _Session(console, match, recorder, seat, labels, variant)
+    policies[seat] = session  # the human's moves come from the terminal
     finished = False
     try:
         session.banner(seed)
-        finished = session.play()
+        play_episode(match, policies, rngs, seed=seed, on_event=session.on_event, labels=labels)
+        session.game_over()
+        finished = True
     except (_Leave, KeyboardInterrupt):
         console.say()
         console.say(f"goodbye: you left the game (seed {seed})")
@@ -343,39 +343,41 @@ def play_game(
     return PlayResult(
         finished=finished,
         points=[list(p) for p in recorder.points],
-        totals=recorder.totals(),
+        totals=match.totals_by_seat().tolist(),
         seed=seed,
         replay=replay,
     )
 
 
 class _Session:
-    """One human game on a recorder's env."""
+    """One human game: the human's seat as a policy, and the game shown as it is played."""
+
+    name = "human"
 
     def __init__(
         self,
         console: _Console,
-        recorder: GameRecorder,
+        match: Match,
+        recorder: Recorder,
         seat: int,
         labels: list[str],
         variant: str,
-        policies: dict[int, Policy],
-        rngs: dict[int, np.random.Generator],
     ) -> None:
         self.console = console
+        self.match = match
         self.recorder = recorder
-        self.raw = recorder.env
         self.seat = seat
         self.labels = labels
         self.variant = variant
-        self.policies = policies
-        self.rngs = rngs
+
+    def reset(self, seat: int | None = None) -> None:
+        return None
 
     def banner(self, seed: int) -> None:
         c = self.console
         n = len(self.labels)
         title = VARIANT_TITLES.get(self.variant, self.variant)
-        target = getattr(self.raw.rules, "target_score", None)
+        target = self.match.options.target_score
         length = "one hand" if target is None else f"a match to {target}"
         c.say(f"{title}, {n} players, {length}; seed {seed}")
         others = ", ".join(f"player_{s} = {self.labels[s]}" for s in range(n) if s != self.seat)
@@ -386,35 +388,24 @@ class _Session:
         return "you" if seat == self.seat else f"player_{seat} ({self.labels[seat]})"
 
     def table(self) -> str:
-        text = self.raw.render()
+        text = render_table(self.match, self.seat)
         return "\n".join(line for line in text.splitlines() if not line.startswith("legal:"))
 
-    def play(self) -> bool:
-        """Play to the end of the episode; True when it ended (not left)."""
+    def on_event(self, event: Any, match: Match) -> None:
+        self.recorder(event, match)
         c = self.console
-        recorder = self.recorder
-        while not recorder.episode_over:
-            seat = recorder.current_seat()
-            if seat == self.seat:
-                action = self.human_move()
-            else:
-                raw = self.raw
-                obs = raw.observe(raw.agent_selection)
-                action = int(
-                    self.policies[seat].act(obs["observation"], obs["action_mask"], self.rngs[seat])
-                )
-                c.say(c.paint(f"{self.who(seat)}: {describe_action(raw, action)}"))
-            over = recorder.step(action)
-            if over is not None:
-                self.hand_over(over)
-        self.game_over()
-        return True
+        if type(event) is Decision:
+            text = describe_action(match, event.action)
+            c.say(c.paint(f"{self.who(event.seat)}: {text}"))
+        elif type(event) is HandEnd:
+            self.hand_over(hand_over(event, match))
 
-    def human_move(self) -> int:
+    def act(self, observation: Any, action_mask: np.ndarray, rng: Any) -> int:
+        """The human's move, read from the terminal (``quit`` leaves the game)."""
         c = self.console
-        raw = self.raw
-        legal = raw.legal_actions()
-        labels = [describe_action(raw, a) for a in legal]
+        match = self.match
+        legal = np.flatnonzero(action_mask).tolist()
+        labels = [describe_action(match, a) for a in legal]
         c.say()
         c.say(c.paint(self.table()))
         c.say(f"-- player_{self.seat}, your move --")
@@ -435,16 +426,15 @@ class _Session:
             if word in TABLE_WORDS:
                 c.say(c.paint(self.table()))
                 continue
-            action, reason = match_move(answer, legal, labels, raw)
+            action, reason = match_move(answer, legal, labels, match.game)
             if action is not None:
-                c.say(c.paint(f"you: {describe_action(raw, action)}"))
                 return action
             c.say(c.paint(reason))
 
     def hand_over(self, event: HandOver) -> None:
         c = self.console
         c.say()
-        c.say(c.paint(hand_over_text(self.raw, event)))
+        c.say(c.paint(hand_over_text(self.match, event)))
         if not event.episode_over:
             answer = c.ask(f"press Enter to deal hand {event.number + 1} (quit to leave)> ")
             if answer.strip().lower() in QUIT_WORDS:
@@ -452,7 +442,7 @@ class _Session:
 
     def game_over(self) -> None:
         c = self.console
-        totals = self.recorder.totals()
+        totals = self.match.totals_by_seat().tolist()
         best = max(totals)
         winners = [s for s, t in enumerate(totals) if t == best]
         if len(winners) == len(totals):

@@ -14,6 +14,7 @@ from rummyzoo.agents.random_agent import RandomPolicy
 from rummyzoo.envs.cards import to_mask
 from rummyzoo.envs.melds import MeldSolver
 from rummyzoo.envs.native import compiled_kernels
+from rummyzoo.envs.play import play_aec
 from rummyzoo.envs.registry import make_env
 
 
@@ -52,14 +53,9 @@ def bench_env(
         while True:
             if games:
                 env.reset(seed=seed + games if reseed else None)
-            for _agent in env.agent_iter():
-                obs, _reward, terminated, trunc, _info = env.last()
-                if terminated or trunc:
-                    truncated += trunc
-                    env.step(None)
-                    continue
-                env.step(policy.act(obs["observation"], obs["action_mask"], rng))
-                decisions += 1
+            played, cut = play_aec(env, policy, rng)
+            decisions += played
+            truncated += cut
             games += 1
             if time.perf_counter() >= deadline:
                 break
@@ -114,7 +110,7 @@ def bench_deadwood(hands: int = 20000, hand_size: int = 11, seed: int = 0) -> di
 
 
 def run_bench(args: Any) -> dict[str, Any]:
-    from rummyzoo.training.arena import parse_options
+    from rummyzoo.agents.arena import parse_options
 
     options = parse_options(args.option)
     result = bench_env(

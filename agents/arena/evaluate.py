@@ -6,10 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from rummyzoo.agents.arena import run_arena, summarize
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import agent_names, make_agent
-from rummyzoo.envs.registry import make_env
-from rummyzoo.training.arena import run_arena, summarize
+from rummyzoo.envs.match import HandEnd, Match
+from rummyzoo.envs.play import Deal, Decision, play_episode
+from rummyzoo.envs.registry import make_game
 
 
 def evaluate_policy(
@@ -55,30 +57,27 @@ def sample_game_text(
     seed: int,
 ) -> str:
     """One full game, the policy in seat 0 against ``opponent``, as readable text."""
-    env = make_env(variant, num_players, wrapped=False, render_mode="ansi", **options)
-    env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
+    match = Match(make_game(variant, num_players, render_mode="ansi", **options))
     seats: list[Policy] = [policy] + [
         make_agent(opponent, variant, num_players, options) for _ in range(num_players - 1)
     ]
-    for s, p in enumerate(seats):
-        p.reset(s)
-    lines = [f"learner = player_0, opponents = {opponent}", env.render(), ""]
-    infos: dict[str, Any] = {}
-    for agent in env.agent_iter(max_iter=20_000):
-        obs, _r, term, trunc, _info = env.last()
-        if term or trunc:
-            infos[agent] = dict(env.infos.get(agent, {}))
-            env.step(None)
-            continue
-        seat = env.agent_name_mapping[agent]
-        action = seats[seat].act(obs["observation"], obs["action_mask"], rng)
-        lines.append(f"{agent}: {env.action_name(action)}")
-        hands = env._hand_index
-        env.step(action)
-        if env._hand_index > hands and not any(env.terminations.values()):
-            points = ", ".join(f"{a} {env.infos[a]['points']:+g}" for a in env.possible_agents)
-            lines += [f"-- hand {env._hand_index} over: {points}; next hand --", env.render(), ""]
-    lines.append(env.render())
-    lines.append("points: " + ", ".join(f"{a} {i.get('points', 0):+g}" for a, i in infos.items()))
+    lines = [f"learner = player_0, opponents = {opponent}"]
+
+    def table() -> str:
+        return match.game.render(match.state, None, match.totals_by_seat())
+
+    def write(event: Any, match: Match) -> None:
+        if type(event) is Deal and event.hand == 1:
+            lines.extend([table(), ""])
+        elif type(event) is Decision:
+            lines.append(f"player_{event.seat}: {match.game.action_name(event.action)}")
+        elif type(event) is HandEnd and not event.match_over:
+            points = ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(event.points))
+            lines.extend([f"-- hand {event.index} over: {points}; next hand --", table(), ""])
+
+    episode = play_episode(match, seats, np.random.default_rng(seed), seed=seed, on_event=write)
+    last = episode.last
+    lines.append(match.game.render(last.state, None, match.totals_by_seat()))
+    points = [info.get("points", 0) for info in last.infos]
+    lines.append("points: " + ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(points)))
     return "\n".join(lines)

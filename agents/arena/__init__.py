@@ -23,7 +23,7 @@ What is measured
 ----------------
 * **win rate**: a game's win goes to the seat(s) with the top episode points; ``k`` tied seats
   (or teams, whose members share points) get ``1/k`` each. Reported with a 95% Wilson interval
-  using the deal-clustered effective sample size (see :mod:`rummyzoo.training.stats`).
+  using the deal-clustered effective sample size (see :mod:`rummyzoo.agents.arena.stats`).
 * **mean points** per hand (episode points / hands in the episode; one hand unless the variant
   plays a match to a target score), with a 95% t interval over per-deal means.
 * **cross table** (any number of agents): the share of head-to-head comparisons row beat column;
@@ -31,7 +31,7 @@ What is measured
   compared.
 * **ratings** (more than two agents): Bradley-Terry on the Elo scale fitted from all pairwise
   comparisons, anchored at ``random`` when exactly one agent is ``random``, else at the mean,
-  with a bootstrap over deals (see :mod:`rummyzoo.training.ratings`).
+  with a bootstrap over deals (see :mod:`rummyzoo.agents.arena.ratings`).
 """
 
 from __future__ import annotations
@@ -53,24 +53,27 @@ from typing import Any
 
 import numpy as np
 
+from rummyzoo.agents.arena.ratings import Ratings, bootstrap_ratings
+from rummyzoo.agents.arena.stats import clustered_mean, t_interval, win_rate_interval
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import make_agent
-from rummyzoo.envs.core import ConfigError, IllegalActionError
-from rummyzoo.envs.match import REPORT_OPTION_NAMES
-from rummyzoo.envs.registry import check_players, make_env
+from rummyzoo.envs.core import ConfigError
+from rummyzoo.envs.match import REPORT_OPTION_NAMES, Match
+from rummyzoo.envs.play import play_episode
+from rummyzoo.envs.registry import check_players, make_game
+from rummyzoo.envs.replay import Recorder, record_game, save_replay
 from rummyzoo.envs.seeding import check_seed, new_generator, seed_generator
-from rummyzoo.training.ratings import Ratings, bootstrap_ratings
-from rummyzoo.training.stats import clustered_mean, t_interval, win_rate_interval
 
 __all__ = [
     "ArenaResult",
-    "EpisodeResult",
     "deal_seeds",
     "format_report",
-    "make_arena_env",
+    "make_arena_match",
     "parse_options",
-    "play_episode",
+    "record_episode",
     "run_arena",
+    "save_arena_games",
+    "save_sample_game",
     "seatings",
     "summarize",
     "write_csv",
@@ -82,26 +85,6 @@ __all__ = [
 RESERVED_OPTIONS = REPORT_OPTION_NAMES
 
 AgentSpec = str | Policy
-
-
-# ---------------------------------------------------------------------------- one episode
-@dataclass
-class EpisodeResult:
-    """One finished episode.
-
-    :param points: episode points per seat (raw points summed over the hands; a team's points
-        for each of its members).
-    :param hands: hands played (a truncated hand counts).
-    :param decisions: actions taken by live agents.
-    :param truncated: the episode hit the turn cap.
-    :param deck: the first hand's deck, top of the stock first (the record of the deal).
-    """
-
-    points: np.ndarray
-    hands: int
-    decisions: int
-    truncated: bool
-    deck: np.ndarray
 
 
 def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
@@ -127,8 +110,8 @@ def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
     return options
 
 
-def make_arena_env(variant: str, num_players: int, options: dict[str, Any] | None = None):
-    """The raw env the arena plays on (raw points as rewards); build once and reuse.
+def make_arena_match(variant: str, num_players: int, options: dict[str, Any] | None = None):
+    """The match the arena plays on (build once and reuse: each game resets it).
 
     :raises ValueError: unknown variant, unsupported player count, a reserved option.
     :raises ConfigError: an unknown or invalid rules option.
@@ -141,65 +124,7 @@ def make_arena_env(variant: str, num_players: int, options: dict[str, Any] | Non
             "pass rules options only"
         )
     check_players(variant, num_players)
-    return make_env(variant, num_players, wrapped=False, reward="points", **options)
-
-
-def play_episode(
-    env: Any,
-    policies: Sequence[Policy],
-    deal_seed: int,
-    rngs: Sequence[np.random.Generator],
-    labels: Sequence[str] | None = None,
-) -> EpisodeResult:
-    """Play one episode on ``env`` (a raw arena env) reset with ``deal_seed``.
-
-    :param policies: one policy per seat (``reset(seat)`` is called on each first).
-    :param rngs: one random generator per seat, handed to that seat's ``act``.
-    :param labels: names for error messages (default: the policies' ``name``).
-    :raises IllegalActionError: a policy chose an illegal action; the message names the agent.
-    """
-    raw = env.unwrapped
-    num_seats = len(raw.possible_agents)
-    if len(policies) != num_seats or len(rngs) != num_seats:
-        raise ValueError(
-            f"need one policy and one rng per seat ({num_seats}), "
-            f"got {len(policies)} policies and {len(rngs)} rngs"
-        )
-    env.reset(seed=int(deal_seed))
-    deck = np.array(raw.deck, copy=True)
-    for seat, policy in enumerate(policies):
-        policy.reset(seat)
-    seat_of = raw.agent_name_mapping
-    totals = [0.0] * num_seats
-    decisions = 0
-    hands = 0
-    truncated = False
-    for agent in env.agent_iter():
-        obs, reward, terminated, trunc, info = env.last()
-        seat = seat_of[agent]
-        totals[seat] += reward
-        if terminated or trunc:
-            truncated = truncated or bool(trunc)
-            hands = max(hands, int(info.get("hand_index", 0)))
-            env.step(None)
-            continue
-        policy = policies[seat]
-        action = policy.act(obs["observation"], obs["action_mask"], rngs[seat])
-        try:
-            env.step(action)
-        except IllegalActionError as exc:
-            who = labels[seat] if labels is not None else getattr(policy, "name", type(policy))
-            raise IllegalActionError(
-                f"agent {who!r} (seat {seat}) chose an illegal action: {exc}"
-            ) from exc
-        decisions += 1
-    return EpisodeResult(
-        points=np.asarray(totals, dtype=np.float64),
-        hands=hands + int(truncated),
-        decisions=decisions,
-        truncated=truncated,
-        deck=deck,
-    )
+    return Match(make_game(variant, num_players, **options))
 
 
 # ---------------------------------------------------------------------------- scheduling
@@ -250,17 +175,28 @@ class _Plan:
     seatings: list[tuple[int, ...]]
     seed: int
     keep_decks: bool
+    #: record games as replays into this folder (None: no recording) ...
+    record_folder: str | None = None
+    #: ... the first ``record_limit`` games of the run (None: all)
+    record_limit: int | None = None
+
+
+def replay_name(variant: str, seed: int, deal: int, seating: int) -> str:
+    """The file name of a recorded arena game."""
+    return f"{variant}_seed{seed}_deal{deal:04d}_seating{seating:02d}.json"
 
 
 class _Table:
-    """One process's env and policies, reused across games."""
+    """One process's match and policies, reused across games."""
 
     def __init__(
-        self, plan: _Plan, policies: list[Policy] | None = None, env: Any | None = None
+        self, plan: _Plan, policies: list[Policy] | None = None, match: Match | None = None
     ) -> None:
         self.plan = plan
-        self.env = (
-            env if env is not None else make_arena_env(plan.variant, plan.num_players, plan.options)
+        self.match = (
+            match
+            if match is not None
+            else make_arena_match(plan.variant, plan.num_players, plan.options)
         )
         self.rngs = [new_generator() for _ in range(plan.num_players)]
         # (agent index, copy number) -> policy; an agent holding two seats gets two copies.
@@ -283,17 +219,24 @@ class _Table:
                 self.instances[key] = copy.deepcopy(self._policy(agent, 0))
         return self.instances[key]
 
-    def play_deals(self, start: int, stop: int) -> dict[str, np.ndarray]:
+    def play_deals(self, start: int, stop: int) -> dict[str, Any]:
+        return self.play(range(start, stop))
+
+    def play(self, deals: Sequence[int], max_records: int | None = None) -> dict[str, Any]:
+        """Play every seating of each deal; the games' arrays (and the replays written, at
+        most ``max_records`` of them)."""
         plan = self.plan
         n = plan.num_players
-        games = (stop - start) * len(plan.seatings)
+        per_deal = len(plan.seatings)
+        games = len(deals) * per_deal
         points = np.zeros((games, n))
         hands = np.zeros(games, dtype=np.int64)
         decisions = np.zeros(games, dtype=np.int64)
         truncated = np.zeros(games, dtype=bool)
         decks: list[np.ndarray] = []
+        written: list[str] = []
         g = 0
-        for deal in range(start, stop):
+        for deal in deals:
             env_seed, agent_key = deal_seeds(plan.seed, deal)
             for index, seating in enumerate(plan.seatings):
                 policies = [
@@ -303,7 +246,23 @@ class _Table:
                 for seat, rng in enumerate(self.rngs):
                     seed_generator(rng, agent_key | (index << 128), seat)
                 labels = [plan.labels[a] for a in seating]
-                result = play_episode(self.env, policies, env_seed, self.rngs, labels)
+                recorder = None
+                game_index = deal * per_deal + index
+                if (
+                    plan.record_folder is not None
+                    and (plan.record_limit is None or game_index < plan.record_limit)
+                    and (max_records is None or len(written) < max_records)
+                ):
+                    recorder = Recorder(plan.variant, plan.options, labels, env_seed)
+                result = play_episode(
+                    self.match, policies, self.rngs, env_seed, on_event=recorder, labels=labels
+                )
+                if recorder is not None:
+                    replay = recorder.to_dict(
+                        source={"arena_seed": plan.seed, "deal": deal, "seating": index}
+                    )
+                    name = replay_name(plan.variant, plan.seed, deal, index)
+                    written.append(str(save_replay(replay, Path(plan.record_folder) / name)))
                 points[g] = result.points
                 hands[g] = result.hands
                 decisions[g] = result.decisions
@@ -311,7 +270,13 @@ class _Table:
                 if plan.keep_decks:
                     decks.append(result.deck)
                 g += 1
-        out = {"points": points, "hands": hands, "decisions": decisions, "truncated": truncated}
+        out: dict[str, Any] = {
+            "points": points,
+            "hands": hands,
+            "decisions": decisions,
+            "truncated": truncated,
+            "replays": written,
+        }
         if plan.keep_decks:
             out["decks"] = np.stack(decks) if decks else np.zeros((0, 0), dtype=np.int64)
         return out
@@ -332,7 +297,7 @@ def _init_worker(plan: _Plan) -> None:
         torch.set_num_threads(1)
 
 
-def _worker_play(start: int, stop: int) -> dict[str, np.ndarray]:
+def _worker_play(start: int, stop: int) -> dict[str, Any]:
     assert _WORKER_TABLE is not None, "worker used before initialisation"
     return _WORKER_TABLE.play_deals(start, stop)
 
@@ -366,6 +331,7 @@ class ArenaResult:
     elapsed: float = 0.0
     workers: int = 1
     notes: list[str] = field(default_factory=list)
+    replays: list[str] = field(default_factory=list)
 
     @property
     def games(self) -> int:
@@ -389,6 +355,8 @@ def run_arena(
     workers: int | None = 1,
     quiet: bool = True,
     keep_decks: bool = False,
+    save_games: str | Path | None = None,
+    save_limit: int | None = 10,
 ) -> ArenaResult:
     """Play ``deals`` duplicate deals between ``agents``; see the module docstring.
 
@@ -397,6 +365,9 @@ def run_arena(
     :param workers: worker processes (``None``: one per CPU); 1 plays in this process.
     :param quiet: no progress bar (it is shown on a terminal's stderr otherwise).
     :param keep_decks: record each game's first deck (for checking the duplicates).
+    :param save_games: a folder: the arena records games as replays while it plays them
+        (``ArenaResult.replays`` lists the files) ...
+    :param save_limit: ... the first ``save_limit`` games of the run (None: every game).
     :raises ValueError: unknown variant or agent, unsupported player count, a bad option, fewer
         than two agents, a checkpoint for another variant, or an agent playing illegally.
     """
@@ -411,7 +382,9 @@ def run_arena(
     if len(agents) < 2:
         raise ValueError(f"the arena needs at least 2 agents, got {len(agents)}")
     check_players(variant, num_players)
-    env = make_arena_env(variant, num_players, options)  # validates the options
+    if save_limit is not None and (isinstance(save_limit, bool) or save_limit < 1):
+        raise ValueError(f"save_limit must be a positive int or None, got {save_limit!r}")
+    match = make_arena_match(variant, num_players, options)  # validates the options
     policies: list[Policy] = []
     names: list[str] = []
     shown: list[str] = []
@@ -436,14 +409,23 @@ def run_arena(
             "list; each seat an agent holds counts as one of its games"
         )
     plan = _Plan(
-        variant, num_players, options, list(agents), labels, table_seatings, seed, keep_decks
+        variant,
+        num_players,
+        options,
+        list(agents),
+        labels,
+        table_seatings,
+        seed,
+        keep_decks,
+        None if save_games is None else str(save_games),
+        save_limit,
     )
     workers = min(workers, deals)
     total_games = deals * len(table_seatings)
     start_time = time.perf_counter()
     with _progress_bar(total_games, quiet) as bar:
         if workers == 1:
-            table = _Table(plan, policies, env)
+            table = _Table(plan, policies, match)
             parts = []
             for deal in range(deals):
                 parts.append(table.play_deals(deal, deal + 1))
@@ -452,6 +434,7 @@ def run_arena(
             parts = _play_parallel(plan, deals, workers, bar)
     elapsed = time.perf_counter() - start_time
 
+    replays = [path for p in parts for path in p.pop("replays")]
     merged = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
     game_deal = np.repeat(np.arange(deals), len(table_seatings))
     game_seating = np.tile(np.arange(len(table_seatings)), deals)
@@ -465,7 +448,7 @@ def run_arena(
         names=names,
         labels=labels,
         seatings=table_seatings,
-        score_groups=np.asarray(env.unwrapped.game.score_groups, dtype=np.int64),
+        score_groups=np.asarray(match.game.score_groups, dtype=np.int64),
         deal=game_deal,
         seating=game_seating,
         seat_agents=seat_agents,
@@ -477,14 +460,15 @@ def run_arena(
         elapsed=elapsed,
         workers=workers,
         notes=notes,
+        replays=replays,
     )
 
 
-def _play_parallel(plan: _Plan, deals: int, workers: int, bar: Any) -> list[dict[str, np.ndarray]]:
+def _play_parallel(plan: _Plan, deals: int, workers: int, bar: Any) -> list[dict[str, Any]]:
     """Play chunks of deals in spawned worker processes; return the parts in deal order."""
     chunk = max(1, math.ceil(deals / (workers * 8)))
     bounds = [(start, min(start + chunk, deals)) for start in range(0, deals, chunk)]
-    parts: list[dict[str, np.ndarray] | None] = [None] * len(bounds)
+    parts: list[dict[str, Any] | None] = [None] * len(bounds)
     context = multiprocessing.get_context("spawn")  # safe with threads (torch) in the parent
     with ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(plan,)
@@ -503,6 +487,110 @@ def _play_parallel(plan: _Plan, deals: int, workers: int, bar: Any) -> list[dict
                 future.cancel()
             raise
     return [p for p in parts if p is not None]
+
+
+def _resolve(spec: AgentSpec, variant: str, num_players: int, options: dict[str, Any]) -> Policy:
+    return make_agent(spec, variant, num_players, options) if isinstance(spec, str) else spec
+
+
+def _agent_label(spec: AgentSpec) -> str:
+    if isinstance(spec, str):
+        return spec
+    return str(getattr(spec, "name", type(spec).__name__))
+
+
+def record_episode(
+    variant: str,
+    num_players: int,
+    agents: Sequence[AgentSpec],
+    seed: int | None = None,
+    options: dict[str, Any] | None = None,
+    rngs: Sequence[np.random.Generator] | None = None,
+    deck: Sequence[str] | None = None,
+    labels: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Play one episode between ``agents`` (a name or policy per seat) and return its replay.
+
+    :param seed: the env seed (a fresh one when None; it is recorded).
+    :param rngs: a random generator per seat for the agents (default: seeded from ``seed``).
+    :param deck: deal the first hand from this order (card strings).
+    :param labels: names recorded for the seats (default: the agent names).
+    """
+    options = dict(options or {})
+    if len(agents) != num_players:
+        raise ValueError(f"need one agent per seat ({num_players}), got {len(agents)}")
+    check_players(variant, num_players)
+    policies = [_resolve(a, variant, num_players, options) for a in agents]
+    names = list(labels) if labels is not None else [_agent_label(a) for a in agents]
+    return record_game(variant, policies, names, seed, options, rngs, deck)
+
+
+def save_arena_games(
+    variant: str,
+    num_players: int,
+    agents: Sequence[AgentSpec],
+    deals: int | Sequence[int],
+    seed: int = 0,
+    options: dict[str, Any] | None = None,
+    folder: str | Path = "replays",
+    limit: int | None = 10,
+) -> list[Path]:
+    """Play chosen deals of an arena run (same seeds, seatings and agent streams) and save
+    each game as a replay.
+
+    The arena's own table plays them, recording as it plays, so a saved game's ``final``
+    equals the arena's points for that game (``run_arena(..., save_games=folder)`` records a
+    whole run's games the same way without a second pass).
+
+    :param deals: the number of deals of the run (deals ``0 .. deals-1``) or chosen deal indices.
+    :param limit: at most this many games are written (None: all).
+    :returns: the paths written, in deal and seating order.
+    """
+    options = dict(options or {})
+    seed = check_seed(seed)
+    if isinstance(deals, int):
+        if isinstance(deals, bool) or deals < 1:
+            raise ValueError(
+                f"deals must be a positive int or a list of deal indices, got {deals!r}"
+            )
+        chosen = list(range(deals))
+    else:
+        chosen = [int(d) for d in deals]
+    if limit is not None and (isinstance(limit, bool) or limit < 1):
+        raise ValueError(f"limit must be a positive int or None, got {limit!r}")
+    check_players(variant, num_players)
+    labels = unique_labels([_agent_label(a) for a in agents])
+    table_seatings = seatings(len(agents), num_players)
+    plan = _Plan(
+        variant, num_players, options, list(agents), labels, table_seatings, seed, False,
+        str(folder), None,
+    )  # fmt: skip
+    table = _Table(plan)
+    if limit is not None:  # only as many deals as the limit needs
+        chosen = chosen[: math.ceil(limit / len(table_seatings))]
+    return [Path(p) for p in table.play(chosen, max_records=limit)["replays"]]
+
+
+def save_sample_game(
+    policy: Policy,
+    opponent: AgentSpec,
+    variant: str,
+    num_players: int,
+    options: dict[str, Any] | None,
+    seed: int,
+    path: str | Path,
+) -> Path:
+    """Play ``policy`` in seat 0 against ``num_players - 1`` copies of ``opponent``; save it.
+
+    Meant for training evaluation (the learner is recorded as ``learner``).
+    """
+    options = dict(options or {})
+    opponents = [_resolve(opponent, variant, num_players, options) for _ in range(num_players - 1)]
+    label = _agent_label(opponent)
+    replay = record_game(
+        variant, [policy, *opponents], ["learner"] + [label] * (num_players - 1), seed, options
+    )
+    return save_replay(replay, path)
 
 
 # ---------------------------------------------------------------------------- statistics

@@ -1,4 +1,13 @@
-"""Card-shared networks: one small scorer applied to each of the 52 cards.
+"""The networks of trained agents: masked Q-networks and card-shared networks.
+
+Masked DQN networks
+-------------------
+The learner's input ends with the legal-action mask (``mask_in_obs``); :class:`MaskedQNetwork`
+takes its greedy action among the legal ones only (:mod:`rummyzoo.training.dqn` trains it).
+
+Card-shared networks
+--------------------
+One small scorer applied to each of the 52 cards.
 
 In the rummy games most actions name a card ("discard Kh", "knock with Kh"), and what makes a
 card a good choice is the same for every card: is it in my hand, how much deadwood is left
@@ -31,10 +40,39 @@ import numpy as np
 import torch as th
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import create_mlp
+from stable_baselines3.dqn.policies import DQNPolicy, QNetwork
 from torch import nn
 
 from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, PIP_VALUES
-from rummyzoo.training.dqn import MaskedDQNPolicy, MaskedQNetwork
+
+
+def mask_from_obs(obs: th.Tensor | np.ndarray, num_actions: int):
+    """The legal-action mask stored in the last ``num_actions`` entries of observations."""
+    return obs[..., -num_actions:] > 0.5
+
+
+def masked_max(q_values: th.Tensor, mask: th.Tensor) -> th.Tensor:
+    """Max over legal actions per row; rows with no legal action (terminal states) give 0."""
+    masked = q_values.masked_fill(~mask, -th.inf)
+    best = masked.max(dim=1).values
+    return th.where(mask.any(dim=1), best, th.zeros_like(best))
+
+
+class MaskedQNetwork(QNetwork):
+    """Q-network whose greedy action ignores illegal actions."""
+
+    def _predict(self, observation: th.Tensor, deterministic: bool = True) -> th.Tensor:
+        q_values = self(observation)
+        mask = mask_from_obs(observation, int(self.action_space.n))
+        return q_values.masked_fill(~mask, -th.inf).argmax(dim=1).reshape(-1)
+
+
+class MaskedDQNPolicy(DQNPolicy):
+    """DQN policy built on :class:`MaskedQNetwork`."""
+
+    def make_q_net(self) -> MaskedQNetwork:
+        net_args = self._update_features_extractor(self.net_args, features_extractor=None)
+        return MaskedQNetwork(**net_args).to(self.device)
 
 
 def card_layout(
@@ -48,8 +86,8 @@ def card_layout(
 
     :raises ValueError: the variant's actions are not laid out per card.
     """
+    from rummyzoo.agents.features import make_features
     from rummyzoo.envs.registry import make_game
-    from rummyzoo.training.features import make_features
 
     game = make_game(variant, num_players, **options)
     segments = getattr(game, "action_segments", None)

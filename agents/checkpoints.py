@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
+from rummyzoo.agents.features import learner_input, make_features
 from rummyzoo.agents.registry import register_checkpoint_loader
 from rummyzoo.envs.match import MATCH_OPTION_NAMES, REPORT_OPTION_NAMES
 from rummyzoo.envs.registry import make_game
-from rummyzoo.training.features import learner_input, make_features
 
 META_NAME = "rummyzoo.json"
 FORMAT_VERSION = 1

@@ -1,0 +1,179 @@
+"""The play loop: a :class:`~rummyzoo.envs.match.Match` played by policies.
+
+Every place that plays games (the arena and its recorded games, the training seat env, the
+warm start's teacher games, the terminal game, sample games, the demo) plays them here, on the
+match layer, and watches them through events instead of reaching into env state:
+
+* :class:`Deal` when a hand is dealt (its number, dealer and deck; the state is
+  ``match.state``),
+* :class:`Decision` when a seat has chosen an action that the rules accept, just before it is
+  played (``match.state`` and ``match.legal_mask()`` are still those it chose from),
+* :class:`~rummyzoo.envs.match.HandEnd` when a hand has ended (its points, rewards and infos;
+  the next hand, if any, is already dealt).
+
+A policy is any object with ``act(observation, action_mask, rng) -> int`` and
+``reset(seat)`` (:class:`rummyzoo.agents.Policy`); this module needs nothing else of it.
+
+:func:`play_aec` is the same loop through PettingZoo's AEC API (``agent_iter`` / ``last`` /
+``step``), for what must go through that API: the env benchmark measures it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rummyzoo.envs.core import IllegalActionError
+from rummyzoo.envs.match import HandEnd, Match
+
+__all__ = ["Deal", "Decision", "Episode", "play_aec", "play_episode", "play_turns"]
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """A hand was dealt: ``hand`` is its 1-based number in the match."""
+
+    hand: int
+    dealer: int
+    deck: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """``seat`` plays ``action`` (checked legal; not applied yet)."""
+
+    seat: int
+    action: int
+
+
+Event = Deal | Decision | HandEnd
+#: ``on_event(event, match)``, called for every event of a game.
+OnEvent = Callable[[Event, Match], None]
+
+
+@dataclass
+class Episode:
+    """One finished episode.
+
+    :ivar points: episode points per seat (raw points summed over the hands; a team's points
+        for each of its members).
+    :ivar hands: hands dealt (a hand cut by the turn cap counts).
+    :ivar decisions: actions played.
+    :ivar truncated: a cap (turns per hand or hands per match) ended the episode.
+    :ivar deck: the first hand's deck, top of the stock first (the record of the deal).
+    :ivar last: the last hand's end (its infos carry ``winner`` when the match was decided).
+    """
+
+    points: np.ndarray
+    hands: int
+    decisions: int
+    truncated: bool
+    deck: np.ndarray
+    last: HandEnd | None
+
+
+def _rng_for(rngs: np.random.Generator | Sequence[np.random.Generator], seat: int) -> Any:
+    return rngs if isinstance(rngs, np.random.Generator) else rngs[seat]
+
+
+def play_turns(
+    match: Match,
+    policies: Sequence[Any],
+    rngs: np.random.Generator | Sequence[np.random.Generator],
+    until: int | None = None,
+    on_event: OnEvent | None = None,
+    labels: Sequence[str] | None = None,
+) -> list[HandEnd]:
+    """Let the policies play while the match is live and the seat to act is not ``until``.
+
+    :param policies: one per seat (the entry of ``until`` is never asked and may be None).
+    :param rngs: one generator for all seats, or one per seat.
+    :param until: the seat whose turn stops the loop (None: play to the end of the match).
+    :returns: the ends of the hands that finished meanwhile.
+    :raises IllegalActionError: a policy chose an illegal action; the message names it.
+    """
+    ends: list[HandEnd] = []
+    while not match.over:
+        seat = match.state.current
+        if seat == until:
+            break
+        policy = policies[seat]
+        action = policy.act(match.observe(seat), match.legal_mask(), _rng_for(rngs, seat))
+        try:
+            a = match.check(action)
+        except IllegalActionError as exc:
+            who = labels[seat] if labels is not None else getattr(policy, "name", type(policy))
+            raise IllegalActionError(
+                f"agent {who!r} (seat {seat}) chose an illegal action: {exc}"
+            ) from exc
+        if on_event is not None:
+            on_event(Decision(seat, a), match)
+        end = match.play(a)
+        if end is not None:
+            ends.append(end)
+            if on_event is not None:
+                on_event(end, match)
+                if not end.match_over:
+                    on_event(Deal(match.hand_index + 1, match.dealer, match.deck), match)
+    return ends
+
+
+def play_episode(
+    match: Match,
+    policies: Sequence[Any],
+    rngs: np.random.Generator | Sequence[np.random.Generator],
+    seed: int | None = None,
+    deck: Any = None,
+    on_event: OnEvent | None = None,
+    labels: Sequence[str] | None = None,
+) -> Episode:
+    """Reset ``match`` (with ``seed`` and a first ``deck``) and play it to its end.
+
+    :param policies: one per seat; ``reset(seat)`` is called on each first.
+    :param rngs: one generator for all seats, or one per seat, handed to ``act``.
+    :param labels: names for error messages (default: the policies' ``name``).
+    :raises IllegalActionError: a policy chose an illegal action; the message names it.
+    """
+    n = match.num_players
+    if len(policies) != n or not (isinstance(rngs, np.random.Generator) or len(rngs) == n):
+        raise ValueError(f"need one policy (and one rng, if a list) per seat ({n})")
+    match.reset(seed, deck)
+    first_deck = np.array(match.deck, copy=True)
+    for seat, policy in enumerate(policies):
+        policy.reset(seat)
+    if on_event is not None:
+        on_event(Deal(1, match.dealer, match.deck), match)
+    points = np.zeros(n, dtype=np.float64)
+    last = None
+    hands = 0
+    truncated = False
+    for end in play_turns(match, policies, rngs, None, on_event, labels):
+        last = end
+        if end.seat_points is not None:
+            points += end.seat_points
+            hands = end.index
+        else:
+            hands = end.index + 1
+        truncated = end.truncated_by is not None
+    return Episode(points, hands, match.decisions, truncated, first_deck, last)
+
+
+def play_aec(env: Any, policy: Any, rng: np.random.Generator) -> tuple[int, int]:
+    """Play one episode of a reset AEC env with ``policy`` in every seat, through
+    ``agent_iter()`` / ``last()`` / ``step()``.
+
+    :returns: (decisions played, truncated agent steps).
+    """
+    decisions = truncated = 0
+    for _agent in env.agent_iter():
+        obs, _reward, terminated, trunc, _info = env.last()
+        if terminated or trunc:
+            truncated += trunc
+            env.step(None)
+            continue
+        env.step(policy.act(obs["observation"], obs["action_mask"], rng))
+        decisions += 1
+    return decisions, truncated
