@@ -21,7 +21,8 @@ of the melds containing it), memoised on the cards still available.
 
 The search also exists compiled (``envs/_native.c``, built by ``pip install``). It follows the
 Python search step for step, so both return the same deadwood and the same melds, ties included;
-:meth:`MeldSolver.solve_mask` uses it when it was built, unless ``RUMMYZOO_PURE_PYTHON=1`` is set.
+:meth:`MeldSolver.solve_mask` uses it when it was built, unless ``RUMMYZOO_PURE_PYTHON=1`` is set
+or the solver is built with ``kernels=PURE`` (see :mod:`rummyzoo.envs.native`).
 ``MeldSolver.backend`` says which one a solver uses.
 """
 
@@ -29,11 +30,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import cache
+from typing import Any
 
 import numpy as np
 
 from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, PIP_VALUES, mask_cards, to_mask
-from rummyzoo.envs.native import compiled_kernels
+from rummyzoo.envs.native import PURE, resolve_kernels
 
 SUIT_BITS = (1 << NUM_RANKS) - 1
 ACE_MODES = ("low", "high", "both")
@@ -46,6 +48,9 @@ class MeldSolver:
     :param rank_values: deadwood value of each rank index (0 = Ace ... 12 = King).
     :param min_run: shortest run (3 in every variant that uses this solver).
     :param set_sizes: allowed set sizes (3 and 4).
+    :param kernels: the compiled kernels to search with: None (the default) for
+        :func:`~rummyzoo.envs.native.compiled_kernels`, ``PURE`` (or False) for the Python search,
+        or a kernels module (see :func:`~rummyzoo.envs.native.resolve_kernels`).
     """
 
     def __init__(
@@ -54,6 +59,7 @@ class MeldSolver:
         rank_values: Sequence[int] | None = None,
         min_run: int = 3,
         set_sizes: tuple[int, ...] = (3, 4),
+        kernels: Any = None,
     ) -> None:
         if ace not in ACE_MODES:
             raise ValueError(f"ace must be one of {ACE_MODES}, got {ace!r}")
@@ -78,7 +84,7 @@ class MeldSolver:
         self._set_min = min(self.set_sizes) if self.set_sizes else 5
         #: ``"compiled"`` or ``"python"``: which search :meth:`solve_mask` runs.
         self.backend = "python"
-        core = compiled_kernels()
+        core = resolve_kernels(kernels)
         if core is not None and min_run == 3 and self.set_sizes == (3, 4):
             # The compiled search takes the same tables; it shadows the Python method.
             self.solve_mask = core.Solver(self._run_positions(), self.rank_values).solve
@@ -342,18 +348,26 @@ class MeldSolver:
         return deadwood, [mask_cards(m) for m in chosen]
 
 
+def solver(
+    ace: str = "low", rank_values: tuple[int, ...] | None = None, kernels: Any = None
+) -> MeldSolver:
+    """A shared solver per (ace mode, value table, kernels), built on first use; ``kernels`` as
+    in :class:`MeldSolver` (None: the compiled kernels where built)."""
+    core = resolve_kernels(kernels)
+    return _shared_solver(ace, rank_values, PURE if core is None else core)
+
+
 @cache
-def solver(ace: str = "low", rank_values: tuple[int, ...] | None = None) -> MeldSolver:
-    """A shared solver per (ace mode, value table), built on first use."""
-    return MeldSolver(ace=ace, rank_values=rank_values)
+def _shared_solver(ace: str, rank_values: tuple[int, ...] | None, kernels: Any) -> MeldSolver:
+    return MeldSolver(ace=ace, rank_values=rank_values, kernels=kernels)
 
 
 KNOCK_SOLVER_KEY = ("low", None)
 
 
-def knock_solver() -> MeldSolver:
+def knock_solver(kernels: Any = None) -> MeldSolver:
     """The aces-low solver with values A=1, 2-10 pip, J/Q/K=10 (Knock Rummy)."""
-    return solver(*KNOCK_SOLVER_KEY)
+    return solver(*KNOCK_SOLVER_KEY, kernels=kernels)
 
 
 def optimal_deadwood(cards: Iterable[int]) -> tuple[int, list[list[int]]]:

@@ -45,12 +45,15 @@ def check_players(name: str, num_players: int) -> None:
         raise ValueError(f"{name} supports {counts[0]}-{counts[-1]} players, got {num_players}")
 
 
-def make_game(name: str, num_players: int = 2, **options: Any) -> Game:
+def make_game(name: str, num_players: int = 2, kernels: Any = None, **options: Any) -> Game:
     """A variant's :class:`~rummyzoo.envs.core.Game` from ``env()``-style options (the rules
-    and the shared match options, validated the same way), without building an env."""
+    and the shared match options, validated the same way), without building an env.
+    ``kernels``: None (compiled where built), ``PURE`` or a kernels module
+    (:func:`rummyzoo.envs.native.resolve_kernels`)."""
     check_players(name, num_players)
     module, _, cls = GAMES[name].partition(":")
-    return match.make_game(getattr(importlib.import_module(module), cls), num_players, options)
+    game_cls = getattr(importlib.import_module(module), cls)
+    return match.make_game(game_cls, num_players, options, kernels=kernels)
 
 
 def make_env(name: str, num_players: int = 2, wrapped: bool = True, **options):

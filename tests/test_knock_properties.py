@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rummyzoo.envs import knock_rummy_v0
-from rummyzoo.envs.knock_rummy.rules import _card_names
+from rummyzoo.envs.aec import RummyEnv
+from rummyzoo.envs.native import PURE, load_kernels
+from rummyzoo.envs.registry import make_game
 
 OPTIONS = st.fixed_dictionaries(
     {
@@ -141,15 +143,16 @@ def test_observation_changes_with_own_cards():
 @given(st.integers(2, 6), st.integers(0, 2**31), OPTIONS, st.sampled_from([None, 60]))
 def test_compiled_builders_match_numpy(players, seed, options, target):
     """Deals, observations, masks and infos from the compiled builders equal the Python
-    code's, for every agent at every decision (what installs without the kernels run)."""
-    env = knock_rummy_v0.raw_env(num_players=players, target_score=target, max_turns=120, **options)
-    if env.game._gather_rows is None:
+    code's, for every agent at every decision (what installs without the kernels run): a game
+    built with the compiled kernels and one built with ``kernels=PURE``, side by side."""
+    kernels = load_kernels()
+    if kernels is None:
         pytest.skip("the compiled kernels are not built here")
-    plain = knock_rummy_v0.raw_env(
-        num_players=players, target_score=target, max_turns=120, **options
-    )
-    plain.game._gather_rows = plain.game._card_mask = plain.game._deal = None
-    plain.game._mask_names = _card_names
+    options = {"target_score": target, "max_turns": 120, **options}
+    env = RummyEnv(make_game("knock_rummy", players, kernels=kernels, **options))
+    plain = RummyEnv(make_game("knock_rummy", players, kernels=PURE, **options))
+    assert env.game.kernels is kernels and plain.game.kernels is None
+    assert (env.game.solver.backend, plain.game.solver.backend) == ("compiled", "python")
     env.reset(seed=seed)
     plain.reset(seed=seed)
     rng = np.random.default_rng(seed)

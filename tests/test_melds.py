@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from rummyzoo.envs.cards import PIP_VALUES, mask_cards, parse_cards, to_mask
 from rummyzoo.envs.melds import MeldSolver, is_meld, knock_solver, optimal_deadwood
+from rummyzoo.envs.native import PURE, load_kernels
 
 KNOCK_MELDS = [frozenset(m) for m in knock_solver().all_melds()]
 
@@ -161,28 +162,39 @@ def test_deadwood_after_each_discard(hand):
 
 
 # -- the compiled search ----------------------------------------------------------------------
-# ``MeldSolver.solve_mask`` runs the compiled search where it was built; it must give exactly
-# what the Python search gives, melds and their order included. CI sets
-# RUMMYZOO_REQUIRE_COMPILED=1 so a failed build fails there instead of skipping.
+# A solver built with the compiled kernels must give exactly what one built with ``kernels=PURE``
+# gives, melds and their order included; both are built side by side, whatever
+# RUMMYZOO_PURE_PYTHON says. CI sets RUMMYZOO_REQUIRE_COMPILED=1 so a failed build fails there
+# instead of skipping.
 
 _REQUIRE_COMPILED = os.environ.get("RUMMYZOO_REQUIRE_COMPILED", "") not in ("", "0")
-_ACE_SOLVERS = {
-    "low": knock_solver(),
-    "high": MeldSolver(ace="high"),
-    "both": MeldSolver(ace="both", rank_values=[15, *range(2, 10), 10, 10, 10, 10]),
+_KERNELS = load_kernels()
+_BOTH_VALUES = [15, *range(2, 10), 10, 10, 10, 10]
+_ACE_OPTIONS = {
+    "low": {},
+    "high": {"ace": "high"},
+    "both": {"ace": "both", "rank_values": _BOTH_VALUES},
 }
 
 
-def _compiled_or_skip(solver: MeldSolver) -> None:
-    if solver.backend != "compiled":
+def _solver_pair(**options) -> tuple[MeldSolver, MeldSolver]:
+    """(compiled, pure) solvers of the same tables; skips (or fails in CI) without the build."""
+    if _KERNELS is None:
         if _REQUIRE_COMPILED:
             pytest.fail("the compiled deadwood search was not built (envs/_native.c)")
         pytest.skip("the compiled deadwood search is not built here")
+    compiled = MeldSolver(**options, kernels=_KERNELS)
+    pure = MeldSolver(**options, kernels=PURE)
+    assert (compiled.backend, pure.backend) == ("compiled", "python")
+    return compiled, pure
+
+
+_ACE_SOLVERS = {ace: None for ace in _ACE_OPTIONS}  # built on first use
 
 
 @settings(max_examples=600, deadline=None)
 @given(
-    st.sampled_from(sorted(_ACE_SOLVERS)),
+    st.sampled_from(sorted(_ACE_OPTIONS)),
     st.integers(0, 12),
     st.integers(3, 13),
     st.lists(st.integers(0, 51), min_size=0, max_size=20, unique=True),
@@ -190,34 +202,55 @@ def _compiled_or_skip(solver: MeldSolver) -> None:
 )
 def test_compiled_search_matches_python(ace, low, width, picks, dense):
     """Random hands up to 20 cards, and dense ones where sets and runs share cards."""
-    solver = _ACE_SOLVERS[ace]
-    _compiled_or_skip(solver)
+    if _ACE_SOLVERS[ace] is None:
+        _ACE_SOLVERS[ace] = _solver_pair(**_ACE_OPTIONS[ace])
+    compiled, pure = _ACE_SOLVERS[ace]
     if dense:
         pool = [s * 13 + r for s in range(4) for r in range(low, min(13, low + width))]
         picks = [pool[p % len(pool)] for p in picks]
     hand = to_mask(set(picks))
-    assert solver.solve_mask(hand) == MeldSolver.solve_mask(solver, hand)
+    assert compiled.solve_mask(hand) == pure.solve_mask(hand)
 
 
 def test_compiled_search_on_many_game_hands():
     """10- and 11-card hands as Knock Rummy deals them: identical results on 20,000 hands."""
-    solver = knock_solver()
-    _compiled_or_skip(solver)
+    compiled, pure = _solver_pair()
     rng = np.random.default_rng(11)
     for i in range(20000):
         hand = to_mask(rng.choice(52, size=10 + i % 2, replace=False))
-        assert solver.solve_mask(hand) == MeldSolver.solve_mask(solver, hand), mask_cards(hand)
+        assert compiled.solve_mask(hand) == pure.solve_mask(hand), mask_cards(hand)
 
 
 def test_compiled_search_rejects_bad_masks():
-    solver = knock_solver()
-    _compiled_or_skip(solver)
+    solver, _ = _solver_pair()
     with pytest.raises(ValueError, match="52-bit"):
         solver.solve_mask(1 << 52)
     with pytest.raises(OverflowError):
         solver.solve_mask(-1)
     with pytest.raises(TypeError):
         solver.solve_mask("As 2s 3s")
+
+
+def test_kernels_parameter():
+    """None follows compiled_kernels(), PURE and False mean Python, anything else is refused."""
+    from rummyzoo.envs.native import compiled_kernels
+
+    default = "python" if compiled_kernels() is None else "compiled"
+    assert MeldSolver().backend == default
+    assert MeldSolver(kernels=PURE).backend == MeldSolver(kernels=False).backend == "python"
+    assert knock_solver(PURE) is knock_solver(False) is not MeldSolver(kernels=PURE)
+    assert knock_solver(PURE).backend == "python"
+    if compiled_kernels() is None:
+        assert knock_solver() is knock_solver(PURE)
+    else:
+        assert knock_solver() is knock_solver(compiled_kernels())
+    for bad in (True, "compiled", 1):
+        with pytest.raises(TypeError, match="kernels must be"):
+            MeldSolver(kernels=bad)
+    assert repr(PURE) == "PURE"
+    import pickle
+
+    assert pickle.loads(pickle.dumps(PURE)) is PURE
 
 
 def test_pure_python_switch(monkeypatch):

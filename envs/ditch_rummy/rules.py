@@ -29,6 +29,7 @@ from rummyzoo.envs.core import (
     check_range,
     validate_fields,
 )
+from rummyzoo.envs.native import resolve_kernels
 
 # ----------------------------------------------------------------- card order
 #: Game-rank characters, low to high (aces are high only; runs never wrap).
@@ -248,7 +249,10 @@ class DitchRummyGame(Game):
     rules_class = DitchRummyRules
     match_defaults: ClassVar[dict[str, Any]] = {"target_score": 500, "max_turns": 500}
 
-    def __init__(self, rules: DitchRummyRules, match: Any) -> None:
+    def __init__(self, rules: DitchRummyRules, match: Any, kernels: Any = None) -> None:
+        # ``kernels`` (see rummyzoo.envs.native.resolve_kernels) is accepted like every variant's;
+        # Ditch Rummy has no compiled code, so both settings run the same Python.
+        self.kernels = resolve_kernels(kernels)
         self.rules = rules
         self.match = match
         n = self.num_players = rules.num_players

@@ -24,7 +24,7 @@ from rummyzoo.envs.core import (
     validate_fields,
 )
 from rummyzoo.envs.melds import knock_solver
-from rummyzoo.envs.native import compiled_kernels
+from rummyzoo.envs.native import PURE, resolve_kernels
 
 POW2 = [1 << c for c in range(NUM_CARDS)]
 
@@ -287,13 +287,16 @@ class KnockRummyGame(Game):
     #: discard), then two per card (discard it, knock with it), each block in card-id order.
     action_segments = (("global", 2), ("card", 2))
 
-    def __init__(self, rules: KnockRummyRules, match: Any) -> None:
+    def __init__(self, rules: KnockRummyRules, match: Any, kernels: Any = None) -> None:
+        # ``kernels``: None = the compiled kernels where built, PURE = the Python code, or a
+        # kernels module (rummyzoo.envs.native.resolve_kernels).
+        kernels = self.kernels = resolve_kernels(kernels)
         self.rules = rules
         self.match = match
         n = self.num_players = rules.num_players
         self.num_actions = NUM_ACTIONS
         self.score_groups = np.arange(n)
-        self.solver = knock_solver()
+        self.solver = knock_solver(PURE if kernels is None else kernels)
         names = ["draw stock", "take discard"]
         names += [f"discard {c}" for c in CARD_NAMES]
         names += [f"knock {c}" for c in CARD_NAMES]
@@ -360,7 +363,6 @@ class KnockRummyGame(Game):
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
         # The compiled builders of the deal, observations, discard masks and card names, when
         # built (the Python code below gives the same state, arrays and names).
-        kernels = compiled_kernels()
         self._deal = None if kernels is None else kernels.deal
         self._gather_rows = None if kernels is None else kernels.gather_rows
         self._card_mask = None if kernels is None else kernels.card_mask

@@ -34,6 +34,7 @@ from rummyzoo.envs.core import (
     check_range,
     validate_fields,
 )
+from rummyzoo.envs.native import resolve_kernels
 from rummyzoo.envs.rummy500.tables import (
     ACE_HIGH_POS,
     ACE_LOW_POS,
@@ -199,7 +200,10 @@ class Rummy500Game(Game):
     rules_class = Rummy500Rules
     match_defaults: ClassVar[dict[str, Any]] = {"target_score": 500, "max_turns": 300}
 
-    def __init__(self, rules: Rummy500Rules, match: Any) -> None:
+    def __init__(self, rules: Rummy500Rules, match: Any, kernels: Any = None) -> None:
+        # ``kernels`` (see rummyzoo.envs.native.resolve_kernels) is accepted like every variant's;
+        # 500 Rum has no compiled code, so both settings run the same Python.
+        self.kernels = resolve_kernels(kernels)
         self.rules = rules
         self.match = match
         n = self.num_players = rules.num_players
