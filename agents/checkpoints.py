@@ -22,7 +22,6 @@ import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
 from rummyzoo.agents.features import learner_input, make_features
-from rummyzoo.agents.registry import register_checkpoint_loader
 from rummyzoo.envs.match import MATCH_OPTION_NAMES, REPORT_OPTION_NAMES
 from rummyzoo.envs.registry import make_game
 
@@ -157,9 +156,11 @@ def algo_class(name: str) -> Any:
 
         return MaskablePPO
     if name == "dqn":
-        from rummyzoo.training.dqn import MaskedDQN
+        # Playing needs the Q-network only: stable-baselines3's DQN loads it (the checkpoint
+        # names its masked policy class, rummyzoo.agents.networks.MaskedDQNPolicy).
+        from stable_baselines3 import DQN
 
-        return MaskedDQN
+        return DQN
     raise CheckpointError(f"unknown algorithm {name!r} in checkpoint")
 
 
@@ -231,6 +232,3 @@ def load_policy(
     check_compatible(meta, variant, num_players, dict(options or {}), str(path))
     model, meta = load_model(path)
     return CheckpointPolicy(model, meta, name=Path(path).name, deterministic=deterministic)
-
-
-register_checkpoint_loader(lambda path, variant, n, options: load_policy(path, variant, n, options))

@@ -6,7 +6,7 @@ A name is one of:
 * a name that an installed package registers in the entry-point group ``rummyzoo.agents``
   (the entry point's name is the agent name, its value ``module:Class``);
 * ``package.module:ClassName``: the module is imported and the class taken from it;
-* a checkpoint path (``.zip`` / ``.pt``, loaded by ``rummyzoo.training``).
+* a checkpoint path (``.zip`` / ``.pt``, loaded by :mod:`rummyzoo.agents.checkpoints`).
 
 Every class, built-in or not, is built the same way: when its constructor takes ``variant``,
 ``num_players`` or ``options`` keyword arguments (or ``**kwargs``) they are passed, otherwise it
@@ -21,7 +21,6 @@ import importlib.metadata
 import inspect
 import re
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,16 +48,6 @@ POLICY_MEMBERS = ("name", "act", "reset")
 
 #: ``package.module:ClassName`` (the class may be a dotted path inside the module).
 _IMPORT_NAME = re.compile(r"^\s*(?P<module>[\w.]+)\s*:\s*(?P<attr>[\w.]+)\s*$")
-
-#: Loader for checkpoint paths, installed by ``rummyzoo.training`` (agents never import upward).
-CheckpointLoader = Callable[[str, str, int, dict[str, Any]], Policy]
-_checkpoint_loader: CheckpointLoader | None = None
-
-
-def register_checkpoint_loader(loader: CheckpointLoader) -> None:
-    """Let ``make_agent`` load trained checkpoints (called by ``rummyzoo.training``)."""
-    global _checkpoint_loader
-    _checkpoint_loader = loader
 
 
 # ---------------------------------------------------------------------------- entry points
@@ -302,11 +291,9 @@ def make_agent(
     if name.endswith((".zip", ".pt")) or Path(name).exists():
         if not Path(name).exists():
             raise ValueError(f"checkpoint {name!r} does not exist")
-        if _checkpoint_loader is None:
-            importlib.import_module("rummyzoo.agents.checkpoints")  # registers the loader
-        if _checkpoint_loader is None:
-            raise ValueError(f"no checkpoint loader is available for {name!r}")
-        return _checkpoint_loader(name, variant, num_players, options)
+        from rummyzoo.agents.checkpoints import load_policy  # imports torch: only when needed
+
+        return load_policy(name, variant, num_players, options)
     match = _IMPORT_NAME.match(name)
     if match is not None:
         cls = _import_class(match["module"], match["attr"])

@@ -10,7 +10,6 @@ import math
 import numpy as np
 import pytest
 
-from rummyzoo.agents import registry as agent_registry
 from rummyzoo.agents.arena import (
     make_arena_match,
     pairwise_by_deal,
@@ -331,21 +330,20 @@ def test_other_bad_arguments() -> None:
         run_arena("gin", 2, ["random", "random"], deals=1)
 
 
-def test_checkpoint_of_another_variant_is_a_clear_error(tmp_path, monkeypatch, capsys) -> None:
+def test_checkpoint_of_another_variant_is_a_clear_error(tmp_path, capsys) -> None:
+    import zipfile
+
     checkpoint = tmp_path / "ditch_model.zip"
-    checkpoint.write_bytes(b"not really a model")
-
-    def loader(path, variant, num_players, options):
-        raise ValueError(f"checkpoint {path!r} was trained for ditch_rummy, not {variant}")
-
-    monkeypatch.setattr(agent_registry, "_checkpoint_loader", None)  # restored afterwards
-    agent_registry.register_checkpoint_loader(loader)
-    with pytest.raises(ValueError, match="trained for ditch_rummy, not knock_rummy"):
+    meta = {"variant": "ditch_rummy", "num_players": 2, "options": {}, "obs_size": 1}
+    meta |= {"num_actions": 16, "algo": "ppo"}
+    with zipfile.ZipFile(checkpoint, "w") as archive:
+        archive.writestr("rummyzoo.json", json.dumps(meta))
+    with pytest.raises(ValueError, match="variant: checkpoint 'ditch_rummy', env 'knock_rummy'"):
         run_arena("knock_rummy", 2, ["random", str(checkpoint)], deals=1)
     code = cli.main(["arena", "knock_rummy", "--agents", "random", str(checkpoint), "--deals", "1"])
     assert code == 2
     err = capsys.readouterr().err
-    assert "rummyzoo arena: error:" in err and "trained for ditch_rummy" in err
+    assert "rummyzoo arena: error:" in err and "checkpoint 'ditch_rummy'" in err
     assert len(err.strip().splitlines()) == 1
 
 

@@ -1,0 +1,111 @@
+"""The package's layering, read from the source: each layer imports only those below it, and
+games are played by one loop."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = {"envs": "rummyzoo.envs", "agents": "rummyzoo.agents", "training": "rummyzoo.training"}
+PACKAGES["cli"] = "rummyzoo.cli"
+#: Modules of ``envs/`` at the AEC layer (the only ones that may import PettingZoo/gymnasium);
+#: the registry builds AEC envs on request, so it counts as that layer too.
+AEC_LAYER = {"aec.py", "registry.py", "knock_rummy_v0.py", "ditch_rummy_v0.py", "rummy500_v0.py"}
+
+
+def _modules(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module named by an import anywhere in the file (also inside functions)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            names.add(str(node.args[0].value))
+    return names
+
+
+def _offenders(folder: str, forbidden: tuple[str, ...], skip: set[str] = frozenset()) -> list[str]:
+    found = []
+    for path in _modules(folder):
+        if path.name in skip:
+            continue
+        for name in sorted(_imports(path)):
+            if name.split(".")[0] in forbidden or name.startswith(forbidden):
+                found.append(f"{path.relative_to(ROOT)} imports {name}")
+    return found
+
+
+def test_the_layers_below_the_aec_layer_import_no_pettingzoo_or_gymnasium() -> None:
+    assert _offenders("envs", ("pettingzoo", "gymnasium"), AEC_LAYER) == []
+
+
+@pytest.mark.parametrize(
+    ("folder", "forbidden"),
+    [
+        ("envs", ("rummyzoo.agents", "rummyzoo.training", "rummyzoo.cli")),
+        ("agents", ("rummyzoo.training", "rummyzoo.cli")),
+        ("training", ("rummyzoo.cli",)),
+    ],
+)
+def test_no_layer_imports_one_above_it(folder: str, forbidden: tuple[str, ...]) -> None:
+    assert _offenders(folder, forbidden) == []
+
+
+def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "def f():\n    from rummyzoo.training.train import x\n    import importlib\n"
+        "    importlib.import_module('rummyzoo.cli.main')\n"
+    )
+    assert _imports(module) >= {"rummyzoo.training.train", "rummyzoo.cli.main"}
+
+
+def test_only_the_play_loop_iterates_agent_iter() -> None:
+    """A whole game through the AEC API is played in one place (``play_aec``)."""
+    found = []
+    for folder in PACKAGES:
+        for path in _modules(folder):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "agent_iter"
+                ):
+                    found.append(str(path.relative_to(ROOT)))
+    assert sorted(set(found)) == ["envs/play.py"]
+
+
+def test_nothing_outside_envs_touches_private_env_state() -> None:
+    """No module outside ``envs/`` reads or writes an underscore attribute of an env, a match
+    or a game (``env._x``, ``match._x``, ``game._x``, ``raw._x``)."""
+    owners = {"env", "raw", "match", "game", "aec"}
+    found = []
+    for folder in ("agents", "training", "cli"):
+        for path in _modules(folder):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and node.attr.startswith("_")
+                    and not node.attr.startswith("__")
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id in owners
+                ):
+                    found.append(
+                        f"{path.relative_to(ROOT)}:{node.lineno} {node.value.id}.{node.attr}"
+                    )
+    assert found == []
