@@ -1,13 +1,17 @@
-"""Melds: the meld table, meld validity and the optimal-deadwood solver.
+"""Melds: the meld tables of every variant, meld validity and the optimal-deadwood solver.
 
-A *set* is 3-4 cards of one rank; a *run* is 3+ consecutive ranks of one suit. Where the ace sits
-in a run depends on the variant, so the solver takes an ``ace`` mode:
+A *set* is cards of one rank in different suits; a *run* is consecutive ranks of one suit (of any
+suits in Ditch Rummy). :class:`MeldRules` holds what a variant counts as a meld (shortest and
+longest run, set sizes, where the ace sits, whether a run keeps to one suit) and
+:func:`meld_table` builds that variant's :class:`MeldTable` from it, once per parameters: the
+Knock Rummy solver, the 500 Rum tables (``envs/rummy500/tables.py``) and its heuristics' planner,
+and the Ditch Rummy meld kinds all read their melds from it. Where the ace sits in a run:
 
 ==========  ==========================================  ===========
 ``ace``     runs allowed                                used by
 ==========  ==========================================  ===========
 ``"low"``   A-2-3 ... ; never Q-K-A or K-A-2             Knock Rummy
-``"high"``  ... Q-K-A ; never A-2-3 or K-A-2             (available)
+``"high"``  ... Q-K-A ; never A-2-3 or K-A-2             Ditch Rummy
 ``"both"``  A-2-3 or Q-K-A, never both ends, no K-A-2    500 Rum
 ==========  ==========================================  ===========
 
@@ -29,8 +33,10 @@ or the solver is built with ``kernels=PURE`` (see :mod:`rummyzoo.envs.native`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from itertools import combinations, product
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -41,6 +47,173 @@ SUIT_BITS = (1 << NUM_RANKS) - 1
 ACE_MODES = ("low", "high", "both")
 
 
+# ------------------------------------------------------------------ the meld table builder
+@dataclass(frozen=True)
+class MeldRules:
+    """What a variant counts as a meld: the parameters of its :class:`MeldTable`.
+
+    :param ace: where an ace may sit in a run: ``"low"``, ``"high"`` or ``"both"`` (either end,
+        never round the corner), see the module doc.
+    :param min_run: shortest run.
+    :param max_run: longest run (None: as long as the suit allows).
+    :param set_sizes: allowed set sizes (cards of one rank, each of another suit).
+    :param mixed_suit_runs: a run's cards may be of any suits (Ditch Rummy's default rule);
+        otherwise a run keeps to one suit.
+
+    The number of decks changes no table: a meld never holds two copies of a card (a set's cards
+    are of different suits, a run's of different ranks), so two-deck 500 Rum reads the same
+    table and counts copies in its hands.
+    """
+
+    ace: str = "low"
+    min_run: int = 3
+    max_run: int | None = None
+    set_sizes: tuple[int, ...] = (3, 4)
+    mixed_suit_runs: bool = False
+
+    def __post_init__(self) -> None:
+        if self.ace not in ACE_MODES:
+            raise ValueError(f"ace must be one of {ACE_MODES}, got {self.ace!r}")
+        if self.min_run < 1 or (self.max_run is not None and self.max_run < self.min_run):
+            raise ValueError(f"need 1 <= min_run <= max_run, got {self.min_run}, {self.max_run}")
+        sizes = tuple(self.set_sizes)
+        if sizes != tuple(sorted(set(sizes))) or not all(1 <= k <= NUM_SUITS for k in sizes):
+            raise ValueError(f"set_sizes must be increasing sizes 1-4, got {self.set_sizes!r}")
+        object.__setattr__(self, "set_sizes", sizes)
+
+
+#: Knock Rummy: runs of 3+ with the ace low, sets of 3 or 4.
+KNOCK_MELDS = MeldRules()
+#: 500 Rum's meld actions: three-card runs (ace low or high, not both) and three-card sets; longer
+#: melds grow by lay-offs.
+RUMMY500_MELDS = MeldRules(ace="both", max_run=3, set_sizes=(3,))
+#: Everything 500 Rum lets a hand put down at once: runs of 3+ and sets of 3 or 4.
+RUMMY500_PLAYS = MeldRules(ace="both")
+
+
+def ditch_melds(runs_same_suit: bool) -> MeldRules:
+    """Ditch Rummy: two- or three-card runs (aces high) and sets, runs of any suits unless
+    ``runs_same_suit``."""
+    return MeldRules(
+        ace="high", min_run=2, max_run=3, set_sizes=(2, 3), mixed_suit_runs=not runs_same_suit
+    )
+
+
+class Meld(NamedTuple):
+    """One entry of a meld table."""
+
+    cards: tuple[int, ...]  #: card ids (a run from its low end, a set by suit)
+    is_run: bool
+    positions: tuple[int, ...]  #: run positions along the suit (runs) or suits (sets)
+    mask: int  #: the cards as a 52-bit mask
+
+
+class MeldTable:
+    """Every meld under one :class:`MeldRules`, and the look-ups the variants search with.
+
+    Order (the order of :attr:`melds`, of :meth:`suit_runs` and of the set look-ups): runs suit by
+    suit, each suit by lowest position and then by length (of any suits: by lowest position, by
+    length, then by the suits in :func:`itertools.product` order), then sets rank by rank, by
+    size and then by suits in :func:`itertools.combinations` order.
+
+    ``positions[p]`` is the rank index at run position ``p`` along a suit: 13 positions, A first
+    (``"low"``) or A last (``"high"``), or 14 with the ace at both ends (``"both"``).
+    """
+
+    def __init__(self, rules: MeldRules) -> None:
+        self.rules = rules
+        if rules.ace == "low":
+            positions = list(range(NUM_RANKS))
+        elif rules.ace == "high":
+            positions = [*range(1, NUM_RANKS), 0]
+        else:
+            positions = [*range(NUM_RANKS), 0]
+        self.positions: tuple[int, ...] = tuple(positions)
+        self._max_run = len(positions) if rules.max_run is None else rules.max_run
+        self._suit_runs: dict[int, tuple[tuple[int, int, int], ...]] = {}
+        self._run_masks: dict[int, tuple[int, ...]] = {}
+        #: ``set_suits[rank][pattern]``: the suits of every set of ``rank`` inside a 4-bit suit
+        #: pattern; ``set_masks`` the same sets as 52-bit masks.
+        self.set_suits: tuple[tuple[tuple[tuple[int, ...], ...], ...], ...] = tuple(
+            tuple(
+                tuple(
+                    combo
+                    for size in rules.set_sizes
+                    for combo in combinations(
+                        [s for s in range(NUM_SUITS) if pattern >> s & 1], size
+                    )
+                )
+                for pattern in range(1 << NUM_SUITS)
+            )
+            for _ in range(NUM_RANKS)
+        )
+        self.set_masks: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+            tuple(
+                tuple(sum(1 << (s * NUM_RANKS + rank) for s in combo) for combo in row)
+                for row in self.set_suits[rank]
+            )
+            for rank in range(NUM_RANKS)
+        )
+        melds: list[Meld] = []
+        if rules.mixed_suit_runs:
+            for _, start, end in self.suit_runs(SUIT_BITS):
+                ranks = positions[start : end + 1]
+                for suits in product(range(NUM_SUITS), repeat=len(ranks)):
+                    cards = tuple(s * NUM_RANKS + r for s, r in zip(suits, ranks, strict=True))
+                    melds.append(Meld(cards, True, tuple(range(start, end + 1)), to_mask(cards)))
+        else:
+            for suit in range(NUM_SUITS):
+                for _, start, end in self.suit_runs(SUIT_BITS):
+                    cards = tuple(suit * NUM_RANKS + positions[p] for p in range(start, end + 1))
+                    melds.append(Meld(cards, True, tuple(range(start, end + 1)), to_mask(cards)))
+        full = (1 << NUM_SUITS) - 1
+        for rank in range(NUM_RANKS):
+            for combo in self.set_suits[rank][full]:
+                cards = tuple(s * NUM_RANKS + rank for s in combo)
+                melds.append(Meld(cards, False, combo, to_mask(cards)))
+        #: Every meld of a one-deck pack, in the table's order.
+        self.melds: tuple[Meld, ...] = tuple(melds)
+        #: Index in :attr:`melds` by the meld's set of cards.
+        self.index: dict[frozenset[int], int] = {frozenset(m.cards): i for i, m in enumerate(melds)}
+
+    def suit_runs(self, pattern: int) -> tuple[tuple[int, int, int], ...]:
+        """``(rank mask, first position, last position)`` of every one-suit run inside a suit's
+        13-bit rank pattern (memoised by pattern)."""
+        found = self._suit_runs.get(pattern)
+        if found is not None:
+            return found
+        positions = self.positions
+        runs = []
+        for start in range(len(positions)):
+            mask = 0
+            for end in range(start, min(len(positions), start + self._max_run)):
+                bit = 1 << positions[end]
+                if not pattern & bit or mask & bit:
+                    break
+                mask |= bit
+                if end - start + 1 >= self.rules.min_run:
+                    runs.append((mask, start, end))
+        found = self._suit_runs[pattern] = tuple(runs)
+        return found
+
+    def run_masks(self, pattern: int) -> tuple[int, ...]:
+        """The rank masks of :meth:`suit_runs` alone (memoised by pattern)."""
+        found = self._run_masks.get(pattern)
+        if found is None:
+            found = self._run_masks[pattern] = tuple(r[0] for r in self.suit_runs(pattern))
+        return found
+
+    def melds_in(self, hand: int) -> list[int]:
+        """Indices in :attr:`melds` of every meld whose cards are all in the 52-bit ``hand``."""
+        return [i for i, m in enumerate(self.melds) if not m.mask & ~hand]
+
+
+@cache
+def meld_table(rules: MeldRules) -> MeldTable:
+    """The :class:`MeldTable` of ``rules``, built once and shared."""
+    return MeldTable(rules)
+
+
 class MeldSolver:
     """Meld table and exact optimal-deadwood search for one ranking and value table.
 
@@ -48,9 +221,12 @@ class MeldSolver:
     :param rank_values: deadwood value of each rank index (0 = Ace ... 12 = King).
     :param min_run: shortest run (3 in every variant that uses this solver).
     :param set_sizes: allowed set sizes (3 and 4).
+    :param max_run: longest run (None: no limit).
     :param kernels: the compiled kernels to search with: None (the default) for
         :func:`~rummyzoo.envs.native.compiled_kernels`, ``PURE`` (or False) for the Python search,
         or a kernels module (see :func:`~rummyzoo.envs.native.resolve_kernels`).
+
+    The runs and sets come from :func:`meld_table` of the same parameters (``self.table``).
     """
 
     def __init__(
@@ -59,24 +235,24 @@ class MeldSolver:
         rank_values: Sequence[int] | None = None,
         min_run: int = 3,
         set_sizes: tuple[int, ...] = (3, 4),
+        max_run: int | None = None,
         kernels: Any = None,
     ) -> None:
-        if ace not in ACE_MODES:
-            raise ValueError(f"ace must be one of {ACE_MODES}, got {ace!r}")
+        self.table = meld_table(MeldRules(ace, min_run, max_run, tuple(set_sizes)))
         values = list(PIP_VALUES[:NUM_RANKS]) if rank_values is None else list(rank_values)
         if len(values) != NUM_RANKS:
             raise ValueError(f"rank_values needs 13 entries (A..K), got {len(values)}")
         self.ace = ace
         self.min_run = min_run
-        self.set_sizes = tuple(set_sizes)
+        self.set_sizes = self.table.rules.set_sizes
         self.rank_values = tuple(int(v) for v in values)
         # Value of every 13-bit suit pattern, so a hand's value is four look-ups.
         bits = (np.arange(1 << NUM_RANKS)[:, None] >> np.arange(NUM_RANKS)) & 1
         self._pattern_value = (bits @ np.asarray(self.rank_values)).astype(np.int64).tolist()
-        self._run_cache: dict[int, tuple[int, ...]] = {}
+        self._runs_in_pattern = self.table.run_masks
         self._suit_run_cache: dict[int, tuple[int, ...]] = {}
         self._sets_of_three = min(self.set_sizes) == 3
-        self._set_table = self._build_set_table()
+        self._set_table = self.table.set_masks
         self._memo: dict[int, tuple[int, tuple[int, ...]]] = {}
         # Best (covered value, runs) of each 13-bit suit pattern: without a set the problem
         # splits into the four suits, so most hands are solved by four look-ups.
@@ -85,58 +261,12 @@ class MeldSolver:
         #: ``"compiled"`` or ``"python"``: which search :meth:`solve_mask` runs.
         self.backend = "python"
         core = resolve_kernels(kernels)
-        if core is not None and min_run == 3 and self.set_sizes == (3, 4):
+        if core is not None and min_run == 3 and max_run is None and self.set_sizes == (3, 4):
             # The compiled search takes the same tables; it shadows the Python method.
-            self.solve_mask = core.Solver(self._run_positions(), self.rank_values).solve
+            self.solve_mask = core.Solver(list(self.table.positions), self.rank_values).solve
             self.backend = "compiled"
 
     # ----------------------------------------------------------------- tables
-    def _run_positions(self) -> list[int]:
-        """Rank index of each position along a suit, lowest position first."""
-        if self.ace == "low":
-            return list(range(NUM_RANKS))
-        if self.ace == "high":
-            return [*range(1, NUM_RANKS), 0]
-        return [*range(NUM_RANKS), 0]
-
-    def _runs_in_pattern(self, pattern: int) -> tuple[int, ...]:
-        """All runs (as 13-bit rank masks) contained in a suit's 13-bit rank pattern."""
-        found = self._run_cache.get(pattern)
-        if found is not None:
-            return found
-        positions = self._run_positions()
-        runs = []
-        n = len(positions)
-        for start in range(n):
-            mask = 0
-            for end in range(start, n):
-                bit = 1 << positions[end]
-                if not pattern & bit or mask & bit:
-                    break
-                mask |= bit
-                if end - start + 1 >= self.min_run:
-                    runs.append(mask)
-        found = tuple(runs)
-        self._run_cache[pattern] = found
-        return found
-
-    def _build_set_table(self) -> list[list[tuple[int, ...]]]:
-        """For each rank and 4-bit suit pattern, every set (as a 52-bit mask) it contains."""
-        from itertools import combinations
-
-        table = []
-        for rank in range(NUM_RANKS):
-            row = []
-            for pattern in range(16):
-                suits = [s for s in range(NUM_SUITS) if pattern >> s & 1]
-                sets = []
-                for size in self.set_sizes:
-                    for combo in combinations(suits, size):
-                        sets.append(sum(1 << (s * NUM_RANKS + rank) for s in combo))
-                row.append(tuple(sets))
-            table.append(row)
-        return table
-
     def all_melds(self) -> list[list[int]]:
         """The full meld table (every set and run of a 52-card deck) as lists of card ids."""
         full = (1 << NUM_CARDS) - 1

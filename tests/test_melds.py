@@ -277,3 +277,259 @@ def test_an_outdated_build_is_set_aside(monkeypatch):
         assert native.compiled_kernels() is None
     with pytest.warns(RuntimeWarning, match="out of date"):
         assert MeldSolver(ace="low").backend == "python"
+
+
+# -- one meld-table builder for every variant ------------------------------------------------
+# The variants read their melds from ``meld_table``. The references below are the table code each
+# variant ran before (kept as slow references); ``RECORDED`` holds digests of the tables that
+# code built, taken when the builder replaced it, so the references cannot drift either.
+
+RECORDED = {
+    "knock_runs_low": "c8a325873aa8ee2b",
+    "knock_runs_high": "e1869e60e41389bb",
+    "knock_runs_both": "de87abdf91429d1d",
+    "knock_sets": "db2567e6428aa0cd",
+    "knock_all_low": "e72d26819ead59ec",
+    "knock_all_high": "7f89f96461d64e73",
+    "knock_all_both": "0e00ca9ccd103a0b",
+    "r500_melds": "1faecbdc31ab3f15",
+    "r500_set_ids": "967c30a9d7bb4cc4",
+    "r500_run_at": "478bdecca12c9466",
+    "r500_qka_at": "4b0c88d0cfea489b",
+    "r500_with": "2193376b7429cc0c",
+    "r500_run_ok": "4ffa0a7fbd0a3328",
+    "r500_melds_in": "ebcc8a3c4a927d43",
+    "r500_meldable": "6f7034f80fe62e87",
+    "planner_candidates": "5f2e89cba8d21ed4",
+    "ditch_pair_kind_False": "70dd0c9d620462fe",
+    "ditch_pair_kind_True": "bdaacfaf2afa7627",
+    "ditch_triples_False": "9c9efd7457ba783a",
+    "ditch_triples_True": "1ac5beaa74e1e38c",
+}
+
+
+def _digest(obj) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(obj, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
+def _reference_positions(ace: str) -> list[int]:
+    if ace == "low":
+        return list(range(13))
+    if ace == "high":
+        return [*range(1, 13), 0]
+    return [*range(13), 0]
+
+
+def _reference_runs_in_pattern(ace: str, pattern: int, min_run: int = 3) -> tuple[int, ...]:
+    """The Knock solver's run search before the builder."""
+    positions = _reference_positions(ace)
+    runs = []
+    for start in range(len(positions)):
+        mask = 0
+        for end in range(start, len(positions)):
+            bit = 1 << positions[end]
+            if not pattern & bit or mask & bit:
+                break
+            mask |= bit
+            if end - start + 1 >= min_run:
+                runs.append(mask)
+    return tuple(runs)
+
+
+def _reference_set_table(set_sizes=(3, 4)) -> list[list[tuple[int, ...]]]:
+    """The Knock solver's set table before the builder."""
+    table = []
+    for rank in range(13):
+        row = []
+        for pattern in range(16):
+            suits = [s for s in range(4) if pattern >> s & 1]
+            row.append(
+                tuple(
+                    sum(1 << (s * 13 + rank) for s in combo)
+                    for size in set_sizes
+                    for combo in combinations(suits, size)
+                )
+            )
+        table.append(row)
+    return table
+
+
+def _random_hands(count: int = 3000) -> tuple[list[int], list[tuple[int, int, int]]]:
+    """The hands (and lay-off targets) the recorded digests were taken on."""
+    rng = np.random.default_rng(5)
+    hands = [
+        to_mask(rng.choice(52, size=int(rng.integers(0, 25)), replace=False)) for _ in range(count)
+    ]
+    fits = [
+        tuple(
+            to_mask(rng.choice(52, size=int(rng.integers(0, 8)), replace=False)) for _ in range(3)
+        )
+        for _ in hands
+    ]
+    return hands, fits
+
+
+@pytest.mark.parametrize("ace", ["low", "high", "both"])
+def test_knock_solver_tables_are_the_builders_and_unchanged(ace):
+    from rummyzoo.envs.melds import MeldRules, meld_table
+
+    table = meld_table(MeldRules(ace=ace))
+    runs = [table.run_masks(p) for p in range(1 << 13)]
+    assert runs == [_reference_runs_in_pattern(ace, p) for p in range(1 << 13)]
+    assert _digest([list(r) for r in runs]) == RECORDED[f"knock_runs_{ace}"]
+    sets = [list(row) for row in table.set_masks]
+    assert sets == _reference_set_table()
+    assert _digest([[list(x) for x in row] for row in sets]) == RECORDED["knock_sets"]
+    assert list(table.positions) == _reference_positions(ace)
+    solver = MeldSolver(ace=ace)
+    assert solver.table is table and solver._set_table is table.set_masks
+    melds = solver.all_melds()
+    assert _digest(melds) == RECORDED[f"knock_all_{ace}"]
+    assert melds == [mask_cards(m.mask) for m in table.melds]  # the same order
+    assert knock_solver().table is meld_table(MeldRules())
+
+
+def test_rummy500_tables_are_the_builders_and_unchanged():
+    from rummyzoo.envs.melds import RUMMY500_MELDS, meld_table
+    from rummyzoo.envs.rummy500 import tables as t
+
+    assert t.TABLE is meld_table(RUMMY500_MELDS)
+    # The meld list as it was built before: A-2-3 ... J-Q-K, Q-K-A per suit, then 3-card sets.
+    reference = [
+        (tuple(s * 13 + p % 13 for p in range(a, a + 3)), True, (a, a + 1, a + 2))
+        for s in range(4)
+        for a in range(12)
+    ] + [
+        (tuple(s * 13 + r for s in suits), False, suits)
+        for r in range(13)
+        for suits in combinations(range(4), 3)
+    ]
+    assert [(m.cards, m.is_run, m.positions) for m in t.MELDS] == reference
+    rows = [
+        [list(m.cards), m.is_run, list(m.positions), m.mask, m.suit, m.rank, m.value, m.name]
+        for m in t.MELDS
+    ]
+    assert _digest(rows) == RECORDED["r500_melds"]
+    assert {s * 13 + r: s * 12 + r for s in range(4) for r in range(11)} == t.RUN_AT_BIT
+    assert {s * 13: s * 12 + 11 for s in range(4)} == t.QKA_AT_BIT
+    assert sum(((1 << 11) - 1) << (13 * s) for s in range(4)) == t.RUN_START_BITS
+    assert (t.RUNS_PER_SUIT, t.FIRST_SET, t.NUM_MELDS) == (12, 48, 100)
+    assert _digest(sorted(t.RUN_AT_BIT.items())) == RECORDED["r500_run_at"]
+    assert _digest(sorted(t.QKA_AT_BIT.items())) == RECORDED["r500_qka_at"]
+    assert _digest([[list(x) for x in row] for row in t.SET_IDS]) == RECORDED["r500_set_ids"]
+    assert _digest([[list(x) for x in row] for row in t.MELDS_WITH]) == RECORDED["r500_with"]
+    # The run look-up of ``MELD_TEST`` as it was built before, window by window.
+    pats = np.arange(1 << 13)
+    for rank in range(13):
+        ok = np.zeros(len(pats), dtype=bool)
+        for pos in [rank] + ([13] if rank == 0 else []):
+            for start in (pos - 2, pos - 1, pos):
+                if start < 0 or start + 2 > 13:
+                    continue
+                window = [q for q in range(start, start + 3) if q != pos]
+                ok |= np.logical_and.reduce([(pats >> (q % 13)) & 1 for q in window]) > 0
+        assert t._RUN_OK[rank] == ok.astype(np.uint8).tobytes(), rank
+    import hashlib
+
+    run_ok = [hashlib.sha256(b).hexdigest() for b in t._RUN_OK]
+    assert _digest(run_ok) == RECORDED["r500_run_ok"]
+    # The bit-trick searches agree with the table, and with what they found before.
+    hands, _ = _random_hands()
+    found = [t.melds_in(h) for h in hands]
+    assert [sorted(f) for f in found] == [t.TABLE.melds_in(h) for h in hands]
+    assert _digest(found) == RECORDED["r500_melds_in"]
+    assert _digest([t.meldable(h) for h in hands]) == RECORDED["r500_meldable"]
+
+
+def _reference_candidate_melds(present: int) -> list[tuple[int, tuple[int, ...], tuple[int, ...]]]:
+    """The 500 Rum planner's runs (3+, ace low or high) and sets (3-4) before the builder."""
+    out = []
+    for suit in range(4):
+        have = [bool(present >> (suit * 13 + p % 13) & 1) for p in range(14)]
+        p = 0
+        while p <= 13:
+            if not have[p]:
+                p += 1
+                continue
+            q = p
+            while q + 1 <= 13 and have[q + 1]:
+                q += 1
+            for lo in range(p, q - 1):
+                for hi in range(lo + 2, q + 1):
+                    if lo == 0 and hi == 13:
+                        continue
+                    pos = tuple(range(lo, hi + 1))
+                    out.append((0, tuple(suit * 13 + x % 13 for x in pos), pos))
+            p = q + 1
+    for rank in range(13):
+        suits = [s for s in range(4) if present >> (s * 13 + rank) & 1]
+        for k in range(3, len(suits) + 1):
+            for combo in combinations(suits, k):
+                out.append((1, tuple(s * 13 + rank for s in combo), combo))
+    return out
+
+
+def test_rummy500_planner_melds_are_the_builders_and_unchanged():
+    from rummyzoo.agents.rummy500 import PLAYS, RUN, SET, Planner
+    from rummyzoo.envs.melds import RUMMY500_PLAYS, meld_table
+
+    assert PLAYS is meld_table(RUMMY500_PLAYS) and (RUN, SET) == (0, 1)
+    hands, fits = _random_hands()
+    every = []
+    for hand, fit in zip(hands, fits, strict=True):
+        plays = [(p.kind, p.cards, p.positions) for p in Planner.candidates(hand, fit)]
+        melds = [p for p in plays if p[0] in (RUN, SET)]
+        assert melds == _reference_candidate_melds(hand)
+        every.append([[k, list(c), list(x)] for k, c, x in plays])
+    assert _digest(every) == RECORDED["planner_candidates"]
+
+
+@pytest.mark.parametrize("same_suit", [False, True])
+def test_ditch_meld_kinds_are_the_builders_and_unchanged(same_suit):
+    from rummyzoo.envs.ditch_rummy.rules import (
+        NO_MELD,
+        ORDER_TO_CARD,
+        RUN,
+        SET,
+        DitchRummyGame,
+        DitchRummyRules,
+        meld_kind,
+    )
+    from rummyzoo.envs.match import MatchOptions
+    from rummyzoo.envs.melds import ditch_melds, meld_table
+
+    game = DitchRummyGame(DitchRummyRules(runs_same_suit=same_suit), MatchOptions())
+    pairs = game._pair_kind
+    assert pairs == [
+        [meld_kind((a, b), same_suit) if a < b else NO_MELD for b in range(52)] for a in range(52)
+    ]
+    assert _digest(pairs) == RECORDED[f"ditch_pair_kind_{same_suit}"]
+    # Three cards: the table's three-card melds are exactly what meld_kind calls melds.
+    table = meld_table(ditch_melds(same_suit))
+    kinds = {m.mask: RUN if m.is_run else SET for m in table.melds}
+    triples = list(combinations(range(52), 3))
+    by_table = [kinds.get(to_mask(ORDER_TO_CARD[o] for o in c), NO_MELD) for c in triples]
+    by_rule = [meld_kind(c, same_suit) for c in triples]
+    assert by_table == by_rule
+    assert _digest(by_rule) == RECORDED[f"ditch_triples_{same_suit}"]
+    assert len(table.melds) == (
+        (12 + 11) * 4 + 13 * (6 + 4) if same_suit else 12 * 16 + 11 * 64 + 13 * (6 + 4)
+    )
+
+
+def test_meld_rules_are_checked():
+    from rummyzoo.envs.melds import MeldRules
+
+    for bad in (
+        {"ace": "wrap"},
+        {"min_run": 0},
+        {"min_run": 4, "max_run": 3},
+        {"set_sizes": (4, 3)},
+        {"set_sizes": (3, 5)},
+    ):
+        with pytest.raises(ValueError):
+            MeldRules(**bad)
+    assert MeldRules(set_sizes=[3, 4]).set_sizes == (3, 4)

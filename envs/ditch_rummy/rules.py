@@ -29,6 +29,7 @@ from rummyzoo.envs.core import (
     check_range,
     validate_fields,
 )
+from rummyzoo.envs.melds import ditch_melds, meld_table
 from rummyzoo.envs.native import resolve_kernels
 
 # ----------------------------------------------------------------- card order
@@ -299,9 +300,13 @@ class DitchRummyGame(Game):
         ]
 
     def _build_card_tables(self, rules: DitchRummyRules) -> None:
-        same = rules.runs_same_suit
+        # Kind of each pair of order ids a < b that is a two-card meld of the shared meld table
+        # (legal_melds takes three cards as a meld when both neighbouring pairs are, alike).
+        table = meld_table(ditch_melds(rules.runs_same_suit))
+        pairs = {m.mask: RUN if m.is_run else SET for m in table.melds if len(m.cards) == 2}
+        bit = [1 << card for card in ORDER_TO_CARD]
         self._pair_kind = [
-            [meld_kind((a, b), same) if a < b else NO_MELD for b in range(NUM_CARDS)]
+            [pairs.get(bit[a] | bit[b], NO_MELD) if a < b else NO_MELD for b in range(NUM_CARDS)]
             for a in range(NUM_CARDS)
         ]
         self._single_points = [

@@ -1,5 +1,8 @@
 """500 Rum tables built once at import: card values, run positions, the meld table, the action table.
 
+The meld table is the shared builder's (:func:`rummyzoo.envs.melds.meld_table` of
+:data:`~rummyzoo.envs.melds.RUMMY500_MELDS`); the look-ups below are read from it.
+
 Cards inside the rules are handled as 52-bit Python ints (bit ``c`` = card id ``c`` present), as in
 :mod:`rummyzoo.envs.melds`; with two decks such a mask says which card ids are present at all.
 
@@ -10,11 +13,10 @@ never holds both position 0 and position 13, so it never goes round the corner (
 
 from __future__ import annotations
 
-from itertools import combinations
-
 import numpy as np
 
 from rummyzoo.envs.cards import CARD_NAMES, NUM_CARDS, NUM_RANKS, NUM_SUITS
+from rummyzoo.envs.melds import RUMMY500_MELDS, meld_table
 
 # ---------------------------------------------------------------- values
 #: Value of a card in hand, in a set or at the top of a run: ace 15, J/Q/K 10, others pip.
@@ -41,8 +43,6 @@ def pos_card(suit: int, pos: int) -> int:
 SUIT_BITS = (1 << NUM_RANKS) - 1
 #: One bit per suit at the given rank.
 RANK_REPEAT = sum(1 << (NUM_RANKS * s) for s in range(NUM_SUITS))
-#: Ranks A..J of every suit: possible lowest cards of a 3-card run inside one suit's ranks.
-RUN_START_BITS = sum(((1 << 11) - 1) << (NUM_RANKS * s) for s in range(NUM_SUITS))
 #: The ace of every suit (the ace of Q-K-A sits on the ace bit).
 ACE_BITS = RANK_REPEAT
 BIT: tuple[int, ...] = tuple(1 << c for c in range(NUM_CARDS))
@@ -84,29 +84,23 @@ class MeldSpec:
         self.name = " ".join(CARD_NAMES[c] for c in cards)
 
 
-def _build_melds() -> list[MeldSpec]:
-    melds = []
-    for suit in range(NUM_SUITS):
-        for start in range(12):  # A-2-3 ... J-Q-K, then Q-K-A
-            positions = (start, start + 1, start + 2)
-            melds.append(MeldSpec(tuple(pos_card(suit, p) for p in positions), True, positions))
-    for rank in range(NUM_RANKS):
-        for suits in combinations(range(NUM_SUITS), 3):
-            cards = tuple(s * NUM_RANKS + rank for s in suits)
-            melds.append(MeldSpec(cards, False, suits))
-    return melds
-
-
-MELDS: tuple[MeldSpec, ...] = tuple(_build_melds())
+#: The shared meld table of 500 Rum's meld actions: 3-card runs (A-2-3 ... J-Q-K, then Q-K-A of
+#: each suit, positions as above) and 3-card sets of distinct suits.
+TABLE = meld_table(RUMMY500_MELDS)
+MELDS: tuple[MeldSpec, ...] = tuple(MeldSpec(m.cards, m.is_run, m.positions) for m in TABLE.melds)
 NUM_MELDS = len(MELDS)  # 48 runs + 52 sets = 100
-RUNS_PER_SUIT = 12
+RUNS_PER_SUIT = len(TABLE.suit_runs(SUIT_BITS))  # 12
 FIRST_SET = NUM_SUITS * RUNS_PER_SUIT
 #: Meld id of the run whose lowest card is the bit index (ranks A..J), as found by ``meldable``.
 RUN_AT_BIT: dict[int, int] = {
-    suit * NUM_RANKS + r: suit * RUNS_PER_SUIT + r for suit in range(NUM_SUITS) for r in range(11)
+    m.cards[0]: i for i, m in enumerate(MELDS) if m.is_run and m.positions[-1] < ACE_HIGH_POS
 }
 #: Meld id of Q-K-A by the bit index of its ace.
-QKA_AT_BIT: dict[int, int] = {suit * NUM_RANKS: suit * RUNS_PER_SUIT + 11 for suit in range(4)}
+QKA_AT_BIT: dict[int, int] = {
+    m.cards[-1]: i for i, m in enumerate(MELDS) if m.is_run and m.positions[-1] == ACE_HIGH_POS
+}
+#: Possible lowest cards of a 3-card run inside one suit's ranks (A..J of every suit).
+RUN_START_BITS = sum(1 << c for c in RUN_AT_BIT)
 #: Set meld ids of a rank inside a 4-bit suit pattern.
 SET_IDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple(
@@ -133,20 +127,16 @@ PARTNERS: tuple[tuple[int, ...], ...] = tuple(
 
 
 def _run_ok_tables() -> tuple[bytes, ...]:
-    """Per rank, for every 13-bit rank pattern of one suit: is there a 3-card run with that rank?"""
+    """Per rank, for every 13-bit rank pattern of one suit: does a 3-card run of the table with
+    that rank have its other two cards in the pattern?"""
     pats = np.arange(1 << NUM_RANKS)
-    tables = []
-    for rank in range(NUM_RANKS):
-        ok = np.zeros(len(pats), dtype=bool)
-        spots = [rank] + ([ACE_HIGH_POS] if rank == 0 else [])
-        for pos in spots:
-            for start in (pos - 2, pos - 1, pos):
-                window = [q for q in range(start, start + 3) if q != pos]
-                if start < 0 or start + 2 > ACE_HIGH_POS:
-                    continue
-                ok |= np.logical_and.reduce([(pats >> (q % NUM_RANKS)) & 1 for q in window]) > 0
-        tables.append(ok.astype(np.uint8).tobytes())
-    return tuple(tables)
+    ok = np.zeros((NUM_RANKS, len(pats)), dtype=bool)
+    for run, _, _ in TABLE.suit_runs(SUIT_BITS):
+        for rank in range(NUM_RANKS):
+            if run >> rank & 1:
+                others = run & ~(1 << rank)
+                ok[rank] |= (pats & others) == others
+    return tuple(row.astype(np.uint8).tobytes() for row in ok)
 
 
 _RUN_OK = _run_ok_tables()
