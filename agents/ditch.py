@@ -18,7 +18,8 @@
     surely wins the hand, or the match when someone reaches the target, and never while behind;
     otherwise those cards score as a two-card run and a single.
 
-Both read only the observation (through the env's documented layout) and the rules config.
+Both read only the observation (decoded by the rules' ``DitchRummyGame.decode``) and the rules
+config.
 """
 
 from __future__ import annotations
@@ -32,125 +33,21 @@ from rummyzoo.agents.base import BasePolicy
 from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 from rummyzoo.envs.ditch_rummy.rules import (
     ACE,
-    CARD_TO_ORDER,
-    JACK,
     NO_MELD,
-    PHASE_DRAW,
-    PHASE_PLAY,
     RUN,
     SET,
     DitchRummyGame,
-    meld_kind,
+    DitchView,
+    Fits,
+    Phase,
+    ends_hand,
 )
 from rummyzoo.envs.match import make_game
 
-__all__ = ["DitchPolicy", "DitchView", "GreedyDitch", "PlayPlanner", "Seen", "SmartDitch"]
+__all__ = ["DitchPolicy", "GreedyDitch", "PlayPlanner", "SmartDitch"]
 
-#: Every card, as a bitmask over order ids (``rank * 4 + suit``, 2 low ... A high).
-ALL_CARDS = (1 << NUM_CARDS) - 1
-#: Order ids of one game rank, as a bitmask.
+#: Order ids (``rank * 4 + suit``, 2 low ... A high) of one game rank, as a bitmask.
 RANK_BITS = tuple(((1 << NUM_SUITS) - 1) << (NUM_SUITS * r) for r in range(NUM_RANKS))
-#: Order ids of one suit, as a bitmask.
-SUIT_BITS = tuple(sum(1 << (r * NUM_SUITS + s) for r in range(NUM_RANKS)) for s in range(NUM_SUITS))
-
-
-def _bits(orders: Iterable[int]) -> int:
-    out = 0
-    for o in orders:
-        out |= 1 << o
-    return out
-
-
-class Fits(NamedTuple):
-    """What a single fits on the table: ranks with a set, cards just below / above a run."""
-
-    set_ranks: int  # bitmask over game ranks
-    below: int  # bitmask over order ids
-    above: int  # bitmask over order ids
-
-
-class Seen:
-    """One decoded observation (relative seats: 0 = the observer).
-
-    :ivar hand: own cards as order ids, sorted, i.e. in hand-position order.
-    :ivar live: order ids not seen anywhere (draw pile or another hand), as a bitmask.
-    :ivar fits: what a single fits now.
-    :ivar hand_sizes: cards in each seat's hand.
-    :ivar hand_points: points each seat earned this hand.
-    :ivar teammates: True for the observer and (teams) the partner.
-    :ivar scores: match totals by seat (a team's total for each member).
-    :ivar phase: ``PHASE_DRAW``, ``PHASE_PLAY``, ``PHASE_DITCH`` (-1 when not to act).
-    :ivar pile: cards left in the draw pile.
-    """
-
-    __slots__ = (
-        "fits",
-        "hand",
-        "hand_points",
-        "hand_sizes",
-        "live",
-        "phase",
-        "pile",
-        "scores",
-        "teammates",
-    )
-
-    hand: tuple[int, ...]
-    live: int
-    fits: Fits
-    hand_sizes: list[int]
-    hand_points: list[int]
-    teammates: list[bool]
-    scores: list[int]
-    phase: int
-    pile: int
-
-
-class DitchView:
-    """Decodes a Ditch Rummy observation through ``game.observation_layout``."""
-
-    def __init__(self, game: DitchRummyGame) -> None:
-        self.n = game.num_players
-        self.max_hand = game.max_hand
-        lay = game.observation_layout
-        self.hand = slice(*lay["hand"])
-        self.discard = slice(*lay["discard_pile"])
-        self.played = slice(lay["sets"][0], lay["singles"][1])  # sets, runs, singles: adjacent
-        self.fit_set = slice(*lay["fits_set"])
-        self.fit_below = slice(*lay["fits_below_run"])
-        self.fit_above = slice(*lay["fits_above_run"])
-        self.hand_sizes = slice(*lay["hand_sizes"])
-        self.hand_points = slice(*lay["hand_points"])
-        self.teammates = slice(*lay["teammates"])
-        self.scores = slice(*lay["scores"])
-        self.phase = slice(*lay["phase"])
-        self.pile = lay["draw_pile"][0]
-        self.score_scale = float(game.match.target_score or 500)
-
-    def decode(self, obs: np.ndarray) -> Seen:
-        """Everything the heuristics use from one observation."""
-        order = CARD_TO_ORDER
-        seen = Seen()
-        hand = sorted(order[c] for c in np.flatnonzero(obs[self.hand]).tolist())
-        seen.hand = tuple(hand)
-        shown = _bits(hand)
-        shown |= _bits(order[c] for c in np.flatnonzero(obs[self.discard]).tolist())
-        shown |= _bits(order[c % NUM_CARDS] for c in np.flatnonzero(obs[self.played]).tolist())
-        seen.live = ALL_CARDS & ~shown
-        set_ranks = 0
-        for c in np.flatnonzero(obs[self.fit_set]).tolist():
-            set_ranks |= 1 << (order[c] >> 2)
-        below = _bits(order[c] for c in np.flatnonzero(obs[self.fit_below]).tolist())
-        above = _bits(order[c] for c in np.flatnonzero(obs[self.fit_above]).tolist())
-        seen.fits = Fits(set_ranks, below, above)
-        seen.hand_sizes = [round(x * self.max_hand) for x in obs[self.hand_sizes].tolist()]
-        seen.hand_points = [round(x * 100.0) for x in obs[self.hand_points].tolist()]
-        seen.teammates = [x > 0.5 for x in obs[self.teammates].tolist()]
-        seen.scores = [round(x * self.score_scale) for x in obs[self.scores].tolist()]
-        phase = np.flatnonzero(obs[self.phase])
-        seen.phase = int(phase[0]) if phase.size else -1
-        seen.pile = round(float(obs[self.pile]) * NUM_CARDS)
-        return seen
 
 
 class Outcome(NamedTuple):
@@ -171,8 +68,8 @@ class Outcome(NamedTuple):
 
 
 class PlayPlanner:
-    """Every line of melds and singles a hand can play, replaying the rules' meld and fit logic
-    on the observation's fit planes.
+    """Every line of melds and singles a hand can play: the rules' meld kinds, points and action
+    ids, with the fits they leave modelled on the observation's fit planes.
 
     Melds never depend on singles and only add fits, so a line is searched as: a set of
     disjoint melds, then singles (in any order unless ``single_extends_meld`` makes the order
@@ -189,26 +86,12 @@ class PlayPlanner:
         rules = game.rules
         self.same_suit = rules.runs_same_suit
         self.extends = rules.single_extends_meld
-        self.points_set = rules.points_set
-        self.points_run = rules.points_run
-        self.single_points = [
-            rules.points_single_ace if o >> 2 == ACE else rules.points_single
-            for o in range(NUM_CARDS)
-        ]
-        self.single_base = game.single_base
-        self.single_targets = game.single_targets
-        self.meld_action = {
-            combo: game.meld_base + j for j, combo in enumerate(game.meld_positions)
-        }
-        self._kinds: dict[tuple[int, ...], int] = {}
+        self.meld_points = game.meld_points
+        self.single_points = game.single_points
+        self.meld_kind = game.meld_kind
+        self.meld_action = game.meld_action
+        self.single_action = game.single_action
         self._budget = 0
-
-    def kind(self, orders: tuple[int, ...]) -> int:
-        """``SET``, ``RUN`` or ``NO_MELD`` for sorted order ids."""
-        found = self._kinds.get(orders)
-        if found is None:
-            found = self._kinds[orders] = meld_kind(orders, self.same_suit)
-        return found
 
     def end_cards(self, rank: int, suit: int) -> int:
         """Cards of ``rank`` that fit a run end (only ``suit`` with same-suit runs)."""
@@ -261,11 +144,6 @@ class PlayPlanner:
         above = (fits.above & ~gone) | self.end_cards(rank + 1, suit)
         return Fits(fits.set_ranks, fits.below, above)
 
-    def single_action(self, pos: int, target: int) -> int:
-        if self.single_targets == 1:
-            return self.single_base + pos
-        return self.single_base + 3 * pos + target
-
     # -- search ---------------------------------------------------------------------------------
     def outcomes(self, hand: tuple[int, ...], fits: Fits) -> list[Outcome]:
         """Where the lines of plays from ``hand`` can stop (the first one plays nothing)."""
@@ -299,17 +177,17 @@ class PlayPlanner:
         for a, j in enumerate(partners):
             for combo in [(i, j)] + [(i, j, k) for k in partners[a + 1 :]]:
                 orders = tuple(hand[p] for p in combo)
-                kind = self.kind(orders)
+                kind = self.meld_kind(orders)
                 if kind == NO_MELD:
                     continue
                 taken = used
                 for p in combo:
                     taken |= 1 << p
-                if kind == RUN and len(combo) == 3 and rank >= JACK:
+                if ends_hand(kind, orders):
                     if ending is None:
                         self._melds(hand, i + 1, taken, fits, points, melds, combo, out)
                     continue
-                gain = self.points_set if kind == SET else self.points_run
+                gain = self.meld_points[kind]
                 self._melds(
                     hand,
                     i + 1,
@@ -331,7 +209,7 @@ class PlayPlanner:
         ending: tuple[int, ...] | None,
         out: list[Outcome],
     ) -> None:
-        first = self.meld_action[melds[0]] if melds else None
+        first = self.meld_action(melds[0]) if melds else None
         left = tuple(p for p in range(len(hand)) if not used >> p & 1)
         if ending is not None:
             # Play every single that fits, then the run that ends the hand.
@@ -344,9 +222,9 @@ class PlayPlanner:
                     fits = self.after_single(fits, hand[p], target)
                     used |= 1 << p
             if first is None:
-                first = self.meld_action[ending]
+                first = self.meld_action(ending)
             rest = tuple(hand[p] for p in range(len(hand)) if not used >> p & 1)
-            out.append(Outcome(points + self.points_run, rest, True, fits, first))
+            out.append(Outcome(points + self.meld_points[RUN], rest, True, fits, first))
             return
         if self.extends:
             self._single_sequences(hand, left, fits, points, first, out, {})
@@ -419,44 +297,41 @@ class DitchPolicy(BasePolicy):
             raise ValueError(f"{type(self).__name__} plays ditch_rummy, not {variant}")
         self.game = game = make_game(DitchRummyGame, num_players, dict(options or {}))
         self.rules = game.rules
-        self.view = DitchView(game)
         self.planner = PlayPlanner(game)
         self.n = num_players
         self.max_hand = game.max_hand
         self.ditch_base = game.ditch_base
         self.ditch_all = game.ditch_all
         self.end_turn = game.end_turn
-        self.penalty = [
-            p if self.rules.hand_penalty == "per_card" else 0 for p in self.planner.single_points
-        ]
-        # run and set partners of each card, as bitmasks over order ids
-        self.run_partners = [self._run_partners(o) for o in range(NUM_CARDS)]
-        self.set_partners = [RANK_BITS[o >> 2] & ~(1 << o) for o in range(NUM_CARDS)]
+        self.penalty = game.card_penalty
+        # run and set partners of each card (the cards it makes a two-card meld with), as
+        # bitmasks over order ids
+        self.run_partners = [self._partners(o, RUN) for o in range(NUM_CARDS)]
+        self.set_partners = [self._partners(o, SET) for o in range(NUM_CARDS)]
 
-    def _run_partners(self, o: int) -> int:
-        rank, suit = o >> 2, o & 3
+    def _partners(self, o: int, kind: int) -> int:
         out = 0
-        for r in (rank - 1, rank + 1):
-            if 0 <= r <= ACE:
-                out |= RANK_BITS[r]
-        return out & SUIT_BITS[suit] if self.rules.runs_same_suit else out
+        for p in range(NUM_CARDS):
+            if p != o and self.game.meld_kind((min(o, p), max(o, p))) == kind:
+                out |= 1 << p
+        return out
 
     # -- the turn -----------------------------------------------------------------------------
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
-        seen = self.view.decode(observation)
-        if seen.phase == PHASE_DRAW:
+        seen = self.game.decode(observation)
+        if seen.phase == Phase.DRAW:
             # Both tiers draw all they may: a card that does not score is ditched for free.
             return self._legal(max(k for k in range(4) if action_mask[k]), action_mask)
-        if seen.phase == PHASE_PLAY:
+        if seen.phase == Phase.PLAY:
             lines = self.planner.outcomes(seen.hand, seen.fits)
             best = max(lines, key=lambda line: self.line_value(line, seen))
             if best.first is not None and action_mask[best.first]:
                 return best.first
         return self._finish(seen, action_mask)
 
-    def _finish(self, seen: Seen, mask: np.ndarray) -> int:
+    def _finish(self, seen: DitchView, mask: np.ndarray) -> int:
         """Ditch the cards not worth keeping (one at a time, or all at once), then end the turn."""
         kept = set(self.keep(seen, seen.hand))
         ditch = [pos for pos, o in enumerate(seen.hand) if o not in kept]
@@ -480,16 +355,16 @@ class DitchPolicy(BasePolicy):
         """What ``hand`` costs if the hand ends now."""
         return sum(self.penalty[o] for o in hand)
 
-    def can_still_score(self, o: int, seen: Seen) -> bool:
+    def can_still_score(self, o: int, seen: DitchView) -> bool:
         """A live card could meld with ``o``, or ``o`` fits the table as a single."""
-        if (self.run_partners[o] | self.set_partners[o]) & seen.live:
+        if (self.run_partners[o] | self.set_partners[o]) & seen.unseen:
             return True
         return bool(self.planner.targets(o, seen.fits))
 
-    def line_value(self, line: Outcome, seen: Seen) -> float:
+    def line_value(self, line: Outcome, seen: DitchView) -> float:
         raise NotImplementedError
 
-    def keep(self, seen: Seen, hand: tuple[int, ...]) -> tuple[int, ...]:
+    def keep(self, seen: DitchView, hand: tuple[int, ...]) -> tuple[int, ...]:
         raise NotImplementedError
 
 
@@ -498,13 +373,13 @@ class GreedyDitch(DitchPolicy):
 
     name = "ditch.greedy"
 
-    def line_value(self, line: Outcome, seen: Seen) -> float:
+    def line_value(self, line: Outcome, seen: DitchView) -> float:
         if line.ended:
             return line.points - self.ending_penalty(line.hand)
         return float(line.points)
 
-    def keep(self, seen: Seen, hand: tuple[int, ...]) -> tuple[int, ...]:
-        if seen.pile == 0:  # the hand ends after this turn: nothing can score any more
+    def keep(self, seen: DitchView, hand: tuple[int, ...]) -> tuple[int, ...]:
+        if seen.stock == 0:  # the hand ends after this turn: nothing can score any more
             return ()
         kept = tuple(o for o in hand if self.can_still_score(o, seen))
         return kept[: self.max_hand - 1]  # leave room to draw
@@ -533,14 +408,14 @@ class SmartDitch(DitchPolicy):
         self.points_set = rules.points_set
 
     # -- standings ------------------------------------------------------------------------------
-    def _groups(self, seen: Seen) -> tuple[list[int], list[list[int]]]:
+    def _groups(self, seen: DitchView) -> tuple[list[int], list[list[int]]]:
         """Own group's seats and each opposing group's seats (relative seats)."""
         own = [s for s in range(self.n) if seen.teammates[s]]
         if self.rules.teams:
             return own, [[s for s in range(self.n) if not seen.teammates[s]]]
         return own, [[s] for s in range(1, self.n)]
 
-    def _ending_wins(self, seen: Seen, gain: int, held: tuple[int, ...]) -> bool | None:
+    def _ending_wins(self, seen: DitchView, gain: int, held: tuple[int, ...]) -> bool | None:
         """Whether ending the hand now, after earning ``gain`` and holding ``held``, surely wins
         (True), surely loses (False) or leaves the match open (None)."""
         own, rivals = self._groups(seen)
@@ -561,7 +436,7 @@ class SmartDitch(DitchPolicy):
         return mine > max(totals)
 
     # -- decisions ------------------------------------------------------------------------------
-    def line_value(self, line: Outcome, seen: Seen) -> float:
+    def line_value(self, line: Outcome, seen: DitchView) -> float:
         if line.ended:
             verdict = self._ending_wins(seen, line.points, line.hand)
             if verdict is not None:
@@ -569,28 +444,28 @@ class SmartDitch(DitchPolicy):
             return line.points - self.ending_penalty(line.hand)
         return line.points + self._best_keep(seen, line.hand, line.fits)[0]
 
-    def keep(self, seen: Seen, hand: tuple[int, ...]) -> tuple[int, ...]:
+    def keep(self, seen: DitchView, hand: tuple[int, ...]) -> tuple[int, ...]:
         return self._best_keep(seen, hand, seen.fits)[1]
 
     # -- what kept cards are worth --------------------------------------------------------------
-    def _end_chance(self, seen: Seen) -> float:
+    def _end_chance(self, seen: DitchView) -> float:
         """Chance that the hand ends before this player's next turn."""
-        if seen.pile == 0:
+        if seen.stock == 0:
             return 1.0
         capacity = sum(min(3, self.max_hand - seen.hand_sizes[s]) for s in range(1, self.n))
-        return 1.0 if seen.pile <= capacity else self.end_risk
+        return 1.0 if seen.stock <= capacity else self.end_risk
 
-    def _table_stats(self, seen: Seen, fits: Fits) -> tuple[float, ...]:
+    def _table_stats(self, seen: DitchView, fits: Fits) -> tuple[float, ...]:
         """(live cards, chance two fresh cards make a run / a set, mean single points of a fresh
         card, chance the hand ends before the next turn); cached per position and fits."""
-        key = (seen.live, seen.pile, tuple(seen.hand_sizes))
+        key = (seen.unseen, seen.stock, seen.hand_sizes)
         if key != self._stats_key:
             self._stats_key = key
             self._stats = {}
         found = self._stats.get(fits)
         if found is not None:
             return found
-        live = seen.live
+        live = seen.unseen
         m = live.bit_count()
         run_pairs = set_pairs = single = 0
         for o in range(NUM_CARDS):
@@ -606,7 +481,7 @@ class SmartDitch(DitchPolicy):
         return found
 
     def _best_keep(
-        self, seen: Seen, hand: tuple[int, ...], fits: Fits
+        self, seen: DitchView, hand: tuple[int, ...], fits: Fits
     ) -> tuple[float, tuple[int, ...]]:
         """(worth of the best cards to keep, compared with ditching all of ``hand``; the cards).
 
@@ -619,7 +494,7 @@ class SmartDitch(DitchPolicy):
         if not hand:
             return 0.0, ()
         m, q_run, q_set, fresh_single, end = self._table_stats(seen, fits)
-        live = seen.live
+        live = seen.unseen
         go_on = 1.0 - end
         d0 = self.draws_now
         fresh_pair = self.points_run * q_run + self.points_set * q_set

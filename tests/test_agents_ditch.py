@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rummyzoo.agents.ditch import RANK_BITS, DitchView, GreedyDitch, SmartDitch
+from rummyzoo.agents.ditch import RANK_BITS, GreedyDitch, SmartDitch
 from rummyzoo.agents.registry import agent_names, make_agent
 from rummyzoo.envs import ditch_rummy_v0
 from rummyzoo.envs.cards import CARD_NAMES, parse_cards
@@ -118,16 +118,16 @@ def test_env_only_options_are_ignored():
 def test_view_decodes_the_public_facts():
     env = make("5c 6d 9h 2c 8d Qh 5s")
     play(env, ["draw 3", "meld 0 1", "end turn", "draw 3"])  # player_0 melds 5c 6d, keeps 9h
-    seen = DitchView(env.game).decode(env.observe("player_1")["observation"])
+    seen = env.game.decode(env.observe("player_1")["observation"])
     assert seen.hand == tuple(sorted(CARD_TO_ORDER[c] for c in parse_cards("2c 8d Qh")))
     assert seen.fits.below == RANK_BITS[2]  # the 4s fit below 5-6
     assert seen.fits.above == RANK_BITS[5]  # the 7s fit above it
     assert seen.fits.set_ranks == 0
-    assert seen.live.bit_count() == 52 - 2 - 3  # the run and the own hand are seen
-    assert seen.hand_sizes == [3, 1]
-    assert seen.hand_points == [0, 25]
-    assert seen.teammates == [True, False]
-    assert seen.pile == 52 - 6
+    assert seen.unseen.bit_count() == 52 - 2 - 3  # the run and the own hand are seen
+    assert seen.hand_sizes == (3, 1)
+    assert seen.hand_points == (0, 25)
+    assert seen.teammates == (True, False)
+    assert seen.stock == 52 - 6
 
 
 # ------------------------------------------------------------------------- greedy decisions

@@ -12,9 +12,7 @@ from rummyzoo.envs.ditch_rummy.rules import (
     END_BLIND_RUN,
     END_DRAW_PILE,
     END_STALL,
-    PHASE_DITCH,
-    PHASE_DRAW,
-    PHASE_PLAY,
+    Phase,
 )
 from rummyzoo.envs.ditch_rummy.scripting import deck_with_top, play
 
@@ -188,7 +186,7 @@ def test_hand_ends_after_the_turn_that_empties_the_draw_pile():
     env = make()
     while True:
         s = env.state
-        if s.phase == PHASE_DRAW:
+        if s.phase == Phase.DRAW:
             count = max(int(a) for a in env.legal_actions() if a <= 3)
             play(env, [f"draw {count}"])
             if env.state.pile_size == 0:
@@ -196,7 +194,7 @@ def test_hand_ends_after_the_turn_that_empties_the_draw_pile():
         if env.state.hands[env.state.current]:
             play(env, ["ditch all" if len(env.state.hands[env.state.current]) > 1 else "ditch 0"])
     s = env.state
-    assert not s.over and s.phase == PHASE_PLAY  # the drawer still finishes the turn
+    assert not s.over and s.phase == Phase.PLAY  # the drawer still finishes the turn
     assert len(s.hands[s.current]) == 1  # 52 = 17 * 3 + 1
     seat = s.current
     play(env, ["end turn"])
@@ -258,7 +256,7 @@ def test_turn_phases_and_ditching():
     env = make(top="9c 9h Kd")
     assert legal(env) == {"draw 0", "draw 1", "draw 2", "draw 3"}
     play(env, ["draw 3"])
-    assert env.state.phase == PHASE_PLAY
+    assert env.state.phase == Phase.PLAY
     assert legal(env) == {
         "meld 0 1",
         "ditch 0",
@@ -268,10 +266,10 @@ def test_turn_phases_and_ditching():
         "end turn",
     }
     play(env, ["ditch 2"])  # Kd
-    assert env.state.phase == PHASE_DITCH
+    assert env.state.phase == Phase.DITCH
     assert legal(env) == {"ditch 0", "ditch 1", "ditch all", "end turn"}  # no more melds
     play(env, ["ditch all"])
-    assert env.state.current == 1 and env.state.phase == PHASE_DRAW
+    assert env.state.current == 1 and env.state.phase == Phase.DRAW
     assert env.infos["player_0"] == {}
     assert len(env.state.discard) == 3
 

@@ -15,8 +15,9 @@ so observing is one copy plus the observer's own hand.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 from itertools import combinations
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -44,12 +45,22 @@ ORDER_TO_CARD: tuple[int, ...] = tuple(
 )
 CARD_TO_ORDER: tuple[int, ...] = tuple(ORDER_TO_CARD.index(c) for c in range(NUM_CARDS))
 _CARD_TO_ORDER_ARRAY = np.asarray(CARD_TO_ORDER, dtype=np.int64)
+_ORDER_TO_CARD_ARRAY = np.asarray(ORDER_TO_CARD, dtype=np.intp)
+
 
 # ----------------------------------------------------------------- turn phases
-PHASE_DRAW = 0
-PHASE_PLAY = 1
-PHASE_DITCH = 2
-PHASE_NAMES = ("draw", "play", "ditch")
+class Phase(IntEnum):
+    """Steps of a Ditch Rummy turn, in the order of the observation's ``phase`` one-hot."""
+
+    DRAW = 0  # draw 0-3 cards
+    PLAY = 1  # meld and play singles
+    DITCH = 2  # ditch cards (no more plays), then end the turn
+
+
+# The members under module names for the per-step code (an enum class lookup costs more).
+_DRAW = Phase.DRAW
+_PLAY = Phase.PLAY
+_DITCH = Phase.DITCH
 
 MAX_DRAW = 3
 #: Hand limit of ``draw_rule="fill_to_3"`` (the rule itself), default one of ``"up_to_3"``.
@@ -229,6 +240,12 @@ class DitchState(HandState):
         return s
 
 
+def ends_hand(kind: int, orders: list[int] | tuple[int, ...]) -> bool:
+    """Whether melding ``orders`` (sorted order ids) of ``kind`` ends the hand: a J-Q-K or
+    Q-K-A run."""
+    return kind == RUN and len(orders) == 3 and orders[0] >> 2 >= JACK
+
+
 def meld_kind(orders: list[int] | tuple[int, ...], same_suit: bool) -> int:
     """``SET``, ``RUN`` or ``NO_MELD`` for 2-3 cards given as sorted order ids."""
     if not 2 <= len(orders) <= 3:
@@ -241,6 +258,69 @@ def meld_kind(orders: list[int] | tuple[int, ...], same_suit: bool) -> int:
     ):
         return RUN
     return NO_MELD
+
+
+class Fits(NamedTuple):
+    """Where a single fits on the table now (the observation's three fit planes).
+
+    :param set_ranks: game ranks that have a set on the table, as a bitmask over ranks.
+    :param below: cards that fit just below a run, as a bitmask over order ids.
+    :param above: cards that fit just above a run, likewise.
+    """
+
+    set_ranks: int
+    below: int
+    above: int
+
+
+@dataclass(frozen=True, slots=True)
+class DitchView:
+    """What one Ditch Rummy observation shows, as :meth:`DitchRummyGame.decode` reads it back.
+
+    Seats are relative to the observer: 0 is the observer, 1..N-1 the seats after it in play
+    order. Cards are order ids (``game_rank * 4 + suit``, as in the rules and their helpers),
+    sets of cards bitmasks over order ids (bit ``o`` set = order id ``o``).
+
+    :ivar hand: the observer's cards, sorted: ``hand[i]`` is the card at hand position ``i``.
+    :ivar discards: the discard pile.
+    :ivar sets: per seat, the cards of the sets it melded.
+    :ivar runs: per seat, the cards of the runs it melded.
+    :ivar singles: per seat, the cards it played as singles.
+    :ivar unseen: the cards in none of the above (in the draw pile or another hand).
+    :ivar fits: where a single fits now.
+    :ivar hand_sizes: per seat, the cards in its hand.
+    :ivar hand_points: per seat, the points it earned this hand.
+    :ivar teammates: per seat, whether it scores with the observer (the observer itself and,
+        with teams, the partner).
+    :ivar scores: per seat, the match total of its side (0 in single-hand play).
+    :ivar stock: cards left in the draw pile.
+    :ivar phase: the observer's :class:`Phase` when it is to act, else None (also once the
+        hand is over).
+    :ivar to_act: relative seat of the player to act.
+    :ivar dealer: relative seat of the dealer.
+    :ivar drawn: cards drawn this turn by the player to act.
+    :ivar idle_turns: turns in a row without a card moving.
+    :ivar turn: turns completed in this hand.
+    """
+
+    hand: tuple[int, ...]
+    discards: int
+    sets: tuple[int, ...]
+    runs: tuple[int, ...]
+    singles: tuple[int, ...]
+    unseen: int
+    fits: Fits
+    hand_sizes: tuple[int, ...]
+    hand_points: tuple[int, ...]
+    teammates: tuple[bool, ...]
+    scores: tuple[int, ...]
+    stock: int
+    phase: Phase | None
+    to_act: int
+    dealer: int
+    drawn: int
+    idle_turns: int
+    turn: int
 
 
 class DitchRummyGame(Game):
@@ -273,6 +353,7 @@ class DitchRummyGame(Game):
             combo for size in (2, 3) for combo in combinations(range(hmax), size)
         ]
         names += ["meld " + " ".join(map(str, combo)) for combo in self.meld_positions]
+        self._meld_ids = {combo: self.meld_base + j for j, combo in enumerate(self.meld_positions)}
         self.single_base = len(names)
         self.single_targets = len(SINGLE_TARGETS) if extends else 1
         for i in range(hmax):
@@ -309,11 +390,16 @@ class DitchRummyGame(Game):
             [pairs.get(bit[a] | bit[b], NO_MELD) if a < b else NO_MELD for b in range(NUM_CARDS)]
             for a in range(NUM_CARDS)
         ]
-        self._single_points = [
+        #: Points of each card (by order id) played as a single, and what it costs when the hand
+        #: ends while it is held; points of a meld by kind (``NO_MELD``, ``SET``, ``RUN``).
+        self.single_points = [
             rules.points_single_ace if o >> 2 == ACE else rules.points_single
             for o in range(NUM_CARDS)
         ]
-        self._penalty = self._single_points if rules.hand_penalty == "per_card" else [0] * NUM_CARDS
+        self.card_penalty = (
+            self.single_points if rules.hand_penalty == "per_card" else [0] * NUM_CARDS
+        )
+        self.meld_points = (0, rules.points_set, rules.points_run)
         self._meld_cache: dict[tuple[int, ...], tuple[int, ...]] = {}
 
     def _build_flat(self, n: int) -> None:
@@ -367,7 +453,7 @@ class DitchRummyGame(Game):
             ("scores", n),
             ("to_act", n),
             ("dealer", n),
-            ("phase", len(PHASE_NAMES)),
+            ("phase", len(Phase)),
             ("draw_pile", 1),
             ("drawn", 1),
             ("idle_turns", 1),
@@ -404,7 +490,7 @@ class DitchRummyGame(Game):
             idx += [one if r == 0 or (teams and r == 2) else zero for r in range(n)]
             for base in (self._fl_scores, self._fl_to_act, self._fl_dealer):
                 idx += [base + s for s in rel]
-            idx += [zero] * len(PHASE_NAMES)
+            idx += [zero] * len(Phase)
             idx += [self._fl_pile, self._fl_drawn, self._fl_idle, self._fl_turn]
             assert len(idx) == size_obs
             view_index.append(idx)
@@ -465,7 +551,7 @@ class DitchRummyGame(Game):
         self._put(s, self._fl_dealer + dealer, 1.0)
         self._put(s, self._fl_to_act + s.current, 1.0)
         s.turn = 0
-        s.phase = PHASE_DRAW
+        s.phase = _DRAW
         s.drawn = 0
         s.active = False
         s.idle = 0
@@ -493,6 +579,28 @@ class DitchRummyGame(Game):
             self._meld_cache[hand] = found
         return found
 
+    def meld_kind(self, orders: tuple[int, ...]) -> int:
+        """``SET``, ``RUN`` or ``NO_MELD`` for 2-3 cards given as sorted order ids, under this
+        config's ``runs_same_suit`` (the pair table :meth:`legal_melds` reads)."""
+        kind = self._pair_kind
+        if len(orders) == 2:
+            return kind[orders[0]][orders[1]]
+        if len(orders) == 3:
+            first = kind[orders[0]][orders[1]]
+            return first if kind[orders[1]][orders[2]] == first else NO_MELD
+        return NO_MELD
+
+    def meld_action(self, positions: tuple[int, ...]) -> int:
+        """Action id of melding the cards at these hand positions (ascending)."""
+        return self._meld_ids[positions]
+
+    def single_action(self, pos: int, target: int = 0) -> int:
+        """Action id of playing the card at hand position ``pos`` as a single onto ``target``
+        (0 = a set, 1 = below a run, 2 = above a run; ignored unless singles join melds)."""
+        if self.single_targets == 1:
+            return self.single_base + pos
+        return self.single_base + self.single_targets * pos + target
+
     def legal_mask(self, s: DitchState) -> np.ndarray:
         """int8 mask of the legal actions of the player to act (all zero once the hand is over).
 
@@ -502,10 +610,10 @@ class DitchRummyGame(Game):
             return self._empty_mask
         hand = s.hands[s.current]
         phase = s.phase
-        if phase == PHASE_DRAW:
+        if phase == _DRAW:
             room = min(MAX_DRAW, len(s.pile) - s.pile_pos, self.max_hand - len(hand))
             return self._draw_masks[room]
-        if phase == PHASE_DITCH:
+        if phase == _DITCH:
             return self._ditch_masks[len(hand)]
         mask = self._play_masks[len(hand)].copy()
         for action in self.legal_melds(hand):
@@ -550,7 +658,7 @@ class DitchRummyGame(Game):
 
     def _draw(self, s: DitchState, seat: int, count: int) -> None:
         s.drawn = count
-        s.phase = PHASE_PLAY
+        s.phase = _PLAY
         if count:
             start = s.pile_pos
             hand = s.hands[seat] = tuple(
@@ -598,7 +706,7 @@ class DitchRummyGame(Game):
             gain = self.rules.points_run
         self._score(s, seat, gain)
         s.active = True
-        if kind == RUN and len(orders) == 3 and low >= JACK:
+        if ends_hand(kind, orders):
             s.turn += 1
             self._end_hand(s, END_BLIND_RUN, seat)
         elif not s.hands[seat]:
@@ -621,7 +729,7 @@ class DitchRummyGame(Game):
         s.singles[seat].append(card)
         if self.single_targets > 1:
             self._extend(s, o, target)
-        self._score(s, seat, self._single_points[o])
+        self._score(s, seat, self.single_points[o])
         s.active = True
         if not s.hands[seat]:
             self._end_turn(s)
@@ -664,7 +772,7 @@ class DitchRummyGame(Game):
         for d in dest[self._fl_sizes + seat]:
             views[d] = value
         s.active = True
-        s.phase = PHASE_DITCH
+        s.phase = _DITCH
 
     def _ditch_all(self, s: DitchState, seat: int) -> None:
         dest, views = self._dest, s.views
@@ -677,7 +785,7 @@ class DitchRummyGame(Game):
         for d in dest[self._fl_sizes + seat]:
             views[d] = 0.0
         s.active = True
-        s.phase = PHASE_DITCH
+        s.phase = _DITCH
 
     def _score(self, s: DitchState, seat: int, gain: int) -> None:
         s.earned[seat] += gain
@@ -719,13 +827,13 @@ class DitchRummyGame(Game):
         if s.drawn:
             for d in dest[self._fl_drawn]:
                 views[d] = 0.0
-        s.phase = PHASE_DRAW
+        s.phase = _DRAW
         s.drawn = 0
         s.active = False
 
     def _end_hand(self, s: DitchState, reason: str, seat: int | None) -> None:
         """Final points: earned minus the hand penalty of every card still held."""
-        penalty = self._penalty
+        penalty = self.card_penalty
         s.points = np.asarray(
             [s.earned[i] - sum(penalty[o] for o in s.hands[i]) for i in range(self.num_players)],
             dtype=np.float64,
@@ -736,7 +844,7 @@ class DitchRummyGame(Game):
 
     def penalty(self, s: DitchState, seat: int) -> int:
         """Hand penalty of the cards ``seat`` holds now."""
-        return sum(self._penalty[o] for o in s.hands[seat])
+        return sum(self.card_penalty[o] for o in s.hands[seat])
 
     # ------------------------------------------------------- observation
     def observe(self, s: DitchState, seat: int, totals: np.ndarray) -> np.ndarray:
@@ -755,6 +863,60 @@ class DitchRummyGame(Game):
         if seat == s.current and not s.over:
             obs[self._off_phase + s.phase] = 1.0
         return obs
+
+    def decode(self, obs: np.ndarray) -> DitchView:
+        """Read an observation of :meth:`observe` back (see :class:`DitchView`)."""
+        n = self.num_players
+        lay = self.observation_layout
+        # The card planes as order-id masks: the hand, then discards, fits, sets, runs, singles.
+        planes = np.concatenate(
+            (obs[slice(*lay["hand"])], obs[lay["discard_pile"][0] : lay["singles"][1]])
+        ).reshape(-1, NUM_CARDS)[:, _ORDER_TO_CARD_ARRAY]
+        packed = np.zeros((len(planes), 8), dtype=np.uint8)
+        packed[:, :7] = np.packbits(planes != 0, axis=1, bitorder="little")
+        masks = packed.view("<u8").ravel().tolist()
+        hand, discards, fit_set, below, above = masks[:5]
+        sets, runs, singles = masks[5 : 5 + n], masks[5 + n : 5 + 2 * n], masks[5 + 2 * n :]
+        shown = hand | discards
+        for m in masks[5:]:
+            shown |= m
+        held = []
+        m = hand
+        while m:
+            low = m & -m
+            held.append(low.bit_length() - 1)
+            m ^= low
+        set_ranks = 0
+        for r in range(NUM_RANKS):
+            if fit_set >> (NUM_SUITS * r) & 0xF:
+                set_ranks |= 1 << r
+
+        def values(name: str, scale: float) -> list[int]:
+            return [round(x * scale) for x in obs[slice(*lay[name])].tolist()]
+
+        phase = np.flatnonzero(obs[slice(*lay["phase"])])
+        to_act = np.flatnonzero(obs[slice(*lay["to_act"])])
+        dealer = np.flatnonzero(obs[slice(*lay["dealer"])])
+        return DitchView(
+            hand=tuple(held),
+            discards=discards,
+            sets=tuple(sets),
+            runs=tuple(runs),
+            singles=tuple(singles),
+            unseen=(1 << NUM_CARDS) - 1 & ~shown,
+            fits=Fits(set_ranks, below, above),
+            hand_sizes=tuple(values("hand_sizes", self.max_hand)),
+            hand_points=tuple(values("hand_points", HAND_POINTS_SCALE)),
+            teammates=tuple(x > 0.5 for x in obs[slice(*lay["teammates"])].tolist()),
+            scores=tuple(values("scores", self._score_scale)),
+            stock=round(float(obs[lay["draw_pile"][0]]) * NUM_CARDS),
+            phase=Phase(int(phase[0])) if phase.size else None,
+            to_act=int(to_act[0]) if to_act.size else -1,
+            dealer=int(dealer[0]) if dealer.size else -1,
+            drawn=round(float(obs[lay["drawn"][0]]) * MAX_DRAW),
+            idle_turns=round(float(obs[lay["idle_turns"][0]]) * n),
+            turn=round(float(obs[lay["turn"][0]]) * self.match.max_turns),
+        )
 
     # ------------------------------------------------------ descriptions
     def illegal_action_detail(self, s: DitchState) -> str:
@@ -792,11 +954,11 @@ class DitchRummyGame(Game):
             o = hand[pos]
             card = format_card(ORDER_TO_CARD[o])
             if action < self.ditch_base:
-                return f"{name}: {card} (+{self._single_points[o]})"
+                return f"{name}: {card} (+{self.single_points[o]})"
             return f"{name}: {card}"
         if action == self.ditch_all and hand:
             return f"{name}: {format_cards(ORDER_TO_CARD[o] for o in hand)}"
-        if action == self.end_turn and s.phase == PHASE_PLAY:
+        if action == self.end_turn and s.phase == Phase.PLAY:
             return f"{name} (pass)"
         return name
 
@@ -836,8 +998,8 @@ class DitchRummyGame(Game):
             status = f"hand over ({s.end_reason}"
             status += f" by player_{s.ended_by})" if s.ended_by is not None else ")"
         else:
-            status = f"player_{s.current} to {PHASE_NAMES[s.phase]}"
-            if s.phase != PHASE_DRAW:
+            status = f"player_{s.current} to {Phase(s.phase).name.lower()}"
+            if s.phase != Phase.DRAW:
                 status += f" (drew {s.drawn})"
         lines = [
             f"Ditch Rummy | dealer player_{s.dealer} | turn {s.turn} | {status}",
