@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
 from rummyzoo.envs.cards import (
+    CARD_NAMES,
     card_id,
     cards_of,
     count_vector,
@@ -18,6 +21,7 @@ from rummyzoo.envs.cards import (
     suit_of,
     to_mask,
 )
+from rummyzoo.envs.decks import deck_for
 
 
 def test_card_ids_follow_suit_major_order():
@@ -67,3 +71,47 @@ def test_parse_deck_validates():
         parse_deck(range(51))
     with pytest.raises(ValueError, match="As x2"):
         parse_deck(["As"] + [format_card(c) for c in range(1, 52) if c != 39] + ["As"])
+
+
+# ------------------------------------------------------------------ scripted decks
+def test_deck_for_deals_one_card_at_a_time_clockwise():
+    deck = deck_for(["Ah 2h 3h", "4c 5c 6c"], "Kd", "9s 8s")
+    assert deck[:9] == ["Ah", "4c", "2h", "5c", "3h", "6c", "Kd", "9s", "8s"]
+    assert sorted(deck) == sorted(CARD_NAMES)
+    assert deck[9:] == [c for c in CARD_NAMES if c not in deck[:9]]  # the rest in id order
+    # Dealt by seat 0, seat 1 (on its left) gets the first card.
+    assert deck_for(["Ah 2h 3h", "4c 5c 6c"], "Kd", dealer=0)[:6] == [
+        *("4c", "Ah", "5c", "2h", "6c", "3h")
+    ]
+    three = deck_for(["Ah 2h", "4c 5c", "9d Td"], "Kd", dealer=1)
+    assert three[:7] == ["9d", "Ah", "4c", "Td", "2h", "5c", "Kd"]
+    # No deal (Ditch Rummy): the named cards are the top of the pile.
+    assert deck_for(stock="9c 9h Kd")[:3] == ["9c", "9h", "Kd"]
+    assert deck_for() == list(CARD_NAMES)
+
+
+def test_deck_for_two_decks_holds_every_card_twice():
+    hands = ["7c 7c 7d", "2s 3s 4s", "Ah Kh Qh", "5d 6d 7d", "9c Tc Jc"]
+    deck = deck_for(hands, "Kd", decks=2)
+    assert len(deck) == 104 and Counter(deck) == Counter(CARD_NAMES * 2)
+    assert deck[:5] == ["7c", "2s", "Ah", "5d", "9c"]
+    with pytest.raises(ValueError, match="7c named more often than 2 deck"):
+        deck_for(hands, "7c", decks=2)  # a third 7c
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((["As 2s", "Kd"], "7c"), "same size"),
+        ((["As 2s", "Kd Kc"], None), "give the upcard"),
+        ((["As 2s", "Kd Kc"], "7c 8c"), "upcard must be one card"),
+        (([], "7c"), "without hands"),
+        ((["As 2s", "Kd Kc"], "As"), "As named more often than 1 deck"),
+        (([], None, "9c 9c"), "9c named more often"),
+        ((["As", "Kd"], "7c", "", 1, 2), "dealer must be a seat 0-1"),
+        ((["Xx", "Kd"], "7c"), "not a card"),
+    ],
+)
+def test_deck_for_rejects_bad_scripts(args, message):
+    with pytest.raises(ValueError, match=message):
+        deck_for(*args)

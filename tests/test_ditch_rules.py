@@ -8,20 +8,21 @@ import pytest
 from rummyzoo.envs import ditch_rummy_v0
 from rummyzoo.envs.cards import CARD_NAMES, parse_card
 from rummyzoo.envs.core import IllegalActionError
+from rummyzoo.envs.decks import deck_for
 from rummyzoo.envs.ditch_rummy.rules import (
     END_BLIND_RUN,
     END_DRAW_PILE,
     END_STALL,
     Phase,
 )
-from rummyzoo.envs.ditch_rummy.scripting import deck_with_top, play
+from rummyzoo.envs.ditch_rummy.scripting import play
 
 
 def make(num_players: int = 2, top: str = "", **options):
     """A raw env (one hand per episode unless ``target_score`` is given) on a scripted deck."""
     options.setdefault("target_score", None)
     env = ditch_rummy_v0.raw_env(num_players=num_players, **options)
-    env.reset(seed=0, options={"deck": deck_with_top(top)})
+    env.reset(seed=0, options={"deck": deck_for(stock=top)})
     return env
 
 

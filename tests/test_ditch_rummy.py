@@ -9,12 +9,14 @@ from itertools import pairwise
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
+from test_ditch_rules import make
 
 from rummyzoo.envs import ditch_rummy_v0
 from rummyzoo.envs.cards import parse_card
 from rummyzoo.envs.core import ConfigError, IllegalActionError
+from rummyzoo.envs.decks import deck_for
 from rummyzoo.envs.ditch_rummy.rules import DitchRummyRules
-from rummyzoo.envs.ditch_rummy.scripting import deck_with_top, play
+from rummyzoo.envs.ditch_rummy.scripting import play
 from rummyzoo.envs.match import MATCH_OPTION_NAMES
 from rummyzoo.envs.registry import VARIANTS, make_env
 
@@ -24,13 +26,6 @@ CONFIGS = [
     {"num_players": 4},
     {"num_players": 4, "teams": True},
 ]
-
-
-def make(num_players: int = 2, top: str = "", **options):
-    options.setdefault("target_score", None)
-    env = ditch_rummy_v0.raw_env(num_players=num_players, **options)
-    env.reset(seed=0, options={"deck": deck_with_top(top)})
-    return env
 
 
 # ------------------------------------------------------------------ PettingZoo API
@@ -190,7 +185,7 @@ def test_rules_config_is_frozen_and_complete():
 
 def test_illegal_actions_raise_clearly():
     env = ditch_rummy_v0.env()
-    env.reset(seed=1, options={"deck": deck_with_top("9c 9h Kd")})
+    env.reset(seed=1, options={"deck": deck_for(stock="9c 9h Kd")})
     with pytest.raises(IllegalActionError, match=r"illegal action 4 \(meld 0 1\) for player_0"):
         env.step(4)  # melding before drawing
     env.step(3)
@@ -207,7 +202,7 @@ def test_bad_deck():
     with pytest.raises(ValueError, match="deck must hold each of the 52 cards"):
         env.reset(options={"deck": ["As"] * 52})
     with pytest.raises(ValueError, match="not a card"):
-        env.reset(options={"deck": [*deck_with_top("9c")[:-1], "Xx"]})
+        env.reset(options={"deck": [*deck_for(stock="9c")[:-1], "Xx"]})
 
 
 # ------------------------------------------------------------------ observation
@@ -283,7 +278,7 @@ def test_observation_teams_and_fits_for_sets():
 # ------------------------------------------------------------------ rendering and infos
 def test_render_ansi_and_human(capsys):
     env = ditch_rummy_v0.env(render_mode="ansi", target_score=None)
-    env.reset(options={"deck": deck_with_top("9c 9h Kd")})
+    env.reset(options={"deck": deck_for(stock="9c 9h Kd")})
     env.step(3)
     text = env.render()
     assert "player_0 to play (drew 3)" in text
@@ -291,7 +286,7 @@ def test_render_ansi_and_human(capsys):
     assert "legal: meld 0 1: set 9c 9h (+5), ditch 0: 9c" in text
     assert "draw pile: 49 cards" in text
     hidden = ditch_rummy_v0.env(render_mode="ansi", render_view=1, target_score=None)
-    hidden.reset(options={"deck": deck_with_top("9c 9h Kd")})
+    hidden.reset(options={"deck": deck_for(stock="9c 9h Kd")})
     hidden.step(3)
     text = hidden.render()
     assert "player_0: hand 3 cards" in text and "9c" not in text and "legal" not in text

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from knock_helpers import deck_for, make, play
+from knock_helpers import make, play
 from pettingzoo.test import api_test, seed_test
 
 from rummyzoo.envs import knock_rummy_v0
 from rummyzoo.envs.cards import parse_card
 from rummyzoo.envs.core import ConfigError, IllegalActionError
+from rummyzoo.envs.decks import deck_for
 
 JUNK_56 = "Ac 3c 5c 7c Jc 2d 4d 6d 8d Td"
 
@@ -190,7 +191,7 @@ def test_win_loss_void_hand_is_zero():
 
 
 def test_reset_without_seed_continues_and_deck_only_first_hand():
-    deck = deck_for(["As 2s 3s 4h 5h 6h 9c 9d 9h Kc", JUNK_56], up="Ks", stock="2c")
+    deck = deck_for(["As 2s 3s 4h 5h 6h 9c 9d 9h Kc", JUNK_56], "Ks", "2c")
     env = knock_rummy_v0.raw_env()
     env.reset(seed=1, options={"deck": deck})
     assert list(env.deck) == [parse_card(c) for c in deck]

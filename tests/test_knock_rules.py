@@ -6,11 +6,12 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from knock_helpers import deck_for, make, play
+from knock_helpers import make, play
 
 from rummyzoo.envs import knock_rummy_v0
 from rummyzoo.envs.cards import parse_card, parse_cards
 from rummyzoo.envs.core import IllegalActionError
+from rummyzoo.envs.decks import deck_for
 from rummyzoo.envs.knock_rummy.rules import KnockRummyRules, score_showdown
 
 JUNK_56 = "Ac 3c 5c 7c Jc 2d 4d 6d 8d Td"  # no melds: 1+3+5+7+10+2+4+6+8+10
@@ -240,9 +241,7 @@ def test_taken_discard_cannot_be_thrown_back():
 
 
 def test_deal_order_up_card_and_stock():
-    deck = deck_for(
-        ["As 2s 3s 4s 5s 6s 7s 8s 9s Ts", "Ac 2c 3c 4c 5c 6c 7c 8c 9c Tc"], up="Kd", stock="Qd"
-    )
+    deck = deck_for(["As 2s 3s 4s 5s 6s 7s 8s 9s Ts", "Ac 2c 3c 4c 5c 6c 7c 8c 9c Tc"], "Kd", "Qd")
     env = knock_rummy_v0.raw_env(num_players=2)
     env.reset(options={"deck": deck})
     assert env.state.hand_cards(0) == parse_cards("As 2s 3s 4s 5s 6s 7s 8s 9s Ts")
@@ -294,9 +293,7 @@ def test_match_tie_for_lead_plays_on():
         seed=0,
         options={
             "deck": deck_for(
-                ["As 2s 3s 4h 5h 6h 9c 9d 9h Kc", "Ad 2d 3d 4c 5c 6c Jd Qd Kd Qs"],
-                up="Ks",
-                stock="8c",
+                ["As 2s 3s 4h 5h 6h 9c 9d 9h Kc", "Ad 2d 3d 4c 5c 6c Jd Qd Kd Qs"], "Ks", "8c"
             )
         },
     )

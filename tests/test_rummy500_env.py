@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
-from test_rummy500_helpers import deck_for, make, plane, play, points
+from test_rummy500_helpers import make, plane, play, points
 
 from rummyzoo.envs import rummy500_v0
 from rummyzoo.envs.cards import CARD_NAMES, parse_card
 from rummyzoo.envs.core import ConfigError, IllegalActionError
+from rummyzoo.envs.decks import deck_for
 from rummyzoo.envs.registry import make_env
 
 
@@ -242,7 +243,7 @@ def test_reward_modes():
 
 
 def test_first_dealer_option():
-    deck = deck_for(["Ah 2h 3h", "9c 9d Ks"], up="Kc", first_seat=1)
+    deck = deck_for(["Ah 2h 3h", "9c 9d Ks"], "Kc", dealer=0)
     env = rummy500_v0.raw_env(num_players=2, hand_size=3, first_dealer=0)
     env.reset(seed=0, options={"deck": deck})
     assert env.agent_selection == "player_1"

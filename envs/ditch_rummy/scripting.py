@@ -1,5 +1,8 @@
 """Scripted Ditch Rummy hands: deck orders from card strings and play by action names.
 
+Ditch Rummy deals nothing, so a scripted deck is the top of its draw pile
+(:func:`rummyzoo.envs.decks.deck_for` ``(stock=...)``, or :func:`deck_with_top`).
+
 .. code-block:: python
 
     from rummyzoo.envs import ditch_rummy_v0
@@ -14,22 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rummyzoo.envs.cards import CARD_NAMES, NUM_CARDS, parse_cards
+from rummyzoo.envs.decks import deck_for
 
 
 def deck_with_top(top: str | Iterable[str]) -> list[str]:
-    """A full 52-card order whose draw pile starts with ``top`` (first card on top).
+    """A full 52-card order whose draw pile starts with ``top`` (first card on top):
+    :func:`rummyzoo.envs.decks.deck_for` of a deck that deals nothing (``deck_for(stock=top)``).
 
     The cards not named follow in card-id order (clubs A-K, diamonds, hearts, spades).
 
     :raises ValueError: when a card is named twice.
     """
-    first = parse_cards(top)
-    if len(set(first)) != len(first):
-        raise ValueError(f"a card is named twice in {top!r}")
-    named = set(first)
-    rest = [c for c in range(NUM_CARDS) if c not in named]
-    return [CARD_NAMES[c] for c in first + rest]
+    return deck_for(stock=top)
 
 
 def play(env, names: Iterable[str]) -> None:
