@@ -18,6 +18,7 @@ variant has them) with the hand's points and the match totals.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import sys
@@ -30,6 +31,7 @@ import numpy as np
 
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import agent_names, make_agent
+from rummyzoo.cli.common import Parents, parse_options
 from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
 from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import Decision, play_episode
@@ -454,3 +456,40 @@ class _Session:
         final = ", ".join(f"{self.who(s)} {t:+g}" for s, t in enumerate(totals))
         c.say()
         c.say(f"game over: {verdict}. final points: {final}")
+
+
+def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
+    play = sub.add_parser(
+        "play",
+        parents=[parents.game(), parents.seed(None), parents.options()],
+        help="play a variant in the terminal against heuristics or checkpoints",
+        description="Play VARIANT in the terminal. Moves are listed by number and name; type "
+        "either. help shows the commands and rules; quit, Ctrl-D or Ctrl-C leave.",
+    )
+    play.add_argument(
+        "--opponents",
+        nargs="+",
+        metavar="AGENT",
+        help="agents for the other seats in order, cycled if fewer (default: the variant's "
+        "strongest heuristic); random, a heuristic such as knock.smart, a checkpoint path, or "
+        "package.module:ClassName",
+    )
+    play.add_argument("--seat", type=int, default=0, help="your seat (default 0: you start)")
+    play.add_argument("--no-color", action="store_true", help="no ANSI colours")
+    play.add_argument("--save", metavar="FILE", help="save the game as a replay JSON file")
+    play.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play a variant in the terminal against agents."""
+    play_game(
+        args.variant,
+        num_players=args.players,
+        opponents=args.opponents,
+        seat=args.seat,
+        options=parse_options(args.option),
+        seed=args.seed,
+        color=False if args.no_color else None,
+        save=args.save,
+    )
+    return 0

@@ -13,7 +13,6 @@ import pytest
 from rummyzoo.agents.arena import (
     make_arena_match,
     pairwise_by_deal,
-    parse_options,
     run_arena,
     seatings,
     summarize,
@@ -34,6 +33,7 @@ from rummyzoo.agents.arena.stats import (
 from rummyzoo.agents.base import BasePolicy
 from rummyzoo.agents.random_agent import RandomPolicy
 from rummyzoo.cli import main as cli
+from rummyzoo.cli.common import parse_options
 from rummyzoo.envs.core import ConfigError, IllegalActionError
 from rummyzoo.envs.play import Deal, play_episode
 from rummyzoo.envs.registry import VARIANTS

@@ -109,3 +109,17 @@ def test_nothing_outside_envs_touches_private_env_state() -> None:
                         f"{path.relative_to(ROOT)}:{node.lineno} {node.value.id}.{node.attr}"
                     )
     assert found == []
+
+
+def test_each_command_keeps_its_own_defaults() -> None:
+    """The commands share parent parsers; a default of one must not leak into another."""
+    from rummyzoo.cli.main import build_parser
+
+    parser = build_parser()
+    arena = parser.parse_args(["arena", "knock_rummy", "--agents", "random", "random"])
+    evaluate = parser.parse_args(["evaluate", "x.zip"])
+    play = parser.parse_args(["play", "knock_rummy"])
+    demo = parser.parse_args(["demo", "ditch_rummy"])
+    assert (arena.deals, evaluate.deals) == (100, 500)
+    assert (arena.seed, play.seed, demo.seed) == (0, None, 0)
+    assert arena.players == play.players == 2

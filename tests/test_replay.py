@@ -9,8 +9,8 @@ import pytest
 
 from rummyzoo.agents.arena import record_episode, run_arena, save_arena_games, save_sample_game
 from rummyzoo.agents.random_agent import RandomPolicy
-from rummyzoo.cli.display import show_replay
 from rummyzoo.cli.main import main
+from rummyzoo.cli.replay import show_replay
 from rummyzoo.envs.replay import ReplayError, load_replay, save_replay, verify_replay
 
 #: (variant, agents, options): matches of a few hands, so later decks come from the seed too.

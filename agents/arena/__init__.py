@@ -69,7 +69,6 @@ __all__ = [
     "deal_seeds",
     "format_report",
     "make_arena_match",
-    "parse_options",
     "record_episode",
     "run_arena",
     "save_arena_games",
@@ -85,29 +84,6 @@ __all__ = [
 RESERVED_OPTIONS = REPORT_OPTION_NAMES
 
 AgentSpec = str | Policy
-
-
-def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
-    """Options from ``key=value`` strings; values are read as JSON when possible.
-
-    ``target_score=100`` gives an int, ``teams=true`` a bool, ``target_score=null`` None;
-    anything that is not JSON stays a string (``stock_exhaustion=reshuffle``).
-
-    :raises ConfigError: an item without ``=`` or a key given twice.
-    """
-    options: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, text = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ConfigError(f"--option expects key=value, got {item!r}")
-        if key in options:
-            raise ConfigError(f"--option {key} is given twice")
-        try:
-            options[key] = json.loads(text)
-        except json.JSONDecodeError:
-            options[key] = text
-    return options
 
 
 def make_arena_match(variant: str, num_players: int, options: dict[str, Any] | None = None):

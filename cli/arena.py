@@ -1,0 +1,90 @@
+"""``rummyzoo arena VARIANT --agents A B ...``: duplicate deals between agents."""
+
+from __future__ import annotations
+
+import argparse
+
+from rummyzoo.cli.common import Parents, parse_options
+
+
+def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
+    arena = sub.add_parser(
+        "arena",
+        parents=[parents.game(), parents.runs(100), parents.seed(), parents.options()],
+        help="duplicate deals between agents: win rates, points, cross table and ratings",
+        description="Play DEALS seeded deals between the agents, each deal once per seating "
+        "(every rotation of every line-up, so each agent plays the same cards from every seat), "
+        "and report per agent the win rate and mean points per hand with 95% intervals; with "
+        "more than two agents also a cross table and Bradley-Terry (Elo-scale) ratings.",
+    )
+    arena.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        metavar="AGENT",
+        help="two or more of: random, a heuristic such as knock.greedy, a checkpoint path, "
+        "or package.module:ClassName for your own agent class",
+    )
+    arena.add_argument("--json", metavar="PATH", help="write the full report as JSON")
+    arena.add_argument("--csv", metavar="PATH", help="write one row per agent as CSV")
+    arena.add_argument("--heatmap", metavar="PATH", help="write the cross table as a PNG")
+    arena.add_argument(
+        "--save-games",
+        metavar="DIR",
+        help="also save games of the run as replay JSON files here, recorded as they are "
+        "played (rummyzoo replay FILE)",
+    )
+    arena.add_argument(
+        "--save-limit",
+        type=int,
+        default=10,
+        metavar="K",
+        help="save at most K games, the first deals first (default 10; 0 = all)",
+    )
+    arena.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play duplicate deals between agents and report win rates, points and ratings."""
+    import shlex
+
+    from rummyzoo.agents.arena import (
+        format_report,
+        run_arena,
+        summarize,
+        write_csv,
+        write_heatmap,
+        write_json,
+    )
+
+    options = parse_options(args.option)
+    result = run_arena(
+        args.variant,
+        args.players,
+        args.agents,
+        deals=args.deals,
+        seed=args.seed,
+        options=options,
+        workers=args.workers,
+        quiet=args.quiet,
+        save_games=args.save_games,
+        save_limit=args.save_limit if args.save_limit > 0 else None,
+    )
+    command = ["rummyzoo", "arena", args.variant, "--players", str(args.players), "--agents"]
+    command += [*args.agents, "--deals", str(args.deals), "--seed", str(args.seed)]
+    for item in args.option or []:
+        command += ["--option", item]
+    report = summarize(result, command=shlex.join(command))
+    print(format_report(report))
+    written = []
+    if args.json:
+        written.append(write_json(report, args.json))
+    if args.csv:
+        written.append(write_csv(report, args.csv))
+    if args.heatmap:
+        written.append(write_heatmap(report, args.heatmap))
+    for path in written:
+        print(f"wrote {path}")
+    if args.save_games:
+        print(f"saved {len(result.replays)} game(s) to {args.save_games} (rummyzoo replay FILE)")
+    return 0

@@ -1,0 +1,88 @@
+"""What the commands share: the parent parsers of their common arguments and option parsing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rummyzoo.envs.core import ConfigError
+from rummyzoo.envs.registry import VARIANTS
+
+__all__ = ["Parents", "parse_options"]
+
+
+def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
+    """Options from ``key=value`` strings; values are read as JSON when possible.
+
+    ``target_score=100`` gives an int, ``teams=true`` a bool, ``target_score=null`` None;
+    anything that is not JSON stays a string (``stock_exhaustion=reshuffle``).
+
+    :raises ConfigError: an item without ``=`` or a key given twice.
+    """
+    options: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--option expects key=value, got {item!r}")
+        if key in options:
+            raise ConfigError(f"--option {key} is given twice")
+        try:
+            options[key] = json.loads(text)
+        except json.JSONDecodeError:
+            options[key] = text
+    return options
+
+
+class Parents:
+    """Parent parsers for the arguments that several commands take, each defined once.
+
+    ``game()``: the variant (positional) and ``--players``; ``options()``: repeatable
+    ``--option KEY=VALUE``; ``seed(default)``: ``--seed``; ``runs(deals)``: ``--deals``,
+    ``--workers`` and ``--quiet`` of commands that play through the arena. Each call builds a
+    fresh parent (argparse shares a parent's actions with its children, so a default set on
+    one command would otherwise change the others).
+    """
+
+    @staticmethod
+    def game() -> argparse.ArgumentParser:
+        parent = argparse.ArgumentParser(add_help=False)
+        parent.add_argument("variant", choices=sorted(VARIANTS))
+        parent.add_argument("--players", type=int, default=2, help="seats (default 2)")
+        return parent
+
+    @staticmethod
+    def options() -> argparse.ArgumentParser:
+        parent = argparse.ArgumentParser(add_help=False)
+        parent.add_argument(
+            "--option",
+            action="append",
+            metavar="KEY=VALUE",
+            help="an option of the variant, read as JSON where it parses (e.g. "
+            "target_score=100, target_score=null for one hand, teams=true); repeatable",
+        )
+        return parent
+
+    @staticmethod
+    def seed(default: int | None = 0) -> argparse.ArgumentParser:
+        parent = argparse.ArgumentParser(add_help=False)
+        shown = "a fresh one" if default is None else default
+        parent.add_argument("--seed", type=int, default=default, help=f"seed (default {shown})")
+        return parent
+
+    @staticmethod
+    def runs(deals: int) -> argparse.ArgumentParser:
+        parent = argparse.ArgumentParser(add_help=False)
+        parent.add_argument(
+            "--deals", type=int, default=deals, help=f"deals to play (default {deals})"
+        )
+        parent.add_argument(
+            "--workers",
+            type=int,
+            default=None,
+            help="worker processes (default: one per CPU; 1 plays in this process)",
+        )
+        parent.add_argument("--quiet", action="store_true", help="no progress bar")
+        return parent

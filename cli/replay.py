@@ -1,0 +1,123 @@
+"""``rummyzoo replay FILE``: step through a saved game after checking that it re-plays."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rummyzoo.cli.common import Parents
+from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
+from rummyzoo.envs.replay import HandOver, Move, ReplaySimulation, load_replay, verify_replay
+
+__all__ = ["show_replay"]
+
+
+def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
+    replay = sub.add_parser(
+        "replay",
+        help="step through a saved game (checked to re-play exactly)",
+        description="Re-play a saved game from its decks and actions, check every hand's "
+        "points against the record (a mismatch is reported as corrupt), then print it move by "
+        "move.",
+    )
+    replay.add_argument("file", help="a replay JSON file (arena --save-games, play --save)")
+    view = replay.add_mutually_exclusive_group()
+    view.add_argument("--seat", type=int, default=None, help="show only this seat's hand")
+    view.add_argument("--open", action="store_true", help="show every hand (the default)")
+    replay.add_argument("--step", action="store_true", help="wait for Enter between moves")
+    replay.add_argument("--no-color", action="store_true", help="no ANSI colours")
+    replay.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Step through a saved game after checking that it re-plays exactly."""
+    import os
+
+    color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+    def read_line() -> str | None:
+        try:
+            return input("")
+        except EOFError:
+            return None
+
+    try:
+        show_replay(
+            args.file,
+            view=None if args.open else args.seat,
+            step=args.step,
+            read_line=read_line,
+            color=color,
+        )
+    except KeyboardInterrupt:
+        print()
+    return 0
+
+
+def show_replay(
+    path: str | Path,
+    view: int | None = None,
+    step: bool = False,
+    output: Callable[[str], None] = print,
+    read_line: Callable[[], str | None] | None = None,
+    color: bool = False,
+) -> dict[str, Any]:
+    """Print a saved game move by move (``rummyzoo replay``), after checking it re-plays.
+
+    :param view: the seat whose hand is shown (None: every hand open).
+    :param step: wait for a line of input between moves: ``read_line`` returns the line, or None
+        at end of input; EOF or ``q`` runs on to the end without waiting.
+    :raises ReplayError: the file is unreadable or corrupt (nothing is printed then).
+    """
+    data = load_replay(path)
+    n = data["num_players"]
+    if view is not None and not 0 <= view < n:
+        raise ValueError(f"--seat must be 0..{n - 1} for this {n}-player game, got {view}")
+    summary = verify_replay(data, str(path))
+
+    def paint(text: str) -> str:
+        return colour_cards(text, symbols=True, color=color)
+
+    sim = ReplaySimulation(data, str(path))
+    match = sim.match
+    who = ", ".join(f"player_{s} = {a}" for s, a in enumerate(data["agents"]))
+    options = ", ".join(f"{k}={v!r}" for k, v in data["options"].items()) or "defaults"
+    output(
+        f"replay of {data['variant']}, {n} players ({who}); seed {data['seed']}; options: {options}"
+    )
+    output("view: " + ("every hand open" if view is None else f"player_{view}'s hand only"))
+    waiting = step
+    last_seat: int | None = None
+
+    def show(event: Move | HandOver, sim: ReplaySimulation) -> None:
+        nonlocal waiting, last_seat
+        if isinstance(event, Move):
+            if event.seat != last_seat:
+                output("")
+                output(paint(render_table(match, view)))
+                last_seat = event.seat
+            # A description names only cards the move puts face up, so every view may see it.
+            text = event.description
+            output(
+                paint(
+                    f"  {event.index + 1:>4}. player_{event.seat} ({data['agents'][event.seat]}): {text}"
+                )
+            )
+            if waiting and read_line is not None:
+                answer = read_line()
+                if answer is None or answer.strip().lower() in ("q", "quit"):
+                    waiting = False  # EOF or q: run on to the end without waiting
+        else:
+            last_seat = None
+            output("")
+            output(paint(hand_over_text(match, event)))
+
+    sim.run(show)
+    output("")
+    final = ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(summary["final"]))
+    output(f"game over after {summary['moves']} moves, {summary['hands']} hand(s): {final}")
+    output("replay verified: every hand's points match the record")
+    return summary
