@@ -123,3 +123,15 @@ def test_each_command_keeps_its_own_defaults() -> None:
     assert (arena.deals, evaluate.deals) == (100, 500)
     assert (arena.seed, play.seed, demo.seed) == (0, None, 0)
     assert arena.players == play.players == 2
+
+
+def test_the_readme_table_of_shared_options_is_match_options() -> None:
+    import re
+
+    from rummyzoo.envs.match import MATCH_OPTION_NAMES
+
+    text = (ROOT / "README.md").read_text()
+    start = text.index("Options shared by all variants")
+    table = text[start : text.index("\n\n", text.index("| option |", start))]
+    listed = re.findall(r"^\| `(\w+)` \|", table, flags=re.MULTILINE)
+    assert sorted(listed) == sorted(MATCH_OPTION_NAMES)
