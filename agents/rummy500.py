@@ -26,12 +26,12 @@ points it scores and the penalty it no longer risks.
     dig them out together); among safe cards it throws high, dead ones (no live partners),
     keeping cards that still have live cards to complete them.
 
-Both read only the observation (through the env's documented layout) and the rules config.
+Both read only the observation (decoded by the rules' ``Rummy500Game.decode``) and the rules
+config.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,10 +40,16 @@ from rummyzoo.agents.base import BasePolicy
 from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, mask_cards
 from rummyzoo.envs.match import make_game
 from rummyzoo.envs.melds import RUMMY500_PLAYS, meld_table
-from rummyzoo.envs.rummy500.rules import Rummy500Game
+from rummyzoo.envs.rummy500.rules import (
+    Rummy500Game,
+    Rummy500View,
+    completes_meld,
+    run_extensions,
+)
 from rummyzoo.envs.rummy500.tables import (
     ACE_HIGH_POS,
     ACE_LOW_POS,
+    BIT,
     CARD_VALUE,
     DIG_BASE,
     DISCARD_BASE,
@@ -53,7 +59,6 @@ from rummyzoo.envs.rummy500.tables import (
     LAY_SET_BASE,
     MELD_BASE,
     MELD_BY_CARDS,
-    MELD_TEST,
     PASS,
     RUNS_PER_SUIT,
     SUIT_BITS,
@@ -66,15 +71,14 @@ __all__ = [
     "Planner",
     "Play",
     "Rummy500Policy",
-    "Rummy500View",
-    "Seen",
     "SmartRummy500",
 ]
 
-RUN, SET, CHAIN_HIGH, CHAIN_LOW, LAY_ON_SET = range(5)
+#: Kinds of :class:`Play`: an own run or set, a chain of lay-offs below / above a table run,
+#: one lay-off onto a set.
+OWN_RUN, OWN_SET, CHAIN_HIGH, CHAIN_LOW, LAY_ON_SET = range(5)
 #: The runs (3+) and sets (3 or 4) a hand can put down, from the shared meld table.
 PLAYS = meld_table(RUMMY500_PLAYS)
-BIT = tuple(1 << c for c in range(NUM_CARDS))
 
 
 def card_pos(card: int, high: bool) -> int:
@@ -85,7 +89,7 @@ def card_pos(card: int, high: bool) -> int:
     return rank
 
 
-def partners(card: int) -> int:
+def neighbours(card: int) -> int:
     """Cards that can share a meld with ``card``: its rank in other suits, its suit within two."""
     rank, suit = card % NUM_RANKS, card // NUM_RANKS
     out = 0
@@ -103,100 +107,7 @@ def partners(card: int) -> int:
     return out
 
 
-PARTNERS = tuple(partners(c) for c in range(NUM_CARDS))
-
-
-def completes_meld(card: int, cards: int) -> bool:
-    """Whether ``card`` forms a three-card meld with two of the cards in the mask ``cards``."""
-    rank, shift, others, runs = MELD_TEST[card]
-    acc = cards | BIT[card]
-    return ((acc >> rank) & others).bit_count() > 1 or bool(runs[acc >> shift & SUIT_BITS])
-
-
-@dataclass
-class Seen:
-    """What the observation shows, decoded (relative seats: 0 = self)."""
-
-    hand: list[int]
-    present: int
-    doubles: int
-    pile: list[int]
-    top: int
-    fits: tuple[int, int, int]
-    table: int
-    known: list[int]
-    pending: int
-    stock: int
-    hand_sizes: list[int]
-
-    @property
-    def fits_any(self) -> int:
-        return self.fits[0] | self.fits[1] | self.fits[2]
-
-
-class Rummy500View:
-    """Decodes a 500 Rum observation through ``game.observation_layout``."""
-
-    def __init__(self, game: Rummy500Game) -> None:
-        rules = self.rules = game.rules
-        self.n = rules.num_players
-        self.layout = game.observation_layout
-        self.deck_cards = NUM_CARDS * rules.num_decks
-
-    def _plane(self, obs: np.ndarray, name: str, index: int = 0) -> np.ndarray:
-        start = self.layout[name][0] + NUM_CARDS * index
-        return obs[start : start + NUM_CARDS]
-
-    @staticmethod
-    def _bits(plane: np.ndarray) -> int:
-        out = 0
-        for c in np.flatnonzero(plane).tolist():
-            out |= BIT[c]
-        return out
-
-    def decode(self, obs: np.ndarray) -> Seen:
-        lay = self.layout
-        d = self.deck_cards
-        hand = [round(float(x)) for x in self._plane(obs, "hand")]
-        present = doubles = 0
-        for c, k in enumerate(hand):
-            if k:
-                present |= BIT[c]
-                if k > 1:
-                    doubles |= BIT[c]
-        size = round(float(obs[lay["discard_size"][0]]) * d)
-        pile = [-1] * size
-        names = ["discard_pile"] + (["discard_pile_lower"] if "discard_pile_lower" in lay else [])
-        for name in names:
-            plane = self._plane(obs, name)
-            for c in np.flatnonzero(plane).tolist():
-                index = round(float(plane[c]) * d) - 1
-                if 0 <= index < size:
-                    pile[index] = c
-        pile = [c for c in pile if c >= 0]
-        table = 0
-        for seat in range(self.n):
-            table |= self._bits(self._plane(obs, "table_laid", seat))
-        known = [self._bits(self._plane(obs, "opponent_known", k)) for k in range(self.n - 1)]
-        pending = np.flatnonzero(self._plane(obs, "pending"))
-        sizes = obs[slice(*lay["hand_sizes"])]
-        return Seen(
-            hand=hand,
-            present=present,
-            doubles=doubles,
-            pile=pile,
-            top=pile[-1] if pile else -1,
-            fits=(
-                self._bits(self._plane(obs, "fits_set")),
-                self._bits(self._plane(obs, "fits_below_run")),
-                self._bits(self._plane(obs, "fits_above_run")),
-            ),
-            table=table,
-            known=known,
-            pending=int(pending[0]) if pending.size else -1,
-            stock=round(float(obs[lay["stock_size"][0]]) * d),
-            hand_sizes=[round(float(x) * NUM_CARDS) for x in sizes],
-        )
+NEIGHBOURS = tuple(neighbours(c) for c in range(NUM_CARDS))
 
 
 class Play:
@@ -212,7 +123,7 @@ class Play:
         self.cards = cards
         self.positions = positions
         self.mask = sum(BIT[c] for c in cards)
-        if kind in (RUN, CHAIN_HIGH, CHAIN_LOW):
+        if kind in (OWN_RUN, CHAIN_HIGH, CHAIN_LOW):
             self.points = sum(pos_value(p, c) for p, c in zip(positions, cards, strict=True))
         else:
             self.points = sum(CARD_VALUE[c] for c in cards)
@@ -220,20 +131,20 @@ class Play:
 
     def leads_with(self, card: int) -> bool:
         """Whether the first action of this play can contain ``card``."""
-        if self.kind in (RUN, SET):
+        if self.kind in (OWN_RUN, OWN_SET):
             return card in self.cards
         return self.cards[0] == card
 
     def first_action(self, pending: int = -1) -> int:
         """The action that starts this play (containing ``pending`` when it is one of its cards)."""
-        if self.kind == RUN:
+        if self.kind == OWN_RUN:
             k = len(self.cards)
             start = 0
             if pending in self.cards:
                 start = min(max(self.cards.index(pending) - 1, 0), k - 3)
             suit = self.cards[0] // NUM_RANKS
             return MELD_BASE + suit * RUNS_PER_SUIT + self.positions[start]
-        if self.kind == SET:
+        if self.kind == OWN_SET:
             trio = list(self.cards[:3])
             if pending in self.cards and pending not in trio:
                 trio[0] = pending
@@ -259,11 +170,11 @@ class Planner:
         for suit in range(NUM_SUITS):  # runs and sets from the shared meld table
             for _, lo, hi in PLAYS.suit_runs(present >> (NUM_RANKS * suit) & SUIT_BITS):
                 pos = tuple(range(lo, hi + 1))
-                plays.append(Play(RUN, tuple(pos_card(suit, x) for x in pos), pos))
+                plays.append(Play(OWN_RUN, tuple(pos_card(suit, x) for x in pos), pos))
         for rank in range(NUM_RANKS):
             pattern = sum(1 << s for s in range(NUM_SUITS) if present >> (s * NUM_RANKS + rank) & 1)
             for combo in PLAYS.set_suits[rank][pattern]:
-                plays.append(Play(SET, tuple(s * NUM_RANKS + rank for s in combo), combo))
+                plays.append(Play(OWN_SET, tuple(s * NUM_RANKS + rank for s in combo), combo))
         fit_set, fit_low, fit_high = fits
         for c in mask_cards(fit_high & present):
             suit, p = c // NUM_RANKS, card_pos(c, True)
@@ -363,16 +274,15 @@ class Rummy500Policy(BasePolicy):
     ) -> None:
         if variant != "rummy500":
             raise ValueError(f"{type(self).__name__} plays rummy500, not {variant!r}")
-        game = make_game(Rummy500Game, num_players, dict(options or {}))
+        self.game = game = make_game(Rummy500Game, num_players, dict(options or {}))
         self.rules = game.rules
-        self.view = Rummy500View(game)
         self.planner = Planner()
 
     # -- shared pieces -----------------------------------------------------------------------
-    def dig_hauls(self, seen: Seen, mask: np.ndarray) -> list[tuple[int, int, list[int]]]:
+    def dig_hauls(self, seen: Rummy500View, mask: np.ndarray) -> list[tuple[int, int, list[int]]]:
         """(action, chosen card, cards taken) for every legal dig."""
         out = []
-        pile = seen.pile
+        pile = seen.discards
         for a in np.flatnonzero(mask[DIG_BASE:MELD_BASE]).tolist():
             action = DIG_BASE + a
             deep = a >= NUM_CARDS
@@ -384,10 +294,10 @@ class Rummy500Policy(BasePolicy):
         return out
 
     def haul_plan(
-        self, seen: Seen, card: int, taken: list[int]
+        self, seen: Rummy500View, card: int, taken: list[int]
     ) -> tuple[int, tuple[Play, ...], int, int]:
         """(gain, plays, present, doubles) after digging ``card`` and the cards above it."""
-        present, doubles = add_cards(seen.present, seen.doubles, taken)
+        present, doubles = add_cards(seen.hand, seen.doubles, taken)
         free = self.rules.top_discard_free and len(taken) == 1
         if free:
             value, plays = self.planner.solve(present, doubles, seen.fits)
@@ -395,7 +305,7 @@ class Rummy500Policy(BasePolicy):
             value, plays = self.planner.solve_leading(present, doubles, seen.fits, card)
         return value, plays, present, doubles
 
-    def play_action(self, plays: tuple[Play, ...], seen: Seen, mask: np.ndarray) -> int:
+    def play_action(self, plays: tuple[Play, ...], seen: Rummy500View, mask: np.ndarray) -> int:
         """First action of the highest-gain play (the pending card's play first); -1 if none."""
         if seen.pending >= 0:
             order = [p for p in plays if p.mask & BIT[seen.pending]] + list(plays)
@@ -408,7 +318,7 @@ class Rummy500Policy(BasePolicy):
         return -1
 
     @staticmethod
-    def any_play(seen: Seen, mask: np.ndarray) -> int:
+    def any_play(seen: Rummy500View, mask: np.ndarray) -> int:
         """Fallback for a pending card no plan covers: the first legal meld or lay-off."""
         legal = np.flatnonzero(mask[MELD_BASE:DISCARD_BASE]).tolist()
         return MELD_BASE + legal[0] if legal else int(np.flatnonzero(mask)[0])
@@ -416,26 +326,24 @@ class Rummy500Policy(BasePolicy):
     def draw_default(self, mask: np.ndarray) -> int:
         return DRAW_STOCK if mask[DRAW_STOCK] else PASS
 
-    def choose_play(self, seen: Seen, mask: np.ndarray) -> int:
+    def choose_play(self, seen: Rummy500View, mask: np.ndarray) -> int:
         """Play-phase action: a meld or lay-off, or -1 to discard."""
         if seen.pending >= 0:
-            _, plays = self.planner.solve_leading(
-                seen.present, seen.doubles, seen.fits, seen.pending
-            )
+            _, plays = self.planner.solve_leading(seen.hand, seen.doubles, seen.fits, seen.pending)
             action = self.play_action(plays, seen, mask)
             return action if action >= 0 else self.any_play(seen, mask)
-        _, plays = self.planner.solve(seen.present, seen.doubles, seen.fits)
+        _, plays = self.planner.solve(seen.hand, seen.doubles, seen.fits)
         plays = self.keep_back(plays, seen)
         return self.play_action(plays, seen, mask) if plays else -1
 
-    def keep_back(self, plays: tuple[Play, ...], seen: Seen) -> tuple[Play, ...]:
+    def keep_back(self, plays: tuple[Play, ...], seen: Rummy500View) -> tuple[Play, ...]:
         """Plays to make now out of the plan (all of them by default)."""
         return plays
 
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
-        seen = self.view.decode(observation)
+        seen = self.game.decode(observation)
         if action_mask[DRAW_STOCK] or action_mask[PASS] or action_mask[DIG_BASE:MELD_BASE].any():
             return self.choose_draw(seen, action_mask)
         action = self.choose_play(seen, action_mask)
@@ -446,10 +354,10 @@ class Rummy500Policy(BasePolicy):
             return self.any_play(seen, action_mask)
         return DISCARD_BASE + self.choose_discard(seen, legal)
 
-    def choose_draw(self, seen: Seen, mask: np.ndarray) -> int:
+    def choose_draw(self, seen: Rummy500View, mask: np.ndarray) -> int:
         raise NotImplementedError
 
-    def choose_discard(self, seen: Seen, legal: list[int]) -> int:
+    def choose_discard(self, seen: Rummy500View, legal: list[int]) -> int:
         raise NotImplementedError
 
 
@@ -463,8 +371,8 @@ class GreedyRummy500(Rummy500Policy):
     #: Points a partner in hand is worth when choosing a discard (large: partners come first).
     link_weight = 20.0
 
-    def choose_draw(self, seen: Seen, mask: np.ndarray) -> int:
-        base, _ = self.planner.solve(seen.present, seen.doubles, seen.fits)
+    def choose_draw(self, seen: Rummy500View, mask: np.ndarray) -> int:
+        base, _ = self.planner.solve(seen.hand, seen.doubles, seen.fits)
         stock_left = bool(mask[DRAW_STOCK])
         weight = self.stuck_weight if stock_left else 1.0
         best, best_net = self.draw_default(mask), 0.0
@@ -481,11 +389,11 @@ class GreedyRummy500(Rummy500Policy):
                 best, best_net = action, net
         return best
 
-    def choose_discard(self, seen: Seen, legal: list[int]) -> int:
-        hand = seen.present
+    def choose_discard(self, seen: Rummy500View, legal: list[int]) -> int:
+        hand = seen.hand
 
         def score(c: int) -> tuple[float, int]:
-            links = (PARTNERS[c] & hand).bit_count()
+            links = (NEIGHBOURS[c] & hand).bit_count()
             return (CARD_VALUE[c] - self.link_weight * links, c % NUM_RANKS)
 
         return max(legal, key=score)
@@ -514,20 +422,15 @@ class SmartRummy500(Rummy500Policy):
         self.danger_weight = danger_weight
 
     # -- reading the table -----------------------------------------------------------------
-    def live(self, seen: Seen) -> int:
+    def live(self, seen: Rummy500View) -> int:
         """Cards not seen anywhere (hand, pile, table, cards opponents dug); with two decks a
         card is live while a copy could still be unseen."""
-        seen_mask = seen.present | seen.table
-        for c in seen.pile:
-            seen_mask |= BIT[c]
-        for k in seen.known:
-            seen_mask |= k
-        live = ((1 << NUM_CARDS) - 1) & ~seen_mask
+        live = seen.unseen
         if self.rules.num_decks == 2:
             live = (1 << NUM_CARDS) - 1 & ~(seen.doubles)
         return live
 
-    def end_pressure(self, seen: Seen) -> float:
+    def end_pressure(self, seen: Rummy500View) -> float:
         """0 (hand far from its end) .. 1 (it may end any moment)."""
         n = self.rules.num_players
         stock_turns = seen.stock / n
@@ -550,16 +453,16 @@ class SmartRummy500(Rummy500Policy):
     def potential(self, card: int, hand: int, reachable: int) -> float:
         """How much ``card`` may still become: partners in hand that a reachable card completes."""
         score = 0.0
-        near = PARTNERS[card]
+        near = NEIGHBOURS[card]
         for other in mask_cards(near & hand):
             # a third card completing the pair (set: the other two suits; run: the ends)
-            third = PARTNERS[card] & PARTNERS[other] & ~hand & ~BIT[card] & ~BIT[other]
+            third = NEIGHBOURS[card] & NEIGHBOURS[other] & ~hand & ~BIT[card] & ~BIT[other]
             score += min((third & reachable).bit_count(), 2)
         return score
 
     # -- decisions ---------------------------------------------------------------------------
-    def choose_draw(self, seen: Seen, mask: np.ndarray) -> int:
-        base, _ = self.planner.solve(seen.present, seen.doubles, seen.fits)
+    def choose_draw(self, seen: Rummy500View, mask: np.ndarray) -> int:
+        base, _ = self.planner.solve(seen.hand, seen.doubles, seen.fits)
         stock_left = bool(mask[DRAW_STOCK])
         pressure = self.end_pressure(seen) if stock_left else 1.0
         risk = 0.35 + 0.65 * pressure
@@ -585,13 +488,13 @@ class SmartRummy500(Rummy500Policy):
                 best, best_net = action, net
         return best
 
-    def keep_back(self, plays: tuple[Play, ...], seen: Seen) -> tuple[Play, ...]:
+    def keep_back(self, plays: tuple[Play, ...], seen: Rummy500View) -> tuple[Play, ...]:
         if not self.hold_melds or not plays:
             return plays
         used = 0
         for p in plays:
             used |= p.mask
-        hand_cards = sum(seen.hand)
+        hand_cards = seen.hand.bit_count() + seen.doubles.bit_count()
         if hand_cards - sum(len(p.cards) for p in plays) <= 1:
             return plays  # going out
         if self.end_pressure(seen) >= 0.3:
@@ -599,7 +502,7 @@ class SmartRummy500(Rummy500Policy):
         live = self.live(seen)
         keep = []
         for p in plays:
-            if p.kind in (RUN, SET) and len(p.cards) == 3:
+            if p.kind in (OWN_RUN, OWN_SET) and len(p.cards) == 3:
                 # The cards that would extend it are a target for the opponents' lay-offs.
                 ext = self.extensions(p) & (live | self.pile_mask(seen))
                 if ext:
@@ -608,35 +511,29 @@ class SmartRummy500(Rummy500Policy):
         return tuple(keep)
 
     @staticmethod
-    def pile_mask(seen: Seen) -> int:
+    def pile_mask(seen: Rummy500View) -> int:
         out = 0
-        for c in seen.pile:
+        for c in seen.discards:
             out |= BIT[c]
         return out
 
     @staticmethod
     def extensions(p: Play) -> int:
         """Cards that could be laid off on the meld ``p`` once it is on the table."""
-        if p.kind == SET:
+        if p.kind == OWN_SET:
             rank = p.cards[0] % NUM_RANKS
             return sum(BIT[s * NUM_RANKS + rank] for s in range(NUM_SUITS)) & ~p.mask
-        suit = p.cards[0] // NUM_RANKS
-        out = 0
-        lo, hi = p.positions[0], p.positions[-1]
-        if lo > ACE_LOW_POS and not (lo == 1 and hi == ACE_HIGH_POS):
-            out |= BIT[pos_card(suit, lo - 1)]
-        if hi < ACE_HIGH_POS and not (hi == 12 and lo == ACE_LOW_POS):
-            out |= BIT[pos_card(suit, hi + 1)]
-        return out
+        below, above = run_extensions(p.cards[0] // NUM_RANKS, p.positions[0], p.positions[-1])
+        return below | above
 
-    def choose_discard(self, seen: Seen, legal: list[int]) -> int:
-        hand = seen.present
+    def choose_discard(self, seen: Rummy500View, legal: list[int]) -> int:
+        hand = seen.hand
         live = self.live(seen)
         pile = self.pile_mask(seen)
         reachable = live | pile
         pressure = self.end_pressure(seen)
         opp_known = 0
-        for k in seen.known:
+        for k in seen.opponent_known:
             opp_known |= k
         fits = seen.fits_any
 
@@ -646,7 +543,7 @@ class SmartRummy500(Rummy500Policy):
             danger = 0.0
             if fits & BIT[c]:
                 danger += 2.0 * CARD_VALUE[c] + 5.0
-            near = PARTNERS[c]
+            near = NEIGHBOURS[c]
             danger += 3.0 * (near & opp_known).bit_count()
             # cards in the pile that meld with it: an opponent could dig them out together
             if completes_meld(c, pile):

@@ -10,9 +10,10 @@ import pytest
 from rummyzoo.agents.base import BasePolicy
 from rummyzoo.agents.random_agent import RandomPolicy
 from rummyzoo.agents.registry import make_agent
-from rummyzoo.agents.rummy500 import GreedyRummy500, Planner, Seen, SmartRummy500
+from rummyzoo.agents.rummy500 import GreedyRummy500, Planner, SmartRummy500
 from rummyzoo.envs import rummy500_v0
 from rummyzoo.envs.cards import CARD_NAMES, parse_cards
+from rummyzoo.envs.rummy500.rules import Phase, Rummy500View
 from rummyzoo.envs.rummy500.tables import DIG_BASE, DISCARD_BASE, MELD_BASE, MELDS
 
 TIERS = ("rummy500.greedy", "rummy500.smart")
@@ -148,23 +149,28 @@ def test_smart_melds_when_the_hand_may_end(stock: int, opponent_cards: int, hold
     """The run it holds back early is put down once the stock is short or a rival nearly out."""
     smart = SmartRummy500(num_players=2, options={"target_score": None})
     cards = parse_cards("4h 5h 6h 2c 9d Js 7c Kd 3s Qc")
-    hand = [0] * 52
-    for c in cards:
-        hand[c] = 1
-    seen = Seen(
+    hand = sum(1 << c for c in cards)
+    seen = Rummy500View(
         hand=hand,
-        present=sum(1 << c for c in cards),
         doubles=0,
-        pile=parse_cards("Tc"),
-        top=parse_cards("Tc")[0],
+        discards=tuple(parse_cards("Tc")),
+        top_discard=parse_cards("Tc")[0],
+        laid=(0, 0),
+        run_cards=0,
         fits=(0, 0, 0),
-        table=0,
-        known=[0],
+        opponent_known=(0,),
+        unseen=(1 << 52) - 1 & ~hand & ~(1 << parse_cards("Tc")[0]),
         pending=-1,
         stock=stock,
-        hand_sizes=[10, opponent_cards],
+        hand_sizes=(10, opponent_cards),
+        table_points=(0, 0),
+        phase=Phase.PLAY,
+        to_act=0,
+        dealer=1,
+        turn=0,
+        scores=(0, 0),
     )
-    _, plays = smart.planner.solve(seen.present, 0, seen.fits)
+    _, plays = smart.planner.solve(seen.hand, 0, seen.fits)
     assert [p.cards for p in plays] == [tuple(parse_cards("4h 5h 6h"))]
     assert (smart.keep_back(plays, seen) == ()) == holds
 

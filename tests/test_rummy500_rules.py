@@ -8,7 +8,7 @@ from test_rummy500_helpers import legal_names, make, plane, play, points
 
 from rummyzoo.envs.cards import parse_cards, to_mask
 from rummyzoo.envs.core import IllegalActionError
-from rummyzoo.envs.rummy500.tables import MELD_TEST, MELDS, PARTNERS, meldable, melds_in
+from rummyzoo.envs.rummy500.tables import MELD_PAIRS, MELD_TEST, MELDS, meldable, melds_in
 
 # ------------------------------------------------------------------ tables
 
@@ -50,7 +50,7 @@ def test_meld_test_table_agrees_with_the_meld_table():
                 continue
             rank, shift, others, runs = MELD_TEST[card]
             fast = ((cards >> rank) & others).bit_count() > 1 or bool(runs[cards >> shift & 8191])
-            slow = any(not partners & ~cards for partners in PARTNERS[card])
+            slow = any(not partners & ~cards for partners in MELD_PAIRS[card])
             assert fast == slow == bool(meldable(cards) >> card & 1)
 
 

@@ -13,6 +13,7 @@ With two decks (5-8 players) hands, the table and the known cards are counts (0-
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,6 +26,7 @@ from rummyzoo.envs.cards import (
     format_card,
     mask_cards,
     parse_cards,
+    vector_to_mask,
 )
 from rummyzoo.envs.core import (
     ConfigError,
@@ -68,10 +70,28 @@ from rummyzoo.envs.rummy500.tables import (
 DEFAULT_HAND_SIZE = {2: 10}  # 7 for 3-8 players
 STOCK_EXHAUSTION_MODES = ("discard_only", "end_after_last_stock_turn")
 
-PHASE_DRAW = 0
-PHASE_PLAY = 1
-#: Observation phase slots: draw, play while the pending card is unused, free play.
-OBS_PHASE_DRAW, OBS_PHASE_MUST_USE, OBS_PHASE_PLAY = 0, 1, 2
+
+class Phase(IntEnum):
+    """Steps of a 500 Rum turn."""
+
+    DRAW = 0  # draw from the stock, dig into the discard pile (or pass)
+    PLAY = 1  # meld, lay off, discard
+
+
+class ObsPhase(IntEnum):
+    """Slots of the observation's ``phase`` one-hot: the play step is split in two."""
+
+    DRAW = 0
+    MUST_USE = 1  # play, while a card dug out of the pile is still to be used
+    PLAY = 2  # play, freely
+
+
+# The members under module names for the per-step code (an enum class lookup costs more).
+_DRAW = Phase.DRAW
+_PLAY = Phase.PLAY
+_OBS_DRAW = ObsPhase.DRAW
+_OBS_MUST_USE = ObsPhase.MUST_USE
+_OBS_PLAY = ObsPhase.PLAY
 
 #: Discard piles longer than this are pre-filtered with one whole-pile meld search.
 LONG_PILE = 3
@@ -121,6 +141,98 @@ class Rummy500Rules:
     def num_decks(self) -> int:
         """Decks in play: 1 for 2-4 players, 2 for 5-8."""
         return decks_for(self.num_players)
+
+
+def run_extensions(suit: int, lo: int, hi: int) -> tuple[int, int]:
+    """The cards (as masks) that extend a run of ``suit`` on positions ``lo..hi`` below and
+    above: none past an ace, and none that would take a run round the corner (K-A-2)."""
+    below = above = 0
+    if lo >= 1 and not (lo == 1 and hi == ACE_HIGH_POS):
+        below = BIT[pos_card(suit, lo - 1)]
+    if hi <= 12 and not (hi == 12 and lo == ACE_LOW_POS):
+        above = BIT[pos_card(suit, hi + 1)]
+    return below, above
+
+
+def completes_meld(card: int, cards: int) -> bool:
+    """Whether ``card`` makes a three-card meld with two of the cards of the mask ``cards`` (the
+    test :meth:`Rummy500Game.dig_options` applies to each card it could dig to)."""
+    rank, shift, others, runs = MELD_TEST[card]
+    acc = cards | BIT[card]
+    return ((acc >> rank) & others).bit_count() > 1 or bool(runs[acc >> shift & SUIT_BITS])
+
+
+@dataclass(frozen=True, slots=True)
+class Rummy500View:
+    """What one 500 Rum observation shows, as :meth:`Rummy500Game.decode` reads it back.
+
+    Seats are relative to the observer: 0 is the observer, 1..N-1 the seats after it in play
+    order. Sets of cards are 52-bit masks over card ids (bit ``c`` set = card id ``c``); with two
+    decks a mask says which card ids are there at all.
+
+    :ivar hand: the observer's cards.
+    :ivar doubles: the cards it holds twice (two decks only).
+    :ivar discards: the discard pile, bottom to top (card ids).
+    :ivar top_discard: card id of the top discard (-1 when the pile is empty).
+    :ivar laid: per seat, the cards it laid on the table (its melds and lay-offs).
+    :ivar run_cards: the cards on the table that are in runs.
+    :ivar fits: the lay-off targets ``(on a set, below a run, above a run)``.
+    :ivar opponent_known: per opponent (index ``k`` = relative seat ``k + 1``), the cards it dug
+        out of the discard pile and still holds.
+    :ivar unseen: the card ids in none of the above (in the stock or another hand).
+    :ivar pending: the card dug out of the pile that the observer must use in this play step
+        (-1 when none).
+    :ivar stock: cards left in the stock.
+    :ivar hand_sizes: per seat, the cards in its hand.
+    :ivar table_points: per seat, the points it laid on the table this hand.
+    :ivar phase: the observer's :class:`Phase` when it is to act, else None (also once the hand
+        is over); the must-use step is :attr:`Phase.PLAY` with a ``pending`` card.
+    :ivar to_act: relative seat of the player to act.
+    :ivar dealer: relative seat of the dealer.
+    :ivar turn: turns completed in this hand.
+    :ivar scores: per seat, its match total (all 0 in single-hand play).
+    """
+
+    hand: int
+    doubles: int
+    discards: tuple[int, ...]
+    top_discard: int
+    laid: tuple[int, ...]
+    run_cards: int
+    fits: tuple[int, int, int]
+    opponent_known: tuple[int, ...]
+    unseen: int
+    pending: int
+    stock: int
+    hand_sizes: tuple[int, ...]
+    table_points: tuple[int, ...]
+    phase: Phase | None
+    to_act: int
+    dealer: int
+    turn: int
+    scores: tuple[int, ...]
+
+    @property
+    def table(self) -> int:
+        """Every card laid on the table."""
+        out = 0
+        for m in self.laid:
+            out |= m
+        return out
+
+    @property
+    def fits_any(self) -> int:
+        """Cards that can be laid off somewhere."""
+        return self.fits[0] | self.fits[1] | self.fits[2]
+
+
+def _plane_masks(values: np.ndarray) -> list[int]:
+    """Each 52-card plane of ``values`` (a multiple of 52 long) as the mask of its non-zero
+    cards."""
+    rows = values.reshape(-1, NUM_CARDS)
+    packed = np.zeros((len(rows), 8), dtype=np.uint8)
+    packed[:, :7] = np.packbits(rows != 0, axis=1, bitorder="little")
+    return packed.view("<u8").ravel().tolist()
 
 
 class Rummy500State(HandState):
@@ -368,7 +480,7 @@ class Rummy500Game(Game):
         s.act_row[s.current] = 1.0
         dealer_row[dealer] = 1.0
         s.turn = 0
-        s.phase = PHASE_DRAW
+        s.phase = _DRAW
         s.pending = -1
         s.over = False
         s.points = np.zeros(n, dtype=np.float64)
@@ -388,7 +500,7 @@ class Rummy500Game(Game):
         if s.over:
             return mask
         seat = s.current
-        if s.phase == PHASE_DRAW:
+        if s.phase == _DRAW:
             mask[DRAW_STOCK if s.stock_pos < len(s.stock) else PASS] = 1
             top, deep = self.dig_options(s, seat)
             while top:
@@ -490,7 +602,7 @@ class Rummy500Game(Game):
             s.stock_pos += 1
             s.scalars[1] = (len(s.stock) - s.stock_pos) * self._inv_cards
             self._add(s, seat, card)
-            s.phase = PHASE_PLAY
+            s.phase = _PLAY
         else:  # PASS: the stock is gone and the player declines the discard pile
             self._finish(s, "pass")
 
@@ -553,7 +665,7 @@ class Rummy500Game(Game):
         if not (self._free_top and index == size - 1):
             s.pending = card
             s.pending_row[card] = 1.0
-        s.phase = PHASE_PLAY
+        s.phase = _PLAY
 
     def _meld(self, s: Rummy500State, seat: int, meld: int) -> None:
         spec = MELDS[meld]
@@ -659,10 +771,9 @@ class Rummy500Game(Game):
         """Recompute which cards of ``suit`` could extend a run below or above."""
         low = high = 0
         for _, lo, hi, _ in s.runs_by_suit[suit]:
-            if lo >= 1 and not (lo == 1 and hi == ACE_HIGH_POS):
-                low |= BIT[pos_card(suit, lo - 1)]
-            if hi <= 12 and not (hi == 12 and lo == ACE_LOW_POS):
-                high |= BIT[pos_card(suit, hi + 1)]
+            below, above = run_extensions(suit, lo, hi)
+            low |= below
+            high |= above
         keep = ~(SUIT_BITS << (suit * NUM_RANKS))
         fit_set, fit_low, fit_high = s.fits
         self._set_fits(s, (fit_set, (fit_low & keep) | low, (fit_high & keep) | high))
@@ -703,7 +814,7 @@ class Rummy500Game(Game):
         nxt = s.current = (seat + 1) % self.num_players
         s.act_row[seat] = 0.0
         s.act_row[nxt] = 1.0
-        s.phase = PHASE_DRAW
+        s.phase = _DRAW
         if s.stock_pos >= len(s.stock):
             if self._end_after_stock:
                 self._finish(s, "stock exhausted")
@@ -743,12 +854,79 @@ class Rummy500Game(Game):
                 s.buf[self._extra + 4 + 4 * n :] = totals / self._score_scale
         obs = s.buf[self._gather[seat]]
         if seat == s.current and not s.over:
-            if s.phase == PHASE_DRAW:
-                phase = OBS_PHASE_DRAW
+            if s.phase == _DRAW:
+                phase = _OBS_DRAW
             else:
-                phase = OBS_PHASE_MUST_USE if s.pending >= 0 else OBS_PHASE_PLAY
+                phase = _OBS_MUST_USE if s.pending >= 0 else _OBS_PLAY
             obs[self._off_phase + phase] = 1.0
         return obs
+
+    def decode(self, obs: np.ndarray) -> Rummy500View:
+        """Read an observation of :meth:`observe` back (see :class:`Rummy500View`)."""
+        n = self.num_players
+        lay = self.observation_layout
+        cards = NUM_CARDS * self.num_decks
+        masks = _plane_masks(obs[: lay["pending"][1]])
+
+        def plane(name: str) -> int:
+            return lay[name][0] // NUM_CARDS
+
+        laid = tuple(masks[plane("table_laid") : plane("table_laid") + n])
+        known = tuple(masks[plane("opponent_known") : plane("opponent_known") + n - 1])
+        hand = masks[0]
+        doubles = 0
+        if self.num_decks > 1:
+            doubles = vector_to_mask(obs[slice(*lay["hand"])] > 1.5)
+        # Each discard plane holds a card's place in the pile (1-based, over the deck size).
+        size = round(float(obs[lay["discard_size"][0]]) * cards)
+        pile = [-1] * size
+        names = ["discard_pile"] + (["discard_pile_lower"] if self.num_decks > 1 else [])
+        for name in names:
+            start, stop = lay[name]
+            values = obs[start:stop]
+            for c in np.flatnonzero(values).tolist():
+                index = round(float(values[c]) * cards) - 1
+                if 0 <= index < size:
+                    pile[index] = c
+        discards = tuple(c for c in pile if c >= 0)
+        seen = hand
+        for m in laid + known:
+            seen |= m
+        for c in discards:
+            seen |= BIT[c]
+        top = masks[plane("discard_top")]
+        pending = masks[plane("pending")]
+        phase = np.flatnonzero(obs[slice(*lay["phase"])])
+        to_act = np.flatnonzero(obs[slice(*lay["to_act"])])
+        dealer = np.flatnonzero(obs[slice(*lay["dealer"])])
+
+        def values_of(name: str, scale: float) -> tuple[int, ...]:
+            return tuple(round(x * scale) for x in obs[slice(*lay[name])].tolist())
+
+        return Rummy500View(
+            hand=hand,
+            doubles=doubles,
+            discards=discards,
+            top_discard=top.bit_length() - 1,
+            laid=laid,
+            run_cards=masks[plane("table_runs")],
+            fits=(
+                masks[plane("fits_set")],
+                masks[plane("fits_below_run")],
+                masks[plane("fits_above_run")],
+            ),
+            opponent_known=known,
+            unseen=(1 << NUM_CARDS) - 1 & ~seen,
+            pending=pending.bit_length() - 1,
+            stock=round(float(obs[lay["stock_size"][0]]) * cards),
+            hand_sizes=values_of("hand_sizes", NUM_CARDS),
+            table_points=values_of("table_points", TABLE_POINTS_SCALE),
+            phase=(_DRAW if phase[0] == _OBS_DRAW else _PLAY) if phase.size else None,
+            to_act=int(to_act[0]) if to_act.size else -1,
+            dealer=int(dealer[0]) if dealer.size else -1,
+            turn=round(float(obs[lay["turn"][0]]) * self.match.max_turns),
+            scores=values_of("scores", self._score_scale),
+        )
 
     # ------------------------------------------------------------------ info
     def hand_info(self, s: Rummy500State, seat: int) -> dict[str, Any]:
@@ -783,7 +961,7 @@ class Rummy500Game(Game):
         if s.over:
             who = f" by player_{s.went_out}" if s.went_out >= 0 else ""
             status = f"hand over ({s.end_reason}{who})"
-        elif s.phase == PHASE_DRAW:
+        elif s.phase == Phase.DRAW:
             status = f"player_{s.current} to draw"
         elif s.pending >= 0:
             status = f"player_{s.current} must use {format_card(s.pending)}"

@@ -121,7 +121,7 @@ MELDS_WITH: tuple[tuple[tuple[int, int], ...], ...] = tuple(
     for c in range(NUM_CARDS)
 )
 #: For each card, the other two cards of every meld containing it (as masks).
-PARTNERS: tuple[tuple[int, ...], ...] = tuple(
+MELD_PAIRS: tuple[tuple[int, ...], ...] = tuple(
     tuple(mask & ~(1 << c) for _, mask in MELDS_WITH[c]) for c in range(NUM_CARDS)
 )
 
