@@ -11,6 +11,7 @@ lives in the layers below.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -20,9 +21,9 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from rummyzoo.envs.core import Game
-from rummyzoo.envs.match import HandEnd, Match
+from rummyzoo.envs.match import HandEnd, Match, make_game
 
-__all__ = ["RummyEnv", "RummyOrderEnforcingWrapper", "wrap_env"]
+__all__ = ["RummyEnv", "RummyOrderEnforcingWrapper", "VariantEnv", "env_factory", "wrap_env"]
 
 
 class RummyEnv(AECEnv):
@@ -262,3 +263,24 @@ def wrap_env(raw: RummyEnv) -> AECEnv:
     legal actions, instead of PettingZoo's convention of ending the game with a penalty.
     """
     return RummyOrderEnforcingWrapper(raw)
+
+
+class VariantEnv(RummyEnv):
+    """The raw env of one variant, built from ``env()``-style options: a variant module
+    subclasses it with its ``game_class`` and PettingZoo ``metadata``."""
+
+    game_class: ClassVar[type[Game]]
+
+    def __init__(self, num_players: int = 2, **options: Any) -> None:
+        super().__init__(make_game(self.game_class, num_players, options))
+
+
+def env_factory(raw_cls: type[VariantEnv], title: str) -> Callable[..., AECEnv]:
+    """The variant module's ``env(num_players=2, **options)``: ``raw_cls`` wrapped."""
+
+    def env(num_players: int = 2, **options: Any) -> AECEnv:
+        return wrap_env(raw_cls(num_players=num_players, **options))
+
+    env.__doc__ = f"{title} with the standard wrappers (see the module docstring for the options)."
+    env.__module__ = raw_cls.__module__
+    return env

@@ -194,28 +194,21 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pettingzoo import AECEnv
-
-from rummyzoo.envs.aec import RummyEnv, wrap_env
+from rummyzoo.envs.aec import RummyEnv, VariantEnv, env_factory
 from rummyzoo.envs.ditch_rummy.rules import DitchRummyGame, DitchRummyRules
-from rummyzoo.envs.match import make_game
 
 __all__ = ["DitchRummyRules", "env", "raw_env"]
 
 
-class raw_env(RummyEnv):
+class raw_env(VariantEnv):
     """Unwrapped Ditch Rummy AEC env; see the module docstring."""
 
+    game_class = DitchRummyGame
     metadata: ClassVar[dict[str, Any]] = {**RummyEnv.metadata, "name": "ditch_rummy_v0"}
-
-    def __init__(self, num_players: int = 2, **options: Any) -> None:
-        super().__init__(make_game(DitchRummyGame, num_players, options))
 
     def describe_action(self, action: int) -> str:
         """The action's name with the cards it moves for the player to act now."""
         return self.game.describe_action(self.state, int(action))
 
 
-def env(num_players: int = 2, **options: Any) -> AECEnv:
-    """Ditch Rummy with the standard wrappers (see the module docstring for the options)."""
-    return wrap_env(raw_env(num_players=num_players, **options))
+env = env_factory(raw_env, "Ditch Rummy")

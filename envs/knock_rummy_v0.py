@@ -125,24 +125,17 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pettingzoo import AECEnv
-
-from rummyzoo.envs.aec import RummyEnv, wrap_env
+from rummyzoo.envs.aec import RummyEnv, VariantEnv, env_factory
 from rummyzoo.envs.knock_rummy.rules import KnockRummyGame, KnockRummyRules
-from rummyzoo.envs.match import make_game
 
 __all__ = ["KnockRummyRules", "env", "raw_env"]
 
 
-class raw_env(RummyEnv):
+class raw_env(VariantEnv):
     """Unwrapped Knock Rummy AEC env; see the module docstring."""
 
+    game_class = KnockRummyGame
     metadata: ClassVar[dict[str, Any]] = {**RummyEnv.metadata, "name": "knock_rummy_v0"}
 
-    def __init__(self, num_players: int = 2, **options: Any) -> None:
-        super().__init__(make_game(KnockRummyGame, num_players, options))
 
-
-def env(num_players: int = 2, **options: Any) -> AECEnv:
-    """Knock Rummy with the standard wrappers (see the module docstring for the options)."""
-    return wrap_env(raw_env(num_players=num_players, **options))
+env = env_factory(raw_env, "Knock Rummy")

@@ -7,7 +7,7 @@ from types import ModuleType
 from typing import Any
 
 from rummyzoo.envs import match
-from rummyzoo.envs.core import Game
+from rummyzoo.envs.core import ConfigError, Game
 
 #: variant name -> (env module path, supported player counts)
 VARIANTS: dict[str, tuple[str, tuple[int, ...]]] = {
@@ -62,3 +62,21 @@ def make_env(name: str, num_players: int = 2, wrapped: bool = True, **options):
     module = variant_module(name)
     factory = module.env if wrapped else module.raw_env
     return factory(num_players=num_players, **options)
+
+
+def make_match(
+    name: str, num_players: int, options: dict[str, Any] | None, owner: str, **report: Any
+) -> match.Match:
+    """A :class:`~rummyzoo.envs.match.Match` for a tool that sets the report options itself.
+
+    :param options: the user's options: rules options and match options, but none of
+        ``REPORT_OPTION_NAMES`` (rewards, rendering), which ``owner`` sets (``report``).
+    :raises ConfigError: a report option among ``options`` (naming ``owner``), or a bad option.
+    """
+    options = dict(options or {})
+    reserved = sorted(set(options) & set(match.REPORT_OPTION_NAMES))
+    if reserved:
+        raise ConfigError(
+            f"option(s) {', '.join(reserved)} are set by {owner}; pass rules options only"
+        )
+    return match.Match(make_game(name, num_players, **report, **options))

@@ -52,9 +52,9 @@ import numpy as np
 
 from rummyzoo.envs.cards import CARD_NAMES
 from rummyzoo.envs.core import IllegalActionError
-from rummyzoo.envs.match import REPORT_OPTION_NAMES, HandEnd, Match
+from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import Deal, Decision, play_episode
-from rummyzoo.envs.registry import VARIANTS, check_players, make_game
+from rummyzoo.envs.registry import VARIANTS, make_match
 from rummyzoo.envs.seeding import check_seed
 
 __all__ = [
@@ -75,8 +75,6 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
-#: Env options that replays and human games set themselves.
-RESERVED_OPTIONS = REPORT_OPTION_NAMES
 REQUIRED_KEYS = (
     "format",
     "variant",
@@ -101,14 +99,7 @@ def make_play_match(variant: str, num_players: int, options: dict[str, Any] | No
     :raises ValueError: unknown variant, unsupported player count, a reserved option.
     :raises ConfigError: an unknown or invalid rules option.
     """
-    options = dict(options or {})
-    reserved = sorted(set(options) & set(RESERVED_OPTIONS))
-    if reserved:
-        raise ValueError(
-            f"option(s) {', '.join(reserved)} are set by rummyzoo itself; pass rules options only"
-        )
-    check_players(variant, num_players)
-    return Match(make_game(variant, num_players, render_mode="ansi", **options))
+    return make_match(variant, num_players, options, "rummyzoo itself", render_mode="ansi")
 
 
 def random_seed() -> int:

@@ -187,24 +187,17 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pettingzoo import AECEnv
-
-from rummyzoo.envs.aec import RummyEnv, wrap_env
-from rummyzoo.envs.match import make_game
+from rummyzoo.envs.aec import RummyEnv, VariantEnv, env_factory
 from rummyzoo.envs.rummy500.rules import Rummy500Game, Rummy500Rules
 
 __all__ = ["Rummy500Rules", "env", "raw_env"]
 
 
-class raw_env(RummyEnv):
+class raw_env(VariantEnv):
     """Unwrapped 500 Rum AEC env; see the module docstring."""
 
+    game_class = Rummy500Game
     metadata: ClassVar[dict[str, Any]] = {**RummyEnv.metadata, "name": "rummy500_v0"}
 
-    def __init__(self, num_players: int = 2, **options: Any) -> None:
-        super().__init__(make_game(Rummy500Game, num_players, options))
 
-
-def env(num_players: int = 2, **options: Any) -> AECEnv:
-    """500 Rum with the standard wrappers (see the module docstring for the options)."""
-    return wrap_env(raw_env(num_players=num_players, **options))
+env = env_factory(raw_env, "500 Rum")

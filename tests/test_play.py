@@ -24,6 +24,7 @@ from rummyzoo.cli.play import (
     rules_summary,
     strongest_agent,
 )
+from rummyzoo.envs.core import ConfigError
 from rummyzoo.envs.registry import make_env
 from rummyzoo.envs.replay import verify_replay
 
@@ -257,7 +258,7 @@ def test_opponents_default_cycle_and_errors():
         default_opponents("knock_rummy", 2, ["random"] * 3)
     with pytest.raises(ValueError, match=r"seat must be 0\.\.1"):
         play_game("knock_rummy", 2, seat=2, input_stream=io.StringIO(), output_stream=io.StringIO())
-    with pytest.raises(ValueError, match="set by rummyzoo"):
+    with pytest.raises(ConfigError, match="set by rummyzoo"):
         play_game(
             "knock_rummy",
             2,

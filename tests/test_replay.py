@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from rummyzoo.agents.arena import record_episode, run_arena, save_arena_games, save_sample_game
+from rummyzoo.agents.arena import record_episode, run_arena, save_arena_games
+from rummyzoo.agents.arena.evaluate import sample_game
 from rummyzoo.agents.random_agent import RandomPolicy
 from rummyzoo.cli.main import main
 from rummyzoo.cli.replay import show_replay
@@ -155,12 +156,16 @@ def test_arena_games_are_the_arena_games(tmp_path):
 
 
 def test_sample_game_from_training(tmp_path):
-    path = save_sample_game(
-        RandomPolicy(), "knock.greedy", "knock_rummy", 2, {}, seed=4, path=tmp_path / "s.json"
-    )
-    replay = load_replay(path)
-    assert replay["agents"] == ["learner", "knock.greedy"]
-    verify_replay(path)
+    """The sample game's text and replay come from one play of the game."""
+    text, replay = sample_game(RandomPolicy(), "knock.greedy", "knock_rummy", 2, {}, seed=4)
+    path = save_replay(replay, tmp_path / "s.json")
+    assert load_replay(path)["agents"] == ["learner", "knock.greedy"]
+    summary = verify_replay(path)
+    moves = [f"player_{seat}: {name}" for seat, name in replay["actions"]]
+    assert [line for line in text.splitlines() if line in moves] == moves  # the same moves
+    assert summary["moves"] == len(moves) > 0
+    final = ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(replay["points"][-1]))
+    assert text.endswith("points: " + final)
 
 
 def test_cli_arena_saves_games_and_replay_shows_them(tmp_path, capsys):

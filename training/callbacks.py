@@ -242,11 +242,12 @@ class RunCallback(BaseCallback):
         return results
 
     def _sample_game(self) -> None:
-        from rummyzoo.agents.arena.evaluate import sample_game_text
+        from rummyzoo.agents.arena.evaluate import sample_game
+        from rummyzoo.envs.replay import save_replay
 
         cfg = self.config
         opponent = cfg.evaluation.opponents[0]
-        text = sample_game_text(
+        text, replay = sample_game(
             self._policy(),
             opponent,
             cfg.variant,
@@ -254,17 +255,7 @@ class RunCallback(BaseCallback):
             {**cfg.env_options, **cfg.evaluation.options},
             seed=int(self.num_timesteps),
         )
-        from rummyzoo.agents.arena import save_sample_game
-
-        save_sample_game(
-            self._policy(),
-            opponent,
-            cfg.variant,
-            cfg.num_players,
-            {**cfg.env_options, **cfg.evaluation.options},
-            seed=int(self.num_timesteps),
-            path=self.run_dir / "games" / f"sample_{int(self.num_timesteps):09d}.json",
-        )
+        save_replay(replay, self.run_dir / "games" / f"sample_{int(self.num_timesteps):09d}.json")
         # TensorBoard renders markdown: indent four spaces for a fixed-width block.
         block = "\n".join("    " + line for line in text.splitlines())
         self.logger.record("text/sample_game", block, exclude=("stdout", "log", "json", "csv"))

@@ -57,10 +57,9 @@ from rummyzoo.agents.arena.ratings import Ratings, bootstrap_ratings
 from rummyzoo.agents.arena.stats import clustered_mean, t_interval, win_rate_interval
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import make_agent
-from rummyzoo.envs.core import ConfigError
-from rummyzoo.envs.match import REPORT_OPTION_NAMES, Match
+from rummyzoo.envs.match import Match
 from rummyzoo.envs.play import play_episode
-from rummyzoo.envs.registry import check_players, make_game
+from rummyzoo.envs.registry import check_players, make_match
 from rummyzoo.envs.replay import Recorder, record_game, save_replay
 from rummyzoo.envs.seeding import check_seed, new_generator, seed_generator
 
@@ -72,7 +71,6 @@ __all__ = [
     "record_episode",
     "run_arena",
     "save_arena_games",
-    "save_sample_game",
     "seatings",
     "summarize",
     "write_csv",
@@ -80,8 +78,6 @@ __all__ = [
     "write_json",
 ]
 
-#: Env options the arena sets itself (it needs raw points and no rendering).
-RESERVED_OPTIONS = REPORT_OPTION_NAMES
 
 AgentSpec = str | Policy
 
@@ -92,15 +88,7 @@ def make_arena_match(variant: str, num_players: int, options: dict[str, Any] | N
     :raises ValueError: unknown variant, unsupported player count, a reserved option.
     :raises ConfigError: an unknown or invalid rules option.
     """
-    options = dict(options or {})
-    reserved = sorted(set(options) & set(RESERVED_OPTIONS))
-    if reserved:
-        raise ConfigError(
-            f"option(s) {', '.join(reserved)} are set by the arena (it scores raw points); "
-            "pass rules options only"
-        )
-    check_players(variant, num_players)
-    return Match(make_game(variant, num_players, **options))
+    return make_match(variant, num_players, options, "the arena (it scores raw points)")
 
 
 # ---------------------------------------------------------------------------- scheduling
@@ -545,28 +533,6 @@ def save_arena_games(
     if limit is not None:  # only as many deals as the limit needs
         chosen = chosen[: math.ceil(limit / len(table_seatings))]
     return [Path(p) for p in table.play(chosen, max_records=limit)["replays"]]
-
-
-def save_sample_game(
-    policy: Policy,
-    opponent: AgentSpec,
-    variant: str,
-    num_players: int,
-    options: dict[str, Any] | None,
-    seed: int,
-    path: str | Path,
-) -> Path:
-    """Play ``policy`` in seat 0 against ``num_players - 1`` copies of ``opponent``; save it.
-
-    Meant for training evaluation (the learner is recorded as ``learner``).
-    """
-    options = dict(options or {})
-    opponents = [_resolve(opponent, variant, num_players, options) for _ in range(num_players - 1)]
-    label = _agent_label(opponent)
-    replay = record_game(
-        variant, [policy, *opponents], ["learner"] + [label] * (num_players - 1), seed, options
-    )
-    return save_replay(replay, path)
 
 
 # ---------------------------------------------------------------------------- statistics

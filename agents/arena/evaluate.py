@@ -11,7 +11,8 @@ from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import agent_names, make_agent
 from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import Deal, Decision, play_episode
-from rummyzoo.envs.registry import make_game
+from rummyzoo.envs.registry import make_match
+from rummyzoo.envs.replay import Recorder
 
 
 def evaluate_policy(
@@ -48,25 +49,28 @@ def _prefix(variant: str) -> str:
     )
 
 
-def sample_game_text(
+def sample_game(
     policy: Policy,
     opponent: str,
     variant: str,
     num_players: int,
     options: dict[str, Any],
     seed: int,
-) -> str:
-    """One full game, the policy in seat 0 against ``opponent``, as readable text."""
-    match = Match(make_game(variant, num_players, render_mode="ansi", **options))
+) -> tuple[str, dict[str, Any]]:
+    """One full game, the policy in seat 0 against ``opponent``: as readable text, and as a
+    replay (recorded in the same pass; the learner is recorded as ``learner``)."""
+    match = make_match(variant, num_players, options, "the sample game", render_mode="ansi")
     seats: list[Policy] = [policy] + [
         make_agent(opponent, variant, num_players, options) for _ in range(num_players - 1)
     ]
     lines = [f"learner = player_0, opponents = {opponent}"]
+    recorder = Recorder(variant, options, ["learner"] + [opponent] * (num_players - 1), seed)
 
     def table() -> str:
         return match.game.render(match.state, None, match.totals_by_seat())
 
     def write(event: Any, match: Match) -> None:
+        recorder(event, match)
         if type(event) is Deal and event.hand == 1:
             lines.extend([table(), ""])
         elif type(event) is Decision:
@@ -80,4 +84,16 @@ def sample_game_text(
     lines.append(match.game.render(last.state, None, match.totals_by_seat()))
     points = [info.get("points", 0) for info in last.infos]
     lines.append("points: " + ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(points)))
-    return "\n".join(lines)
+    return "\n".join(lines), recorder.to_dict()
+
+
+def sample_game_text(
+    policy: Policy,
+    opponent: str,
+    variant: str,
+    num_players: int,
+    options: dict[str, Any],
+    seed: int,
+) -> str:
+    """One full game, the policy in seat 0 against ``opponent``, as readable text."""
+    return sample_game(policy, opponent, variant, num_players, options, seed)[0]
