@@ -160,12 +160,32 @@ def new_deck(num_decks: int = 1) -> np.ndarray:
     return np.tile(np.arange(NUM_CARDS, dtype=np.int64), num_decks)
 
 
-def parse_deck(deck: Iterable[str | int], num_decks: int = 1) -> np.ndarray:
-    """Validate a full deck order (card strings or ids) and return it as an id array.
+def _deck_entry(card: object, index: int) -> int:
+    """One deck entry: a card string or an int / numpy integer id 0..51 (not a bool)."""
+    if isinstance(card, str):
+        return parse_card(card)
+    if isinstance(card, (int, np.integer)) and not isinstance(card, (bool, np.bool_)):
+        if 0 <= card < NUM_CARDS:
+            return int(card)
+        raise ValueError(f"deck entry {index} is {int(card)}, not a card id 0..{NUM_CARDS - 1}")
+    raise ValueError(
+        f"deck entry {index} is {card!r} ({type(card).__name__}): give card strings such as "
+        f"'As' or int ids 0..{NUM_CARDS - 1}"
+    )
 
-    :raises ValueError: when the deck is not exactly ``num_decks`` copies of every card.
+
+def parse_deck(deck: Iterable[str | int] | str, num_decks: int = 1) -> np.ndarray:
+    """Validate a full deck order (card strings or ids, or one string of cards) and return it
+    as an id array.
+
+    :raises ValueError: naming a bad entry (a float, a bool, None, an id out of range, a string
+        that is no card), or when the deck is not exactly ``num_decks`` copies of every card.
     """
-    ids = [parse_card(c) if isinstance(c, str) else int(c) for c in deck]
+    if isinstance(deck, str):
+        deck = deck.replace(",", " ").split()
+    elif not isinstance(deck, Iterable):
+        raise ValueError(f"a deck is a list of cards, got {deck!r} ({type(deck).__name__})")
+    ids = [_deck_entry(c, i) for i, c in enumerate(deck)]
     expected = NUM_CARDS * num_decks
     counts = np.bincount(np.asarray(ids, dtype=np.int64), minlength=NUM_CARDS) if ids else None
     if (

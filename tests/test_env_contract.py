@@ -1,0 +1,193 @@
+"""Bad input changes nothing: illegal actions, refused resets, non-integer actions and decks,
+and the winner of a tied Knock Rummy showdown. For every variant, through the public API."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from rummyzoo.envs.registry import VARIANTS, make_env
+
+BAD_ACTIONS = [1.9, True, "1", np.float32(1.5), float("inf"), None, [1], np.bool_(True)]
+BAD_DECK_ENTRIES = [50.7, True, None, -1, 52, np.float64(3.0)]
+
+
+def _snapshot(env) -> dict:
+    """Everything an agent can read of the env, deep-copied."""
+    raw = env.unwrapped
+    return copy.deepcopy(
+        {
+            "agents": list(raw.agents),
+            "selection": raw.agent_selection,
+            "rewards": dict(raw.rewards),
+            "cumulative": dict(raw._cumulative_rewards),
+            "terminations": dict(raw.terminations),
+            "truncations": dict(raw.truncations),
+            "infos": raw.infos,
+            "last": env.last(),
+            "observations": {a: raw.observe(a) for a in raw.possible_agents},
+            "totals": raw.match_totals,
+        }
+    )
+
+
+def _same(a: dict, b: dict) -> bool:
+    def norm(x):
+        if isinstance(x, dict):
+            return {k: norm(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [norm(v) for v in x]
+        if isinstance(x, np.ndarray):
+            return ("array", x.dtype.str, x.tolist())
+        return x
+
+    return norm(a) == norm(b)
+
+
+def _play_until_a_hand_pays(env, rng) -> None:
+    """Random legal moves until the agent to act has an uncollected nonzero reward."""
+    for _ in range(20_000):
+        raw = env.unwrapped
+        if any(raw.rewards.values()) and not (
+            raw.terminations[raw.agent_selection] or raw.truncations[raw.agent_selection]
+        ):
+            return
+        obs, _r, term, trunc, _i = env.last()
+        if term or trunc:
+            env.reset()
+            continue
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    raise AssertionError("no hand paid out")
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_an_illegal_action_after_a_paying_hand_changes_nothing(variant: str) -> None:
+    """A reward not yet collected (the hand just ended; the next hand is being played) must
+    survive an illegal action, and so must everything else an agent sees."""
+    target = {"knock_rummy": 100, "ditch_rummy": 500, "rummy500": 500}[variant]
+    env = make_env(variant, 2, target_score=target)
+    env.reset(seed=0)
+    _play_until_a_hand_pays(env, np.random.default_rng(0))
+    before = _snapshot(env)
+    assert before["last"][1] != 0 or any(before["rewards"].values())
+    mask = env.last()[0]["action_mask"]
+    illegal = int(np.flatnonzero(mask == 0)[0])
+    with pytest.raises(ValueError, match=f"illegal action {illegal}"):
+        env.step(illegal)
+    assert _same(_snapshot(env), before)
+
+
+def test_knock_reward_kept_after_an_illegal_action_worked_example() -> None:
+    """target_score=100, seed 0: draw, then the first legal knock; an illegal step(5) after it
+    leaves the hand's reward in last() and in rewards."""
+    env = make_env("knock_rummy", 2, target_score=100)
+    env.reset(seed=0)
+    raw = env.unwrapped
+    env.step(0)
+    knock = next(a for a in raw.legal_actions() if raw.action_name(a).startswith("knock"))
+    env.step(knock)
+    reward, rewards = env.last()[1], dict(raw.rewards)
+    assert reward != 0 and any(rewards.values())
+    with pytest.raises(ValueError, match="illegal action 5"):
+        env.step(5)
+    assert env.last()[1] == reward and raw.rewards == rewards
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("action", BAD_ACTIONS, ids=repr)
+def test_only_integers_are_actions(variant: str, action: object) -> None:
+    env = make_env(variant, 2)
+    env.reset(seed=1)
+    before = _snapshot(env)
+    with pytest.raises(ValueError, match="not an action id") as err:
+        env.step(action)
+    assert repr(action) in str(err.value) and type(action).__name__ in str(err.value)
+    assert _same(_snapshot(env), before)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("kind", [int, np.int64, np.int32, np.uint8])
+def test_ints_and_numpy_integers_are_actions(variant: str, kind: type) -> None:
+    env = make_env(variant, 2)
+    env.reset(seed=1)
+    reference = make_env(variant, 2)
+    reference.reset(seed=1)
+    legal = env.unwrapped.legal_actions()[-1]
+    env.step(kind(legal))
+    reference.step(int(legal))
+    assert _same(_snapshot(env), _snapshot(reference))
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("entry", BAD_DECK_ENTRIES, ids=repr)
+def test_a_refused_deck_leaves_the_env_as_it_was(variant: str, entry: object) -> None:
+    """The old hand stays playable and nothing (totals, rewards, the hand) is reset."""
+    env = make_env(variant, 2, target_score=10_000)
+    env.reset(seed=2)
+    _play_until_a_hand_pays(env, np.random.default_rng(2))
+    before = _snapshot(env)
+    deck = list(range(52 * env.unwrapped.game.num_decks))
+    deck = [c % 52 for c in deck]
+    deck[0] = entry
+    with pytest.raises(ValueError, match="deck entry 0"):
+        env.reset(seed=3, options={"deck": deck})
+    assert _same(_snapshot(env), before)
+    obs = env.last()[0]
+    env.step(int(np.flatnonzero(obs["action_mask"])[0]))  # the old hand plays on
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("options", ["deck", ["deck"], 5])
+def test_reset_options_must_be_a_dict(variant: str, options: object) -> None:
+    env = make_env(variant, 2)
+    env.reset(seed=4)
+    before = _snapshot(env)
+    with pytest.raises(ValueError, match="reset options must be a dict"):
+        env.reset(options=options)
+    assert _same(_snapshot(env), before)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_a_refused_seed_changes_nothing(variant: str) -> None:
+    env = make_env(variant, 2)
+    env.reset(seed=5)
+    env.step(env.unwrapped.legal_actions()[0])
+    before = _snapshot(env)
+    for seed in (-1, 1.5, "7"):
+        with pytest.raises(ValueError, match="seed"):
+            env.reset(seed=seed)
+        assert _same(_snapshot(env), before)
+
+
+# A 2-player Knock hand where player_1 ties the knocker at 7 deadwood: the knocker loses the
+# win to the tying opponent (docs/rules.md section 1). player_0 holds As 2s 3s 4h 5h 6h 7c 8c
+# 9c 7d, draws Kh from the stock and knocks with it (deadwood 7: the 7d); player_1 holds
+# Ah 2h 3h Kc Kd Ks 4c 5c 6c 7h (deadwood 7: the 7h).
+TIE_HANDS = ("As 2s 3s 4h 5h 6h 7c 8c 9c 7d", "Ah 2h 3h Kc Kd Ks 4c 5c 6c 7h")
+
+
+def _tie_env(**options):
+    from rummyzoo.envs.cards import CARD_NAMES, parse_cards
+
+    p0, p1 = (parse_cards(h) for h in TIE_HANDS)
+    deal = [c for pair in zip(p0, p1, strict=True) for c in pair]  # one at a time, player_0 first
+    up = parse_cards("Qd Kh")  # the upcard, then the top of the stock
+    rest = [c for c in range(52) if c not in set(deal) | set(up)]
+    env = make_env("knock_rummy", 2, **options)
+    env.reset(seed=0, options={"deck": [CARD_NAMES[c] for c in deal + up + rest]})
+    raw = env.unwrapped
+    env.step(raw.action_index("draw stock"))
+    env.step(raw.action_index("knock Kh"))
+    return env
+
+
+def test_a_tying_opponent_wins_the_hand_and_win_loss_says_so() -> None:
+    env = _tie_env()
+    infos = env.unwrapped.infos
+    assert infos["player_0"]["deadwood"] == infos["player_1"]["deadwood"] == 7
+    assert infos["player_0"]["knocker"] == "player_0"
+    assert (infos["player_0"]["winner"], infos["player_1"]["winner"]) == (False, True)
+    env = _tie_env(reward="win_loss")
+    assert env.unwrapped.rewards == {"player_0": -1.0, "player_1": 1.0}
