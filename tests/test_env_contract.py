@@ -191,3 +191,34 @@ def test_a_tying_opponent_wins_the_hand_and_win_loss_says_so() -> None:
     assert (infos["player_0"]["winner"], infos["player_1"]["winner"]) == (False, True)
     env = _tie_env(reward="win_loss")
     assert env.unwrapped.rewards == {"player_0": -1.0, "player_1": 1.0}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_every_shared_option_reaches_every_variant_and_agent(variant: str) -> None:
+    """Each shared option (MatchOptions) is accepted by the env of every variant and by every
+    agent of that variant, which then plays a game with it."""
+    from rummyzoo.agents.arena import record_episode
+    from rummyzoo.agents.registry import agent_names, make_agent
+    from rummyzoo.envs.match import MATCH_OPTION_NAMES
+
+    shared = {
+        "target_score": 50,
+        "max_turns": 200,
+        "first_dealer": 0,
+        "max_hands": 2,
+        "reward": "scaled",
+        "reward_scale": 10.0,
+        "render_mode": "ansi",
+        "render_view": 1,
+    }
+    assert set(shared) == set(MATCH_OPTION_NAMES)
+    env = make_env(variant, 2, **shared)
+    env.reset(seed=0)
+    assert env.unwrapped.game.match.max_hands == 2
+    for name in agent_names(variant):
+        make_agent(name, variant, 2, shared)  # the agents take every env option
+    play = {k: v for k, v in shared.items() if k not in ("reward", "reward_scale")}
+    play = {k: v for k, v in play.items() if not k.startswith("render")}
+    for name in agent_names(variant):
+        replay = record_episode(variant, 2, [name, "random"], seed=1, options=play)
+        assert 1 <= len(replay["decks"]) <= 2  # max_hands=2 stops the match
