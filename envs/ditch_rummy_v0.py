@@ -17,7 +17,7 @@
     print(env.render())
 
 Rules (docs/rules.md section 2)
---------------------------
+-------------------------------
 2-4 players; four may play as two teams, partners opposite (seats 0+2 against 1+3), adding
 their points together. One 52-card deck, ranked 2 < 3 < ... < K < A (aces high only, runs never
 wrap). Nothing is dealt: the shuffled deck is the draw pile and hands start empty; the player

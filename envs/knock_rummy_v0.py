@@ -13,7 +13,7 @@
         env.step(action)
 
 Rules (docs/rules.md section 1)
---------------------------
+-------------------------------
 2-6 players, one 52-card deck, aces low (A-2-3 is a run, Q-K-A and K-A-2 are not), values A=1,
 2-10 pip, J/Q/K=10. 10 cards each for 2 players, 7 for 3-4, 6 for 5-6, dealt one at a time
 clockwise from the dealer's left; the next card starts the discard pile, the rest is the stock.

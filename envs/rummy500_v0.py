@@ -13,7 +13,7 @@
         env.step(action)
 
 Rules (docs/rules.md section 3)
---------------------------
+-------------------------------
 2-8 players; one 52-card deck for 2-4 players, two decks (104 cards, every card twice) for 5-8.
 10 cards each for 2 players, 7 otherwise, dealt one at a time clockwise from the dealer's left;
 the next card starts the discard pile, which is spread: its order and contents are public. The
