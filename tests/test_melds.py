@@ -473,15 +473,15 @@ def _reference_candidate_melds(present: int) -> list[tuple[int, tuple[int, ...],
 
 
 def test_rummy500_planner_melds_are_the_builders_and_unchanged():
-    from rummyzoo.agents.rummy500 import PLAYS, RUN, SET, Planner
+    from rummyzoo.agents.rummy500 import OWN_RUN, OWN_SET, PLAYS, Planner
     from rummyzoo.envs.melds import RUMMY500_PLAYS, meld_table
 
-    assert PLAYS is meld_table(RUMMY500_PLAYS) and (RUN, SET) == (0, 1)
+    assert PLAYS is meld_table(RUMMY500_PLAYS) and (OWN_RUN, OWN_SET) == (0, 1)
     hands, fits = _random_hands()
     every = []
     for hand, fit in zip(hands, fits, strict=True):
         plays = [(p.kind, p.cards, p.positions) for p in Planner.candidates(hand, fit)]
-        melds = [p for p in plays if p[0] in (RUN, SET)]
+        melds = [p for p in plays if p[0] in (OWN_RUN, OWN_SET)]
         assert melds == _reference_candidate_melds(hand)
         every.append([[k, list(c), list(x)] for k, c, x in plays])
     assert _digest(every) == RECORDED["planner_candidates"]
