@@ -1,5 +1,7 @@
-"""Shared check for the hidden-information property: swapping cards a viewer cannot see must
-leave that viewer's observation (and, on its turn, its mask) unchanged."""
+"""The hidden-information property: swapping cards a viewer cannot see must leave that viewer's
+observation (and, on its turn, its mask) unchanged. Here are the check and, per variant, the
+moves of hidden cards (``SWAP_HIDDEN``) and of a viewer's own card (``SWAP_OWN``, the control:
+that one must show)."""
 
 from __future__ import annotations
 
@@ -7,18 +9,24 @@ from collections.abc import Callable
 
 import numpy as np
 
+from rummyzoo.envs.cards import NUM_CARDS
+
 
 def hidden_swap_check(
     players: int, rng: np.random.Generator, swap_hidden: Callable
 ) -> tuple[Callable, list[int]]:
     """A per-decision ``check(env, obs)`` and a one-item counter of the swaps it made.
 
-    ``swap_hidden(state, viewer, rng) -> bool`` moves hidden cards of the variant's state.
+    ``swap_hidden(state, viewer, rng) -> bool`` moves hidden cards of the variant's state. The
+    viewer is the seat to act half of the time (so its mask is compared too), else any seat.
     """
     swaps = [0]
 
     def check(env, obs) -> None:
-        viewer = int(rng.integers(players))
+        if rng.random() < 0.5:
+            viewer = env.state.current
+        else:
+            viewer = int(rng.integers(players))
         before = env.observe(f"player_{viewer}")
         if swap_hidden(env.state, viewer, rng):
             swaps[0] += 1
@@ -30,3 +38,149 @@ def hidden_swap_check(
         assert (env.game.card_locations(env.state) == env.game.num_decks).all()
 
     return check, swaps
+
+
+# ------------------------------------------------------------------ Knock Rummy
+def _knock_hidden(state, seat) -> list[int]:
+    return np.flatnonzero((state.hands[seat] > 0) & (state.known[seat] == 0)).tolist()
+
+
+def _knock_move(state, seat, out, into) -> None:
+    state.hands[seat, out] = 0.0
+    state.hands[seat, into] = 1.0
+    state.bits[seat] ^= (1 << out) | (1 << into)
+
+
+def swap_hidden_knock(state, viewer, rng) -> bool:
+    """Swap one card another player holds unseen with a stock card or another hidden card."""
+    n = state.hands.shape[0]
+    others = [s for s in range(n) if s != viewer]
+    owner = others[rng.integers(len(others))]
+    hidden = _knock_hidden(state, owner)
+    if not hidden:
+        return False
+    card = hidden[rng.integers(len(hidden))]
+    other_hidden = [(s, c) for s in others if s != owner for c in _knock_hidden(state, s)]
+    if state.stock_size and (not other_hidden or rng.random() < 0.5):
+        pos = state.stock_pos + int(rng.integers(state.stock_size))
+        state.stock = list(state.stock)  # the dealt stock is the record of the deal
+        other = int(state.stock[pos])
+        state.stock[pos] = card
+    else:
+        if not other_hidden:
+            return False
+        seat2, other = other_hidden[rng.integers(len(other_hidden))]
+        _knock_move(state, seat2, other, card)
+    _knock_move(state, owner, card, other)
+    return True
+
+
+def swap_own_knock(state, seat, rng) -> bool:
+    """Swap a card of ``seat`` with the top of the stock."""
+    hand = state.hand_cards(seat)
+    card = hand[rng.integers(len(hand))]
+    state.stock = list(state.stock)
+    other = int(state.stock[state.stock_pos])
+    state.stock[state.stock_pos] = card
+    _knock_move(state, seat, card, other)
+    return True
+
+
+# ------------------------------------------------------------------ 500 Rum
+def _r500_hidden(state, seat) -> list[int]:
+    """Cards ``seat`` holds that nobody else knows of (one entry per unknown copy)."""
+    counts, known = state.counts[seat], state.known_counts[seat]
+    return [c for c in range(NUM_CARDS) for _ in range(counts[c] - known[c])]
+
+
+def r500_move(state, seat, card, delta) -> None:
+    """One copy of ``card`` into (``delta=1``) or out of (-1) a 500 Rum hand, every record kept."""
+    state.counts[seat][card] += delta
+    state.hands[seat, card] = state.counts[seat][card]
+    held = state.counts[seat][card] > 0
+    state.present[seat][card] = held
+    state.bits[seat] = (state.bits[seat] & ~(1 << card)) | (held << card)
+
+
+def swap_hidden_r500(state, viewer, rng) -> bool:
+    """Swap one card another player holds unseen with a stock card or another hidden card
+    (and now and then reorder the stock)."""
+    n = len(state.counts)
+    others = [s for s in range(n) if s != viewer]
+    if state.pending >= 0:
+        # The acting player has promised a play with the dug card; keep its hand playable.
+        others = [s for s in others if s != state.current]
+    if not others:
+        return False
+    owner = others[rng.integers(len(others))]
+    hidden = _r500_hidden(state, owner)
+    if not hidden:
+        return False
+    card = hidden[rng.integers(len(hidden))]
+    other_hidden = [(s, c) for s in others if s != owner for c in _r500_hidden(state, s)]
+    if state.stock_size and (not other_hidden or rng.random() < 0.5):
+        pos = state.stock_pos + int(rng.integers(state.stock_size))
+        other = state.stock[pos]
+        state.stock[pos] = card
+    else:
+        if not other_hidden:
+            return False
+        seat2, other = other_hidden[rng.integers(len(other_hidden))]
+        r500_move(state, seat2, other, -1)
+        r500_move(state, seat2, card, +1)
+    r500_move(state, owner, card, -1)
+    r500_move(state, owner, other, +1)
+    if state.stock_size > 1 and rng.random() < 0.5:  # and reorder the stock
+        rest = state.stock[state.stock_pos :]
+        rng.shuffle(rest)
+        state.stock[state.stock_pos :] = rest
+    return True
+
+
+def swap_own_r500(state, seat, rng) -> bool:
+    """Swap a card of ``seat`` with the top of the stock."""
+    hand = state.hand_cards(seat)
+    card = hand[rng.integers(len(hand))]
+    other = state.stock[state.stock_pos]
+    r500_move(state, seat, card, -1)
+    r500_move(state, seat, other, +1)
+    state.stock[state.stock_pos] = card
+    return True
+
+
+# ------------------------------------------------------------------ Ditch Rummy
+def swap_hidden_ditch(state, viewer, rng) -> bool:
+    """Deal the cards ``viewer`` cannot see (other hands, the draw pile) afresh, sizes kept."""
+    others = [i for i in range(len(state.hands)) if i != viewer]
+    hidden = [o for i in others for o in state.hands[i]] + state.pile[state.pile_pos :]
+    rng.shuffle(hidden)
+    at = 0
+    for i in others:
+        size = len(state.hands[i])
+        state.hands[i] = tuple(sorted(hidden[at : at + size]))
+        at += size
+    state.pile[state.pile_pos :] = hidden[at:]
+    return True
+
+
+def swap_own_ditch(state, seat, rng) -> bool:
+    """Swap a card of ``seat`` (if it holds one) with the top of the draw pile."""
+    hand = list(state.hands[seat])
+    if not hand or state.pile_pos >= len(state.pile):
+        return False
+    i = int(rng.integers(len(hand)))
+    hand[i], state.pile[state.pile_pos] = state.pile[state.pile_pos], hand[i]
+    state.hands[seat] = tuple(sorted(hand))
+    return True
+
+
+SWAP_HIDDEN: dict[str, Callable] = {
+    "knock_rummy": swap_hidden_knock,
+    "rummy500": swap_hidden_r500,
+    "ditch_rummy": swap_hidden_ditch,
+}
+SWAP_OWN: dict[str, Callable] = {
+    "knock_rummy": swap_own_knock,
+    "rummy500": swap_own_r500,
+    "ditch_rummy": swap_own_ditch,
+}

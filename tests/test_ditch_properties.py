@@ -1,10 +1,13 @@
-"""Properties of Ditch Rummy over many seeded random games (hypothesis)."""
+"""Properties only Ditch Rummy has, over many seeded random games (hypothesis). The properties
+every variant shares (API, seeds, hidden cards, conservation, live masks, the compiled kernels)
+are in ``test_variants.py``."""
 
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_variants import SETUPS, random_game
 
 from rummyzoo.envs import ditch_rummy_v0
 from rummyzoo.envs.ditch_rummy.rules import (
@@ -16,15 +19,7 @@ from rummyzoo.envs.ditch_rummy.rules import (
     DitchState,
 )
 
-OPTIONS = st.fixed_dictionaries(
-    {
-        "draw_rule": st.sampled_from(["fill_to_3", "up_to_3"]),
-        "runs_same_suit": st.booleans(),
-        "single_extends_meld": st.booleans(),
-        "hand_penalty": st.sampled_from(["per_card", "none"]),
-    }
-)
-PLAYERS = st.sampled_from([(2, False), (3, False), (4, False), (4, True)])
+SETUP = SETUPS["ditch_rummy"]
 
 
 def reference_observation(
@@ -77,100 +72,29 @@ def reference_observation(
     return obs
 
 
-def swap_hidden(s: DitchState, seat: int, rng: np.random.Generator) -> None:
-    """Deal the cards ``seat`` cannot see (other hands, the draw pile) afresh, sizes kept."""
-    others = [i for i in range(len(s.hands)) if i != seat]
-    hidden = [o for i in others for o in s.hands[i]] + s.pile[s.pile_pos :]
-    rng.shuffle(hidden)
-    at = 0
-    for i in others:
-        size = len(s.hands[i])
-        s.hands[i] = tuple(sorted(hidden[at : at + size]))
-        at += size
-    s.pile[s.pile_pos :] = hidden[at:]
-
-
-def random_game(players, teams, seed, options, policy_seed, check=None, target=None):
-    """Play one random game on the raw env; call ``check(env, obs)`` before every decision."""
-    env = ditch_rummy_v0.raw_env(
-        num_players=players, teams=teams, target_score=target, max_turns=150, **options
-    )
-    env.reset(seed=seed)
-    rng = np.random.default_rng(policy_seed)
-    trace = []
-    for agent in env.agent_iter(max_iter=20_000):
-        obs, _reward, term, trunc, _info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        if check is not None:
-            check(env, agent, obs)
-            obs = env.observe(agent)  # the check may have moved hidden cards
-        legal = np.flatnonzero(obs["action_mask"])
-        # Draw and play more often than a uniform choice would, so hands run long.
-        busy = legal[(legal >= 1) & (legal < env.game.ditch_base)]
-        pool = busy if busy.size and rng.random() < 0.7 else legal
-        action = int(pool[rng.integers(pool.size)])
-        trace.append((agent, action, obs["observation"].copy()))
-        env.step(action)
-    return env, trace
-
-
 @settings(max_examples=30, deadline=None)
-@given(PLAYERS, st.integers(0, 2**31), OPTIONS)
-def test_cards_conserved_mask_live_and_observation_exact(players, seed, options):
-    num_players, teams = players
+@given(SETUP, st.integers(0, 2**31))
+def test_observation_is_exact_and_hands_sorted(setup, seed):
+    """The incrementally kept observations equal ones built from scratch out of the state, for
+    every seat at every decision; hands stay sorted and within ``max_hand``."""
+    players, options = setup
 
-    def check(env, agent, obs):
+    def check(env, obs):
         state = env.state
-        assert (env.game.card_locations(state) == 1).all()
-        assert obs["action_mask"].sum() > 0
         assert all(len(h) <= env.game.max_hand for h in state.hands)
         assert all(list(h) == sorted(h) for h in state.hands)
         for seat, name in enumerate(env.possible_agents):
             expected = reference_observation(env.game, state, seat, env.match.seat_totals)
             np.testing.assert_allclose(env.observe(name)["observation"], expected, atol=1e-6)
 
-    random_game(num_players, teams, seed, options, seed + 1, check, target=150)
+    random_game("ditch_rummy", players, seed, options, seed + 1, check, target=150)
 
 
 @settings(max_examples=25, deadline=None)
-@given(PLAYERS, st.integers(0, 2**31), OPTIONS)
-def test_same_seed_same_game(players, seed, options):
-    num_players, teams = players
-    env1, first = random_game(num_players, teams, seed, options, 7, target=100)
-    env2, second = random_game(num_players, teams, seed, options, 7, target=100)
-    assert len(first) == len(second)
-    for (a1, x1, o1), (a2, x2, o2) in zip(first, second, strict=True):
-        assert a1 == a2 and x1 == x2
-        np.testing.assert_array_equal(o1, o2)
-    assert env1.match_totals == env2.match_totals
-
-
-@settings(max_examples=25, deadline=None)
-@given(PLAYERS, st.integers(0, 2**31), OPTIONS)
-def test_observation_ignores_hidden_cards(players, seed, options):
-    num_players, teams = players
-    rng = np.random.default_rng(seed)
-
-    def check(env, agent, obs):
-        seat = env.agent_name_mapping[agent]
-        before = {a: env.observe(a) for a in env.possible_agents}
-        swap_hidden(env.state, seat, rng)
-        env.match.mask = None  # the mover's own hand is unchanged, but recompute to be sure
-        after = env.observe(agent)
-        np.testing.assert_array_equal(before[agent]["observation"], after["observation"])
-        np.testing.assert_array_equal(before[agent]["action_mask"], after["action_mask"])
-        assert (env.game.card_locations(env.state) == 1).all()
-
-    random_game(num_players, teams, seed, options, seed + 3, check)
-
-
-@settings(max_examples=25, deadline=None)
-@given(PLAYERS, st.integers(0, 2**31), OPTIONS)
-def test_hand_points_are_earned_minus_held_cards(players, seed, options):
-    num_players, teams = players
-    env = ditch_rummy_v0.raw_env(num_players=num_players, teams=teams, target_score=None, **options)
+@given(SETUP, st.integers(0, 2**31))
+def test_hand_points_are_earned_minus_held_cards(setup, seed):
+    num_players, options = setup
+    env = ditch_rummy_v0.raw_env(num_players=num_players, target_score=None, **options)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     earned_total = dict.fromkeys(env.possible_agents, 0.0)

@@ -1,11 +1,11 @@
-"""Knock Rummy PettingZoo env: API conformance, observations, rendering and bad input."""
+"""Knock Rummy PettingZoo env: observations, rendering and bad input (the API and seed tests of
+every variant are in ``test_variants.py``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from knock_helpers import make, play
-from pettingzoo.test import api_test, seed_test
 
 from rummyzoo.envs import knock_rummy_v0
 from rummyzoo.envs.cards import parse_card
@@ -13,21 +13,6 @@ from rummyzoo.envs.core import ConfigError, IllegalActionError
 from rummyzoo.envs.decks import deck_for
 
 JUNK_56 = "Ac 3c 5c 7c Jc 2d 4d 6d 8d Td"
-
-
-@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
-def test_api(players):
-    api_test(knock_rummy_v0.env(num_players=players), num_cycles=300)
-
-
-@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
-def test_seed(players):
-    seed_test(lambda: knock_rummy_v0.env(num_players=players), num_cycles=300)
-
-
-def test_api_match_mode_and_raw_env():
-    api_test(knock_rummy_v0.env(num_players=3, target_score=50), num_cycles=500)
-    api_test(knock_rummy_v0.raw_env(num_players=2), num_cycles=200)
 
 
 def test_action_names_round_trip():

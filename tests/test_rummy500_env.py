@@ -1,10 +1,10 @@
-"""500 Rum PettingZoo env: API conformance, observations, rendering and bad input."""
+"""500 Rum PettingZoo env: observations, rendering and bad input (the API and seed tests of every
+variant are in ``test_variants.py``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, seed_test
 from test_rummy500_helpers import make, plane, play, points
 
 from rummyzoo.envs import rummy500_v0
@@ -12,29 +12,6 @@ from rummyzoo.envs.cards import CARD_NAMES, parse_card
 from rummyzoo.envs.core import ConfigError, IllegalActionError
 from rummyzoo.envs.decks import deck_for
 from rummyzoo.envs.registry import make_env
-
-
-@pytest.mark.parametrize("players", [2, 3, 4, 5, 8])
-def test_api(players):
-    api_test(rummy500_v0.env(num_players=players), num_cycles=300)
-
-
-@pytest.mark.parametrize("players", [2, 3, 4, 5, 8])
-def test_seed(players):
-    seed_test(lambda: rummy500_v0.env(num_players=players), num_cycles=300)
-
-
-def test_api_single_hand_options_and_raw_env():
-    api_test(
-        rummy500_v0.env(
-            num_players=3,
-            target_score=None,
-            top_discard_free=True,
-            stock_exhaustion="end_after_last_stock_turn",
-        ),
-        num_cycles=300,
-    )
-    api_test(rummy500_v0.raw_env(num_players=6), num_cycles=200)
 
 
 def test_registry_and_spaces():
