@@ -9,7 +9,13 @@ from rummyzoo.cli.common import Parents
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
-    train = sub.add_parser("train", help="train from a YAML config (or resume a run)")
+    train = sub.add_parser(
+        "train",
+        help="train from a YAML config (or resume a run)",
+        description="Train from a YAML config into a run folder, or resume one. Progress is a "
+        "live bar on a terminal and a line every --progress-every seconds otherwise (logs, CI); "
+        "the end is a readable summary (the full one is RUN_DIR/summary.json).",
+    )
     train.add_argument("config", nargs="?", help="YAML run config, e.g. configs/knock_ppo.yaml")
     train.add_argument(
         "--set", action="append", metavar="KEY.SUB=VALUE", help="override a config key (repeatable)"
@@ -18,7 +24,21 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     train.add_argument(
         "--resume", metavar="RUN_DIR", help="continue an interrupted run from its last checkpoint"
     )
-    train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    shown = train.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no live bar: a progress line every --progress-every seconds instead",
+    )
+    shown.add_argument("--quiet", action="store_true", help="no progress at all")
+    train.add_argument(
+        "--progress-every",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="seconds between progress lines when there is no bar (default 30)",
+    )
+    train.add_argument("--json", action="store_true", help="print the summary as JSON")
     train.set_defaults(func=run)
 
 
@@ -26,21 +46,22 @@ def run(args: argparse.Namespace) -> int:
     """Train from a config file, or resume a run folder."""
     import json
 
-    from rummyzoo.training.train import resume_run, train_from_file
+    from rummyzoo.training.train import format_summary, resume_run, train_from_file
 
     argv = (
         ["rummyzoo", *sys.argv[1:]]
         if sys.argv and sys.argv[0].endswith("rummyzoo")
         else ["rummyzoo", "train"]
     )
-    progress = not args.no_progress
+    progress = "off" if args.quiet else ("lines" if args.no_progress else "auto")
+    if args.progress_every <= 0:
+        raise ValueError(f"--progress-every must be positive, got {args.progress_every:g}")
+    kwargs = {"progress": progress, "progress_every": args.progress_every}
     if args.resume:
-        summary = resume_run(args.resume, args.set or [], argv, progress_bar=progress)
+        summary = resume_run(args.resume, args.set or [], argv, **kwargs)
     else:
         if not args.config:
             raise ValueError("give a CONFIG file, or --resume RUN_DIR")
-        summary = train_from_file(
-            args.config, args.set or [], args.run_dir, argv, progress_bar=progress
-        )
-    print(json.dumps(summary, indent=2))
+        summary = train_from_file(args.config, args.set or [], args.run_dir, argv, **kwargs)
+    print(json.dumps(summary, indent=2) if args.json else format_summary(summary))
     return 0

@@ -79,7 +79,6 @@ def test_cards_network_trains_saves_and_plays(tmp_path, algo):
         ["features=knock_deadwood", "policy_kwargs.network=cards"],
         str(run),
         ["test"],
-        progress_bar=False,
     )
     last = run / "checkpoints" / "last.zip"
     assert read_meta(last)["steps"] == summary["steps"] >= 256

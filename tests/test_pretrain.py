@@ -73,7 +73,6 @@ def test_pretrained_run_records_its_warm_start(tmp_path):
         ["features=knock_deadwood", "pretrain.teacher=knock.greedy", "pretrain.decisions=200"],
         str(tmp_path / "run"),
         ["test"],
-        progress_bar=False,
     )
     pre = summary["pretrain"]
     assert pre["teacher"] == "knock.greedy" and pre["decisions"] >= 200

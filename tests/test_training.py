@@ -202,9 +202,7 @@ def test_dqn_target_ignores_illegal_actions():
 def _smoke(tmp_path, algo, variant):
     run = tmp_path / f"{variant}_{algo}"
     overrides = [f"variant={variant}", "env_options.target_score=null"]  # one hand per episode
-    summary = train_from_file(
-        str(CONFIGS / f"smoke_{algo}.yaml"), overrides, str(run), ["test"], progress_bar=False
-    )
+    summary = train_from_file(str(CONFIGS / f"smoke_{algo}.yaml"), overrides, str(run), ["test"])
     return run, summary
 
 
@@ -228,7 +226,7 @@ def test_smoke_train_checkpoint_plays_and_resumes(tmp_path, algo, variant):
     result = run_arena(variant, 2, [str(last), "random"], deals=3, seed=1, workers=1)
     assert result.games == 6
     # Resume continues the step count.
-    resumed = resume_run(str(run), ["n_timesteps=384"], ["test"], progress_bar=False)
+    resumed = resume_run(str(run), ["n_timesteps=384"], ["test"])
     assert resumed["steps"] >= 384 and read_meta(last)["steps"] == resumed["steps"]
 
 
@@ -317,7 +315,6 @@ def test_features_train_record_and_play(tmp_path):
         ["features=knock_deadwood"],
         str(run),
         ["test"],
-        progress_bar=False,
     )
     last = run / "checkpoints" / "last.zip"
     assert read_meta(last)["features"] == "knock_deadwood" and summary["steps"] >= 256

@@ -65,10 +65,21 @@ def pool_rating(results: list[tuple[float, float]]) -> float | None:
 
 
 class RunCallback(BaseCallback):
-    """Everything a run does besides learning (see the module docstring for the tags)."""
+    """Everything a run does besides learning (see the module docstring for the tags).
+
+    Scheduled work (evaluations, checkpoints, snapshots, sample games) runs at the start of a
+    rollout, after the update of the previous one, so what it saves or scores is exactly the
+    network at that step; the schedules continue from the step a resumed run starts at.
+
+    :param progress: where the run's progress is shown (see :mod:`rummyzoo.training.progress`).
+    """
 
     def __init__(
-        self, config: RunConfig, run_dir: Path, state: dict[str, Any] | None = None
+        self,
+        config: RunConfig,
+        run_dir: Path,
+        state: dict[str, Any] | None = None,
+        progress: Any = None,
     ) -> None:
         super().__init__(verbose=0)
         self.config = config
@@ -86,10 +97,12 @@ class RunCallback(BaseCallback):
         self._pool_results: deque[tuple[float, float]] = deque(maxlen=1000)
         self.rating = float(state.get("rating", 0.0))
         self.pretrain: dict[str, Any] | None = state.get("pretrain")
+        self.progress = progress
 
     # ------------------------------------------------------------- schedule
     def _init_callback(self) -> None:
-        steps = self.num_timesteps
+        # The model's count: a resumed run continues every schedule from its checkpoint's step.
+        steps = self.num_timesteps = int(self.model.num_timesteps)
         cfg = self.config
         self._next_ckpt = (steps // cfg.checkpoints.interval + 1) * cfg.checkpoints.interval
         self._next_snapshot = (
@@ -102,6 +115,8 @@ class RunCallback(BaseCallback):
         self._log_hparams()
         if self.self_play and not self.pool:
             self._snapshot()  # the untrained learner starts the pool
+        if cfg.evaluation.at_start and not self.eval_history:
+            self._evaluate()  # the network before any RL (after a warm start, if any)
 
     def _log_hparams(self) -> None:
         cfg = self.config
@@ -135,10 +150,16 @@ class RunCallback(BaseCallback):
                         rating = next((p["rating"] for p in self.pool if p["steps"] == steps), 0.0)
                         score = 1.0 if game["points"] > 0 else (0.5 if game["points"] == 0 else 0.0)
                         self._pool_results.append((rating, score))
-        steps = self.num_timesteps
-        cfg = self.config
         if len(self._since_log) >= 50:
             self._log_games()
+        if self.progress is not None:
+            self.progress.update(self.num_timesteps)
+        return True
+
+    def _on_rollout_start(self) -> None:
+        """The scheduled work that is due, on the weights the last update left."""
+        self.num_timesteps = steps = int(self.model.num_timesteps)
+        cfg = self.config
         if self.self_play and steps >= self._next_snapshot:
             self._next_snapshot += cfg.self_play.snapshot_interval
             self._snapshot()
@@ -151,7 +172,6 @@ class RunCallback(BaseCallback):
         if steps >= self._next_ckpt:
             self._next_ckpt += cfg.checkpoints.interval
             self._checkpoint()
-        return True
 
     # --------------------------------------------------------------- charts
     def _log_games(self) -> None:
@@ -190,10 +210,9 @@ class RunCallback(BaseCallback):
         entry = {"path": str(path), "steps": steps, "rating": self.rating}
         self.pool.append(entry)
         self.training_env.env_method("add_snapshot", entry["path"], steps, self.rating)
-        keep = self.config.self_play.pool_size
-        for old in self.pool[:-keep]:
-            Path(old["path"]).unlink(missing_ok=True)
-        self.pool = self.pool[-keep:]
+        # Snapshots that leave the pool are deleted only once a checkpoint no longer refers to
+        # them (see _save_last), so a resumed run gets back the pool its checkpoint had.
+        self.pool = self.pool[-self.config.self_play.pool_size :]
 
     # ----------------------------------------------------------- evaluation
     def _meta(self) -> dict[str, Any]:
@@ -233,6 +252,12 @@ class RunCallback(BaseCallback):
         self.eval_history.append(
             {"steps": int(self.num_timesteps), "score": score, "results": results}
         )
+        if self.progress is not None:
+            shown = ", ".join(
+                f"{o} {r['win_rate']:.3f} [{r['win_rate_ci'][0]:.3f}, {r['win_rate_ci'][1]:.3f}]"
+                for o, r in results.items()
+            )
+            self.progress.set_note(f"eval @{int(self.num_timesteps):,}: win rate vs {shown}")
         if self.best_value is None or score > self.best_value:
             self.best_value = score
             save_checkpoint(
@@ -288,10 +313,18 @@ class RunCallback(BaseCallback):
         if self.pretrain is not None:
             state["pretrain"] = self.pretrain
         atomic_write_text(self.run_dir / "state.json", json.dumps(state, indent=2) + "\n")
+        # Pool files that neither the pool nor this checkpoint's state refers to can go now.
+        keep = {Path(p["path"]).name for p in self.pool}
+        if self.pool_dir.is_dir():
+            for path in self.pool_dir.glob("snapshot_*.zip"):
+                if path.name not in keep:
+                    path.unlink(missing_ok=True)
 
     def finish(self, model: Any) -> None:
-        """At the end of training: a final evaluation (if none at this step) and checkpoint."""
+        """At the end of training: an evaluation of the final weights (unless these very
+        weights were just scored) and the last checkpoint."""
         self.model = model
-        if not self.eval_history or self.eval_history[-1]["steps"] != int(model.num_timesteps):
+        self.num_timesteps = int(model.num_timesteps)
+        if not self.eval_history or self.eval_history[-1]["steps"] != self.num_timesteps:
             self._evaluate()
         self._save_last()

@@ -113,6 +113,9 @@ class Evaluation(Strict):
     """Mean over the evaluation opponents of this metric picks the best checkpoint."""
     options: dict[str, Any] = {}
     """Env options overriding the training ones during evaluation (e.g. a match target)."""
+    at_start: bool = True
+    """Also evaluate the network before any RL (after the warm start, if any): the learning
+    curve's first point, and the baseline that RL must improve on."""
 
 
 class Checkpoints(Strict):

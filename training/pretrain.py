@@ -15,6 +15,7 @@ own observation. The time the warm start takes is part of the run (``summary.jso
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,12 @@ from rummyzoo.agents.registry import make_agent
 
 
 def collect_teacher_games(
-    env: Any, teacher_name: str, decisions: int, seed: int, gamma: float
+    env: Any,
+    teacher_name: str,
+    decisions: int,
+    seed: int,
+    gamma: float,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, np.ndarray]:
     """Let ``teacher_name`` play the learner's seat of a :class:`SeatEnv` for ``decisions``
     decisions (finishing the game in progress). Returns the learner inputs, masks, actions,
@@ -47,6 +53,8 @@ def collect_teacher_games(
         rewards.append(float(reward))
         if terminated or truncated:
             game += 1
+            if progress is not None:
+                progress(len(actions))
             if len(actions) >= decisions:
                 break
             obs, _ = env.reset()
@@ -127,8 +135,13 @@ def clone_into_ppo(
     }
 
 
-def pretrain(model: Any, config: Any, seat_env: Any) -> dict[str, Any]:
-    """Run the configured warm start on ``model`` (see the module docstring)."""
+def pretrain(
+    model: Any, config: Any, seat_env: Any, progress: Callable[[int], None] | None = None
+) -> dict[str, Any]:
+    """Run the configured warm start on ``model`` (see the module docstring).
+
+    :param progress: called with the number of teacher decisions recorded so far.
+    """
     spec = config.pretrain
     started = time.perf_counter()
     data = collect_teacher_games(
@@ -137,6 +150,7 @@ def pretrain(model: Any, config: Any, seat_env: Any) -> dict[str, Any]:
         spec.decisions,
         seed=config.seed * 1000 + 999,
         gamma=config.hyperparams.gamma,
+        progress=progress,
     )
     collected = time.perf_counter()
     result = clone_into_ppo(

@@ -213,24 +213,67 @@ def read_state(run_dir: Path) -> dict[str, Any]:
         raise ValueError(f"{path} is corrupt ({exc}); cannot resume") from None
 
 
-def run_pretrain(model: Any, config: RunConfig, run_dir: Path) -> dict[str, Any]:
+def truncate_tensorboard(tb_dir: Path, step: int) -> int:
+    """Drop every TensorBoard event logged after ``step`` (a resumed run logs them again).
+
+    Each event file under ``tb_dir`` is rewritten with the events up to ``step`` only.
+    :returns: the number of events dropped.
+    """
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    dropped = 0
+    for path in sorted(tb_dir.rglob("events.out.tfevents.*")):
+        events = [Event.FromString(raw) for raw in RawEventFileLoader(str(path)).Load()]
+        kept = [e for e in events if e.step <= step and not e.HasField("file_version")]
+        late = sum(1 for e in events if e.step > step)
+        if not late:
+            continue
+        dropped += late
+        writer = EventFileWriter(str(path.parent), filename_suffix=".resumed")
+        for event in kept:
+            writer.add_event(event)
+        writer.close()
+        path.unlink()
+    return dropped
+
+
+def run_pretrain(
+    model: Any, config: RunConfig, run_dir: Path, progress: str = "auto", every: float = 30.0
+) -> dict[str, Any]:
     """The behaviour-cloning warm start, logged to ``tb/pretrain`` and returned."""
     from torch.utils.tensorboard import SummaryWriter
 
     from rummyzoo.training.pretrain import pretrain
+    from rummyzoo.training.progress import Progress
 
-    result = pretrain(model, config, make_seat_env(config, rank=10_000)())
+    spec = config.pretrain
+    with Progress(
+        f"warm start ({spec.teacher})", spec.decisions, mode=progress, every=every, unit="decision"
+    ) as bar:
+        result = pretrain(model, config, make_seat_env(config, rank=10_000)(), progress=bar.update)
     writer = SummaryWriter(str(run_dir / "tb" / "pretrain"))
     for key in ("accuracy", "cross_entropy", "value_loss", "collect_seconds", "fit_seconds"):
         writer.add_scalar(f"pretrain/{key}", result[key], 0)
     writer.close()
     print(
-        f"pretrain: {result['decisions']} {result['teacher']} decisions in "
+        f"warm start: {result['decisions']:,} {result['teacher']} decisions in "
         f"{result['collect_seconds']:.0f}s, fitted in {result['fit_seconds']:.0f}s; "
-        f"held-out accuracy {result['accuracy']:.3f}",
+        f"held-out imitation accuracy {result['accuracy']:.3f}",
         flush=True,
     )
     return result
+
+
+def _fresh_run_dir(run_dir: Path) -> None:
+    """Clear what a run that never reached its first checkpoint left (it starts over)."""
+    import shutil
+
+    for name in ("tb", "pool", "games", "checkpoints"):
+        shutil.rmtree(run_dir / name, ignore_errors=True)
+    for name in ("state.json", "summary.json"):
+        (run_dir / name).unlink(missing_ok=True)
 
 
 def train(
@@ -238,23 +281,47 @@ def train(
     run_dir: Path,
     argv: list[str] | None = None,
     resume: bool = False,
-    progress_bar: bool = True,
+    progress: str = "auto",
+    progress_every: float = 30.0,
 ) -> dict[str, Any]:
-    """Train (or resume) a run; returns a summary with the checkpoint paths and figures."""
+    """Train (or resume) a run; returns a summary with the checkpoint paths and figures.
+
+    :param progress: ``auto`` (a bar on a terminal, lines elsewhere), ``bar``, ``lines`` or
+        ``off`` (see :mod:`rummyzoo.training.progress`).
+    :param progress_every: seconds between progress lines.
+    """
     import torch
 
     from rummyzoo.training.callbacks import RunCallback
+    from rummyzoo.training.progress import Progress
 
     torch.set_num_threads(config.torch_threads)
     run_dir = Path(run_dir)
     tb_dir = run_dir / "tb"
+    last = run_dir / "checkpoints" / "last.zip"
     state: dict[str, Any] = {}
+    if resume and not last.exists():
+        print(f"{run_dir} has no checkpoint yet: starting the run from the beginning", flush=True)
+        _fresh_run_dir(run_dir)
+        resume = False
+    if resume:
+        meta = read_meta(last)
+        steps_done = int(meta["steps"])
+        if steps_done >= config.n_timesteps:
+            print(
+                f"{run_dir} is finished: {steps_done:,} of {config.n_timesteps:,} steps done; "
+                "nothing to train (raise n_timesteps with --set to continue it)",
+                flush=True,
+            )
+            summary_path = run_dir / "summary.json"
+            if summary_path.exists():
+                return {**json.loads(summary_path.read_text()), "finished_before": True}
+            return {"run_dir": str(run_dir), "steps": steps_done, "finished_before": True}
+    started = time.perf_counter()
     env = build_vec_env(config)
+    phases: dict[str, float] = {}
     if resume:
         state = read_state(run_dir)
-        last = run_dir / "checkpoints" / "last.zip"
-        if not last.exists():
-            raise ValueError(f"cannot resume {run_dir}: no checkpoints/last.zip")
         model, meta = load_model(last, device=config.device)
         expected = checkpoint_meta(config, 0)
         for key in ("variant", "num_players", "obs_size", "num_actions", "algo"):
@@ -269,41 +336,74 @@ def train(
             if buffer.exists():
                 model.load_replay_buffer(str(buffer))
         steps_done = int(meta["steps"])
+        model.num_timesteps = steps_done
+        # TensorBoard: what was logged after the checkpoint is logged again from here on.
+        truncate_tensorboard(tb_dir, steps_done)
         # The pool of self-play snapshots comes back as it was at the checkpoint.
+        missing = [s["path"] for s in state.get("pool", []) if not Path(s["path"]).exists()]
+        if missing:
+            raise ValueError(
+                f"cannot resume {run_dir}: pool snapshot(s) of the checkpoint are missing: "
+                + ", ".join(missing)
+            )
         for snap in state.get("pool", []):
-            if Path(snap["path"]).exists():
-                env.env_method("add_snapshot", snap["path"], snap["steps"], snap.get("rating", 0.0))
+            env.env_method("add_snapshot", snap["path"], snap["steps"], snap.get("rating", 0.0))
+        atomic_write_text(run_dir / "config.yaml", config_to_yaml(config))
+        with (run_dir / "command.txt").open("a") as fh:
+            fh.write(" ".join(shlex.quote(a) for a in (argv or sys.argv)) + "\n")
     else:
         write_run_files(run_dir, config, argv or sys.argv)
         model = build_model(config, env, tb_dir)
         steps_done = 0
         if config.pretrain is not None:
-            state["pretrain"] = run_pretrain(model, config, run_dir)
-    callback = RunCallback(config, run_dir, state=state)
+            begun = time.perf_counter()
+            state["pretrain"] = run_pretrain(model, config, run_dir, progress, progress_every)
+            phases["warm_start_seconds"] = time.perf_counter() - begun
+    bar = Progress(
+        f"train ({config.algo})",
+        config.n_timesteps,
+        start=steps_done,
+        mode=progress,
+        every=progress_every,
+    )
+    callback = RunCallback(config, run_dir, state=state, progress=bar)
     remaining = max(config.n_timesteps - steps_done, 0)
-    started = time.perf_counter()
-    if remaining:
+    begun = time.perf_counter()
+    try:
         model.learn(
             total_timesteps=remaining,
             callback=callback,
             log_interval=config.log_interval,
             tb_log_name="run",
             reset_num_timesteps=not resume,
-            progress_bar=progress_bar,
         )
+        rl_seconds = time.perf_counter() - begun
+        callback.finish(model)
+    finally:
+        bar.close()
+        env.close()
+    phases["rl_seconds"] = rl_seconds
     elapsed = time.perf_counter() - started
-    callback.finish(model)
-    env.close()
+    history = callback.eval_history
     summary = {
         "run_dir": str(run_dir),
+        "variant": config.variant,
+        "num_players": config.num_players,
+        "algo": config.algo,
         "steps": int(model.num_timesteps),
+        "steps_this_session": int(model.num_timesteps) - steps_done,
         "seconds": elapsed,
-        "steps_per_s": (model.num_timesteps - steps_done) / elapsed if elapsed > 0 else None,
-        "last": str(run_dir / "checkpoints" / "last.zip"),
+        **phases,
+        "rl_steps_per_s": (model.num_timesteps - steps_done) / rl_seconds if rl_seconds else None,
+        "last": str(last),
         "best": str(run_dir / "checkpoints" / "best.zip")
         if (run_dir / "checkpoints" / "best.zip").exists()
         else None,
         "best_eval": callback.best_value,
+        "best_metric": config.evaluation.best_metric,
+        "evaluations": history,
+        "tensorboard": f"tensorboard --logdir {tb_dir}",
+        "sample_games": sorted(str(p) for p in (run_dir / "games").glob("*.json")),
     }
     if callback.pretrain is not None:
         summary["pretrain"] = callback.pretrain
@@ -311,22 +411,77 @@ def train(
     return summary
 
 
+def format_summary(summary: dict[str, Any]) -> str:
+    """The end of a run, for people: what was trained, how long each phase took, the
+    evaluations (first and last) against each opponent, and where everything is."""
+    if summary.get("finished_before"):
+        return f"nothing trained: {summary['run_dir']} was already finished"
+    lines = [
+        f"trained {summary['algo']} on {summary['variant']} ({summary['num_players']} players): "
+        f"{summary['steps']:,} steps ({summary['steps_this_session']:,} in this session), "
+        f"{summary['seconds']:.0f}s in all"
+    ]
+    if "warm_start_seconds" in summary:
+        pre = summary.get("pretrain", {})
+        lines.append(
+            f"  warm start: {summary['warm_start_seconds']:.0f}s ({pre.get('decisions', 0):,} "
+            f"{pre.get('teacher', '')} decisions, imitation accuracy {pre.get('accuracy', 0):.3f})"
+        )
+    rate = summary.get("rl_steps_per_s")
+    lines.append(
+        f"  RL: {summary['rl_seconds']:.0f}s" + (f" ({rate:,.0f} steps/s)" if rate else "")
+    )
+    history = summary.get("evaluations") or []
+    if history:
+        first, final = history[0], history[-1]
+        lines.append("")
+        lines.append(
+            f"evaluation (win rate with its 95% interval, mean points per hand), at step "
+            f"{first['steps']:,} and at step {final['steps']:,}:"
+        )
+        width = max(len(o) for o in final["results"])
+        for opponent, result in final["results"].items():
+            before = first["results"].get(opponent)
+
+            def cell(r: dict[str, Any]) -> str:
+                low, high = r["win_rate_ci"]
+                return f"{r['win_rate']:.3f} [{low:.3f}, {high:.3f}] {r['mean_points']:+7.2f}"
+
+            shown = f"{cell(before)}  ->  " if before is not None and first is not final else ""
+            lines.append(f"  vs {opponent:<{width}}  {shown}{cell(result)}")
+    lines.append("")
+    lines.append(f"run folder:  {summary['run_dir']}")
+    lines.append(
+        f"checkpoints: {summary['last']}" + (f", {summary['best']}" if summary["best"] else "")
+    )
+    lines.append(f"watch it:    {summary['tensorboard']}")
+    games = summary.get("sample_games") or []
+    if games:
+        lines.append(f"sample game: rummyzoo replay {games[-1]}")
+    return "\n".join(lines)
+
+
 def train_from_file(
     config_path: str,
     overrides: list[str],
     run_dir: str | None,
     argv: list[str],
-    progress_bar: bool = True,
+    progress: str = "auto",
+    progress_every: float = 30.0,
 ) -> dict[str, Any]:
     config = load_config(config_path, overrides)
     target = Path(run_dir) if run_dir else new_run_dir(config, config_path)
-    if (target / "state.json").exists():
+    if (target / "config.yaml").exists():
         raise ValueError(f"{target} already holds a run; use --resume {target} to continue it")
-    return train(config, target, argv=argv, progress_bar=progress_bar)
+    return train(config, target, argv=argv, progress=progress, progress_every=progress_every)
 
 
 def resume_run(
-    run_dir: str, overrides: list[str], argv: list[str], progress_bar: bool = True
+    run_dir: str,
+    overrides: list[str],
+    argv: list[str],
+    progress: str = "auto",
+    progress_every: float = 30.0,
 ) -> dict[str, Any]:
     path = Path(run_dir)
     if not (path / "config.yaml").exists():
@@ -337,7 +492,9 @@ def resume_run(
     from rummyzoo.training.config import apply_overrides
 
     config = validate_config(apply_overrides(data, overrides), str(path / "config.yaml"))
-    return train(config, path, argv=argv, resume=True, progress_bar=progress_bar)
+    return train(
+        config, path, argv=argv, resume=True, progress=progress, progress_every=progress_every
+    )
 
 
 def checkpoint_info(path: str) -> dict[str, Any]:

@@ -1,0 +1,212 @@
+"""Run management as a user meets it: `rummyzoo train` with its default progress, a killed run
+resumed (no step evaluated or logged twice, the pool as it was), a finished run left alone,
+and checkpoints whose evaluations are the weights they hold."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rummyzoo.cli.main import main
+from rummyzoo.training import callbacks
+from rummyzoo.training.train import resume_run, train_from_file
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE = str(ROOT / "configs" / "smoke_ppo.yaml")
+#: A run long enough to have a checkpoint, evaluations and snapshots after it (PPO rollouts
+#: of 128 steps: 2 envs x 64).
+LONGER = [
+    "n_timesteps=512",
+    "checkpoints.interval=256",
+    "evaluation.interval=128",
+    "evaluation.sample_game_interval=128",
+    "self_play.snapshot_interval=128",
+    "self_play.pool_size=2",
+    "env_options.target_score=null",
+]
+
+
+def _tb_steps(run: Path) -> dict[str, list[int]]:
+    """Every scalar's logged steps, per run folder and tag."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    steps: dict[str, list[int]] = {}
+    for folder in sorted(p for p in (run / "tb").iterdir() if p.is_dir()):
+        acc = EventAccumulator(str(folder), size_guidance={"scalars": 0})
+        acc.Reload()
+        for tag in acc.Tags()["scalars"]:
+            steps[f"{folder.name}/{tag}"] = [e.step for e in acc.Scalars(tag)]
+    return steps
+
+
+def _digest(run: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(run.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_train_command_with_default_progress(tmp_path, capsys) -> None:
+    """The README's command form, default progress settings (not a terminal here: lines)."""
+    run = tmp_path / "run"
+    code = main(["train", SMOKE, "--run-dir", str(run), "--set", "env_options.target_score=null"])
+    assert code == 0
+    out, err = capsys.readouterr()
+    assert "train (ppo): 256/256 steps (100%)" in err  # the closing progress line
+    assert "trained ppo on knock_rummy (2 players): 256 steps" in out
+    assert "vs random" in out and f"run folder:  {run}" in out
+    assert "tensorboard --logdir" in out and "rummyzoo replay" in out
+    assert not out.lstrip().startswith("{")  # a summary for people, not a JSON blob
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["steps"] == 256 and summary["evaluations"][0]["steps"] == 0
+
+
+def test_train_draws_a_bar_on_a_terminal(tmp_path) -> None:
+    """On a terminal the default is tqdm's live bar (what crashed when SB3's bar lacked rich)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
+    run = tmp_path / "run"
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
+    chunks: list[bytes] = []
+
+    def read() -> None:  # drain the terminal while the run writes to it
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    command = [sys.executable, "-m", "rummyzoo.cli.main", "train", SMOKE, "--run-dir", str(run)]
+    command += ["--set", "n_timesteps=128", "--set", "env_options.target_score=null"]
+    proc = subprocess.run(command, stderr=slave, stdout=subprocess.PIPE, timeout=300)
+    os.close(slave)
+    reader.join(timeout=10)
+    os.close(master)
+    shown = b"".join(chunks).decode(errors="replace")
+    assert proc.returncode == 0, shown
+    assert "train (ppo)" in shown and "128/128" in shown and "\r" in shown  # a redrawn bar
+    assert b"trained ppo on knock_rummy" in proc.stdout
+
+
+def test_progress_lines_every_n_seconds(tmp_path, capsys) -> None:
+    run = tmp_path / "run"
+    argv = ["train", SMOKE, "--run-dir", str(run), "--no-progress", "--progress-every", "0.001"]
+    assert main([*argv, "--set", "env_options.target_score=null"]) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("train (ppo): ")]
+    assert len(lines) >= 3  # several steps reported along the way, not only at the end
+    assert any("eval @" in line and "win rate vs random" in line for line in lines)
+    assert all("steps/s" in line and "left" in line for line in lines)
+
+
+class _Killed(Exception):
+    pass
+
+
+def test_a_killed_run_resumes_where_its_checkpoint_was(tmp_path, monkeypatch) -> None:
+    run = tmp_path / "run"
+    original = callbacks.RunCallback._on_step
+
+    def killed_after_step_420(self):  # the process dies mid-rollout, past the checkpoint
+        if self.model.num_timesteps >= 420:
+            raise _Killed
+        return original(self)
+
+    monkeypatch.setattr(callbacks.RunCallback, "_on_step", killed_after_step_420)
+    with pytest.raises(_Killed):
+        train_from_file(SMOKE, LONGER, str(run), ["test"], progress="off")
+    monkeypatch.setattr(callbacks.RunCallback, "_on_step", original)
+    state = json.loads((run / "state.json").read_text())
+    assert state["steps"] == 256
+    before_resume = _tb_steps(run)
+    assert any(max(s) > 256 for s in before_resume.values())  # logged past the checkpoint
+    for snap in state["pool"]:  # the checkpoint's pool is still on disk
+        assert Path(snap["path"]).exists()
+
+    summary = resume_run(str(run), [], ["test"], progress="off")
+    assert summary["steps"] == 512
+    evals = [e["steps"] for e in summary["evaluations"]]
+    assert evals == sorted(set(evals)) == [0, 128, 256, 384, 512]
+    for tag, steps in _tb_steps(run).items():
+        counts = Counter(steps)
+        assert all(n == 1 for n in counts.values()), (tag, counts)
+    ckpts = sorted(p.name for p in (run / "checkpoints").glob("ckpt_*.zip"))
+    assert ckpts == ["ckpt_000000256.zip"]  # no extra checkpoint from a restarted schedule
+    final = json.loads((run / "state.json").read_text())
+    on_disk = sorted(p.name for p in (run / "pool").glob("*.zip"))
+    assert on_disk == sorted(Path(p["path"]).name for p in final["pool"])
+
+
+def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:
+    run = tmp_path / "run"
+    train_from_file(SMOKE, ["env_options.target_score=null"], str(run), ["t"], progress="off")
+    before = _digest(run)
+    assert main(["train", "--resume", str(run)]) == 0
+    assert "is finished: 256 of 256 steps done" in capsys.readouterr().out
+    assert _digest(run) == before
+    # A larger target continues from the real step count.
+    more = resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
+    assert more["steps"] == 384 and more["steps_this_session"] == 128
+    from rummyzoo.agents.checkpoints import read_meta
+
+    assert read_meta(run / "checkpoints" / "last.zip")["steps"] == 384
+    assert "n_timesteps: 384" in (run / "config.yaml").read_text()
+
+
+def test_a_checkpoint_scores_what_it_holds(tmp_path) -> None:
+    """The evaluation logged at a checkpoint's step is the evaluation of that checkpoint's
+    weights, and the final weights are always evaluated."""
+    from rummyzoo.agents.arena.evaluate import evaluate_policy
+    from rummyzoo.agents.checkpoints import load_policy
+
+    run = tmp_path / "run"
+    summary = train_from_file(SMOKE, LONGER, str(run), ["test"], progress="off")
+    history = {e["steps"]: e["results"] for e in summary["evaluations"]}
+    assert max(history) == summary["steps"] == 512
+    for steps, path in ((256, "checkpoints/ckpt_000000256.zip"), (512, "checkpoints/last.zip")):
+        policy = load_policy(run / path, "knock_rummy", 2, {"target_score": None})
+        again = evaluate_policy(policy, "random", "knock_rummy", 2, {"target_score": None}, 4, 0)
+        logged = history[steps]["random"]
+        assert {k: v for k, v in again.items() if k != "name"} == {
+            k: v for k, v in logged.items() if k != "name"
+        }, steps
+
+
+def test_a_run_killed_before_its_first_checkpoint_starts_over(tmp_path, monkeypatch) -> None:
+    run = tmp_path / "run"
+    original = callbacks.RunCallback._on_step
+
+    def killed(self):
+        if self.model.num_timesteps >= 40:
+            raise _Killed
+        return original(self)
+
+    monkeypatch.setattr(callbacks.RunCallback, "_on_step", killed)
+    with pytest.raises(_Killed):
+        train_from_file(SMOKE, ["env_options.target_score=null"], str(run), ["t"], progress="off")
+    monkeypatch.setattr(callbacks.RunCallback, "_on_step", original)
+    assert (run / "config.yaml").exists() and not (run / "checkpoints" / "last.zip").exists()
+    with pytest.raises(ValueError, match="already holds a run; use --resume"):
+        train_from_file(SMOKE, [], str(run), ["t"], progress="off")
+    summary = resume_run(str(run), [], ["t"], progress="off")
+    assert summary["steps"] == 256
+    evals = [e["steps"] for e in summary["evaluations"]]
+    assert evals == sorted(set(evals))
