@@ -141,7 +141,7 @@ class DitchRummyRules:
         check_choice(self, "hand_penalty", ("per_card", "none"))
 
 
-class Meld:
+class TableMeld:
     """One meld on the table: its owner, kind, cards (card ids, low rank first) and run ends."""
 
     __slots__ = ("added", "cards", "high", "kind", "low", "owner", "suit")
@@ -155,8 +155,8 @@ class Meld:
         self.suit = suit  # run suit with runs_same_suit, else -1
         self.added: list[int] = []  # singles that joined it (single_extends_meld)
 
-    def copy(self) -> Meld:
-        m = Meld(self.owner, self.kind, list(self.cards), self.low, self.high, self.suit)
+    def copy(self) -> TableMeld:
+        m = TableMeld(self.owner, self.kind, list(self.cards), self.low, self.high, self.suit)
         m.added = list(self.added)
         return m
 
@@ -691,7 +691,7 @@ class DitchRummyGame(Game):
             self._put(s, row + c, 1.0)
         low, high = orders[0] >> 2, orders[-1] >> 2
         suit = orders[0] & 3 if kind == RUN and self.rules.runs_same_suit else -1
-        s.melds.append(Meld(seat, kind, cards, low, high, suit))
+        s.melds.append(TableMeld(seat, kind, cards, low, high, suit))
         if kind == SET:
             if not s.set_count[low]:
                 for o in range(low * 4, low * 4 + NUM_SUITS):
