@@ -708,6 +708,7 @@ class DitchRummyGame(Game):
         s.active = True
         if ends_hand(kind, orders):
             s.turn += 1
+            self._put(s, self._fl_turn, s.turn / self.match.max_turns)
             self._end_hand(s, END_BLIND_RUN, seat)
         elif not s.hands[seat]:
             self._end_turn(s)
