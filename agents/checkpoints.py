@@ -53,9 +53,21 @@ def env_signature(variant: str, num_players: int, options: dict[str, Any]) -> di
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file moved into place.
+
+    The file gets the permissions a plain ``open(path, "wb")`` would give it: those of the
+    file it replaces, else ``0o666`` less the umask (a temporary file is created ``0o600``).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0o022)  # the only way to read the umask is to set it
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -67,6 +79,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically, as :func:`atomic_write_bytes` does."""
     atomic_write_bytes(path, text.encode())
 
 
