@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,9 @@ FORMAT_VERSION = 1
 EVAL_SAFE_OPTIONS = frozenset(MATCH_OPTION_NAMES)
 #: Match options a checkpoint does not record (how the env reports, not which game it plays).
 ENV_ONLY_OPTIONS = frozenset(REPORT_OPTION_NAMES)
+
+
+_WARNED: set[tuple[str, str]] = set()
 
 
 class CheckpointError(ValueError):
@@ -108,8 +112,20 @@ def read_meta(path: str | Path) -> dict[str, Any]:
     :raises CheckpointError: missing file, not a zip, no or unreadable metadata.
     """
     path = Path(path)
+    if path.is_dir():
+        raise CheckpointError(
+            f"checkpoint {path} is a directory, not a checkpoint file (a run folder keeps its "
+            f"checkpoints in RUN_DIR/checkpoints/, e.g. {path / 'checkpoints' / 'best.zip'})"
+        )
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    if head != b"PK\x03\x04":
+        raise CheckpointError(
+            f"checkpoint {path} is not a zip archive (a checkpoint is the .zip that training "
+            f"writes; this file starts with {head!r})"
+        )
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
@@ -119,7 +135,11 @@ def read_meta(path: str | Path) -> dict[str, Any]:
                 )
             meta = json.loads(archive.read(META_NAME))
     except (zipfile.BadZipFile, OSError) as exc:
-        raise CheckpointError(f"checkpoint {path} is corrupt or not a zip file ({exc})") from None
+        size = path.stat().st_size
+        raise CheckpointError(
+            f"checkpoint {path} is truncated or damaged: a zip archive of {size:,} bytes that "
+            f"cannot be read ({exc}); copy it again or use another checkpoint"
+        ) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CheckpointError(f"checkpoint {path} has unreadable metadata ({exc})") from None
     for key in ("variant", "num_players", "options", "obs_size", "num_actions", "algo"):
@@ -131,7 +151,15 @@ def read_meta(path: str | Path) -> dict[str, Any]:
 def check_compatible(
     meta: dict[str, Any], variant: str, num_players: int, options: dict[str, Any], source: str
 ) -> None:
-    """:raises CheckpointError: naming every field where the checkpoint and the env disagree."""
+    """Refuse a checkpoint that cannot play this env; warn when it plays other rules.
+
+    The variant, the player count and the observation and action layout must be the
+    checkpoint's. Rules options may differ where they leave the layout as it is (e.g.
+    ``knock_max_deadwood``): the checkpoint then plays, with a warning naming the options
+    it was not trained under.
+
+    :raises CheckpointError: naming every field where the checkpoint and the env disagree.
+    """
     problems = []
     if meta["variant"] != variant:
         problems.append(f"variant: checkpoint {meta['variant']!r}, env {variant!r}")
@@ -139,13 +167,35 @@ def check_compatible(
         problems.append(f"num_players: checkpoint {meta['num_players']}, env {num_players}")
     if not problems:
         want = env_signature(variant, num_players, options)
+        if meta["obs_size"] != want["obs_size"]:
+            problems.append(
+                f"observation size: checkpoint {meta['obs_size']}, env {want['obs_size']}"
+            )
+        if meta["num_actions"] != want["num_actions"]:
+            problems.append(f"actions: checkpoint {meta['num_actions']}, env {want['num_actions']}")
+        layout = meta.get("observation_layout")
+        if layout is not None and layout != want["observation_layout"]:
+            changed = sorted(
+                k
+                for k in set(layout) | set(want["observation_layout"])
+                if layout.get(k) != want["observation_layout"].get(k)
+            )
+            problems.append(f"observation layout: {', '.join(changed)} differ")
         trained = {k: v for k, v in meta["options"].items() if k not in EVAL_SAFE_OPTIONS}
         current = {k: v for k, v in want["options"].items() if k not in EVAL_SAFE_OPTIONS}
-        if trained != current:
-            problems.append(f"options: checkpoint {trained}, env {current}")
-        for key in ("obs_size", "num_actions", "observation_layout"):
-            if key in meta and meta[key] != want[key]:
-                problems.append(f"{key} differs")
+        if problems and trained != current:
+            problems.append(f"(rules options: checkpoint {trained}, env {current})")
+        elif trained != current and (source, repr(current)) not in _WARNED:
+            _WARNED.add((source, repr(current)))  # once per checkpoint and rules in a process
+            changed = sorted(
+                k for k in set(trained) | set(current) if trained.get(k) != current.get(k)
+            )
+            warnings.warn(
+                f"checkpoint {source} was trained under other rules ({', '.join(changed)}: "
+                f"checkpoint {trained}, env {current}); the layout is the same, so it plays, "
+                "but under rules it did not learn",
+                stacklevel=2,
+            )
     if problems:
         raise CheckpointError(
             f"checkpoint {source} does not match this env: " + "; ".join(problems)

@@ -29,6 +29,8 @@ def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
             raise ConfigError(f"--option expects key=value, got {item!r}")
         if key in options:
             raise ConfigError(f"--option {key} is given twice")
+        if key == "num_players":
+            raise ConfigError("--option num_players: the player count is --players N")
         try:
             options[key] = json.loads(text)
         except json.JSONDecodeError:

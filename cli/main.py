@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 from rummyzoo.cli import arena, bench, demo, evaluate, play, replay, train
 from rummyzoo.cli.common import Parents
@@ -21,7 +22,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warning(message: Warning | str, category: type, *_args: object, **_kw: object) -> str:
+    return f"rummyzoo: warning: {message}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
+    warnings.formatwarning = _one_line_warning
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

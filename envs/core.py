@@ -96,6 +96,11 @@ def validate_fields(config: Any) -> None:
 
 def make_config(cls: type, num_players: int, options: dict[str, Any]) -> Any:
     """Build a frozen rules config, rejecting unknown option names clearly."""
+    if "num_players" in options:
+        raise ConfigError(
+            "num_players is not an option here: it is the player count "
+            "(env(num_players=N), --players N on the command line)"
+        )
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(options) - names)
     if unknown:

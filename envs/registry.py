@@ -74,6 +74,8 @@ def make_match(
     :raises ConfigError: a report option among ``options`` (naming ``owner``), or a bad option.
     """
     options = dict(options or {})
+    if "num_players" in options:
+        raise ConfigError("num_players is not an option: pass the player count as num_players")
     reserved = sorted(set(options) & set(match.REPORT_OPTION_NAMES))
     if reserved:
         raise ConfigError(

@@ -222,3 +222,13 @@ def test_every_shared_option_reaches_every_variant_and_agent(variant: str) -> No
     for name in agent_names(variant):
         replay = record_episode(variant, 2, [name, "random"], seed=1, options=play)
         assert 1 <= len(replay["decks"]) <= 2  # max_hands=2 stops the match
+
+
+def test_num_players_is_not_an_option() -> None:
+    from rummyzoo.agents.arena import run_arena
+    from rummyzoo.envs.registry import make_match
+
+    with pytest.raises(ValueError, match="num_players is not an option"):
+        make_match("knock_rummy", 2, {"num_players": 3}, "the test")
+    with pytest.raises(ValueError, match="num_players is not an option"):
+        run_arena("knock_rummy", 2, ["random", "random"], deals=1, options={"num_players": 3})

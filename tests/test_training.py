@@ -279,15 +279,37 @@ def test_checkpoint_errors_are_clear(tmp_path):
         load_policy(last, "rummy500", 2)
     with pytest.raises(CheckpointError, match="num_players: checkpoint 2, env 3"):
         load_policy(last, "knock_rummy", 3)
-    with pytest.raises(CheckpointError, match="options"):
-        load_policy(last, "knock_rummy", 2, {"rummy_bonus": 0})
+    # Other rules with the same layout play, with a warning naming them.
+    with pytest.warns(UserWarning, match=r"trained under other rules \(rummy_bonus"):
+        assert load_policy(last, "knock_rummy", 2, {"rummy_bonus": 0}).name == "last.zip"
     assert load_policy(last, "knock_rummy", 2, {"target_score": 100}).name == "last.zip"
+    # A layout change is refused, naming what changed.
+    relaid = tmp_path / "relaid.zip"
+    with zipfile.ZipFile(last) as src, zipfile.ZipFile(relaid, "w") as dst:
+        for item in src.namelist():
+            data = src.read(item)
+            if item == "rummyzoo.json":
+                meta = json.loads(data)
+                meta["obs_size"] += 52
+                meta["observation_layout"]["hand"] = [0, 104]
+                data = json.dumps(meta).encode()
+            dst.writestr(item, data)
+    with pytest.raises(CheckpointError, match=r"observation size: checkpoint \d+, env \d+; "):
+        load_policy(relaid, "knock_rummy", 2)
+    with pytest.raises(CheckpointError, match="observation layout: hand differ"):
+        load_policy(relaid, "knock_rummy", 2)
     with pytest.raises(ValueError, match=r"does not match this env"):
         make_agent(str(last), "rummy500", 2)
     corrupt = tmp_path / "corrupt.zip"
     corrupt.write_bytes(last.read_bytes()[:200])
-    with pytest.raises(CheckpointError, match="corrupt"):
+    with pytest.raises(CheckpointError, match="truncated or damaged: a zip archive of 200 bytes"):
         read_meta(corrupt)
+    with pytest.raises(CheckpointError, match="is a directory, not a checkpoint file"):
+        read_meta(tmp_path)
+    text = tmp_path / "notes.zip"
+    text.write_text("hello")
+    with pytest.raises(CheckpointError, match="is not a zip archive"):
+        read_meta(text)
     plain = tmp_path / "plain.zip"
     with zipfile.ZipFile(plain, "w") as archive:
         archive.writestr("data", "{}")

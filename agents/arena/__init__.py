@@ -44,6 +44,7 @@ import multiprocessing
 import os
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -67,6 +68,7 @@ __all__ = [
     "ArenaResult",
     "deal_seeds",
     "format_report",
+    "heatmap_figure",
     "make_arena_match",
     "record_episode",
     "run_arena",
@@ -253,6 +255,8 @@ def _init_worker(plan: _Plan) -> None:
     global _WORKER_TABLE
     # Workers run side by side; a model's math library must not spread each over every core.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # The parent process built every agent first and has shown its warnings once already.
+    warnings.simplefilter("ignore", UserWarning)
     _WORKER_TABLE = _Table(plan)
     for key, _ in enumerate(plan.specs):  # build the policies now, not during the first game
         _WORKER_TABLE._policy(key, 0)
@@ -797,20 +801,32 @@ def write_csv(report: dict[str, Any], path: str | Path) -> Path:
     return path
 
 
-def write_heatmap(report: dict[str, Any], path: str | Path) -> Path:
-    """Write a PNG heatmap of the cross table (row's score against column)."""
+def heatmap_title(report: dict[str, Any], width: int = 60) -> str:
+    """The heatmap's title: what was played (variant, players, deals, options), then what the
+    cells mean, in lines of at most ``width`` characters."""
+    import textwrap
+
+    options = ", ".join(f"{k}={v!r}" for k, v in report["options"].items()) or "default options"
+    played = (
+        f"{report['variant']}, {report['players']} players, {report['deals']:,} deals, {options}"
+    )
+    return "\n".join([*textwrap.wrap(played, width), "row's score against column"])
+
+
+def heatmap_figure(report: dict[str, Any]) -> Any:
+    """The cross table as a matplotlib figure (row's score against column), titled (its
+    ``get_suptitle()``) with :func:`heatmap_title`; not saved."""
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    path = _prepare(path)
     table = report["cross_table"]
     labels = table["agents"]
     k = len(labels)
     score = np.array([[np.nan if v is None else v for v in row] for row in table["score"]])
     np.fill_diagonal(score, np.nan)
     size = 1.2 + 0.9 * k
-    fig = Figure(figsize=(size + 1.5, size))
+    fig = Figure(figsize=(size + 1.5, size + 0.6), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="#dddddd")
@@ -824,10 +840,15 @@ def write_heatmap(report: dict[str, Any], path: str | Path) -> Path:
             if i != j and not np.isnan(score[i, j]):
                 colour = "white" if abs(score[i, j] - 0.5) > 0.3 else "black"
                 ax.text(j, i, f"{score[i, j]:.2f}", ha="center", va="center", color=colour)
-    ax.set_title(
-        f"{report['variant']}, {report['players']} players\nrow's score against column", fontsize=10
-    )
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    # About 11 characters of a 10-point title to the inch of figure width.
+    fig.suptitle(heatmap_title(report, width=max(40, int((size + 1.5) * 11))), fontsize=10)
+    return fig
+
+
+def write_heatmap(report: dict[str, Any], path: str | Path) -> Path:
+    """Write a PNG heatmap of the cross table (row's score against column), titled with the
+    variant, players, deals and options of the run."""
+    path = _prepare(path)
+    heatmap_figure(report).savefig(path, dpi=120)
     return path
