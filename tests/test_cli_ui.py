@@ -31,3 +31,44 @@ def test_atomic_writes_get_the_mode_of_a_plain_open(tmp_path) -> None:
     assert stat.S_IMODE((tmp_path / "state.json").stat().st_mode) == 0o640
     assert (tmp_path / "state.json").read_text() == "[]\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plain.txt", "state.json", "sub"]
+
+
+# ------------------------------------------------------------------ arena heatmap
+def _arena_report(**options):
+    from rummyzoo.agents.arena import run_arena, summarize
+
+    result = run_arena(
+        "knock_rummy", 2, ["knock.greedy", "random"], deals=3, seed=1, options=options
+    )
+    return summarize(result, resamples=20)
+
+
+def test_heatmap_title_names_the_run(tmp_path, monkeypatch) -> None:
+    import matplotlib.figure
+
+    from rummyzoo.agents.arena import heatmap_figure, write_heatmap
+
+    report = _arena_report(target_score=100, max_turns=200)
+    report["deals"] = 2000  # as a long run would report
+    title = heatmap_figure(report).get_suptitle()
+    flat = " ".join(title.split())  # the title is wrapped to the figure's width
+    assert flat == (
+        "knock_rummy, 2 players, 2,000 deals, target_score=100, max_turns=200 "
+        "row's score against column"
+    )
+    assert title.splitlines()[-1] == "row's score against column"
+    # write_heatmap saves that figure.
+    saved = []
+    original = matplotlib.figure.Figure.savefig
+
+    def savefig(fig, *args, **kwargs):
+        saved.append(fig.get_suptitle())
+        return original(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
+    path = write_heatmap(report, tmp_path / "cross.png")
+    assert saved == [title]
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    plain = _arena_report()
+    plain_title = " ".join(heatmap_figure(plain).get_suptitle().split())
+    assert plain_title.startswith("knock_rummy, 2 players, 3 deals, default options")
