@@ -69,7 +69,6 @@ __all__ = [
     "deal_seeds",
     "format_report",
     "heatmap_figure",
-    "heatmap_figure",
     "make_arena_match",
     "record_episode",
     "run_arena",
@@ -800,51 +799,6 @@ def write_csv(report: dict[str, Any], path: str | Path) -> Path:
             ]
             writer.writerow(["" if v is None else v for v in row])
     return path
-
-
-def heatmap_title(report: dict[str, Any], width: int = 60) -> str:
-    """The heatmap's title: what was played (variant, players, deals, options), then what the
-    cells mean, in lines of at most ``width`` characters."""
-    import textwrap
-
-    options = ", ".join(f"{k}={v!r}" for k, v in report["options"].items()) or "default options"
-    played = (
-        f"{report['variant']}, {report['players']} players, {report['deals']:,} deals, {options}"
-    )
-    return "\n".join([*textwrap.wrap(played, width), "row's score against column"])
-
-
-def heatmap_figure(report: dict[str, Any]) -> Any:
-    """The cross table as a matplotlib figure (row's score against column), titled (its
-    ``get_suptitle()``) with :func:`heatmap_title`; not saved."""
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    table = report["cross_table"]
-    labels = table["agents"]
-    k = len(labels)
-    score = np.array([[np.nan if v is None else v for v in row] for row in table["score"]])
-    np.fill_diagonal(score, np.nan)
-    size = 1.2 + 0.9 * k
-    fig = Figure(figsize=(size + 1.5, size + 0.6), layout="constrained")
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="#dddddd")
-    image = ax.imshow(np.ma.masked_invalid(score), cmap=cmap, vmin=0.0, vmax=1.0)
-    ax.set_xticks(range(k), labels, rotation=45, ha="right")
-    ax.set_yticks(range(k), labels)
-    ax.set_xlabel("opponent")
-    ax.set_ylabel("agent")
-    for i in range(k):
-        for j in range(k):
-            if i != j and not np.isnan(score[i, j]):
-                colour = "white" if abs(score[i, j] - 0.5) > 0.3 else "black"
-                ax.text(j, i, f"{score[i, j]:.2f}", ha="center", va="center", color=colour)
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-    # About 11 characters of a 10-point title to the inch of figure width.
-    fig.suptitle(heatmap_title(report, width=max(40, int((size + 1.5) * 11))), fontsize=10)
-    return fig
 
 
 def heatmap_title(report: dict[str, Any], width: int = 60) -> str:
