@@ -29,8 +29,11 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# The suite runs twice: with the compiled kernels (where they were built), then on the pure-Python
+# code that an install without a C compiler runs.
 test: lint
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
+	RUMMYZOO_PURE_PYTHON=1 $(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
 
 bench: setup
 	@for v in $$($(BIN)/python -c "from rummyzoo.envs.registry import VARIANTS; print(' '.join(VARIANTS))"); do \

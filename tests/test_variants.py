@@ -10,6 +10,8 @@ move hidden cards (``hidden_info``). Checks that only one variant has stay in it
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hidden_info import SWAP_HIDDEN, SWAP_OWN, hidden_swap_check
@@ -329,6 +331,8 @@ def test_pure_and_compiled_games_agree(variant):
     same rewards (what installs without the kernels run)."""
     kernels = load_kernels()
     if kernels is None:
+        if os.environ.get("RUMMYZOO_REQUIRE_COMPILED", "") not in ("", "0"):
+            pytest.fail("the compiled kernels were not built (envs/_native.c)")
         pytest.skip("the compiled kernels are not built here")
 
     def body(players, options, seed):
