@@ -17,7 +17,10 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     evaluate.add_argument(
         "--opponents", nargs="+", help="default: random and every heuristic of the variant"
     )
-    evaluate.add_argument("--json", metavar="PATH")
+    evaluate.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    evaluate.add_argument(
+        "--report", action="store_true", help="also print the full arena report per opponent"
+    )
     evaluate.set_defaults(func=run)
 
 
@@ -48,9 +51,24 @@ def run(args: argparse.Namespace) -> int:
             quiet=args.quiet,
         )
         report = summarize(result)
-        print(f"== {Path(args.checkpoint).name} vs {opponent}")
-        print(format_report(report))
+        if args.report:
+            print(f"== {Path(args.checkpoint).name} vs {opponent}")
+            print(format_report(report))
         results[opponent] = report["agents"][result.labels[0]]
+    shown = ", ".join(f"{k}={v}" for k, v in options.items()) or "default rules"
+    games = next(iter(results.values()))["games"] if results else 0
+    print(
+        f"{args.checkpoint} ({variant}, {players} players, {shown}): {args.deals:,} duplicate "
+        f"deals per opponent ({games:,} games), seed {args.seed}"
+    )
+    print(format_results(results))
+    run_dir = Path(args.checkpoint).resolve().parent.parent
+    if (run_dir / "summary.json").exists():  # a checkpoint of a run folder: recall the run
+        from rummyzoo.training.train import format_summary
+
+        print()
+        print("the run it comes from:")
+        print(format_summary(json.loads((run_dir / "summary.json").read_text())))
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -66,3 +84,17 @@ def run(args: argparse.Namespace) -> int:
         path.write_text(json.dumps(payload, indent=2) + "\n")
         print(f"wrote {path}")
     return 0
+
+
+def format_results(results: dict[str, dict]) -> str:
+    """One line per opponent: win rate and points per hand, each with its 95% interval."""
+    width = max([len("opponent"), *(len(o) for o in results)])
+    lines = [f"  {'opponent':<{width}}  win rate [95% CI]       points per hand [95% CI]"]
+    for opponent, r in results.items():
+        low, high = r["win_rate_ci"]
+        plow, phigh = r["mean_points_ci"]
+        lines.append(
+            f"  {opponent:<{width}}  {r['win_rate']:.3f} [{low:.3f}, {high:.3f}]  "
+            f"{r['mean_points']:+7.2f} [{plow:+.2f}, {phigh:+.2f}]"
+        )
+    return "\n".join(lines)

@@ -18,7 +18,8 @@ tag                                 what
 ``selfplay/rating``                 learner's Elo against the pool (snapshots keep the rating
                                     the learner had when they were taken; first one = 0)
 ``selfplay/pool_win_rate``          learner's recent score rate against pool snapshots
-``text/sample_game``                one full game against the first evaluation opponent
+``text/sample_game``                one full game against the first evaluation opponent, at every
+                                    evaluation and every ``sample_game_interval`` steps
 ``pretrain/accuracy``               a warm start's held-out imitation accuracy, in
                                     ``tb/pretrain`` (also ``cross_entropy``, ``value_loss``,
                                     ``collect_seconds``, ``fit_seconds``)
@@ -168,7 +169,8 @@ class RunCallback(BaseCallback):
             self._evaluate()
         if steps >= self._next_sample:
             self._next_sample += cfg.evaluation.sample_game_interval
-            self._sample_game()
+            if not self._sampled_at(steps):
+                self._sample_game()
         if steps >= self._next_ckpt:
             self._next_ckpt += cfg.checkpoints.interval
             self._checkpoint()
@@ -258,6 +260,8 @@ class RunCallback(BaseCallback):
                 for o, r in results.items()
             )
             self.progress.set_note(f"eval @{int(self.num_timesteps):,}: win rate vs {shown}")
+        if not self._sampled_at(self.num_timesteps):
+            self._sample_game()  # every evaluation comes with a sample game of those weights
         if self.best_value is None or score > self.best_value:
             self.best_value = score
             save_checkpoint(
@@ -265,6 +269,9 @@ class RunCallback(BaseCallback):
             )
         self.logger.dump(self.num_timesteps)
         return results
+
+    def _sampled_at(self, steps: int) -> bool:
+        return (self.run_dir / "games" / f"sample_{int(steps):09d}.json").exists()
 
     def _sample_game(self) -> None:
         from rummyzoo.agents.arena.evaluate import sample_game

@@ -337,8 +337,12 @@ def train(
                 model.load_replay_buffer(str(buffer))
         steps_done = int(meta["steps"])
         model.num_timesteps = steps_done
-        # TensorBoard: what was logged after the checkpoint is logged again from here on.
+        # TensorBoard: what was logged after the checkpoint is logged again from here on, and
+        # so are the sample games played after it.
         truncate_tensorboard(tb_dir, steps_done)
+        for game in (run_dir / "games").glob("sample_*.json"):
+            if int(game.stem.split("_")[1]) > steps_done:
+                game.unlink()
         # The pool of self-play snapshots comes back as it was at the checkpoint.
         missing = [s["path"] for s in state.get("pool", []) if not Path(s["path"]).exists()]
         if missing:
