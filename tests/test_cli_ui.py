@@ -4,9 +4,16 @@ the hints of the terminal game, the arena heatmap's title, the modes of written 
 from __future__ import annotations
 
 import os
+import re
 import stat
 
+import pytest
+
 from rummyzoo.agents.checkpoints import atomic_write_bytes, atomic_write_text
+from rummyzoo.cli.demo import play_demo
+from rummyzoo.cli.main import main
+
+VARIANTS = ("knock_rummy", "ditch_rummy", "rummy500")
 
 
 def _umask() -> int:
@@ -72,3 +79,55 @@ def test_heatmap_title_names_the_run(tmp_path, monkeypatch) -> None:
     plain = _arena_report()
     plain_title = " ".join(heatmap_figure(plain).get_suptitle().split())
     assert plain_title.startswith("knock_rummy, 2 players, 3 deals, default options")
+
+
+# ------------------------------------------------------------------ demo
+def _final_points(lines: list[str], n: int) -> list[float]:
+    """The game's points from the last ``n`` lines, which must be the points lines."""
+    tail = lines[-n:]
+    for seat, line in enumerate(tail):
+        assert re.fullmatch(rf"player_{seat}: [+-]\d+(\.\d+)? points", line), tail
+    assert lines[-n - 1].startswith("game over after ")
+    return [float(line.split()[1]) for line in tail]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_demo_ends_with_the_games_points_and_quiet_is_short(variant) -> None:
+    out: list[str] = []
+    episode = play_demo(variant, 2, seed=1, quiet=True, output=out.append)
+    quiet = "\n".join(out).splitlines()
+    hand_lines = [line for line in quiet if re.match(r"hand \d+: ", line)]
+    assert len(hand_lines) == episode.hands
+    summed = [0.0, 0.0]
+    for line in hand_lines:
+        for seat, points in re.findall(r"player_(\d) ([+-]\d+)", line.split(" (totals")[0]):
+            summed[int(seat)] += float(points)
+    # The final lines are the game's points: every hand's points added up (not the last hand's).
+    assert _final_points(quiet, 2) == summed == episode.points.tolist()
+    assert len(quiet) <= episode.hands + 20  # no moves: a line per hand and the final table
+    assert not any(re.match(r"player_\d: (draw|take|discard|dig)", line) for line in quiet)
+
+    out = []
+    again = play_demo(variant, 2, seed=1, output=out.append)
+    full = "\n".join(out).splitlines()
+    assert again.points.tolist() == episode.points.tolist()  # the same seeded game
+    assert _final_points(full, 2) == summed
+    assert sum(line.startswith(("player_0: ", "player_1: ")) for line in full) >= episode.decisions
+    assert [line for line in full if line.startswith("== hand ") and "over" not in line] == [
+        f"== hand {k} (dealer player_{(k % 2)}) ==" for k in range(1, episode.hands + 1)
+    ]
+    points_lines = [line for line in full if line.startswith("hand points: ")]
+    assert [line.removeprefix("hand points: ") for line in points_lines] == [
+        line.split(": ", 1)[1].split(" (totals")[0] for line in hand_lines
+    ]
+
+
+def test_demo_command_quiet_and_help(capsys) -> None:
+    assert main(["demo", "ditch_rummy", "--seed", "1", "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) < 120  # the full game prints thousands
+    _final_points(lines, 2)
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    helptext = " ".join(capsys.readouterr().out.split())
+    assert "--quiet print only one line per hand (its points), the final table" in helptext
