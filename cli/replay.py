@@ -12,7 +12,11 @@ from rummyzoo.cli.common import Parents
 from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
 from rummyzoo.envs.replay import HandOver, Move, ReplaySimulation, load_replay, verify_replay
 
-__all__ = ["show_replay"]
+__all__ = ["STEP_PROMPT", "show_replay"]
+
+#: What ``--step`` asks after every move.
+STEP_PROMPT = "[Enter] next, q quit> "
+STOP_WORDS = ("q", "quit")
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
@@ -27,7 +31,12 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     view = replay.add_mutually_exclusive_group()
     view.add_argument("--seat", type=int, default=None, help="show only this seat's hand")
     view.add_argument("--open", action="store_true", help="show every hand (the default)")
-    replay.add_argument("--step", action="store_true", help="wait for Enter between moves")
+    replay.add_argument(
+        "--step",
+        action="store_true",
+        help="wait after every move: Enter shows the next one, q stops the replay there, end of "
+        "input (Ctrl-D) runs on to the end",
+    )
     replay.add_argument("--no-color", action="store_true", help="no ANSI colours")
     replay.set_defaults(func=run)
 
@@ -38,10 +47,11 @@ def run(args: argparse.Namespace) -> int:
 
     color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
-    def read_line() -> str | None:
+    def read_line(prompt: str) -> str | None:
         try:
-            return input("")
+            return input(prompt)
         except EOFError:
+            print()
             return None
 
     try:
@@ -57,19 +67,29 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Stopped(Exception):
+    """The viewer asked to stop (``q`` at a ``--step`` prompt) after ``moves`` moves."""
+
+    def __init__(self, moves: int) -> None:
+        super().__init__(moves)
+        self.moves = moves
+
+
 def show_replay(
     path: str | Path,
     view: int | None = None,
     step: bool = False,
     output: Callable[[str], None] = print,
-    read_line: Callable[[], str | None] | None = None,
+    read_line: Callable[[str], str | None] | None = None,
     color: bool = False,
 ) -> dict[str, Any]:
     """Print a saved game move by move (``rummyzoo replay``), after checking it re-plays.
 
     :param view: the seat whose hand is shown (None: every hand open).
-    :param step: wait for a line of input between moves: ``read_line`` returns the line, or None
-        at end of input; EOF or ``q`` runs on to the end without waiting.
+    :param step: wait for a line of input after every move: ``read_line(prompt)`` shows
+        ``prompt`` (:data:`STEP_PROMPT`) and returns the line, or None at end of input. ``q`` or
+        ``quit`` stops the replay there (a line says so); end of input runs on to the end
+        without waiting.
     :raises ReplayError: the file is unreadable or corrupt (nothing is printed then).
     """
     data = load_replay(path)
@@ -91,6 +111,7 @@ def show_replay(
     output("view: " + ("every hand open" if view is None else f"player_{view}'s hand only"))
     waiting = step
     last_seat: int | None = None
+    total = len(data["actions"])
 
     def show(event: Move | HandOver, sim: ReplaySimulation) -> None:
         nonlocal waiting, last_seat
@@ -107,15 +128,25 @@ def show_replay(
                 )
             )
             if waiting and read_line is not None:
-                answer = read_line()
-                if answer is None or answer.strip().lower() in ("q", "quit"):
-                    waiting = False  # EOF or q: run on to the end without waiting
+                answer = read_line(STEP_PROMPT)
+                if answer is None:
+                    waiting = False  # end of input: run on to the end without waiting
+                elif answer.strip().lower() in STOP_WORDS:
+                    raise _Stopped(event.index + 1)
         else:
             last_seat = None
             output("")
             output(paint(hand_over_text(match, event)))
 
-    sim.run(show)
+    try:
+        sim.run(show)
+    except _Stopped as stop:
+        output("")
+        output(
+            f"replay stopped after move {stop.moves} of {total} (the whole game was verified "
+            "before it was shown: every hand's points match the record)"
+        )
+        return summary
     output("")
     final = ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(summary["final"]))
     output(f"game over after {summary['moves']} moves, {summary['hands']} hand(s): {final}")

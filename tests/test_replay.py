@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 
@@ -11,7 +12,7 @@ from rummyzoo.agents.arena import record_episode, run_arena, save_arena_games
 from rummyzoo.agents.arena.evaluate import sample_game
 from rummyzoo.agents.random_agent import RandomPolicy
 from rummyzoo.cli.main import main
-from rummyzoo.cli.replay import show_replay
+from rummyzoo.cli.replay import STEP_PROMPT, show_replay
 from rummyzoo.envs.replay import ReplayError, load_replay, save_replay, verify_replay
 
 #: (variant, agents, options): matches of a few hands, so later decks come from the seed too.
@@ -205,14 +206,63 @@ def test_cli_arena_saves_games_and_replay_shows_them(tmp_path, capsys):
 def test_step_mode_waits_and_eof_runs_on(recorded, tmp_path):
     path = save_replay(recorded, tmp_path / "g.json")
     lines: list[str] = []
-    reads = []
+    prompts: list[str] = []
 
-    def read_line() -> str | None:
-        reads.append(1)
-        return "" if len(reads) < 3 else None  # Enter twice, then end of input
+    def read_line(prompt: str) -> str | None:
+        prompts.append(prompt)
+        return "" if len(prompts) < 3 else None  # Enter twice, then end of input
 
     show_replay(path, view=0, step=True, output=lines.append, read_line=read_line)
-    assert len(reads) == 3  # EOF stops the waiting; the replay runs to the end
+    assert prompts == [STEP_PROMPT] * 3  # EOF stops the waiting; the replay runs to the end
+    assert STEP_PROMPT == "[Enter] next, q quit> "
+    assert f"{len(recorded['actions'])}. player_" in "\n".join(lines)
     assert lines[-1].startswith("replay verified")
     with pytest.raises(ValueError, match=r"--seat must be 0\.\.1"):
         show_replay(path, view=5, output=lines.append)
+
+
+@pytest.mark.parametrize("word", ["q", "quit", " Q "])
+def test_step_mode_q_stops_there(recorded, tmp_path, word):
+    path = save_replay(recorded, tmp_path / "g.json")
+    lines: list[str] = []
+    answers = iter(["", "", word])
+    prompts: list[str] = []
+
+    def read_line(prompt: str) -> str | None:
+        prompts.append(prompt)
+        return next(answers)
+
+    summary = show_replay(path, step=True, output=lines.append, read_line=read_line)
+    text = "\n".join(lines)
+    assert len(prompts) == 3  # no prompt after q
+    assert re.search(r"^ +3\. player_", text, re.M) and not re.search(r"^ +4\. player_", text, re.M)
+    total = len(recorded["actions"])
+    assert lines[-1].startswith(f"replay stopped after move 3 of {total}")
+    assert "game over after" not in text
+    assert summary["moves"] == total  # the whole game was verified before it was shown
+
+
+def test_cli_step_prompts_and_q_quits(recorded, tmp_path, capsys, monkeypatch):
+    path = save_replay(recorded, tmp_path / "g.json")
+    answers = iter(["", "q"])
+    asked: list[str] = []
+
+    def fake_input(prompt: str = "") -> str:
+        asked.append(prompt)
+        return next(answers)
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    assert main(["replay", str(path), "--step", "--no-color"]) == 0
+    out = capsys.readouterr().out
+    assert asked == [STEP_PROMPT, STEP_PROMPT]
+    assert out.rstrip().splitlines()[-1].startswith("replay stopped after move 2 of ")
+
+    def eof(prompt: str = "") -> str:
+        asked.append(prompt)
+        raise EOFError
+
+    asked.clear()
+    monkeypatch.setattr("builtins.input", eof)
+    assert main(["replay", str(path), "--step", "--no-color"]) == 0
+    assert asked == [STEP_PROMPT]  # end of input: no more waiting
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith("replay verified")
