@@ -1,0 +1,41 @@
+"""The README's examples run as a user would run them."""
+
+from __future__ import annotations
+
+import code
+import contextlib
+import io
+import re
+from pathlib import Path
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+
+
+def _blocks(section: str, lang: str) -> list[str]:
+    start = README.index(section)
+    end = README.find("\n## ", start + len(section))
+    text = README[start : end if end > 0 else None]
+    return re.findall(rf"```{lang}\n(.*?)```", text, flags=re.DOTALL)
+
+
+def test_the_first_lines_give_the_two_commands() -> None:
+    head = README.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
+    assert [line.split("#")[0].strip() for line in head] == ["make demo", "make test"]
+
+
+def test_quick_start_pastes_into_the_interpreter_and_prints_what_it_says() -> None:
+    """Typed line by line into Python's interactive console (where a loop needs a blank line
+    after it), the quick start runs and prints the README's output."""
+    source = _blocks("## Quick start", "python")[0]
+    expected = _blocks("## Quick start", "text")[0]
+    console = code.InteractiveConsole()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        more = False
+        for line in source.splitlines():
+            more = console.push(line)
+        assert not more, "the example leaves a statement unfinished"
+    shown = out.getvalue()
+    assert "Error" not in shown and "Traceback" not in shown, shown
+    assert shown.strip() == expected.strip()
+    assert "melds" in shown and "deadwood" in shown and "knocker" in shown
