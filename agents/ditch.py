@@ -33,6 +33,7 @@ from rummyzoo.agents.base import BasePolicy
 from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 from rummyzoo.envs.ditch_rummy.rules import (
     ACE,
+    MAX_DRAW,
     NO_MELD,
     RUN,
     SET,
@@ -323,7 +324,7 @@ class DitchPolicy(BasePolicy):
         seen = self.game.decode(observation)
         if seen.phase == Phase.DRAW:
             # Both tiers draw all they may: a card that does not score is ditched for free.
-            return self._legal(max(k for k in range(4) if action_mask[k]), action_mask)
+            return self._legal(max(k for k in range(MAX_DRAW + 1) if action_mask[k]), action_mask)
         if seen.phase == Phase.PLAY:
             lines = self.planner.outcomes(seen.hand, seen.fits)
             best = max(lines, key=lambda line: self.line_value(line, seen))
@@ -401,7 +402,7 @@ class SmartDitch(DitchPolicy):
         rules = self.rules
         self.min_penalty = min(self.penalty[0], self.penalty[ACE * NUM_SUITS])
         self.max_penalty = max(self.penalty)
-        self.draws_now = min(3, self.max_hand)
+        self.draws_now = min(MAX_DRAW, self.max_hand)
         self._stats_key: Any = None
         self._stats: dict[Fits, tuple[float, ...]] = {}
         self.points_run = rules.points_run
@@ -452,7 +453,7 @@ class SmartDitch(DitchPolicy):
         """Chance that the hand ends before this player's next turn."""
         if seen.stock == 0:
             return 1.0
-        capacity = sum(min(3, self.max_hand - seen.hand_sizes[s]) for s in range(1, self.n))
+        capacity = sum(min(MAX_DRAW, self.max_hand - seen.hand_sizes[s]) for s in range(1, self.n))
         return 1.0 if seen.stock <= capacity else self.end_risk
 
     def _table_stats(self, seen: DitchView, fits: Fits) -> tuple[float, ...]:
@@ -508,7 +509,7 @@ class SmartDitch(DitchPolicy):
         ranked: list[tuple[float, int]] = []
         last_d = -1
         for size in range(1, len(hand) + 1):
-            d = max(0, min(3, self.max_hand - size))
+            d = max(0, min(MAX_DRAW, self.max_hand - size))
             if d != last_d:  # the ranking of the cards depends only on the draws
                 ranked = sorted(((go_on * d * p + rest, o) for p, rest, o in cards), reverse=True)
                 last_d = d

@@ -32,6 +32,7 @@ config.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ from rummyzoo.envs.rummy500.rules import (
     Rummy500Game,
     Rummy500View,
     completes_meld,
+    dig_start,
     run_extensions,
 )
 from rummyzoo.envs.rummy500.tables import (
@@ -257,7 +259,7 @@ def remove_cards(present: int, doubles: int, mask: int) -> tuple[int, int]:
     return present & ~(mask & ~doubles), doubles & ~mask
 
 
-def add_cards(present: int, doubles: int, cards: list[int]) -> tuple[int, int]:
+def add_cards(present: int, doubles: int, cards: Iterable[int]) -> tuple[int, int]:
     """Hand masks after ``cards`` join the hand."""
     for c in cards:
         if present & BIT[c]:
@@ -279,7 +281,9 @@ class Rummy500Policy(BasePolicy):
         self.planner = Planner()
 
     # -- shared pieces -----------------------------------------------------------------------
-    def dig_hauls(self, seen: Rummy500View, mask: np.ndarray) -> list[tuple[int, int, list[int]]]:
+    def dig_hauls(
+        self, seen: Rummy500View, mask: np.ndarray
+    ) -> list[tuple[int, int, tuple[int, ...]]]:
         """(action, chosen card, cards taken) for every legal dig."""
         out = []
         pile = seen.discards
@@ -287,14 +291,11 @@ class Rummy500Policy(BasePolicy):
             action = DIG_BASE + a
             deep = a >= NUM_CARDS
             card = a - NUM_CARDS if deep else a
-            index = len(pile) - 1 - pile[::-1].index(card)
-            if deep:
-                index = index - 1 - pile[index - 1 :: -1].index(card)
-            out.append((action, card, pile[index:]))
+            out.append((action, card, pile[dig_start(pile, card, deep) :]))
         return out
 
     def haul_plan(
-        self, seen: Rummy500View, card: int, taken: list[int]
+        self, seen: Rummy500View, card: int, taken: tuple[int, ...]
     ) -> tuple[int, tuple[Play, ...], int, int]:
         """(gain, plays, present, doubles) after digging ``card`` and the cards above it."""
         present, doubles = add_cards(seen.hand, seen.doubles, taken)

@@ -12,6 +12,7 @@ With two decks (5-8 players) hands, the table and the known cards are counts (0-
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, ClassVar
@@ -152,6 +153,15 @@ def run_extensions(suit: int, lo: int, hi: int) -> tuple[int, int]:
     if hi <= 12 and not (hi == 12 and lo == ACE_LOW_POS):
         above = BIT[pos_card(suit, hi + 1)]
     return below, above
+
+
+def dig_start(pile: Sequence[int], card: int, deep: bool) -> int:
+    """Where a dig to ``card`` starts in ``pile`` (bottom first): at its topmost copy, or for a
+    deep dig (two decks) at the copy under that; the dig takes this card and all above it."""
+    index = len(pile) - 1 - pile[::-1].index(card)
+    if deep:
+        index = index - 1 - pile[index - 1 :: -1].index(card)
+    return index
 
 
 def completes_meld(card: int, cards: int) -> bool:
@@ -635,9 +645,7 @@ class Rummy500Game(Game):
     def _dig(self, s: Rummy500State, seat: int, card: int, deep: bool) -> None:
         pile = s.pile
         size = len(pile)
-        index = size - 1 - pile[::-1].index(card)
-        if deep:
-            index = index - 1 - pile[index - 1 :: -1].index(card)
+        index = dig_start(pile, card, deep)
         taken = pile[index:]
         del pile[index:]
         s.top_row[taken[-1]] = 0.0
