@@ -9,6 +9,11 @@ variant's rules, ``quit``, Ctrl-D (end of input) or Ctrl-C leave cleanly. Oppone
 printed by name; at the end of every hand all hands are shown (melds and deadwood where the
 variant has them) with the hand's points and the match totals.
 
+Each variant adds what its decisions need: Knock Rummy shows, before each discard, the deadwood
+of the hand as held and what each discard that may knock would leave (the rules' own solver);
+Ditch Rummy lists ``draw 0`` into an empty hand as the pass it is; 500 Rum says why a dig is
+refused (the must-use rule for the deepest card taken).
+
 .. code-block:: console
 
     rummyzoo play knock_rummy --opponents knock.smart --seed 7
@@ -22,7 +27,7 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -33,6 +38,7 @@ from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import agent_names, make_agent
 from rummyzoo.cli.common import Parents, parse_options
 from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
+from rummyzoo.envs.cards import format_card, format_cards
 from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import Decision, play_episode
 from rummyzoo.envs.registry import check_players, variant_module
@@ -69,6 +75,22 @@ commands:
   table, t        show the table again
   help, ?         this help and the rules
   quit, q         leave the game (Ctrl-D and Ctrl-C leave too)"""
+
+#: What the screen shows or does differently in a variant, for ``help``.
+VARIANT_HELP = {
+    "knock_rummy": """\
+deadwood: before you discard, a line shows the deadwood of your hand as it is (its best melds
+  found by the rules' own solver) and what each discard you may knock with would leave.""",
+    "ditch_rummy": """\
+draw 0 with an empty hand is a pass: nothing is drawn and your turn ends at once (the list
+  says so). It stays on the list: with an empty hand it is the only way to pass without
+  drawing, which leaves the draw pile as it is and counts towards a stall (a full round in
+  which nobody draws, plays or ditches ends the hand).""",
+    "rummy500": """\
+digging: the deepest card you take from the discard pile must be used at once (your first
+  play puts it in a meld or lays it off, no discard before that), so only digs with such a play
+  are listed; a refused dig says why.""",
+}
 
 
 def strongest_agent(variant: str) -> str:
@@ -136,12 +158,17 @@ def _number_range(count: int) -> str:
 
 
 def match_move(
-    text: str, legal: Sequence[int], labels: Sequence[str], raw: Any
+    text: str,
+    legal: Sequence[int],
+    labels: Sequence[str],
+    raw: Any,
+    why: Callable[[int], str] | None = None,
 ) -> tuple[int | None, str]:
     """The legal action meant by ``text``, or None and the reason it is not a legal move.
 
     ``text`` is a number of the list (1-based), an action name, a unique start of one, or
-    words that all appear in exactly one move's label.
+    words that all appear in exactly one move's label. ``why(action)``, when given, says why
+    an action that ``text`` names exactly is illegal now (empty: no more than that).
     """
     key = _normalise(text)
     if not key:
@@ -188,7 +215,12 @@ def match_move(
         )
     shown = ", ".join(raw.action_name(a) for a in legal[:12])
     more = " ..." if len(legal) > 12 else ""
-    return None, f"{raw.action_name(action)!r} is not a legal move now; legal: {shown}{more}"
+    detail = why(action) if why is not None else ""
+    return None, (
+        f"{raw.action_name(action)!r} is not a legal move now"
+        + (f": {detail}" if detail else "")
+        + f"; legal: {shown}{more}"
+    )
 
 
 def format_moves(labels: Sequence[str], paint: Any, width: int = 100) -> str:
@@ -205,6 +237,91 @@ def format_moves(labels: Sequence[str], paint: Any, width: int = 100) -> str:
             + paint(cells[-1])
         )
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- variant hints
+def knock_deadwood_line(match: Match, seat: int, legal: Sequence[int]) -> str | None:
+    """Knock Rummy, ``seat`` to discard: the deadwood of its hand as held and, for every card it
+    may knock with, the deadwood that discard leaves (lowest first), by the game's own solver.
+
+    E.g. ``your deadwood: 14 (after discarding: Kh 4, Qh 4, 9c 13)``; None outside a discard.
+    """
+    from rummyzoo.envs.knock_rummy.rules import KNOCK_BASE, Phase
+
+    state = match.state
+    if state.over or state.current != seat or state.phase != Phase.DISCARD:
+        return None
+    solver = match.game.solver
+    hand = state.bits[seat]
+    now = solver.solve_mask(hand)[0]
+    knocks = [a - KNOCK_BASE for a in legal if a >= KNOCK_BASE]
+    if not knocks:
+        limit = match.game.rules.knock_max_deadwood
+        return f"your deadwood: {now} (knocking needs {limit} or less after the discard)"
+    after = solver.deadwood_after_discards(hand)
+    order = sorted(knocks, key=lambda c: (after[c], c))
+    shown = ", ".join(f"{format_card(c)} {after[c]}" for c in order)
+    limit = match.game.rules.knock_max_deadwood
+    allowed = "" if limit is None else f"you may knock at {limit} or less; "
+    return f"your deadwood: {now} ({allowed}after discarding: {shown})"
+
+
+def ditch_labels(match: Match, legal: Sequence[int], labels: list[str]) -> list[str]:
+    """Ditch Rummy: ``draw 0`` into an empty hand is labelled as the pass it is."""
+    state = match.state
+    if state.over or state.hands[state.current]:
+        return labels
+    draw_none = match.game.action_index("draw 0")
+    return [
+        f"{label}: pass (your hand is empty, so your turn ends at once)"
+        if a == draw_none
+        else label
+        for a, label in zip(legal, labels, strict=True)
+    ]
+
+
+def rummy500_why_illegal(match: Match, action: int) -> str:
+    """500 Rum: why a dig (or a play before the dug card is used) is illegal now; empty when
+    the general message says enough."""
+    from rummyzoo.envs.rummy500.rules import DIG_BASE, DIG_DEEP_BASE, MELD_BASE, Phase
+
+    state = match.state
+    if state.over:
+        return ""
+    pending = state.pending
+    must_use = (
+        "the deepest card taken from the discard pile must be used at once (the turn's first "
+        "play puts it on the table, in a new meld or as a lay-off; no discard before that)"
+    )
+    if not DIG_BASE <= action < MELD_BASE:
+        if pending >= 0:
+            return f"you must first use {format_card(pending)}: {must_use}"
+        return ""
+    if state.phase != Phase.DRAW:
+        if pending >= 0:
+            return (
+                "you have taken from the discard pile already and must now use "
+                f"{format_card(pending)}: {must_use}"
+            )
+        return "you have drawn this turn already (draw or dig only at the start of a turn)"
+    deep = action >= DIG_DEEP_BASE
+    card = action - (DIG_DEEP_BASE if deep else DIG_BASE)
+    name = format_card(card)
+    pile = state.pile
+    places = [i for i, c in enumerate(pile) if c == card]
+    if not places:
+        return f"{name} is not in the discard pile"
+    if deep and len(places) < 2:
+        return f"there is only one {name} in the discard pile (a deep dig takes the lower of two)"
+    index = places[-2] if deep else places[-1]
+    above = pile[index + 1 :]
+    taken = f" and the cards above it ({format_cards(above)})" if above else ""
+    text = (
+        f"{must_use}, and {name} makes no meld with your hand{taken} and fits no meld on the table"
+    )
+    if not above and not match.game.rules.top_discard_free:
+        text += "; this holds for the top card too (option top_discard_free is off)"
+    return text
 
 
 # ---------------------------------------------------------------------------- console
@@ -408,8 +525,16 @@ class _Session:
         match = self.match
         legal = np.flatnonzero(action_mask).tolist()
         labels = [describe_action(match, a) for a in legal]
+        if self.variant == "ditch_rummy":
+            labels = ditch_labels(match, legal, labels)
+        why = (lambda a: rummy500_why_illegal(match, a)) if self.variant == "rummy500" else None
         c.say()
         c.say(c.paint(self.table()))
+        note = (
+            knock_deadwood_line(match, self.seat, legal) if self.variant == "knock_rummy" else None
+        )
+        if note:
+            c.say(c.paint(note))
         c.say(f"-- player_{self.seat}, your move --")
         c.say(format_moves(labels, c.paint))
         while True:
@@ -419,6 +544,8 @@ class _Session:
                 raise _Leave
             if word in HELP_WORDS:
                 c.say(COMMANDS_HELP)
+                if self.variant in VARIANT_HELP:
+                    c.say(c.paint(VARIANT_HELP[self.variant]))
                 c.say()
                 c.say(c.paint(rules_summary(self.variant)))
                 continue
@@ -428,7 +555,7 @@ class _Session:
             if word in TABLE_WORDS:
                 c.say(c.paint(self.table()))
                 continue
-            action, reason = match_move(answer, legal, labels, match.game)
+            action, reason = match_move(answer, legal, labels, match.game, why)
             if action is not None:
                 return action
             c.say(c.paint(reason))

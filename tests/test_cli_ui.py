@@ -131,3 +131,184 @@ def test_demo_command_quiet_and_help(capsys) -> None:
         main(["demo", "--help"])
     helptext = " ".join(capsys.readouterr().out.split())
     assert "--quiet print only one line per hand (its points), the final table" in helptext
+
+
+# ------------------------------------------------------------------ terminal game hints
+def _play(variant: str, answers: str, seed: int = 1, **options):
+    import io
+
+    from rummyzoo.cli.play import play_game
+
+    screen = io.StringIO()
+    result = play_game(
+        variant,
+        2,
+        seed=seed,
+        options=options,
+        input_stream=io.StringIO(answers),
+        output_stream=screen,
+        color=False,
+    )
+    return result, _letters(screen.getvalue())
+
+
+def _letters(text: str) -> str:
+    """The screen with suit symbols read back as letters (``Q♦`` -> ``Qd``, ``10♥`` -> ``Th``)."""
+    text = re.sub(r"10([♣♦♥♠])", r"T\1", text)
+    return text.translate(str.maketrans({"♣": "c", "♦": "d", "♥": "h", "♠": "s"}))
+
+
+def _knock_match(deck=None, **options):
+    from rummyzoo.envs.replay import make_play_match
+
+    match = make_play_match("knock_rummy", 2, options)
+    match.reset(1, deck)
+    return match
+
+
+def _deadwood_line(text: str) -> tuple[int, dict[str, int]]:
+    found = re.search(r"^your deadwood: (\d+) \((?:.*; )?after discarding: (.*)\)$", text, re.M)
+    assert found, text
+    after = {}
+    for item in found.group(2).split(", "):
+        card, value = item.split()
+        after[card] = int(value)
+    return int(found.group(1)), after
+
+
+def test_knock_shows_the_deadwood_before_a_knock() -> None:
+    from rummyzoo.envs.cards import CARD_NAMES, parse_cards
+    from rummyzoo.envs.melds import optimal_deadwood
+
+    result, text = _play("knock_rummy", "draw stock\nquit\n")
+    assert result.replay["actions"] == [[0, "draw stock"]]
+    now, after = _deadwood_line(text)
+    # The same position, and the rules' optimal deadwood of it.
+    match = _knock_match()
+    match.step(match.game.action_index("draw stock"))
+    hand = match.state.hand_cards(0)
+    assert now == optimal_deadwood(hand)[0]
+    mask = match.legal_mask()
+    knockable = [
+        CARD_NAMES[c] for c in hand if mask[match.game.action_index(f"knock {CARD_NAMES[c]}")]
+    ]
+    assert sorted(after) == sorted(knockable) and len(after) == 11  # no limit: every card
+    for card, value in after.items():
+        assert value == optimal_deadwood([c for c in hand if c != parse_cards(card)[0]])[0]
+    assert list(after.values()) == sorted(after.values())  # lowest first
+    # Not before the draw: no knock is possible then.
+    assert text.index("your deadwood:") > text.index("you: draw stock")
+
+
+def test_knock_deadwood_with_a_knock_limit() -> None:
+    from rummyzoo.cli.play import knock_deadwood_line
+    from rummyzoo.envs.decks import deck_for
+
+    hands = ["As 2s 3s 7h 7d 7c 4c 5c 6c Kd", "9h Jh Kh 9s Js Ks 8d Td Qd 3h"]
+    match = _knock_match(deck_for(hands, "Qs", "2h 5h"), knock_max_deadwood=10)
+    game = match.game
+    match.step(game.action_index("draw stock"))  # 2h: melds As-3s, 7s, 4c-6c; Kd and 2h over
+    legal = [int(a) for a in match.legal_mask().nonzero()[0]]
+    line = knock_deadwood_line(match, 0, legal)
+    assert line == "your deadwood: 12 (you may knock at 10 or less; after discarding: Kd 2, 2h 10)"
+    assert knock_deadwood_line(match, 1, legal) is None  # not that seat's turn
+    match.step(game.action_index("discard Kd"))
+    match.step(game.action_index("draw stock"))  # 5h: nothing melds
+    legal = [int(a) for a in match.legal_mask().nonzero()[0]]
+    assert knock_deadwood_line(match, 1, legal) == (
+        "your deadwood: 94 (knocking needs 10 or less after the discard)"
+    )
+
+
+def test_ditch_draw_0_into_an_empty_hand_is_a_pass_kept_and_said() -> None:
+    from rummyzoo.envs.replay import make_play_match
+
+    # The rules allow it (the legal mask is the authority) and it has an effect of its own:
+    # it is an idle turn, which counts towards a stall, and leaves the draw pile as it is.
+    match = make_play_match("ditch_rummy", 2, {})
+    match.reset(1)
+    game = match.game
+    assert not match.state.hands[0] and match.legal_mask()[game.action_index("draw 0")]
+    match.step(game.action_index("draw 0"))
+    assert match.state.current == 1 and match.state.idle == 1
+
+    result, text = _play("ditch_rummy", "help\ndraw 0\nquit\n")
+    assert " 1) draw 0: pass (your hand is empty, so your turn ends at once)" in text
+    assert "draw 0 with an empty hand is a pass" in text  # help says why it is listed
+    assert "you: draw 0" in text
+    actions = result.replay["actions"]
+    assert actions[0] == [0, "draw 0"] and actions[1][0] == 1  # the turn passed at once
+    # With cards in hand draw 0 is an ordinary draw: no pass label.
+    from rummyzoo.cli.play import ditch_labels
+
+    for name in ("draw 2", "end turn", "draw 2", "end turn"):  # player_1, then player_0
+        match.step(game.action_index(name))
+    assert match.state.current == 1 and len(match.state.hands[1]) == 2
+    legal = [int(a) for a in match.legal_mask().nonzero()[0]]
+    labels = [game.action_name(a) for a in legal]
+    assert ditch_labels(match, legal, labels) == labels
+
+
+MUST_USE = (
+    "the deepest card taken from the discard pile must be used at once (the turn's first play "
+    "puts it on the table, in a new meld or as a lay-off; no discard before that)"
+)
+
+
+def test_rummy500_refused_dig_says_why() -> None:
+    result, text = _play("rummy500", "dig Qd\ndig 2c\nquit\n")
+    assert not result.replay["actions"]
+    assert (
+        f"'dig Qd' is not a legal move now: {MUST_USE}, and Qd makes no meld with your hand and "
+        "fits no meld on the table; this holds for the top card too (option top_discard_free is "
+        "off); legal: draw stock"
+    ) in text
+    assert "'dig 2c' is not a legal move now: 2c is not in the discard pile; legal:" in text
+    # With a free top card the same dig is a legal move.
+    result, text = _play("rummy500", "dig Qd\nquit\n", top_discard_free=True)
+    assert result.replay["actions"] == [[0, "dig Qd"]]
+
+
+def test_rummy500_dig_reasons_deep_in_the_pile_and_after_it() -> None:
+    from rummyzoo.cli.play import match_move, rummy500_why_illegal
+    from rummyzoo.envs.decks import deck_for
+    from rummyzoo.envs.replay import make_play_match
+
+    hands = ["5h 6h Kd Qs 2c 3d 9s Jc 4s 8d", "As 2s 3s 7h 7d 7c Th Qh 4c 9d"]
+    match = make_play_match("rummy500", 2, {})
+    match.reset(1, deck_for(hands, "Kc", "Ac 2h 8h 4h"))
+    game = match.game
+    match.step(game.action_index("draw stock"))  # Ac
+    match.step(game.action_index("discard Ac"))
+    match.step(game.action_index("draw stock"))  # 2h
+    match.step(game.action_index("discard 2h"))  # pile, bottom to top: Kc Ac 2h
+    assert match.state.current == 0
+
+    def why(name: str) -> str:
+        return rummy500_why_illegal(match, game.action_index(name))
+
+    assert why("dig Ac") == (
+        f"{MUST_USE}, and Ac makes no meld with your hand and the cards above it (2h) and fits "
+        "no meld on the table"
+    )
+    assert why("dig Ac deep").startswith("there is only one Ac in the discard pile")
+    legal = [int(a) for a in match.legal_mask().nonzero()[0]]
+    labels = [game.action_name(a) for a in legal]
+    action, reason = match_move("dig Kc", legal, labels, game, lambda a: why(game.action_name(a)))
+    assert action is None and reason.startswith(f"'dig Kc' is not a legal move now: {MUST_USE}")
+    # Digging to a card that melds is legal; then nothing but using it is.
+    match.step(game.action_index("draw stock"))
+    match.step(game.action_index("discard Kd"))  # pile: Kc Ac 2h Kd
+    match.step(game.action_index("draw stock"))
+    match.step(game.action_index("discard 4h"))  # pile: Kc Ac 2h Kd 4h
+    assert match.legal_mask()[game.action_index("dig 4h")]  # 4h 5h 6h
+    match.step(game.action_index("dig 4h"))
+    assert why("discard Qs") == f"you must first use 4h: {MUST_USE}"
+    assert why("dig Kd").startswith(
+        "you have taken from the discard pile already and must now use 4h"
+    )
+    match.step(game.action_index("meld 4h 5h 6h"))
+    assert why("dig Kd") == (
+        "you have drawn this turn already (draw or dig only at the start of a turn)"
+    )
+    assert why("discard 4h") == ""  # the general message says enough
