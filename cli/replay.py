@@ -121,12 +121,8 @@ def show_replay(
                 output(paint(render_table(match, view)))
                 last_seat = event.seat
             # A description names only cards the move puts face up, so every view may see it.
-            text = event.description
-            output(
-                paint(
-                    f"  {event.index + 1:>4}. player_{event.seat} ({data['agents'][event.seat]}): {text}"
-                )
-            )
+            who = f"player_{event.seat} ({data['agents'][event.seat]})"
+            output(paint(f"  {event.index + 1:>4}. {who}: {event.description}"))
             if waiting and read_line is not None:
                 answer = read_line(STEP_PROMPT)
                 if answer is None:
