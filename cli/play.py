@@ -283,7 +283,13 @@ def ditch_labels(match: Match, legal: Sequence[int], labels: list[str]) -> list[
 def rummy500_why_illegal(match: Match, action: int) -> str:
     """500 Rum: why a dig (or a play before the dug card is used) is illegal now; empty when
     the general message says enough."""
-    from rummyzoo.envs.rummy500.rules import DIG_BASE, DIG_DEEP_BASE, MELD_BASE, Phase
+    from rummyzoo.envs.rummy500.rules import (
+        DIG_BASE,
+        DIG_DEEP_BASE,
+        MELD_BASE,
+        Phase,
+        dig_start,
+    )
 
     state = match.state
     if state.over:
@@ -308,12 +314,12 @@ def rummy500_why_illegal(match: Match, action: int) -> str:
     card = action - (DIG_DEEP_BASE if deep else DIG_BASE)
     name = format_card(card)
     pile = state.pile
-    places = [i for i, c in enumerate(pile) if c == card]
-    if not places:
+    copies = pile.count(card)
+    if not copies:
         return f"{name} is not in the discard pile"
-    if deep and len(places) < 2:
+    if deep and copies < 2:
         return f"there is only one {name} in the discard pile (a deep dig takes the lower of two)"
-    index = places[-2] if deep else places[-1]
+    index = dig_start(pile, card, deep)
     above = pile[index + 1 :]
     taken = f" and the cards above it ({format_cards(above)})" if above else ""
     text = (

@@ -312,3 +312,31 @@ def test_rummy500_dig_reasons_deep_in_the_pile_and_after_it() -> None:
         "you have drawn this turn already (draw or dig only at the start of a turn)"
     )
     assert why("discard 4h") == ""  # the general message says enough
+
+
+def test_rummy500_deep_dig_reason_with_two_decks() -> None:
+    from rummyzoo.cli.play import rummy500_why_illegal
+    from rummyzoo.envs.decks import deck_for
+    from rummyzoo.envs.replay import make_play_match
+
+    hands = [
+        "2c 3c 4d 5d 6h 7h 8s",
+        "2d 3d 4h 5h 6s 7s 8c",
+        "2h 3h 4s 5s 6c 7c 8d",
+        "2s 3s 4c 5c 6d 7d 8h",
+        "Ac Ad Ah Kc Kd Kh Qs",
+    ]
+    match = make_play_match("rummy500", 5, {})
+    match.reset(1, deck_for(hands, "9c", "9c Jd", decks=2))
+    game = match.game
+    match.step(game.action_index("draw stock"))  # the other 9c
+    match.step(game.action_index("discard 9c"))  # pile: 9c 9c
+    assert match.state.current == 1
+    reason = rummy500_why_illegal(match, game.action_index("dig 9c deep"))
+    assert reason == (
+        f"{MUST_USE}, and 9c makes no meld with your hand and the cards above it (9c) and fits "
+        "no meld on the table"
+    )
+    assert rummy500_why_illegal(match, game.action_index("dig 9c")).endswith(
+        "this holds for the top card too (option top_discard_free is off)"
+    )
