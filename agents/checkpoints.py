@@ -88,21 +88,16 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def save_checkpoint(model: Any, path: str | Path, meta: dict[str, Any]) -> Path:
-    """Save an SB3 model with rummyzoo metadata, atomically. Returns the final path."""
+    """Save an SB3 model with rummyzoo metadata, atomically (see :func:`atomic_write_bytes`).
+    Returns the final path."""
+    import io
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".zip")
-    os.close(fd)
-    try:
-        model.save(tmp)
-        with zipfile.ZipFile(tmp, "a") as archive:
-            archive.writestr(META_NAME, json.dumps({"format": FORMAT_VERSION, **meta}, indent=2))
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    buffer = io.BytesIO()
+    model.save(buffer)
+    with zipfile.ZipFile(buffer, "a") as archive:
+        archive.writestr(META_NAME, json.dumps({"format": FORMAT_VERSION, **meta}, indent=2))
+    atomic_write_bytes(path, buffer.getvalue())
     return path
 
 

@@ -67,6 +67,10 @@ def test_train_command_with_default_progress(tmp_path, capsys) -> None:
     assert not out.lstrip().startswith("{")  # a summary for people, not a JSON blob
     summary = json.loads((run / "summary.json").read_text())
     assert summary["steps"] == 256 and summary["evaluations"][0]["steps"] == 0
+    umask = os.umask(0o022)
+    os.umask(umask)
+    for path in [*run.glob("checkpoints/*.zip"), *run.glob("pool/*.zip"), run / "state.json"]:
+        assert path.stat().st_mode & 0o777 == 0o666 & ~umask, path  # as a plain open() makes
 
 
 def test_train_draws_a_bar_on_a_terminal(tmp_path) -> None:
