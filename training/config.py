@@ -3,18 +3,35 @@
 A config names the variant, its options and player count, the algorithm and its SB3-style
 hyperparameters, the opponents (a weighted mixture of heuristics, random play and self-play
 snapshots), self-play, evaluation and checkpoint settings. ``load_config(path, overrides)``
-reads a file, applies ``--set key.sub=value`` overrides and validates the result; every error
-names the offending key path.
+reads a file, applies ``--set key.sub=value`` overrides and validates the result.
+
+Every problem is found before a run starts, and all of them at once: an empty file, a key
+given twice, unknown keys (with a "did you mean" for near misses), bad values, agent names
+that do not build for the variant, a device this machine does not have. Each error names its
+key path and where it comes from: the file's line, or the ``--set`` override that set it.
 """
 
 from __future__ import annotations
 
-import json
+import copy
+import dataclasses
+import difflib
+import re
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from rummyzoo.envs.match import MatchOptions
 from rummyzoo.envs.registry import VARIANTS
@@ -34,7 +51,11 @@ class NetArch(Strict):
 class PolicyKwargs(Strict):
     """Structured ``policy_kwargs`` (never an ``eval``-ed string)."""
 
-    net_arch: list[Annotated[int, Field(gt=0)]] | NetArch = [256, 256]
+    net_arch: Annotated[
+        Annotated[list[Annotated[int, Field(gt=0)]], Tag("shared")]
+        | Annotated[NetArch, Tag("per_head")],
+        Discriminator(lambda value: "per_head" if isinstance(value, (dict, NetArch)) else "shared"),
+    ] = [256, 256]
     """Hidden layer sizes: one list shared by all heads, or ``{pi: [...], vf: [...]}``."""
     activation_fn: Literal["relu", "tanh", "elu", "leaky_relu"] = "relu"
     """Activation between hidden layers."""
@@ -142,6 +163,202 @@ class Pretrain(Strict):
     learning_rate: float = Field(1e-3, gt=0)
 
 
+#: algo -> its hyperparameter model.
+HYPERPARAMS: dict[str, type[BaseModel]] = {"ppo": PPOHyperparams, "dqn": DQNHyperparams}
+
+#: The forms ``device`` accepts.
+DEVICE_FORMS = ("cpu", "cuda", "cuda:0", "auto", "mps")
+
+
+# ---------------------------------------------------------------------------- problems
+@dataclasses.dataclass
+class Issue:
+    """One problem of a config, at a key path (``loc``: keys and list indices)."""
+
+    loc: tuple[str | int, ...]
+    msg: str = ""
+    valid: tuple[str, ...] | None = None
+    """For an unknown key (the last of ``loc``): the keys valid at its level."""
+    hint: str = ""
+    """For an unknown key: said instead of a "did you mean"."""
+    names_key: bool = False
+    """The message names its key itself (no ``path:`` in front)."""
+    locate: bool = True
+    """Point at the line of ``loc`` in the file (``FILE, line N:``)."""
+    line: int | None = None
+    """The line the issue is about when it is not that of ``loc`` (orders the report)."""
+
+    def text(self) -> str:
+        if self.valid is None:
+            return self.msg
+        key, parent = str(self.loc[-1]), self.loc[:-1]
+        out = f"unknown key {key!r}" + (f" in {key_path(parent)}" if parent else "")
+        if self.hint:
+            return f"{out}; {self.hint}"
+        close = difflib.get_close_matches(key, self.valid, n=1)
+        if close:
+            return f"{out}; did you mean {close[0]!r}?"
+        return f"{out}; valid keys: {', '.join(self.valid)}"
+
+
+class _Issues(ValueError):
+    """Raised by a validator that found problems below its field (paths relative to it)."""
+
+    def __init__(self, issues: list[Issue]) -> None:
+        super().__init__("; ".join(issue.text() for issue in issues))
+        self.issues = issues
+
+
+def key_path(loc: tuple[str | int, ...] | list[str | int]) -> str:
+    """``("evaluation", "opponents", 0)`` -> ``evaluation.opponents[0]``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _models_in(annotation: Any) -> tuple[type[BaseModel], ...]:
+    """The pydantic models a field's type holds (through lists, unions and ``Annotated``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return (annotation,)
+    found: list[type[BaseModel]] = []
+    for arg in typing.get_args(annotation):
+        found += [m for m in _models_in(arg) if m not in found]
+    return tuple(found)
+
+
+def _got(value: Any) -> str:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        shown = repr(value)
+        if len(shown) <= 60:
+            return f", got {shown}"
+    return ""
+
+
+def _issues_from(exc: ValidationError, root: type[BaseModel]) -> list[Issue]:
+    """pydantic's errors as issues, with clean key paths (union branch tags dropped)."""
+    issues: list[Issue] = []
+    for err in exc.errors():
+        raw, loc = err["loc"], []
+        models: tuple[type[BaseModel], ...] = (root,)
+        valid: tuple[str, ...] = ()
+        for i, part in enumerate(raw):
+            if isinstance(part, int):
+                loc.append(part)
+                continue
+            fields = {name: f for m in models for name, f in m.model_fields.items()}
+            if part in fields:
+                loc.append(part)
+                models = _models_in(fields[part].annotation)
+            elif any(m.__name__ == part for m in models):
+                models = tuple(m for m in models if m.__name__ == part)
+            elif err["type"] == "extra_forbidden" and i == len(raw) - 1:
+                valid = tuple(fields)
+                loc.append(part)
+            # anything else is a union branch's tag: not a key
+        error = err.get("ctx", {}).get("error")
+        if isinstance(error, _Issues):
+            issues += [dataclasses.replace(s, loc=(*loc, *s.loc)) for s in error.issues]
+        elif err["type"] == "extra_forbidden":
+            issues.append(Issue(tuple(loc), valid=valid))
+        elif err["type"] == "missing":
+            issues.append(Issue(tuple(loc), "required, but missing"))
+        elif err["type"] == "value_error":
+            issues.append(Issue(tuple(loc), err["msg"].removeprefix("Value error, ")))
+        else:
+            issues.append(Issue(tuple(loc), err["msg"] + _got(err.get("input"))))
+    return issues
+
+
+# ---------------------------------------------------------------------------- checks
+def device_problem(device: str) -> str | None:
+    """What is wrong with a torch device string on this machine (None: nothing)."""
+    if device in ("cpu", "auto"):
+        return None
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        parsed = None
+    if parsed is None or parsed.type not in ("cpu", "cuda", "mps"):
+        forms = ", ".join(repr(form) for form in DEVICE_FORMS)
+        return f"{device!r} is not a device; use one of {forms} (cuda:N picks GPU number N)"
+    if parsed.type == "cuda":
+        if not torch.cuda.is_available():
+            return (
+                f"{device!r} needs CUDA, but this machine has no CUDA device (torch "
+                f"{torch.__version__}); use 'cpu', or 'auto' to take CUDA where there is one"
+            )
+        count = torch.cuda.device_count()
+        if parsed.index is not None and parsed.index >= count:
+            return (
+                f"{device!r}: this machine has {count} CUDA device{'s' if count != 1 else ''} "
+                f"(cuda:0 to cuda:{count - 1})"
+            )
+    if parsed.type == "mps" and not torch.backends.mps.is_available():
+        return (
+            f"{device!r} needs Apple's Metal (MPS) backend, which this machine does not have; "
+            "use 'cpu' or 'auto'"
+        )
+    return None
+
+
+def _env_problem(variant: str, num_players: int, options: dict[str, Any]) -> str | None:
+    """Why the variant's env does not build with these options (None: it builds)."""
+    from rummyzoo.envs.registry import make_env
+
+    try:
+        make_env(variant, num_players, wrapped=False, **options)
+    except (ValueError, TypeError) as exc:
+        return str(exc)
+    return None
+
+
+def agent_problem(
+    name: str,
+    variant: str,
+    num_players: int,
+    options: dict[str, Any],
+    cache: dict[Any, str | None] | None = None,
+) -> str | None:
+    """Why ``name`` does not build as an agent of the variant (None: it builds)."""
+    key = (name, variant, num_players, repr(sorted(options.items())))
+    if cache is not None and key in cache:
+        return cache[key]
+    from rummyzoo.agents.registry import agent_names, make_agent
+
+    problem = None
+    if name == "self":
+        problem = "'self' (the self-play pool) can only be a training opponent; name an agent"
+    else:
+        try:
+            make_agent(name, variant, num_players, options)
+        except ValueError as exc:
+            problem = str(exc)
+            if problem.startswith("unknown agent"):
+                close = difflib.get_close_matches(name, agent_names(variant), n=1, cutoff=0.8)
+                if close:
+                    problem += f"; did you mean {close[0]!r}?"
+        except Exception as exc:  # a plugin agent's own failure
+            problem = f"agent {name!r} cannot be built: {type(exc).__name__}: {exc}"
+    if cache is not None:
+        cache[key] = problem
+    return problem
+
+
+def _game(info: ValidationInfo) -> tuple[str, int, dict[str, Any]] | None:
+    """(variant, num_players, env_options) when all three are valid, else None (their own
+    errors are reported; checks that need them are skipped)."""
+    if all(key in info.data for key in ("variant", "num_players", "env_options")):
+        return info.data["variant"], info.data["num_players"], info.data["env_options"]
+    return None
+
+
+def _agent_cache(info: ValidationInfo) -> dict[Any, str | None] | None:
+    return info.context.setdefault("agents", {}) if isinstance(info.context, dict) else None
+
+
 class RunConfig(Strict):
     """A training run."""
 
@@ -166,10 +383,11 @@ class RunConfig(Strict):
     n_envs: int = Field(4, gt=0)
     vec_env: Literal["dummy", "subproc"] = "dummy"
     device: str = "cpu"
+    """Torch device: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto`` (CUDA if there is one)."""
     torch_threads: int = Field(1, ge=1)
     """Torch intra-op threads. Small networks on few cores run fastest single-threaded; more
     threads only fight the env processes for the cores."""
-    hyperparams: PPOHyperparams | DQNHyperparams | None = None
+    hyperparams: PPOHyperparams | DQNHyperparams | None = Field(None, validate_default=True)
     """Algorithm hyperparameters; defaults of the chosen algorithm when omitted."""
     policy_kwargs: PolicyKwargs = PolicyKwargs()
     opponents: list[OpponentSpec] = [OpponentSpec(name="random")]
@@ -181,6 +399,8 @@ class RunConfig(Strict):
     log_interval: int = Field(1, gt=0)
     """Rollouts (PPO) or episodes (DQN) between SB3's console/TensorBoard logs."""
 
+    # Each check is a field validator that reads the fields before it (``info.data``), so
+    # that pydantic reports every problem of a config in one go.
     @field_validator("variant")
     @classmethod
     def _known_variant(cls, value: str) -> str:
@@ -188,159 +408,482 @@ class RunConfig(Strict):
             raise ValueError(f"unknown variant {value!r}; known: {', '.join(VARIANTS)}")
         return value
 
-    @model_validator(mode="before")
+    @field_validator("num_players")
     @classmethod
-    def _hyperparams_for_algo(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            algo = data.get("algo", "ppo")
-            model = {"ppo": PPOHyperparams, "dqn": DQNHyperparams}.get(algo)
-            params = data.get("hyperparams")
-            if model is not None and (params is None or isinstance(params, dict)):
-                data = dict(data)
-                try:
-                    data["hyperparams"] = model.model_validate(params or {})
-                except ValidationError as exc:
-                    err = exc.errors()[0]
-                    where = ".".join(str(p) for p in err["loc"])
-                    raise ValueError(
-                        f"hyperparams.{where}: {err['msg']} (for algo {algo!r})"
-                    ) from None
-        return data
+    def _players_of_variant(cls, value: int, info: ValidationInfo) -> int:
+        variant = info.data.get("variant")
+        if variant is not None and value not in VARIANTS[variant][1]:
+            counts = VARIANTS[variant][1]
+            raise ValueError(f"{variant} supports {counts[0]}-{counts[-1]} players, got {value}")
+        return value
 
-    @model_validator(mode="after")
-    def _consistent(self) -> RunConfig:
-        counts = VARIANTS[self.variant][1]
-        if self.num_players not in counts:
-            raise ValueError(
-                f"num_players: {self.variant} supports {counts[0]}-{counts[-1]} players, "
-                f"got {self.num_players}"
-            )
-        if isinstance(self.learner_seat, int) and not 0 <= self.learner_seat < self.num_players:
-            raise ValueError(
-                f"learner_seat: must be 0..{self.num_players - 1}, got {self.learner_seat}"
-            )
-        if not self.opponents:
-            raise ValueError("opponents: at least one opponent is needed")
-        if self.pretrain is not None:
-            if self.algo != "ppo":
-                raise ValueError("pretrain: behaviour cloning is available for algo 'ppo' only")
-            from rummyzoo.agents.registry import make_agent
+    @field_validator("env_options")
+    @classmethod
+    def _env_builds(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        if "variant" in info.data and "num_players" in info.data:
+            problem = _env_problem(info.data["variant"], info.data["num_players"], value)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
 
-            try:
-                make_agent(self.pretrain.teacher, self.variant, self.num_players, self.env_options)
-            except (ValueError, KeyError, OSError) as exc:
-                raise ValueError(f"pretrain.teacher: {exc}") from None
-        if self.features is not None:
+    @field_validator("learner_seat", mode="before")
+    @classmethod
+    def _seat_form(cls, value: Any) -> Any:
+        if isinstance(value, str) and value not in ("random", "rotate"):
+            raise ValueError(f"must be 'random', 'rotate' or a seat number, got {value!r}")
+        return value
+
+    @field_validator("learner_seat")
+    @classmethod
+    def _seat_in_range(cls, value: Any, info: ValidationInfo) -> Any:
+        n = info.data.get("num_players")
+        if isinstance(value, int) and n is not None and not 0 <= value < n:
+            raise ValueError(f"must be 0..{n - 1}, got {value}")
+        return value
+
+    @field_validator("features")
+    @classmethod
+    def _known_features(cls, value: str | None, info: ValidationInfo) -> str | None:
+        variant = info.data.get("variant")
+        if value is not None and variant is not None:
             from rummyzoo.agents.features import FEATURES
 
-            if self.features not in FEATURES:
-                raise ValueError(
-                    f"features: unknown {self.features!r}; known: {', '.join(FEATURES)}"
-                )
-            if FEATURES[self.features].variant != self.variant:
-                raise ValueError(
-                    f"features: {self.features!r} are for {FEATURES[self.features].variant}"
-                )
-        if self.shaping is not None:
+            if value not in FEATURES:
+                raise ValueError(f"unknown {value!r}; known: {', '.join(FEATURES)}")
+            if FEATURES[value].variant != variant:
+                raise ValueError(f"{value!r} are for {FEATURES[value].variant}")
+        return value
+
+    @field_validator("shaping")
+    @classmethod
+    def _known_shaping(cls, value: str | None, info: ValidationInfo) -> str | None:
+        variant = info.data.get("variant")
+        if value is not None and variant is not None:
             from rummyzoo.agents.features import POTENTIALS
 
-            if self.shaping not in POTENTIALS or POTENTIALS[self.shaping].variant != self.variant:
-                raise ValueError(f"shaping: {self.shaping!r} is not a shaping for {self.variant}")
-        if self.policy_kwargs.network == "cards":
-            from rummyzoo.envs.registry import make_env as _make
+            if value not in POTENTIALS or POTENTIALS[value].variant != variant:
+                raise ValueError(f"{value!r} is not a shaping for {variant}")
+        return value
 
-            game = _make(self.variant, self.num_players, wrapped=False).game
-            if getattr(game, "action_segments", None) is None:
-                raise ValueError(
-                    f"policy_kwargs.network: 'cards' needs actions laid out per card, which "
-                    f"{self.variant} does not have; use 'mlp'"
-                )
-        # The env options must build a valid env (checked with the env's own validation).
-        from rummyzoo.envs.registry import make_env
+    @field_validator("device")
+    @classmethod
+    def _known_device(cls, value: str) -> str:
+        problem = device_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
+    @field_validator("hyperparams", mode="before")
+    @classmethod
+    def _hyperparams_for_algo(cls, value: Any, info: ValidationInfo) -> Any:
+        algo = info.data.get("algo")
+        if algo is None:
+            return None  # the algo's own error is reported
+        model = HYPERPARAMS[algo]
+        if isinstance(value, model):
+            return value
+        if value is None:
+            value = {}
+        if not isinstance(value, dict):
+            raise ValueError(f"must be a mapping of {algo} hyperparameters to values{_got(value)}")
         try:
-            make_env(self.variant, self.num_players, wrapped=False, **self.env_options)
-            make_env(
-                self.variant,
-                self.num_players,
-                wrapped=False,
-                **{**self.env_options, **self.evaluation.options},
-            )
-        except ValueError as exc:
-            raise ValueError(f"env_options: {exc}") from None
-        return self
+            return model.model_validate(value)
+        except ValidationError as exc:
+            issues = _issues_from(exc, model)
+            for issue in issues:
+                key = issue.loc[-1] if issue.valid is not None else None
+                for other, other_model in HYPERPARAMS.items():
+                    if other != algo and key in other_model.model_fields:
+                        issue.hint = (
+                            f"{key} is a hyperparameter of algo {other!r}, and this run's algo "
+                            f"is {algo!r}"
+                        )
+            raise _Issues(issues) from None
+
+    @field_validator("policy_kwargs")
+    @classmethod
+    def _network_fits(cls, value: PolicyKwargs, info: ValidationInfo) -> PolicyKwargs:
+        game = _game(info)
+        if value.network == "cards" and game is not None:
+            from rummyzoo.envs.registry import make_env
+
+            raw = make_env(game[0], game[1], wrapped=False, **game[2])
+            if getattr(raw.game, "action_segments", None) is None:
+                raise _Issues(
+                    [
+                        Issue(
+                            ("network",),
+                            f"'cards' needs actions laid out per card, which {game[0]} does "
+                            "not have; use 'mlp'",
+                        )
+                    ]
+                )
+        return value
+
+    # The agent checks read the raw value, so that they run (and report) even when another
+    # key of the same section is wrong.
+    @field_validator("opponents", mode="wrap")
+    @classmethod
+    def _opponents_build(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:
+        result, issues = _validated(handler, value, OpponentSpec)
+        raw = _raw(value)
+        if isinstance(raw, list) and not raw:
+            issues.append(Issue((), "at least one opponent is needed"))
+        game = _game(info)
+        if game is not None and isinstance(raw, list):
+            cache = _agent_cache(info)
+            for i, spec in enumerate(raw):
+                name = spec.get("name") if isinstance(spec, dict) else None
+                if isinstance(name, str) and name != "self":
+                    problem = agent_problem(name, *game, cache)
+                    if problem is not None:
+                        issues.append(Issue((i, "name"), problem))
+        if issues:
+            raise _Issues(sorted(issues, key=lambda issue: issue.loc[:1]))
+        return result
+
+    @field_validator("evaluation", mode="wrap")
+    @classmethod
+    def _evaluation_builds(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:
+        result, issues = _validated(handler, value, Evaluation)
+        raw = _raw(value)
+        raw = raw if isinstance(raw, dict) else {}
+        names, options = raw.get("opponents", ["random"]), raw.get("options", {})
+        if isinstance(names, list) and not names:
+            issues.append(Issue(("opponents",), "at least one evaluation opponent is needed"))
+        game = _game(info)
+        if game is not None and isinstance(names, list) and isinstance(options, dict):
+            variant, n, train_options = game
+            merged = {**train_options, **options}
+            problem = _env_problem(variant, n, merged) if options else None
+            if problem is not None:
+                issues.append(Issue(("options",), problem))
+            else:
+                cache = _agent_cache(info)
+                for i, name in enumerate(names):
+                    if isinstance(name, str):
+                        problem = agent_problem(name, variant, n, merged, cache)
+                        if problem is not None:
+                            issues.append(Issue(("opponents", i), problem))
+        if issues:
+            raise _Issues(issues)
+        return result
+
+    @field_validator("pretrain", mode="wrap")
+    @classmethod
+    def _teacher_builds(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:
+        result, issues = _validated(handler, value, Pretrain)
+        raw = _raw(value)
+        if raw is None:
+            return result
+        if info.data.get("algo", "ppo") != "ppo":
+            issues.insert(0, Issue((), "behaviour cloning is available for algo 'ppo' only"))
+        teacher = raw.get("teacher") if isinstance(raw, dict) else None
+        game = _game(info)
+        if game is not None and isinstance(teacher, str):
+            problem = agent_problem(teacher, *game, _agent_cache(info))
+            if problem is not None:
+                issues.append(Issue(("teacher",), problem))
+        if issues:
+            raise _Issues(issues)
+        return result
 
 
+def _raw(value: Any) -> Any:
+    """A section's raw value (a model given as such: its fields)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    if isinstance(value, list):
+        return [_raw(item) for item in value]
+    return value
+
+
+def _validated(handler: Any, value: Any, model: type[BaseModel]) -> tuple[Any, list[Issue]]:
+    """A wrap validator's own validation: (its result or None, its issues)."""
+    try:
+        return handler(value), []
+    except ValidationError as exc:
+        return None, _issues_from(exc, model)
+
+
+# ---------------------------------------------------------------------------- reading
 class ConfigLoadError(ValueError):
     """A config file that cannot be read or does not validate (message names the key path)."""
 
 
-def _format_errors(exc: ValidationError, source: str) -> str:
-    lines = [f"invalid config {source}:"]
-    for err in exc.errors():
-        path = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-")) or "(top)"
-        msg = err["msg"].removeprefix("Value error, ")
-        lines.append(f"  {path}: {msg}")
-    return "\n".join(lines)
+class ConfigData(dict):
+    """A raw config mapping that remembers where its keys come from: the line of each key in
+    the YAML file, and the ``--set`` override that set (or created) each key."""
+
+    def __init__(
+        self,
+        data: Any = (),
+        lines: dict[tuple[str | int, ...], int] | None = None,
+        overrides: list[tuple[tuple[str | int, ...], str]] | None = None,
+        created: dict[tuple[str | int, ...], str] | None = None,
+    ) -> None:
+        super().__init__(data)
+        self.lines = dict(lines or {})
+        """Key path -> its line in the file."""
+        self.overrides = list(overrides or [])
+        """(key path, override text), in the order they were applied."""
+        self.created = dict(created or {})
+        """Key path absent from the file -> the override that created it."""
+
+
+class ConfigLoader(yaml.SafeLoader):
+    """A SafeLoader that refuses a key given twice in one mapping (plain YAML loading keeps
+    the last one silently) and remembers the line of every key and list entry."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.lines: dict[tuple[str | int, ...], int] = {}
+        self.duplicates: list[Issue] = []
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        self._survey(node, (), set())
+        return super().construct_document(node)
+
+    def _survey(self, node: yaml.Node, path: tuple[str | int, ...], seen: set[int]) -> None:
+        if id(node) in seen:  # an alias of a node already surveyed
+            return
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            marks: dict[tuple[str, str], list[yaml.Mark]] = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                    continue
+                ident = (key_node.tag, key_node.value)
+                if ident in marks:
+                    marks[ident].append(key_node.start_mark)
+                    continue
+                marks[ident] = [key_node.start_mark]
+                self.lines[(*path, key_node.value)] = key_node.start_mark.line + 1
+                self._survey(value_node, (*path, key_node.value), seen)
+            for (_, key), found in marks.items():
+                if len(found) > 1:
+                    self.duplicates.append(_duplicate((*path, key), found))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                self.lines[(*path, i)] = item.start_mark.line + 1
+                self._survey(item, (*path, i), seen)
+
+
+def _duplicate(loc: tuple[str | int, ...], marks: list[yaml.Mark]) -> Issue:
+    lines = [m.line + 1 for m in marks]
+    if len(set(lines)) == len(lines):
+        where = "lines " + ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}"
+    else:
+        where = ", ".join(f"line {m.line + 1} column {m.column + 1}" for m in marks)
+    times = "twice" if len(marks) == 2 else f"{len(marks)} times"
+    return Issue(
+        loc,
+        f"key {key_path(loc)!r} is given {times}, on {where} (YAML would silently keep the "
+        "last); keep one",
+        names_key=True,
+        locate=False,
+        line=lines[0],
+    )
+
+
+def _kind(value: Any) -> str:
+    for types, name in (
+        (bool, "boolean"),
+        ((int, float), "number"),
+        (str, "string"),
+        (list, "list"),
+    ):
+        if isinstance(value, types):
+            return f"a {name}"
+    return f"a {type(value).__name__}"
+
+
+def _yaml_error(exc: yaml.YAMLError) -> str:
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
+        text = f"{exc.context}: {exc.problem}" if exc.context else exc.problem
+        mark = exc.problem_mark
+        return f"{text} (line {mark.line + 1}, column {mark.column + 1})" if mark else text
+    return str(exc)
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``key.sub=value`` -> (["key", "sub"], value parsed as YAML: numbers, bools, lists...)."""
     if "=" not in text:
-        raise ConfigLoadError(f"override {text!r} must look like key.sub=value")
+        raise ConfigLoadError(
+            f"--set {text}: an override must look like key.sub=value "
+            "(e.g. --set hyperparams.learning_rate=1e-3)"
+        )
     key, raw = text.split("=", 1)
-    path = [p for p in key.strip().split(".") if p]
-    if not path:
-        raise ConfigLoadError(f"override {text!r} has an empty key")
+    if not key.strip():
+        raise ConfigLoadError(f"--set {text}: the key before '=' is empty")
+    path = [p.strip() for p in key.strip().split(".")]
+    if not all(path):
+        raise ConfigLoadError(f"--set {text}: key {key.strip()!r} has an empty part")
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as exc:
-        raise ConfigLoadError(f"override {text!r}: value is not valid YAML ({exc})") from None
+        raise ConfigLoadError(
+            f"--set {text}: the value is not valid YAML ({_yaml_error(exc)})"
+        ) from None
     return path, value
 
 
-def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply ``--set`` overrides to the raw config mapping (creating nested mappings)."""
-    data = json.loads(json.dumps(data))  # deep copy of plain data
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> ConfigData:
+    """Apply ``--set`` overrides to the raw config mapping (creating nested mappings; a
+    number indexes a list: ``opponents.1.weight=2``). The result remembers which key each
+    override set, so that errors name the override."""
+    if not isinstance(data, dict):
+        raise ConfigLoadError(f"a config must be a mapping of keys to values, not {_kind(data)}")
+    base = data if isinstance(data, ConfigData) else ConfigData(data)
+    out = ConfigData(copy.deepcopy(dict(base)), base.lines, base.overrides, base.created)
     for text in overrides:
-        path, value = parse_override(text)
-        node = data
-        for part in path[:-1]:
-            child = node.get(part)
-            if child is None:
-                child = node[part] = {}
-            if not isinstance(child, dict):
-                raise ConfigLoadError(f"override {text!r}: {part!r} is not a mapping")
-            node = child
-        node[path[-1]] = value
-    return data
+        parts, value = parse_override(text)
+        node: Any = out
+        walked: list[str | int] = []
+        for i, part in enumerate(parts):
+            key: str | int = part
+            if isinstance(node, list):
+                here = key_path(walked)
+                if not re.fullmatch(r"\d+", part):
+                    raise ConfigLoadError(
+                        f"--set {text}: {here} is a list: give an entry's number "
+                        f"({here}.0...) or set the whole list"
+                    )
+                key = int(part)
+                if key >= len(node):
+                    raise ConfigLoadError(
+                        f"--set {text}: {here} has {len(node)} entries (0 to {len(node) - 1}), "
+                        f"so no entry {key}"
+                    )
+            present = isinstance(node, list) or key in node
+            walked.append(key)
+            if i == len(parts) - 1:
+                node[key] = value
+            else:
+                child = node[key] if present else None
+                if child is None and re.fullmatch(r"\d+", parts[i + 1]):
+                    here = key_path(walked)
+                    raise ConfigLoadError(
+                        f"--set {text}: {here} is not in the config, so it has no entry "
+                        f"{parts[i + 1]}; set the whole list (--set '{here}=[...]')"
+                    )
+                if child is None:
+                    child = node[key] = {}
+                    present = False
+                if not isinstance(child, (dict, list)):
+                    raise ConfigLoadError(
+                        f"--set {text}: {key_path(walked)} is {child!r}, not a mapping"
+                    )
+                node = child
+            if not present:
+                out.created.setdefault(tuple(walked), text)
+        out.overrides.append((tuple(walked), text))
+    return out
+
+
+def _origin(issue: Issue, data: Any) -> tuple[str | None, bool]:
+    """(the override an issue comes from or None for the file, whether to show its path)."""
+    if not isinstance(data, ConfigData):
+        return None, True
+    loc = issue.loc
+    best: tuple[tuple[str | int, ...], str] | None = None
+    for path, text in data.overrides:  # the override that set this key or one above it
+        if loc[: len(path)] == path and (best is None or len(path) >= len(best[0])):
+            best = (path, text)
+    if best is not None:
+        return best[1], best[0] != loc
+    below = [(p, t) for p, t in data.overrides if len(p) > len(loc) and p[: len(loc)] == loc]
+    if below:  # overrides inside the key: theirs if the key is theirs, or they are named
+        created = any(loc[:k] in data.created for k in range(1, len(loc) + 1))
+        for path, text in reversed(below):
+            named = re.search(rf"\b{re.escape(str(path[len(loc)]))}\b", issue.text())
+            if created or named:
+                return text, True
+    return None, True
+
+
+def _line(issue: Issue, data: Any) -> int | None:
+    """The line of the deepest key of the issue's path that the file has."""
+    lines = data.lines if isinstance(data, ConfigData) else {}
+    for k in range(len(issue.loc), 0, -1):
+        if issue.loc[:k] in lines:
+            return lines[issue.loc[:k]]
+    return None
+
+
+def format_issues(issues: list[Issue], source: str, data: Any = None) -> str:
+    """One line for one issue (``FILE, line N: key.path: message`` or ``--set KEY=VALUE:
+    message``); for several, a header and a line each, in the file's order, then the
+    overrides' issues."""
+    entries = []
+    for issue in issues:
+        override, show_path = _origin(issue, data)
+        body = issue.text()
+        if show_path and issue.loc and not issue.names_key and issue.valid is None:
+            body = f"{key_path(issue.loc)}: {body}"
+        line = None if override is not None else (issue.line or _line(issue, data))
+        entries.append((override, line if issue.locate else None, line, body))
+    if len(entries) == 1:
+        override, shown, _, body = entries[0]
+        if override is not None:
+            return f"--set {override}: {body}"
+        return f"{source}, line {shown}: {body}" if shown else f"{source}: {body}"
+    entries.sort(key=lambda entry: (entry[0] is not None, entry[2] or 0))
+    out = [f"{len(entries)} errors in config {source}:"]
+    for override, shown, _, body in entries:
+        where = f"--set {override}: " if override is not None else ""
+        out.append(f"  {where}{f'line {shown}: ' if shown else ''}{body}")
+    return "\n".join(out)
 
 
 def validate_config(data: dict[str, Any], source: str = "<config>") -> RunConfig:
+    """Validate a raw config mapping (checking that every agent it names builds).
+
+    :raises ConfigLoadError: naming every problem, each with its key path and origin.
+    """
     try:
-        return RunConfig.model_validate(data)
+        return RunConfig.model_validate(data, context={"agents": {}})
     except ValidationError as exc:
-        raise ConfigLoadError(_format_errors(exc, source)) from None
+        issues = _issues_from(exc, RunConfig)
+    for issue in issues:
+        key = issue.loc[0] if issue.valid is not None and len(issue.loc) == 1 else None
+        if any(key in model.model_fields for model in HYPERPARAMS.values()):
+            issue.hint = f"{key} is a hyperparameter: set it under hyperparams (hyperparams.{key})"
+    raise ConfigLoadError(format_issues(issues, source, data))
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
     """Read, override and validate a YAML run config.
 
-    :raises ConfigLoadError: unreadable file, bad YAML, unknown keys or bad values (each
-        message names the key path).
+    :raises ConfigLoadError: unreadable file, bad YAML, an empty file or one that is not a
+        mapping, a key given twice, a malformed override, unknown keys or bad values (each
+        message names the key path and the line or override it comes from).
     """
     path = Path(path)
     try:
         text = path.read_text()
     except OSError as exc:
         raise ConfigLoadError(f"cannot read config {path}: {exc.strerror}") from None
+    loader = ConfigLoader(text)
     try:
-        data = yaml.safe_load(text) or {}
+        data = loader.get_single_data()
     except yaml.YAMLError as exc:
-        raise ConfigLoadError(f"config {path} is not valid YAML: {exc}") from None
+        raise ConfigLoadError(f"config {path} is not valid YAML: {_yaml_error(exc)}") from None
+    finally:
+        loader.dispose()
+    if loader.duplicates:
+        raise ConfigLoadError(format_issues(loader.duplicates, str(path)))
+    if data is None or data == {}:
+        raise ConfigLoadError(
+            f"config {path} is empty: a config needs at least one key, e.g. "
+            "'variant: knock_rummy' (the others have defaults; configs/*.yaml are examples)"
+        )
     if not isinstance(data, dict):
-        raise ConfigLoadError(f"config {path} must be a mapping of keys to values")
-    data = apply_overrides(data, overrides or [])
+        raise ConfigLoadError(
+            f"config {path} must be a mapping of keys to values ('key: value' lines) at the "
+            f"top level, but it is {_kind(data)}"
+        )
+    data = apply_overrides(ConfigData(data, lines=loader.lines), overrides or [])
     return validate_config(data, str(path))
 
 

@@ -1,0 +1,398 @@
+"""Config errors are clear and early: every mistake in a run config (or a ``--set`` override)
+is a one-line error naming its key, found before any run folder exists, through
+``train_from_file``, ``resume_run`` and ``rummyzoo train`` alike."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from rummyzoo.cli.main import main
+from rummyzoo.training.config import (
+    ConfigLoadError,
+    RunConfig,
+    apply_overrides,
+    config_to_yaml,
+    load_config,
+    validate_config,
+)
+from rummyzoo.training.train import resume_run, train_from_file
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+#: A small valid config (cheap to train, should a broken check let it through).
+BASE = """\
+variant: knock_rummy
+num_players: 2
+n_timesteps: 64
+n_envs: 1
+hyperparams:
+  n_steps: 32
+  batch_size: 32
+opponents:
+  - {name: random}
+  - {name: self}
+evaluation:
+  opponents: [random]
+  deals: 1
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "run.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _refused(tmp_path, monkeypatch, capsys, config, overrides, pattern, lines=1) -> str:
+    """``config`` with ``overrides`` is refused with a message matching ``pattern`` (and of
+    ``lines`` lines) by ``train_from_file`` (into a given run folder and the default one) and
+    by ``rummyzoo train`` (exit code 2, the message on stderr); no run folder appears.
+
+    :returns: the message.
+    """
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    monkeypatch.chdir(work)  # the default run folder would be work/runs/...
+    run = tmp_path / "the_run"
+    with pytest.raises(ConfigLoadError, match=pattern) as caught:
+        train_from_file(str(config), overrides, str(run), ["test"], progress="off")
+    with pytest.raises(ConfigLoadError, match=pattern):
+        train_from_file(str(config), overrides, None, ["test"], progress="off")
+    message = str(caught.value)
+    assert len(message.splitlines()) == lines, message
+    sets = [arg for text in overrides for arg in ("--set", text)]
+    capsys.readouterr()
+    assert main(["train", str(config), "--run-dir", str(run), "--quiet", *sets]) == 2
+    assert main(["train", str(config), "--quiet", *sets]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"rummyzoo train: error: {message}\n" * 2
+    assert not run.exists()
+    assert list(work.iterdir()) == []
+    return message
+
+
+# ------------------------------------------------------------------ 1. agent names
+@pytest.mark.parametrize(
+    "replace, pattern",
+    [
+        (
+            ("opponents: [random]", "opponents: [random, knock.genius]"),
+            r", line 12: evaluation\.opponents\[1\]: unknown agent 'knock\.genius'; known agents "
+            r"for knock_rummy: random, knock\.greedy, knock\.smart ",
+        ),
+        (
+            ("opponents: [random]", "opponents: [ditch.smart]"),
+            r", line 12: evaluation\.opponents\[0\]: agent 'ditch\.smart' plays ditch_rummy, not "
+            r"knock_rummy",
+        ),
+        (
+            ("opponents: [random]", "opponents: [self]"),
+            r"evaluation\.opponents\[0\]: 'self' \(the self-play pool\) can only be a training",
+        ),
+        (
+            ("- {name: self}", "- {name: knock.smrt, weight: 2}"),
+            r", line 10: opponents\[1\]\.name: unknown agent 'knock\.smrt'; known agents for "
+            r"knock_rummy: .*; did you mean 'knock\.smart'\?$",
+        ),
+        (
+            ("- {name: self}", "- {name: missing/ckpt.zip}"),
+            r"opponents\[1\]\.name: checkpoint 'missing/ckpt\.zip' does not exist$",
+        ),
+        (
+            ("n_envs: 1", "n_envs: 1\npretrain: {teacher: knock.genius}"),
+            r", line 5: pretrain\.teacher: unknown agent 'knock\.genius'; known agents for "
+            r"knock_rummy",
+        ),
+    ],
+)
+def test_agent_names_are_checked_before_training(tmp_path, monkeypatch, capsys, replace, pattern):
+    config = _write(tmp_path, BASE.replace(*replace))
+    assert config.read_text() != BASE
+    message = _refused(tmp_path, monkeypatch, capsys, config, [], pattern)
+    assert message.startswith(f"{config}, line ")
+
+
+def test_agents_are_built_for_the_config_variant_and_players():
+    """Heuristics of the config's variant pass, and are built for its player count."""
+    ditch = {"variant": "ditch_rummy", "opponents": [{"name": "ditch.smart"}]}
+    assert validate_config({**ditch, "evaluation": {"opponents": ["ditch.greedy"]}})
+    with pytest.raises(ConfigLoadError, match=r"opponents\[0\]\.name: agent 'ditch\.smart' plays"):
+        validate_config({**ditch, "variant": "knock_rummy"})
+    assert validate_config({"pretrain": {"teacher": "knock.smart"}, "num_players": 3})
+
+
+# ------------------------------------------------------------------ 2. device
+def test_unknown_device_is_refused(tmp_path, monkeypatch, capsys):
+    config = _write(tmp_path, BASE + "device: banana\n")
+    message = _refused(
+        tmp_path,
+        monkeypatch,
+        capsys,
+        config,
+        [],
+        r", line 14: device: 'banana' is not a device",
+    )
+    assert "use one of 'cpu', 'cuda', 'cuda:0', 'auto', 'mps'" in message
+
+
+def test_cuda_without_cuda_is_refused(tmp_path, monkeypatch, capsys):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    config = _write(tmp_path, BASE + "device: cuda\n")
+    message = _refused(
+        tmp_path,
+        monkeypatch,
+        capsys,
+        config,
+        [],
+        r"device: 'cuda' needs CUDA, but this machine has no CUDA device",
+    )
+    assert "use 'cpu', or 'auto'" in message
+    with pytest.raises(ConfigLoadError, match=r"device: 'cuda:0' needs CUDA"):
+        validate_config({"device": "cuda:0"})
+
+
+def test_accepted_devices(monkeypatch):
+    import torch
+
+    for device in ("cpu", "auto"):
+        assert validate_config({"device": device}).device == device
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    for device in ("cuda", "cuda:0"):
+        assert validate_config({"device": device}).device == device
+    with pytest.raises(ConfigLoadError, match=r"device: 'cuda:1': this machine has 1 CUDA device"):
+        validate_config({"device": "cuda:1"})
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    with pytest.raises(ConfigLoadError, match=r"device: 'mps' needs Apple's Metal"):
+        validate_config({"device": "mps"})
+    for bad in ("CPU", "cuda:x", "meta", ""):
+        with pytest.raises(ConfigLoadError, match=rf"device: {re.escape(repr(bad))} is not a"):
+            validate_config({"device": bad})
+
+
+# ------------------------------------------------------------------ 3. file shape
+@pytest.mark.parametrize("text", ["", "\n\n", "# nothing but a comment\n", "null\n", "~\n", "{}\n"])
+def test_empty_config_is_refused(tmp_path, monkeypatch, capsys, text):
+    config = _write(tmp_path, text)
+    message = _refused(
+        tmp_path,
+        monkeypatch,
+        capsys,
+        config,
+        ["n_timesteps=64"],
+        rf"^config {re.escape(str(config))} is empty: a config needs at least one key",
+    )
+    assert "variant: knock_rummy" in message
+
+
+@pytest.mark.parametrize(
+    "text, kind", [("- variant: knock_rummy\n", "a list"), ("knock_rummy\n", "a string")]
+)
+def test_config_that_is_not_a_mapping_is_refused(tmp_path, monkeypatch, capsys, text, kind):
+    config = _write(tmp_path, text)
+    _refused(
+        tmp_path,
+        monkeypatch,
+        capsys,
+        config,
+        [],
+        rf"^config {re.escape(str(config))} must be a mapping of keys to values .* but it is "
+        rf"{kind}$",
+    )
+
+
+@pytest.mark.parametrize(
+    "replace, message",
+    [
+        (
+            ("n_envs: 1\n", "n_envs: 1\nn_timesteps: 128\n"),
+            "key 'n_timesteps' is given twice, on lines 3 and 5",
+        ),
+        (
+            ("  batch_size: 32\n", "  batch_size: 32\n  n_steps: 64\n"),
+            "key 'hyperparams.n_steps' is given twice, on lines 6 and 8",
+        ),
+        (
+            ("- {name: random}", "- {name: random, name: knock.greedy}"),
+            "key 'opponents[0].name' is given twice, on line 9 column 6, line 9 column 20",
+        ),
+    ],
+)
+def test_duplicated_key_is_refused(tmp_path, monkeypatch, capsys, replace, message):
+    config = _write(tmp_path, BASE.replace(*replace))
+    assert config.read_text() != BASE
+    got = _refused(tmp_path, monkeypatch, capsys, config, [], re.escape(message))
+    assert got.startswith(f"{config}: key ") and got.endswith("; keep one")
+
+
+def test_every_duplicated_key_is_reported(tmp_path):
+    text = BASE.replace("n_envs: 1\n", "n_envs: 1\nn_envs: 2\n") + "evaluation: {deals: 2}\n"
+    with pytest.raises(ConfigLoadError) as caught:
+        load_config(_write(tmp_path, text))
+    lines = str(caught.value).splitlines()
+    assert lines[0] == f"2 errors in config {tmp_path / 'run.yaml'}:"
+    assert lines[1].startswith("  key 'n_envs' is given twice, on lines 4 and 5")
+    assert lines[2].startswith("  key 'evaluation' is given twice, on lines 12 and 15")
+
+
+# ------------------------------------------------------------------ 4. all errors at once
+def test_all_errors_are_reported_at_once(tmp_path, monkeypatch, capsys):
+    text = (
+        BASE.replace("n_timesteps: 64", "n_timesteps: lots")
+        .replace("  batch_size: 32", "  batch_size: 32\n  learning_rat: 0.001")
+        .replace("  deals: 1", "  dealz: 1")
+        .replace("opponents: [random]", "opponents: [knock.genius]")
+        + "devise: cpu\n"
+    )
+    config = _write(tmp_path, text)
+    message = _refused(
+        tmp_path,
+        monkeypatch,
+        capsys,
+        config,
+        ["seed=-1"],
+        rf"^6 errors in config {re.escape(str(config))}:\n",
+        lines=7,
+    )
+    body = message.splitlines()[1:]
+    assert body[0].startswith("  line 3: n_timesteps: Input should be a valid integer")
+    assert (
+        body[1]
+        == "  line 8: unknown key 'learning_rat' in hyperparams; did you mean 'learning_rate'?"
+    )
+    assert body[2].startswith("  line 13: evaluation.opponents[0]: unknown agent 'knock.genius'")
+    assert body[3] == "  line 14: unknown key 'dealz' in evaluation; did you mean 'deals'?"
+    assert body[4] == "  line 15: unknown key 'devise'; did you mean 'device'?"
+    assert body[5] == "  --set seed=-1: Input should be greater than or equal to 0, got -1"
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"n_timestep": 10}, "unknown key 'n_timestep'; did you mean 'n_timesteps'?"),
+        ({"self_play": {"pool": 3}}, "unknown key 'pool' in self_play; did you mean 'pool_size'?"),
+        (
+            {"policy_kwargs": {"net_arch": {"pi": [8], "vff": [8]}}},
+            "unknown key 'vff' in policy_kwargs.net_arch; did you mean 'vf'?",
+        ),
+        (
+            {"opponents": [{"name": "random", "wieght": 2}]},
+            "unknown key 'wieght' in opponents[0]; did you mean 'weight'?",
+        ),
+        ({"target_kl": 0.1}, "target_kl is a hyperparameter: set it under hyperparams"),
+        (
+            {"algo": "dqn", "hyperparams": {"n_epochs": 3}},
+            "unknown key 'n_epochs' in hyperparams; n_epochs is a hyperparameter of algo 'ppo', "
+            "and this run's algo is 'dqn'",
+        ),
+        (
+            {"checkpoints": {"zzz": 1}},
+            "unknown key 'zzz' in checkpoints; valid keys: interval, keep",
+        ),
+    ],
+)
+def test_unknown_keys_suggest_near_misses(data, message):
+    with pytest.raises(ConfigLoadError, match=re.escape(message)):
+        validate_config(data)
+
+
+# ------------------------------------------------------------------ 5. overrides
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        (
+            "hyperparams.learning_rat=1e-3",
+            "--set hyperparams.learning_rat=1e-3: unknown key 'learning_rat' in hyperparams; "
+            "did you mean 'learning_rate'?",
+        ),
+        (
+            "n_timesteps=abc",
+            "--set n_timesteps=abc: Input should be a valid integer, unable to parse string as "
+            "an integer, got 'abc'",
+        ),
+        ("n_timestep=100", "--set n_timestep=100: unknown key 'n_timestep'; did you mean "),
+        ("device=banana", "--set device=banana: 'banana' is not a device; use one of 'cpu'"),
+        (
+            "evaluation.opponents=[random, knock.genius]",
+            "--set evaluation.opponents=[random, knock.genius]: evaluation.opponents[1]: unknown "
+            "agent 'knock.genius'",
+        ),
+        (
+            "evaluation.opponents.0=knock.genius",
+            "--set evaluation.opponents.0=knock.genius: unknown agent 'knock.genius'",
+        ),
+        (
+            "pretrain.teacher=knock.smrt",
+            "--set pretrain.teacher=knock.smrt: unknown agent 'knock.smrt'",
+        ),
+        (
+            "env_options.rummy_bonus=lots",
+            "--set env_options.rummy_bonus=lots: env_options: KnockRummyRules.rummy_bonus must "
+            "be int",
+        ),
+        ("n_timesteps", "--set n_timesteps: an override must look like key.sub=value"),
+        ("=5", "--set =5: the key before '=' is empty"),
+        ("hyperparams..gamma=0.9", "--set hyperparams..gamma=0.9: key 'hyperparams..gamma' has"),
+        ("seed=[1", "--set seed=[1: the value is not valid YAML"),
+        ("n_envs.x=2", "--set n_envs.x=2: n_envs is 1, not a mapping"),
+        ("opponents.5.weight=2", "--set opponents.5.weight=2: opponents has 2 entries (0 to 1)"),
+    ],
+)
+def test_override_errors_name_the_override(tmp_path, monkeypatch, capsys, override, message):
+    config = _write(tmp_path, BASE)
+    got = _refused(tmp_path, monkeypatch, capsys, config, [override], "^" + re.escape(message))
+    assert str(config) not in got
+
+
+def test_overrides_still_apply(tmp_path):
+    config = load_config(
+        _write(tmp_path, BASE),
+        [
+            "opponents.1.weight=3",
+            "evaluation.opponents.0=knock.smart",
+            "hyperparams.learning_rate=1e-3",
+            "env_options.target_score=null",
+        ],
+    )
+    assert [(o.name, o.weight) for o in config.opponents] == [("random", 1.0), ("self", 3.0)]
+    assert config.evaluation.opponents == ["knock.smart"]
+    assert config.hyperparams.learning_rate == pytest.approx(1e-3)
+    assert config.env_options == {"target_score": None}
+    # The file's keys are untouched by a failed override elsewhere.
+    assert apply_overrides({"a": {"b": 1}}, ["a.c=2"]) == {"a": {"b": 1, "c": 2}}
+
+
+def test_resume_override_errors_name_the_override(tmp_path):
+    """A resumed run's overrides are checked like a new run's, before anything is written."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text(config_to_yaml(RunConfig()))
+    before = sorted(p.name for p in run.iterdir())
+    with pytest.raises(
+        ConfigLoadError,
+        match=r"^--set hyperparams\.learning_rat=1: unknown key 'learning_rat' in hyperparams; "
+        r"did you mean 'learning_rate'\?$",
+    ):
+        resume_run(str(run), ["hyperparams.learning_rat=1"], ["test"], progress="off")
+    with pytest.raises(ConfigLoadError, match=r"^--set evaluation\.opponents=\[nobody\]: "):
+        resume_run(str(run), ["evaluation.opponents=[nobody]"], ["test"], progress="off")
+    assert sorted(p.name for p in run.iterdir()) == before
+
+
+# ------------------------------------------------------------------ shipped configs
+VARIANT_OF_NAME = {"knock": "knock_rummy", "ditch": "ditch_rummy", "rummy500": "rummy500"}
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_config_validates(path):
+    """Every shipped config loads (no duplicated key, every agent and device accepted)."""
+    config = load_config(path)
+    prefix = path.stem.split("_")[0]
+    assert prefix == "smoke" or config.variant == VARIANT_OF_NAME[prefix]
+    assert len(list(CONFIGS.glob("*.yaml"))) >= 6
