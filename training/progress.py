@@ -73,6 +73,7 @@ class Progress:
         self.clock = clock
         self.began = self._last_line = clock()
         self.note = ""
+        self._printed = ""
         self._bar = None
         if self.mode == "bar":
             from tqdm import tqdm
@@ -99,8 +100,8 @@ class Progress:
     def line(self) -> str:
         """One compact line: steps, share, rate, elapsed, time left and the latest note."""
         rate = self.rate
-        left = (self.total - self.done) / rate if rate > 0 else float("nan")
-        share = 100.0 * self.done / self.total if self.total else 100.0
+        left = max(0, self.total - self.done) / rate if rate > 0 else float("nan")
+        share = min(100.0, 100.0 * self.done / self.total) if self.total else 100.0
         text = (
             f"{self.label}: {self.done:,}/{self.total:,} {self.unit}s ({share:.0f}%), "
             f"{rate:,.0f} {self.unit}s/s, elapsed {_duration(self.clock() - self.began)}, "
@@ -109,8 +110,9 @@ class Progress:
         return text + (f" | {self.note}" if self.note else "")
 
     def update(self, done: int) -> None:
-        """Report that ``done`` steps (absolute) are done."""
-        done = min(int(done), self.total)
+        """Report that ``done`` steps (absolute) are done (a phase may end past its total:
+        PPO finishes its last rollout)."""
+        done = int(done)
         if self._bar is not None:
             if done > self._bar.n:
                 self._bar.update(done - self._bar.n)
@@ -118,8 +120,14 @@ class Progress:
             return
         self.done = done
         if self.mode == "lines" and self.clock() - self._last_line >= self.every:
-            self._last_line = self.clock()
-            print(self.line(), file=self.stream, flush=True)
+            self._print()
+
+    def _print(self) -> None:
+        text = self.line()
+        self._last_line = self.clock()
+        if text != self._printed:
+            print(text, file=self.stream, flush=True)
+            self._printed = text
 
     def set_note(self, note: str) -> None:
         """Show ``note`` (e.g. the latest evaluation) with the progress."""
@@ -127,15 +135,14 @@ class Progress:
         if self._bar is not None:
             self._bar.set_postfix_str(note, refresh=True)
         elif self.mode == "lines":
-            print(self.line(), file=self.stream, flush=True)
-            self._last_line = self.clock()
+            self._print()
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
         elif self.mode == "lines":
-            print(self.line(), file=self.stream, flush=True)
+            self._print()
 
     def __enter__(self) -> Progress:
         return self

@@ -1,0 +1,49 @@
+"""Progress lines and bars (training/progress.py), on a fake clock."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from rummyzoo.training.progress import Progress, resolve_mode
+
+
+def _run(every: float, steps: int = 130, dt: float = 0.6) -> list[str]:
+    stream, now = io.StringIO(), [0.0]
+    bar = Progress("train", 100, mode="lines", every=every, stream=stream, clock=lambda: now[0])
+    for done in range(0, steps, 10):
+        now[0] += dt
+        bar.update(done)
+    bar.set_note("eval @120: 0.9")
+    bar.close()
+    return stream.getvalue().splitlines()
+
+
+def test_a_line_every_n_seconds_and_one_closing_line() -> None:
+    lines = _run(every=1.0)
+    assert len(lines) == 7  # 13 updates 0.6 s apart: a line at most once a second, then the note
+    assert lines[0] == "train: 10/100 steps (10%), 8 steps/s, elapsed 0:01, left 0:11"
+    assert lines[-1].endswith("| eval @120: 0.9") and "120/100 steps (100%)" in lines[-1]
+    assert len(set(lines)) == len(lines)  # closing does not repeat the last line
+    assert len(_run(every=100.0)) == 1  # a long interval: only the closing line
+
+
+def test_modes() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert resolve_mode("auto", io.StringIO()) == "lines"
+    assert resolve_mode("auto", Tty()) == "bar"
+    with pytest.raises(ValueError, match="progress must be one of auto, bar, lines, off"):
+        resolve_mode("loud", io.StringIO())
+    quiet = io.StringIO()
+    with Progress("x", 10, mode="off", stream=quiet) as bar:
+        bar.update(10)
+    assert quiet.getvalue() == ""
+    drawn = Tty()
+    with Progress("x", 10, mode="auto", stream=drawn) as bar:
+        bar.update(5)
+        bar.set_note("hello")
+    assert "x:" in drawn.getvalue() and "5/10" in drawn.getvalue() and "hello" in drawn.getvalue()
