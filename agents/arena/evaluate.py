@@ -85,15 +85,3 @@ def sample_game(
     points = [info.get("points", 0) for info in last.infos]
     lines.append("points: " + ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(points)))
     return "\n".join(lines), recorder.to_dict()
-
-
-def sample_game_text(
-    policy: Policy,
-    opponent: str,
-    variant: str,
-    num_players: int,
-    options: dict[str, Any],
-    seed: int,
-) -> str:
-    """One full game, the policy in seat 0 against ``opponent``, as readable text."""
-    return sample_game(policy, opponent, variant, num_players, options, seed)[0]
