@@ -1,12 +1,23 @@
 """Checkpoints: atomic saves with metadata, validated loads, and playing a checkpoint as a Policy.
 
-A checkpoint is the stable-baselines3 ``.zip`` of the model plus a ``rummyzoo.json`` member
-recording the variant, player count, rules options, observation layout, action count, algorithm,
-whether the mask is part of the observation, and the training step. Loading into an env whose
-variant, player count, observation layout or rules options differ fails with a clear message
-(only ``EVAL_SAFE_OPTIONS``, which change neither the observation layout nor the rules of a
-hand, may differ). Files are written to a temporary name and moved into place, so a crash never
-leaves a half-written checkpoint.
+Two kinds of files, both recording in a ``rummyzoo.json`` the variant, player count, rules
+options, observation layout, action count, algorithm, whether the mask is part of the
+observation, and the training step:
+
+* a **checkpoint** (``.rz``, :mod:`rummyzoo.agents.safe`): data only, the network's weights as
+  safetensors and its specification as validated JSON. This is what plays (``make_agent``,
+  ``rummyzoo evaluate``, ``arena``, ``play``, the self-play pool) and what can be shared: loading
+  one runs no code from the file;
+* a **resume file** (the stable-baselines3 ``.zip`` of the model with its optimizer state, a
+  run's ``checkpoints/last.zip``): loading it unpickles Python objects, which can run any code,
+  so only a run's own folder is read this way (``--resume``), and ``rummyzoo export --trust``
+  converts one the user trusts into a checkpoint. Given where a checkpoint is expected, it is
+  refused with a message that says so.
+
+Loading into an env whose variant, player count, observation layout or rules options differ
+fails with a clear message (only ``EVAL_SAFE_OPTIONS``, which change neither the observation
+layout nor the rules of a hand, may differ). Files are written to a temporary name and moved
+into place, so a crash never leaves a half-written checkpoint.
 """
 
 from __future__ import annotations
@@ -88,7 +99,19 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def save_checkpoint(model: Any, path: str | Path, meta: dict[str, Any]) -> Path:
-    """Save an SB3 model with rummyzoo metadata, atomically (see :func:`atomic_write_bytes`).
+    """Save a shareable checkpoint (``.rz``: weights and validated JSON, see
+    :mod:`rummyzoo.agents.safe`) of an SB3 model, atomically. Returns the final path.
+
+    :raises CheckpointError: metadata outside the checkpoint schema.
+    """
+    from rummyzoo.agents.safe import write_checkpoint
+
+    return write_checkpoint(model, path, meta)
+
+
+def save_resume_checkpoint(model: Any, path: str | Path, meta: dict[str, Any]) -> Path:
+    """Save the stable-baselines3 zip of a model (optimizer state included) with rummyzoo
+    metadata, atomically: a run's resume file. Loading it unpickles, so it is trusted-only.
     Returns the final path."""
     import io
 
@@ -102,7 +125,19 @@ def save_checkpoint(model: Any, path: str | Path, meta: dict[str, Any]) -> Path:
 
 
 def read_meta(path: str | Path) -> dict[str, Any]:
-    """The metadata of a checkpoint.
+    """The validated metadata of a shareable checkpoint (``.rz``); nothing is unpickled.
+
+    :raises CheckpointError: missing file, not a checkpoint (a stable-baselines3 zip or a torch
+        file is refused, saying why and how to convert it), damaged, or metadata that does not
+        validate (naming what is wrong).
+    """
+    from rummyzoo.agents.safe import read_safe_meta
+
+    return read_safe_meta(path)
+
+
+def read_trusted_meta(path: str | Path) -> dict[str, Any]:
+    """The metadata of a stable-baselines3 zip written by rummyzoo (reads JSON only).
 
     :raises CheckpointError: missing file, not a zip, no or unreadable metadata.
     """
@@ -110,7 +145,7 @@ def read_meta(path: str | Path) -> dict[str, Any]:
     if path.is_dir():
         raise CheckpointError(
             f"checkpoint {path} is a directory, not a checkpoint file (a run folder keeps its "
-            f"checkpoints in RUN_DIR/checkpoints/, e.g. {path / 'checkpoints' / 'best.zip'})"
+            f"checkpoints in RUN_DIR/checkpoints/, e.g. {path / 'checkpoints' / 'last.zip'})"
         )
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
@@ -198,8 +233,12 @@ def check_compatible(
 
 
 def load_model(path: str | Path, device: str = "cpu") -> tuple[Any, dict[str, Any]]:
-    """Load (model, metadata) from a checkpoint. :raises CheckpointError: see :func:`read_meta`."""
-    meta = read_meta(path)
+    """Load (model, metadata) from a stable-baselines3 zip: TRUSTED FILES ONLY, loading
+    unpickles (a run's own resume file, or a file ``rummyzoo export --trust`` converts).
+
+    :raises CheckpointError: see :func:`read_trusted_meta`.
+    """
+    meta = read_trusted_meta(path)
     cls = algo_class(meta["algo"])
     try:
         model = cls.load(str(path), device=device)
@@ -225,6 +264,9 @@ def algo_class(name: str) -> Any:
 class CheckpointPolicy(BasePolicy):
     """A trained model playing as a :class:`~rummyzoo.agents.base.Policy`.
 
+    :param model: an SB3 model, or the network of a checkpoint
+        (:class:`~rummyzoo.agents.safe.LoadedNetwork`): what has ``policy`` (PPO) or
+        ``q_net`` (DQN).
     :param deterministic: greedy (default) or sampled actions (PPO; DQN is always greedy).
     """
 
@@ -282,11 +324,103 @@ def load_policy(
     options: dict[str, Any] | None = None,
     deterministic: bool = True,
 ) -> CheckpointPolicy:
-    """Load a checkpoint as a Policy for ``variant`` / ``num_players`` / ``options``.
+    """Load a shareable checkpoint (``.rz``) as a Policy for ``variant`` / ``num_players`` /
+    ``options``: the metadata is validated and checked against the env, the network rebuilt
+    from its specification and its weights checked and loaded; nothing is unpickled.
 
-    :raises CheckpointError: missing, corrupt or mismatched checkpoint (clear message).
+    :raises CheckpointError: missing, corrupt, unsafe (a stable-baselines3 zip) or mismatched
+        checkpoint (clear message).
     """
-    meta = read_meta(path)
+    from rummyzoo.agents.safe import load_network, open_checkpoint
+
+    spec, data = open_checkpoint(path)
+    meta = spec.model_dump(mode="json")
     check_compatible(meta, variant, num_players, dict(options or {}), str(path))
-    model, meta = load_model(path)
-    return CheckpointPolicy(model, meta, name=Path(path).name, deterministic=deterministic)
+    network = load_network(spec, data, str(path))
+    return CheckpointPolicy(network, meta, name=Path(path).name, deterministic=deterministic)
+
+
+#: Metadata of a stable-baselines3 zip that a checkpoint keeps (the schema's fields).
+EXPORTED_KEYS = (
+    "variant",
+    "num_players",
+    "options",
+    "obs_size",
+    "num_actions",
+    "observation_layout",
+    "features",
+    "mask_in_obs",
+    "algo",
+    "steps",
+    "reward",
+    "reward_scale",
+    "eval",
+)
+
+
+def export_checkpoint(source: str | Path, out: str | Path | None = None) -> dict[str, Any]:
+    """Convert a stable-baselines3 zip written by rummyzoo into a shareable checkpoint.
+
+    TRUSTED FILES ONLY: converting loads the zip, which unpickles it. The checkpoint written
+    is loaded back (the safe way) and its tensors compared bit for bit with the model's.
+
+    :param out: the ``.rz`` to write (default: ``source`` with the ``.rz`` suffix).
+    :returns: ``path``, ``algo``, ``network`` (its type) and ``parameters`` (count).
+    :raises CheckpointError: not a rummyzoo stable-baselines3 zip, or a network the format
+        cannot describe.
+    """
+    import torch as th
+
+    from rummyzoo.agents.safe import SUFFIX, load_checkpoint, played_tensors
+
+    source = Path(source)
+    target = Path(out) if out is not None else source.with_suffix(SUFFIX)
+    if target.resolve() == source.resolve():
+        raise CheckpointError(f"export would overwrite {source} itself; name another output")
+    check_exportable(source)
+    model, old = load_model(source)
+    meta = {k: old[k] for k in EXPORTED_KEYS if k in old}
+    if "observation_layout" not in meta:  # written before checkpoints recorded it
+        sig = env_signature(old["variant"], old["num_players"], old["options"])
+        meta["observation_layout"] = sig["observation_layout"]
+    meta.setdefault("features", None)
+    meta.setdefault("mask_in_obs", False)
+    meta.setdefault("steps", int(model.num_timesteps))
+    save_checkpoint(model, target, meta)
+    network, saved = load_checkpoint(target)
+    want = played_tensors(model.policy, meta["algo"])
+    got = played_tensors(network.policy, meta["algo"])
+    if want.keys() != got.keys() or not all(th.equal(want[k], got[k]) for k in want):
+        target.unlink(missing_ok=True)
+        raise CheckpointError(f"{target} did not load back as the network of {source}")
+    module = network.policy if meta["algo"] == "ppo" else network.q_net
+    return {
+        "path": target,
+        "algo": saved["algo"],
+        "network": saved["network"]["type"],
+        "parameters": sum(int(p.numel()) for p in module.parameters()),
+    }
+
+
+def check_exportable(path: str | Path) -> None:
+    """Refuse, without unpickling anything, a file that is no stable-baselines3 zip of
+    rummyzoo (a shareable checkpoint already, another file).
+
+    :raises CheckpointError: naming what the file is.
+    """
+    from rummyzoo.agents.safe import WEIGHTS_NAME
+
+    path = Path(path)
+    read_trusted_meta(path)  # exists, a zip, with rummyzoo metadata
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+    if WEIGHTS_NAME in names:
+        raise CheckpointError(
+            f"{path} is a shareable checkpoint already (it holds {WEIGHTS_NAME}); nothing to "
+            "convert"
+        )
+    if "data" not in names or "policy.pth" not in names:
+        raise CheckpointError(
+            f"{path} is not a stable-baselines3 zip (no data and policy.pth inside); "
+            "rummyzoo export converts the .zip files rummyzoo's training wrote"
+        )

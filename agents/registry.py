@@ -6,7 +6,9 @@ A name is one of:
 * a name that an installed package registers in the entry-point group ``rummyzoo.agents``
   (the entry point's name is the agent name, its value ``module:Class``);
 * ``package.module:ClassName``: the module is imported and the class taken from it;
-* a checkpoint path (``.zip`` / ``.pt``, loaded by :mod:`rummyzoo.agents.checkpoints`).
+* a checkpoint path (a shareable ``.rz``, loaded by :mod:`rummyzoo.agents.checkpoints` without
+  unpickling anything; a stable-baselines3 ``.zip`` or a torch file is refused, saying how to
+  convert a trusted one).
 
 Every class, built-in or not, is built the same way: when its constructor takes ``variant``,
 ``num_players`` or ``options`` keyword arguments (or ``**kwargs``) they are passed, otherwise it
@@ -288,7 +290,7 @@ def make_agent(
         cls = _entry_point_class(name, ep)
         label = f"{name!r} (entry point {ep.value!r})"
         return _build(cls, name, label, variant, num_players, options)
-    if name.endswith((".zip", ".pt")) or Path(name).exists():
+    if name.endswith((".rz", ".zip", ".pt", ".pth")) or Path(name).exists():
         if not Path(name).exists():
             raise ValueError(f"checkpoint {name!r} does not exist")
         from rummyzoo.agents.checkpoints import load_policy  # imports torch: only when needed

@@ -333,11 +333,18 @@ def test_other_bad_arguments() -> None:
 def test_checkpoint_of_another_variant_is_a_clear_error(tmp_path, capsys) -> None:
     import zipfile
 
-    checkpoint = tmp_path / "ditch_model.zip"
-    meta = {"variant": "ditch_rummy", "num_players": 2, "options": {}, "obs_size": 1}
-    meta |= {"num_actions": 16, "algo": "ppo"}
+    from safetensors.torch import save
+
+    from rummyzoo.agents.checkpoints import env_signature
+
+    checkpoint = tmp_path / "ditch_model.rz"
+    meta = {"format": "rummyzoo-checkpoint", "format_version": 1, "rummyzoo_version": "0.1.0"}
+    meta |= env_signature("ditch_rummy", 2, {})
+    meta |= {"features": None, "mask_in_obs": False, "algo": "ppo", "steps": 0}
+    meta["network"] = {"type": "mlp", "activation": "relu", "pi": [8], "vf": [8]}
     with zipfile.ZipFile(checkpoint, "w") as archive:
         archive.writestr("rummyzoo.json", json.dumps(meta))
+        archive.writestr("model.safetensors", save({}))  # never read: the variant is refused
     with pytest.raises(ValueError, match="variant: checkpoint 'ditch_rummy', env 'knock_rummy'"):
         run_arena("knock_rummy", 2, ["random", str(checkpoint)], deals=1)
     code = cli.main(["arena", "knock_rummy", "--agents", "random", str(checkpoint), "--deals", "1"])

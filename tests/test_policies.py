@@ -80,7 +80,7 @@ def test_cards_network_trains_saves_and_plays(tmp_path, algo):
         str(run),
         ["test"],
     )
-    last = run / "checkpoints" / "last.zip"
+    last = run / "checkpoints" / "last.rz"
     assert read_meta(last)["steps"] == summary["steps"] >= 256
     policy = load_policy(last, "knock_rummy", 2)
     net = policy.model.policy

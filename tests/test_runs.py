@@ -69,7 +69,9 @@ def test_train_command_with_default_progress(tmp_path, capsys) -> None:
     assert summary["steps"] == 256 and summary["evaluations"][0]["steps"] == 0
     umask = os.umask(0o022)
     os.umask(umask)
-    for path in [*run.glob("checkpoints/*.zip"), *run.glob("pool/*.zip"), run / "state.json"]:
+    files = [*run.glob("checkpoints/*.rz"), *run.glob("checkpoints/*.zip"), *run.glob("pool/*")]
+    assert len(files) >= 4
+    for path in [*files, run / "state.json"]:
         assert path.stat().st_mode & 0o777 == 0o666 & ~umask, path  # as a plain open() makes
 
 
@@ -152,10 +154,10 @@ def test_a_killed_run_resumes_where_its_checkpoint_was(tmp_path, monkeypatch) ->
     for tag, steps in _tb_steps(run).items():
         counts = Counter(steps)
         assert all(n == 1 for n in counts.values()), (tag, counts)
-    ckpts = sorted(p.name for p in (run / "checkpoints").glob("ckpt_*.zip"))
-    assert ckpts == ["ckpt_000000256.zip"]  # no extra checkpoint from a restarted schedule
+    ckpts = sorted(p.name for p in (run / "checkpoints").glob("ckpt_*"))
+    assert ckpts == ["ckpt_000000256.rz"]  # no extra checkpoint from a restarted schedule
     final = json.loads((run / "state.json").read_text())
-    on_disk = sorted(p.name for p in (run / "pool").glob("*.zip"))
+    on_disk = sorted(p.name for p in (run / "pool").glob("*"))
     assert on_disk == sorted(Path(p["path"]).name for p in final["pool"])
 
 
@@ -171,7 +173,7 @@ def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:
     assert more["steps"] == 384 and more["steps_this_session"] == 128
     from rummyzoo.agents.checkpoints import read_meta
 
-    assert read_meta(run / "checkpoints" / "last.zip")["steps"] == 384
+    assert read_meta(run / "checkpoints" / "last.rz")["steps"] == 384
     assert "n_timesteps: 384" in (run / "config.yaml").read_text()
 
 
@@ -185,7 +187,7 @@ def test_a_checkpoint_scores_what_it_holds(tmp_path) -> None:
     summary = train_from_file(SMOKE, LONGER, str(run), ["test"], progress="off")
     history = {e["steps"]: e["results"] for e in summary["evaluations"]}
     assert max(history) == summary["steps"] == 512
-    for steps, path in ((256, "checkpoints/ckpt_000000256.zip"), (512, "checkpoints/last.zip")):
+    for steps, path in ((256, "checkpoints/ckpt_000000256.rz"), (512, "checkpoints/last.rz")):
         policy = load_policy(run / path, "knock_rummy", 2, {"target_score": None})
         again = evaluate_policy(policy, "random", "knock_rummy", 2, {"target_score": None}, 4, 0)
         logged = history[steps]["random"]

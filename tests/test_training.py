@@ -213,10 +213,11 @@ def test_smoke_train_checkpoint_plays_and_resumes(tmp_path, algo, variant):
     assert summary["steps"] >= 256
     for name in ("config.yaml", "command.txt", "version.json", "state.json", "summary.json"):
         assert (run / name).exists(), name
-    last = run / "checkpoints" / "last.zip"
+    last = run / "checkpoints" / "last.rz"
     meta = read_meta(last)
     assert meta["variant"] == variant and meta["algo"] == algo and meta["steps"] == summary["steps"]
-    assert (run / "checkpoints" / "best.zip").exists() and list((run / "pool").glob("*.zip"))
+    assert (run / "checkpoints" / "best.rz").exists() and list((run / "pool").glob("*.rz"))
+    assert (run / "checkpoints" / "last.zip").exists()  # the resume file
     from rummyzoo.envs.replay import load_replay, verify_replay
 
     games = sorted((run / "games").glob("*.json"))
@@ -274,17 +275,17 @@ def test_tensorboard_has_the_promised_tags(tmp_path):
 # ------------------------------------------------------------------ checkpoints
 def test_checkpoint_errors_are_clear(tmp_path):
     run, _ = _smoke(tmp_path, "dqn", "knock_rummy")
-    last = run / "checkpoints" / "last.zip"
+    last = run / "checkpoints" / "last.rz"
     with pytest.raises(CheckpointError, match="does not match this env: variant"):
         load_policy(last, "rummy500", 2)
     with pytest.raises(CheckpointError, match="num_players: checkpoint 2, env 3"):
         load_policy(last, "knock_rummy", 3)
     # Other rules with the same layout play, with a warning naming them.
     with pytest.warns(UserWarning, match=r"trained under other rules \(rummy_bonus"):
-        assert load_policy(last, "knock_rummy", 2, {"rummy_bonus": 0}).name == "last.zip"
-    assert load_policy(last, "knock_rummy", 2, {"target_score": 100}).name == "last.zip"
+        assert load_policy(last, "knock_rummy", 2, {"rummy_bonus": 0}).name == "last.rz"
+    assert load_policy(last, "knock_rummy", 2, {"target_score": 100}).name == "last.rz"
     # A layout change is refused, naming what changed.
-    relaid = tmp_path / "relaid.zip"
+    relaid = tmp_path / "relaid.rz"
     with zipfile.ZipFile(last) as src, zipfile.ZipFile(relaid, "w") as dst:
         for item in src.namelist():
             data = src.read(item)
@@ -300,24 +301,24 @@ def test_checkpoint_errors_are_clear(tmp_path):
         load_policy(relaid, "knock_rummy", 2)
     with pytest.raises(ValueError, match=r"does not match this env"):
         make_agent(str(last), "rummy500", 2)
-    corrupt = tmp_path / "corrupt.zip"
+    corrupt = tmp_path / "corrupt.rz"
     corrupt.write_bytes(last.read_bytes()[:200])
     with pytest.raises(CheckpointError, match="truncated or damaged: a zip archive of 200 bytes"):
         read_meta(corrupt)
     with pytest.raises(CheckpointError, match="is a directory, not a checkpoint file"):
         read_meta(tmp_path)
-    text = tmp_path / "notes.zip"
+    text = tmp_path / "notes.rz"
     text.write_text("hello")
     with pytest.raises(CheckpointError, match="is not a zip archive"):
         read_meta(text)
-    plain = tmp_path / "plain.zip"
+    plain = tmp_path / "plain.rz"
     with zipfile.ZipFile(plain, "w") as archive:
-        archive.writestr("data", "{}")
+        archive.writestr("notes.txt", "{}")
     with pytest.raises(CheckpointError, match="not a rummyzoo checkpoint"):
         read_meta(plain)
     with pytest.raises(CheckpointError, match="does not exist"):
-        read_meta(tmp_path / "nope.zip")
-    tampered = tmp_path / "tampered.zip"
+        read_meta(tmp_path / "nope.rz")
+    tampered = tmp_path / "tampered.rz"
     with zipfile.ZipFile(last) as src, zipfile.ZipFile(tampered, "w") as dst:
         for item in src.namelist():
             data = src.read(item)
@@ -338,7 +339,7 @@ def test_features_train_record_and_play(tmp_path):
         str(run),
         ["test"],
     )
-    last = run / "checkpoints" / "last.zip"
+    last = run / "checkpoints" / "last.rz"
     assert read_meta(last)["features"] == "knock_deadwood" and summary["steps"] >= 256
     policy = load_policy(last, "knock_rummy", 2)
     assert policy.features is not None and policy.features.size == 106

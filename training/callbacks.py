@@ -43,6 +43,7 @@ from rummyzoo.agents.checkpoints import (
     CheckpointPolicy,
     atomic_write_text,
     save_checkpoint,
+    save_resume_checkpoint,
 )
 from rummyzoo.training.config import RunConfig
 
@@ -207,7 +208,7 @@ class RunCallback(BaseCallback):
     # ------------------------------------------------------------ self-play
     def _snapshot(self) -> None:
         steps = int(self.num_timesteps)
-        path = self.pool_dir / f"snapshot_{steps:09d}.zip"
+        path = self.pool_dir / f"snapshot_{steps:09d}.rz"
         save_checkpoint(self.model, path, self._meta())
         entry = {"path": str(path), "steps": steps, "rating": self.rating}
         self.pool.append(entry)
@@ -265,7 +266,7 @@ class RunCallback(BaseCallback):
         if self.best_value is None or score > self.best_value:
             self.best_value = score
             save_checkpoint(
-                self.model, self.ckpt_dir / "best.zip", {**self._meta(), "eval": results}
+                self.model, self.ckpt_dir / "best.rz", {**self._meta(), "eval": results}
             )
         self.logger.dump(self.num_timesteps)
         return results
@@ -295,7 +296,7 @@ class RunCallback(BaseCallback):
     # ---------------------------------------------------------- checkpoints
     def _checkpoint(self) -> None:
         steps = int(self.num_timesteps)
-        path = save_checkpoint(self.model, self.ckpt_dir / f"ckpt_{steps:09d}.zip", self._meta())
+        path = save_checkpoint(self.model, self.ckpt_dir / f"ckpt_{steps:09d}.rz", self._meta())
         self.periodic.append(str(path))
         for old in self.periodic[: -self.config.checkpoints.keep]:
             Path(old).unlink(missing_ok=True)
@@ -304,7 +305,9 @@ class RunCallback(BaseCallback):
 
     def _save_last(self) -> None:
         steps = int(self.num_timesteps)
-        save_checkpoint(self.model, self.ckpt_dir / "last.zip", self._meta())
+        # last.zip: the trusted resume file (SB3 zip, optimizer state); last.rz: the checkpoint.
+        save_resume_checkpoint(self.model, self.ckpt_dir / "last.zip", self._meta())
+        save_checkpoint(self.model, self.ckpt_dir / "last.rz", self._meta())
         if self.config.algo == "dqn" and self.config.checkpoints.save_replay_buffer:
             tmp = self.ckpt_dir / ".last_replay_buffer.tmp.pkl"
             self.model.save_replay_buffer(str(tmp))
@@ -323,7 +326,7 @@ class RunCallback(BaseCallback):
         # Pool files that neither the pool nor this checkpoint's state refers to can go now.
         keep = {Path(p["path"]).name for p in self.pool}
         if self.pool_dir.is_dir():
-            for path in self.pool_dir.glob("snapshot_*.zip"):
+            for path in self.pool_dir.glob("snapshot_*"):
                 if path.name not in keep:
                     path.unlink(missing_ok=True)
 

@@ -8,8 +8,11 @@ Run folder layout::
       version.json      package, python, torch, stable-baselines3 versions (+ git commit)
       state.json        progress: steps, snapshots in the pool, best evaluation so far
       tb/               TensorBoard logs
-      checkpoints/      ckpt_<steps>.zip (periodic), last.zip, best.zip
-      pool/             self-play snapshots
+      checkpoints/      ckpt_<steps>.rz (periodic), last.rz, best.rz: shareable checkpoints
+                        (data only: ``rummyzoo evaluate``, ``arena`` and ``play`` load them);
+                        last.zip (+ last_replay_buffer.pkl for DQN): the resume state, SB3
+                        pickles with the optimizer state (trusted: only --resume reads it)
+      pool/             self-play snapshots (.rz)
       games/            sample games as replays (``rummyzoo replay FILE``)
 """
 
@@ -29,9 +32,11 @@ import numpy as np
 from rummyzoo.agents.checkpoints import (
     atomic_write_text,
     env_signature,
+    export_checkpoint,
     load_model,
     load_policy,
     read_meta,
+    read_trusted_meta,
 )
 from rummyzoo.training.config import RunConfig, config_to_yaml, load_config, validate_config
 from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
@@ -305,7 +310,7 @@ def train(
         _fresh_run_dir(run_dir)
         resume = False
     if resume:
-        meta = read_meta(last)
+        meta = read_trusted_meta(last)  # the run's own resume file: trusted
         steps_done = int(meta["steps"])
         if steps_done >= config.n_timesteps:
             print(
@@ -351,6 +356,8 @@ def train(
                 + ", ".join(missing)
             )
         for snap in state.get("pool", []):
+            if snap["path"].endswith(".zip"):  # a run from before shareable snapshots (its own)
+                snap["path"] = str(export_checkpoint(snap["path"])["path"])
             env.env_method("add_snapshot", snap["path"], snap["steps"], snap.get("rating", 0.0))
         atomic_write_text(run_dir / "config.yaml", config_to_yaml(config))
         with (run_dir / "command.txt").open("a") as fh:
@@ -399,9 +406,9 @@ def train(
         "seconds": elapsed,
         **phases,
         "rl_steps_per_s": (model.num_timesteps - steps_done) / rl_seconds if rl_seconds else None,
-        "last": str(last),
-        "best": str(run_dir / "checkpoints" / "best.zip")
-        if (run_dir / "checkpoints" / "best.zip").exists()
+        "last": str(run_dir / "checkpoints" / "last.rz"),
+        "best": str(run_dir / "checkpoints" / "best.rz")
+        if (run_dir / "checkpoints" / "best.rz").exists()
         else None,
         "best_eval": callback.best_value,
         "best_metric": config.evaluation.best_metric,

@@ -1,0 +1,610 @@
+"""Shareable checkpoints: data only, so loading one cannot run code.
+
+A stable-baselines3 ``.zip`` stores Python objects as pickles (the ``data`` member's
+``policy_class`` and friends, the torch files beside it); loading one unpickles them, and a
+crafted file runs whatever code it likes. A shareable checkpoint (``.rz``) holds data only:
+
+``model.safetensors``
+    the network's tensors in the safetensors format (a JSON header naming each tensor's dtype,
+    shape and offsets, then the raw numbers; no metadata);
+``rummyzoo.json``
+    the metadata (variant, players, rules options, observation and action layout, features,
+    algorithm, training step, format and rummyzoo versions) and the network's specification
+    (``mlp`` or ``cards``, the layer sizes, the activation, the card layout of a ``cards``
+    network), validated against a strict schema (:class:`CheckpointMeta`).
+
+The two are the only members of a zip archive. Loading validates the JSON (an unexpected key,
+a wrong type, an unknown network type or a format version from a newer rummyzoo is refused,
+naming it), rebuilds the network from the specification with the policy classes of
+stable-baselines3 and :mod:`rummyzoo.agents.networks` (nothing is unpickled, ``torch.load``
+is never called), checks every tensor's name, dtype and shape against the rebuilt network and
+only then copies the weights in. What plays is the very network training saved: PPO's whole
+policy (actor and critic) or DQN's Q-network.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import numpy as np
+import torch as th
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
+from torch import nn
+
+from rummyzoo.agents.checkpoints import META_NAME, CheckpointError, atomic_write_bytes
+
+SUFFIX = ".rz"
+WEIGHTS_NAME = "model.safetensors"
+MEMBERS = (META_NAME, WEIGHTS_NAME)
+FORMAT_NAME = "rummyzoo-checkpoint"
+#: The version of the format this rummyzoo writes and the newest it reads.
+FORMAT_VERSION = 1
+MAX_META_BYTES = 1 << 20
+MAX_WEIGHTS_BYTES = 1 << 30
+#: Bounds on a specification, so that a crafted one cannot make the loader build a huge network.
+MAX_LAYERS = 8
+MAX_WIDTH = 4096
+MAX_INPUT = 20_000
+
+ACTIVATIONS: dict[str, type[nn.Module]] = {
+    "relu": nn.ReLU,
+    "tanh": nn.Tanh,
+    "elu": nn.ELU,
+    "leaky_relu": nn.LeakyReLU,
+}
+#: safetensors dtype names of the torch dtypes a network may hold.
+DTYPES = {
+    th.float32: "F32",
+    th.float64: "F64",
+    th.float16: "F16",
+    th.bfloat16: "BF16",
+    th.int64: "I64",
+    th.int32: "I32",
+    th.int16: "I16",
+    th.int8: "I8",
+    th.uint8: "U8",
+    th.bool: "BOOL",
+}
+
+Width = Annotated[int, Field(gt=0, le=MAX_WIDTH)]
+Layers = Annotated[list[Width], Field(max_length=MAX_LAYERS)]
+Size = Annotated[int, Field(gt=0, le=MAX_INPUT)]
+Index = Annotated[int, Field(ge=0, le=MAX_INPUT)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class CardLayoutSpec(_Strict):
+    """Where a ``cards`` network reads each card's channels (see :func:`card_layout`)."""
+
+    input_size: Size
+    card_blocks: Annotated[list[Index], Field(min_length=1, max_length=64)]
+    action_segments: Annotated[
+        list[tuple[Literal["card", "global"], Annotated[int, Field(gt=0, le=MAX_INPUT)]]],
+        Field(min_length=1, max_length=16),
+    ]
+    num_actions: Size
+
+
+class NetworkSpec(_Strict):
+    """The network: its type, layer sizes and activation (PPO: ``pi`` and ``vf``; DQN: ``q``)."""
+
+    type: Literal["mlp", "cards"]
+    activation: Literal["relu", "tanh", "elu", "leaky_relu"]
+    pi: Layers | None = None
+    vf: Layers | None = None
+    q: Layers | None = None
+    card_layout: CardLayoutSpec | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> NetworkSpec:
+        if self.type == "cards" and self.card_layout is None:
+            raise ValueError("a 'cards' network needs its card_layout")
+        if self.type == "mlp" and self.card_layout is not None:
+            raise ValueError("an 'mlp' network has no card_layout")
+        return self
+
+
+class CheckpointMeta(_Strict):
+    """The schema of ``rummyzoo.json``."""
+
+    format: Literal["rummyzoo-checkpoint"]
+    format_version: Literal[1]
+    rummyzoo_version: str
+    variant: str
+    num_players: Annotated[int, Field(ge=2, le=16)]
+    options: dict[str, JsonValue]
+    obs_size: Size
+    num_actions: Size
+    observation_layout: dict[str, tuple[Index, Index]]
+    features: str | None
+    mask_in_obs: bool
+    algo: Literal["ppo", "dqn"]
+    steps: Annotated[int, Field(ge=0)]
+    reward: str | None = None
+    reward_scale: float | None = None
+    eval: dict[str, dict[str, JsonValue]] | None = None
+    network: NetworkSpec
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CheckpointMeta:
+        from rummyzoo.agents.features import FEATURES
+        from rummyzoo.envs.registry import VARIANTS
+
+        if self.variant not in VARIANTS:
+            raise ValueError(
+                f"variant {self.variant!r} is unknown; known variants: {', '.join(VARIANTS)}"
+            )
+        if self.features is not None and self.features not in FEATURES:
+            raise ValueError(
+                f"features {self.features!r} are unknown; known: {', '.join(FEATURES)}"
+            )
+        net = self.network
+        if self.algo == "ppo" and (net.pi is None or net.vf is None or net.q is not None):
+            raise ValueError("network: a ppo network has pi and vf layer sizes (and no q)")
+        if self.algo == "dqn" and (net.q is None or net.pi is not None or net.vf is not None):
+            raise ValueError("network: a dqn network has q layer sizes (and no pi or vf)")
+        if net.type == "cards" and self.algo == "ppo" and not net.vf:
+            raise ValueError("network.vf: a ppo 'cards' network needs at least one value layer")
+        return self
+
+
+# ---------------------------------------------------------------------------- writing
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rummyzoo")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _activation_name(cls: type) -> str:
+    for name, known in ACTIVATIONS.items():
+        if cls is known:
+            return name
+    raise CheckpointError(
+        f"activation {cls.__name__} cannot be written in a shareable checkpoint; known: "
+        f"{', '.join(ACTIVATIONS)}"
+    )
+
+
+def network_spec(policy: Any) -> dict[str, Any]:
+    """The specification of an SB3 policy that rummyzoo trains (see :class:`NetworkSpec`).
+
+    :raises CheckpointError: a policy the format cannot describe.
+    """
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+
+    from rummyzoo.agents.networks import CardActorCriticPolicy, CardDQNPolicy, MaskedDQNPolicy
+
+    kind = type(policy)
+    activation = _activation_name(policy.activation_fn)
+    if kind in (MaskableActorCriticPolicy, CardActorCriticPolicy):
+        if (
+            not policy.share_features_extractor
+            or policy.features_extractor_class is not FlattenExtractor
+        ):
+            raise CheckpointError(
+                "only PPO policies with the default (shared, flattening) features extractor "
+                "can be written in a shareable checkpoint"
+            )
+        arch = policy.net_arch
+        pi, vf = (
+            (arch.get("pi", []), arch.get("vf", [])) if isinstance(arch, dict) else (arch, arch)
+        )
+        spec: dict[str, Any] = {"activation": activation, "pi": list(pi), "vf": list(vf)}
+        cards = kind is CardActorCriticPolicy
+    elif kind in (MaskedDQNPolicy, CardDQNPolicy):
+        if policy.features_extractor_class is not FlattenExtractor:
+            raise CheckpointError(
+                "only DQN policies with the default (flattening) features extractor can be "
+                "written in a shareable checkpoint"
+            )
+        spec = {"activation": activation, "q": list(policy.net_arch)}
+        cards = kind is CardDQNPolicy
+    else:
+        raise CheckpointError(
+            f"a {kind.__module__}.{kind.__name__} policy cannot be written in a shareable "
+            "checkpoint (known: MaskablePPO's MlpPolicy, the masked DQN policy and their "
+            "'cards' versions)"
+        )
+    spec = {"type": "cards" if cards else "mlp", **spec}
+    if cards:
+        spec["card_layout"] = json.loads(json.dumps(policy.card_layout))
+    return spec
+
+
+def played_tensors(policy: Any, algo: str) -> dict[str, th.Tensor]:
+    """The tensors a checkpoint holds, named as in the policy's ``state_dict``: PPO's whole
+    policy, DQN's Q-network (``q_net.*``; the target network is a training device)."""
+    state = policy.state_dict()
+    if algo == "dqn":
+        state = {k: v for k, v in state.items() if k.startswith("q_net.")}
+    return {k: v.detach().to("cpu").contiguous().clone() for k, v in state.items()}
+
+
+def _zip_member(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # the same bytes every time
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def checkpoint_bytes(model: Any, meta: dict[str, Any]) -> bytes:
+    """A shareable checkpoint of ``model`` (an SB3 MaskablePPO or masked DQN) with ``meta``
+    (the training metadata: variant, players, options, layout, algo, steps...).
+
+    :raises CheckpointError: metadata outside the schema, or a policy it cannot describe.
+    """
+    from safetensors.torch import save
+
+    fields = {k: v for k, v in meta.items() if k != "format"}  # a stable-baselines3 zip's own
+    doc = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "rummyzoo_version": package_version(),
+        **fields,
+        "network": network_spec(model.policy),
+    }
+    text = json.dumps(doc, indent=2)
+    parse_meta(text.encode(), "the checkpoint being written")  # write only what loads
+    weights = save(played_tensors(model.policy, doc["algo"]))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(_zip_member(META_NAME), text + "\n")
+        archive.writestr(_zip_member(WEIGHTS_NAME), weights)
+    return buffer.getvalue()
+
+
+def write_checkpoint(model: Any, path: str | Path, meta: dict[str, Any]) -> Path:
+    """Write :func:`checkpoint_bytes` to ``path`` atomically. Returns the path."""
+    path = Path(path)
+    atomic_write_bytes(path, checkpoint_bytes(model, meta))
+    return path
+
+
+# ---------------------------------------------------------------------------- reading
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"key {key!r} appears twice")
+        seen[key] = value
+    return seen
+
+
+def _problem(error: dict[str, Any]) -> str:
+    where = ".".join(str(p) for p in error["loc"]) or "rummyzoo.json"
+    if error["type"] == "extra_forbidden":
+        return f"{where}: unexpected key (not part of format version {FORMAT_VERSION})"
+    if error["type"] == "missing":
+        return f"{where}: missing"
+    message = error["msg"].removeprefix("Value error, ")
+    shown = repr(error.get("input"))
+    if error["type"] != "value_error" and len(shown) <= 60:
+        message += f", got {shown}"
+    return f"{where}: {message}"
+
+
+def parse_meta(data: bytes, source: str) -> CheckpointMeta:
+    """Validate the bytes of a ``rummyzoo.json``.
+
+    :raises CheckpointError: unreadable JSON, a format version from the future, or anything
+        outside the schema (each problem named).
+    """
+    try:
+        doc = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise CheckpointError(f"checkpoint {source} has unreadable metadata ({exc})") from None
+    if not isinstance(doc, dict):
+        raise CheckpointError(
+            f"checkpoint {source} has unreadable metadata (a JSON {type(doc).__name__}, not an "
+            "object)"
+        )
+    version = doc.get("format_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+        written = doc.get("rummyzoo_version")
+        by = f"rummyzoo {written}" if isinstance(written, str) else "a newer rummyzoo"
+        raise CheckpointError(
+            f"checkpoint {source} has format version {version}, written by {by}; this rummyzoo "
+            f"({package_version()}) reads format version {FORMAT_VERSION} at most: upgrade "
+            "rummyzoo to load it"
+        )
+    try:
+        return CheckpointMeta.model_validate_json(data, strict=True)
+    except ValidationError as exc:
+        problems = "; ".join(_problem(e) for e in exc.errors())
+        raise CheckpointError(
+            f"checkpoint {source} has metadata that does not validate ({META_NAME}): {problems}"
+        ) from None
+
+
+def _refuse_pickles(path: Path, names: list[str]) -> None:
+    """Refuse archives that carry pickles: stable-baselines3 zips and torch files."""
+    if "data" in names or any(n.endswith(".pth") for n in names):
+        beside = path.with_suffix(SUFFIX)
+        hint = (
+            f"; the checkpoint written with it is {beside}"
+            if beside.is_file() and beside != path
+            else ""
+        )
+        raise CheckpointError(
+            f"{path} is a stable-baselines3 zip, not a shareable checkpoint: loading one "
+            "unpickles the Python objects stored in it, which can run any code, so rummyzoo "
+            "does not load it. If you trust the file (you trained it yourself), convert it "
+            f"once: rummyzoo export {path} --trust (it writes {beside}){hint}"
+        )
+    if any(n == "data.pkl" or n.endswith("/data.pkl") or n.endswith(".pkl") for n in names):
+        raise CheckpointError(
+            f"{path} is a torch file (torch.save), not a shareable checkpoint: loading one "
+            "unpickles it, which can run any code, so rummyzoo does not load it; a shareable "
+            f"checkpoint is a {SUFFIX} file (rummyzoo export converts a stable-baselines3 zip "
+            "you trust)"
+        )
+
+
+def _read_member(archive: zipfile.ZipFile, name: str, limit: int, path: Path) -> bytes:
+    info = archive.getinfo(name)
+    if info.file_size > limit:
+        raise CheckpointError(
+            f"checkpoint {path}: {name} is {info.file_size:,} bytes, more than a checkpoint "
+            f"holds ({limit:,} at most)"
+        )
+    with archive.open(info) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise CheckpointError(f"checkpoint {path}: {name} is larger than its zip entry says")
+    return data
+
+
+def open_checkpoint(path: str | Path, weights: bool = True) -> tuple[CheckpointMeta, bytes]:
+    """The validated metadata of a shareable checkpoint and the bytes of its weights file
+    (empty unless ``weights``).
+
+    :raises CheckpointError: missing, not a shareable checkpoint (a stable-baselines3 zip or a
+        torch file is refused, saying why), damaged, or metadata that does not validate.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise CheckpointError(
+            f"checkpoint {path} is a directory, not a checkpoint file (a run folder keeps its "
+            f"checkpoints in RUN_DIR/checkpoints/, e.g. {path / 'checkpoints' / 'best.rz'})"
+        )
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    if head != b"PK\x03\x04":
+        if head[:1] == b"\x80":
+            raise CheckpointError(
+                f"{path} is a pickle (such as an old torch.save file), not a shareable "
+                "checkpoint: unpickling can run any code, so rummyzoo does not load it"
+            )
+        raise CheckpointError(
+            f"checkpoint {path} is not a zip archive (a checkpoint is the {SUFFIX} file that "
+            f"training or rummyzoo export writes; this file starts with {head!r})"
+        )
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            _refuse_pickles(path, names)
+            if META_NAME not in names:
+                raise CheckpointError(
+                    f"{path} is not a rummyzoo checkpoint (no {META_NAME} inside)"
+                )
+            if len(set(names)) != len(names):
+                twice = sorted({n for n in names if names.count(n) > 1})
+                raise CheckpointError(f"checkpoint {path} holds {', '.join(twice)} twice")
+            extra = [n for n in names if n not in MEMBERS]
+            if extra:
+                raise CheckpointError(
+                    f"checkpoint {path} holds unexpected member(s) {', '.join(extra)}; a "
+                    f"checkpoint holds {META_NAME} and {WEIGHTS_NAME} only"
+                )
+            if WEIGHTS_NAME not in names:
+                raise CheckpointError(f"checkpoint {path} holds no {WEIGHTS_NAME} (no weights)")
+            meta_bytes = _read_member(archive, META_NAME, MAX_META_BYTES, path)
+            data = _read_member(archive, WEIGHTS_NAME, MAX_WEIGHTS_BYTES, path) if weights else b""
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        size = path.stat().st_size
+        raise CheckpointError(
+            f"checkpoint {path} is truncated or damaged: a zip archive of {size:,} bytes that "
+            f"cannot be read ({exc}); copy it again or use another checkpoint"
+        ) from None
+    return parse_meta(meta_bytes, str(path)), data
+
+
+def read_safe_meta(path: str | Path) -> dict[str, Any]:
+    """The validated metadata of a shareable checkpoint, as a plain dict."""
+    meta, _ = open_checkpoint(path, weights=False)
+    return meta.model_dump(mode="json")
+
+
+# ---------------------------------------------------------------------------- rebuilding
+class LoadedNetwork:
+    """A checkpoint's network, rebuilt: what :class:`~rummyzoo.agents.checkpoints.CheckpointPolicy`
+    plays (``policy``: the SB3 policy; ``q_net``: DQN's Q-network)."""
+
+    def __init__(self, policy: Any, algo: str) -> None:
+        self.policy = policy
+        self.algo = algo
+
+    @property
+    def q_net(self) -> Any:
+        return self.policy.q_net
+
+
+def input_size(meta: CheckpointMeta) -> int:
+    """The network's input: observation, features, and the legal-action mask (if in it)."""
+    from rummyzoo.agents.features import FEATURES
+
+    size = meta.obs_size + (FEATURES[meta.features].size if meta.features else 0)
+    return size + (meta.num_actions if meta.mask_in_obs else 0)
+
+
+def _check_card_layout(meta: CheckpointMeta, source: str) -> None:
+    layout = meta.network.card_layout
+    assert layout is not None
+    problems = []
+    want = input_size(meta)
+    if layout.input_size != want:
+        problems.append(f"input_size {layout.input_size}, but the network reads {want} inputs")
+    outside = [b for b in layout.card_blocks if b + 52 > layout.input_size]
+    if outside:
+        problems.append(f"card_blocks {outside} reach past the input")
+    actions = sum(c * 52 if kind == "card" else c for kind, c in layout.action_segments)
+    if not layout.num_actions == actions == meta.num_actions:
+        problems.append(
+            f"num_actions {layout.num_actions} and action_segments ({actions} actions) must "
+            f"both be the checkpoint's {meta.num_actions}"
+        )
+    if problems:
+        raise CheckpointError(
+            f"checkpoint {source} has a network specification that does not fit: "
+            f"network.card_layout: {'; '.join(problems)}"
+        )
+
+
+def build_policy(meta: CheckpointMeta, source: str) -> Any:
+    """The SB3 policy the specification describes, with fresh (untrained) weights.
+
+    Built under a forked torch random state: loading a checkpoint leaves the caller's random
+    numbers as they were.
+    """
+    import gymnasium as gym
+
+    from rummyzoo.agents.networks import CardActorCriticPolicy, CardDQNPolicy, MaskedDQNPolicy
+
+    net = meta.network
+    if net.type == "cards":
+        _check_card_layout(meta, source)
+    obs_space = gym.spaces.Box(-np.inf, np.inf, (input_size(meta),), np.float32)
+    action_space = gym.spaces.Discrete(meta.num_actions)
+    kwargs: dict[str, Any] = {"activation_fn": ACTIVATIONS[net.activation]}
+    if net.card_layout is not None:
+        kwargs["card_layout"] = net.card_layout.model_dump(mode="json")
+    if meta.algo == "ppo":
+        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+        cls = CardActorCriticPolicy if net.type == "cards" else MaskableActorCriticPolicy
+        # Orthogonal initialisation shapes nothing: the weights are the file's.
+        kwargs |= {"net_arch": {"pi": list(net.pi or []), "vf": list(net.vf or [])}}
+        kwargs["ortho_init"] = False
+    else:
+        cls = CardDQNPolicy if net.type == "cards" else MaskedDQNPolicy
+        kwargs["net_arch"] = list(net.q or [])
+    try:
+        with th.random.fork_rng(devices=[]):
+            policy = cls(obs_space, action_space, lambda _: 0.0, **kwargs)
+    except Exception as exc:
+        raise CheckpointError(
+            f"checkpoint {source}: its network specification cannot be built "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
+    policy.set_training_mode(False)
+    return policy
+
+
+def _weights_header(data: bytes, source: str) -> dict[str, Any]:
+    """The tensors a safetensors file declares: name -> (dtype, shape)."""
+    damaged = f"checkpoint {source}: {WEIGHTS_NAME} is damaged"
+    if len(data) < 8:
+        raise CheckpointError(f"{damaged} ({len(data)} bytes, no header)")
+    size = int.from_bytes(data[:8], "little")
+    if size > len(data) - 8:
+        raise CheckpointError(f"{damaged} (a header of {size:,} bytes in {len(data):,})")
+    try:
+        header = json.loads(data[8 : 8 + size].decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise CheckpointError(f"{damaged} (its header is not JSON: {exc})") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{damaged} (its header is not a JSON object)")
+    if "__metadata__" in header:
+        raise CheckpointError(
+            f"checkpoint {source}: {WEIGHTS_NAME} carries metadata "
+            f"({str(header['__metadata__'])[:80]!r}); the weights of a checkpoint carry none "
+            f"(its metadata is {META_NAME})"
+        )
+    declared = {}
+    for name, entry in header.items():
+        if (
+            not isinstance(entry, dict)
+            or set(entry) != {"dtype", "shape", "data_offsets"}
+            or not isinstance(entry["dtype"], str)
+            or not isinstance(entry["shape"], list)
+            or not all(isinstance(d, int) and not isinstance(d, bool) for d in entry["shape"])
+        ):
+            raise CheckpointError(f"{damaged} (tensor {name!r} has a malformed header entry)")
+        declared[name] = (entry["dtype"], tuple(entry["shape"]))
+    return declared
+
+
+def check_weights(
+    declared: dict[str, tuple[str, tuple[int, ...]]],
+    expected: dict[str, th.Tensor],
+    source: str,
+) -> None:
+    """Refuse weights whose names, dtypes or shapes are not the network's, naming each."""
+    problems = []
+    missing = [k for k in expected if k not in declared]
+    extra = [k for k in declared if k not in expected]
+    if missing:
+        problems.append(f"missing tensors: {', '.join(missing)}")
+    if extra:
+        problems.append(f"unexpected tensors: {', '.join(extra)}")
+    shapes = []
+    dtypes = []
+    for name, tensor in expected.items():
+        if name not in declared:
+            continue
+        dtype, shape = declared[name]
+        if shape != tuple(tensor.shape):
+            shapes.append(f"{name} {list(shape)} (network {list(tensor.shape)})")
+        if dtype != DTYPES.get(tensor.dtype):
+            dtypes.append(f"{name} {dtype} (network {DTYPES.get(tensor.dtype)})")
+    if shapes:
+        problems.append(f"misshapen tensors: {', '.join(shapes)}")
+    if dtypes:
+        problems.append(f"tensors of the wrong dtype: {', '.join(dtypes)}")
+    if problems:
+        raise CheckpointError(
+            f"checkpoint {source}: its weights do not fit the network its specification "
+            f"describes: {'; '.join(problems)}"
+        )
+
+
+def load_network(meta: CheckpointMeta, data: bytes, source: str) -> LoadedNetwork:
+    """Rebuild the network of a checkpoint and load its weights (checked first)."""
+    from safetensors.torch import load
+
+    policy = build_policy(meta, source)
+    expected = played_tensors(policy, meta.algo)
+    check_weights(_weights_header(data, source), expected, source)
+    try:
+        tensors = load(data)
+    except Exception as exc:  # safetensors' own checks: offsets, sizes
+        raise CheckpointError(
+            f"checkpoint {source}: {WEIGHTS_NAME} is damaged ({type(exc).__name__}: {exc})"
+        ) from None
+    with th.no_grad():
+        if meta.algo == "dqn":
+            q_net = {k.removeprefix("q_net."): v for k, v in tensors.items()}
+            policy.q_net.load_state_dict(q_net, strict=True)
+            policy.q_net_target.load_state_dict(q_net, strict=True)
+        else:
+            policy.load_state_dict(tensors, strict=True)
+    return LoadedNetwork(policy, meta.algo)
+
+
+def load_checkpoint(path: str | Path) -> tuple[LoadedNetwork, dict[str, Any]]:
+    """(network, metadata) of a shareable checkpoint: validated, rebuilt, weights checked."""
+    meta, data = open_checkpoint(path)
+    return load_network(meta, data, str(path)), meta.model_dump(mode="json")
