@@ -23,7 +23,7 @@ demo: setup
 	$(BIN)/rummyzoo demo knock_rummy --players 2 --seed 0
 	rm -rf runs/demo
 	$(BIN)/rummyzoo train configs/knock_ppo.yaml --run-dir runs/demo --set n_timesteps=$(DEMO_STEPS)
-	$(BIN)/rummyzoo evaluate runs/demo/checkpoints/best.zip --deals 500 --json results/demo_evaluation.json
+	$(BIN)/rummyzoo evaluate runs/demo/checkpoints/best.rz --deals 500 --json results/demo_evaluation.json
 
 lint: setup
 	$(BIN)/ruff check .
