@@ -413,7 +413,9 @@ def open_checkpoint(path: str | Path, weights: bool = True) -> tuple[CheckpointM
                 raise CheckpointError(f"checkpoint {path} holds no {WEIGHTS_NAME} (no weights)")
             meta_bytes = _read_member(archive, META_NAME, MAX_META_BYTES, path)
             data = _read_member(archive, WEIGHTS_NAME, MAX_WEIGHTS_BYTES, path) if weights else b""
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+    except CheckpointError:
+        raise
+    except Exception as exc:  # zipfile raises many kinds on a damaged archive (zlib, CRC, EOF)
         size = path.stat().st_size
         raise CheckpointError(
             f"checkpoint {path} is truncated or damaged: a zip archive of {size:,} bytes that "

@@ -1,0 +1,431 @@
+"""Shareable checkpoints: crafted files run no code, bad files are refused naming what is
+wrong, and a converted checkpoint is the network of its stable-baselines3 zip bit for bit,
+evaluating deal for deal as it did."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+import pickle
+import re
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch as th
+from safetensors.torch import save
+
+from rummyzoo.agents.arena import run_arena, summarize
+from rummyzoo.agents.checkpoints import (
+    CheckpointError,
+    CheckpointPolicy,
+    load_model,
+    load_policy,
+    read_meta,
+    save_resume_checkpoint,
+)
+from rummyzoo.agents.registry import make_agent
+from rummyzoo.agents.safe import FORMAT_VERSION, played_tensors
+from rummyzoo.cli.main import main
+from rummyzoo.training.config import load_config
+from rummyzoo.training.seat_env import SeatEnv
+from rummyzoo.training.train import build_model, build_vec_env, checkpoint_meta
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = ROOT / "configs"
+CARDS = ["features=knock_deadwood", "policy_kwargs.network=cards"]
+
+
+class _Payload:
+    """Unpickled, this creates ``marker``: what a crafted file's code would do."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def _pickled(marker: Path) -> bytes:
+    return pickle.dumps(_Payload(marker))
+
+
+def _torch_file(marker: Path) -> bytes:
+    buffer = io.BytesIO()
+    th.save({"weight": th.zeros(2), "payload": _Payload(marker)}, buffer)
+    return buffer.getvalue()
+
+
+def _rewrite(src: Path, dst: Path, replace: dict[str, bytes], add: dict[str, bytes] | None = None):
+    """A copy of the zip ``src`` with some members replaced and others added."""
+    with zipfile.ZipFile(src) as old, zipfile.ZipFile(dst, "w") as new:
+        for name in old.namelist():
+            new.writestr(name, replace.get(name, old.read(name)))
+        for name, data in (add or {}).items():
+            new.writestr(name, data)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def sb3_zip(tmp_path_factory) -> Path:
+    """A stable-baselines3 zip as rummyzoo wrote checkpoints before (untrained PPO)."""
+    config = load_config(str(CONFIGS / "smoke_ppo.yaml"), ["n_envs=1"])
+    env = build_vec_env(config)
+    model = build_model(config, env, None)
+    env.close()
+    path = tmp_path_factory.mktemp("sb3") / "model.zip"
+    return save_resume_checkpoint(model, path, checkpoint_meta(config, 0))
+
+
+@pytest.fixture(scope="module")
+def safe_file(sb3_zip) -> Path:
+    out = sb3_zip.with_name("model.rz")
+    assert main(["export", str(sb3_zip), str(out), "--trust"]) == 0
+    return out
+
+
+def _with_data_payload(sb3_zip: Path, dst: Path, marker: Path, entry: str) -> Path:
+    data = json.loads(zipfile.ZipFile(sb3_zip).read("data"))
+    assert ":serialized:" in data[entry]
+    data[entry][":serialized:"] = base64.b64encode(_pickled(marker)).decode()
+    return _rewrite(sb3_zip, dst, {"data": json.dumps(data).encode()})
+
+
+def _crafted(kind: str, sb3_zip: Path, safe_file: Path, tmp_path: Path, marker: Path) -> Path:
+    """A file carrying a payload that creates ``marker`` where ``kind`` says."""
+    if kind.startswith("data:"):
+        return _with_data_payload(sb3_zip, tmp_path / "crafted.zip", marker, kind[5:])
+    if kind.endswith(".pth"):
+        return _rewrite(sb3_zip, tmp_path / "crafted.zip", {kind: _torch_file(marker)})
+    if kind == "sb3 zip named .rz":
+        return _with_data_payload(sb3_zip, tmp_path / "crafted.rz", marker, "policy_class")
+    if kind == "torch file":
+        path = tmp_path / "crafted.pt"
+        path.write_bytes(_torch_file(marker))
+        return path
+    if kind == "pickle file":
+        path = tmp_path / "crafted.pt"
+        path.write_bytes(_pickled(marker))
+        return path
+    if kind == "rz with data.pkl":
+        return _rewrite(safe_file, tmp_path / "crafted.rz", {}, {"data.pkl": _pickled(marker)})
+    if kind == "rz with a torch file":
+        return _rewrite(safe_file, tmp_path / "crafted.rz", {}, {"extra.pt": _torch_file(marker)})
+    if kind == "safetensors metadata":
+        tensors = _weights(safe_file)
+        junk = {"payload": base64.b64encode(_pickled(marker)).decode()}
+        weights = save(tensors, metadata=junk)
+        return _rewrite(safe_file, tmp_path / "crafted.rz", {"model.safetensors": weights})
+    if kind == "json key":
+        meta = json.loads(zipfile.ZipFile(safe_file).read("rummyzoo.json"))
+        meta["policy_class"] = {":serialized:": base64.b64encode(_pickled(marker)).decode()}
+        return _rewrite(safe_file, tmp_path / "crafted.rz", {"rummyzoo.json": json.dumps(meta)})
+    raise AssertionError(kind)
+
+
+CRAFTED = {
+    "data:policy_class": "is a stable-baselines3 zip, not a shareable checkpoint",
+    "data:lr_schedule": "is a stable-baselines3 zip, not a shareable checkpoint",
+    "policy.pth": "is a stable-baselines3 zip, not a shareable checkpoint",
+    "policy.optimizer.pth": "is a stable-baselines3 zip, not a shareable checkpoint",
+    "pytorch_variables.pth": "is a stable-baselines3 zip, not a shareable checkpoint",
+    "sb3 zip named .rz": "is a stable-baselines3 zip, not a shareable checkpoint",
+    "torch file": "is a torch file (torch.save), not a shareable checkpoint",
+    "pickle file": "is a pickle (such as an old torch.save file), not a shareable checkpoint",
+    "rz with data.pkl": "is a torch file (torch.save), not a shareable checkpoint",
+    "rz with a torch file": "holds unexpected member(s) extra.pt",
+    "safetensors metadata": "model.safetensors carries metadata",
+    "json key": "policy_class: unexpected key",
+}
+
+
+def test_the_payloads_are_live(sb3_zip, tmp_path) -> None:
+    """What the crafted files carry does run when loaded the unsafe way."""
+    from sb3_contrib import MaskablePPO
+
+    marker = tmp_path / "ran"
+    crafted = _with_data_payload(sb3_zip, tmp_path / "crafted.zip", marker, "policy_class")
+    with contextlib.suppress(Exception):  # the payload is no class: loading fails after it ran
+        MaskablePPO.load(crafted)
+    assert marker.exists()
+    marker.unlink()
+    th.load(io.BytesIO(_torch_file(marker)), weights_only=False)
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("kind", sorted(CRAFTED))
+def test_a_crafted_file_is_refused_and_runs_nothing(kind, sb3_zip, safe_file, tmp_path, capsys):
+    marker = tmp_path / "ran"
+    crafted = _crafted(kind, sb3_zip, safe_file, tmp_path, marker)
+    with pytest.raises(CheckpointError, match=re.escape(CRAFTED[kind])):
+        make_agent(str(crafted), "knock_rummy", 2)
+    assert not marker.exists()
+    assert main(["evaluate", str(crafted), "--deals", "1", "--workers", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rummyzoo evaluate: error:") and len(err.splitlines()) == 1
+    assert not marker.exists()
+
+
+def test_an_sb3_zip_is_refused_saying_why_and_how_to_convert(sb3_zip, capsys) -> None:
+    expected = (
+        f"{sb3_zip} is a stable-baselines3 zip, not a shareable checkpoint: loading one unpickles "
+        "the Python objects stored in it, which can run any code, so rummyzoo does not load it. "
+        "If you trust the file (you trained it yourself), convert it once: rummyzoo export "
+        f"{sb3_zip} --trust (it writes {sb3_zip.with_suffix('.rz')})"
+    )
+    with pytest.raises(CheckpointError) as info:
+        make_agent(str(sb3_zip), "knock_rummy", 2)
+    assert str(info.value).startswith(expected)
+    for argv in (
+        ["arena", "knock_rummy", "--agents", str(sb3_zip), "random", "--deals", "1"],
+        ["play", "knock_rummy", "--opponents", str(sb3_zip)],
+    ):
+        assert main(argv) == 2
+        assert expected in capsys.readouterr().err
+    # The seat env's opponents and its self-play pool load checkpoints the same way.
+    with pytest.raises(CheckpointError, match="is a stable-baselines3 zip"):
+        SeatEnv("knock_rummy", 2, opponents=[str(sb3_zip)])
+    from rummyzoo.training.train import make_seat_env
+
+    env = make_seat_env(load_config(str(CONFIGS / "smoke_ppo.yaml"), []), 0)()
+    env.add_snapshot(str(sb3_zip), 0)
+    with pytest.raises(CheckpointError, match="is a stable-baselines3 zip"):
+        for seed in range(50):  # until the pool is drawn
+            env.reset(seed=seed)
+
+
+def test_export_needs_trust(sb3_zip, safe_file, tmp_path, capsys) -> None:
+    out = tmp_path / "out.rz"
+    assert main(["export", str(sb3_zip), str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"rummyzoo export: error: converting {sb3_zip} must unpickle it (a stable-baselines3 zip "
+        "stores Python objects, and loading them can run any code), so convert only files you "
+        f"trust: rummyzoo export {sb3_zip} --trust"
+    )
+    assert not out.exists()
+    assert main(["export", str(safe_file), "--trust"]) == 2
+    assert "is a shareable checkpoint already" in capsys.readouterr().err
+    assert main(["export", str(sb3_zip), str(out), "--trust"]) == 0
+    assert "loaded back and identical" in capsys.readouterr().out
+    assert out.read_bytes() == safe_file.read_bytes()  # the same file every time
+
+
+# ------------------------------------------------------------------ bad weights and metadata
+def _weights(safe_file: Path) -> dict[str, th.Tensor]:
+    from safetensors.torch import load
+
+    return load(zipfile.ZipFile(safe_file).read("model.safetensors"))
+
+
+def _with_weights(safe_file: Path, dst: Path, tensors: dict[str, th.Tensor]) -> Path:
+    return _rewrite(safe_file, dst, {"model.safetensors": save(tensors)})
+
+
+def test_weights_that_do_not_fit_are_refused_naming_them(safe_file, tmp_path) -> None:
+    good = _weights(safe_file)
+    name = "action_net.weight"
+    cases = {
+        "extra": ({**good, "stowaway": th.zeros(3)}, "unexpected tensors: stowaway"),
+        "missing": (
+            {k: v for k, v in good.items() if k != name},
+            f"missing tensors: {name}$",
+        ),
+        "misshapen": (
+            {**good, name: th.zeros(good[name].shape[0], good[name].shape[1] + 1)},
+            rf"misshapen tensors: {name} \[106, 33\] \(network \[106, 32\]\)",
+        ),
+        "dtype": (
+            {**good, name: good[name].double()},
+            rf"tensors of the wrong dtype: {name} F64 \(network F32\)",
+        ),
+    }
+    for case, (tensors, message) in cases.items():
+        path = _with_weights(safe_file, tmp_path / f"{case}.rz", tensors)
+        read_meta(path)  # the metadata is fine ...
+        with pytest.raises(CheckpointError, match="its weights do not fit the network") as info:
+            make_agent(str(path), "knock_rummy", 2)
+        assert re.search(message, str(info.value)), (case, str(info.value))
+
+
+def _with_meta(safe_file: Path, dst: Path, change) -> Path:
+    meta = json.loads(zipfile.ZipFile(safe_file).read("rummyzoo.json"))
+    change(meta)
+    return _rewrite(safe_file, dst, {"rummyzoo.json": json.dumps(meta).encode()})
+
+
+@pytest.mark.parametrize(
+    ("case", "change", "message"),
+    [
+        (
+            "unknown network",
+            lambda m: m["network"].update(type="transformer"),
+            "network.type: Input should be 'mlp' or 'cards', got 'transformer'",
+        ),
+        (
+            "unexpected keys",
+            lambda m: m.update(comment="hi", run_me="x"),
+            r"comment: unexpected key \(not part of format version 1\); run_me: unexpected key",
+        ),
+        (
+            "unexpected network key",
+            lambda m: m["network"].update(policy_class="MyPolicy"),
+            "network.policy_class: unexpected key",
+        ),
+        ("wrong type", lambda m: m.update(num_players="2"), "num_players: Input should be"),
+        ("missing", lambda m: m.pop("network"), "network: missing"),
+        (
+            "future version",
+            lambda m: m.update(format_version=FORMAT_VERSION + 1, rummyzoo_version="9.0", new=1),
+            rf"has format version {FORMAT_VERSION + 1}, written by rummyzoo 9.0; this rummyzoo "
+            rf"\(.+\) reads format version {FORMAT_VERSION} at most: upgrade rummyzoo to load it",
+        ),
+        (
+            "dqn layers in a ppo network",
+            lambda m: m["network"].update(q=[32]),
+            "network: a ppo network has pi and vf layer sizes",
+        ),
+        (
+            "a huge layer",
+            lambda m: m["network"].update(pi=[10**9]),
+            r"network.pi.0: Input should be less than or equal to 4096",
+        ),
+        ("unknown variant", lambda m: m.update(variant="gin"), "variant 'gin' is unknown"),
+    ],
+)
+def test_metadata_that_does_not_validate_is_refused_naming_it(
+    case, change, message, safe_file, tmp_path
+) -> None:
+    path = _with_meta(safe_file, tmp_path / "bad.rz", change)
+    with pytest.raises(CheckpointError, match=message):
+        read_meta(path)
+    with pytest.raises(CheckpointError, match=message):
+        make_agent(str(path), "knock_rummy", 2)
+
+
+def test_a_cards_layout_that_does_not_fit_is_refused(tmp_path) -> None:
+    config = load_config(str(CONFIGS / "smoke_dqn.yaml"), ["n_envs=1", *CARDS])
+    env = build_vec_env(config)
+    model = build_model(config, env, None)
+    env.close()
+    from rummyzoo.agents.checkpoints import save_checkpoint
+
+    good = save_checkpoint(model, tmp_path / "cards.rz", checkpoint_meta(config, 0))
+    assert type(load_policy(good, "knock_rummy", 2).model.policy).__name__ == "CardDQNPolicy"
+
+    def shift(meta):
+        meta["network"]["card_layout"]["card_blocks"][0] = 10_000
+
+    bad = _with_meta(good, tmp_path / "bad.rz", shift)
+    with pytest.raises(CheckpointError, match=r"network.card_layout: card_blocks \[10000\]"):
+        make_agent(str(bad), "knock_rummy", 2)
+    mlp = _with_meta(good, tmp_path / "mlp.rz", lambda m: m["network"].update(type="mlp"))
+    with pytest.raises(CheckpointError, match="an 'mlp' network has no card_layout"):
+        make_agent(str(mlp), "knock_rummy", 2)
+
+
+# ------------------------------------------------------------------ before and after export
+def _positions(variant: str, count: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(observation, mask) of the learner's decisions in random games."""
+    env = SeatEnv(variant, 2, opponents=["random"], learner_seat=0)
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    found = []
+    while len(found) < count:
+        mask = env.action_masks().copy()
+        found.append((env.match.observe(env.seat), mask))
+        _, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        if terminated or truncated:
+            env.reset()
+    return found
+
+
+def _evaluation(agent, opponent: str, deals: int, options: dict) -> dict:
+    result = run_arena(
+        "knock_rummy", 2, [agent, opponent], deals=deals, seed=3, options=options, workers=1
+    )
+    entry = summarize(result)["agents"][result.labels[0]]
+    return {k: v for k, v in entry.items() if k != "name"}
+
+
+@pytest.mark.parametrize(
+    ("algo", "network"), [("ppo", "mlp"), ("ppo", "cards"), ("dqn", "mlp"), ("dqn", "cards")]
+)
+def test_export_keeps_the_network_and_its_evaluations(algo, network, tmp_path, capsys) -> None:
+    run = tmp_path / "run"
+    overrides = ["n_timesteps=128", "env_options.target_score=null", "evaluation.deals=2"]
+    if network == "cards":
+        overrides += CARDS
+    argv = ["train", str(CONFIGS / f"smoke_{algo}.yaml"), "--run-dir", str(run), "--quiet"]
+    assert main([*argv, *[a for o in overrides for a in ("--set", o)]]) == 0
+    old = run / "checkpoints" / "last.zip"  # an SB3 zip, as checkpoints were before
+    out = tmp_path / "exported.rz"
+    assert main(["export", str(old), str(out), "--trust"]) == 0
+    capsys.readouterr()
+
+    model, meta = load_model(old)  # the trusted way
+    trusted = CheckpointPolicy(model, meta, name="exported.rz")
+    safe = load_policy(out, "knock_rummy", 2)
+    assert safe.features is not None if network == "cards" else safe.features is None
+    # The network, bit for bit: every tensor, with its name and dtype.
+    before = played_tensors(model.policy, algo)
+    for policy in (safe, load_policy(run / "checkpoints" / "last.rz", "knock_rummy", 2)):
+        after = played_tensors(policy.model.policy, algo)
+        assert list(after) == list(before)
+        for name, tensor in before.items():
+            assert after[name].dtype == tensor.dtype and th.equal(after[name], tensor), name
+    assert type(safe.model.policy) is type(model.policy)
+    if algo == "dqn":
+        assert played_tensors(safe.model.policy, "dqn").keys() == before.keys()
+        for name, tensor in safe.model.policy.q_net_target.state_dict().items():
+            assert th.equal(tensor, model.policy.q_net.state_dict()[name])
+
+    # The same decisions: greedy, and PPO's sampled actions with their probabilities.
+    sampling = [CheckpointPolicy(model, meta, "t", deterministic=False)]
+    sampling.append(load_policy(out, "knock_rummy", 2, deterministic=False))
+    for k, (obs, mask) in enumerate(_positions("knock_rummy", 40, seed=5)):
+        assert trusted.act(obs, mask, np.random.default_rng(k)) == safe.act(
+            obs, mask, np.random.default_rng(k)
+        )
+        a, b = (p.act(obs, mask, np.random.default_rng(k)) for p in sampling)
+        assert a == b
+    # The same evaluations, deal for deal: the trusted model, then the exported file through
+    # rummyzoo evaluate.
+    deals = 3
+    report = tmp_path / "report.json"
+    argv = ["evaluate", str(out), "--deals", str(deals), "--seed", "3", "--workers", "1"]
+    assert (
+        main([*argv, "--opponents", "random", "knock.greedy", "--quiet", "--json", str(report)])
+        == 0
+    )
+    shown = json.loads(report.read_text())
+    assert shown["options"] == meta["options"] == {"target_score": None}
+    for opponent in ("random", "knock.greedy"):
+        expected = _evaluation(trusted, opponent, deals, meta["options"])
+        got = {k: v for k, v in shown["results"][opponent].items() if k != "name"}
+        assert got == expected, opponent
+        assert _evaluation(str(out), opponent, deals, meta["options"]) == expected
+
+
+def test_ppo_sampling_probabilities_are_identical(sb3_zip, safe_file) -> None:
+    model, _ = load_model(sb3_zip)
+    safe = load_policy(safe_file, "knock_rummy", 2)
+    from rummyzoo.agents.features import learner_input
+
+    for obs, mask in _positions("knock_rummy", 20, seed=1):
+        x = th.as_tensor(learner_input(obs, mask, None, False)).unsqueeze(0)
+        with th.no_grad():
+            p = model.policy.get_distribution(x, action_masks=mask[None]).distribution.probs
+            q = safe.model.policy.get_distribution(x, action_masks=mask[None]).distribution.probs
+        assert th.equal(p, q)
+
+
+def test_loading_leaves_the_torch_random_stream_alone(safe_file) -> None:
+    th.manual_seed(0)
+    expected = th.rand(3)
+    th.manual_seed(0)
+    load_policy(safe_file, "knock_rummy", 2)
+    assert th.equal(th.rand(3), expected)
