@@ -115,7 +115,7 @@ class CheckpointMeta(_Strict):
     """The schema of ``rummyzoo.json``."""
 
     format: Literal["rummyzoo-checkpoint"]
-    format_version: Literal[1]
+    format_version: Annotated[int, Field(ge=1, le=FORMAT_VERSION)]
     rummyzoo_version: str
     variant: str
     num_players: Annotated[int, Field(ge=2, le=16)]

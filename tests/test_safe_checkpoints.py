@@ -294,6 +294,11 @@ def _with_meta(safe_file: Path, dst: Path, change) -> Path:
             r"network.pi.0: Input should be less than or equal to 4096",
         ),
         ("unknown variant", lambda m: m.update(variant="gin"), "variant 'gin' is unknown"),
+        (
+            "version 0",
+            lambda m: m.update(format_version=0),
+            "format_version: Input should be greater than or equal to 1",
+        ),
     ],
 )
 def test_metadata_that_does_not_validate_is_refused_naming_it(
@@ -429,3 +434,30 @@ def test_loading_leaves_the_torch_random_stream_alone(safe_file) -> None:
     th.manual_seed(0)
     load_policy(safe_file, "knock_rummy", 2)
     assert th.equal(th.rand(3), expected)
+
+
+def test_a_run_from_before_resumes_with_its_pool_converted(tmp_path) -> None:
+    """A run whose self-play snapshots are stable-baselines3 zips (its own, so trusted) resumes:
+    they are converted into checkpoints, and the zips go with the next checkpoint."""
+    from rummyzoo.training.train import resume_run, train_from_file
+
+    run = tmp_path / "run"
+    overrides = ["n_timesteps=128", "env_options.target_score=null", "evaluation.deals=2"]
+    train_from_file(str(CONFIGS / "smoke_ppo.yaml"), overrides, str(run), ["t"], progress="off")
+    state = json.loads((run / "state.json").read_text())
+    model, meta = load_model(run / "checkpoints" / "last.zip")
+    assert state["pool"]
+    for snap in state["pool"]:
+        Path(snap["path"]).unlink()
+        snap["path"] = str(
+            save_resume_checkpoint(model, Path(snap["path"]).with_suffix(".zip"), meta)
+        )
+    (run / "state.json").write_text(json.dumps(state))
+    summary = resume_run(str(run), ["n_timesteps=256"], ["t"], progress="off")
+    assert summary["steps"] == 256
+    pool = json.loads((run / "state.json").read_text())["pool"]
+    assert [p["steps"] for p in pool] == [s["steps"] for s in state["pool"]]  # the converted
+    assert all(p["path"].endswith(".rz") for p in pool)
+    assert sorted(p.name for p in (run / "pool").iterdir()) == sorted(
+        Path(p["path"]).name for p in pool
+    )
