@@ -11,7 +11,7 @@ lives in the layers below.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -19,6 +19,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
 from rummyzoo.envs.core import Game
 from rummyzoo.envs.match import HandEnd, Match, make_game
@@ -136,7 +137,7 @@ class RummyEnv(AECEnv):
         if seat == state.current and not match.over:
             mask = match.mask
             if mask is None:
-                mask = match.legal_mask()
+                mask = match.mask = match.game.legal_mask(state)
             mask = mask.copy()
         else:
             mask = self._zero_mask.copy()
@@ -212,13 +213,40 @@ class RummyEnv(AECEnv):
         pass
 
 
+class _OrderEnforcingAgents(AECOrderEnforcingIterable):
+    """PettingZoo's order-enforcing ``agent_iter()``, iterated by one generator.
+
+    The checks are those of ``AECOrderEnforcingIterator.__next__``: stop when no agent is left
+    or after ``max_iter`` agents, and require a ``step()`` or ``reset()`` between two agents.
+    The stock iterator spends three method calls and two wrapper properties per agent, a tenth
+    of a short game's time; the generator does the same in one resumption.
+    """
+
+    def __iter__(self) -> Iterator[str]:
+        wrapper = self.env
+        raw = wrapper.env
+        left = self.max_iter
+        while raw.agents and left > 0:
+            left -= 1
+            if not wrapper._has_updated:
+                raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
+            wrapper._has_updated = False
+            yield raw.agent_selection
+
+
 class RummyOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     """PettingZoo's order enforcing, with the hot calls handed straight to the raw env.
 
     The stock wrapper answers every attribute read through ``__getattr__``; ``last``,
     ``step``, ``agents`` and ``agent_selection`` are delegated directly instead, with the
-    same checks. ``agent_iter`` is the stock order-enforcing iterator.
+    same checks, and ``agent_iter`` iterates PettingZoo's order-enforcing iterable by one
+    generator (see :class:`_OrderEnforcingAgents`).
     """
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _OrderEnforcingAgents(self, max_iter)
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:

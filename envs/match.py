@@ -277,6 +277,20 @@ class Match:
 
         :raises IllegalActionError: naming the action, the seat and the legal actions.
         """
+        mask = self.mask
+        if mask is None:
+            mask = self.mask = self.game.legal_mask(self.state)
+        # The common case in one test: a legal int (anything else takes the checks below).
+        if (
+            type(action) is int
+            and 0 <= action < self._num_actions
+            and mask[action]
+            and not self.over
+        ):
+            return action
+        return self._refuse_or_convert(action)
+
+    def _refuse_or_convert(self, action: Any) -> int:
         game = self.game
         if self.over:
             raise IllegalActionError(f"the match is over; action {action!r} cannot be played")

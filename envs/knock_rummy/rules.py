@@ -146,6 +146,7 @@ class KnockState(HandState):
         "taken",
         "turn",
         "void",
+        "winners",
     )
 
     @property
@@ -238,7 +239,10 @@ def showdown_winners(deadwood: list[int], knocker: int | None) -> list[int]:
 
 
 def score_showdown(
-    deadwood: list[int], knocker: int | None, rules: KnockRummyRules
+    deadwood: list[int],
+    knocker: int | None,
+    rules: KnockRummyRules,
+    winners: list[int] | None = None,
 ) -> list[int | Fraction]:
     """Point transfers of a showdown (exact; the sum is 0 with ``split_rounding="exact"``).
 
@@ -248,7 +252,8 @@ def score_showdown(
     n = len(deadwood)
     low = min(deadwood)
     points: list[int | Fraction] = [low - d for d in deadwood]  # the winners' entries are 0
-    winners = showdown_winners(deadwood, knocker)
+    if winners is None:
+        winners = showdown_winners(deadwood, knocker)
     k = len(winners)
     pot = -sum(points)
     if k == 1:
@@ -402,6 +407,7 @@ class KnockRummyGame(Game):
         s.points = [0.0] * n
         s.deadwood = None
         s.melds = None
+        s.winners = None
         return s
 
     # ------------------------------------------------------------------ mask
@@ -512,7 +518,8 @@ class KnockRummyGame(Game):
             melds.append(chosen)
         s.deadwood = deadwood
         s.melds = melds  # per seat: meld bitmasks
-        s.points = [float(p) for p in score_showdown(deadwood, knocker, self.rules)]
+        winners = s.winners = showdown_winners(deadwood, knocker)
+        s.points = [float(p) for p in score_showdown(deadwood, knocker, self.rules, winners)]
         s.over = True
 
     @staticmethod
@@ -586,9 +593,7 @@ class KnockRummyGame(Game):
     # ------------------------------------------------------------------ info
     def hand_winners(self, s: KnockState) -> list[int] | None:
         """The showdown's winners (none in a void hand)."""
-        if s.deadwood is None:
-            return []
-        return showdown_winners(s.deadwood, None if s.knocker < 0 else s.knocker)
+        return [] if s.winners is None else s.winners
 
     def hand_info(self, s: KnockState, seat: int) -> dict[str, Any]:
         info: dict[str, Any] = {
