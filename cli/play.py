@@ -18,7 +18,7 @@ refused (the must-use rule for the deepest card taken).
 
     rummyzoo play knock_rummy --opponents knock.smart --seed 7
     rummyzoo play ditch_rummy --players 3 --option target_score=null
-    rummyzoo play rummy500 --opponents runs/x/checkpoints/best.zip --save game.json
+    rummyzoo play rummy500 --opponents runs/x/checkpoints/best.rz --save game.json
 """
 
 from __future__ import annotations
