@@ -340,3 +340,17 @@ def test_rummy500_deep_dig_reason_with_two_decks() -> None:
     assert rummy500_why_illegal(match, game.action_index("dig 9c")).endswith(
         "this holds for the top card too (option top_discard_free is off)"
     )
+
+
+def test_bench_env_times_the_deadwood_solver_for_knock_rummy_only(tmp_path, capsys) -> None:
+    import json
+
+    from rummyzoo.cli.main import main
+
+    for variant, expected in (("knock_rummy", True), ("ditch_rummy", False), ("rummy500", False)):
+        path = tmp_path / f"{variant}.json"
+        argv = ["bench-env", variant, "--seconds", "0.05", "--deadwood-hands", "50"]
+        assert main([*argv, "--json", str(path)]) == 0
+        out = capsys.readouterr().out
+        assert ("deadwood solver:" in out) is expected, variant
+        assert ("deadwood_solver" in json.loads(path.read_text())) is expected, variant
