@@ -45,5 +45,17 @@ def test_modes() -> None:
     drawn = Tty()
     with Progress("x", 10, mode="auto", stream=drawn) as bar:
         bar.update(5)
+        bar.restart_clock()
+        bar.update(6)
         bar.set_note("hello")
     assert "x:" in drawn.getvalue() and "5/10" in drawn.getvalue() and "hello" in drawn.getvalue()
+
+
+def test_restart_clock_counts_the_rate_from_then() -> None:
+    stream, now = io.StringIO(), [0.0]
+    bar = Progress("train", 100, mode="lines", every=1000, stream=stream, clock=lambda: now[0])
+    now[0] = 60.0  # a first evaluation took a minute
+    bar.restart_clock()
+    now[0] = 70.0
+    bar.update(50)
+    assert bar.rate == 5.0 and "left 0:10" in bar.line()

@@ -119,6 +119,8 @@ class RunCallback(BaseCallback):
             self._snapshot()  # the untrained learner starts the pool
         if cfg.evaluation.at_start and not self.eval_history:
             self._evaluate()  # the network before any RL (after a warm start, if any)
+            if self.progress is not None:
+                self.progress.restart_clock()
 
     def _log_hparams(self) -> None:
         cfg = self.config

@@ -129,6 +129,16 @@ class Progress:
             print(text, file=self.stream, flush=True)
             self._printed = text
 
+    def restart_clock(self) -> None:
+        """Count rate and time left from now (after work that is not steps, e.g. a first
+        evaluation, so it does not read as a slow start)."""
+        self.began = self._last_line = self.clock()
+        self.start = self.done
+        if self._bar is not None:
+            bar = self._bar
+            bar.start_t = bar.last_print_t = bar._time()
+            bar.initial = bar.last_print_n = bar.n
+
     def set_note(self, note: str) -> None:
         """Show ``note`` (e.g. the latest evaluation) with the progress."""
         self.note = note
