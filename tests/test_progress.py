@@ -48,7 +48,7 @@ def test_modes() -> None:
         bar.restart_clock()
         bar.update(6)
         bar.set_note("hello")
-    assert "x:" in drawn.getvalue() and "5/10" in drawn.getvalue() and "hello" in drawn.getvalue()
+    assert "x:" in drawn.getvalue() and "6/10" in drawn.getvalue() and "hello" in drawn.getvalue()
 
 
 def test_restart_clock_counts_the_rate_from_then() -> None:
