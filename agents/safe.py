@@ -336,11 +336,16 @@ def _refuse_pickles(path: Path, names: list[str]) -> None:
             if beside.is_file() and beside != path
             else ""
         )
+        how = (
+            f"rummyzoo export {path} --trust (it writes {beside})"
+            if beside != path
+            else f"rummyzoo export {path} OUT.rz --trust (this SB3 zip is named .rz: give the output another name)"
+        )
         raise CheckpointError(
             f"{path} is a stable-baselines3 zip, not a shareable checkpoint: loading one "
             "unpickles the Python objects stored in it, which can run any code, so rummyzoo "
-            "does not load it. If you trust the file (you trained it yourself), convert it "
-            f"once: rummyzoo export {path} --trust (it writes {beside}){hint}"
+            f"does not load it. If you trust the file (you trained it yourself), convert it "
+            f"once: {how}{hint}"
         )
     if any(n == "data.pkl" or n.endswith("/data.pkl") or n.endswith(".pkl") for n in names):
         raise CheckpointError(
