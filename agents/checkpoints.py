@@ -53,6 +53,23 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, corrupt or does not match the env it is loaded into."""
 
 
+def file_head(path: Path, example: str) -> bytes:
+    """The first 4 bytes of a checkpoint file (a zip starts ``PK\\x03\\x04``).
+
+    :param example: the file a run folder holds, named in the error for a directory.
+    :raises CheckpointError: ``path`` is a directory or does not exist.
+    """
+    if path.is_dir():
+        raise CheckpointError(
+            f"checkpoint {path} is a directory, not a checkpoint file (a run folder keeps its "
+            f"checkpoints in RUN_DIR/checkpoints/, e.g. {path / 'checkpoints' / example})"
+        )
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    with path.open("rb") as fh:
+        return fh.read(4)
+
+
 def env_signature(variant: str, num_players: int, options: dict[str, Any]) -> dict[str, Any]:
     """What a checkpoint must agree on with an env: built from the env itself."""
     rules_options = {k: v for k, v in options.items() if k not in ENV_ONLY_OPTIONS}
@@ -142,15 +159,7 @@ def read_trusted_meta(path: str | Path) -> dict[str, Any]:
     :raises CheckpointError: missing file, not a zip, no or unreadable metadata.
     """
     path = Path(path)
-    if path.is_dir():
-        raise CheckpointError(
-            f"checkpoint {path} is a directory, not a checkpoint file (a run folder keeps its "
-            f"checkpoints in RUN_DIR/checkpoints/, e.g. {path / 'checkpoints' / 'last.zip'})"
-        )
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint {path} does not exist")
-    with path.open("rb") as fh:
-        head = fh.read(4)
+    head = file_head(path, "last.zip")
     if head != b"PK\x03\x04":
         raise CheckpointError(
             f"checkpoint {path} is not a zip archive (a checkpoint is the .zip that training "

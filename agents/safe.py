@@ -35,7 +35,7 @@ import torch as th
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 from torch import nn
 
-from rummyzoo.agents.checkpoints import META_NAME, CheckpointError, atomic_write_bytes
+from rummyzoo.agents.checkpoints import META_NAME, CheckpointError, atomic_write_bytes, file_head
 
 SUFFIX = ".rz"
 WEIGHTS_NAME = "model.safetensors"
@@ -378,15 +378,7 @@ def open_checkpoint(path: str | Path, weights: bool = True) -> tuple[CheckpointM
         torch file is refused, saying why), damaged, or metadata that does not validate.
     """
     path = Path(path)
-    if path.is_dir():
-        raise CheckpointError(
-            f"checkpoint {path} is a directory, not a checkpoint file (a run folder keeps its "
-            f"checkpoints in RUN_DIR/checkpoints/, e.g. {path / 'checkpoints' / 'best.rz'})"
-        )
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint {path} does not exist")
-    with path.open("rb") as fh:
-        head = fh.read(4)
+    head = file_head(path, "best.rz")
     if head != b"PK\x03\x04":
         if head[:1] == b"\x80":
             raise CheckpointError(

@@ -204,3 +204,12 @@ def parse_deck(deck: Iterable[str | int] | str, num_decks: int = 1) -> np.ndarra
             f"got {len(ids)} cards" + (f", wrong counts: {', '.join(bad[:8])}" if bad else "")
         )
     return np.asarray(ids, dtype=np.int64)
+
+
+def plane_masks(values: np.ndarray) -> list[int]:
+    """Each 52-card plane of ``values`` (a multiple of 52 long) as the mask of its non-zero
+    cards."""
+    rows = values.reshape(-1, NUM_CARDS)
+    packed = np.zeros((len(rows), 8), dtype=np.uint8)
+    packed[:, :7] = np.packbits(rows != 0, axis=1, bitorder="little")
+    return packed.view("<u8").ravel().tolist()

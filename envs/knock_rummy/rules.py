@@ -14,7 +14,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from rummyzoo.envs.cards import CARD_NAMES, NUM_CARDS, PIP_VALUES, format_cards, mask_cards
+from rummyzoo.envs.cards import (
+    CARD_NAMES,
+    NUM_CARDS,
+    PIP_VALUES,
+    format_cards,
+    mask_cards,
+    plane_masks,
+)
 from rummyzoo.envs.core import (
     ConfigError,
     Game,
@@ -217,15 +224,6 @@ class KnockView:
     dealer: int
     turn: int
     scores: tuple[float, ...]
-
-
-def _plane_masks(values: np.ndarray) -> list[int]:
-    """Each 52-card plane of ``values`` (a multiple of 52 long) as the mask of its non-zero
-    cards."""
-    rows = values.reshape(-1, NUM_CARDS)
-    packed = np.zeros((len(rows), 8), dtype=np.uint8)
-    packed[:, :7] = np.packbits(rows != 0, axis=1, bitorder="little")
-    return packed.view("<u8").ravel().tolist()
 
 
 def showdown_winners(deadwood: list[int], knocker: int | None) -> list[int]:
@@ -565,7 +563,7 @@ class KnockRummyGame(Game):
         """Read an observation of :meth:`observe` back (see :class:`KnockView`)."""
         n = self.num_players
         lay = self.observation_layout
-        masks = _plane_masks(obs[: lay["opponent_thrown"][1]])
+        masks = plane_masks(obs[: lay["opponent_thrown"][1]])
         hand, top, buried = masks[:3]
         known = tuple(masks[3 : n + 2])
         public = hand | top | buried

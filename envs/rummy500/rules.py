@@ -27,6 +27,7 @@ from rummyzoo.envs.cards import (
     format_card,
     mask_cards,
     parse_cards,
+    plane_masks,
     vector_to_mask,
 )
 from rummyzoo.envs.core import (
@@ -234,15 +235,6 @@ class Rummy500View:
     def fits_any(self) -> int:
         """Cards that can be laid off somewhere."""
         return self.fits[0] | self.fits[1] | self.fits[2]
-
-
-def _plane_masks(values: np.ndarray) -> list[int]:
-    """Each 52-card plane of ``values`` (a multiple of 52 long) as the mask of its non-zero
-    cards."""
-    rows = values.reshape(-1, NUM_CARDS)
-    packed = np.zeros((len(rows), 8), dtype=np.uint8)
-    packed[:, :7] = np.packbits(rows != 0, axis=1, bitorder="little")
-    return packed.view("<u8").ravel().tolist()
 
 
 class Rummy500State(HandState):
@@ -874,7 +866,7 @@ class Rummy500Game(Game):
         n = self.num_players
         lay = self.observation_layout
         cards = NUM_CARDS * self.num_decks
-        masks = _plane_masks(obs[: lay["pending"][1]])
+        masks = plane_masks(obs[: lay["pending"][1]])
 
         def plane(name: str) -> int:
             return lay[name][0] // NUM_CARDS
