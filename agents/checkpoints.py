@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
-from rummyzoo.agents.features import learner_input, make_features
+from rummyzoo.agents.features import learner_input, learner_inputs, make_features
 from rummyzoo.envs.match import MATCH_OPTION_NAMES, REPORT_OPTION_NAMES
 from rummyzoo.envs.registry import make_game
 
@@ -324,6 +324,44 @@ class CheckpointPolicy(BasePolicy):
             legal = np.flatnonzero(mask)
             action = int(legal[0])
         return action
+
+    def act_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Actions for rows of observations and masks, with one network call.
+
+        Greedy actions are those of :meth:`act` row by row; sampled ones are drawn from the
+        same distributions (one uniform draw per row, inverse CDF).
+        """
+        th = self._th
+        masks = np.asarray(action_masks, dtype=bool)
+        obs = learner_inputs(observations, masks, self.features, self.mask_in_obs)
+        with th.no_grad():
+            tensor = th.as_tensor(obs, dtype=th.float32)
+            if self.algo == "dqn":
+                q = self.model.q_net(tensor)
+                q[~th.as_tensor(masks)] = -th.inf
+                actions = q.argmax(dim=1).numpy()
+            else:
+                # the logits of the policy's distribution, masked here (the masked
+                # distribution object costs more than the network itself)
+                policy = self.model.policy
+                features = policy.extract_features(tensor, policy.pi_features_extractor)
+                logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
+                logits = logits.numpy().astype(np.float64)
+                logits[~masks] = -np.inf
+                if self.deterministic:
+                    actions = logits.argmax(axis=1)
+                else:
+                    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+                    cdf = np.cumsum(probs, axis=1)
+                    u = rng.random(len(cdf)) * cdf[:, -1]
+                    actions = np.minimum((cdf <= u[:, None]).sum(axis=1), masks.shape[1] - 1)
+        actions = np.asarray(actions, dtype=np.int64)
+        bad = ~masks[np.arange(len(actions)), actions]
+        if bad.any():  # cannot happen with masking; kept as a guard
+            actions[bad] = masks[bad].argmax(axis=1)
+        return actions
 
 
 def load_policy(

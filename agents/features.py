@@ -42,6 +42,18 @@ def learner_input(
     return np.concatenate(parts) if len(parts) > 1 else observation
 
 
+def learner_inputs(
+    observations: np.ndarray, masks: np.ndarray, features: Any, mask_in_obs: bool
+) -> np.ndarray:
+    """:func:`learner_input` of each row of ``observations`` (and ``masks``), as one array."""
+    parts = [np.asarray(observations, dtype=np.float32)]
+    if features is not None:
+        parts.append(np.stack([features(o) for o in observations]))
+    if mask_in_obs:
+        parts.append(np.asarray(masks, dtype=np.float32))
+    return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+
+
 class KnockDeadwoodFeatures:
     """See the module docstring."""
 

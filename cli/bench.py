@@ -1,11 +1,14 @@
-"""Speed benchmarks: random legal games through the full AEC loop, and the deadwood solver."""
+"""Speed benchmarks: random legal games through the AEC loop and through the vector engine
+(alternating, with their ratio), and the deadwood solver."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,8 @@ from rummyzoo.envs.cards import to_mask
 from rummyzoo.envs.melds import MeldSolver
 from rummyzoo.envs.native import compiled_kernels
 from rummyzoo.envs.play import play_aec
-from rummyzoo.envs.registry import make_env
+from rummyzoo.envs.registry import make_env, make_vector
+from rummyzoo.envs.vector import uniform_legal_actions
 
 
 def bench_env(
@@ -87,6 +91,137 @@ def bench_env(
     }
 
 
+def _rss() -> int:
+    """Resident memory of this process and its children, in bytes."""
+    import psutil
+
+    me = psutil.Process()
+    total = me.memory_info().rss
+    for child in me.children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            total += child.memory_info().rss
+    return total
+
+
+def _segments(
+    runners: dict[str, Callable[[float], int]], seconds: float, repeat: int
+) -> dict[str, list[float]]:
+    """Run each runner for ``seconds`` in turn, ``repeat`` rounds: decisions/s per segment."""
+    rates: dict[str, list[float]] = {name: [] for name in runners}
+    for _ in range(repeat):
+        for name, run_for in runners.items():
+            start = time.perf_counter()
+            decisions = run_for(seconds)
+            rates[name].append(decisions / (time.perf_counter() - start))
+    return rates
+
+
+def bench_vector(
+    variant: str,
+    num_envs: int,
+    num_players: int = 2,
+    seconds: float = 5.0,
+    seed: int = 0,
+    options: dict[str, Any] | None = None,
+    repeat: int = 1,
+    workers: int = 1,
+    compare: bool = True,
+) -> dict[str, Any]:
+    """Random legal play through the vector engine (``num_envs`` games, one batched random
+    pick per step), alternating segment by segment with the AEC loop of :func:`bench_env`
+    (``compare``), so both see the same machine; rates are the median segment's.
+
+    ``memory_per_game_bytes`` is the growth of the resident memory (this process and its
+    workers) from before the engine was built to after its games had been played for a
+    segment, divided by ``num_envs``.
+    """
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat}")
+    options = dict(options or {})
+    rss_before = _rss()
+    if workers > 1:
+        from rummyzoo.envs.workers import WorkerVectorEnv
+
+        vec: Any = WorkerVectorEnv(variant, num_envs, num_players, num_workers=workers, **options)
+    else:
+        vec = make_vector(variant, num_envs, num_players, **options)
+    vec.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    actions = np.empty(num_envs, dtype=np.int64)
+    counts = {"matches": 0, "decisions": 0}
+
+    def run_vector(limit: float) -> int:
+        deadline = time.perf_counter() + limit
+        steps = 0
+        done_before = int(vec.matches_done.sum())
+        while True:
+            for _ in range(8):
+                uniform_legal_actions(vec.action_masks, rng, actions)
+                vec.step(actions)
+            steps += 8
+            if time.perf_counter() >= deadline:
+                break
+        counts["matches"] += int(vec.matches_done.sum()) - done_before
+        counts["decisions"] += steps * num_envs
+        return steps * num_envs
+
+    run_vector(min(seconds, 1.0))  # warm-up: every game has dealt and played
+    memory = (_rss() - rss_before) / num_envs
+    counts["matches"] = counts["decisions"] = 0
+    runners: dict[str, Callable[[float], int]] = {"vector": run_vector}
+    if compare:
+        env = make_env(variant, num_players, **options)
+        policy = RandomPolicy()
+        aec_rng = np.random.default_rng(seed)
+        env.reset(seed=seed)
+
+        def run_aec(limit: float) -> int:
+            deadline = time.perf_counter() + limit
+            decisions = 0
+            while True:
+                decisions += play_aec(env, policy, aec_rng)[0]
+                env.reset()
+                if time.perf_counter() >= deadline:
+                    return decisions
+
+        runners = {"aec": run_aec, "vector": run_vector}
+    cpu_start = time.process_time()
+    wall_start = time.perf_counter()
+    rates = _segments(runners, seconds, repeat)
+    wall = time.perf_counter() - wall_start
+    cpu = time.process_time() - cpu_start
+    if hasattr(vec, "close"):
+        vec.close()
+    result: dict[str, Any] = {
+        "variant": variant,
+        "num_players": num_players,
+        "num_envs": num_envs,
+        "workers": workers,
+        "options": options,
+        "code": "compiled kernels" if compiled_kernels() is not None else "pure Python",
+        "seconds_per_segment": seconds,
+        "repeat": repeat,
+        "vector_decisions_per_s": float(np.median(rates["vector"])),
+        "vector_decisions_per_s_segments": rates["vector"],
+        "vector_decisions_per_s_per_worker": float(np.median(rates["vector"])) / workers,
+        "vector_matches": counts["matches"],
+        "vector_decisions_per_match": counts["decisions"] / max(counts["matches"], 1),
+        "memory_per_game_bytes": memory,
+        "memory_for_1024_games_mb": memory * 1024 / 2**20,
+        "parent_cpu_seconds": cpu,
+        "wall_seconds": wall,
+    }
+    if compare:
+        aec = float(np.median(rates["aec"]))
+        result["aec_decisions_per_s"] = aec
+        result["aec_decisions_per_s_segments"] = rates["aec"]
+        result["ratio_vector_to_aec"] = result["vector_decisions_per_s"] / aec
+        result["ratio_segments"] = [
+            v / a for v, a in zip(rates["vector"], rates["aec"], strict=True)
+        ]
+    return result
+
+
 def bench_deadwood(hands: int = 20000, hand_size: int = 11, seed: int = 0) -> dict[str, Any]:
     """Median and mean microseconds of the exact aces-low deadwood solver per random hand.
 
@@ -115,7 +250,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     bench = sub.add_parser(
         "bench-env",
         parents=[parents.game(), parents.seed(), parents.options()],
-        help="random legal games through the AEC loop: speed in JSON",
+        help="random legal games through the AEC loop (or the vector engine): speed in JSON",
     )
     bench.add_argument("--seconds", type=float, default=5.0)
     bench.add_argument("--raw", action="store_true", help="bench raw_env instead of env()")
@@ -132,6 +267,20 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         default=20000,
         help="hands for the Knock Rummy deadwood-solver timing (knock_rummy only)",
     )
+    bench.add_argument(
+        "--num-envs",
+        type=int,
+        metavar="N",
+        help="bench the vector engine with N games, alternating with the AEC loop (ratio)",
+    )
+    bench.add_argument(
+        "--workers", type=int, default=1, help="worker processes of the vector engine"
+    )
+    bench.add_argument(
+        "--no-compare",
+        action="store_true",
+        help="with --num-envs: time the vector engine only (no AEC segments)",
+    )
     bench.add_argument("--json", metavar="PATH", help="write the results here")
     bench.set_defaults(func=run)
 
@@ -141,8 +290,64 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_json(result: dict[str, Any], path: str | None) -> None:
+    if path:
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {out}")
+
+
+def _platform(result: dict[str, Any]) -> None:
+    result["python"] = platform.python_version()
+    result["numpy"] = np.__version__
+    result["machine"] = platform.machine()
+
+
+def run_vector_bench(args: Any, options: dict[str, Any]) -> dict[str, Any]:
+    if args.num_envs < 1:
+        raise ValueError(f"--num-envs must be at least 1, got {args.num_envs}")
+    if not 1 <= args.workers <= args.num_envs:
+        raise ValueError(f"--workers must be 1..{args.num_envs}, got {args.workers}")
+    result = bench_vector(
+        args.variant,
+        args.num_envs,
+        args.players,
+        args.seconds,
+        args.seed,
+        options,
+        args.repeat,
+        args.workers,
+        compare=not args.no_compare,
+    )
+    _platform(result)
+    shown = ", ".join(f"{k}={v}" for k, v in options.items())
+    print(
+        f"{args.variant} ({args.players} players, {result['code']}"
+        f"{', ' + shown if shown else ''}): vector engine, {args.num_envs} games, "
+        f"{args.workers} worker{'s' if args.workers > 1 else ''}: "
+        f"{result['vector_decisions_per_s']:,.0f} decisions/s "
+        f"({result['vector_decisions_per_s_per_worker']:,.0f} per worker), "
+        f"{result['vector_decisions_per_match']:.1f} decisions/match"
+    )
+    if "aec_decisions_per_s" in result:
+        ratios = ", ".join(f"{r:.2f}" for r in result["ratio_segments"])
+        print(
+            f"  AEC loop in alternate segments: {result['aec_decisions_per_s']:,.0f} decisions/s;"
+            f" vector / AEC = {result['ratio_vector_to_aec']:.2f}x (per segment: {ratios})"
+        )
+    print(
+        f"  memory: {result['memory_per_game_bytes'] / 1024:,.1f} KiB per game "
+        f"({result['memory_for_1024_games_mb']:,.0f} MB for 1,024 games)"
+    )
+    _write_json(result, args.json)
+    return result
+
+
 def run_bench(args: Any) -> dict[str, Any]:
     options = parse_options(args.option)
+    if args.num_envs is not None:
+        return run_vector_bench(args, options)
     result = bench_env(
         args.variant,
         args.players,
@@ -156,9 +361,7 @@ def run_bench(args: Any) -> dict[str, Any]:
     result["options"] = options
     if args.variant == "knock_rummy":  # the solver of Knock Rummy's deadwood
         result.update(bench_deadwood(hands=args.deadwood_hands))
-    result["python"] = platform.python_version()
-    result["numpy"] = np.__version__
-    result["machine"] = platform.machine()
+    _platform(result)
     shown = ", ".join(f"{k}={v}" for k, v in options.items())
     print(
         f"{result['variant']} ({result['num_players']} players, {result['api']}, {result['code']}"
@@ -179,9 +382,5 @@ def run_bench(args: Any) -> dict[str, Any]:
             f"{result['deadwood_mean_us']:.1f} us, p99 {result['deadwood_p99_us']:.1f} us per "
             f"{result['deadwood_hand_size']}-card hand ({result['deadwood_solver']} search)"
         )
-    if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(result, indent=2) + "\n")
-        print(f"wrote {path}")
+    _write_json(result, args.json)
     return result

@@ -1,6 +1,6 @@
 /* Compiled kernels of rummyzoo.envs: the optimal-deadwood search of MeldSolver, the array
  * builders of the Knock Rummy hot path (the deal, observation rows, card masks, card names),
- * and the uniform pick among legal actions of the random agent.
+ * and the uniform pick among legal actions of the random agent (one mask, or every row of many).
  *
  * Deadwood search (Solver):
  * The same search as MeldSolver.solve_mask in melds.py, step for step, so the two return
@@ -672,6 +672,63 @@ static PyObject *uniform_nonzero(PyObject *self, PyObject *const *args, Py_ssize
     return PyLong_FromSsize_t(size - 1); /* not reached: k < count */
 }
 
+/* uniform_nonzero_rows(masks, bitgen_capsule, out) -> None
+ * uniform_nonzero for every row of a 2-d C-contiguous int8/uint8/bool array, in row order (one
+ * next_double per row), into ``out`` (int64, one entry per row): -1 for a row of zeros. The
+ * same picks as ``u = rng.random(rows)`` and entry int(u[r] * count) of row r's nonzero
+ * indices. */
+static PyObject *uniform_nonzero_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError,
+                        "uniform_nonzero_rows(masks, bitgen_capsule, out) takes 3 arguments");
+        return NULL;
+    }
+    bitgen_t *bitgen = (bitgen_t *)PyCapsule_GetPointer(args[1], "BitGenerator");
+    if (!bitgen)
+        return NULL;
+    if (!PyArray_Check(args[0]) || !PyArray_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "masks and out must be numpy arrays");
+        return NULL;
+    }
+    PyArrayObject *masks = (PyArrayObject *)args[0], *out = (PyArrayObject *)args[2];
+    if (PyArray_NDIM(masks) != 2 || PyArray_ITEMSIZE(masks) != 1 ||
+        !PyArray_IS_C_CONTIGUOUS(masks) ||
+        !(PyArray_TYPE(masks) == NPY_INT8 || PyArray_TYPE(masks) == NPY_UINT8 ||
+          PyArray_TYPE(masks) == NPY_BOOL)) {
+        PyErr_SetString(PyExc_TypeError, "masks must be a 2-d C-contiguous int8 array");
+        return NULL;
+    }
+    npy_intp rows = PyArray_DIM(masks, 0), size = PyArray_DIM(masks, 1);
+    if (PyArray_NDIM(out) != 1 || PyArray_TYPE(out) != NPY_INT64 ||
+        !PyArray_IS_C_CONTIGUOUS(out) || PyArray_DIM(out, 0) != rows ||
+        !PyArray_ISWRITEABLE(out)) {
+        PyErr_SetString(PyExc_TypeError, "out must be a writeable int64 vector, one per row");
+        return NULL;
+    }
+    const char *items = (const char *)PyArray_DATA(masks);
+    int64_t *picks = (int64_t *)PyArray_DATA(out);
+    for (npy_intp r = 0; r < rows; r++, items += size) {
+        npy_intp count = 0;
+        for (npy_intp i = 0; i < size; i++)
+            count += items[i] != 0;
+        double u = bitgen->next_double(bitgen->state);
+        if (count == 0) {
+            picks[r] = -1;
+            continue;
+        }
+        npy_intp k = (npy_intp)(u * (double)count), pick = size - 1;
+        for (npy_intp i = 0; i < size; i++) {
+            if (items[i] != 0 && k-- == 0) {
+                pick = i;
+                break;
+            }
+        }
+        picks[r] = pick;
+    }
+    Py_RETURN_NONE;
+}
+
 /* mask_names(mask, names) -> list of str
  * names[c] for every set bit c of a 52-bit card mask, lowest card id first (names: a tuple of
  * 52 strings); the same as ``[names[c] for c in mask_cards(mask)]``. */
@@ -711,6 +768,8 @@ static PyMethodDef module_methods[] = {
      "card_mask(planes, row, size, first_base, second_base, excluded) -> int8 action mask."},
     {"uniform_nonzero", (PyCFunction)(void (*)(void))uniform_nonzero, METH_FASTCALL,
      "uniform_nonzero(mask, bitgen_capsule) -> a uniformly drawn nonzero index."},
+    {"uniform_nonzero_rows", (PyCFunction)(void (*)(void))uniform_nonzero_rows, METH_FASTCALL,
+     "uniform_nonzero_rows(masks, bitgen_capsule, out): uniform_nonzero of every row."},
     {"mask_names", (PyCFunction)(void (*)(void))mask_names, METH_FASTCALL,
      "mask_names(mask, names) -> names of the cards in a 52-bit mask, lowest first."},
     {"deal", (PyCFunction)(void (*)(void))deal, METH_FASTCALL,
@@ -735,7 +794,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         return NULL;
     /* Raised whenever a kernel is added or changed; rummyzoo.envs.native checks it, so a build
      * older than the Python code is set aside (with a warning) instead of half used. */
-    if (PyModule_AddIntConstant(m, "API_VERSION", 1) < 0) {
+    if (PyModule_AddIntConstant(m, "API_VERSION", 2) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -196,8 +196,9 @@ from typing import Any, ClassVar
 
 from rummyzoo.envs.aec import RummyEnv, VariantEnv, env_factory
 from rummyzoo.envs.ditch_rummy.rules import DitchRummyGame, DitchRummyRules
+from rummyzoo.envs.vector import vector_factory
 
-__all__ = ["DitchRummyRules", "env", "raw_env"]
+__all__ = ["DitchRummyRules", "env", "raw_env", "vector"]
 
 
 class raw_env(VariantEnv):
@@ -212,3 +213,4 @@ class raw_env(VariantEnv):
 
 
 env = env_factory(raw_env, "Ditch Rummy")
+vector = vector_factory(DitchRummyGame, "Ditch Rummy")

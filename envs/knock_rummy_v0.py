@@ -127,8 +127,9 @@ from typing import Any, ClassVar
 
 from rummyzoo.envs.aec import RummyEnv, VariantEnv, env_factory
 from rummyzoo.envs.knock_rummy.rules import KnockRummyGame, KnockRummyRules
+from rummyzoo.envs.vector import vector_factory
 
-__all__ = ["KnockRummyRules", "env", "raw_env"]
+__all__ = ["KnockRummyRules", "env", "raw_env", "vector"]
 
 
 class raw_env(VariantEnv):
@@ -139,3 +140,4 @@ class raw_env(VariantEnv):
 
 
 env = env_factory(raw_env, "Knock Rummy")
+vector = vector_factory(KnockRummyGame, "Knock Rummy")

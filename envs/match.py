@@ -146,6 +146,10 @@ class HandEnd:
         totals in match play; ``winner`` once the match is over; ``truncated_by``).
     :ivar match_over: the match (episode) ended with this hand.
     :ivar truncated_by: ``"max_turns=N"`` or ``"max_hands=N"`` when a cap ended it.
+    :ivar winners: per seat, whether it won the match (the infos' ``winner``), once a hand
+        decided the match; else None.
+
+    A match built with ``infos=False`` leaves ``infos`` empty (``[]``).
     """
 
     index: int
@@ -157,6 +161,7 @@ class HandEnd:
     infos: list[dict[str, Any]]
     match_over: bool
     truncated_by: str | None = None
+    winners: list[bool] | None = None
 
 
 class Match:
@@ -166,10 +171,13 @@ class Match:
     changes nothing), :meth:`check` validates an action without changing anything,
     :meth:`play` applies a checked action and :meth:`step` does both. ``state`` is the hand
     being played (the last one once the match is over), ``over`` says the match has ended.
+    ``infos=False`` skips building the infos of each hand's end (``HandEnd.infos`` is then
+    empty), for loops that do not read them.
     """
 
-    def __init__(self, game: Game) -> None:
+    def __init__(self, game: Game, infos: bool = True) -> None:
         self.game = game
+        self._infos = infos
         self.options = options = game.match
         n = self.num_players = game.num_players
         self.seat_names = tuple(f"player_{i}" for i in range(n))
@@ -330,7 +338,9 @@ class Match:
 
     def _cut(self, reason: str) -> HandEnd:
         self.over = True
-        infos: list[dict[str, Any]] = [{"truncated_by": reason} for _ in range(self.num_players)]
+        infos: list[dict[str, Any]] = (
+            [{"truncated_by": reason} for _ in range(self.num_players)] if self._infos else []
+        )
         return HandEnd(
             self.hand_index, self.state, self.deck, None, None, None, infos, True, reason
         )
@@ -383,9 +393,9 @@ class Match:
         hand_info = self.game.hand_info
         infos = []
         match_totals = None
-        if target is not None:
+        if target is not None and self._infos:
             match_totals = {a: float(totals[groups[i]]) for i, a in enumerate(self.seat_names)}
-        for seat in range(self.num_players):
+        for seat in range(self.num_players if self._infos else 0):
             info = hand_info(state, seat)
             info["points"] = points[seat]
             info["hand_index"] = index
@@ -407,5 +417,14 @@ class Match:
             self.dealer = (self.dealer + 1) % self.num_players
             self._deal(None)
         return HandEnd(
-            index, state, deck, points, seat_points, rewards, infos, self.over, truncated_by
+            index,
+            state,
+            deck,
+            points,
+            seat_points,
+            rewards,
+            infos,
+            self.over,
+            truncated_by,
+            won if over else None,
         )

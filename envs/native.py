@@ -19,7 +19,7 @@ import warnings
 from typing import Any
 
 #: The ``API_VERSION`` of ``envs/_native.c`` that this code expects.
-KERNELS_API_VERSION = 1
+KERNELS_API_VERSION = 2
 
 
 class _Pure:

@@ -64,6 +64,20 @@ def make_env(name: str, num_players: int = 2, wrapped: bool = True, **options):
     return factory(num_players=num_players, **options)
 
 
+def make_vector(
+    name: str,
+    num_envs: int,
+    num_players: int = 2,
+    infos: bool = False,
+    kernels: Any = None,
+    **options: Any,
+):
+    """A variant's :class:`~rummyzoo.envs.vector.VectorEnv` (``num_envs`` games stepped
+    together) from ``env()``-style options: the variant module's ``vector()``."""
+    check_players(name, num_players)
+    return variant_module(name).vector(num_envs, num_players, infos, kernels, **options)
+
+
 def make_match(
     name: str, num_players: int, options: dict[str, Any] | None, owner: str, **report: Any
 ) -> match.Match:

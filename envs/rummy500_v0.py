@@ -189,8 +189,9 @@ from typing import Any, ClassVar
 
 from rummyzoo.envs.aec import RummyEnv, VariantEnv, env_factory
 from rummyzoo.envs.rummy500.rules import Rummy500Game, Rummy500Rules
+from rummyzoo.envs.vector import vector_factory
 
-__all__ = ["Rummy500Rules", "env", "raw_env"]
+__all__ = ["Rummy500Rules", "env", "raw_env", "vector"]
 
 
 class raw_env(VariantEnv):
@@ -201,3 +202,4 @@ class raw_env(VariantEnv):
 
 
 env = env_factory(raw_env, "500 Rum")
+vector = vector_factory(Rummy500Game, "500 Rum")

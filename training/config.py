@@ -381,7 +381,13 @@ class RunConfig(Strict):
     """Learner environment steps (decisions) to train for."""
     seed: int = Field(0, ge=0)
     n_envs: int = Field(4, gt=0)
-    vec_env: Literal["dummy", "subproc"] = "dummy"
+    """Games played at once (with ``vec_env: batched``, the games of the vector engine)."""
+    vec_env: Literal["batched", "dummy", "subproc"] = "batched"
+    """``batched``: the vector engine, with the learner and every network opponent acting in
+    all games with one call (:mod:`rummyzoo.training.vec_env`); ``dummy``/``subproc``: one
+    gymnasium env per game in stable-baselines3's ``DummyVecEnv``/``SubprocVecEnv``."""
+    workers: int = Field(1, ge=1)
+    """Worker processes of the batched engine (its games split between them)."""
     device: str = "cpu"
     """Torch device: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto`` (CUDA if there is one)."""
     torch_threads: int = Field(1, ge=1)

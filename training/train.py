@@ -40,6 +40,7 @@ from rummyzoo.agents.checkpoints import (
 )
 from rummyzoo.training.config import RunConfig, config_to_yaml, load_config, validate_config
 from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
+from rummyzoo.training.vec_env import BatchedSeatEnv
 
 ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh", "elu": "ELU", "leaky_relu": "LeakyReLU"}
 
@@ -80,17 +81,7 @@ def make_seat_env(config: RunConfig, rank: int, run_dir: Path | None = None):
     """A factory for one training env (used by the VecEnv)."""
 
     def factory() -> SeatEnv:
-        mixture = OpponentMixture(
-            [(o.name, o.weight) for o in config.opponents],
-            config.variant,
-            config.num_players,
-            config.env_options,
-            pool_size=config.self_play.pool_size,
-            sampling=config.self_play.sampling,
-            snapshot_loader=lambda path, variant, n, options: load_policy(
-                path, variant, n, options, deterministic=False
-            ),
-        )
+        mixture = make_mixture(config)
         env = SeatEnv(
             config.variant,
             config.num_players,
@@ -110,9 +101,46 @@ def make_seat_env(config: RunConfig, rank: int, run_dir: Path | None = None):
     return factory
 
 
+def make_mixture(config: RunConfig) -> OpponentMixture:
+    """The opponents of a run: its weighted entries and its self-play pool."""
+    return OpponentMixture(
+        [(o.name, o.weight) for o in config.opponents],
+        config.variant,
+        config.num_players,
+        config.env_options,
+        pool_size=config.self_play.pool_size,
+        sampling=config.self_play.sampling,
+        snapshot_loader=lambda path, variant, n, options: load_policy(
+            path, variant, n, options, deterministic=False
+        ),
+    )
+
+
+def build_batched_env(config: RunConfig) -> BatchedSeatEnv:
+    """The batched training env of a run (``vec_env: batched``)."""
+    return BatchedSeatEnv(
+        config.variant,
+        config.num_players,
+        config.env_options,
+        opponents=make_mixture(config),
+        num_envs=config.n_envs,
+        learner_seat=config.learner_seat,
+        reward=config.reward,
+        reward_scale=config.reward_scale,
+        mask_in_obs=config.algo == "dqn",
+        features=config.features,
+        shaping=config.shaping,
+        gamma=config.hyperparams.gamma,
+        seed=config.seed * 1000,
+        workers=config.workers,
+    )
+
+
 def build_vec_env(config: RunConfig):
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
+    if config.vec_env == "batched":
+        return VecMonitor(build_batched_env(config))
     factories = [make_seat_env(config, rank) for rank in range(config.n_envs)]
     if config.vec_env == "subproc" and config.n_envs > 1:
         vec = SubprocVecEnv(factories, start_method="spawn")

@@ -1,0 +1,131 @@
+"""``rummyzoo bench-train CONFIG``: learner steps/s of a training config, and where they go."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shlex
+from pathlib import Path
+from typing import Any
+
+from rummyzoo.cli.common import Parents
+
+PARTS = ("env", "opponents", "inference", "buffer", "update", "other")
+
+
+def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
+    bench = sub.add_parser(
+        "bench-train",
+        help="training throughput of a config (steps/s, time by part): speed in JSON",
+        description="Train CONFIG for --steps learner steps with nothing else running (no "
+        "evaluation, checkpoints or warm start) and report steps/s, collection steps/s and the "
+        "time spent in the env, the opponents, the learner's inference, the buffer and the "
+        "updates. --compare adds configurations (override sets) that run alternately with the "
+        "base, --repeat times, and reports each one's ratio to the base.",
+    )
+    bench.add_argument("config", help="YAML run config, e.g. configs/knock_bench.yaml")
+    bench.add_argument("--steps", type=int, default=20_000, help="learner steps per run")
+    bench.add_argument(
+        "--set", action="append", metavar="KEY.SUB=VALUE", help="override a config key (repeatable)"
+    )
+    bench.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="'KEY=VALUE ...'",
+        help="another configuration: overrides on top of the base, space-separated; the token "
+        "pool=K plays it against K fresh self-play snapshots (repeatable)",
+    )
+    bench.add_argument(
+        "--pool",
+        type=int,
+        default=0,
+        help="play against a self-play pool of this many fresh snapshots (0: the config's "
+        "opponents)",
+    )
+    bench.add_argument("--repeat", type=int, default=1, help="rounds of alternating runs")
+    bench.add_argument("--json", metavar="PATH", help="write the results here")
+    bench.set_defaults(func=run)
+
+
+def _line(label: str, r: dict[str, Any]) -> str:
+    share = ", ".join(f"{p} {r['share_by_part'].get(p, 0.0):.0%}" for p in PARTS)
+    return (
+        f"{label}: {r['steps_per_s']:,.0f} steps/s end to end, "
+        f"{r['collection_steps_per_s']:,.0f} collecting ({share})"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from rummyzoo.training.bench import bench_train
+    from rummyzoo.training.config import load_config
+
+    if args.repeat < 1:
+        raise ValueError(f"--repeat must be at least 1, got {args.repeat}")
+    base = list(args.set or [])
+    setups = [("base", base, args.pool)]
+    for k, text in enumerate(args.compare, 1):
+        tokens = shlex.split(text)
+        pools = [t for t in tokens if t.startswith("pool=")]
+        pool = int(pools[-1].partition("=")[2]) if pools else args.pool
+        overrides = base + [t for t in tokens if not t.startswith("pool=")]
+        setups.append((f"#{k} {text}", overrides, pool))
+    configs = [
+        (label, load_config(args.config, overrides), pool) for label, overrides, pool in setups
+    ]
+    runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in setups}
+    for round_ in range(args.repeat):
+        for label, config, pool in configs:
+            result = bench_train(config, args.steps, pool)
+            runs[label].append(result)
+            print(_line(f"[{round_ + 1}/{args.repeat}] {label}", result), flush=True)
+    summary: dict[str, Any] = {
+        "config": args.config,
+        "set": base,
+        "steps": args.steps,
+        "pool": args.pool,
+        "repeat": args.repeat,
+        "setups": [],
+    }
+    first = None
+    for label, _, _ in setups:
+        results = runs[label]
+        median = {
+            key: float(np.median([r[key] for r in results]))
+            for key in ("steps_per_s", "collection_steps_per_s")
+        }
+        entry = {"label": label, **median, "runs": results}
+        if first is None:
+            first = median
+        else:
+            entry["ratio_steps_per_s"] = median["steps_per_s"] / first["steps_per_s"]
+            entry["ratio_collection_steps_per_s"] = (
+                median["collection_steps_per_s"] / first["collection_steps_per_s"]
+            )
+            entry["ratio_rounds"] = [
+                r["collection_steps_per_s"] / b["collection_steps_per_s"]
+                for r, b in zip(results, runs["base"], strict=True)
+            ]
+        summary["setups"].append(entry)
+    summary["python"] = platform.python_version()
+    print(f"median of {args.repeat} round(s), {args.steps:,} steps each:")
+    for entry in summary["setups"]:
+        ratio = ""
+        if "ratio_steps_per_s" in entry:
+            ratio = (
+                f"  ({entry['ratio_steps_per_s']:.2f}x end to end, "
+                f"{entry['ratio_collection_steps_per_s']:.2f}x collecting)"
+            )
+        print(
+            f"  {entry['label']}: {entry['steps_per_s']:,.0f} steps/s, "
+            f"{entry['collection_steps_per_s']:,.0f} collecting{ratio}"
+        )
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(summary, indent=2) + "\n")
+        print(f"wrote {path}")
+    return 0

@@ -1,0 +1,398 @@
+"""The vector engine: ``N`` matches of one variant stepped together, into preallocated arrays.
+
+:class:`VectorEnv` plays ``num_envs`` independent matches (each a
+:class:`~rummyzoo.envs.match.Match`, the same rules code as the AEC env). One call of
+:meth:`~VectorEnv.step` takes one action per game (for the seat to act there) and writes what
+follows into arrays that it owns and reuses:
+
+=================  ==========  =========================================================
+array              shape       content after ``reset`` / ``step``
+=================  ==========  =========================================================
+``observations``   (N, L)      float32 observation of the seat to act
+``action_masks``   (N, A)      int8 legal actions of the seat to act
+``current``        (N,)        the seat to act (int64)
+``rewards``        (N, P)      float64, each seat's reward since that seat's last decision
+                               (the AEC env's cumulative reward of the seat)
+``hand_done``      (N,)        a hand ended in this step
+``terminated``     (N,)        the match was decided in this step
+``truncated``      (N,)        a cap (``max_turns``, ``max_hands``) ended the match
+``hand_points``    (N, P)      raw points of the hand that ended in this step (NaN for a
+                               hand cut by the turn cap; stale where not ``hand_done``)
+``winners``        (N, P)      the seats that won the match decided in this step (stale
+                               where not ``terminated``)
+=================  ==========  =========================================================
+
+A game whose match ended (``terminated | truncated``) starts the next match by itself, as the
+AEC env does on ``reset()`` without a seed: its rows then show the new match's first decision,
+while ``rewards`` still holds the finished match's last rewards (they are cleared at the next
+``step``); :meth:`~VectorEnv.final_observation` gives the finished match's last observations.
+Reading ``rewards[i, current[i]]`` at each decision and every seat's entry at the end of a
+match counts each reward once.
+
+Game ``i`` is its own match with its own random streams: ``reset(seed=s)`` seeds it with
+``s + i`` (or ``seeds[i]``), which makes it the same game as the AEC env after
+``env.reset(seed=s + i)``, and later matches continue its streams as the AEC env's unseeded
+resets do. Options, validation and errors are those of the AEC env; an illegal action raises
+:class:`~rummyzoo.envs.core.IllegalActionError` naming the game, and changes no game.
+
+Infos are built only on demand (``infos=True``): :attr:`~VectorEnv.infos` then holds, per game,
+the AEC env's ``infos`` (a dict per seat), updated as the AEC env updates them (at the end of a
+match, the finished match's last infos until the next ``step``).
+
+The arrays can be supplied (``buffers=``), e.g. views of shared memory, so that worker
+processes write straight into them (:mod:`rummyzoo.envs.workers`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rummyzoo.envs.core import ConfigError, Game, IllegalActionError
+from rummyzoo.envs.match import HandEnd, Match, make_game
+from rummyzoo.envs.native import resolve_kernels
+from rummyzoo.envs.seeding import check_seed
+
+__all__ = [
+    "BUFFER_SPECS",
+    "VectorEnv",
+    "buffer_specs",
+    "next_infos",
+    "uniform_legal_actions",
+    "vector_factory",
+]
+
+#: name -> (shape per game given (players, obs size, actions), dtype) of the output arrays.
+BUFFER_SPECS: dict[str, tuple[str, str]] = {
+    "observations": ("L", "float32"),
+    "action_masks": ("A", "int8"),
+    "current": ("", "int64"),
+    "rewards": ("P", "float64"),
+    "hand_done": ("", "bool"),
+    "terminated": ("", "bool"),
+    "truncated": ("", "bool"),
+    "hand_points": ("P", "float64"),
+    "winners": ("P", "bool"),
+}
+
+
+def buffer_specs(num_envs: int, game: Game) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Shape and dtype of each output array for ``num_envs`` games of ``game``."""
+    sizes = {"L": game.obs_size, "A": game.num_actions, "P": game.num_players}
+    return {
+        name: ((num_envs, sizes[dim]) if dim else (num_envs,), np.dtype(dtype))
+        for name, (dim, dtype) in BUFFER_SPECS.items()
+    }
+
+
+def next_infos(previous: list[dict[str, Any]], end: HandEnd) -> list[dict[str, Any]]:
+    """Per-seat infos after a hand end, as the AEC env keeps them: a scored hand replaces
+    them, a hand cut by the turn cap adds its facts to those of the hand before."""
+    if end.points is None:
+        for info, extra in zip(previous, end.infos, strict=True):
+            info.update(extra)
+        return previous
+    return list(end.infos)
+
+
+def uniform_legal_actions(
+    masks: np.ndarray,
+    rng: np.random.Generator,
+    out: np.ndarray | None = None,
+    kernels: Any = None,
+) -> np.ndarray:
+    """One uniformly random legal action per row of ``masks`` (-1 for a row with none).
+
+    One uniform draw per row, in row order, picks the ``int(u * count)``-th legal action: the
+    pick of :class:`~rummyzoo.agents.random_agent.RandomPolicy`, made for all rows at once (by
+    the compiled kernels where built; ``kernels`` as in
+    :func:`~rummyzoo.envs.native.resolve_kernels`).
+    """
+    if out is None:
+        out = np.empty(len(masks), dtype=np.int64)
+    native = resolve_kernels(kernels)
+    if native is not None and masks.dtype == np.int8 and masks.flags.c_contiguous:
+        native.uniform_nonzero_rows(masks, rng.bit_generator.capsule, out)
+        return out
+    counts = np.cumsum(masks != 0, axis=1, dtype=np.int32)
+    total = counts[:, -1]
+    k = (rng.random(len(masks)) * total).astype(np.int32)
+    np.sum(counts <= k[:, None], axis=1, out=out)  # the first column whose count exceeds k
+    out[total == 0] = -1
+    return out
+
+
+class VectorEnv:
+    """``num_envs`` matches of one game stepped together (see the module docstring).
+
+    :param game: the variant's game (e.g. from :func:`rummyzoo.envs.registry.make_game`);
+        every match plays it.
+    :param num_envs: games stepped together.
+    :param infos: keep the AEC env's per-seat infos of every game in :attr:`infos`.
+    :param buffers: output arrays to write into instead of new ones (name -> array of the
+        shape and dtype that :func:`buffer_specs` gives).
+    """
+
+    def __init__(
+        self,
+        game: Game,
+        num_envs: int,
+        infos: bool = False,
+        buffers: dict[str, np.ndarray] | None = None,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
+            raise ConfigError(f"num_envs must be an int, got {num_envs!r}")
+        if num_envs < 1:
+            raise ConfigError(f"num_envs must be at least 1, got {num_envs}")
+        self.game = game
+        self.num_envs = n = int(num_envs)
+        self.num_players = game.num_players
+        self.num_actions = game.num_actions
+        self.obs_size = game.obs_size
+        self.matches = [Match(game, infos=bool(infos)) for _ in range(n)]
+        specs = buffer_specs(n, game)
+        arrays: dict[str, np.ndarray] = {}
+        for name, (shape, dtype) in specs.items():
+            given = None if buffers is None else buffers.get(name)
+            if given is None:
+                arrays[name] = np.zeros(shape, dtype=dtype)
+            elif given.shape != shape or given.dtype != dtype:
+                raise ValueError(
+                    f"buffer {name!r} must be {dtype} of shape {shape}, "
+                    f"got {given.dtype} of shape {given.shape}"
+                )
+            else:
+                arrays[name] = given
+        self.buffers = arrays
+        self.observations = arrays["observations"]
+        self.action_masks = arrays["action_masks"]
+        self.current = arrays["current"]
+        self.rewards = arrays["rewards"]
+        self.hand_done = arrays["hand_done"]
+        self.terminated = arrays["terminated"]
+        self.truncated = arrays["truncated"]
+        self.hand_points = arrays["hand_points"]
+        self.winners = arrays["winners"]
+        self.keep_infos = bool(infos)
+        self.infos: list[list[dict[str, Any]]] = [[] for _ in range(n)]
+        #: per game, the number of matches it has finished since the last reset
+        self.matches_done = np.zeros(n, dtype=np.int64)
+        self._final: list[tuple[Any, np.ndarray] | None] = [None] * n
+        self._ended: list[HandEnd | None] = [None] * n
+        self._clear = np.zeros(n, dtype=bool)  # rewards to clear at the next step
+        self._all = np.arange(n)
+        self._has_reset = False
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | Sequence[int] | None = None) -> None:
+        """Start a new match in every game.
+
+        :param seed: None (continue each game's streams; fresh entropy at first), an int ``s``
+            (game ``i`` gets ``s + i``) or one seed per game.
+        :raises ValueError: a bad seed (nothing is changed then).
+        """
+        n = self.num_envs
+        if seed is None:
+            seeds: list[int | None] = [None] * n
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            base = check_seed(seed)
+            seeds = [base + i for i in range(n)]
+        else:
+            seeds = [check_seed(s) for s in seed]
+            if len(seeds) != n:
+                raise ValueError(f"need one seed per game ({n}), got {len(seeds)}")
+        for i, match in enumerate(self.matches):
+            match.reset(seeds[i])
+            self._final[i] = None
+            self._ended[i] = None
+            if self.keep_infos:
+                self.infos[i] = [{} for _ in range(self.num_players)]
+        self.rewards[:] = 0.0
+        self.hand_done[:] = False
+        self.terminated[:] = False
+        self.truncated[:] = False
+        self.matches_done[:] = 0
+        self._clear[:] = False
+        self._has_reset = True
+        self._write_rows(self._all)
+
+    # ------------------------------------------------------------------- step
+    def check(self, actions: Any, games: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """(game indices, action ids) if every action is legal in its game; changes nothing.
+
+        :param actions: one action per game (``len(games)`` of them when ``games`` is given).
+        :param games: indices of the games to step (None: all, in order).
+        :raises IllegalActionError: naming the first game whose action is not legal there.
+        """
+        if not self._has_reset:
+            raise RuntimeError("call reset() before step()")
+        idx = self._all if games is None else np.asarray(games)
+        if games is not None:
+            if idx.ndim != 1 or (not np.issubdtype(idx.dtype, np.integer) and idx.size):
+                raise ValueError(f"games must be a 1-d array of game indices, got {games!r}")
+            idx = idx.astype(np.int64, copy=False)
+            if idx.size and (idx.min() < 0 or idx.max() >= self.num_envs):
+                raise ValueError(f"game indices must be in 0..{self.num_envs - 1}")
+            if np.unique(idx).size != idx.size:
+                raise ValueError("each game can be stepped once per call")
+        acts = np.asarray(actions)
+        if acts.shape != idx.shape:
+            raise IllegalActionError(
+                f"need one action per game stepped ({idx.size}), got an array of shape {acts.shape}"
+            )
+        if idx.size == 0:
+            return idx, acts.astype(np.int64)
+        if not np.issubdtype(acts.dtype, np.integer) or acts.dtype == np.bool_:
+            bad = 0
+            if acts.dtype == object:
+                bad = next(
+                    (
+                        k
+                        for k, a in enumerate(acts.tolist())
+                        if isinstance(a, bool) or not isinstance(a, (int, np.integer))
+                    ),
+                    0,
+                )
+            self._refuse(int(idx[bad]), acts.reshape(-1)[bad])
+        acts = acts.astype(np.int64, copy=False)
+        in_range = (acts >= 0) & (acts < self.num_actions)
+        ok = in_range.copy()
+        ok[in_range] = self.action_masks[idx[in_range], acts[in_range]] != 0
+        if not ok.all():
+            k = int(np.flatnonzero(~ok)[0])
+            self._refuse(int(idx[k]), acts[k].item())
+        return idx, acts
+
+    def _refuse(self, game: int, action: Any) -> None:
+        try:
+            self.matches[game].check(action)
+        except IllegalActionError as exc:
+            raise IllegalActionError(f"game {game}: {exc}") from None
+        raise IllegalActionError(f"game {game}: action {action!r} is not legal")  # not reached
+
+    def step(self, actions: Any, games: Any = None) -> None:
+        """Play one action in each game (or in each of ``games``) and refresh the arrays.
+
+        Every action is checked before any is played: an illegal one raises
+        :class:`~rummyzoo.envs.core.IllegalActionError` naming its game and changes nothing.
+        Flags (``hand_done``, ``terminated``, ``truncated``) describe this call only.
+        """
+        idx, acts = self.check(actions, games)
+        rewards = self.rewards
+        clear = self._clear
+        if clear.any():
+            # games that started a new match in the last call: its rewards and infos go
+            rewards[clear] = 0.0
+            if self.keep_infos:
+                for i in np.flatnonzero(clear).tolist():
+                    self.infos[i] = [{} for _ in range(self.num_players)]
+            clear[:] = False
+        self.hand_done[:] = False
+        self.terminated[:] = False
+        self.truncated[:] = False
+        if idx.size == 0:
+            return
+        # the seat that acts has its cumulative reward cleared (the AEC env does so too)
+        rewards[idx, self.current[idx]] = 0.0
+        matches = self.matches
+        ended = self._ended
+        keep = self.keep_infos
+        any_end = False
+        for i, a in zip(idx.tolist(), acts.tolist(), strict=True):
+            end = matches[i].play(a)
+            if end is not None:
+                ended[i] = end
+                any_end = True
+        if any_end:
+            self._hands_ended(idx, keep)
+        self._write_rows(idx)
+
+    def _hands_ended(self, idx: np.ndarray, keep: bool) -> None:
+        ended = self._ended
+        rewards = self.rewards
+        for i in idx.tolist():
+            end = ended[i]
+            if end is None:
+                continue
+            ended[i] = None
+            self.hand_done[i] = True
+            self.hand_points[i] = np.nan if end.points is None else end.points
+            if end.winners is not None:
+                self.winners[i] = end.winners
+            if end.rewards is not None:
+                rewards[i] += end.rewards
+            if keep:
+                self.infos[i] = next_infos(self.infos[i], end)
+            if end.match_over:
+                match = self.matches[i]
+                if end.truncated_by is not None:
+                    self.truncated[i] = True
+                else:
+                    self.terminated[i] = True
+                self._final[i] = (match.state, match.seat_totals)
+                self.matches_done[i] += 1
+                self._clear[i] = True
+                match.reset()
+
+    def _write_rows(self, idx: np.ndarray) -> None:
+        """Observation, mask and seat to act of the games ``idx``."""
+        obs, masks, current = self.observations, self.action_masks, self.current
+        matches = self.matches
+        observe = self.game.observe
+        for i in idx.tolist():
+            match = matches[i]
+            state = match.state
+            seat = state.current
+            current[i] = seat
+            obs[i] = observe(state, seat, match.seat_totals)
+            masks[i] = match.legal_mask()
+
+    # --------------------------------------------------------------- queries
+    def final_observation(self, game: int, seat: int) -> np.ndarray:
+        """The last observation of ``seat`` in the match that game ``game`` finished last.
+
+        :raises ValueError: when that game has not finished a match since the last reset.
+        """
+        final = self._final[game]
+        if final is None:
+            raise ValueError(f"game {game} has not finished a match since the last reset")
+        state, totals = final
+        return self.game.observe(state, seat, totals)
+
+    def observe(self, game: int, seat: int) -> np.ndarray:
+        """The observation of any ``seat`` of game ``game`` now (a new array)."""
+        match = self.matches[game]
+        return self.game.observe(match.state, seat, match.seat_totals)
+
+    def render(self, game: int, view: int | None = None) -> str:
+        """The text picture of game ``game`` (all hands open unless ``view`` is a seat)."""
+        match = self.matches[game]
+        return self.game.render(match.state, view, match.totals_by_seat())
+
+    def __repr__(self) -> str:
+        return (
+            f"VectorEnv({self.game.name}, num_envs={self.num_envs}, num_players={self.num_players})"
+        )
+
+
+def vector_factory(game_cls: type[Game], title: str) -> Any:
+    """The variant module's ``vector(num_envs, num_players=2, infos=False, **options)``."""
+
+    def vector(
+        num_envs: int,
+        num_players: int = 2,
+        infos: bool = False,
+        kernels: Any = None,
+        **options: Any,
+    ) -> VectorEnv:
+        return VectorEnv(
+            make_game(game_cls, num_players, options, kernels=kernels), num_envs, infos
+        )
+
+    vector.__doc__ = (
+        f"{title}: ``num_envs`` games stepped together (:class:`rummyzoo.envs.vector.VectorEnv`), "
+        "with the options of ``env()``."
+    )
+    return vector

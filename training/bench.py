@@ -1,0 +1,138 @@
+"""Training throughput: learner steps per second of a config, and where the time goes.
+
+:func:`bench_train` builds a config's env and model and trains it for a number of learner
+steps with nothing else running (no evaluation, no checkpoints, no warm start), timing:
+
+* ``env``: the env's step, less the opponents' decisions (rules, observations, masks);
+* ``opponents``: the opponents choosing their actions (batched env only: ``act_batch``
+  calls; with a ``dummy``/``subproc`` env they are part of ``env``);
+* ``inference``: the learner's network choosing actions during collection;
+* ``buffer``: adding to the rollout / replay buffer (and PPO's returns and advantages);
+* ``update``: the gradient updates;
+* ``other``: what is left (the algorithm's own bookkeeping, tensor conversions...).
+
+``collection_steps_per_s`` counts the collection phases only (everything but the updates),
+``steps_per_s`` the whole run. A self-play pool (``pool``) fills the opponent pool with that
+many snapshots of freshly initialised networks (different seeds) and plays against them only.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rummyzoo.training.config import RunConfig
+
+__all__ = ["bench_train"]
+
+
+class _Clock:
+    """Seconds spent in wrapped calls, by part."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, float] = {}
+
+    def wrap(self, part: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self.parts.setdefault(part, 0.0)
+        clock = time.perf_counter
+        parts = self.parts
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                parts[part] += clock() - start
+
+        return timed
+
+
+def _fill_pool(config: RunConfig, env: Any, pool: int, folder: Path) -> None:
+    """``pool`` snapshots of fresh networks of the config's kind, in the env's opponent pool."""
+    from rummyzoo.agents.checkpoints import save_checkpoint
+    from rummyzoo.training.train import build_model, checkpoint_meta
+
+    for k in range(pool):
+        model = build_model(config.model_copy(update={"seed": config.seed + 1 + k}), env, None)
+        path = folder / f"snapshot_{k}.rz"
+        save_checkpoint(model, path, checkpoint_meta(config, 0))
+        env.env_method("add_snapshot", str(path), k)
+
+
+def bench_train(config: RunConfig, steps: int, pool: int = 0) -> dict[str, Any]:
+    """Train ``config`` for ``steps`` learner steps and time its parts (module docstring).
+
+    :param pool: self-play snapshots to play against (0: the config's opponents).
+    """
+    import torch
+
+    from rummyzoo.training.config import OpponentSpec
+    from rummyzoo.training.train import build_model, build_vec_env
+
+    if steps < 1:
+        raise ValueError(f"steps must be at least 1, got {steps}")
+    if pool < 0:
+        raise ValueError(f"pool must be 0 or more, got {pool}")
+    torch.set_num_threads(config.torch_threads)
+    if pool:
+        config = config.model_copy(update={"opponents": [OpponentSpec(name="self")]})
+        config.self_play.pool_size = max(config.self_play.pool_size, pool)
+    clock = _Clock()
+    env = build_vec_env(config)
+    with tempfile.TemporaryDirectory(prefix="rummyzoo-bench-") as tmp:
+        if pool:
+            _fill_pool(config, env, pool, Path(tmp))
+        model = build_model(config, env, None)
+        batched = getattr(env, "venv", None)
+        engine_env = batched if hasattr(batched, "opponent_seconds") else None
+        if engine_env is not None:
+            engine_env.opponent_seconds = 0.0
+        env.step_wait = clock.wrap("env", env.step_wait)
+        env.reset = clock.wrap("env", env.reset)
+        if config.algo == "ppo":
+            model.policy.forward = clock.wrap("inference", model.policy.forward)
+            buffer = model.rollout_buffer
+            buffer.add = clock.wrap("buffer", buffer.add)
+            buffer.compute_returns_and_advantage = clock.wrap(
+                "buffer", buffer.compute_returns_and_advantage
+            )
+        else:
+            model._sample_action = clock.wrap("inference", model._sample_action)
+            model.replay_buffer.add = clock.wrap("buffer", model.replay_buffer.add)
+        model.train = clock.wrap("update", model.train)
+        start = time.perf_counter()
+        cpu_start = time.process_time()
+        model.learn(total_timesteps=steps, progress_bar=False)
+        wall = time.perf_counter() - start
+        cpu = time.process_time() - cpu_start
+        env.close()
+    parts = dict(clock.parts)
+    done = int(model.num_timesteps)
+    if engine_env is not None:
+        parts["opponents"] = engine_env.opponent_seconds
+        parts["env"] -= parts["opponents"]
+    parts["other"] = wall - sum(parts.values())
+    collection = wall - parts["update"]
+    return {
+        "variant": config.variant,
+        "num_players": config.num_players,
+        "algo": config.algo,
+        "vec_env": config.vec_env,
+        "n_envs": config.n_envs,
+        "workers": config.workers,
+        "opponents": [o.name for o in config.opponents],
+        "pool": pool,
+        "hyperparams": config.hyperparams.model_dump(),
+        "net_arch": config.policy_kwargs.model_dump(mode="json")["net_arch"],
+        "steps": done,
+        "seconds": wall,
+        "cpu_seconds": cpu,
+        "steps_per_s": done / wall,
+        "collection_seconds": collection,
+        "collection_steps_per_s": done / collection if collection > 0 else None,
+        "seconds_by_part": parts,
+        "share_by_part": {k: v / wall for k, v in parts.items()},
+    }

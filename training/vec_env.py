@@ -1,0 +1,405 @@
+"""The batched training env: the learner plays one seat in each of ``N`` games at once.
+
+:class:`BatchedSeatEnv` is a stable-baselines3 ``VecEnv`` over the vector engine
+(:class:`~rummyzoo.envs.vector.VectorEnv`, or :class:`~rummyzoo.envs.workers.WorkerVectorEnv`
+over worker processes). It gives the learner what :class:`~rummyzoo.training.seat_env.SeatEnv`
+gives it (the same observations, features, masks, rewards, shaping and ``info["game"]``), but
+one call steps every game:
+
+1. the learner's ``N`` actions are played in one engine step;
+2. then, while any game waits on an opponent, the games are grouped by the opponent to act
+   there: a network opponent (a self-play snapshot, a checkpoint) acts in all its games with
+   one batched call (``act_batch``), a heuristic game by game; each round is one engine step;
+3. finished matches restart by themselves (new learner seat, new opponents) and play on to the
+   learner's first decision.
+
+``action_masks()`` returns the ``(N, A)`` mask array itself (``env_method("action_masks")``
+too, which is how MaskablePPO asks for it), without a call per game.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
+
+from rummyzoo.agents.base import Policy
+from rummyzoo.agents.features import learner_inputs, make_features, make_potential
+from rummyzoo.envs.registry import make_vector
+from rummyzoo.training.seat_env import OpponentMixture
+
+__all__ = ["BatchedSeatEnv", "act_batch"]
+
+
+def act_batch(
+    policy: Policy, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """Actions of ``policy`` for rows of observations and masks: one ``act_batch`` call where
+    the policy has one (networks), else ``act`` row by row."""
+    batched = getattr(policy, "act_batch", None)
+    if batched is not None:
+        return np.asarray(batched(observations, masks, rng), dtype=np.int64)
+    act = policy.act
+    return np.fromiter(
+        (act(o, m, rng) for o, m in zip(observations, masks, strict=True)),
+        dtype=np.int64,
+        count=len(observations),
+    )
+
+
+class BatchedSeatEnv(VecEnv):
+    """The learner's view of ``num_envs`` games stepped together (see the module docstring).
+
+    The parameters are those of :class:`~rummyzoo.training.seat_env.SeatEnv` (one learner
+    seat per game: fixed, rotating match by match, or random), plus:
+
+    :param num_envs: games stepped together.
+    :param seed: game ``i`` starts from seed ``seed + i``; seats and opponents are drawn from
+        a generator seeded with ``seed``.
+    :param workers: worker processes of the engine (1: this process).
+    """
+
+    metadata = {"render_modes": []}  # noqa: RUF012
+
+    def __init__(
+        self,
+        variant: str,
+        num_players: int = 2,
+        env_options: dict[str, Any] | None = None,
+        opponents: OpponentMixture | Sequence[str] = ("random",),
+        num_envs: int = 16,
+        learner_seat: int | str = "rotate",
+        reward: str = "scaled",
+        reward_scale: float | None = None,
+        mask_in_obs: bool = False,
+        illegal_penalty: float = 1.0,
+        features: str | None = None,
+        shaping: str | None = None,
+        gamma: float = 0.99,
+        seed: int = 0,
+        workers: int = 1,
+    ) -> None:
+        self.variant = variant
+        self.env_options = dict(env_options or {})
+        shared: dict[str, Any] = {"reward": reward}
+        if reward_scale is not None:
+            shared["reward_scale"] = reward_scale
+        if workers > 1:
+            from rummyzoo.envs.workers import WorkerVectorEnv
+
+            self.engine: Any = WorkerVectorEnv(
+                variant, num_envs, num_players, num_workers=workers, **shared, **self.env_options
+            )
+        else:
+            self.engine = make_vector(variant, num_envs, num_players, **shared, **self.env_options)
+        engine = self.engine
+        game = engine.game
+        n = num_envs
+        self.num_players = num_players
+        if isinstance(opponents, OpponentMixture):
+            self.opponents = opponents
+        else:
+            self.opponents = OpponentMixture(
+                [(name, 1.0) for name in opponents], variant, num_players, self.env_options
+            )
+        if not (
+            learner_seat in ("rotate", "random")
+            or (
+                isinstance(learner_seat, int)
+                and not isinstance(learner_seat, bool)
+                and 0 <= learner_seat < num_players
+            )
+        ):
+            raise ValueError(
+                f"learner_seat must be 0..{num_players - 1}, 'rotate' or 'random', "
+                f"got {learner_seat!r}"
+            )
+        self.learner_seat = learner_seat
+        self.mask_in_obs = mask_in_obs
+        self.illegal_penalty = float(illegal_penalty)
+        self.features = make_features(features, variant, num_players, self.env_options)
+        self.potential = make_potential(shaping, variant, num_players, self.env_options)
+        self.gamma = float(gamma)
+        self.reward_scale = float(game.match.reward_scale)
+        self.num_actions = game.num_actions
+        self.obs_size = game.obs_size
+        extra = self.features.size if self.features is not None else 0
+        self.input_size = game.obs_size + extra + (game.num_actions if mask_in_obs else 0)
+        self._seed = int(seed)
+        self.render_mode = None
+        super().__init__(
+            n,
+            gym.spaces.Box(-np.inf, np.inf, (self.input_size,), np.float32),
+            gym.spaces.Discrete(game.num_actions),
+        )
+        self.rng = np.random.default_rng(self._seed)
+        groups = np.asarray(game.score_groups)
+        self._same_side = groups[:, None] == groups[None, :]  # seat x seat: one team
+        self.seats = np.zeros(n, dtype=np.int64)
+        self._rows = np.arange(n)
+        self.policies: list[list[Policy | None]] = [[None] * num_players for _ in range(n)]
+        self.labels: list[list[str]] = [[] for _ in range(n)]
+        self._matches = np.zeros(n, dtype=np.int64)  # matches started per game (rotation)
+        self._phi = np.zeros(n, dtype=np.float64)
+        self._decisions = np.zeros(n, dtype=np.int64)
+        self._points = np.zeros(n, dtype=np.float64)
+        self._hand_points: list[list[float]] = [[] for _ in range(n)]
+        self._margins: list[list[float]] = [[] for _ in range(n)]
+        self._actions = np.zeros(n, dtype=np.int64)
+        self._obs = np.zeros((n, self.input_size), dtype=np.float32)
+        self._masks = np.zeros((n, game.num_actions), dtype=bool)
+        self.skipped_games = 0
+        #: seconds the opponents spent choosing actions (``rummyzoo bench-train`` reads it)
+        self.opponent_seconds = 0.0
+        self._started = False
+
+    # ------------------------------------------------------------------ games
+    def _new_match(self, i: int) -> None:
+        """Seat and opponents of the match that game ``i`` has just started."""
+        n = self.num_players
+        if self.learner_seat == "rotate":
+            seat = int(self._matches[i] % n)
+        elif self.learner_seat == "random":
+            seat = int(self.rng.integers(n))
+        else:
+            seat = int(self.learner_seat)
+        self._matches[i] += 1
+        self.seats[i] = seat
+        policies = self.policies[i]
+        labels = []
+        for s in range(n):
+            if s == seat:
+                policies[s] = None
+                continue
+            label, policy = self.opponents.sample(self.rng)
+            policy.reset(s)
+            policies[s] = policy
+            labels.append(label)
+        self.labels[i] = labels
+        self._decisions[i] = 0
+        self._points[i] = 0.0
+        self._hand_points[i] = []
+        self._margins[i] = []
+
+    def _note_hands(self, games: np.ndarray) -> None:
+        """Learner statistics of the hands that ended in the last engine step."""
+        engine = self.engine
+        for i in games[engine.hand_done[games]].tolist():
+            points = engine.hand_points[i]
+            if np.isnan(points[0]):
+                continue  # cut by the turn cap: no result
+            seat = int(self.seats[i])
+            mine = float(points[seat])
+            self._hand_points[i].append(mine)
+            self._margins[i].append(mine - float(np.delete(points, seat).max()))
+            self._points[i] += float(points[self._same_side[seat]].sum())
+
+    def _game_info(self, i: int, truncated: bool) -> dict[str, Any]:
+        seat = int(self.seats[i])
+        return {
+            "points": float(self._points[i]),
+            "hands": len(self._hand_points[i]),
+            "hand_points": list(self._hand_points[i]),
+            "margins": list(self._margins[i]),
+            "decisions": int(self._decisions[i]),
+            "winner": bool(not truncated and self.engine.winners[i, seat]),
+            "opponents": list(self.labels[i]),
+            "seat": seat,
+            "truncated": truncated,
+        }
+
+    def _learner_input(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The network input of the learner for observation rows (features, mask appended)."""
+        return learner_inputs(obs, masks, self.features, self.mask_in_obs)
+
+    def _play_opponents(
+        self,
+        rewards: np.ndarray,
+        dones: np.ndarray,
+        infos: list[dict[str, Any]],
+    ) -> None:
+        """Opponents act (grouped by opponent) until the learner is to act in every game;
+        matches that end meanwhile are recorded as the learner's episode ends."""
+        engine = self.engine
+        seats = self.seats
+        while True:
+            waiting = np.flatnonzero(engine.current != seats)
+            if waiting.size == 0:
+                return
+            acting = engine.current[waiting]
+            groups: dict[int, tuple[Policy, list[int]]] = {}
+            for k, (i, s) in enumerate(zip(waiting.tolist(), acting.tolist(), strict=True)):
+                policy = self.policies[i][s]
+                entry = groups.get(id(policy))
+                if entry is None:
+                    groups[id(policy)] = (policy, [k])
+                else:
+                    entry[1].append(k)
+            actions = self._actions[: waiting.size]
+            start = time.perf_counter()
+            for policy, ks in groups.values():
+                rows = waiting[ks]
+                actions[ks] = act_batch(
+                    policy, engine.observations[rows], engine.action_masks[rows], self.rng
+                )
+            self.opponent_seconds += time.perf_counter() - start
+            engine.step(actions, games=waiting)
+            self._after_step(waiting, rewards, dones, infos)
+
+    def _after_step(
+        self,
+        games: np.ndarray,
+        rewards: np.ndarray,
+        dones: np.ndarray,
+        infos: list[dict[str, Any]],
+    ) -> None:
+        engine = self.engine
+        if not engine.hand_done[games].any():
+            return
+        self._note_hands(games)
+        ended = games[(engine.terminated | engine.truncated)[games]]
+        for i in ended.tolist():
+            seat = int(self.seats[i])
+            if dones[i]:
+                # a match that ended before the learner's first decision in it
+                self.skipped_games += 1
+            else:
+                truncated = bool(engine.truncated[i])
+                dones[i] = True
+                rewards[i] += engine.rewards[i, seat]
+                if self.potential is not None:
+                    phi_after = self._phi_of(engine.final_observation(i, seat)) if truncated else 0
+                    rewards[i] += self.gamma * phi_after - self._phi[i]
+                final = engine.final_observation(i, seat)
+                zero = np.zeros((1, self.num_actions), dtype=bool)
+                info = infos[i]
+                info["terminal_observation"] = self._learner_input(final[None], zero)[0]
+                info["TimeLimit.truncated"] = truncated
+                info["game"] = self._game_info(i, truncated)
+            self._new_match(i)
+
+    def _phi_of(self, obs: np.ndarray) -> float:
+        return self.potential(obs) / self.reward_scale
+
+    def _observe(self) -> np.ndarray:
+        """Every game is at the learner's turn: its inputs and masks."""
+        engine = self.engine
+        np.not_equal(engine.action_masks, 0, out=self._masks)
+        self._obs[:] = self._learner_input(engine.observations, engine.action_masks)
+        return self._obs.copy()
+
+    # --------------------------------------------------------------- VecEnv API
+    def reset(self) -> np.ndarray:
+        seeds = self._seeds
+        if seeds[0] is not None:
+            self.engine.reset(seed=[int(s) for s in seeds])
+            self.rng = np.random.default_rng(int(seeds[0]))
+        elif not self._started:
+            self.engine.reset(seed=self._seed)
+        else:
+            self.engine.reset()
+        self._reset_seeds()
+        self._started = True
+        n = self.num_envs
+        self._matches[:] = 0
+        for i in range(n):
+            self._new_match(i)
+        rewards = np.zeros(n, dtype=np.float64)
+        # a match that ends before the learner's first decision is skipped, not reported
+        dones = np.ones(n, dtype=bool)
+        infos: list[dict[str, Any]] = [{} for _ in range(n)]
+        self._play_opponents(rewards, dones, infos)
+        self._start_potentials()
+        self.reset_infos = [
+            {"seat": int(self.seats[i]), "opponents": list(self.labels[i])} for i in range(n)
+        ]
+        return self._observe()
+
+    def _start_potentials(self) -> None:
+        if self.potential is not None:
+            obs = self.engine.observations
+            self._phi[:] = [self._phi_of(o) for o in obs]
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._pending = np.asarray(actions).reshape(self.num_envs)
+
+    def step_wait(self):
+        engine = self.engine
+        n = self.num_envs
+        actions = self._pending.astype(np.int64)
+        rewards = np.zeros(n, dtype=np.float64)
+        dones = np.zeros(n, dtype=bool)
+        infos: list[dict[str, Any]] = [{} for _ in range(n)]
+        in_range = (actions >= 0) & (actions < self.num_actions)
+        legal = in_range.copy()
+        legal[in_range] = self._masks[self._rows[in_range], actions[in_range]]
+        if legal.all():
+            games = self._rows
+        else:
+            games = np.flatnonzero(legal)
+            for i in np.flatnonzero(~legal).tolist():
+                rewards[i] -= self.illegal_penalty
+                infos[i]["illegal_action"] = int(self._pending[i])
+        phi_before = self._phi.copy()
+        self._decisions[games] += 1
+        engine.step(actions[games], games=games)
+        self._after_step(games, rewards, dones, infos)
+        self._play_opponents(rewards, dones, infos)
+        live = ~dones & legal
+        # the learner's reward since its last decision, in the games that go on
+        rewards[live] += engine.rewards[self._rows[live], self.seats[live]]
+        if self.potential is not None:
+            obs = engine.observations
+            for i in np.flatnonzero(live).tolist():
+                phi = self._phi_of(obs[i])
+                rewards[i] += self.gamma * phi - phi_before[i]
+                self._phi[i] = phi
+            for i in np.flatnonzero(dones).tolist():
+                self._phi[i] = self._phi_of(obs[i])
+        return self._observe(), rewards.astype(np.float32), dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner in every game, ``(N, A)`` bool."""
+        return self._masks.copy()
+
+    def add_snapshot(self, path: str, steps: int, rating: float = 0.0) -> None:
+        """Self-play: add a learner snapshot to the opponent pool (shared by every game)."""
+        self.opponents.add_snapshot(path, steps, rating)
+
+    def close(self) -> None:
+        close = getattr(self.engine, "close", None)
+        if close is not None:
+            close()
+
+    # The batched env is one object: attributes and methods are those of the whole batch.
+    def _count(self, indices: VecEnvIndices) -> int:
+        return len(self._get_indices(indices))
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        return [getattr(self, attr_name)] * self._count(indices)
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        if self._count(indices) != self.num_envs:
+            raise ValueError("the batched env sets attributes for all its games at once")
+        setattr(self, attr_name, value)
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs
+    ) -> Any:
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return masks if indices is None else masks[self._get_indices(indices)]
+        if method_name == "add_snapshot":  # one pool for every game: add once
+            self.add_snapshot(*method_args, **method_kwargs)
+            return [None] * self._count(indices)
+        if self._count(indices) != self.num_envs:
+            raise ValueError(f"{method_name} applies to all games of the batched env at once")
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result] * self.num_envs
+
+    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
+        return [False] * self._count(indices)
