@@ -1,0 +1,158 @@
+"""The batched training env: the learner's view of N games, opponents batched by policy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sb3_contrib.common.maskable.utils import get_action_masks
+from stable_baselines3.common.vec_env import VecMonitor
+
+from rummyzoo.agents.base import BasePolicy
+from rummyzoo.envs.vector import uniform_legal_actions
+from rummyzoo.training.config import load_config
+from rummyzoo.training.seat_env import OpponentMixture
+from rummyzoo.training.train import build_model, build_vec_env
+from rummyzoo.training.vec_env import BatchedSeatEnv
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def _random_actions(env, rng):
+    return uniform_legal_actions(env.action_masks().astype(np.int8), rng)
+
+
+@pytest.mark.parametrize("variant", ["knock_rummy", "ditch_rummy", "rummy500"])
+def test_rewards_add_up_to_the_learners_points(variant):
+    """One hand per episode, scaled rewards: an episode's rewards are its points / scale,
+    and every observation is the learner's own, at its turn."""
+    env = BatchedSeatEnv(
+        variant,
+        2,
+        {"target_score": None},
+        opponents=["random"],
+        num_envs=6,
+        seed=2,
+        reward_scale=50,
+    )
+    obs = env.reset()
+    rng = np.random.default_rng(0)
+    totals = np.zeros(6)
+    episodes = 0
+    for _ in range(400):
+        engine = env.engine
+        np.testing.assert_array_equal(engine.current, env.seats)
+        np.testing.assert_array_equal(obs, engine.observations)
+        assert env.action_masks().any(axis=1).all()
+        obs, rewards, dones, infos = env.step(_random_actions(env, rng))
+        totals += rewards
+        for i in np.flatnonzero(dones):
+            game = infos[i]["game"]
+            assert totals[i] == pytest.approx(game["points"] / 50, abs=1e-5)
+            assert game["hands"] == len(game["hand_points"]) <= 1
+            assert infos[i]["terminal_observation"].shape == obs[i].shape
+            assert infos[i]["TimeLimit.truncated"] is game["truncated"]
+            totals[i] = 0.0
+            episodes += 1
+    assert episodes > 0
+
+
+def test_learner_seats_rotate_and_features_and_masks_are_appended():
+    env = BatchedSeatEnv(
+        "knock_rummy",
+        3,
+        {},
+        opponents=["random"],
+        num_envs=4,
+        seed=1,
+        features="knock_deadwood",
+        mask_in_obs=True,
+    )
+    obs = env.reset()
+    assert obs.shape == (4, env.obs_size + 106 + env.num_actions)
+    np.testing.assert_array_equal(obs[:, -env.num_actions :], env.action_masks())
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        env.step(_random_actions(env, rng))
+        # every match (skipped ones included) gave the learner the next seat
+        np.testing.assert_array_equal(env.seats, (env._matches - 1) % 3)
+    assert env._matches.min() > 1
+
+
+class CountingBatch(BasePolicy):
+    """A network-like opponent: counts its batched calls and the rows in each."""
+
+    name = "counting"
+
+    def __init__(self):
+        self.calls = []
+
+    def act(self, observation, action_mask, rng):  # pragma: no cover - must not be used
+        raise AssertionError("a policy with act_batch is asked once per round")
+
+    def act_batch(self, observations, masks, rng):
+        self.calls.append(len(observations))
+        return uniform_legal_actions(masks.astype(np.int8), rng)
+
+
+def test_a_batched_opponent_is_called_once_per_round_for_all_its_games():
+    mixture = OpponentMixture([("random", 1.0)], "knock_rummy", 2)
+    counting = CountingBatch()
+    mixture._fixed["random"] = counting
+    env = BatchedSeatEnv("knock_rummy", 2, {}, opponents=mixture, num_envs=16, seed=0)
+    env.reset()
+    stepped = []
+    step = env.engine.step
+
+    def counted(actions, games=None):
+        stepped.append(len(actions))
+        return step(actions, games)
+
+    env.engine.step = counted
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        counting.calls.clear()
+        stepped.clear()
+        env.step(_random_actions(env, rng))
+        # the learner's round, then one call per opponent round with all its waiting games
+        assert stepped[0] == 16
+        assert counting.calls == stepped[1:]
+
+
+def test_action_masks_come_as_one_array_and_illegal_actions_are_penalized():
+    env = VecMonitor(BatchedSeatEnv("ditch_rummy", 2, {}, opponents=["random"], num_envs=5))
+    env.reset()
+    masks = get_action_masks(env)
+    assert masks.shape == (5, env.action_space.n) and masks.dtype == bool
+    inner = env.venv
+    before = inner.engine.observations.copy()
+    actions = _random_actions(inner, np.random.default_rng(0))
+    illegal = int(np.flatnonzero(~masks[1])[0])
+    actions[1] = illegal
+    _, rewards, dones, infos = env.step(actions)
+    assert rewards[1] == -1.0 and infos[1]["illegal_action"] == illegal and not dones[1]
+    np.testing.assert_array_equal(inner.engine.observations[1], before[1])
+    with pytest.raises(ValueError, match="all its games"):
+        inner.set_attr("gamma", 0.5, indices=[0])
+
+
+def test_snapshots_join_one_pool_for_every_game(tmp_path):
+    env = BatchedSeatEnv("knock_rummy", 2, {}, opponents=["self"], num_envs=3)
+    assert env.env_method("add_snapshot", "a.rz", 10) == [None] * 3
+    assert [s.path for s in env.opponents.pool] == ["a.rz"]
+
+
+@pytest.mark.parametrize("variant", ["knock_rummy", "ditch_rummy", "rummy500"])
+@pytest.mark.parametrize("algo", ["ppo", "dqn"])
+def test_a_short_training_run_on_the_batched_env(variant, algo):
+    config = load_config(
+        CONFIGS / f"smoke_{algo}.yaml",
+        [f"variant={variant}", "n_envs=8", "vec_env=batched", "env_options.target_score=null"],
+    )
+    env = build_vec_env(config)
+    assert isinstance(env.venv, BatchedSeatEnv)
+    model = build_model(config, env, None)
+    model.learn(total_timesteps=256)
+    assert model.num_timesteps >= 256
+    env.close()

@@ -1,0 +1,262 @@
+"""The vector engine: the same games as the AEC env, auto-reset, seeding, bad actions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rummyzoo.envs import ConfigError, IllegalActionError, knock_rummy_v0
+from rummyzoo.envs.native import PURE, compiled_kernels
+from rummyzoo.envs.registry import make_env, make_vector
+from rummyzoo.envs.vector import VectorEnv, uniform_legal_actions
+
+CASES = [
+    ("knock_rummy", 2, {}),
+    ("knock_rummy", 3, {"knock_max_deadwood": 10, "target_score": 60}),
+    ("knock_rummy", 2, {"stock_exhaustion": "reshuffle", "max_turns": 40, "reward": "win_loss"}),
+    ("ditch_rummy", 2, {"target_score": None}),
+    ("ditch_rummy", 4, {"teams": True, "target_score": 150, "reward": "scaled"}),
+    ("rummy500", 2, {"target_score": 200}),
+    ("rummy500", 3, {"target_score": None, "max_turns": 30}),
+]
+
+
+def _aec_rows(env):
+    raw = env.unwrapped
+    obs, _, term, trunc, _ = env.last()
+    assert not (term or trunc)
+    cum = np.array([raw._cumulative_rewards[a] for a in raw.possible_agents])
+    infos = [raw.infos[a] for a in raw.possible_agents]
+    return raw.agent_name_mapping[env.agent_selection], obs, cum, infos
+
+
+@pytest.mark.parametrize(("variant", "players", "options"), CASES)
+def test_same_games_as_the_aec_env(variant, players, options):
+    """Same seeds, same actions: identical observations, masks, rewards and infos at every
+    step, through match ends (auto-reset against the AEC env's unseeded reset)."""
+    n = 5
+    vec = make_vector(variant, n, players, infos=True, **options)
+    envs = [make_env(variant, players, **options) for _ in range(n)]
+    vec.reset(seed=40)
+    for i, env in enumerate(envs):
+        env.reset(seed=40 + i)
+    rng = np.random.default_rng(1)
+    ended = hands = 0
+    fresh = np.zeros(n, dtype=bool)  # a game whose match has just restarted
+    for _step in range(300):
+        for i, env in enumerate(envs):
+            seat, obs, cum, infos = _aec_rows(env)
+            assert vec.current[i] == seat
+            np.testing.assert_array_equal(vec.observations[i], obs["observation"])
+            np.testing.assert_array_equal(vec.action_masks[i], obs["action_mask"])
+            if not fresh[i]:  # a restarted game still shows the finished match's rewards
+                np.testing.assert_array_equal(vec.rewards[i], cum)
+                assert vec.infos[i] == infos
+        actions = uniform_legal_actions(vec.action_masks, rng)
+        vec.step(actions)
+        hands += int(vec.hand_done.sum())
+        fresh[:] = False
+        for i, env in enumerate(envs):
+            env.step(int(actions[i]))
+            raw = env.unwrapped
+            done = bool(vec.terminated[i] or vec.truncated[i])
+            assert bool(vec.terminated[i]) == all(raw.terminations.values())
+            assert bool(vec.truncated[i]) == all(raw.truncations.values())
+            if done:
+                ended += 1
+                cum = np.array([raw._cumulative_rewards[a] for a in raw.possible_agents])
+                np.testing.assert_array_equal(vec.rewards[i], cum)
+                assert vec.infos[i] == [raw.infos[a] for a in raw.possible_agents]
+                for s, agent in enumerate(raw.possible_agents):
+                    np.testing.assert_array_equal(
+                        vec.final_observation(i, s), raw.observe(agent)["observation"]
+                    )
+                env.reset()
+                fresh[i] = True
+    assert hands > 0
+    if options.get("target_score", "x") is None or variant == "knock_rummy":
+        assert ended > 0
+
+
+def test_the_variant_modules_build_it():
+    vec = knock_rummy_v0.vector(num_envs=3, num_players=4, knock_max_deadwood=10)
+    assert isinstance(vec, VectorEnv)
+    assert (vec.num_envs, vec.num_players) == (3, 4)
+    assert vec.observations.shape == (3, vec.obs_size)
+    assert vec.action_masks.shape == (3, vec.num_actions)
+    assert vec.rewards.shape == (3, 4)
+    assert "vector(" in knock_rummy_v0.__doc__
+
+
+def test_auto_reset_starts_the_next_match_and_clears_its_rewards():
+    vec = make_vector("knock_rummy", 4, 2)  # one hand per match: a match ends with each hand
+    vec.reset(seed=3)
+    rng = np.random.default_rng(0)
+    while not vec.terminated.any():
+        vec.step(uniform_legal_actions(vec.action_masks, rng))
+    i = int(np.flatnonzero(vec.terminated)[0])
+    assert vec.matches_done[i] == 1
+    assert vec.rewards[i].sum() == 0 and np.abs(vec.rewards[i]).sum() > 0  # zero-sum points
+    match = vec.matches[i]
+    assert not match.over and match.decisions == 0  # the new match, at its first decision
+    assert vec.current[i] == match.state.current
+    np.testing.assert_array_equal(vec.observations[i], vec.observe(i, vec.current[i]))
+    vec.step(uniform_legal_actions(vec.action_masks, rng))
+    assert not vec.hand_done[i] or vec.rewards[i].any()
+    if not vec.hand_done[i]:
+        np.testing.assert_array_equal(vec.rewards[i], 0.0)
+
+
+def test_game_i_is_the_game_of_seed_s_plus_i():
+    vec = make_vector("ditch_rummy", 3, 2)
+    single = make_vector("ditch_rummy", 1, 2)
+    vec.reset(seed=100)
+    single.reset(seed=102)
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        np.testing.assert_array_equal(vec.observations[2], single.observations[0])
+        actions = uniform_legal_actions(vec.action_masks, rng)
+        vec.step(actions)
+        single.step(actions[2:])
+    # per-game seeds, and the same seed twice: the same games
+    a = make_vector("rummy500", 2, 2)
+    b = make_vector("rummy500", 2, 2)
+    a.reset(seed=[7, 9])
+    b.reset(seed=[7, 9])
+    np.testing.assert_array_equal(a.observations, b.observations)
+    c = make_vector("rummy500", 2, 2)
+    c.reset(seed=7)
+    np.testing.assert_array_equal(a.observations[0], c.observations[0])
+    assert not np.array_equal(a.observations[1], c.observations[1])  # seed 9 vs seed 8
+
+
+def _snapshot(vec):
+    arrays = {k: v.copy() for k, v in vec.buffers.items()}
+    seats = [[vec.observe(i, s) for s in range(vec.num_players)] for i in range(vec.num_envs)]
+    return arrays, seats, [m.decisions for m in vec.matches]
+
+
+def _assert_unchanged(vec, before):
+    arrays, seats, decisions = before
+    for name, value in vec.buffers.items():
+        np.testing.assert_array_equal(value, arrays[name], err_msg=name)
+    for i in range(vec.num_envs):
+        for s in range(vec.num_players):
+            np.testing.assert_array_equal(vec.observe(i, s), seats[i][s])
+    assert [m.decisions for m in vec.matches] == decisions
+
+
+def test_an_illegal_action_names_its_game_and_changes_no_game():
+    vec = make_vector("knock_rummy", 4, 2)
+    vec.reset(seed=8)
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        vec.step(uniform_legal_actions(vec.action_masks, rng))
+    before = _snapshot(vec)
+    actions = uniform_legal_actions(vec.action_masks, rng)
+    bad = int(np.flatnonzero(vec.action_masks[2] == 0)[0])
+    actions[2] = bad
+    with pytest.raises(IllegalActionError) as err:
+        vec.step(actions)
+    # the AEC env's message for the same state and action, with the game named first
+    try:
+        vec.matches[2].check(bad)
+    except IllegalActionError as exc:
+        expected = f"game 2: {exc}"
+    assert str(err.value) == expected
+    assert "legal actions:" in str(err.value)
+    _assert_unchanged(vec, before)
+    actions[2] = int(np.flatnonzero(vec.action_masks[2])[0])
+    for wrong, fragment in [
+        (np.append(actions, 0), "one action per game"),
+        (actions[:3], "one action per game"),
+        (np.where(np.arange(4) == 1, 10_000, actions), "game 1: "),
+        (np.where(np.arange(4) == 3, -1, actions), "game 3: "),
+        (actions.astype(np.float64), "not an action id"),
+        (np.array([0, 1, True, 2], dtype=object), "game 2: "),
+    ]:
+        with pytest.raises(IllegalActionError, match=fragment):
+            vec.step(wrong)
+        _assert_unchanged(vec, before)
+    for games, fragment in [([0, 0], "once per call"), ([4], "0..3"), ([[0]], "1-d")]:
+        with pytest.raises(ValueError, match=fragment):
+            vec.step(np.zeros(np.asarray(games).shape[0], dtype=np.int64), games=games)
+        _assert_unchanged(vec, before)
+    # and the legal step still plays as if nothing had happened
+    vec.step(actions)
+    for i, match in enumerate(vec.matches):
+        restarted = vec.terminated[i] or vec.truncated[i]
+        assert match.decisions == (0 if restarted else before[2][i] + 1)
+
+
+def test_stepping_some_games_leaves_the_others_alone():
+    vec = make_vector("ditch_rummy", 4, 3)
+    vec.reset(seed=1)
+    rng = np.random.default_rng(4)
+    before = {k: v.copy() for k, v in vec.buffers.items()}
+    games = np.array([1, 3])
+    actions = uniform_legal_actions(vec.action_masks[games], rng)
+    vec.step(actions, games=games)
+    for name in ("observations", "action_masks", "current", "rewards"):
+        np.testing.assert_array_equal(vec.buffers[name][[0, 2]], before[name][[0, 2]])
+    assert [m.decisions for m in vec.matches] == [0, 1, 0, 1]
+    vec.step(np.zeros(0, dtype=np.int64), games=np.zeros(0, dtype=np.int64))  # nothing to do
+
+
+def test_bad_settings_are_refused_clearly():
+    with pytest.raises(ConfigError, match="knock_max_deadwod"):
+        make_vector("knock_rummy", 2, 2, knock_max_deadwod=10)
+    with pytest.raises(ConfigError, match="target_score"):
+        make_vector("ditch_rummy", 2, 2, target_score=0)
+    with pytest.raises(ConfigError, match="num_envs"):
+        make_vector("knock_rummy", 0, 2)
+    with pytest.raises(ConfigError, match="num_envs"):
+        make_vector("knock_rummy", True, 2)
+    with pytest.raises(ValueError, match="2-6 players"):
+        make_vector("knock_rummy", 2, 9)
+    vec = make_vector("knock_rummy", 2, 2)
+    with pytest.raises(RuntimeError, match="reset"):
+        vec.step(np.zeros(2, dtype=np.int64))
+    vec.reset(seed=5)
+    before = _snapshot(vec)
+    for seed in (-1, "7", [1], [1, -2]):
+        with pytest.raises(ValueError, match="seed"):
+            vec.reset(seed=seed)
+        _assert_unchanged(vec, before)
+    wrong = {"observations": np.zeros((2, 3), dtype=np.float32)}
+    with pytest.raises(ValueError, match="observations"):
+        VectorEnv(vec.game, 2, buffers=wrong)
+
+
+def test_supplied_buffers_are_written_in_place():
+    vec = make_vector("rummy500", 3, 2)
+    from rummyzoo.envs.vector import buffer_specs
+
+    buffers = {
+        name: np.zeros(shape, dtype) for name, (shape, dtype) in buffer_specs(3, vec.game).items()
+    }
+    mine = VectorEnv(vec.game, 3, buffers=buffers)
+    mine.reset(seed=2)
+    vec.reset(seed=2)
+    assert mine.observations is buffers["observations"]
+    np.testing.assert_array_equal(buffers["observations"], vec.observations)
+
+
+def test_uniform_legal_actions_is_uniform_and_the_same_compiled_or_not():
+    rng = np.random.default_rng(3)
+    masks = (rng.random((300, 50)) < 0.3).astype(np.int8)
+    masks[7] = 0
+    a = uniform_legal_actions(masks, np.random.default_rng(9), kernels=PURE)
+    assert a[7] == -1
+    rows = np.flatnonzero(masks.any(axis=1))
+    assert masks[rows, a[rows]].all()
+    if compiled_kernels() is not None:
+        b = uniform_legal_actions(masks, np.random.default_rng(9))
+        np.testing.assert_array_equal(a, b)
+    # one row, many draws: every legal action about equally often
+    row = np.zeros((20_000, 6), dtype=np.int8)
+    row[:, [0, 2, 5]] = 1
+    picks = uniform_legal_actions(row, np.random.default_rng(0))
+    counts = np.bincount(picks, minlength=6)
+    assert counts[[1, 3, 4]].sum() == 0
+    assert np.all(np.abs(counts[[0, 2, 5]] / 20_000 - 1 / 3) < 0.015)
