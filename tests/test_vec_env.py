@@ -156,3 +156,31 @@ def test_a_short_training_run_on_the_batched_env(variant, algo):
     model.learn(total_timesteps=256)
     assert model.num_timesteps >= 256
     env.close()
+
+
+def test_the_warm_start_collects_teacher_games_on_the_batched_env():
+    from rummyzoo.training.pretrain import collect_teacher_games_batched
+
+    def collect():
+        env = BatchedSeatEnv(
+            "knock_rummy",
+            2,
+            {"target_score": 30},
+            opponents=["knock.greedy"],
+            num_envs=8,
+            features="knock_deadwood",
+        )
+        return collect_teacher_games_batched(env, "knock.greedy", 400, seed=4, gamma=0.9)
+
+    data = collect()
+    n = len(data["actions"])
+    assert n >= 400 and data["obs"].shape == (n, 312 + 106)
+    assert data["masks"][np.arange(n), data["actions"]].all()
+    games, ret = data["games"], data["returns"]
+    assert np.all(np.diff(games) >= 0) and games[-1] >= 1  # whole games, one after another
+    last = np.r_[np.flatnonzero(np.diff(games)), n - 1]  # each game's last decision
+    rewards = ret.astype(np.float64).copy()
+    rewards[:-1] -= 0.9 * np.where(games[1:] == games[:-1], ret[1:], 0.0)
+    assert np.count_nonzero(np.abs(rewards[last]) > 1e-6) >= 1  # a match ends with its points
+    again = collect()
+    np.testing.assert_array_equal(again["actions"], data["actions"])

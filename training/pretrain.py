@@ -74,6 +74,61 @@ def collect_teacher_games(
     }
 
 
+def collect_teacher_games_batched(
+    env: Any,
+    teacher_name: str,
+    decisions: int,
+    seed: int,
+    gamma: float,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, np.ndarray]:
+    """:func:`collect_teacher_games` on a :class:`~rummyzoo.training.vec_env.BatchedSeatEnv`:
+    the teacher plays the learner's seat in all its games at once (its ``act_batch`` where it
+    has one, else game by game) until the finished games hold ``decisions`` decisions; the
+    games still in progress then are left out. Games are numbered in the order they finish."""
+    from rummyzoo.training.vec_env import act_batch
+
+    teacher = make_agent(teacher_name, env.variant, env.num_players, env.env_options)
+    rng = np.random.default_rng(seed)
+    env.seed(seed)
+    obs = env.reset()
+    n = env.num_envs
+    running: list[list[tuple[np.ndarray, np.ndarray, int, float]]] = [[] for _ in range(n)]
+    finished: list[list[tuple[np.ndarray, np.ndarray, int, float]]] = []
+    count = 0
+    while count < decisions:
+        masks = env.action_masks()
+        # The teacher sees what the learner would: its own observation and the legal moves.
+        actions = act_batch(teacher, env.engine.observations, masks.astype(np.int8), rng)
+        next_obs, rewards, dones, _ = env.step(actions)
+        for i in range(n):
+            running[i].append((obs[i], masks[i], int(actions[i]), float(rewards[i])))
+        for i in np.flatnonzero(dones).tolist():
+            finished.append(running[i])
+            count += len(running[i])
+            running[i] = []
+        if progress is not None and dones.any():
+            progress(min(count, decisions))
+        obs = next_obs
+    rows = [step for game in finished for step in game]
+    games = np.repeat(np.arange(len(finished)), [len(g) for g in finished])
+    returns = np.zeros(len(rows), dtype=np.float32)
+    k = len(rows)
+    for game in reversed(finished):
+        total = 0.0
+        for step in reversed(game):
+            k -= 1
+            total = step[3] + gamma * total
+            returns[k] = total
+    return {
+        "obs": np.asarray([r[0] for r in rows], dtype=np.float32),
+        "masks": np.asarray([r[1] for r in rows], dtype=bool),
+        "actions": np.asarray([r[2] for r in rows], dtype=np.int64),
+        "returns": returns,
+        "games": games.astype(np.int64),
+    }
+
+
 def clone_into_ppo(
     model: Any,
     data: dict[str, np.ndarray],
@@ -138,13 +193,15 @@ def clone_into_ppo(
 def pretrain(
     model: Any, config: Any, seat_env: Any, progress: Callable[[int], None] | None = None
 ) -> dict[str, Any]:
-    """Run the configured warm start on ``model`` (see the module docstring).
+    """Run the configured warm start on ``model`` (see the module docstring), in ``seat_env``:
+    a :class:`~rummyzoo.training.seat_env.SeatEnv` or a batched env.
 
     :param progress: called with the number of teacher decisions recorded so far.
     """
     spec = config.pretrain
     started = time.perf_counter()
-    data = collect_teacher_games(
+    collect = collect_teacher_games if hasattr(seat_env, "match") else collect_teacher_games_batched
+    data = collect(
         seat_env,
         spec.teacher,
         spec.decisions,

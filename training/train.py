@@ -285,7 +285,13 @@ def run_pretrain(
     with Progress(
         f"warm start ({spec.teacher})", spec.decisions, mode=progress, every=every, unit="decision"
     ) as bar:
-        result = pretrain(model, config, make_seat_env(config, rank=10_000)(), progress=bar.update)
+        if config.vec_env == "batched":
+            env: Any = build_batched_env(config)
+        else:
+            env = make_seat_env(config, rank=10_000)()
+        result = pretrain(model, config, env, progress=bar.update)
+        if config.vec_env == "batched":
+            env.close()
     writer = SummaryWriter(str(run_dir / "tb" / "pretrain"))
     for key in ("accuracy", "cross_entropy", "value_loss", "collect_seconds", "fit_seconds"):
         writer.add_scalar(f"pretrain/{key}", result[key], 0)
