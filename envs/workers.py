@@ -1,0 +1,642 @@
+"""The vector engine split over worker processes, with its arrays in shared memory.
+
+:class:`WorkerVectorEnv` plays the same ``num_envs`` games as a
+:class:`~rummyzoo.envs.vector.VectorEnv`, but over ``num_workers`` processes: worker ``w``
+hosts a ``VectorEnv`` over a contiguous slice of the games (slice sizes differ by one at most)
+whose output arrays are views of one :mod:`multiprocessing.shared_memory` block. The parent's
+``observations``, ``action_masks``, ``current``, ``rewards``, ``hand_done``, ``terminated``,
+``truncated`` and ``matches_done`` are views of the same block, and so are the actions to play
+and the games to step: a :meth:`~WorkerVectorEnv.step` writes the actions there and sends one
+byte to each worker that owns a stepped game, which steps its games, writes their rows and
+answers. Arrays are never pickled; only the infos of games whose hand ended travel back (with
+``infos=True``), and the queries (:meth:`~WorkerVectorEnv.observe`,
+:meth:`~WorkerVectorEnv.final_observation`, :meth:`~WorkerVectorEnv.render`) are small requests
+over the worker's pipe.
+
+Game ``i`` is the same game as game ``i`` of a ``VectorEnv`` with the same seed (each worker
+resets its slice with the games' own seeds), and every array, message and info is the same.
+Actions are checked in this process on the shared masks, before any is sent; the message of an
+illegal action is built by the worker that owns the game, so it is ``VectorEnv``'s own.
+
+Workers start with ``forkserver`` where the platform has it, else ``spawn`` (never ``fork``
+unless asked: a parent that loaded torch or threads must not be forked). Each worker imports this
+module and the variant's game only, and builds the game from the variant name and options, as
+the parent does; unlike other spawned processes, workers do not run the parent's main script
+(whose imports, torch for one, they do not need).
+
+A worker that fails (an exception, or a process that dies) raises :class:`RuntimeError`
+naming it and closes the engine. :meth:`~WorkerVectorEnv.close` (or leaving a ``with`` block)
+stops the workers and unlinks the shared memory; the arrays stay readable afterwards (copies of
+their last values).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import itertools
+import multiprocessing
+import pickle
+import signal
+import sys
+import threading
+import traceback
+from collections.abc import Sequence
+from multiprocessing import shared_memory
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from rummyzoo.envs import registry
+from rummyzoo.envs.core import ConfigError, IllegalActionError
+from rummyzoo.envs.seeding import check_seed
+from rummyzoo.envs.vector import VectorEnv, buffer_specs
+
+__all__ = ["WorkerVectorEnv", "split_games"]
+
+_ALIGN = 64
+# commands sent as raw bytes (every other command is a pickle, never one of these)
+_STEP_ALL = b"a"
+_STEP_SOME = b"s"
+_QUIT = b"q"
+_OK = b""
+_MAIN_LOCK = threading.Lock()  # one start at a time hides the main module
+
+
+def split_games(num_envs: int, num_workers: int) -> np.ndarray:
+    """Slice bounds (``num_workers + 1`` of them): worker ``w`` hosts games
+    ``bounds[w]:bounds[w + 1]``; the first ``num_envs % num_workers`` slices have one more."""
+    base, extra = divmod(num_envs, num_workers)
+    sizes = [base + (w < extra) for w in range(num_workers)]
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+def _layout(
+    num_envs: int, game: Any
+) -> tuple[dict[str, tuple[int, tuple[int, ...], np.dtype]], int]:
+    """name -> (offset, shape, dtype) of every shared array, and the block's size."""
+    specs: dict[str, tuple[tuple[int, ...], np.dtype]] = dict(buffer_specs(num_envs, game))
+    specs["matches_done"] = ((num_envs,), np.dtype(np.int64))
+    specs["actions"] = ((num_envs,), np.dtype(np.int64))
+    specs["selected"] = ((num_envs,), np.dtype(np.bool_))
+    layout = {}
+    offset = 0
+    for name, (shape, dtype) in specs.items():
+        layout[name] = (offset, shape, dtype)
+        size = int(np.prod(shape)) * dtype.itemsize
+        offset += -(-size // _ALIGN) * _ALIGN
+    return layout, max(offset, 1)
+
+
+def _views(
+    buf: Any, layout: dict[str, tuple[int, tuple[int, ...], np.dtype]]
+) -> dict[str, np.ndarray]:
+    return {
+        name: np.ndarray(shape, dtype=dtype, buffer=buf, offset=offset)
+        for name, (offset, shape, dtype) in layout.items()
+    }
+
+
+def _portable_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The options as a worker can receive them (a kernels module travels by its name)."""
+    kernels = options.get("kernels")
+    if isinstance(kernels, ModuleType):
+        return {**options, "kernels": ("module", kernels.__name__)}
+    return options
+
+
+def _local_options(options: dict[str, Any]) -> dict[str, Any]:
+    kernels = options.get("kernels")
+    if isinstance(kernels, tuple) and len(kernels) == 2 and kernels[0] == "module":
+        return {**options, "kernels": importlib.import_module(kernels[1])}
+    return options
+
+
+def _rename(exc: BaseException, local: int, offset: int) -> BaseException:
+    """``exc`` with a leading ``game {local}`` of its message made the game's global index."""
+    text = str(exc)
+    prefix = f"game {local}"
+    if offset and text.startswith(prefix) and not text[len(prefix) : len(prefix) + 1].isdigit():
+        try:
+            return type(exc)(f"game {local + offset}{text[len(prefix) :]}")
+        except Exception:  # an exception type that does not take one message
+            return exc
+    return exc
+
+
+@contextlib.contextmanager
+def _main_out_of_sight() -> Any:
+    """While workers start: the parent's main module hidden from :mod:`multiprocessing`.
+
+    A spawned (or forkserver) child runs the parent's main script before its target, to find
+    what the target may need from it; a worker needs nothing from it (its target and arguments
+    come from this package), and a training script's imports (torch...) would cost every worker
+    seconds and memory. The stand-in has no file and no spec, as in an interactive session,
+    so the child leaves its own main module alone.
+    """
+    with _MAIN_LOCK:
+        real = sys.modules.get("__main__")
+        stand_in = ModuleType("__main__")
+        sys.modules["__main__"] = stand_in
+        try:
+            yield
+        finally:
+            if sys.modules.get("__main__") is stand_in and real is not None:
+                sys.modules["__main__"] = real
+
+
+def _answer(value: Any) -> bytes:
+    return pickle.dumps(("ok", value), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _raise(exc: BaseException) -> bytes:
+    """An error of the caller's own making (a bad seat, ...): re-raised in the parent."""
+    try:
+        return pickle.dumps(("raise", exc), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return pickle.dumps(("raise", RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def _failure() -> bytes:
+    """The worker failed: the traceback's text, for the parent's RuntimeError."""
+    return pickle.dumps(("error", traceback.format_exc()))
+
+
+def _worker_main(conn: Any, spec: dict[str, Any]) -> None:
+    """A worker: a VectorEnv over games ``lo:hi`` writing into the shared block."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    lo, hi = spec["lo"], spec["hi"]
+    try:
+        shm = shared_memory.SharedMemory(name=spec["shm"])
+        shared = _views(shm.buf, spec["layout"])
+        mine = {name: array[lo:hi] for name, array in shared.items()}
+        game = registry.make_game(
+            spec["variant"], spec["num_players"], **_local_options(spec["options"])
+        )
+        env = VectorEnv(
+            game, hi - lo, infos=spec["infos"], buffers={k: mine[k] for k in spec["outputs"]}
+        )
+        env.matches_done = mine["matches_done"]
+    except BaseException:
+        conn.send_bytes(_failure())
+        return
+    conn.send_bytes(_OK)
+    actions, selected = mine["actions"], mine["selected"]
+    keep = env.keep_infos
+    hand_done = env.hand_done
+    try:
+        while True:
+            try:
+                msg = conn.recv_bytes()
+            except (EOFError, OSError):
+                break  # the parent is gone
+            if msg in (_STEP_ALL, _STEP_SOME):
+                try:
+                    if msg == _STEP_ALL:
+                        env.step(actions)
+                    else:
+                        games = np.flatnonzero(selected)
+                        env.step(actions[games], games)
+                    if keep and hand_done.any():
+                        done = np.flatnonzero(hand_done).tolist()
+                        reply = _answer([(i + lo, env.infos[i]) for i in done])
+                    else:
+                        reply = _OK
+                except BaseException:
+                    reply = _failure()
+                conn.send_bytes(reply)
+                continue
+            if msg == _QUIT:
+                break
+            conn.send_bytes(_serve(env, pickle.loads(msg), lo))
+    finally:
+        del env, shared, mine, actions, selected, hand_done
+        with contextlib.suppress(Exception):
+            shm.close()
+        conn.close()
+
+
+def _serve(env: VectorEnv, request: tuple[Any, ...], lo: int) -> bytes:
+    """One request other than a step; ``game`` arguments are indices within the slice."""
+    name, *args = request
+    try:
+        if name == "reset":
+            env.reset(args[0])
+            return _OK
+        if name == "modules":
+            return _answer(sorted(sys.modules))
+    except BaseException:
+        return _failure()
+    local = args[0]
+    try:
+        if name == "refuse":
+            try:
+                env._refuse(local, args[1])
+            except IllegalActionError as exc:
+                text = str(exc)
+                prefix = f"game {local}: "
+                return _answer(text[len(prefix) :] if text.startswith(prefix) else text)
+            return _answer(f"action {args[1]!r} is not legal")
+        if name == "final":
+            return _answer(env.final_observation(local, args[1]))
+        if name == "observe":
+            return _answer(env.observe(local, args[1]))
+        if name == "render":
+            return _answer(env.render(local, args[1]))
+    except Exception as exc:
+        return _raise(_rename(exc, local, lo))
+    return _raise(ValueError(f"unknown request {name!r}"))
+
+
+class WorkerVectorEnv:
+    """``num_envs`` matches of one variant stepped together by ``num_workers`` processes
+    (see the module docstring); the attributes and methods of
+    :class:`~rummyzoo.envs.vector.VectorEnv`, plus :meth:`close`.
+
+    :param variant: the variant's name (``knock_rummy``, ``ditch_rummy``, ``rummy500``).
+    :param num_envs: games stepped together.
+    :param num_players: seats of every game.
+    :param num_workers: worker processes, 1 to ``num_envs``.
+    :param infos: keep the AEC env's per-seat infos of every game in :attr:`infos`.
+    :param start_method: a :mod:`multiprocessing` start method (None: ``forkserver`` where
+        available, else ``spawn``).
+    :param options: the variant's ``env()`` options (and ``kernels``), checked here before any
+        process starts.
+    :raises ConfigError: a bad option, ``num_envs``, ``num_workers`` or ``start_method``.
+    :raises RuntimeError: a worker failed to start.
+    """
+
+    def __init__(
+        self,
+        variant: str,
+        num_envs: int,
+        num_players: int = 2,
+        num_workers: int = 2,
+        infos: bool = False,
+        start_method: str | None = None,
+        **options: Any,
+    ) -> None:
+        self._closed = True  # until the workers run: close() has nothing to stop
+        self._procs: list[Any] = []
+        self._conns: list[Any] = []
+        self._shm: shared_memory.SharedMemory | None = None
+        self.game = game = registry.make_game(variant, num_players, **options)
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
+            raise ConfigError(f"num_envs must be an int, got {num_envs!r}")
+        if num_envs < 1:
+            raise ConfigError(f"num_envs must be at least 1, got {num_envs}")
+        n = int(num_envs)
+        if (
+            isinstance(num_workers, bool)
+            or not isinstance(num_workers, (int, np.integer))
+            or not 1 <= num_workers <= n
+        ):
+            raise ConfigError(
+                f"num_workers must be an int from 1 to num_envs ({n}), got {num_workers!r}"
+            )
+        methods = multiprocessing.get_all_start_methods()
+        if start_method is None:
+            start_method = "forkserver" if "forkserver" in methods else "spawn"
+        elif start_method not in methods:
+            raise ConfigError(
+                f"start_method must be one of {', '.join(methods)} (or None), got {start_method!r}"
+            )
+        try:
+            portable = pickle.loads(pickle.dumps(_portable_options(options)))
+        except Exception as exc:
+            raise ConfigError(
+                f"the options must be picklable to reach the workers: {exc}"
+            ) from None
+
+        self.variant = variant
+        self.num_envs = n
+        self.num_workers = w_count = int(num_workers)
+        self.start_method = start_method
+        self.num_players = game.num_players
+        self.num_actions = game.num_actions
+        self.obs_size = game.obs_size
+        self.keep_infos = bool(infos)
+        self.infos: list[list[dict[str, Any]]] = [[] for _ in range(n)]
+        self.bounds = bounds = split_games(n, w_count)
+        self._ends = bounds[1:]
+        self._all = np.arange(n)
+        self._clear = np.zeros(n, dtype=bool)  # games whose rewards and infos go next step
+        self._has_reset = False
+
+        layout, size = _layout(n, game)
+        self._shm = shm = shared_memory.SharedMemory(create=True, size=size)
+        self._closed = False
+        try:
+            shared = _views(shm.buf, layout)
+            shared_names = list(shared)
+            outputs = [k for k in shared_names if k not in ("matches_done", "actions", "selected")]
+            self._bind({k: shared[k] for k in outputs}, shared["matches_done"])
+            self._actions = shared["actions"]
+            self._selected = shared["selected"]
+            ctx = multiprocessing.get_context(start_method)
+            for w in range(w_count):
+                parent_end, child_end = ctx.Pipe(duplex=True)
+                spec = {
+                    "shm": shm.name,
+                    "layout": layout,
+                    "outputs": outputs,
+                    "lo": int(bounds[w]),
+                    "hi": int(bounds[w + 1]),
+                    "variant": variant,
+                    "num_players": num_players,
+                    "options": portable,
+                    "infos": self.keep_infos,
+                }
+                proc = ctx.Process(
+                    target=_worker_main,
+                    args=(child_end, spec),
+                    name=f"rummyzoo-worker-{w}",
+                    daemon=True,
+                )
+                self._conns.append(parent_end)
+                self._procs.append(proc)
+                if start_method == "fork":
+                    proc.start()
+                else:
+                    with _main_out_of_sight():
+                        proc.start()
+                child_end.close()  # our copy: the pipe then ends when the worker does
+            self._exchange(range(w_count), None)  # each worker says it is ready
+        except BaseException:
+            self.close()
+            raise
+
+    def _bind(self, outputs: dict[str, np.ndarray], matches_done: np.ndarray) -> None:
+        self.buffers = outputs
+        self.observations = outputs["observations"]
+        self.action_masks = outputs["action_masks"]
+        self.current = outputs["current"]
+        self.rewards = outputs["rewards"]
+        self.hand_done = outputs["hand_done"]
+        self.terminated = outputs["terminated"]
+        self.truncated = outputs["truncated"]
+        #: per game, the number of matches it has finished since the last reset
+        self.matches_done = matches_done
+
+    # -------------------------------------------------------------- plumbing
+    def _alive(self) -> None:
+        if self._closed:
+            raise RuntimeError("this WorkerVectorEnv is closed")
+
+    def _fail(self, w: int, text: str) -> None:
+        self.close()
+        lines = text.strip().splitlines()
+        if len(lines) > 1:  # a traceback: its last line first
+            text = f"{lines[-1]}\n\nthe worker's traceback:\n{text.rstrip()}"
+        raise RuntimeError(f"worker {w} of {self.num_workers} failed: {text}")
+
+    def _ended(self, w: int) -> None:
+        proc = self._procs[w]
+        proc.join(1.0)
+        code = proc.exitcode
+        self._fail(w, "the process ended" + ("" if code is None else f" (exit code {code})"))
+
+    def _receive(self, w: int) -> bytes:
+        try:
+            return self._conns[w].recv_bytes()
+        except (EOFError, OSError):
+            self._ended(w)
+        raise AssertionError  # not reached
+
+    def _exchange(
+        self, workers: Sequence[int], messages: bytes | Sequence[bytes] | None
+    ) -> list[Any]:
+        """Send each of ``workers`` its message (one for all, one each, or None: nothing) and
+        read every reply: the values in order. A worker's failure raises RuntimeError (closing the engine),
+        and so does anything (Ctrl-C...) that stops the exchange half-way, re-raised after
+        closing: the workers and this process would disagree; an error of the caller's making
+        that a worker reports (a bad seat...) is raised once every reply is in."""
+        values: list[Any] = []
+        failed: tuple[int, str] | None = None
+        raised: BaseException | None = None
+        conns = self._conns
+        try:
+            if messages is not None:
+                same = isinstance(messages, bytes)
+                for k, w in enumerate(workers):
+                    try:
+                        conns[w].send_bytes(messages if same else messages[k])
+                    except OSError:
+                        self._ended(w)
+            for w in workers:
+                msg = self._receive(w)
+                if msg == _OK:
+                    values.append(None)
+                    continue
+                kind, value = pickle.loads(msg)
+                if kind == "ok":
+                    values.append(value)
+                elif kind == "raise":
+                    raised = raised or value
+                    values.append(None)
+                elif failed is None:
+                    failed = (w, value)
+            if failed is not None:
+                self._fail(*failed)
+        except BaseException:
+            if not self._closed:
+                self.close()
+            raise
+        if raised is not None:
+            raise raised
+        return values
+
+    def _request(self, w: int, *request: Any) -> Any:
+        self._alive()
+        return self._exchange([w], pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))[0]
+
+    def _owner(self, game: Any) -> tuple[int, int]:
+        """(worker, index within its slice) of game ``game`` (negative counts from the end)."""
+        if isinstance(game, bool) or not isinstance(game, (int, np.integer)):
+            raise TypeError(f"game indices must be integers, got {game!r}")
+        g = int(game)
+        if g < 0:
+            g += self.num_envs
+        if not 0 <= g < self.num_envs:
+            raise IndexError(f"game {game} is out of range (num_envs={self.num_envs})")
+        w = int(np.searchsorted(self._ends, g, side="right"))
+        return w, g - int(self.bounds[w])
+
+    def _worker_modules(self, w: int = 0) -> list[str]:
+        """The modules imported in worker ``w`` (to check what workers load)."""
+        return self._request(w, "modules")
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | Sequence[int] | None = None) -> None:
+        """Start a new match in every game (as :meth:`VectorEnv.reset
+        <rummyzoo.envs.vector.VectorEnv.reset>`: None, an int ``s`` for seeds ``s + i``, or one
+        seed per game).
+
+        :raises ValueError: a bad seed (nothing is changed then).
+        """
+        self._alive()
+        n = self.num_envs
+        if seed is None:
+            seeds: list[int | None] = [None] * n
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            base = check_seed(seed)
+            seeds = [base + i for i in range(n)]
+        else:
+            seeds = [check_seed(s) for s in seed]
+            if len(seeds) != n:
+                raise ValueError(f"need one seed per game ({n}), got {len(seeds)}")
+        bounds = self.bounds.tolist()
+        requests = [
+            pickle.dumps(("reset", seeds[lo:hi]), protocol=pickle.HIGHEST_PROTOCOL)
+            for lo, hi in itertools.pairwise(bounds)
+        ]
+        self._exchange(range(self.num_workers), requests)
+        if self.keep_infos:
+            self.infos = [[{} for _ in range(self.num_players)] for _ in range(n)]
+        self._clear[:] = False
+        self._has_reset = True
+
+    # ------------------------------------------------------------------- step
+    def check(self, actions: Any, games: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """(game indices, action ids) if every action is legal in its game; changes nothing.
+
+        Checked here on the shared masks, as :meth:`VectorEnv.check
+        <rummyzoo.envs.vector.VectorEnv.check>` does.
+
+        :raises IllegalActionError: naming the first game whose action is not legal there.
+        """
+        self._alive()
+        return VectorEnv.check(self, actions, games)  # type: ignore[arg-type]
+
+    def _refuse(self, game: int, action: Any) -> None:
+        w, local = self._owner(game)
+        try:
+            pickle.dumps(action)
+        except Exception:
+            raise IllegalActionError(f"game {game}: action {action!r} is not legal") from None
+        text = self._request(w, "refuse", local, action)
+        raise IllegalActionError(f"game {game}: {text}")
+
+    def step(self, actions: Any, games: Any = None) -> None:
+        """Play one action in each game (or in each of ``games``) and refresh the arrays, as
+        :meth:`VectorEnv.step <rummyzoo.envs.vector.VectorEnv.step>` does: every action is
+        checked before any is played (an illegal one raises
+        :class:`~rummyzoo.envs.core.IllegalActionError` and changes nothing).
+
+        :raises RuntimeError: a worker failed (the engine is closed then).
+        """
+        idx, acts = self.check(actions, games)
+        clear = self._clear
+        if clear.any():
+            # games that started a new match in the last call: their rewards and infos go
+            self.rewards[clear] = 0.0
+            if self.keep_infos:
+                for i in np.flatnonzero(clear).tolist():
+                    self.infos[i] = [{} for _ in range(self.num_players)]
+            clear[:] = False
+        if games is None:
+            self._actions[:] = acts
+            replies = self._exchange(range(self.num_workers), _STEP_ALL)
+        else:
+            owners = np.zeros(self.num_workers, dtype=bool)
+            if idx.size:
+                owners[np.searchsorted(self._ends, idx, side="right")] = True
+                self._selected[:] = False
+                self._selected[idx] = True
+                self._actions[idx] = acts
+            bounds = self.bounds
+            for w in np.flatnonzero(~owners).tolist():
+                # a worker without stepped games: this call's flags are all False there
+                part = slice(int(bounds[w]), int(bounds[w + 1]))
+                self.hand_done[part] = False
+                self.terminated[part] = False
+                self.truncated[part] = False
+            replies = self._exchange(np.flatnonzero(owners).tolist(), _STEP_SOME)
+        for value in replies:
+            if value:
+                for i, game_infos in value:
+                    self.infos[i] = game_infos
+        np.logical_or(self.terminated, self.truncated, out=clear)
+
+    # --------------------------------------------------------------- queries
+    def final_observation(self, game: int, seat: int) -> np.ndarray:
+        """The last observation of ``seat`` in the match that game ``game`` finished last.
+
+        :raises ValueError: when that game has not finished a match since the last reset.
+        """
+        w, local = self._owner(game)
+        return self._request(w, "final", local, seat)
+
+    def observe(self, game: int, seat: int) -> np.ndarray:
+        """The observation of any ``seat`` of game ``game`` now (a new array)."""
+        w, local = self._owner(game)
+        return self._request(w, "observe", local, seat)
+
+    def render(self, game: int, view: int | None = None) -> str:
+        """The text picture of game ``game`` (all hands open unless ``view`` is a seat)."""
+        w, local = self._owner(game)
+        return self._request(w, "render", local, view)
+
+    # ---------------------------------------------------------------- closing
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Stop the workers and unlink the shared memory (the arrays become private copies
+        of their last values). Calling it again does nothing."""
+        if self._closed and self._shm is None:
+            return
+        self._closed = True
+        for conn in self._conns:
+            with contextlib.suppress(Exception):
+                conn.send_bytes(_QUIT)
+        for proc in self._procs:
+            try:
+                proc.join(2.0)
+                if proc.exitcode is None:
+                    proc.terminate()
+                    proc.join(2.0)
+                if proc.exitcode is None:
+                    proc.kill()
+                    proc.join()
+                proc.close()
+            except Exception:
+                pass
+        for conn in self._conns:
+            with contextlib.suppress(Exception):
+                conn.close()
+        self._procs = []
+        self._conns = []
+        shm, self._shm = self._shm, None
+        if shm is None:
+            return
+        if hasattr(self, "buffers"):
+            self._bind(
+                {k: np.array(v) for k, v in self.buffers.items()}, np.array(self.matches_done)
+            )
+        self._actions = self._selected = np.zeros(0)
+        with contextlib.suppress(FileNotFoundError):
+            shm.unlink()
+        try:
+            shm.close()
+        except BufferError:
+            # views of the block are still held elsewhere: the mapping goes with the last one
+            shm.close = lambda: None  # type: ignore[method-assign]
+
+    def __enter__(self) -> WorkerVectorEnv:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"WorkerVectorEnv({self.game.name}, num_envs={self.num_envs}, "
+            f"num_players={self.num_players}, num_workers={self.num_workers})"
+        )

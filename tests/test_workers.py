@@ -1,0 +1,333 @@
+"""WorkerVectorEnv: the vector engine over worker processes plays the very games of VectorEnv."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from multiprocessing import shared_memory
+
+import numpy as np
+import pytest
+
+from rummyzoo.envs import registry
+from rummyzoo.envs.core import ConfigError, IllegalActionError
+from rummyzoo.envs.vector import VectorEnv, uniform_legal_actions
+from rummyzoo.envs.workers import WorkerVectorEnv, split_games
+
+ARRAYS = (
+    "observations",
+    "action_masks",
+    "current",
+    "rewards",
+    "hand_done",
+    "terminated",
+    "truncated",
+    "matches_done",
+)
+
+
+def pair(variant, num_envs=6, num_workers=2, infos=False, **options):
+    workers = WorkerVectorEnv(variant, num_envs, num_workers=num_workers, infos=infos, **options)
+    single = VectorEnv(registry.make_game(variant, 2, **options), num_envs, infos=infos)
+    return workers, single
+
+
+def snapshot(env):
+    return {name: getattr(env, name).copy() for name in ARRAYS}
+
+
+def assert_same(workers, single, where=""):
+    for name in ARRAYS:
+        a, b = getattr(workers, name), getattr(single, name)
+        assert a.dtype == b.dtype and a.shape == b.shape, name
+        assert np.array_equal(a, b), f"{name} differs {where}"
+    if single.keep_infos:
+        assert workers.infos == single.infos, f"infos differ {where}"
+
+
+def test_split_games():
+    assert split_games(7, 3).tolist() == [0, 3, 5, 7]
+    assert split_games(6, 2).tolist() == [0, 3, 6]
+    assert split_games(4, 4).tolist() == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize(
+    ("variant", "infos", "options"),
+    [
+        # several hands per match, hands cut by the turn cap: every kind of end and info
+        ("knock_rummy", True, {"target_score": 60, "max_turns": 30}),
+        ("ditch_rummy", False, {"max_hands": 2, "max_turns": 40}),
+        ("rummy500", False, {"target_score": 150, "max_turns": 60}),
+    ],
+)
+def test_same_games_as_vector_env(variant, infos, options):
+    workers, single = pair(variant, infos=infos, **options)
+    with workers:
+        assert workers.num_actions == single.num_actions
+        assert workers.obs_size == single.obs_size
+        assert workers.num_players == single.num_players == 2
+        workers.reset(seed=11)
+        single.reset(seed=11)
+        assert_same(workers, single, "after reset")
+        rng = np.random.default_rng(5)
+        ends = 0
+        for step in range(300):
+            actions = uniform_legal_actions(single.action_masks, rng)
+            workers.step(actions)
+            single.step(actions)
+            assert_same(workers, single, f"after step {step}")
+            ends += int((single.terminated | single.truncated).sum())
+        assert ends > 0 and single.matches_done.sum() == ends
+        finished = np.flatnonzero(single.matches_done)
+        for g in (int(finished[0]), int(finished[-1])):
+            for seat in range(2):
+                assert np.array_equal(
+                    workers.final_observation(g, seat), single.final_observation(g, seat)
+                )
+        for g in (0, 5):
+            assert np.array_equal(workers.observe(g, 1), single.observe(g, 1))
+            assert workers.render(g) == single.render(g)
+            assert workers.render(g, 0) == single.render(g, 0)
+        # reset with one seed per game, then again: the same games
+        seeds = [100, 7, 3, 42, 9, 1]
+        workers.reset(seeds)
+        single.reset(seeds)
+        assert_same(workers, single, "after a reset with seeds")
+        for step in range(20):
+            actions = uniform_legal_actions(single.action_masks, rng)
+            workers.step(actions)
+            single.step(actions)
+            assert_same(workers, single, f"after step {step} of the second run")
+
+
+def test_games_subset_matches():
+    workers, single = pair("knock_rummy", num_envs=7, infos=True, target_score=40, max_turns=20)
+    with workers:
+        workers.reset(seed=3)
+        single.reset(seed=3)
+        rng = np.random.default_rng(1)
+        subsets = [
+            lambda: np.arange(7),
+            lambda: np.array([], dtype=np.int64),
+            lambda: np.array([0, 2]),  # worker 0 only
+            lambda: np.array([6, 4]),  # worker 1 only, not in order
+            lambda: np.flatnonzero(rng.random(7) < 0.5),
+        ]
+        ends = 0
+        for step in range(300):
+            games = subsets[step % len(subsets) if step % 3 else 4]()
+            actions = uniform_legal_actions(single.action_masks[games], rng)
+            workers.step(actions, games=games)
+            single.step(actions, games=games)
+            assert_same(workers, single, f"after step {step} (games {games.tolist()})")
+            ends += int((single.terminated | single.truncated).sum())
+        assert ends > 0
+
+
+def test_illegal_action_changes_nothing():
+    workers, single = pair("ditch_rummy", num_envs=6, infos=True)
+    with workers:
+        workers.reset(seed=2)
+        single.reset(seed=2)
+        rng = np.random.default_rng(0)
+        for _ in range(5):
+            actions = uniform_legal_actions(single.action_masks, rng)
+            workers.step(actions)
+            single.step(actions)
+        before = snapshot(workers)
+        legal = uniform_legal_actions(single.action_masks, rng)
+        for game in (1, 4):  # a game of each worker
+            illegal = legal.copy()
+            illegal[game] = int(np.flatnonzero(single.action_masks[game] == 0)[0])
+            bad_actions = [illegal, legal.copy(), legal.astype(object)]
+            bad_actions[1][game] = single.num_actions + 3
+            bad_actions[2][game] = "draw"
+            for bad in bad_actions:
+                with pytest.raises(IllegalActionError) as expected:
+                    single.step(bad)
+                with pytest.raises(IllegalActionError) as got:
+                    workers.step(bad)
+                assert str(got.value).startswith(f"game {game}: ")
+                assert str(got.value) == str(expected.value)
+                assert_same(workers, single, "after a refused step")
+                for name, array in before.items():
+                    assert np.array_equal(getattr(workers, name), array), name
+        # a subset with an illegal action, and checks that change nothing either
+        games = np.array([5, 0])
+        bad = legal[games].copy()
+        bad[0] = int(np.flatnonzero(single.action_masks[5] == 0)[0])
+        with pytest.raises(IllegalActionError) as expected:
+            single.check(bad, games)
+        with pytest.raises(IllegalActionError) as got:
+            workers.step(bad, games)
+        assert str(got.value) == str(expected.value) and str(got.value).startswith("game 5: ")
+        with pytest.raises(ValueError):
+            workers.step(legal[:2], games=np.array([1, 1]))
+        assert workers.check(legal)[1].tolist() == legal.tolist()
+        for name, array in before.items():
+            assert np.array_equal(getattr(workers, name), array), name
+        workers.step(legal)
+        single.step(legal)
+        assert_same(workers, single, "after the legal step")
+
+
+def test_queries_name_the_game():
+    workers, single = pair("knock_rummy", num_envs=5)
+    with workers:
+        with pytest.raises(RuntimeError, match="reset"):
+            workers.step(np.zeros(5, dtype=np.int64))
+        workers.reset(seed=0)
+        single.reset(seed=0)
+        for g in (1, 4, -1):
+            with pytest.raises(ValueError) as expected:
+                single.final_observation(g if g >= 0 else 4, 0)
+            with pytest.raises(ValueError) as got:
+                workers.final_observation(g, 0)
+            assert str(got.value) == str(expected.value)
+        with pytest.raises(IndexError):
+            workers.observe(5, 0)
+        with pytest.raises(ValueError):
+            workers.reset([1, 2])
+        assert np.array_equal(workers.observe(-1, 0), single.observe(4, 0))
+
+
+def test_bad_config_starts_nothing():
+    before = len(multiprocessing.active_children())
+    with pytest.raises(ConfigError, match="bogus"):
+        WorkerVectorEnv("knock_rummy", 4, bogus=1)
+    with pytest.raises(ConfigError):
+        WorkerVectorEnv("ditch_rummy", 4, max_turns=-3)
+    with pytest.raises(ValueError, match="unknown variant"):
+        WorkerVectorEnv("gin", 4)
+    for bad in (0, 5, True, 1.5, None):
+        with pytest.raises(ConfigError, match="num_workers"):
+            WorkerVectorEnv("knock_rummy", 4, num_workers=bad)
+    for bad in (0, -2, 2.0):
+        with pytest.raises(ConfigError, match="num_envs"):
+            WorkerVectorEnv("knock_rummy", bad)
+    with pytest.raises(ConfigError, match="start_method"):
+        WorkerVectorEnv("knock_rummy", 4, start_method="thread")
+    assert len(multiprocessing.active_children()) == before
+
+
+def test_close_unlinks_and_is_idempotent():
+    env = WorkerVectorEnv("knock_rummy", 3, num_workers=3)
+    env.reset(seed=1)
+    name = env._shm.name
+    procs = list(env._procs)
+    assert all(p.is_alive() for p in procs)
+    shared_memory.SharedMemory(name=name).close()  # open while the engine runs
+    masks = env.action_masks.copy()
+    env.close()
+    env.close()
+    assert env.closed
+    with pytest.raises(FileNotFoundError):
+        shared_memory.SharedMemory(name=name)
+    assert np.array_equal(env.action_masks, masks)  # still readable: a copy
+    with pytest.raises(RuntimeError, match="closed"):
+        env.step(np.zeros(3, dtype=np.int64))
+    with pytest.raises(RuntimeError, match="closed"):
+        env.observe(0, 0)
+    # a view held outside does not stop close(), nor keep the name
+    with WorkerVectorEnv("knock_rummy", 2, num_workers=1) as other:
+        held = other.observations
+        name = other._shm.name
+    assert held.shape == (2, other.obs_size)
+    with pytest.raises(FileNotFoundError):
+        shared_memory.SharedMemory(name=name)
+
+
+def test_dead_worker_raises_and_closes():
+    env = WorkerVectorEnv("knock_rummy", 4, num_workers=2)
+    env.reset(seed=0)
+    name = env._shm.name
+    os.kill(env._procs[1].pid, signal.SIGKILL)
+    env._procs[1].join(5)
+    with pytest.raises(RuntimeError, match="worker 1"):
+        env.step(uniform_legal_actions(env.action_masks, np.random.default_rng(0)))
+    assert env.closed
+    with pytest.raises(FileNotFoundError):
+        shared_memory.SharedMemory(name=name)
+    env.close()
+
+
+def test_failing_worker_reports_its_error():
+    env = WorkerVectorEnv("knock_rummy", 4, num_workers=2)
+    try:
+        env.reset(seed=0)
+        # a step the parent lets through but the worker cannot play (the parent's check
+        # skipped): the worker's own check refuses it and its traceback comes back
+        env._selected[:] = False
+        env._actions[:] = -1
+        with pytest.raises(
+            RuntimeError, match=r"worker 0 of 2 failed: .*IllegalActionError: game 0: "
+        ):
+            env._exchange([0], b"a")
+        assert env.closed
+    finally:
+        env.close()
+
+
+def test_spawn_and_one_worker():
+    workers, single = pair("rummy500", num_envs=3, num_workers=1)
+    workers.close()
+    workers = WorkerVectorEnv("rummy500", 3, num_workers=1, start_method="spawn")
+    with workers:
+        assert workers.start_method == "spawn"
+        workers.reset(seed=4)
+        single.reset(seed=4)
+        rng = np.random.default_rng(4)
+        for step in range(30):
+            actions = uniform_legal_actions(single.action_masks, rng)
+            workers.step(actions)
+            single.step(actions)
+            assert_same(workers, single, f"after step {step}")
+
+
+def test_workers_do_not_run_the_main_script(tmp_path):
+    # a script whose own imports (here a stand-in for torch) the workers need not load
+    (tmp_path / "heavy_marker.py").write_text("LOADED = True\n")
+    script = tmp_path / "train.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import json
+            import multiprocessing
+            import sys
+
+            import heavy_marker  # noqa: F401
+
+            from rummyzoo.envs.workers import WorkerVectorEnv
+
+
+            def loaded(queue):
+                queue.put("heavy_marker" in sys.modules)
+
+
+            if __name__ == "__main__":
+                # an ordinary spawned process runs this script: it loads the marker
+                ctx = multiprocessing.get_context("spawn")
+                queue = ctx.Queue()
+                process = ctx.Process(target=loaded, args=(queue,))
+                process.start()
+                found = {"plain spawn": queue.get(timeout=30)}
+                process.join()
+                for method in ("forkserver", "spawn"):
+                    with WorkerVectorEnv("knock_rummy", 2, 2, 1, start_method=method) as env:
+                        env.reset(seed=0)
+                        modules = env._worker_modules()
+                    found[method] = "heavy_marker" in modules
+                assert sys.modules["__main__"].__file__ == __file__
+                print(json.dumps(found))
+            """
+        )
+    )
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == '{"plain spawn": true, "forkserver": false, "spawn": false}'
