@@ -42,3 +42,16 @@ class RandomPolicy(BasePolicy):
         if legal.size == 0:
             raise ValueError("RandomPolicy.act called with an all-zero action mask")
         return int(legal[int(rng.random() * legal.size)])
+
+    def act_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """:meth:`act` for every row of ``action_masks`` in one call (the same picks as row by
+        row with the same generator)."""
+        from rummyzoo.envs.vector import uniform_legal_actions
+
+        masks = np.ascontiguousarray(action_masks, dtype=np.int8)
+        actions = uniform_legal_actions(masks, rng)
+        if (actions < 0).any():
+            raise ValueError("RandomPolicy.act_batch called with an all-zero action mask")
+        return actions

@@ -369,13 +369,8 @@ class WorkerVectorEnv:
 
     def _bind(self, outputs: dict[str, np.ndarray], matches_done: np.ndarray) -> None:
         self.buffers = outputs
-        self.observations = outputs["observations"]
-        self.action_masks = outputs["action_masks"]
-        self.current = outputs["current"]
-        self.rewards = outputs["rewards"]
-        self.hand_done = outputs["hand_done"]
-        self.terminated = outputs["terminated"]
-        self.truncated = outputs["truncated"]
+        for name, array in outputs.items():  # observations, action_masks, ... (BUFFER_SPECS)
+            setattr(self, name, array)
         #: per game, the number of matches it has finished since the last reset
         self.matches_done = matches_done
 

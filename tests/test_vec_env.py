@@ -184,3 +184,28 @@ def test_the_warm_start_collects_teacher_games_on_the_batched_env():
     assert np.count_nonzero(np.abs(rewards[last]) > 1e-6) >= 1  # a match ends with its points
     again = collect()
     np.testing.assert_array_equal(again["actions"], data["actions"])
+
+
+def test_workers_need_the_batched_engine_and_enough_games():
+    from rummyzoo.training.config import ConfigLoadError
+
+    with pytest.raises(ConfigLoadError, match="needs vec_env: batched"):
+        load_config(CONFIGS / "smoke_ppo.yaml", ["workers=2", "vec_env=dummy"])
+    with pytest.raises(ConfigLoadError, match="at least 4 games"):
+        load_config(CONFIGS / "smoke_ppo.yaml", ["workers=4", "n_envs=2"])
+    assert load_config(CONFIGS / "smoke_ppo.yaml", []).vec_env == "batched"  # the default
+
+
+def test_random_play_in_one_call_is_random_play_row_by_row():
+    from rummyzoo.agents.random_agent import RandomPolicy
+
+    masks = (np.random.default_rng(0).random((40, 30)) < 0.2).astype(np.int8)
+    masks[:, 3] = 1
+    policy = RandomPolicy()
+    batch = policy.act_batch(None, masks, np.random.default_rng(6))
+    rng = np.random.default_rng(6)
+    rows = [policy.act(None, m, rng) for m in masks]
+    assert batch.tolist() == rows
+    masks[5] = 0
+    with pytest.raises(ValueError, match="all-zero"):
+        policy.act_batch(None, masks, rng)

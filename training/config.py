@@ -471,6 +471,20 @@ class RunConfig(Strict):
                 raise ValueError(f"{value!r} is not a shaping for {variant}")
         return value
 
+    @field_validator("workers")
+    @classmethod
+    def _workers_of_batched(cls, value: int, info: ValidationInfo) -> int:
+        if value > 1:
+            if info.data.get("vec_env", "batched") != "batched":
+                raise ValueError(
+                    f"workers={value} splits the batched engine; it needs vec_env: batched "
+                    f"(vec_env: subproc runs one process per game instead)"
+                )
+            n_envs = info.data.get("n_envs")
+            if n_envs is not None and value > n_envs:
+                raise ValueError(f"{value} workers need at least {value} games (n_envs: {n_envs})")
+        return value
+
     @field_validator("device")
     @classmethod
     def _known_device(cls, value: str) -> str:

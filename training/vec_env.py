@@ -142,6 +142,10 @@ class BatchedSeatEnv(VecEnv):
         self.seats = np.zeros(n, dtype=np.int64)
         self._rows = np.arange(n)
         self.policies: list[list[Policy | None]] = [[None] * num_players for _ in range(n)]
+        # each policy in play gets an id; _policy_ids[game, seat] names the one in that seat
+        self._policy_list: list[Policy | None] = [None]
+        self._policy_index: dict[int, int] = {}
+        self._policy_ids = np.zeros((n, num_players), dtype=np.int64)
         self.labels: list[list[str]] = [[] for _ in range(n)]
         self._matches = np.zeros(n, dtype=np.int64)  # matches started per game (rotation)
         self._phi = np.zeros(n, dtype=np.float64)
@@ -174,16 +178,26 @@ class BatchedSeatEnv(VecEnv):
         for s in range(n):
             if s == seat:
                 policies[s] = None
+                self._policy_ids[i, s] = 0
                 continue
             label, policy = self.opponents.sample(self.rng)
             policy.reset(s)
             policies[s] = policy
+            self._policy_ids[i, s] = self._id_of(policy)
             labels.append(label)
         self.labels[i] = labels
         self._decisions[i] = 0
         self._points[i] = 0.0
         self._hand_points[i] = []
         self._margins[i] = []
+
+    def _id_of(self, policy: Policy) -> int:
+        key = id(policy)
+        found = self._policy_index.get(key)
+        if found is None or self._policy_list[found] is not policy:
+            found = self._policy_index[key] = len(self._policy_list)
+            self._policy_list.append(policy)
+        return found
 
     def _note_hands(self, games: np.ndarray) -> None:
         """Learner statistics of the hands that ended in the last engine step."""
@@ -230,18 +244,15 @@ class BatchedSeatEnv(VecEnv):
             waiting = np.flatnonzero(engine.current != seats)
             if waiting.size == 0:
                 return
-            acting = engine.current[waiting]
-            groups: dict[int, tuple[Policy, list[int]]] = {}
-            for k, (i, s) in enumerate(zip(waiting.tolist(), acting.tolist(), strict=True)):
-                policy = self.policies[i][s]
-                entry = groups.get(id(policy))
-                if entry is None:
-                    groups[id(policy)] = (policy, [k])
-                else:
-                    entry[1].append(k)
+            ids = self._policy_ids[waiting, engine.current[waiting]]
+            first = ids[0]
+            if (ids == first).all():  # one opponent everywhere (e.g. a single fixed one)
+                groups = [(self._policy_list[first], slice(None))]
+            else:
+                groups = [(self._policy_list[u], np.flatnonzero(ids == u)) for u in np.unique(ids)]
             actions = self._actions[: waiting.size]
             start = time.perf_counter()
-            for policy, ks in groups.values():
+            for policy, ks in groups:
                 rows = waiting[ks]
                 actions[ks] = act_batch(
                     policy, engine.observations[rows], engine.action_masks[rows], self.rng
