@@ -205,7 +205,9 @@ def bench_vector(
         "vector_decisions_per_s_segments": rates["vector"],
         "vector_decisions_per_s_per_worker": float(np.median(rates["vector"])) / workers,
         "vector_matches": counts["matches"],
-        "vector_decisions_per_match": counts["decisions"] / max(counts["matches"], 1),
+        "vector_decisions_per_match": (
+            counts["decisions"] / counts["matches"] if counts["matches"] else None
+        ),
         "memory_per_game_bytes": memory,
         "memory_for_1024_games_mb": memory * 1024 / 2**20,
         "parent_cpu_seconds": cpu,
@@ -328,7 +330,11 @@ def run_vector_bench(args: Any, options: dict[str, Any]) -> dict[str, Any]:
         f"{args.workers} worker{'s' if args.workers > 1 else ''}: "
         f"{result['vector_decisions_per_s']:,.0f} decisions/s "
         f"({result['vector_decisions_per_s_per_worker']:,.0f} per worker), "
-        f"{result['vector_decisions_per_match']:.1f} decisions/match"
+        + (
+            f"{result['vector_decisions_per_match']:.1f} decisions/match"
+            if result["vector_decisions_per_match"] is not None
+            else "no match finished in the timed segments"
+        )
     )
     if "aec_decisions_per_s" in result:
         ratios = ", ".join(f"{r:.2f}" for r in result["ratio_segments"])
