@@ -325,6 +325,11 @@ class CheckpointPolicy(BasePolicy):
             action = int(legal[0])
         return action
 
+    @property
+    def uses_rng(self) -> bool:
+        """Whether its actions are drawn (sampled PPO actions) rather than greedy."""
+        return self.algo != "dqn" and not self.deterministic
+
     def act_batch(
         self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:

@@ -17,6 +17,13 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     evaluate.add_argument(
         "--opponents", nargs="+", help="default: random and every heuristic of the variant"
     )
+    evaluate.add_argument(
+        "--batch",
+        type=int,
+        default=64,
+        help="games each process plays at once, the network deciding for all of them with "
+        "one call (default 64; 1: one game after another)",
+    )
     evaluate.add_argument("--json", metavar="PATH", help="write the results as JSON")
     evaluate.add_argument(
         "--report", action="store_true", help="also print the full arena report per opponent"
@@ -49,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
             options=options,
             workers=args.workers,
             quiet=args.quiet,
+            batch=args.batch,
         )
         report = summarize(result)
         if args.report:

@@ -16,6 +16,8 @@ A policy is any object with ``act(observation, action_mask, rng) -> int`` and
 
 :func:`play_aec` is the same loop through PettingZoo's AEC API (``agent_iter`` / ``last`` /
 ``step``), for what must go through that API: the env benchmark measures it.
+:func:`play_vector` plays many matches at once on the vector engine, with batched calls for
+the policies that take them (the arena's batched evaluation of a network).
 """
 
 from __future__ import annotations
@@ -29,7 +31,16 @@ import numpy as np
 from rummyzoo.envs.core import IllegalActionError
 from rummyzoo.envs.match import HandEnd, Match
 
-__all__ = ["Deal", "Decision", "Episode", "play_aec", "play_episode", "play_turns"]
+__all__ = [
+    "Deal",
+    "Decision",
+    "Episode",
+    "VectorEpisodes",
+    "play_aec",
+    "play_episode",
+    "play_turns",
+    "play_vector",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,3 +188,97 @@ def play_aec(env: Any, policy: Any, rng: np.random.Generator) -> tuple[int, int]
         env.step(policy.act(obs["observation"], obs["action_mask"], rng))
         decisions += 1
     return decisions, truncated
+
+
+@dataclass
+class VectorEpisodes:
+    """One finished match per game of :func:`play_vector` (arrays, game by game).
+
+    :ivar points: episode points per game and seat (a team's points for each member).
+    :ivar hands: hands dealt (a hand cut by the turn cap counts).
+    :ivar decisions: actions played.
+    :ivar truncated: a cap ended the match.
+    :ivar decks: each game's first deck (top of the stock first).
+    """
+
+    points: np.ndarray
+    hands: np.ndarray
+    decisions: np.ndarray
+    truncated: np.ndarray
+    decks: np.ndarray
+
+
+def play_vector(
+    vec: Any,
+    policies: Sequence[Sequence[Any]],
+    rngs: Sequence[Sequence[np.random.Generator]],
+    seeds: Sequence[int],
+    labels: Sequence[Sequence[str]] | None = None,
+) -> VectorEpisodes:
+    """Play one match in every game of a vector engine (:class:`~rummyzoo.envs.vector.VectorEnv`)
+    with a policy and a generator per game and seat.
+
+    Each game ``i`` is reset with ``seeds[i]`` and played as :func:`play_episode` plays it.
+    At each step the games are grouped by the policy to act there: a policy with
+    ``act_batch(observations, masks, rng)`` whose choices need no random draws
+    (``uses_rng`` false, e.g. a greedy network) acts in all its games with one call, any other
+    with ``act`` game by game, each game with its own generator; so every game is move for
+    move the game :func:`play_episode` plays (up to the rounding of a batched network call). A policy
+    object may sit in many games at once, so it must keep no state between moves (give each
+    game its own copy otherwise).
+
+    :raises IllegalActionError: a policy chose an illegal action; the message names it.
+    """
+    n = vec.num_envs
+    if not (len(policies) == len(rngs) == len(seeds) == n):
+        raise ValueError(f"need policies, generators and a seed for each of the {n} games")
+    vec.reset(seed=list(seeds))
+    decks = np.stack([m.deck for m in vec.matches]) if hasattr(vec, "matches") else None
+    for game in policies:
+        for seat, policy in enumerate(game):
+            policy.reset(seat)
+    players = vec.num_players
+    groups = np.asarray(vec.game.score_groups)
+    same_side = groups[:, None] == groups[None, :]
+    points = np.zeros((n, players))
+    hands = np.zeros(n, dtype=np.int64)
+    decisions = np.zeros(n, dtype=np.int64)
+    truncated = np.zeros(n, dtype=bool)
+    live = np.ones(n, dtype=bool)
+    actions = np.zeros(n, dtype=np.int64)
+    while live.any():
+        games = np.flatnonzero(live)
+        seats = vec.current[games].tolist()
+        batched: dict[int, tuple[Any, list[int]]] = {}
+        for k, (i, seat) in enumerate(zip(games.tolist(), seats, strict=True)):
+            policy = policies[i][seat]
+            if hasattr(policy, "act_batch") and not getattr(policy, "uses_rng", True):
+                entry = batched.setdefault(id(policy), (policy, []))
+                entry[1].append(k)
+            else:
+                actions[k] = policy.act(vec.observations[i], vec.action_masks[i], rngs[i][seat])
+        for policy, ks in batched.values():
+            rows = games[ks]
+            first = int(rows[0])  # its generator goes unused (the policy draws nothing)
+            actions[ks] = policy.act_batch(
+                vec.observations[rows], vec.action_masks[rows], rngs[first][vec.current[first]]
+            )
+        try:
+            vec.step(actions[: games.size], games=games)
+        except IllegalActionError as exc:
+            i = int(str(exc).split(":", 1)[0].removeprefix("game "))
+            seat = int(vec.current[i])
+            who = labels[i][seat] if labels is not None else policies[i][seat]
+            raise IllegalActionError(
+                f"agent {who!r} (seat {seat}) chose an illegal action: {exc}"
+            ) from exc
+        decisions[games] += 1
+        for i in games[vec.hand_done[games]].tolist():
+            hand = vec.hand_points[i]
+            hands[i] += 1
+            if not np.isnan(hand[0]):
+                points[i] += (same_side * hand[None, :]).sum(axis=1)
+        ended = games[(vec.terminated | vec.truncated)[games]]
+        truncated[ended] = vec.truncated[ended]
+        live[ended] = False
+    return VectorEpisodes(points, hands, decisions, truncated, decks)

@@ -56,7 +56,7 @@ import numpy as np
 
 from rummyzoo.agents.arena.ratings import Ratings, bootstrap_ratings
 from rummyzoo.agents.arena.stats import clustered_mean, t_interval, win_rate_interval
-from rummyzoo.agents.base import Policy
+from rummyzoo.agents.base import BasePolicy, Policy
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.match import Match
 from rummyzoo.envs.play import play_episode
@@ -145,6 +145,8 @@ class _Plan:
     record_folder: str | None = None
     #: ... the first ``record_limit`` games of the run (None: all)
     record_limit: int | None = None
+    #: games played at once on the vector engine (1: one after another)
+    batch: int = 1
 
 
 def replay_name(variant: str, seed: int, deal: int, seating: int) -> str:
@@ -186,6 +188,8 @@ class _Table:
         return self.instances[key]
 
     def play_deals(self, start: int, stop: int) -> dict[str, Any]:
+        if self.plan.batch > 1:
+            return self.play_batched(range(start, stop), self.plan.batch)
         return self.play(range(start, stop))
 
     def play(self, deals: Sequence[int], max_records: int | None = None) -> dict[str, Any]:
@@ -246,6 +250,63 @@ class _Table:
         if plan.keep_decks:
             out["decks"] = np.stack(decks) if decks else np.zeros((0, 0), dtype=np.int64)
         return out
+
+    def play_batched(self, deals: Sequence[int], batch: int, bar: Any = None) -> dict[str, Any]:
+        """:meth:`play` with up to ``batch`` games at once on the vector engine (no replays):
+        every game gets the seed and generators that :meth:`play` gives it, and a policy
+        that acts in batches (a network) decides for all its games with one call."""
+        from rummyzoo.envs.play import play_vector
+        from rummyzoo.envs.vector import VectorEnv
+
+        plan = self.plan
+        n = plan.num_players
+        jobs = [(deal, index) for deal in deals for index in range(len(plan.seatings))]
+        vec = None
+        parts = []
+        for start in range(0, len(jobs), batch):
+            chunk = jobs[start : start + batch]
+            if vec is None or vec.num_envs != len(chunk):
+                vec = VectorEnv(self.match.game, len(chunk))
+            seeds, policies, rngs, labels = [], [], [], []
+            for deal, index in chunk:
+                env_seed, agent_key = deal_seeds(plan.seed, deal)
+                seating = plan.seatings[index]
+                seats = []
+                for seat, agent in enumerate(seating):
+                    policy = self._policy(agent, seating[:seat].count(agent))
+                    if _keeps_state(policy):  # its own copy in each game
+                        policy = copy.deepcopy(policy)
+                    seats.append(policy)
+                gens = [new_generator() for _ in range(n)]
+                for seat, rng in enumerate(gens):
+                    seed_generator(rng, agent_key | (index << 128), seat)
+                seeds.append(env_seed)
+                policies.append(seats)
+                rngs.append(gens)
+                labels.append([plan.labels[a] for a in seating])
+            done = play_vector(vec, policies, rngs, seeds, labels)
+            part: dict[str, Any] = {
+                "points": done.points,
+                "hands": done.hands,
+                "decisions": done.decisions,
+                "truncated": done.truncated,
+                "replays": [],
+            }
+            if plan.keep_decks:
+                part["decks"] = done.decks
+            parts.append(part)
+            if bar is not None:
+                bar.update(len(chunk))
+        return {
+            key: ([] if key == "replays" else np.concatenate([p[key] for p in parts]))
+            for key in parts[0]
+        }
+
+
+def _keeps_state(policy: Policy) -> bool:
+    """Whether a policy may remember anything between moves (it overrides ``reset``)."""
+    reset = getattr(type(policy), "reset", None)
+    return reset is not None and reset is not BasePolicy.reset
 
 
 _WORKER_TABLE: _Table | None = None
@@ -325,6 +386,7 @@ def run_arena(
     keep_decks: bool = False,
     save_games: str | Path | None = None,
     save_limit: int | None = 10,
+    batch: int = 1,
 ) -> ArenaResult:
     """Play ``deals`` duplicate deals between ``agents``; see the module docstring.
 
@@ -336,6 +398,9 @@ def run_arena(
     :param save_games: a folder: the arena records games as replays while it plays them
         (``ArenaResult.replays`` lists the files) ...
     :param save_limit: ... the first ``save_limit`` games of the run (None: every game).
+    :param batch: games played at once on the vector engine (by each worker; not with
+        ``save_games``): the same games (the same seeds and generators), and a network
+        decides for all its games with one call. 1: one game after another.
     :raises ValueError: unknown variant or agent, unsupported player count, a bad option, fewer
         than two agents, a checkpoint for another variant, or an agent playing illegally.
     """
@@ -350,6 +415,10 @@ def run_arena(
     if len(agents) < 2:
         raise ValueError(f"the arena needs at least 2 agents, got {len(agents)}")
     check_players(variant, num_players)
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch must be a positive int, got {batch!r}")
+    if batch > 1 and save_games is not None:
+        raise ValueError("batch > 1 does not record games: save_games needs batch=1")
     if save_limit is not None and (isinstance(save_limit, bool) or save_limit < 1):
         raise ValueError(f"save_limit must be a positive int or None, got {save_limit!r}")
     match = make_arena_match(variant, num_players, options)  # validates the options
@@ -387,12 +456,15 @@ def run_arena(
         keep_decks,
         None if save_games is None else str(save_games),
         save_limit,
+        batch,
     )
     workers = min(workers, deals)
     total_games = deals * len(table_seatings)
     start_time = time.perf_counter()
     with _progress_bar(total_games, quiet) as bar:
-        if workers == 1:
+        if batch > 1 and workers == 1:
+            parts = [_Table(plan, policies, match).play_batched(range(deals), batch, bar)]
+        elif workers == 1:
             table = _Table(plan, policies, match)
             parts = []
             for deal in range(deals):

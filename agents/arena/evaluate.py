@@ -24,15 +24,24 @@ def evaluate_policy(
     deals: int,
     seed: int,
     workers: int = 1,
+    batch: int = 64,
 ) -> dict[str, Any]:
-    """The policy against ``num_players - 1`` copies of ``opponent`` on duplicate deals.
+    """The policy against ``num_players - 1`` copies of ``opponent`` on duplicate deals,
+    ``batch`` games at once (a network policy decides for all of them with one call).
 
     Returns the policy's arena entry: ``win_rate``, ``win_rate_ci``, ``mean_points``,
     ``mean_points_ci``, ``games``.
     """
     agents: list[Any] = [policy] + [opponent] * (num_players - 1)
     result = run_arena(
-        variant, num_players, agents, deals=deals, seed=seed, options=options, workers=workers
+        variant,
+        num_players,
+        agents,
+        deals=deals,
+        seed=seed,
+        options=options,
+        workers=workers,
+        batch=batch,
     )
     report = summarize(result, resamples=0)
     return report["agents"][result.labels[0]]
