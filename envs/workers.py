@@ -9,9 +9,24 @@ whose output arrays are views of one :mod:`multiprocessing.shared_memory` block.
 and the games to step: a :meth:`~WorkerVectorEnv.step` writes the actions there and sends one
 byte to each worker that owns a stepped game, which steps its games, writes their rows and
 answers. Arrays are never pickled; only the infos of games whose hand ended travel back (with
-``infos=True``), and the queries (:meth:`~WorkerVectorEnv.observe`,
-:meth:`~WorkerVectorEnv.final_observation`, :meth:`~WorkerVectorEnv.render`) are small requests
-over the worker's pipe.
+``infos=True``). A worker also writes, for each game whose match ended in a step, every seat's
+last observation of that match into the block, so :meth:`~WorkerVectorEnv.final_observation`
+reads it here without a message (an ``(N, P, L)`` float32 array: ``P`` times the size of
+``observations``). The other queries (:meth:`~WorkerVectorEnv.observe`,
+:meth:`~WorkerVectorEnv.render`) are small requests over the worker's pipe.
+
+Stepping can also be split per worker: :meth:`~WorkerVectorEnv.send_step` checks the actions as
+``step`` does and sends them to the workers owning the games without waiting, and
+:meth:`~WorkerVectorEnv.wait_step` (one worker) or :meth:`~WorkerVectorEnv.wait_any` (the first
+to answer) reads a worker's reply and does for its slice what ``step`` does after the replies.
+The workers' games are independent, so one worker can be stepped again while another is still
+stepping; each worker has at most one step in flight. While it has one, the arrays of its slice
+are being written and nothing else can be asked of it (``send_step`` of its games,
+``final_observation``, ``observe``, ``render``); ``step`` and ``reset`` need no step in flight
+anywhere. A worker's slice of ``hand_done``, ``terminated`` and ``truncated`` describes the last
+step of that worker, and its rewards of finished matches are cleared when that worker is next
+sent a step: each slice behaves as a ``VectorEnv`` of its own games stepped with the actions that
+worker was sent.
 
 Game ``i`` is the same game as game ``i`` of a ``VectorEnv`` with the same seed (each worker
 resets its slice with the games' own seeds), and every array, message and info is the same.
@@ -37,6 +52,7 @@ import importlib
 import itertools
 import multiprocessing
 import pickle
+import select
 import signal
 import sys
 import threading
@@ -61,6 +77,8 @@ _STEP_ALL = b"a"
 _STEP_SOME = b"s"
 _QUIT = b"q"
 _OK = b""
+# shared arrays that are not VectorEnv outputs
+_PRIVATE = ("matches_done", "actions", "selected", "final_observations")
 _MAIN_LOCK = threading.Lock()  # one start at a time hides the main module
 
 
@@ -80,6 +98,10 @@ def _layout(
     specs["matches_done"] = ((num_envs,), np.dtype(np.int64))
     specs["actions"] = ((num_envs,), np.dtype(np.int64))
     specs["selected"] = ((num_envs,), np.dtype(np.bool_))
+    specs["final_observations"] = (
+        (num_envs, game.num_players, game.obs_size),
+        np.dtype(np.float32),
+    )
     layout = {}
     offset = 0
     for name, (shape, dtype) in specs.items():
@@ -182,9 +204,10 @@ def _worker_main(conn: Any, spec: dict[str, Any]) -> None:
         conn.send_bytes(_failure())
         return
     conn.send_bytes(_OK)
-    actions, selected = mine["actions"], mine["selected"]
+    actions, selected, final = mine["actions"], mine["selected"], mine["final_observations"]
     keep = env.keep_infos
-    hand_done = env.hand_done
+    hand_done, over = env.hand_done, np.zeros(hi - lo, dtype=bool)
+    seats = range(env.num_players)
     try:
         while True:
             try:
@@ -198,11 +221,15 @@ def _worker_main(conn: Any, spec: dict[str, Any]) -> None:
                     else:
                         games = np.flatnonzero(selected)
                         env.step(actions[games], games)
-                    if keep and hand_done.any():
-                        done = np.flatnonzero(hand_done).tolist()
-                        reply = _answer([(i + lo, env.infos[i]) for i in done])
-                    else:
-                        reply = _OK
+                    reply = _OK
+                    if hand_done.any():
+                        np.logical_or(env.terminated, env.truncated, out=over)
+                        for i in np.flatnonzero(over).tolist():
+                            for seat in seats:  # what final_observation() reads in the parent
+                                final[i, seat] = env.final_observation(i, seat)
+                        if keep:
+                            done = np.flatnonzero(hand_done).tolist()
+                            reply = _answer([(i + lo, env.infos[i]) for i in done])
                 except BaseException:
                     reply = _failure()
                 conn.send_bytes(reply)
@@ -211,7 +238,7 @@ def _worker_main(conn: Any, spec: dict[str, Any]) -> None:
                 break
             conn.send_bytes(_serve(env, pickle.loads(msg), lo))
     finally:
-        del env, shared, mine, actions, selected, hand_done
+        del env, shared, mine, actions, selected, final, hand_done
         with contextlib.suppress(Exception):
             shm.close()
         conn.close()
@@ -252,7 +279,8 @@ def _serve(env: VectorEnv, request: tuple[Any, ...], lo: int) -> bytes:
 class WorkerVectorEnv:
     """``num_envs`` matches of one variant stepped together by ``num_workers`` processes
     (see the module docstring); the attributes and methods of
-    :class:`~rummyzoo.envs.vector.VectorEnv`, plus :meth:`close`.
+    :class:`~rummyzoo.envs.vector.VectorEnv`, plus per-worker stepping (:meth:`send_step`,
+    :meth:`wait_step`, :meth:`wait_any`, :attr:`in_flight`) and :meth:`close`.
 
     :param variant: the variant's name (``knock_rummy``, ``ditch_rummy``, ``rummy500``).
     :param num_envs: games stepped together.
@@ -281,6 +309,8 @@ class WorkerVectorEnv:
         self._procs: list[Any] = []
         self._conns: list[Any] = []
         self._shm: shared_memory.SharedMemory | None = None
+        self._busy = np.zeros(0, dtype=bool)  # per worker: a step sent, its reply not read
+        self._poll = select.poll()
         self.game = game = registry.make_game(variant, num_players, **options)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
             raise ConfigError(f"num_envs must be an int, got {num_envs!r}")
@@ -320,6 +350,12 @@ class WorkerVectorEnv:
         self.infos: list[list[dict[str, Any]]] = [[] for _ in range(n)]
         self.bounds = bounds = split_games(n, w_count)
         self._ends = bounds[1:]
+        self._slices = [slice(int(lo), int(hi)) for lo, hi in itertools.pairwise(bounds)]
+        self._sizes = np.diff(bounds)
+        self._owner_of = np.repeat(np.arange(w_count), self._sizes).tolist()  # game -> worker
+        self._busy = np.zeros(w_count, dtype=bool)
+        self._poll = select.poll()  # the pipes of the workers with a step in flight
+        self._by_fd: dict[int, int] = {}
         self._all = np.arange(n)
         self._clear = np.zeros(n, dtype=bool)  # games whose rewards and infos go next step
         self._has_reset = False
@@ -330,10 +366,11 @@ class WorkerVectorEnv:
         try:
             shared = _views(shm.buf, layout)
             shared_names = list(shared)
-            outputs = [k for k in shared_names if k not in ("matches_done", "actions", "selected")]
+            outputs = [k for k in shared_names if k not in _PRIVATE]
             self._bind({k: shared[k] for k in outputs}, shared["matches_done"])
             self._actions = shared["actions"]
             self._selected = shared["selected"]
+            self._final_obs = shared["final_observations"]
             ctx = multiprocessing.get_context(start_method)
             for w in range(w_count):
                 parent_end, child_end = ctx.Pipe(duplex=True)
@@ -355,6 +392,7 @@ class WorkerVectorEnv:
                     daemon=True,
                 )
                 self._conns.append(parent_end)
+                self._by_fd[parent_end.fileno()] = w
                 self._procs.append(proc)
                 if start_method == "fork":
                     proc.start()
@@ -378,6 +416,17 @@ class WorkerVectorEnv:
     def _alive(self) -> None:
         if self._closed:
             raise RuntimeError("this WorkerVectorEnv is closed")
+
+    def _idle(self, workers: np.ndarray | None = None) -> None:
+        """Raise unless the ``workers`` (a mask; None: all) have no step in flight."""
+        clash = self._busy if workers is None else self._busy & workers
+        if clash.any():
+            self._in_flight(int(np.flatnonzero(clash)[0]))
+
+    def _in_flight(self, w: int) -> None:
+        raise RuntimeError(
+            f"worker {w} has a step in flight: collect it first (wait_step({w}) or wait_any())"
+        )
 
     def _fail(self, w: int, text: str) -> None:
         self.close()
@@ -444,6 +493,8 @@ class WorkerVectorEnv:
 
     def _request(self, w: int, *request: Any) -> Any:
         self._alive()
+        if self._busy[w]:
+            self._in_flight(w)
         return self._exchange([w], pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))[0]
 
     def _owner(self, game: Any) -> tuple[int, int]:
@@ -455,7 +506,7 @@ class WorkerVectorEnv:
             g += self.num_envs
         if not 0 <= g < self.num_envs:
             raise IndexError(f"game {game} is out of range (num_envs={self.num_envs})")
-        w = int(np.searchsorted(self._ends, g, side="right"))
+        w = self._owner_of[g]
         return w, g - int(self.bounds[w])
 
     def _worker_modules(self, w: int = 0) -> list[str]:
@@ -469,8 +520,10 @@ class WorkerVectorEnv:
         seed per game).
 
         :raises ValueError: a bad seed (nothing is changed then).
+        :raises RuntimeError: a worker has a step in flight.
         """
         self._alive()
+        self._idle()
         n = self.num_envs
         if seed is None:
             seeds: list[int | None] = [None] * n
@@ -513,55 +566,196 @@ class WorkerVectorEnv:
         text = self._request(w, "refuse", local, action)
         raise IllegalActionError(f"game {game}: {text}")
 
+    @property
+    def in_flight(self) -> list[int]:
+        """The workers with a step in flight (sent, its reply not read yet)."""
+        return np.flatnonzero(self._busy).tolist()
+
+    def _per_worker(self, idx: np.ndarray) -> np.ndarray:
+        """How many of the games ``idx`` (valid indices) each worker owns."""
+        if idx.size == 0:
+            return np.zeros(self.num_workers, dtype=np.int64)
+        return np.bincount(
+            np.searchsorted(self._ends, idx, side="right"), minlength=self.num_workers
+        )
+
+    def _open(self, w: int) -> None:
+        """Before a step of worker ``w``: the rewards and infos of the games that started a
+        new match in its last step go (as VectorEnv.step clears them)."""
+        part = self._slices[w]
+        clear = self._clear[part]
+        if clear.any():
+            self.rewards[part][clear] = 0.0
+            if self.keep_infos:
+                for i in (np.flatnonzero(clear) + part.start).tolist():
+                    self.infos[i] = [{} for _ in range(self.num_players)]
+            clear[:] = False
+
+    def _dispatch(
+        self, idx: np.ndarray, acts: np.ndarray, per_worker: np.ndarray, whole: bool
+    ) -> None:
+        """Write the checked actions of games ``idx`` (``per_worker`` of them in each worker's
+        slice, whose workers have no step in flight; ``whole``: every game, in order) and send
+        each of those workers its step."""
+        workers = np.flatnonzero(per_worker).tolist()
+        for w in workers:
+            self._open(w)
+        if whole:
+            self._actions[:] = acts
+            messages = [_STEP_ALL] * len(workers)
+        else:
+            self._actions[idx] = acts
+            messages = []
+            for w in workers:
+                if per_worker[w] == self._sizes[w]:
+                    messages.append(_STEP_ALL)  # every game of the slice, in slice order
+                else:
+                    self._selected[self._slices[w]] = False
+                    messages.append(_STEP_SOME)
+            self._selected[idx] = True  # only the slices sent _STEP_SOME read it
+        conns = self._conns
+        try:
+            for w, msg in zip(workers, messages, strict=True):
+                try:
+                    conns[w].send_bytes(msg)
+                except OSError:
+                    self._ended(w)
+                self._busy[w] = True
+                self._poll.register(conns[w].fileno(), select.POLLIN)
+        except BaseException:
+            # a send cut short (Ctrl-C...): the workers and this process would disagree
+            if not self._closed:
+                self.close()
+            raise
+
+    def send_step(self, actions: Any, games: Any = None) -> None:
+        """Check the actions as :meth:`step` does and send them to the workers that own the
+        games (None: all), without waiting for them; :meth:`wait_step` or :meth:`wait_any`
+        collects each of those workers' replies.
+
+        Nothing is changed when the actions are refused, and nothing is done for an empty
+        ``games``. Only the slices of the workers sent a step change (see the module docstring).
+
+        :raises IllegalActionError: an illegal action (naming its game).
+        :raises ValueError: bad game indices.
+        :raises RuntimeError: a worker owning one of the games has a step in flight; a worker
+            failed (the engine is closed then).
+        """
+        # the check reads the masks of busy workers' games too, but refuses their games
+        # anyway: the message of an illegal action there (a query) is the in-flight error
+        idx, acts = self.check(actions, games)
+        if idx.size:
+            per_worker = self._per_worker(idx)
+            self._idle(per_worker > 0)
+            self._dispatch(idx, acts, per_worker, games is None)
+
+    def wait_step(self, worker: int) -> None:
+        """Read the reply of ``worker``'s step in flight and finish that step for its slice
+        (what :meth:`step` does once the replies are in: the infos, the rewards to clear at its
+        next step).
+
+        :raises ValueError: ``worker`` is not a worker index or has no step in flight.
+        :raises RuntimeError: the worker failed (the engine is closed then).
+        """
+        self._alive()
+        if (
+            isinstance(worker, bool)
+            or not isinstance(worker, (int, np.integer))
+            or not 0 <= worker < self.num_workers
+        ):
+            raise ValueError(f"worker must be 0..{self.num_workers - 1}, got {worker!r}")
+        w = int(worker)
+        if not self._busy[w]:
+            raise ValueError(f"worker {w} has no step in flight")
+        try:
+            msg = self._receive(w)
+            self._busy[w] = False
+            self._poll.unregister(self._conns[w].fileno())
+            if msg != _OK:
+                kind, value = pickle.loads(msg)
+                if kind != "ok":
+                    self._fail(w, value)
+                for i, game_infos in value:
+                    self.infos[i] = game_infos
+        except BaseException:
+            if not self._closed:
+                self.close()
+            raise
+        part = self._slices[w]
+        np.logical_or(self.terminated[part], self.truncated[part], out=self._clear[part])
+
+    def wait_any(self, timeout: float | None = None) -> int | None:
+        """Wait for the first of the workers with a step in flight to answer, finish its step
+        (:meth:`wait_step`) and return it; None if ``timeout`` seconds pass first. Of several
+        that have answered, the lowest index.
+
+        :raises ValueError: no worker has a step in flight.
+        """
+        self._alive()
+        if not self._busy.any():
+            raise ValueError("no worker has a step in flight")
+        wait = None if timeout is None else max(0, int(np.ceil(timeout * 1000)))
+        events = self._poll.poll(wait)  # readable, or the worker's end closed
+        if not events:
+            return None
+        w = min(self._by_fd[fd] for fd, _ in events)
+        self.wait_step(w)
+        return w
+
     def step(self, actions: Any, games: Any = None) -> None:
         """Play one action in each game (or in each of ``games``) and refresh the arrays, as
         :meth:`VectorEnv.step <rummyzoo.envs.vector.VectorEnv.step>` does: every action is
         checked before any is played (an illegal one raises
         :class:`~rummyzoo.envs.core.IllegalActionError` and changes nothing).
 
-        :raises RuntimeError: a worker failed (the engine is closed then).
+        :raises RuntimeError: a worker has a step in flight, or a worker failed (the engine is
+            closed then).
         """
+        self._alive()
+        self._idle()
         idx, acts = self.check(actions, games)
-        clear = self._clear
-        if clear.any():
-            # games that started a new match in the last call: their rewards and infos go
-            self.rewards[clear] = 0.0
-            if self.keep_infos:
-                for i in np.flatnonzero(clear).tolist():
-                    self.infos[i] = [{} for _ in range(self.num_players)]
-            clear[:] = False
-        if games is None:
-            self._actions[:] = acts
-            replies = self._exchange(range(self.num_workers), _STEP_ALL)
-        else:
-            owners = np.zeros(self.num_workers, dtype=bool)
-            if idx.size:
-                owners[np.searchsorted(self._ends, idx, side="right")] = True
-                self._selected[:] = False
-                self._selected[idx] = True
-                self._actions[idx] = acts
-            bounds = self.bounds
-            for w in np.flatnonzero(~owners).tolist():
-                # a worker without stepped games: this call's flags are all False there
-                part = slice(int(bounds[w]), int(bounds[w + 1]))
-                self.hand_done[part] = False
-                self.terminated[part] = False
-                self.truncated[part] = False
-            replies = self._exchange(np.flatnonzero(owners).tolist(), _STEP_SOME)
-        for value in replies:
-            if value:
-                for i, game_infos in value:
-                    self.infos[i] = game_infos
-        np.logical_or(self.terminated, self.truncated, out=clear)
+        per_worker = self._per_worker(idx)
+        for w in np.flatnonzero(per_worker == 0).tolist():
+            # a worker without stepped games: its rewards still clear, this call's flags are
+            # all False there
+            self._open(w)
+            part = self._slices[w]
+            self.hand_done[part] = False
+            self.terminated[part] = False
+            self.truncated[part] = False
+        if not idx.size:
+            return
+        self._dispatch(idx, acts, per_worker, games is None)
+        try:
+            for w in np.flatnonzero(per_worker).tolist():
+                self.wait_step(w)
+        except BaseException:
+            if not self._closed:
+                self.close()
+            raise
 
     # --------------------------------------------------------------- queries
     def final_observation(self, game: int, seat: int) -> np.ndarray:
         """The last observation of ``seat`` in the match that game ``game`` finished last.
 
+        Read from the shared block (the worker wrote it when the match ended).
+
         :raises ValueError: when that game has not finished a match since the last reset.
         """
         w, local = self._owner(game)
-        return self._request(w, "final", local, seat)
+        if (
+            isinstance(seat, (int, np.integer))
+            and not isinstance(seat, bool)
+            and 0 <= seat < self.num_players
+        ):
+            self._alive()
+            if self._busy[w]:
+                self._in_flight(w)
+            g = local + int(self.bounds[w])
+            if self.matches_done[g] == 0:
+                raise ValueError(f"game {g} has not finished a match since the last reset")
+            return self._final_obs[g, int(seat)].copy()
+        return self._request(w, "final", local, seat)  # the worker's own error
 
     def observe(self, game: int, seat: int) -> np.ndarray:
         """The observation of any ``seat`` of game ``game`` now (a new array)."""
@@ -584,6 +778,8 @@ class WorkerVectorEnv:
         if self._closed and self._shm is None:
             return
         self._closed = True
+        self._busy = np.zeros_like(self._busy)
+        self._poll = select.poll()
         for conn in self._conns:
             with contextlib.suppress(Exception):
                 conn.send_bytes(_QUIT)
@@ -611,7 +807,7 @@ class WorkerVectorEnv:
             self._bind(
                 {k: np.array(v) for k, v in self.buffers.items()}, np.array(self.matches_done)
             )
-        self._actions = self._selected = np.zeros(0)
+        self._actions = self._selected = self._final_obs = np.zeros(0)
         with contextlib.suppress(FileNotFoundError):
             shm.unlink()
         try:

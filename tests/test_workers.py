@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import signal
@@ -331,3 +332,158 @@ def test_workers_do_not_run_the_main_script(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == '{"plain spawn": true, "forkserver": false, "spawn": false}'
+
+
+def test_per_worker_steps_match_a_vector_env_per_slice():
+    """send_step / wait_step / wait_any: each worker's slice is a VectorEnv of its games
+    stepped with the actions it was sent, whatever the interleaving of the workers."""
+    n = 7
+    options = {"target_score": 40, "max_turns": 20}
+    workers = WorkerVectorEnv("knock_rummy", n, num_workers=2, infos=True, **options)
+    game = registry.make_game("knock_rummy", 2, **options)
+    bounds = workers.bounds.tolist()
+    assert bounds == [0, 4, 7]
+    parts = [VectorEnv(game, hi - lo, infos=True) for lo, hi in itertools.pairwise(bounds)]
+
+    def assert_slice(w, where):
+        lo, part = bounds[w], parts[w]
+        cut = slice(lo, bounds[w + 1])
+        for name in (*ARRAYS, "hand_points", "winners"):
+            got, want = getattr(workers, name)[cut], getattr(part, name)
+            if name in ("hand_points", "winners"):  # stale where no hand / match ended
+                rows = part.hand_done if name == "hand_points" else part.terminated
+                got, want = got[rows], want[rows]
+            assert np.array_equal(got, want, equal_nan=name == "hand_points"), (
+                f"{name} of worker {w} differs {where}"
+            )
+        assert workers.infos[cut] == part.infos, f"infos of worker {w} differ {where}"
+        for local in np.flatnonzero(part.terminated | part.truncated).tolist():
+            for seat in range(2):
+                assert np.array_equal(
+                    workers.final_observation(lo + local, seat),
+                    part.final_observation(local, seat),
+                )
+
+    def send(w, local, rng, part_games=True):
+        part = parts[w]
+        acts = uniform_legal_actions(part.action_masks[local], rng)
+        workers.send_step(acts, local + bounds[w])
+        part.step(acts, local if part_games else None)
+
+    with workers:
+        workers.reset(seed=3)
+        for w, part in enumerate(parts):
+            part.reset([3 + g for g in range(bounds[w], bounds[w + 1])])
+            assert_slice(w, "after reset")
+        assert workers.in_flight == []
+        rng = np.random.default_rng(8)
+        ends = 0
+        for step in range(400):
+            w = int(rng.integers(2))
+            size = bounds[w + 1] - bounds[w]
+            if w in workers.in_flight:
+                if rng.random() < 0.5:
+                    workers.wait_step(w)
+                else:
+                    w = workers.wait_any()
+                assert w not in workers.in_flight
+                assert_slice(w, f"after step {step}")
+                ends += int((parts[w].terminated | parts[w].truncated).sum())
+                continue
+            # the busy worker refuses anything that touches its slice
+            other = 1 - w
+            if other in workers.in_flight:
+                g = bounds[other]
+                with pytest.raises(RuntimeError, match=f"worker {other} has a step in flight"):
+                    workers.send_step(workers.action_masks[[g]].argmax(axis=1), [g])
+                with pytest.raises(RuntimeError, match="in flight"):
+                    workers.observe(g, 0)
+                with pytest.raises(RuntimeError, match="in flight"):
+                    workers.final_observation(g, 0)
+                with pytest.raises(RuntimeError, match="in flight"):
+                    workers.step(np.zeros(n, dtype=np.int64))
+                with pytest.raises(RuntimeError, match="in flight"):
+                    workers.reset(seed=0)
+            if step % 7 == 0:
+                # an illegal action in the idle worker's games: refused, nothing changes
+                local = np.arange(size)
+                part = parts[w]
+                acts = uniform_legal_actions(part.action_masks, rng)
+                k = int(rng.integers(size))
+                acts[k] = int(np.flatnonzero(part.action_masks[k] == 0)[0])
+                before = {name: getattr(workers, name).copy() for name in ("rewards", *ARRAYS)}
+                with pytest.raises(IllegalActionError) as expected:
+                    part.step(acts)
+                with pytest.raises(IllegalActionError) as got:
+                    workers.send_step(acts, local + bounds[w])
+                want = str(expected.value).replace(f"game {k}: ", f"game {k + bounds[w]}: ", 1)
+                assert str(got.value) == want
+                assert w not in workers.in_flight
+                for name, array in before.items():
+                    if other not in workers.in_flight:
+                        assert np.array_equal(getattr(workers, name), array), name
+                    else:  # the other worker may be writing its slice meanwhile
+                        cut = slice(bounds[w], bounds[w + 1])
+                        assert np.array_equal(getattr(workers, name)[cut], array[cut]), name
+                continue
+            if step % 11 == 0 and other not in workers.in_flight:
+                # one send_step for games of both workers (not in order)
+                games = np.flatnonzero(rng.random(n) < 0.6)[::-1]
+                for v in range(2):
+                    mine = games[(games >= bounds[v]) & (games < bounds[v + 1])]
+                    if mine.size:
+                        send(v, mine - bounds[v], rng)
+                continue
+            choice = rng.random()
+            if choice < 0.4:
+                send(w, np.arange(size), rng, part_games=False)  # all its games
+            else:
+                local = np.flatnonzero(rng.random(size) < 0.5)
+                if local.size == 0:
+                    workers.send_step(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+                    assert w not in workers.in_flight  # nothing to send
+                    continue
+                send(w, local[::-1], rng)
+            assert w in workers.in_flight
+            if other not in workers.in_flight:  # only the slice sent a step changes
+                assert_slice(other, f"after a step sent to worker {w}")
+        assert ends > 0
+        for w in workers.in_flight:
+            workers.wait_step(w)
+            assert_slice(w, "at the end")
+        with pytest.raises(ValueError, match="no worker has a step in flight"):
+            workers.wait_any()
+        with pytest.raises(ValueError, match="no step in flight"):
+            workers.wait_step(0)
+        with pytest.raises(ValueError, match="worker must be"):
+            workers.wait_step(2)
+        # step() after per-worker stepping: still each slice's VectorEnv
+        for step in range(30):
+            acts = [uniform_legal_actions(part.action_masks, rng) for part in parts]
+            workers.step(np.concatenate(acts))
+            for w, part in enumerate(parts):
+                part.step(acts[w])
+                assert_slice(w, f"after step() {step}")
+        # a seat the shared final observations do not hold: the worker's own error
+        finished = int(np.flatnonzero(workers.matches_done)[0])
+        w = int(finished >= bounds[1])
+        with pytest.raises(Exception) as expected:
+            parts[w].final_observation(finished - bounds[w], 5)
+        with pytest.raises(type(expected.value)):
+            workers.final_observation(finished, 5)
+
+
+def test_a_dead_worker_fails_the_per_worker_steps():
+    env = WorkerVectorEnv("knock_rummy", 4, num_workers=2)
+    try:
+        env.reset(seed=0)
+        rng = np.random.default_rng(0)
+        env.send_step(uniform_legal_actions(env.action_masks[:2], rng), [0, 1])
+        os.kill(env._procs[1].pid, signal.SIGKILL)
+        env._procs[1].join(5)
+        assert env.wait_any() == 0  # worker 0 is fine
+        with pytest.raises(RuntimeError, match="worker 1"):
+            env.send_step(uniform_legal_actions(env.action_masks[2:], rng), [2, 3])
+        assert env.closed and env.in_flight == []
+    finally:
+        env.close()

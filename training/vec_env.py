@@ -13,12 +13,27 @@ one call steps every game:
 3. finished matches restart by themselves (new learner seat, new opponents) and play on to the
    learner's first decision.
 
+With the engine over several worker processes, the rounds run per worker, pipelined: the
+learner's actions go to every worker at once, and as soon as one worker has stepped its games,
+the opponents act in that worker's waiting games (grouped by opponent as above, within its
+slice) and it steps again, while the other workers are still stepping. Each game sees the same
+sequence of decisions, rewards, dones, infos and match ends as in one process; what differs is
+the random draws: each worker's games draw their opponents' actions and their new matches'
+seats and opponents from a stream of their own (spawned from the env's generator at each
+``reset``), so a seeded run is reproducible whatever the timing of the workers, but it is not the
+run that one process (or another number of workers) plays with the same seed; its games are
+equally random. A batched opponent is then called once per worker and round, on that worker's
+games. With ``pipeline=False`` the rounds stay whole (one engine step of every worker's waiting
+games), and a seeded run is the very run of one process.
+
 ``action_masks()`` returns the ``(N, A)`` mask array itself (``env_method("action_masks")``
 too, which is how MaskablePPO asks for it), without a call per game.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -61,6 +76,9 @@ class BatchedSeatEnv(VecEnv):
     :param seed: game ``i`` starts from seed ``seed + i``; seats and opponents are drawn from
         a generator seeded with ``seed``.
     :param workers: worker processes of the engine (1: this process).
+    :param pipeline: with several workers, pipeline the rounds per worker (module docstring);
+        False: every round is one engine step of all the workers, and a seeded run is the very
+        run of one process.
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012
@@ -82,6 +100,7 @@ class BatchedSeatEnv(VecEnv):
         gamma: float = 0.99,
         seed: int = 0,
         workers: int = 1,
+        pipeline: bool = True,
     ) -> None:
         self.variant = variant
         self.env_options = dict(env_options or {})
@@ -157,18 +176,29 @@ class BatchedSeatEnv(VecEnv):
         self._obs = np.zeros((n, self.input_size), dtype=np.float32)
         self._masks = np.zeros((n, game.num_actions), dtype=bool)
         self.skipped_games = 0
+        # several worker processes: rounds pipelined per worker, a random stream per worker
+        self._pipelined = (
+            bool(pipeline)
+            and getattr(engine, "num_workers", 1) > 1
+            and hasattr(engine, "send_step")
+        )
+        self._worker_rngs: list[np.random.Generator] = []
+        bounds = np.asarray(getattr(engine, "bounds", [0, n])).tolist()
+        self._slices = [slice(lo, hi) for lo, hi in itertools.pairwise(bounds)]
         #: seconds the opponents spent choosing actions (``rummyzoo bench-train`` reads it)
         self.opponent_seconds = 0.0
         self._started = False
 
     # ------------------------------------------------------------------ games
-    def _new_match(self, i: int) -> None:
-        """Seat and opponents of the match that game ``i`` has just started."""
+    def _new_match(self, i: int, rng: np.random.Generator | None = None) -> None:
+        """Seat and opponents of the match that game ``i`` has just started (drawn from
+        ``rng``, by default the env's generator)."""
         n = self.num_players
+        rng = self.rng if rng is None else rng
         if self.learner_seat == "rotate":
             seat = int(self._matches[i] % n)
         elif self.learner_seat == "random":
-            seat = int(self.rng.integers(n))
+            seat = int(rng.integers(n))
         else:
             seat = int(self.learner_seat)
         self._matches[i] += 1
@@ -180,7 +210,7 @@ class BatchedSeatEnv(VecEnv):
                 policies[s] = None
                 self._policy_ids[i, s] = 0
                 continue
-            label, policy = self.opponents.sample(self.rng)
+            label, policy = self.opponents.sample(rng)
             policy.reset(s)
             policies[s] = policy
             self._policy_ids[i, s] = self._id_of(policy)
@@ -230,6 +260,26 @@ class BatchedSeatEnv(VecEnv):
         """The network input of the learner for observation rows (features, mask appended)."""
         return learner_inputs(obs, masks, self.features, self.mask_in_obs)
 
+    def _opponent_actions(self, waiting: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The actions of the opponents to act in the games ``waiting``, one ``act_batch`` call
+        per opponent (a scratch array, valid until the next call)."""
+        engine = self.engine
+        ids = self._policy_ids[waiting, engine.current[waiting]]
+        first = ids[0]
+        if (ids == first).all():  # one opponent everywhere (e.g. a single fixed one)
+            groups = [(self._policy_list[first], slice(None))]
+        else:
+            groups = [(self._policy_list[u], np.flatnonzero(ids == u)) for u in np.unique(ids)]
+        actions = self._actions[: waiting.size]
+        start = time.perf_counter()
+        for policy, ks in groups:
+            rows = waiting[ks]
+            actions[ks] = act_batch(
+                policy, engine.observations[rows], engine.action_masks[rows], rng
+            )
+        self.opponent_seconds += time.perf_counter() - start
+        return actions
+
     def _play_opponents(
         self,
         rewards: np.ndarray,
@@ -238,28 +288,70 @@ class BatchedSeatEnv(VecEnv):
     ) -> None:
         """Opponents act (grouped by opponent) until the learner is to act in every game;
         matches that end meanwhile are recorded as the learner's episode ends."""
+        if self._pipelined:
+            self._play_pipelined(None, self._rows[:0], rewards, dones, infos)
+            return
         engine = self.engine
         seats = self.seats
         while True:
             waiting = np.flatnonzero(engine.current != seats)
             if waiting.size == 0:
                 return
-            ids = self._policy_ids[waiting, engine.current[waiting]]
-            first = ids[0]
-            if (ids == first).all():  # one opponent everywhere (e.g. a single fixed one)
-                groups = [(self._policy_list[first], slice(None))]
-            else:
-                groups = [(self._policy_list[u], np.flatnonzero(ids == u)) for u in np.unique(ids)]
-            actions = self._actions[: waiting.size]
-            start = time.perf_counter()
-            for policy, ks in groups:
-                rows = waiting[ks]
-                actions[ks] = act_batch(
-                    policy, engine.observations[rows], engine.action_masks[rows], self.rng
-                )
-            self.opponent_seconds += time.perf_counter() - start
-            engine.step(actions, games=waiting)
+            engine.step(self._opponent_actions(waiting, self.rng), games=waiting)
             self._after_step(waiting, rewards, dones, infos)
+
+    def _play_pipelined(
+        self,
+        actions: np.ndarray | None,
+        games: np.ndarray,
+        rewards: np.ndarray,
+        dones: np.ndarray,
+        infos: list[dict[str, Any]],
+    ) -> None:
+        """The learner's ``actions`` in ``games`` (sorted; None: none), then the opponents until
+        the learner is to act in every game, worker by worker: a worker whose step is in is
+        recorded (:meth:`_after_step`) and sent its opponents' next actions at once, while the
+        others step. Each worker's games draw from that worker's own stream."""
+        engine = self.engine
+        seats = self.seats
+        slices = self._slices
+        rngs = self._worker_rngs
+        sent: list[np.ndarray | None] = [None] * engine.num_workers
+        ready = list(range(engine.num_workers))
+        if actions is not None and games.size:
+            engine.send_step(actions, games)  # every worker with games at once
+            cuts = np.searchsorted(games, engine.bounds).tolist()
+            ready = []
+            for w in range(engine.num_workers):
+                if cuts[w] == cuts[w + 1]:
+                    ready.append(w)  # every game of its slice is at the learner's turn
+                else:
+                    sent[w] = games[cuts[w] : cuts[w + 1]]
+        in_flight = engine.num_workers - len(ready)
+        try:
+            while True:
+                for w in ready:
+                    part = slices[w]
+                    waiting = np.flatnonzero(engine.current[part] != seats[part]) + part.start
+                    if waiting.size:
+                        engine.send_step(self._opponent_actions(waiting, rngs[w]), games=waiting)
+                        sent[w] = waiting
+                        in_flight += 1
+                if not in_flight:
+                    return
+                w = engine.wait_any()
+                in_flight -= 1
+                stepped, sent[w] = sent[w], None
+                self._after_step(stepped, rewards, dones, infos, rngs[w])
+                ready = [w]
+        except BaseException:
+            # an opponent failed (or Ctrl-C...): the other workers' steps are collected, so
+            # that the engine takes new steps
+            if not engine.closed:
+                for w in engine.in_flight:
+                    with contextlib.suppress(Exception):
+                        engine.wait_step(w)
+            raise
 
     def _after_step(
         self,
@@ -267,7 +359,10 @@ class BatchedSeatEnv(VecEnv):
         rewards: np.ndarray,
         dones: np.ndarray,
         infos: list[dict[str, Any]],
+        rng: np.random.Generator | None = None,
     ) -> None:
+        """Record the matches that ended in the last engine step of ``games`` and start the
+        next ones (their seats and opponents drawn from ``rng``: see :meth:`_new_match`)."""
         engine = self.engine
         if not engine.hand_done[games].any():
             return
@@ -291,7 +386,7 @@ class BatchedSeatEnv(VecEnv):
                 info["terminal_observation"] = self._learner_input(final[None], zero)[0]
                 info["TimeLimit.truncated"] = truncated
                 info["game"] = self._game_info(i, truncated)
-            self._new_match(i)
+            self._new_match(i, rng)
 
     def _phi_of(self, obs: np.ndarray) -> float:
         return self.potential(obs) / self.reward_scale
@@ -319,6 +414,8 @@ class BatchedSeatEnv(VecEnv):
         self._matches[:] = 0
         for i in range(n):
             self._new_match(i)
+        if self._pipelined:
+            self._worker_rngs = self.rng.spawn(self.engine.num_workers)
         rewards = np.zeros(n, dtype=np.float64)
         # a match that ends before the learner's first decision is skipped, not reported
         dones = np.ones(n, dtype=bool)
@@ -357,9 +454,12 @@ class BatchedSeatEnv(VecEnv):
                 infos[i]["illegal_action"] = int(self._pending[i])
         phi_before = self._phi.copy()
         self._decisions[games] += 1
-        engine.step(actions[games], games=games)
-        self._after_step(games, rewards, dones, infos)
-        self._play_opponents(rewards, dones, infos)
+        if self._pipelined:
+            self._play_pipelined(actions[games], games, rewards, dones, infos)
+        else:
+            engine.step(actions[games], games=games)
+            self._after_step(games, rewards, dones, infos)
+            self._play_opponents(rewards, dones, infos)
         live = ~dones & legal
         # the learner's reward since its last decision, in the games that go on
         rewards[live] += engine.rewards[self._rows[live], self.seats[live]]
