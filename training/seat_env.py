@@ -69,6 +69,7 @@ class OpponentMixture:
         if (weights <= 0).any():
             raise ValueError(f"opponent weights must be positive, got {weights.tolist()}")
         self.weights = weights / weights.sum()
+        self._cumulative = np.cumsum(self.weights)
         self.pool: list[Snapshot] = []
         self.pool_size = pool_size
         self.sampling = sampling
@@ -96,7 +97,10 @@ class OpponentMixture:
 
     def sample(self, rng: np.random.Generator) -> tuple[str, Policy]:
         """(label, policy) of one opponent."""
-        k = int(rng.choice(len(self.names), p=self.weights))
+        # the inverse CDF of one uniform draw (rng.choice with p= costs tens of microseconds)
+        k = min(
+            int(np.searchsorted(self._cumulative, rng.random(), side="right")), len(self.names) - 1
+        )
         name = self.names[k]
         if name != "self":
             return name, self._fixed[name]
