@@ -15,6 +15,7 @@ gives the learner nothing to learn from; ``reset`` plays on to the next game and
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,21 @@ class Snapshot:
     steps: int
     rating: float = 0.0
     policy: Policy | None = field(default=None, repr=False)
+
+
+def _draw(cumulative: np.ndarray, rng: np.random.Generator) -> int:
+    """An index drawn with the probabilities whose running sums are ``cumulative`` (ending
+    at 1): the inverse CDF of one uniform draw (``rng.choice`` with ``p=`` costs tens of
+    microseconds a call)."""
+    return min(int(np.searchsorted(cumulative, rng.random(), side="right")), len(cumulative) - 1)
+
+
+@functools.cache
+def _recent_cdf(size: int) -> np.ndarray:
+    weights = np.arange(1, size + 1, dtype=np.float64)
+    cdf = np.cumsum(weights / weights.sum())
+    cdf.flags.writeable = False
+    return cdf
 
 
 class OpponentMixture:
@@ -97,27 +113,23 @@ class OpponentMixture:
 
     def sample(self, rng: np.random.Generator) -> tuple[str, Policy]:
         """(label, policy) of one opponent."""
-        # the inverse CDF of one uniform draw (rng.choice with p= costs tens of microseconds)
-        k = min(
-            int(np.searchsorted(self._cumulative, rng.random(), side="right")), len(self.names) - 1
-        )
-        name = self.names[k]
+        name = self.names[_draw(self._cumulative, rng)]
         if name != "self":
             return name, self._fixed[name]
         if not self.pool:
             others = [i for i, n in enumerate(self.names) if n != "self"]
             if not others:
                 return "random", self._fallback
-            w = self.weights[others] / self.weights[others].sum()
-            name = self.names[others[int(rng.choice(len(others), p=w))]]
+            w = np.cumsum(self.weights[others])
+            name = self.names[others[_draw(w / w[-1], rng)]]
             return name, self._fixed[name]
         if self.sampling == "latest":
             snap = self.pool[-1]
         elif self.sampling == "uniform":
             snap = self.pool[int(rng.integers(len(self.pool)))]
-        else:
-            w = np.arange(1, len(self.pool) + 1, dtype=np.float64)
-            snap = self.pool[int(rng.choice(len(self.pool), p=w / w.sum()))]
+        else:  # "recent": weights 1, 2, ..., len(pool), the newest heaviest
+            size = len(self.pool)
+            snap = self.pool[_draw(_recent_cdf(size), rng)]
         return f"self@{snap.steps}", self._snapshot_policy(snap)
 
 

@@ -158,6 +158,7 @@ class BatchedSeatEnv(VecEnv):
         self.rng = np.random.default_rng(self._seed)
         groups = np.asarray(game.score_groups)
         self._same_side = groups[:, None] == groups[None, :]  # seat x seat: one team
+        self._same_side_lists = self._same_side.tolist()
         self.seats = np.zeros(n, dtype=np.int64)
         self._rows = np.arange(n)
         self.policies: list[list[Policy | None]] = [[None] * num_players for _ in range(n)]
@@ -232,15 +233,19 @@ class BatchedSeatEnv(VecEnv):
     def _note_hands(self, games: np.ndarray) -> None:
         """Learner statistics of the hands that ended in the last engine step."""
         engine = self.engine
-        for i in games[engine.hand_done[games]].tolist():
-            points = engine.hand_points[i]
-            if np.isnan(points[0]):
-                continue  # cut by the turn cap: no result
-            seat = int(self.seats[i])
-            mine = float(points[seat])
+        ended = games[engine.hand_done[games]]
+        if ended.size == 0:
+            return
+        hands = engine.hand_points[ended].tolist()
+        seats = self.seats[ended].tolist()
+        side = self._same_side_lists
+        for i, points, seat in zip(ended.tolist(), hands, seats, strict=True):
+            if points[0] != points[0]:
+                continue  # NaN: cut by the turn cap, no result
+            mine = points[seat]
             self._hand_points[i].append(mine)
-            self._margins[i].append(mine - float(np.delete(points, seat).max()))
-            self._points[i] += float(points[self._same_side[seat]].sum())
+            self._margins[i].append(mine - max(p for s, p in enumerate(points) if s != seat))
+            self._points[i] += sum(p for s, p in enumerate(points) if side[seat][s])
 
     def _game_info(self, i: int, truncated: bool) -> dict[str, Any]:
         seat = int(self.seats[i])
