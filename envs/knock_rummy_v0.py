@@ -116,33 +116,6 @@ Scripting
 ``env.reset(seed=..., options={"deck": ["As", "2s", ...]})`` deals the first hand from the given
 52-card order (top of the stock first: the first card goes to the dealer's left).
 
-Vector engine
--------------
-``knock_rummy_v0.vector(num_envs=N, num_players=2, **options)`` plays ``N`` games of this variant
-together (:class:`rummyzoo.envs.vector.VectorEnv`; the options, validation and errors of
-``env()``). ``reset(seed=s)`` seeds game ``i`` with ``s + i``: it is then the same game as this
-env after ``env.reset(seed=s + i)``. ``step(actions)`` takes one action per game, for the seat to
-act there, and refreshes preallocated arrays: ``observations`` ``(N, L)`` and ``action_masks``
-``(N, A)`` of the seat to act, ``current`` (that seat), ``rewards`` ``(N, P)`` (each seat's reward
-since its own last decision), ``hand_done``, ``terminated``, ``truncated``. A finished match
-restarts by itself (``final_observation(i, seat)`` keeps its last observations); ``infos=True``
-keeps this env's infos per game; ``step(actions, games=idx)`` steps some games only. An illegal
-action raises ``IllegalActionError`` naming the game and changes no game.
-``rummyzoo.envs.workers.WorkerVectorEnv`` splits the games over worker processes
-(shared-memory arrays) with the same API.
-
-.. code-block:: python
-
-    import numpy as np
-    from rummyzoo.envs import knock_rummy_v0
-    from rummyzoo.envs.vector import uniform_legal_actions
-
-    vec = knock_rummy_v0.vector(num_envs=256)
-    vec.reset(seed=0)
-    rng = np.random.default_rng(0)
-    for _ in range(1000):
-        vec.step(uniform_legal_actions(vec.action_masks, rng))
-
 Version history
 ---------------
 * v0: first release.
@@ -154,7 +127,7 @@ from typing import Any, ClassVar
 
 from rummyzoo.envs.aec import RummyEnv, VariantEnv, env_factory
 from rummyzoo.envs.knock_rummy.rules import KnockRummyGame, KnockRummyRules
-from rummyzoo.envs.vector import vector_factory
+from rummyzoo.envs.vector import vector_factory, with_vector_docs
 
 __all__ = ["KnockRummyRules", "env", "raw_env", "vector"]
 
@@ -168,3 +141,4 @@ class raw_env(VariantEnv):
 
 env = env_factory(raw_env, "Knock Rummy")
 vector = vector_factory(KnockRummyGame, "Knock Rummy")
+__doc__ = with_vector_docs(__doc__, "knock_rummy_v0")

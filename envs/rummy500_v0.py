@@ -178,33 +178,6 @@ Scripting
 card strings, or 104 with two decks (each card twice); top of the stock first, so the first card
 goes to the dealer's left, then the up card, then the stock.
 
-Vector engine
--------------
-``rummy500_v0.vector(num_envs=N, num_players=2, **options)`` plays ``N`` games of this variant
-together (:class:`rummyzoo.envs.vector.VectorEnv`; the options, validation and errors of
-``env()``). ``reset(seed=s)`` seeds game ``i`` with ``s + i``: it is then the same game as this
-env after ``env.reset(seed=s + i)``. ``step(actions)`` takes one action per game, for the seat to
-act there, and refreshes preallocated arrays: ``observations`` ``(N, L)`` and ``action_masks``
-``(N, A)`` of the seat to act, ``current`` (that seat), ``rewards`` ``(N, P)`` (each seat's reward
-since its own last decision), ``hand_done``, ``terminated``, ``truncated``. A finished match
-restarts by itself (``final_observation(i, seat)`` keeps its last observations); ``infos=True``
-keeps this env's infos per game; ``step(actions, games=idx)`` steps some games only. An illegal
-action raises ``IllegalActionError`` naming the game and changes no game.
-``rummyzoo.envs.workers.WorkerVectorEnv`` splits the games over worker processes
-(shared-memory arrays) with the same API.
-
-.. code-block:: python
-
-    import numpy as np
-    from rummyzoo.envs import rummy500_v0
-    from rummyzoo.envs.vector import uniform_legal_actions
-
-    vec = rummy500_v0.vector(num_envs=256)
-    vec.reset(seed=0)
-    rng = np.random.default_rng(0)
-    for _ in range(1000):
-        vec.step(uniform_legal_actions(vec.action_masks, rng))
-
 Version history
 ---------------
 * v0: first release.
@@ -216,7 +189,7 @@ from typing import Any, ClassVar
 
 from rummyzoo.envs.aec import RummyEnv, VariantEnv, env_factory
 from rummyzoo.envs.rummy500.rules import Rummy500Game, Rummy500Rules
-from rummyzoo.envs.vector import vector_factory
+from rummyzoo.envs.vector import vector_factory, with_vector_docs
 
 __all__ = ["Rummy500Rules", "env", "raw_env", "vector"]
 
@@ -230,3 +203,4 @@ class raw_env(VariantEnv):
 
 env = env_factory(raw_env, "500 Rum")
 vector = vector_factory(Rummy500Game, "500 Rum")
+__doc__ = with_vector_docs(__doc__, "rummy500_v0")

@@ -59,9 +59,11 @@ __all__ = [
     "BUFFER_SPECS",
     "VectorEnv",
     "buffer_specs",
+    "game_seeds",
     "next_infos",
     "uniform_legal_actions",
     "vector_factory",
+    "with_vector_docs",
 ]
 
 #: name -> (shape per game given (players, obs size, actions), dtype) of the output arrays.
@@ -95,6 +97,23 @@ def next_infos(previous: list[dict[str, Any]], end: HandEnd) -> list[dict[str, A
             info.update(extra)
         return previous
     return list(end.infos)
+
+
+def game_seeds(seed: int | Sequence[int] | None, num_envs: int) -> list[int | None]:
+    """The seed of each game for ``reset(seed)``: all None, ``seed + i`` for game ``i``, or
+    the given list (checked).
+
+    :raises ValueError: a bad seed, or a list of the wrong length.
+    """
+    if seed is None:
+        return [None] * num_envs
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        base = check_seed(seed)
+        return [base + i for i in range(num_envs)]
+    seeds: list[int | None] = [check_seed(s) for s in seed]
+    if len(seeds) != num_envs:
+        raise ValueError(f"need one seed per game ({num_envs}), got {len(seeds)}")
+    return seeds
 
 
 def uniform_legal_actions(
@@ -193,16 +212,7 @@ class VectorEnv:
             (game ``i`` gets ``s + i``) or one seed per game.
         :raises ValueError: a bad seed (nothing is changed then).
         """
-        n = self.num_envs
-        if seed is None:
-            seeds: list[int | None] = [None] * n
-        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            base = check_seed(seed)
-            seeds = [base + i for i in range(n)]
-        else:
-            seeds = [check_seed(s) for s in seed]
-            if len(seeds) != n:
-                raise ValueError(f"need one seed per game ({n}), got {len(seeds)}")
+        seeds = game_seeds(seed, self.num_envs)
         for i, match in enumerate(self.matches):
             match.reset(seeds[i])
             self._final[i] = None
@@ -375,6 +385,45 @@ class VectorEnv:
         return (
             f"VectorEnv({self.game.name}, num_envs={self.num_envs}, num_players={self.num_players})"
         )
+
+
+_VECTOR_DOCS = """Vector engine
+-------------
+``{module}.vector(num_envs=N, num_players=2, **options)`` plays ``N`` games of this variant
+together (:class:`rummyzoo.envs.vector.VectorEnv`; the options, validation and errors of
+``env()``). ``reset(seed=s)`` seeds game ``i`` with ``s + i``: it is then the same game as this
+env after ``env.reset(seed=s + i)``. ``step(actions)`` takes one action per game, for the seat to
+act there, and refreshes preallocated arrays: ``observations`` ``(N, L)`` and ``action_masks``
+``(N, A)`` of the seat to act, ``current`` (that seat), ``rewards`` ``(N, P)`` (each seat's reward
+since its own last decision), ``hand_done``, ``terminated``, ``truncated``. A finished match
+restarts by itself (``final_observation(i, seat)`` keeps its last observations); ``infos=True``
+keeps this env's infos per game; ``step(actions, games=idx)`` steps some games only. An illegal
+action raises ``IllegalActionError`` naming the game and changes no game.
+``rummyzoo.envs.workers.WorkerVectorEnv`` splits the games over worker processes
+(shared-memory arrays) with the same API.
+
+.. code-block:: python
+
+    import numpy as np
+    from rummyzoo.envs import {module}
+    from rummyzoo.envs.vector import uniform_legal_actions
+
+    vec = {module}.vector(num_envs=256)
+    vec.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(1000):
+        vec.step(uniform_legal_actions(vec.action_masks, rng))
+
+"""
+
+
+def with_vector_docs(doc: str | None, module: str) -> str:
+    """A variant module's docstring with its "Vector engine" section (before "Version
+    history"), written once here for every variant."""
+    section = _VECTOR_DOCS.format(module=module)
+    doc = doc or ""
+    marker = "Version history\n"
+    return doc.replace(marker, section + marker, 1) if marker in doc else doc + "\n" + section
 
 
 def vector_factory(game_cls: type[Game], title: str) -> Any:

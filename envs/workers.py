@@ -66,8 +66,7 @@ import numpy as np
 
 from rummyzoo.envs import registry
 from rummyzoo.envs.core import ConfigError, IllegalActionError
-from rummyzoo.envs.seeding import check_seed
-from rummyzoo.envs.vector import VectorEnv, buffer_specs
+from rummyzoo.envs.vector import VectorEnv, buffer_specs, game_seeds
 
 __all__ = ["WorkerVectorEnv", "split_games"]
 
@@ -524,16 +523,7 @@ class WorkerVectorEnv:
         """
         self._alive()
         self._idle()
-        n = self.num_envs
-        if seed is None:
-            seeds: list[int | None] = [None] * n
-        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            base = check_seed(seed)
-            seeds = [base + i for i in range(n)]
-        else:
-            seeds = [check_seed(s) for s in seed]
-            if len(seeds) != n:
-                raise ValueError(f"need one seed per game ({n}), got {len(seeds)}")
+        seeds = game_seeds(seed, self.num_envs)
         bounds = self.bounds.tolist()
         requests = [
             pickle.dumps(("reset", seeds[lo:hi]), protocol=pickle.HIGHEST_PROTOCOL)
@@ -541,7 +531,7 @@ class WorkerVectorEnv:
         ]
         self._exchange(range(self.num_workers), requests)
         if self.keep_infos:
-            self.infos = [[{} for _ in range(self.num_players)] for _ in range(n)]
+            self.infos = [[{} for _ in range(self.num_players)] for _ in range(self.num_envs)]
         self._clear[:] = False
         self._has_reset = True
 

@@ -133,6 +133,33 @@ class OpponentMixture:
         return f"self@{snap.steps}", self._snapshot_policy(snap)
 
 
+def as_mixture(
+    opponents: OpponentMixture | Sequence[str],
+    variant: str,
+    num_players: int,
+    options: dict[str, Any],
+) -> OpponentMixture:
+    """``opponents`` itself, or a mixture of the named agents with equal weights."""
+    if isinstance(opponents, OpponentMixture):
+        return opponents
+    return OpponentMixture([(name, 1.0) for name in opponents], variant, num_players, options)
+
+
+def check_learner_seat(learner_seat: int | str, num_players: int) -> None:
+    """:raises ValueError: unless ``learner_seat`` is a seat, ``"rotate"`` or ``"random"``."""
+    if not (
+        learner_seat in ("rotate", "random")
+        or (
+            isinstance(learner_seat, int)
+            and not isinstance(learner_seat, bool)
+            and 0 <= learner_seat < num_players
+        )
+    ):
+        raise ValueError(
+            f"learner_seat must be 0..{num_players - 1}, 'rotate' or 'random', got {learner_seat!r}"
+        )
+
+
 class SeatEnv(gym.Env):
     """The learner's view of a multi-player rummyzoo game (see the module docstring).
 
@@ -191,19 +218,8 @@ class SeatEnv(gym.Env):
         if reward_scale is not None:
             shared["reward_scale"] = reward_scale
         self.match = Match(make_game(variant, num_players, **shared, **self.env_options))
-        if isinstance(opponents, OpponentMixture):
-            self.opponents = opponents
-        else:
-            self.opponents = OpponentMixture(
-                [(name, 1.0) for name in opponents], variant, num_players, self.env_options
-            )
-        if not (
-            learner_seat in ("rotate", "random")
-            or (isinstance(learner_seat, int) and 0 <= learner_seat < num_players)
-        ):
-            raise ValueError(
-                f"learner_seat must be 0..{num_players - 1}, 'rotate' or 'random', got {learner_seat!r}"
-            )
+        self.opponents = as_mixture(opponents, variant, num_players, self.env_options)
+        check_learner_seat(learner_seat, num_players)
         self.learner_seat = learner_seat
         self.mask_in_obs = mask_in_obs
         self.render_mode = render_mode

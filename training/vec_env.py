@@ -45,7 +45,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.features import learner_inputs, make_features, make_potential
 from rummyzoo.envs.registry import make_vector
-from rummyzoo.training.seat_env import OpponentMixture
+from rummyzoo.training.seat_env import OpponentMixture, as_mixture, check_learner_seat
 
 __all__ = ["BatchedSeatEnv", "act_batch"]
 
@@ -119,24 +119,8 @@ class BatchedSeatEnv(VecEnv):
         game = engine.game
         n = num_envs
         self.num_players = num_players
-        if isinstance(opponents, OpponentMixture):
-            self.opponents = opponents
-        else:
-            self.opponents = OpponentMixture(
-                [(name, 1.0) for name in opponents], variant, num_players, self.env_options
-            )
-        if not (
-            learner_seat in ("rotate", "random")
-            or (
-                isinstance(learner_seat, int)
-                and not isinstance(learner_seat, bool)
-                and 0 <= learner_seat < num_players
-            )
-        ):
-            raise ValueError(
-                f"learner_seat must be 0..{num_players - 1}, 'rotate' or 'random', "
-                f"got {learner_seat!r}"
-            )
+        self.opponents = as_mixture(opponents, variant, num_players, self.env_options)
+        check_learner_seat(learner_seat, num_players)
         self.learner_seat = learner_seat
         self.mask_in_obs = mask_in_obs
         self.illegal_penalty = float(illegal_penalty)
