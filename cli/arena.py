@@ -41,6 +41,14 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         metavar="K",
         help="save at most K games, the first deals first (default 10; 0 = all)",
     )
+    arena.add_argument(
+        "--batch",
+        type=int,
+        default=1,
+        metavar="N",
+        help="games each process plays at once on the vector engine, a greedy network "
+        "deciding for all of them with one call (the same games; not with --save-games)",
+    )
     arena.set_defaults(func=run)
 
 
@@ -69,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         save_games=args.save_games,
         save_limit=args.save_limit if args.save_limit > 0 else None,
+        batch=args.batch,
     )
     command = ["rummyzoo", "arena", args.variant, "--players", str(args.players), "--agents"]
     command += [*args.agents, "--deals", str(args.deals), "--seed", str(args.seed)]

@@ -100,3 +100,25 @@ def test_bench_train_times_dqn_too(tmp_path):
     run = json.loads(out.read_text())["setups"][0]["runs"][0]
     assert run["algo"] == "dqn" and run["vec_env"] == "batched"
     assert run["seconds_by_part"]["inference"] > 0 and run["seconds_by_part"]["buffer"] > 0
+
+
+def test_the_arena_command_plays_in_batches(tmp_path):
+    one, many = tmp_path / "one.json", tmp_path / "many.json"
+    base = [
+        "arena",
+        "ditch_rummy",
+        "--agents",
+        "random",
+        "ditch.greedy",
+        "--deals",
+        "3",
+        "--workers",
+        "1",
+        "--quiet",
+        "--option",
+        "target_score=null",
+    ]
+    assert main([*base, "--json", str(one)]) == 0
+    assert main([*base, "--batch", "4", "--json", str(many)]) == 0
+    a, b = json.loads(one.read_text()), json.loads(many.read_text())
+    assert a["agents"] == b["agents"]
