@@ -132,12 +132,13 @@ def bench_vector(
     (``compare``), so both see the same machine; rates are the median segment's.
 
     ``memory_per_game_bytes`` is the growth of the resident memory (this process and its
-    workers) from before the engine was built to after its games had been played for a
-    segment, divided by ``num_envs``.
+    workers) from before the engine was built (the variant already imported) to after its
+    games had been played for a segment, divided by ``num_envs``.
     """
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, got {repeat}")
     options = dict(options or {})
+    make_vector(variant, 1, num_players, **options)  # imports the variant: not the games' memory
     rss_before = _rss()
     if workers > 1:
         from rummyzoo.envs.workers import WorkerVectorEnv
