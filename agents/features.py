@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from rummyzoo.envs.cards import mask_cards
+from rummyzoo.envs.cards import mask_cards, plane_masks
 from rummyzoo.envs.registry import make_game
 
 FeatureFn = Callable[[np.ndarray], np.ndarray]
@@ -48,7 +48,12 @@ def learner_inputs(
     """:func:`learner_input` of each row of ``observations`` (and ``masks``), as one array."""
     parts = [np.asarray(observations, dtype=np.float32)]
     if features is not None:
-        parts.append(np.stack([features(o) for o in observations]))
+        batch = getattr(features, "batch", None)
+        parts.append(
+            batch(observations)
+            if batch is not None
+            else np.stack([features(o) for o in observations])
+        )
     if mask_in_obs:
         parts.append(np.asarray(masks, dtype=np.float32))
     return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
@@ -72,10 +77,22 @@ class KnockDeadwoodFeatures:
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         out = np.zeros(self.size, dtype=np.float32)
-        cards = np.flatnonzero(obs[self.hand]).tolist()
-        hand = 0
-        for c in cards:
-            hand |= 1 << c
+        hand, top = plane_masks(np.concatenate((obs[self.hand], obs[self.top])))
+        self._fill(out, hand, top)
+        return out
+
+    def batch(self, observations: np.ndarray) -> np.ndarray:
+        """:meth:`__call__` of every row, as one ``(rows, 106)`` array (the card planes of all
+        rows read at once)."""
+        obs = np.asarray(observations)
+        out = np.zeros((len(obs), self.size), dtype=np.float32)
+        masks = plane_masks(np.concatenate((obs[:, self.hand], obs[:, self.top]), axis=1))
+        for row, (hand, top) in enumerate(zip(masks[0::2], masks[1::2], strict=True)):
+            self._fill(out[row], hand, top)
+        return out
+
+    def _fill(self, out: np.ndarray, hand: int, top: int) -> None:
+        """The features of a hand and a top discard (52-bit card masks) into ``out``."""
         dw = self.deadwood
         out[0] = dw(hand) / 100
         for c, d in dw.after_discards(hand).items():
@@ -84,12 +101,10 @@ class KnockDeadwoodFeatures:
         for m in melds:
             for c in mask_cards(m):
                 out[53 + c] = 1.0
-        tops = np.flatnonzero(obs[self.top])
-        if tops.size:
-            top = int(tops[0])
-            forbid = -1 if self.allow_taken else top
-            out[105] = dw.best_discard(hand | (1 << top), forbid)[0] / 100
-        return out
+        if top:
+            card = (top & -top).bit_length() - 1  # the top discard (one card)
+            forbid = -1 if self.allow_taken else card
+            out[105] = dw.best_discard(hand | (1 << card), forbid)[0] / 100
 
 
 FEATURES: dict[str, type] = {"knock_deadwood": KnockDeadwoodFeatures}

@@ -343,3 +343,18 @@ def test_a_short_ppo_run_on_two_workers_adds_up():
     scale = batched.reward_scale
     for ret, points in episodes:
         assert ret == pytest.approx(points / scale, abs=1e-4)
+
+
+def test_knock_features_of_many_rows_at_once_are_those_of_each_row():
+    from rummyzoo.agents.features import make_features
+    from rummyzoo.envs.registry import make_vector
+
+    for players, options in ((2, {}), (3, {"allow_discard_of_taken": True})):
+        features = make_features("knock_deadwood", "knock_rummy", players, options)
+        vec = make_vector("knock_rummy", 12, players, **options)
+        vec.reset(seed=5)
+        rng = np.random.default_rng(1)
+        for _ in range(30):
+            rows = np.stack([features(o) for o in vec.observations])
+            np.testing.assert_array_equal(features.batch(vec.observations), rows)
+            vec.step(uniform_legal_actions(vec.action_masks, rng))
