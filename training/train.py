@@ -87,18 +87,25 @@ def make_seat_env(config: RunConfig, rank: int, run_dir: Path | None = None):
             config.num_players,
             config.env_options,
             opponents=mixture,
-            learner_seat=config.learner_seat,
-            reward=config.reward,
-            reward_scale=config.reward_scale,
-            mask_in_obs=config.algo == "dqn",
-            features=config.features,
-            shaping=config.shaping,
-            gamma=config.hyperparams.gamma,
+            **learner_options(config),
         )
         env.reset(seed=config.seed * 1000 + rank)
         return env
 
     return factory
+
+
+def learner_options(config: RunConfig) -> dict[str, Any]:
+    """What the learner sees and is rewarded by, as both training envs take it."""
+    return {
+        "learner_seat": config.learner_seat,
+        "reward": config.reward,
+        "reward_scale": config.reward_scale,
+        "mask_in_obs": config.algo == "dqn",
+        "features": config.features,
+        "shaping": config.shaping,
+        "gamma": config.hyperparams.gamma,
+    }
 
 
 def make_mixture(config: RunConfig) -> OpponentMixture:
@@ -124,13 +131,7 @@ def build_batched_env(config: RunConfig) -> BatchedSeatEnv:
         config.env_options,
         opponents=make_mixture(config),
         num_envs=config.n_envs,
-        learner_seat=config.learner_seat,
-        reward=config.reward,
-        reward_scale=config.reward_scale,
-        mask_in_obs=config.algo == "dqn",
-        features=config.features,
-        shaping=config.shaping,
-        gamma=config.hyperparams.gamma,
+        **learner_options(config),
         seed=config.seed * 1000,
         workers=config.workers,
     )
