@@ -51,6 +51,15 @@ __all__ = ["DitchPolicy", "GreedyDitch", "PlayPlanner", "SmartDitch"]
 RANK_BITS = tuple(((1 << NUM_SUITS) - 1) << (NUM_SUITS * r) for r in range(NUM_RANKS))
 
 
+def meld_partners(game: DitchRummyGame, o: int, kind: int) -> int:
+    """The cards (order ids, as a bitmask) that make a two-card meld of ``kind`` with ``o``."""
+    out = 0
+    for p in range(NUM_CARDS):
+        if p != o and game.meld_kind((min(o, p), max(o, p))) == kind:
+            out |= 1 << p
+    return out
+
+
 class Outcome(NamedTuple):
     """Where one line of plays from the current hand stops.
 
@@ -311,11 +320,7 @@ class DitchPolicy(BasePolicy):
         self.set_partners = [self._partners(o, SET) for o in range(NUM_CARDS)]
 
     def _partners(self, o: int, kind: int) -> int:
-        out = 0
-        for p in range(NUM_CARDS):
-            if p != o and self.game.meld_kind((min(o, p), max(o, p))) == kind:
-                out |= 1 << p
-        return out
+        return meld_partners(self.game, o, kind)
 
     # -- the turn -----------------------------------------------------------------------------
     def act(

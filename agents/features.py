@@ -107,7 +107,14 @@ class KnockDeadwoodFeatures:
             out[105] = dw.best_discard(hand | (1 << card), forbid)[0] / 100
 
 
-FEATURES: dict[str, type] = {"knock_deadwood": KnockDeadwoodFeatures}
+def _feature_sets() -> dict[str, type]:
+    from rummyzoo.agents.action_features import ACTION_FEATURES
+
+    return {"knock_deadwood": KnockDeadwoodFeatures, **ACTION_FEATURES}
+
+
+#: Every feature set by name (the per-action descriptions: :mod:`rummyzoo.agents.action_features`).
+FEATURES: dict[str, type] = _feature_sets()
 
 
 class KnockDeadwoodPotential:

@@ -164,6 +164,14 @@ class CardScorer(nn.Module):
         """The layers that produce the scores (initialised small for PPO's first policy)."""
         return [self.card_net[-1], self.free_net]
 
+    @property
+    def value_inputs(self) -> int:
+        """Inputs of PPO's value MLP (all of them)."""
+        return int(self.layout["input_size"])
+
+    def value_input(self, x: th.Tensor) -> th.Tensor:
+        return x
+
     def forward(self, x: th.Tensor) -> th.Tensor:
         batch = x.shape[0]
         ctx = self.context(x)
@@ -191,19 +199,116 @@ class CardScorer(nn.Module):
         return th.cat(out, dim=1)
 
 
-class _SavesCardLayout:
-    """Mixin: the card layout is saved with the other constructor arguments."""
+def action_layout(
+    variant: str,
+    num_players: int,
+    options: dict[str, Any],
+    features: str | None,
+    mask_in_obs: bool,
+) -> dict[str, Any]:
+    """Where the action descriptions sit in the network input (see :class:`ActionScorer`).
 
-    card_layout: dict[str, Any]
+    :raises ValueError: the features hold no action descriptions.
+    """
+    from rummyzoo.agents.features import make_features
+    from rummyzoo.envs.registry import make_game
 
-    def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
-        data["card_layout"] = self.card_layout
-        return data
+    game = make_game(variant, num_players, **options)
+    feats = make_features(features, variant, num_players, options)
+    block = getattr(feats, "action_block", None)
+    if block is None:
+        from rummyzoo.agents.action_features import ACTION_FEATURES
+
+        known = ", ".join(n for n, c in ACTION_FEATURES.items() if c.variant == variant)
+        raise ValueError(
+            f"the 'actions' network reads action descriptions, and features {features!r} "
+            f"have none; use features: {known or '(none for this variant)'}"
+        )
+    offset, actions, width = block
+    size = game.obs_size + feats.size + (game.num_actions if mask_in_obs else 0)
+    return {
+        "input_size": int(size),
+        "action_start": int(game.obs_size + offset),
+        "action_width": int(width),
+        "num_actions": int(actions),
+    }
 
 
-class CardExtractor(nn.Module):
-    """PPO's "mlp_extractor" slot: the policy latent is the action logits themselves."""
+def action_context_index(layout: dict[str, Any]) -> np.ndarray:
+    """Input positions outside the action descriptions (what the context network reads)."""
+    start = layout["action_start"]
+    stop = start + layout["num_actions"] * layout["action_width"]
+    return np.concatenate((np.arange(start), np.arange(stop, layout["input_size"])))
+
+
+class ActionScorer(nn.Module):
+    """One scorer shared by every action, over the action's description and a context vector.
+
+    * a context MLP reads the input outside the description block (the observation, other
+      features, DQN's mask) into a ``context_size`` vector;
+    * the scorer MLP maps [description of action a, context] to the score of a, the same
+      weights for every action (its first layer adds the two parts' projections, so the
+      context is projected once per row, not once per action);
+    * an action whose description is all zeros (one the observer cannot play) is not scored:
+      its score is 0, and the legal-action mask removes it.
+    """
+
+    def __init__(
+        self,
+        layout: dict[str, Any],
+        context_arch: list[int],
+        card_arch: list[int],
+        context_size: int = 64,
+        activation_fn: type[nn.Module] = nn.ReLU,
+    ) -> None:
+        super().__init__()
+        self.layout = layout
+        index = action_context_index(layout)
+        self.register_buffer("context_index", th.as_tensor(index, dtype=th.long))
+        self.start = int(layout["action_start"])
+        self.num_actions = int(layout["num_actions"])
+        self.width = int(layout["action_width"])
+        self.context = nn.Sequential(
+            *create_mlp(len(index), context_size, context_arch, activation_fn), activation_fn()
+        )
+        hidden = card_arch[0] if card_arch else 64
+        self.desc_in = nn.Linear(self.width, hidden)
+        self.context_in = nn.Linear(context_size, hidden, bias=False)
+        self.act = activation_fn()
+        self.head = nn.Sequential(*create_mlp(hidden, 1, card_arch[1:], activation_fn))
+
+    @property
+    def value_inputs(self) -> int:
+        """Inputs of PPO's value MLP: those outside the description block."""
+        return int(self.context_index.numel())
+
+    def value_input(self, x: th.Tensor) -> th.Tensor:
+        return x.index_select(1, self.context_index)
+
+    def output_layers(self) -> list[nn.Linear]:
+        return [self.head[-1]]
+
+    def forward(self, x: th.Tensor) -> th.Tensor:
+        batch = x.shape[0]
+        ctx = self.context_in(self.context(self.value_input(x)))
+        stop = self.start + self.num_actions * self.width
+        desc = x[:, self.start : stop].reshape(batch * self.num_actions, self.width)
+        # Only the described actions are scored (every legal one is; the rest score 0 and are
+        # masked out): in 500 Rum about one action in ten.
+        rows = desc.abs().sum(dim=1).nonzero().squeeze(1)
+        hidden = self.act(self.desc_in(desc[rows]) + ctx[rows // self.num_actions])
+        scores = self.head(hidden).squeeze(-1)
+        out = x.new_zeros(batch * self.num_actions)
+        return out.index_put((rows,), scores).reshape(batch, self.num_actions)
+
+
+class ScorerExtractor(nn.Module):
+    """PPO's "mlp_extractor" slot for a scorer network: the policy latent is the scorer's
+    action scores (the logits themselves); the value MLP reads the scorer's value input (the
+    whole input for :class:`CardScorer`, the input outside the description block for
+    :class:`ActionScorer`)."""
+
+    scorer_class: type[nn.Module] = nn.Module
 
     def __init__(
         self,
@@ -215,41 +320,69 @@ class CardExtractor(nn.Module):
         super().__init__()
         if feature_dim != layout["input_size"]:
             raise ValueError(
-                f"card layout expects inputs of size {layout['input_size']}, got {feature_dim}"
+                f"the network's layout expects inputs of size {layout['input_size']}, got "
+                f"{feature_dim}"
             )
-        self.scorer = CardScorer(
+        self.scorer = self.scorer_class(
             layout, net_arch["pi"], card_arch=[64, 64], activation_fn=activation_fn
         )
         vf = net_arch["vf"]
         self.value_net = nn.Sequential(
-            *create_mlp(feature_dim, vf[-1], vf[:-1], activation_fn), activation_fn()
+            *create_mlp(self.scorer.value_inputs, vf[-1], vf[:-1], activation_fn),
+            activation_fn(),
         )
         self.latent_dim_pi = int(layout["num_actions"])
         self.latent_dim_vf = int(vf[-1])
 
     def forward(self, features: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
-        return self.scorer(features), self.value_net(features)
+        return self.forward_actor(features), self.forward_critic(features)
 
     def forward_actor(self, features: th.Tensor) -> th.Tensor:
         return self.scorer(features)
 
     def forward_critic(self, features: th.Tensor) -> th.Tensor:
-        return self.value_net(features)
+        return self.value_net(self.scorer.value_input(features))
 
 
-class CardActorCriticPolicy(_SavesCardLayout, MaskableActorCriticPolicy):
-    """MaskablePPO policy whose logits come from a :class:`CardScorer`."""
+class CardExtractor(ScorerExtractor):
+    scorer_class = CardScorer
 
-    def __init__(self, *args: Any, card_layout: dict[str, Any], **kwargs: Any) -> None:
-        self.card_layout = card_layout
+
+class ActionExtractor(ScorerExtractor):
+    scorer_class = ActionScorer
+
+
+class _ScorerNetwork:
+    """Mixin of the policies over a scorer: the layout (``layout_key``: a plain dict) is a
+    constructor argument, saved with the others."""
+
+    layout_key = ""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        setattr(self, self.layout_key, kwargs.pop(self.layout_key))
         super().__init__(*args, **kwargs)
+
+    @property
+    def layout(self) -> dict[str, Any]:
+        return getattr(self, self.layout_key)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()  # type: ignore[misc]
+        data[self.layout_key] = self.layout
+        return data
+
+
+class _ScorerActorCritic(_ScorerNetwork, MaskableActorCriticPolicy):
+    """MaskablePPO policy whose logits come from a scorer (``extractor_class``)."""
+
+    extractor_class: type[ScorerExtractor] = ScorerExtractor
 
     def _build_mlp_extractor(self) -> None:
         arch = self.net_arch
         if isinstance(arch, list):
             arch = {"pi": arch, "vf": arch}
-        self.mlp_extractor = CardExtractor(
-            self.features_dim, self.card_layout, arch, self.activation_fn
+        self.mlp_extractor = self.extractor_class(
+            self.features_dim, self.layout, arch, self.activation_fn
         )
 
     def _build(self, lr_schedule: Any) -> None:
@@ -258,35 +391,78 @@ class CardActorCriticPolicy(_SavesCardLayout, MaskableActorCriticPolicy):
         if self.ortho_init:
             for layer in self.mlp_extractor.scorer.output_layers():
                 nn.init.orthogonal_(layer.weight, gain=0.01)
-                nn.init.zeros_(layer.bias)
+                if layer.bias is not None:
+                    nn.init.zeros_(layer.bias)
         self.optimizer = self.optimizer_class(
             self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
         )
 
 
-class CardQNetwork(_SavesCardLayout, MaskedQNetwork):
-    """Masked Q-network whose Q-values come from a :class:`CardScorer`."""
+class _ScorerQNetwork(_ScorerNetwork, MaskedQNetwork):
+    """Masked Q-network whose Q-values come from a scorer (``scorer_class``)."""
 
-    def __init__(self, *args: Any, card_layout: dict[str, Any], **kwargs: Any) -> None:
+    scorer_class: type[nn.Module] = nn.Module
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if self.features_dim != card_layout["input_size"]:
+        size = self.layout["input_size"]
+        if self.features_dim != size:
             raise ValueError(
-                f"card layout expects inputs of size {card_layout['input_size']}, "
-                f"got {self.features_dim}"
+                f"the network's layout expects inputs of size {size}, got {self.features_dim}"
             )
-        self.card_layout = card_layout
-        self.q_net = CardScorer(
-            card_layout, list(self.net_arch), card_arch=[64, 64], activation_fn=self.activation_fn
+        self.q_net = self.scorer_class(
+            self.layout, list(self.net_arch), card_arch=[64, 64], activation_fn=self.activation_fn
         )
 
 
-class CardDQNPolicy(_SavesCardLayout, MaskedDQNPolicy):
+class _ScorerDQNPolicy(_ScorerNetwork, MaskedDQNPolicy):
+    """Masked DQN policy built on a scorer Q-network (``q_net_class``)."""
+
+    q_net_class: type[_ScorerQNetwork] = _ScorerQNetwork
+
+    def make_q_net(self) -> _ScorerQNetwork:
+        net_args = self._update_features_extractor(self.net_args, features_extractor=None)
+        net_args[self.layout_key] = self.layout
+        return self.q_net_class(**net_args).to(self.device)
+
+
+class CardActorCriticPolicy(_ScorerActorCritic):
+    """MaskablePPO policy whose logits come from a :class:`CardScorer`."""
+
+    layout_key = "card_layout"
+    extractor_class = CardExtractor
+
+
+class CardQNetwork(_ScorerQNetwork):
+    """Masked Q-network whose Q-values come from a :class:`CardScorer`."""
+
+    layout_key = "card_layout"
+    scorer_class = CardScorer
+
+
+class CardDQNPolicy(_ScorerDQNPolicy):
     """Masked DQN policy built on :class:`CardQNetwork`."""
 
-    def __init__(self, *args: Any, card_layout: dict[str, Any], **kwargs: Any) -> None:
-        self.card_layout = card_layout
-        super().__init__(*args, **kwargs)
+    layout_key = "card_layout"
+    q_net_class = CardQNetwork
 
-    def make_q_net(self) -> CardQNetwork:
-        net_args = self._update_features_extractor(self.net_args, features_extractor=None)
-        return CardQNetwork(card_layout=self.card_layout, **net_args).to(self.device)
+
+class ActionActorCriticPolicy(_ScorerActorCritic):
+    """MaskablePPO policy whose logits come from an :class:`ActionScorer`."""
+
+    layout_key = "action_layout"
+    extractor_class = ActionExtractor
+
+
+class ActionQNetwork(_ScorerQNetwork):
+    """Masked Q-network whose Q-values come from an :class:`ActionScorer`."""
+
+    layout_key = "action_layout"
+    scorer_class = ActionScorer
+
+
+class ActionDQNPolicy(_ScorerDQNPolicy):
+    """Masked DQN policy built on :class:`ActionQNetwork`."""
+
+    layout_key = "action_layout"
+    q_net_class = ActionQNetwork

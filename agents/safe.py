@@ -92,22 +92,36 @@ class CardLayoutSpec(_Strict):
     num_actions: Size
 
 
+class ActionLayoutSpec(_Strict):
+    """Where an ``actions`` network reads the action descriptions (see :func:`action_layout`)."""
+
+    input_size: Size
+    action_start: Index
+    action_width: Annotated[int, Field(gt=0, le=256)]
+    num_actions: Size
+
+
 class NetworkSpec(_Strict):
     """The network: its type, layer sizes and activation (PPO: ``pi`` and ``vf``; DQN: ``q``)."""
 
-    type: Literal["mlp", "cards"]
+    type: Literal["mlp", "cards", "actions"]
     activation: Literal["relu", "tanh", "elu", "leaky_relu"]
     pi: Layers | None = None
     vf: Layers | None = None
     q: Layers | None = None
     card_layout: CardLayoutSpec | None = None
+    action_layout: ActionLayoutSpec | None = None
 
     @model_validator(mode="after")
     def _complete(self) -> NetworkSpec:
         if self.type == "cards" and self.card_layout is None:
             raise ValueError("a 'cards' network needs its card_layout")
-        if self.type == "mlp" and self.card_layout is not None:
-            raise ValueError("an 'mlp' network has no card_layout")
+        if self.type == "actions" and self.action_layout is None:
+            raise ValueError("an 'actions' network needs its action_layout")
+        if self.type != "cards" and self.card_layout is not None:
+            raise ValueError(f"an {self.type!r} network has no card_layout")
+        if self.type != "actions" and self.action_layout is not None:
+            raise ValueError(f"an {self.type!r} network has no action_layout")
         return self
 
 
@@ -150,8 +164,10 @@ class CheckpointMeta(_Strict):
             raise ValueError("network: a ppo network has pi and vf layer sizes (and no q)")
         if self.algo == "dqn" and (net.q is None or net.pi is not None or net.vf is not None):
             raise ValueError("network: a dqn network has q layer sizes (and no pi or vf)")
-        if net.type == "cards" and self.algo == "ppo" and not net.vf:
-            raise ValueError("network.vf: a ppo 'cards' network needs at least one value layer")
+        if net.type != "mlp" and self.algo == "ppo" and not net.vf:
+            raise ValueError(
+                f"network.vf: a ppo {net.type!r} network needs at least one value layer"
+            )
         return self
 
 
@@ -183,11 +199,23 @@ def network_spec(policy: Any) -> dict[str, Any]:
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
     from stable_baselines3.common.torch_layers import FlattenExtractor
 
-    from rummyzoo.agents.networks import CardActorCriticPolicy, CardDQNPolicy, MaskedDQNPolicy
+    from rummyzoo.agents.networks import (
+        ActionActorCriticPolicy,
+        ActionDQNPolicy,
+        CardActorCriticPolicy,
+        CardDQNPolicy,
+        MaskedDQNPolicy,
+    )
 
     kind = type(policy)
     activation = _activation_name(policy.activation_fn)
-    if kind in (MaskableActorCriticPolicy, CardActorCriticPolicy):
+    types = {
+        CardActorCriticPolicy: "cards",
+        CardDQNPolicy: "cards",
+        ActionActorCriticPolicy: "actions",
+        ActionDQNPolicy: "actions",
+    }
+    if kind in (MaskableActorCriticPolicy, CardActorCriticPolicy, ActionActorCriticPolicy):
         if (
             not policy.share_features_extractor
             or policy.features_extractor_class is not FlattenExtractor
@@ -201,24 +229,25 @@ def network_spec(policy: Any) -> dict[str, Any]:
             (arch.get("pi", []), arch.get("vf", [])) if isinstance(arch, dict) else (arch, arch)
         )
         spec: dict[str, Any] = {"activation": activation, "pi": list(pi), "vf": list(vf)}
-        cards = kind is CardActorCriticPolicy
-    elif kind in (MaskedDQNPolicy, CardDQNPolicy):
+    elif kind in (MaskedDQNPolicy, CardDQNPolicy, ActionDQNPolicy):
         if policy.features_extractor_class is not FlattenExtractor:
             raise CheckpointError(
                 "only DQN policies with the default (flattening) features extractor can be "
                 "written in a shareable checkpoint"
             )
         spec = {"activation": activation, "q": list(policy.net_arch)}
-        cards = kind is CardDQNPolicy
     else:
         raise CheckpointError(
             f"a {kind.__module__}.{kind.__name__} policy cannot be written in a shareable "
             "checkpoint (known: MaskablePPO's MlpPolicy, the masked DQN policy and their "
-            "'cards' versions)"
+            "'cards' and 'actions' versions)"
         )
-    spec = {"type": "cards" if cards else "mlp", **spec}
-    if cards:
+    net_type = types.get(kind, "mlp")
+    spec = {"type": net_type, **spec}
+    if net_type == "cards":
         spec["card_layout"] = json.loads(json.dumps(policy.card_layout))
+    if net_type == "actions":
+        spec["action_layout"] = json.loads(json.dumps(policy.action_layout))
     return spec
 
 
@@ -443,9 +472,15 @@ class LoadedNetwork:
 
 def input_size(meta: CheckpointMeta) -> int:
     """The network's input: observation, features, and the legal-action mask (if in it)."""
-    from rummyzoo.agents.features import FEATURES
+    from rummyzoo.agents.features import make_features
 
-    size = meta.obs_size + (FEATURES[meta.features].size if meta.features else 0)
+    try:
+        features = make_features(meta.features, meta.variant, meta.num_players, dict(meta.options))
+    except ValueError as exc:
+        raise CheckpointError(
+            f"checkpoint's features {meta.features!r} do not build: {exc}"
+        ) from None
+    size = meta.obs_size + (features.size if features is not None else 0)
     return size + (meta.num_actions if meta.mask_in_obs else 0)
 
 
@@ -472,6 +507,29 @@ def _check_card_layout(meta: CheckpointMeta, source: str) -> None:
         )
 
 
+def _check_action_layout(meta: CheckpointMeta, source: str) -> None:
+    """The action layout must be the one the checkpoint's features and mask give."""
+    from rummyzoo.agents.networks import action_layout
+
+    layout = meta.network.action_layout
+    assert layout is not None
+    try:
+        want = action_layout(
+            meta.variant, meta.num_players, dict(meta.options), meta.features, meta.mask_in_obs
+        )
+    except ValueError as exc:
+        raise CheckpointError(
+            f"checkpoint {source} has a network specification that does not fit: {exc}"
+        ) from None
+    got = layout.model_dump(mode="json")
+    problems = [f"{k} {got[k]}, but its features give {v}" for k, v in want.items() if got[k] != v]
+    if problems:
+        raise CheckpointError(
+            f"checkpoint {source} has a network specification that does not fit: "
+            f"network.action_layout: {'; '.join(problems)}"
+        )
+
+
 def build_policy(meta: CheckpointMeta, source: str) -> Any:
     """The SB3 policy the specification describes, with fresh (untrained) weights.
 
@@ -480,25 +538,34 @@ def build_policy(meta: CheckpointMeta, source: str) -> Any:
     """
     import gymnasium as gym
 
-    from rummyzoo.agents.networks import CardActorCriticPolicy, CardDQNPolicy, MaskedDQNPolicy
+    from rummyzoo.agents import networks as nets
 
     net = meta.network
     if net.type == "cards":
         _check_card_layout(meta, source)
+    if net.type == "actions":
+        _check_action_layout(meta, source)
     obs_space = gym.spaces.Box(-np.inf, np.inf, (input_size(meta),), np.float32)
     action_space = gym.spaces.Discrete(meta.num_actions)
     kwargs: dict[str, Any] = {"activation_fn": ACTIVATIONS[net.activation]}
     if net.card_layout is not None:
         kwargs["card_layout"] = net.card_layout.model_dump(mode="json")
+    if net.action_layout is not None:
+        kwargs["action_layout"] = net.action_layout.model_dump(mode="json")
     if meta.algo == "ppo":
         from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-        cls = CardActorCriticPolicy if net.type == "cards" else MaskableActorCriticPolicy
+        cls = {
+            "cards": nets.CardActorCriticPolicy,
+            "actions": nets.ActionActorCriticPolicy,
+        }.get(net.type, MaskableActorCriticPolicy)
         # Orthogonal initialisation shapes nothing: the weights are the file's.
         kwargs |= {"net_arch": {"pi": list(net.pi or []), "vf": list(net.vf or [])}}
         kwargs["ortho_init"] = False
     else:
-        cls = CardDQNPolicy if net.type == "cards" else MaskedDQNPolicy
+        cls = {"cards": nets.CardDQNPolicy, "actions": nets.ActionDQNPolicy}.get(
+            net.type, nets.MaskedDQNPolicy
+        )
         kwargs["net_arch"] = list(net.q or [])
     try:
         with th.random.fork_rng(devices=[]):

@@ -6,11 +6,22 @@ import argparse
 import sys
 import warnings
 
-from rummyzoo.cli import arena, bench, bench_train, demo, evaluate, export, play, replay, train
+from rummyzoo.cli import (
+    arena,
+    bench,
+    bench_train,
+    curves,
+    demo,
+    evaluate,
+    export,
+    play,
+    replay,
+    train,
+)
 from rummyzoo.cli.common import Parents
 
 #: The commands, in the order ``rummyzoo --help`` lists them.
-COMMANDS = (bench, bench_train, demo, arena, play, replay, train, evaluate, export)
+COMMANDS = (bench, bench_train, demo, arena, play, replay, train, curves, evaluate, export)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -50,9 +50,11 @@ max_turns                 300              turns per hand before truncation (a n
                                            guards reshuffle loops)
 first_dealer              None             None = seat N-1 deals, so player_0 acts first
 render_mode               None             "ansi" returns text, "human" prints
-reward                    "points"         "points", "scaled" (points / reward_scale) or
-                                           "win_loss" (+1 top scorer(s), -1 others, 0 all tied)
-reward_scale              100.0            divisor for reward="scaled"
+reward                    "points"         "points", "scaled" (points / reward_scale),
+                                           "margin" (side's points minus the other sides'
+                                           mean, / reward_scale) or "win_loss" (+1 top
+                                           scorer(s), -1 others, 0 all tied)
+reward_scale              100.0            divisor for reward="scaled" and "margin"
 render_view               None             None = all hands open; a seat = that seat's view
 max_hands                 1000             a match undecided after this many hands truncates
 ========================  ===============  ===================================================

@@ -44,7 +44,7 @@ __all__ = [
     "split_options",
 ]
 
-REWARD_MODES = ("points", "scaled", "win_loss")
+REWARD_MODES = ("points", "scaled", "margin", "win_loss")
 RENDER_MODES = ("ansi", "human")
 
 
@@ -60,9 +60,11 @@ class MatchOptions:
         acts first); the deal passes clockwise after each hand.
     :param max_hands: a match still undecided after this many hands is truncated (a policy
         that never scores could otherwise play a match forever); ``None`` = no cap.
-    :param reward: ``"points"`` (raw hand points), ``"scaled"`` (points / ``reward_scale``) or
-        ``"win_loss"`` (+1 to the episode's winners, -1 to the others, 0 if all tie).
-    :param reward_scale: divisor for ``reward="scaled"``.
+    :param reward: ``"points"`` (raw hand points), ``"scaled"`` (points / ``reward_scale``),
+        ``"margin"`` (the hand points of the seat's side minus the mean of the other sides',
+        / ``reward_scale``: zero-sum, what beating the others needs) or ``"win_loss"`` (+1 to
+        the episode's winners, -1 to the others, 0 if all tie).
+    :param reward_scale: divisor for ``reward="scaled"`` and ``"margin"``.
     :param render_mode: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints).
     :param render_view: seat whose hand ``render`` shows, or ``None`` for all hands open.
     """
@@ -385,6 +387,12 @@ class Match:
         elif mode == "scaled":
             scale = options.reward_scale
             rewards = [p / scale for p in seat_points]
+        elif mode == "margin":
+            scale = options.reward_scale
+            total, sides = sum(group_points), len(group_points)
+            rewards = [
+                (group_points[g] - (total - group_points[g]) / (sides - 1)) / scale for g in groups
+            ]
         elif over:
             tied = all(won) or not any(won)
             rewards = [0.0 if tied else (1.0 if w else -1.0) for w in won]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rummyzoo.cli.main import main
 from rummyzoo.training.config import load_config
 
@@ -41,3 +43,37 @@ def test_the_default_config_trains_on_the_batched_engine(tmp_path, capsys):
     assert "trained ppo on knock_rummy (2 players): 2,048 steps" in out
     assert "warm start" in out
     assert (run / "checkpoints" / "best.rz").exists()
+
+
+SHIPPED = sorted(
+    p.name
+    for p in CONFIG.parent.glob("*.yaml")
+    if p.name not in ("knock_ppo.yaml", "smoke_ppo.yaml", "smoke_dqn.yaml", "knock_bench.yaml")
+)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_shipped_config_trains_as_shipped(tmp_path, capsys, name):
+    """Each shipped config, with its network, features, warm start, league and evaluation as
+    shipped; only its lengths shortened."""
+    path = CONFIG.parent / name
+    config = load_config(path)
+    steps = config.n_envs * (config.hyperparams.n_steps if config.algo == "ppo" else 16)
+    lengths = {
+        "n_timesteps": steps,
+        "evaluation.deals": 2,
+        "evaluation.interval": steps,
+        "self_play.snapshot_interval": steps // 2,
+        "checkpoints.interval": steps,
+    }
+    if config.pretrain is not None:
+        lengths["pretrain.decisions"] = 300
+    if config.algo == "dqn":
+        lengths |= {"hyperparams.learning_starts": steps // 2, "hyperparams.buffer_size": 4 * steps}
+    argv = ["train", str(path), "--run-dir", str(tmp_path / "run")]
+    for key, value in lengths.items():
+        argv += ["--set", f"{key}={value}"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"trained {config.algo} on {config.variant} ({config.num_players} players)" in out
+    assert (tmp_path / "run" / "checkpoints" / "best.rz").exists()

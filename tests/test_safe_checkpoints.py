@@ -263,7 +263,7 @@ def _with_meta(safe_file: Path, dst: Path, change) -> Path:
         (
             "unknown network",
             lambda m: m["network"].update(type="transformer"),
-            "network.type: Input should be 'mlp' or 'cards', got 'transformer'",
+            "network.type: Input should be 'mlp', 'cards' or 'actions', got 'transformer'",
         ),
         (
             "unexpected keys",
@@ -330,6 +330,39 @@ def test_a_cards_layout_that_does_not_fit_is_refused(tmp_path) -> None:
     mlp = _with_meta(good, tmp_path / "mlp.rz", lambda m: m["network"].update(type="mlp"))
     with pytest.raises(CheckpointError, match="an 'mlp' network has no card_layout"):
         make_agent(str(mlp), "knock_rummy", 2)
+
+
+def test_an_actions_layout_that_does_not_fit_is_refused(tmp_path) -> None:
+    overrides = [
+        "n_envs=1",
+        "variant=ditch_rummy",
+        "features=ditch_actions",
+        "policy_kwargs.network=actions",
+    ]
+    config = load_config(str(CONFIGS / "smoke_ppo.yaml"), overrides)
+    env = build_vec_env(config)
+    model = build_model(config, env, None)
+    env.close()
+    from rummyzoo.agents.checkpoints import save_checkpoint
+
+    good = save_checkpoint(model, tmp_path / "actions.rz", checkpoint_meta(config, 0))
+    policy = load_policy(good, "ditch_rummy", 2)
+    assert type(policy.model.policy).__name__ == "ActionActorCriticPolicy"
+
+    def widen(meta):
+        meta["network"]["action_layout"]["action_width"] = 7
+
+    bad = _with_meta(good, tmp_path / "bad.rz", widen)
+    with pytest.raises(
+        CheckpointError, match=r"network.action_layout: action_width 7, but its features give 23"
+    ):
+        make_agent(str(bad), "ditch_rummy", 2)
+    mlp = _with_meta(good, tmp_path / "mlp.rz", lambda m: m["network"].update(type="mlp"))
+    with pytest.raises(CheckpointError, match="an 'mlp' network has no action_layout"):
+        make_agent(str(mlp), "ditch_rummy", 2)
+    bare = _with_meta(good, tmp_path / "bare.rz", lambda m: m.update(features=None))
+    with pytest.raises(CheckpointError, match="features None have none"):
+        make_agent(str(bare), "ditch_rummy", 2)
 
 
 # ------------------------------------------------------------------ before and after export

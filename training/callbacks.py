@@ -197,6 +197,11 @@ class RunCallback(BaseCallback):
                 th.as_tensor(margins, dtype=th.float32),
                 exclude=("stdout", "log", "json", "csv"),
             )
+        mixture = getattr(self.training_env, "opponents", None)  # the batched env's own
+        if self.config.league.sampling == "pfsp" and mixture is not None:
+            for label, p in mixture.probabilities().items():
+                self.logger.record(f"league/probability/{label}", p)
+                self.logger.record(f"league/win_rate/{label}", mixture.win_rate(label))
         if self.self_play:
             self.logger.record("selfplay/pool_size", len(self.pool))
             rating = pool_rating(list(self._pool_results))

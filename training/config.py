@@ -61,10 +61,12 @@ class PolicyKwargs(Strict):
     """Activation between hidden layers."""
     ortho_init: bool = True
     """Orthogonal initialisation (PPO only)."""
-    network: Literal["mlp", "cards"] = "mlp"
+    network: Literal["mlp", "cards", "actions"] = "mlp"
     """``mlp``: plain MLPs. ``cards``: one scorer shared by the 52 cards scores the card
     actions, with ``net_arch`` (``pi`` for PPO) as the context network read by every card
-    (see :mod:`rummyzoo.agents.networks`; Knock Rummy)."""
+    (Knock Rummy). ``actions``: one scorer shared by every action scores each action from its
+    description (``features: ditch_actions`` or ``rummy500_actions``) and the same context
+    network (see :mod:`rummyzoo.agents.networks`)."""
 
 
 class PPOHyperparams(Strict):
@@ -120,6 +122,21 @@ class SelfPlay(Strict):
     """How a snapshot is picked: uniformly, always the newest, or weighted towards newer ones."""
 
 
+class League(Strict):
+    """How the opponents are drawn: by their weights alone, or prioritized by the learner's
+    recent results (prioritized fictitious self-play, PFSP)."""
+
+    sampling: Literal["weights", "pfsp"] = "weights"
+    """``weights``: each entry by its weight (``self``: a snapshot by ``self_play.sampling``).
+    ``pfsp``: every entry and every snapshot also by ``(1 - win rate) ** exponent``, the
+    learner's win rate against it over its last ``window`` games: the opponents it does worst
+    against come most often."""
+    exponent: float = Field(2.0, gt=0)
+    """PFSP: how sharply the weakest results are preferred (1: in proportion to the losses)."""
+    window: int = Field(200, gt=0)
+    """PFSP: games per opponent that its win rate is measured over."""
+
+
 class Evaluation(Strict):
     """Periodic evaluation against fixed baselines (duplicate deals, seat rotation)."""
 
@@ -151,7 +168,8 @@ class Checkpoints(Strict):
 
 
 class Pretrain(Strict):
-    """Warm start by behaviour cloning a teacher before RL (PPO; see
+    """Warm start by behaviour cloning a teacher before RL (PPO: the policy and value nets;
+    DQN: the Q-network, with a large margin for the teacher's actions; see
     :mod:`rummyzoo.training.pretrain`)."""
 
     teacher: str
@@ -366,10 +384,10 @@ class RunConfig(Strict):
     num_players: int = Field(2, ge=2, le=8)
     env_options: dict[str, Any] = {}
     """Rules options of the variant (see its docs page)."""
-    reward: Literal["points", "scaled", "win_loss"] = "scaled"
+    reward: Literal["points", "scaled", "margin", "win_loss"] = "scaled"
     """Reward the learner sees (raw points are always logged)."""
     reward_scale: float = Field(MatchOptions.__dataclass_fields__["reward_scale"].default, gt=0)
-    """Divisor for ``reward: scaled`` (the env's default unless set)."""
+    """Divisor for ``reward: scaled`` and ``margin`` (the env's default unless set)."""
     learner_seat: Literal["random", "rotate"] | int = "rotate"
     """Seat of the learner: a fixed seat, rotating game by game, or random."""
     features: str | None = None
@@ -398,6 +416,7 @@ class RunConfig(Strict):
     policy_kwargs: PolicyKwargs = PolicyKwargs()
     opponents: list[OpponentSpec] = [OpponentSpec(name="random")]
     self_play: SelfPlay = SelfPlay()
+    league: League = League()
     evaluation: Evaluation = Evaluation()
     checkpoints: Checkpoints = Checkpoints()
     pretrain: Pretrain | None = None
@@ -524,6 +543,13 @@ class RunConfig(Strict):
     @classmethod
     def _network_fits(cls, value: PolicyKwargs, info: ValidationInfo) -> PolicyKwargs:
         game = _game(info)
+        if value.network == "actions" and game is not None:
+            from rummyzoo.agents.networks import action_layout
+
+            try:
+                action_layout(game[0], game[1], game[2], info.data.get("features"), False)
+            except ValueError as exc:
+                raise _Issues([Issue(("network",), str(exc))]) from None
         if value.network == "cards" and game is not None:
             from rummyzoo.envs.registry import make_env
 
@@ -596,8 +622,6 @@ class RunConfig(Strict):
         raw = _raw(value)
         if raw is None:
             return result
-        if info.data.get("algo", "ppo") != "ppo":
-            issues.insert(0, Issue((), "behaviour cloning is available for algo 'ppo' only"))
         teacher = raw.get("teacher") if isinstance(raw, dict) else None
         game = _game(info)
         if game is not None and isinstance(teacher, str):

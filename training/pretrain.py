@@ -7,6 +7,10 @@ features), recording N decisions. The policy network is then fitted to the teach
 followed, for a few epochs; 10% of the games are held out to measure how often the network
 picks the teacher's action. PPO then starts from that policy instead of from random play.
 
+A DQN run is warm-started the same way (:func:`clone_into_dqn`): its Q-network is fitted to
+the returns of the teacher's actions with a large margin over the other legal actions, so its
+greedy policy starts as the teacher's.
+
 Nothing of the teacher is kept: the checkpoint is the network alone, reading only the learner's
 own observation. The time the warm start takes is part of the run (``summary.json`` and the
 ``pretrain/*`` TensorBoard scalars report it).
@@ -129,6 +133,14 @@ def collect_teacher_games_batched(
     }
 
 
+def _held_out(games: np.ndarray) -> np.ndarray:
+    """One game in ten is held out (one decision in ten when there are too few games)."""
+    held = games % 10 == 9
+    if held.all() or not held.any():
+        held = np.arange(len(games)) % 10 == 9
+    return held
+
+
 def clone_into_ppo(
     model: Any,
     data: dict[str, np.ndarray],
@@ -145,10 +157,7 @@ def clone_into_ppo(
     """
     policy = model.policy
     device = policy.device
-    games = data["games"]
-    held = games % 10 == 9  # one game in ten is held out
-    if held.all() or not held.any():
-        held = np.arange(len(games)) % 10 == 9
+    held = _held_out(data["games"])
     tensors = {
         k: th.as_tensor(data[k], device=device) for k in ("obs", "masks", "actions", "returns")
     }
@@ -190,6 +199,73 @@ def clone_into_ppo(
     }
 
 
+def clone_into_dqn(
+    model: Any,
+    data: dict[str, np.ndarray],
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    margin: float = 0.05,
+    margin_coef: float = 1.0,
+    seed: int = 0,
+) -> dict[str, float]:
+    """Fit a masked DQN's Q-network to the teacher: Q(s, teacher's action) to the discounted
+    return that followed, and a large-margin term that puts the teacher's action at least
+    ``margin`` above every other legal action (as in deep Q-learning from demonstrations), so
+    the greedy policy starts as the teacher's and its values are those of the teacher's play.
+    The target network starts as a copy.
+
+    :returns: held-out accuracy (share of the teacher's actions ranked first), held-out
+        mean squared error of Q(s, teacher's action), and the final loss.
+    """
+    from rummyzoo.agents.networks import mask_from_obs
+
+    policy = model.policy
+    q_net = policy.q_net
+    device = policy.device
+    n = int(model.action_space.n)
+    held = _held_out(data["games"])
+    tensors = {k: th.as_tensor(data[k], device=device) for k in ("obs", "actions", "returns")}
+    train_idx = np.flatnonzero(~held)
+    test_idx = th.as_tensor(np.flatnonzero(held), device=device)
+    optimizer = th.optim.Adam(q_net.parameters(), lr=learning_rate)
+    rng = np.random.default_rng(seed)
+    q_net.train(True)
+    last = 0.0
+
+    def losses(obs: th.Tensor, acts: th.Tensor, returns: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
+        q = q_net(obs)
+        legal = mask_from_obs(obs, n)
+        chosen = q.gather(1, acts[:, None]).squeeze(1)
+        bonus = th.full_like(q, margin).scatter_(1, acts[:, None], 0.0)
+        best = (q + bonus).masked_fill(~legal, -th.inf).max(dim=1).values
+        return F.mse_loss(chosen, returns), (best - chosen).mean()
+
+    for _ in range(epochs):
+        order = rng.permutation(train_idx)
+        for start in range(0, len(order), batch_size):
+            idx = th.as_tensor(order[start : start + batch_size], device=device)
+            value, large_margin = losses(
+                tensors["obs"][idx], tensors["actions"][idx], tensors["returns"][idx]
+            )
+            loss = value + margin_coef * large_margin
+            optimizer.zero_grad()
+            loss.backward()
+            th.nn.utils.clip_grad_norm_(q_net.parameters(), 10.0)
+            optimizer.step()
+            last = float(loss.item())
+    q_net.train(False)
+    policy.q_net_target.load_state_dict(q_net.state_dict())
+    with th.no_grad():
+        obs = tensors["obs"][test_idx]
+        acts = tensors["actions"][test_idx]
+        q = q_net(obs).masked_fill(~mask_from_obs(obs, n), -th.inf)
+        accuracy = float((q.argmax(dim=1) == acts).float().mean().item())
+        chosen = q.gather(1, acts[:, None]).squeeze(1)
+        error = float(F.mse_loss(chosen, tensors["returns"][test_idx]).item())
+    return {"accuracy": accuracy, "value_loss": error, "loss": last, "held_out": len(test_idx)}
+
+
 def pretrain(
     model: Any, config: Any, seat_env: Any, progress: Callable[[int], None] | None = None
 ) -> dict[str, Any]:
@@ -210,7 +286,8 @@ def pretrain(
         progress=progress,
     )
     collected = time.perf_counter()
-    result = clone_into_ppo(
+    clone = clone_into_dqn if config.algo == "dqn" else clone_into_ppo
+    result = clone(
         model,
         data,
         epochs=spec.epochs,

@@ -16,6 +16,7 @@ gives the learner nothing to learn from; ``reset`` plays on to the next game and
 from __future__ import annotations
 
 import functools
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,13 @@ class OpponentMixture:
     draws from the pool of learner snapshots (``sampling``: uniform, latest, or recent =
     weights growing linearly with age rank). ``self`` with an empty pool falls back to the
     other entries (or random play when there are none).
+
+    Prioritized fictitious self-play (``pfsp_exponent`` set): every opponent (an entry, or a
+    snapshot of the pool) is weighted by ``(1 - p) ** pfsp_exponent``, where ``p`` is the
+    learner's win rate against it over its last ``pfsp_window`` games (with one win and one
+    loss of prior), on top of the entry's own weight. The learner meets the opponents it does
+    worst against most often; an opponent it always beats fades out but never disappears
+    (the prior keeps its weight above zero). Results come in through :meth:`record`.
     """
 
     def __init__(
@@ -74,6 +82,8 @@ class OpponentMixture:
         pool_size: int = 5,
         sampling: str = "recent",
         snapshot_loader: Any = None,
+        pfsp_exponent: float | None = None,
+        pfsp_window: int = 200,
     ) -> None:
         if not entries:
             raise ValueError("OpponentMixture needs at least one entry")
@@ -86,6 +96,12 @@ class OpponentMixture:
             raise ValueError(f"opponent weights must be positive, got {weights.tolist()}")
         self.weights = weights / weights.sum()
         self._cumulative = np.cumsum(self.weights)
+        if pfsp_exponent is not None and pfsp_exponent <= 0:
+            raise ValueError(f"pfsp_exponent must be positive, got {pfsp_exponent}")
+        self.pfsp_exponent = pfsp_exponent
+        self.pfsp_window = int(pfsp_window)
+        self._results: dict[str, deque[float]] = {}
+        self._stale = False
         self.pool: list[Snapshot] = []
         self.pool_size = pool_size
         self.sampling = sampling
@@ -102,6 +118,78 @@ class OpponentMixture:
         self.pool.append(Snapshot(path=path, steps=steps, rating=rating))
         del self.pool[: -self.pool_size]
 
+    # -- prioritized fictitious self-play ----------------------------------------------------
+    def record(self, labels: Sequence[str], score: float) -> None:
+        """The learner's result (1 won, 0 lost, 0.5 tied) in a game against ``labels``."""
+        if self.pfsp_exponent is None:
+            return
+        for label in labels:
+            found = self._results.get(label)
+            if found is None:
+                found = self._results[label] = deque(maxlen=self.pfsp_window)
+            found.append(float(score))
+        self._stale = True
+
+    def win_rate(self, label: str) -> float:
+        """The learner's recent win rate against ``label`` (one win and one loss of prior)."""
+        found = self._results.get(label, ())
+        return (sum(found) + 1.0) / (len(found) + 2.0)
+
+    def _priority(self, label: str) -> float:
+        return (1.0 - self.win_rate(label)) ** float(self.pfsp_exponent or 0.0)
+
+    @staticmethod
+    def snapshot_label(snap: Snapshot) -> str:
+        return f"self@{snap.steps}"
+
+    def _reweigh(self) -> None:
+        """Entry weights times their priorities (``self``: the mean over its pool)."""
+        weights = np.empty(len(self.names))
+        for i, name in enumerate(self.names):
+            if name == "self":
+                pool = [self._priority(self.snapshot_label(s)) for s in self.pool]
+                weights[i] = float(np.mean(pool)) if pool else 1.0
+            else:
+                weights[i] = self._priority(name)
+        weights *= self.weights
+        self._cumulative = np.cumsum(weights / weights.sum())
+        self._stale = False
+
+    def probabilities(self) -> dict[str, float]:
+        """The chance that a seat draws each opponent now (entries, and each snapshot)."""
+        if self.pfsp_exponent is not None:
+            self._reweigh()
+        entry = np.diff(self._cumulative, prepend=0.0)
+        out: dict[str, float] = {}
+        others = [i for i, n in enumerate(self.names) if n != "self"]
+        for name, p in zip(self.names, entry.tolist(), strict=True):
+            if name != "self":
+                out[name] = out.get(name, 0.0) + p
+            elif self.pool:
+                inner = self._pool_weights()
+                for snap, q in zip(self.pool, inner.tolist(), strict=True):
+                    out[self.snapshot_label(snap)] = p * q
+            elif others:  # an empty pool falls back to the other entries, by their weights
+                w = self.weights[others] / self.weights[others].sum()
+                for i, q in zip(others, w.tolist(), strict=True):
+                    out[self.names[i]] = out.get(self.names[i], 0.0) + p * q
+            else:
+                out["random"] = p
+        return out
+
+    def _pool_weights(self) -> np.ndarray:
+        size = len(self.pool)
+        if self.pfsp_exponent is not None:
+            w = np.asarray([self._priority(self.snapshot_label(s)) for s in self.pool])
+        elif self.sampling == "latest":
+            w = np.zeros(size)
+            w[-1] = 1.0
+        elif self.sampling == "uniform":
+            w = np.ones(size)
+        else:
+            w = np.arange(1, size + 1, dtype=np.float64)
+        return w / w.sum()
+
     def _snapshot_policy(self, snap: Snapshot) -> Policy:
         if snap.policy is None:
             if self.snapshot_loader is None:
@@ -113,6 +201,8 @@ class OpponentMixture:
 
     def sample(self, rng: np.random.Generator) -> tuple[str, Policy]:
         """(label, policy) of one opponent."""
+        if self._stale:
+            self._reweigh()
         name = self.names[_draw(self._cumulative, rng)]
         if name != "self":
             return name, self._fixed[name]
@@ -123,14 +213,16 @@ class OpponentMixture:
             w = np.cumsum(self.weights[others])
             name = self.names[others[_draw(w / w[-1], rng)]]
             return name, self._fixed[name]
-        if self.sampling == "latest":
+        if self.pfsp_exponent is not None:
+            snap = self.pool[_draw(np.cumsum(self._pool_weights()), rng)]
+        elif self.sampling == "latest":
             snap = self.pool[-1]
         elif self.sampling == "uniform":
             snap = self.pool[int(rng.integers(len(self.pool)))]
         else:  # "recent": weights 1, 2, ..., len(pool), the newest heaviest
             size = len(self.pool)
             snap = self.pool[_draw(_recent_cdf(size), rng)]
-        return f"self@{snap.steps}", self._snapshot_policy(snap)
+        return self.snapshot_label(snap), self._snapshot_policy(snap)
 
 
 def as_mixture(
@@ -168,7 +260,7 @@ class SeatEnv(gym.Env):
     :param env_options: rules options of the variant.
     :param opponents: an :class:`OpponentMixture`, or a list of agent names (equal weights).
     :param learner_seat: a seat, ``"rotate"`` (next seat each game) or ``"random"``.
-    :param reward: env reward mode seen by the learner (``points``, ``scaled``, ``win_loss``).
+    :param reward: env reward mode seen by the learner (``points``, ``scaled``, ``margin``, ``win_loss``).
     :param reward_scale: divisor for ``reward="scaled"``.
     :param mask_in_obs: append the legal-action mask to the observation (masked DQN reads the
         next state's legal actions from there).
@@ -372,6 +464,8 @@ class SeatEnv(gym.Env):
                 "seat": self.seat,
                 "truncated": truncated,
             }
+            if not truncated:
+                self.opponents.record(self._opponent_labels, float(info["game"]["winner"]))
         return obs, float(reward), terminated, truncated, info
 
     def render(self) -> str | None:

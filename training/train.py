@@ -117,6 +117,8 @@ def make_mixture(config: RunConfig) -> OpponentMixture:
         config.env_options,
         pool_size=config.self_play.pool_size,
         sampling=config.self_play.sampling,
+        pfsp_exponent=config.league.exponent if config.league.sampling == "pfsp" else None,
+        pfsp_window=config.league.window,
         snapshot_loader=lambda path, variant, n, options: load_policy(
             path, variant, n, options, deterministic=False
         ),
@@ -181,15 +183,17 @@ def build_model(config: RunConfig, env: Any, tb_dir: Path | None):
         "policy_kwargs": policy_kwargs(config),
         "tensorboard_log": str(tb_dir) if tb_dir else None,
     }
-    if config.policy_kwargs.network == "cards":
-        from rummyzoo.agents.networks import (
-            CardActorCriticPolicy,
-            CardDQNPolicy,
-            card_layout,
-        )
+    network = config.policy_kwargs.network
+    if network != "mlp":
+        from rummyzoo.agents import networks as nets
 
-        common["policy"] = CardActorCriticPolicy if config.algo == "ppo" else CardDQNPolicy
-        common["policy_kwargs"]["card_layout"] = card_layout(
+        classes = {
+            "cards": (nets.CardActorCriticPolicy, nets.CardDQNPolicy, nets.card_layout),
+            "actions": (nets.ActionActorCriticPolicy, nets.ActionDQNPolicy, nets.action_layout),
+        }
+        ppo_policy, dqn_policy, layout = classes[network]
+        common["policy"] = ppo_policy if config.algo == "ppo" else dqn_policy
+        common["policy_kwargs"][f"{network[:-1]}_layout"] = layout(
             config.variant,
             config.num_players,
             config.env_options,
@@ -295,7 +299,8 @@ def run_pretrain(
             env.close()
     writer = SummaryWriter(str(run_dir / "tb" / "pretrain"))
     for key in ("accuracy", "cross_entropy", "value_loss", "collect_seconds", "fit_seconds"):
-        writer.add_scalar(f"pretrain/{key}", result[key], 0)
+        if key in result:  # DQN's warm start has no cross-entropy
+            writer.add_scalar(f"pretrain/{key}", result[key], 0)
     writer.close()
     print(
         f"warm start: {result['decisions']:,} {result['teacher']} decisions in "

@@ -374,7 +374,9 @@ class BatchedSeatEnv(VecEnv):
                 info = infos[i]
                 info["terminal_observation"] = self._learner_input(final[None], zero)[0]
                 info["TimeLimit.truncated"] = truncated
-                info["game"] = self._game_info(i, truncated)
+                info["game"] = game = self._game_info(i, truncated)
+                if not truncated:
+                    self.opponents.record(game["opponents"], float(game["winner"]))
             self._new_match(i, rng)
 
     def _phi_of(self, obs: np.ndarray) -> float:

@@ -1,0 +1,330 @@
+"""Action descriptions: every action of the observer's turn described by what it does.
+
+A plain network must learn what "meld 0 2" or "lay off 7s below run" does from the cards it
+names, for every action separately. The ``actions`` network (:mod:`rummyzoo.agents.networks`)
+instead reads, for each action, a short vector that says what the action does, worked out from
+the observer's own observation exactly as a player would (never from hidden state), and scores
+every action with one scorer shared by all of them. What makes an action good (it scores 25
+now, it keeps two cards with three live partners, it hands the opponent a lay-off) is then
+learned once for all actions.
+
+The descriptions are appended to the observation as a ``(num_actions, width)`` block
+(``action_block``); a checkpoint records the feature set it was trained with. Actions that
+cannot be described (they name cards the observer does not hold) get a zero row; the legal
+mask removes them anyway.
+
+``ditch_actions`` (Ditch Rummy), 23 values per action:
+
+==  ==============================================================================
+0-5 kind: draw, meld, single, ditch one card, ditch all, end turn
+6   cards the action moves (drawn, melded, played or ditched) / 3
+7   points it scores now / 25
+8   a set; 9 a blind run
+10  the meld ends the hand (J-Q-K, Q-K-A)
+11  an ace among the cards moved
+12  mean game rank of the cards moved / 12
+13  live run partners of the cards moved (unseen cards that make a blind run with one)
+    / 8; 14 the same for sets / 3
+15  cards moved that fit the table as a single / 3
+16  hand size after / hand limit; 17 its penalty if the hand ended then / 20
+18  live run partners of the cards kept / 16; 19 live set partners of the cards kept / 6
+20  cards kept that fit the table as a single afterwards / 3
+21  pairs of kept cards that make a meld / 3
+22  draw pile after the action / 52
+==  ==============================================================================
+
+``rummy500_actions`` (500 Rum), 25 values per action:
+
+===== ===========================================================================
+0-8   kind: draw stock, pass, dig, meld a set, meld a run, lay off on a set, below a
+      run, above a run, discard
+9     points the play lays on the table now / 45
+10    value of the card the action names (the deepest card of a dig) / 15
+11    cards the action moves (a dig: the cards it takes) / 10
+12    dig: value of the cards taken / 60
+13    dig: value of the taken cards that are then in a 3-card meld of the hand / 60
+14    dig: taken cards that fit a meld on the table / 5
+15    hand size after / 15
+16    value of the cards of the hand after that are in no 3-card meld of it / 100
+17    cards of the hand after that are in a 3-card meld of it / 10
+18    the action empties the hand (goes out)
+19    the action uses the card that must be used this turn
+20    discard: the card is in a 3-card meld of the hand (the discard breaks it)
+21    discard: the card fits a meld on the table (anyone may lay it off)
+22    discard: the card melds with cards an opponent is known to hold
+23    cards of the hand that can share a meld with the card / 4
+24    unseen cards that can share a meld with the card / 6
+===== ===========================================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rummyzoo.envs.registry import make_game
+
+
+class ActionFeatures:
+    """Base: a ``(num_actions, width)`` description block, flattened (see the module doc)."""
+
+    variant = ""
+    width = 0
+
+    def __init__(self, num_players: int, options: dict[str, Any]) -> None:
+        self.game = make_game(self.variant, num_players, **options)
+        self.num_actions = int(self.game.num_actions)
+        self.size = self.num_actions * self.width
+        #: (offset in the feature vector, actions, values per action)
+        self.action_block = (0, self.num_actions, self.width)
+
+    def describe(self, obs: np.ndarray, out: np.ndarray) -> None:
+        """Write the descriptions of ``obs`` into the zeroed ``(num_actions, width)`` ``out``."""
+        raise NotImplementedError
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        out = np.zeros((self.num_actions, self.width), dtype=np.float32)
+        self.describe(obs, out)
+        return out.reshape(-1)
+
+    def batch(self, observations: np.ndarray) -> np.ndarray:
+        """:meth:`__call__` of every row, as one ``(rows, size)`` array."""
+        obs = np.asarray(observations)
+        out = np.zeros((len(obs), self.num_actions, self.width), dtype=np.float32)
+        for row in range(len(obs)):
+            self.describe(obs[row], out[row])
+        return out.reshape(len(obs), -1)
+
+
+# ---------------------------------------------------------------------------- Ditch Rummy
+class DitchActionFeatures(ActionFeatures):
+    """See the module docstring (``ditch_actions``)."""
+
+    variant = "ditch_rummy"
+    width = 23
+
+    def __init__(self, num_players: int, options: dict[str, Any]) -> None:
+        super().__init__(num_players, options)
+        from rummyzoo.agents.ditch import PlayPlanner, meld_partners
+        from rummyzoo.envs.ditch_rummy.rules import MAX_DRAW, RUN, SET
+
+        game = self.game
+        self.planner = PlayPlanner(game)
+        self.max_draw = MAX_DRAW
+        self.run, self.set = RUN, SET
+        self.points = game.single_points
+        self.penalty = game.card_penalty
+        self.pair_kind = [
+            [game.meld_kind((min(a, b), max(a, b))) for b in range(52)] for a in range(52)
+        ]
+        self.run_partners = [meld_partners(game, o, RUN) for o in range(52)]
+        self.set_partners = [meld_partners(game, o, SET) for o in range(52)]
+        self.hmax = game.max_hand
+
+    def _kept(self, out: np.ndarray, kept: list[int], fits: Any, unseen: int) -> None:
+        """Columns 16-21: the hand the action leaves."""
+        planner = self.planner
+        out[16] = len(kept) / self.hmax
+        out[17] = sum(self.penalty[o] for o in kept) / 20
+        out[18] = sum((self.run_partners[o] & unseen).bit_count() for o in kept) / 16
+        out[19] = sum((self.set_partners[o] & unseen).bit_count() for o in kept) / 6
+        out[20] = sum(planner.fits_card(o, fits) for o in kept) / 3
+        pairs = 0
+        for i, a in enumerate(kept):
+            for b in kept[i + 1 :]:
+                pairs += self.pair_kind[a][b] != 0
+        out[21] = pairs / 3
+
+    def _moved(self, out: np.ndarray, moved: list[int], fits: Any, unseen: int) -> None:
+        """Columns 6 and 11-15: the cards the action moves."""
+        out[6] = len(moved) / 3
+        out[11] = any(o >> 2 == 12 for o in moved)
+        out[12] = sum(o >> 2 for o in moved) / (12 * len(moved))
+        out[13] = sum((self.run_partners[o] & unseen).bit_count() for o in moved) / 8
+        out[14] = sum((self.set_partners[o] & unseen).bit_count() for o in moved) / 3
+        out[15] = sum(self.planner.fits_card(o, fits) for o in moved) / 3
+
+    def describe(self, obs: np.ndarray, out: np.ndarray) -> None:
+        from rummyzoo.envs.ditch_rummy.rules import ends_hand
+
+        seen = self.game.decode(obs)
+        hand = list(seen.hand)
+        fits, unseen, stock = seen.fits, seen.unseen, seen.stock
+        planner = self.planner
+        size = len(hand)
+        for k in range(self.max_draw + 1):
+            row = out[k]
+            row[0] = 1.0
+            row[6] = k / 3
+            row[22] = max(stock - k, 0) / 52
+            self._kept(row, hand, fits, unseen)
+            row[16] = (size + k) / self.hmax  # the drawn cards are not known yet
+        for j, combo in enumerate(self.game.meld_positions):
+            if combo[-1] >= size:
+                continue
+            cards = tuple(hand[p] for p in combo)
+            kind = self.game.meld_kind(cards)
+            if not kind:
+                continue
+            row = out[self.game.meld_base + j]
+            row[1] = 1.0
+            row[7] = self.game.meld_points[kind] / 25
+            row[8] = kind == self.set
+            row[9] = kind == self.run
+            row[10] = ends_hand(kind, cards)
+            after = planner.after_meld(fits, kind, cards)
+            self._moved(row, list(cards), fits, unseen)
+            self._kept(row, [o for p, o in enumerate(hand) if p not in combo], after, unseen)
+            row[22] = stock / 52
+        for pos, o in enumerate(hand):
+            targets = planner.targets(o, fits)
+            for t in range(self.game.single_targets):
+                if self.game.single_targets == 1:
+                    if not targets:
+                        continue
+                    target = targets[0]
+                elif t not in targets:
+                    continue
+                else:
+                    target = t
+                row = out[self.game.single_base + pos * self.game.single_targets + t]
+                row[2] = 1.0
+                row[7] = self.points[o] / 25
+                after = planner.after_single(fits, o, target)
+                self._moved(row, [o], fits, unseen)
+                self._kept(row, hand[:pos] + hand[pos + 1 :], after, unseen)
+                row[22] = stock / 52
+            row = out[self.game.ditch_base + pos]
+            row[3] = 1.0
+            self._moved(row, [o], fits, unseen)
+            self._kept(row, hand[:pos] + hand[pos + 1 :], fits, unseen)
+            row[22] = stock / 52
+        if hand:
+            row = out[self.game.ditch_all]
+            row[4] = 1.0
+            self._moved(row, hand, fits, unseen)
+            self._kept(row, [], fits, unseen)
+            row[22] = stock / 52
+        row = out[self.game.end_turn]
+        row[5] = 1.0
+        self._kept(row, hand, fits, unseen)
+        row[22] = stock / 52
+
+
+# ---------------------------------------------------------------------------- 500 Rum
+class Rummy500ActionFeatures(ActionFeatures):
+    """See the module docstring (``rummy500_actions``)."""
+
+    variant = "rummy500"
+    width = 25
+
+    def __init__(self, num_players: int, options: dict[str, Any]) -> None:
+        super().__init__(num_players, options)
+        if self.game.num_decks > 1:
+            raise ValueError(
+                "rummy500_actions describes one-deck games (2-4 players); with two decks use "
+                "the 'mlp' network"
+            )
+        from rummyzoo.agents.rummy500 import NEIGHBOURS
+        from rummyzoo.envs.rummy500 import tables as t
+
+        self.t = t
+        self.neighbours = NEIGHBOURS
+        self.value = t.CARD_VALUE
+
+    def _hand_after(self, row: np.ndarray, hand: int) -> None:
+        """Columns 15-18: the hand the action leaves."""
+        covered = self.t.meldable(hand)
+        loose = hand & ~covered
+        row[15] = hand.bit_count() / 15
+        row[16] = sum(self.value[c] for c in _cards(loose)) / 100
+        row[17] = covered.bit_count() / 10
+        row[18] = hand == 0
+
+    def _card(self, row: np.ndarray, card: int, hand: int, unseen: int) -> None:
+        """Columns 10, 23 and 24: the card the action names."""
+        row[10] = self.value[card] / 15
+        near = self.neighbours[card]
+        row[23] = (near & hand & ~(1 << card)).bit_count() / 4
+        row[24] = (near & unseen).bit_count() / 6
+
+    def describe(self, obs: np.ndarray, out: np.ndarray) -> None:
+        from rummyzoo.envs.rummy500.rules import completes_meld
+
+        t = self.t
+        seen = self.game.decode(obs)
+        hand, unseen, pending = seen.hand, seen.unseen, seen.pending
+        set_fit, below_fit, above_fit = seen.fits
+        fits_any = set_fit | below_fit | above_fit
+        value = self.value
+        out[t.DRAW_STOCK, 0] = 1.0
+        self._hand_after(out[t.DRAW_STOCK], hand)
+        out[t.PASS, 1] = 1.0
+        self._hand_after(out[t.PASS], hand)
+        # digs: the card and everything above it
+        pile = seen.discards
+        taken = 0
+        for depth in range(len(pile)):
+            card = pile[-1 - depth]
+            taken |= 1 << card
+            row = out[t.DIG_BASE + card]
+            row[2] = 1.0
+            new = hand | taken
+            covered = t.meldable(new)
+            row[11] = (depth + 1) / 10
+            row[12] = sum(value[c] for c in _cards(taken)) / 60
+            row[13] = sum(value[c] for c in _cards(taken & covered)) / 60
+            row[14] = (taken & fits_any).bit_count() / 5
+            self._card(row, card, hand, unseen)
+            self._hand_after(row, new)
+        # melds of three cards from the hand
+        for m in t.melds_in(hand):
+            spec = t.MELDS[m]
+            row = out[t.MELD_BASE + m]
+            row[4 if spec.is_run else 3] = 1.0
+            row[9] = spec.value / 45
+            row[10] = max(value[c] for c in spec.cards) / 15
+            row[11] = 3 / 10
+            row[19] = pending in spec.cards
+            self._hand_after(row, hand & ~spec.mask)
+        for card in _cards(hand):
+            rest = hand & ~(1 << card)
+            bit = 1 << card
+            low_ace = card % 13 == 0
+            for kind, fit, base, points in (
+                (5, set_fit, t.LAY_SET_BASE, value[card]),
+                (6, below_fit, t.LAY_LOW_BASE, 1 if low_ace else value[card]),
+                (7, above_fit, t.LAY_HIGH_BASE, value[card]),
+            ):
+                if fit & bit:
+                    row = out[base + card]
+                    row[kind] = 1.0
+                    row[9] = points / 45
+                    row[11] = 1 / 10
+                    row[19] = card == pending
+                    self._card(row, card, rest, unseen)
+                    self._hand_after(row, rest)
+            row = out[t.DISCARD_BASE + card]
+            row[8] = 1.0
+            row[11] = 1 / 10
+            row[20] = bool(t.meldable(hand) & bit)
+            row[21] = bool(fits_any & bit)
+            row[22] = any(completes_meld(card, known) for known in seen.opponent_known)
+            self._card(row, card, rest, unseen)
+            self._hand_after(row, rest)
+
+
+def _cards(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+ACTION_FEATURES: dict[str, type[ActionFeatures]] = {
+    "ditch_actions": DitchActionFeatures,
+    "rummy500_actions": Rummy500ActionFeatures,
+}

@@ -1,0 +1,287 @@
+"""Action descriptions, the shared action scorer, the margin reward and the PFSP league."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch as th
+
+from rummyzoo.agents.action_features import DitchActionFeatures, Rummy500ActionFeatures
+from rummyzoo.agents.arena import run_arena
+from rummyzoo.agents.checkpoints import load_policy, read_meta
+from rummyzoo.agents.features import make_features
+from rummyzoo.agents.networks import ActionScorer, action_layout
+from rummyzoo.envs import ditch_rummy_v0, rummy500_v0
+from rummyzoo.envs.cards import parse_cards
+from rummyzoo.envs.ditch_rummy.scripting import deck_with_top, play
+from rummyzoo.envs.match import Match
+from rummyzoo.envs.registry import make_game, make_vector
+from rummyzoo.envs.vector import uniform_legal_actions
+from rummyzoo.training.config import ConfigLoadError, validate_config
+from rummyzoo.training.seat_env import OpponentMixture
+from rummyzoo.training.train import train_from_file
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def _row(features, obs: np.ndarray, action: int) -> np.ndarray:
+    return features(obs).reshape(features.num_actions, features.width)[action]
+
+
+# ------------------------------------------------------------------ Ditch Rummy descriptions
+def _ditch(top: str) -> ditch_rummy_v0.raw_env:
+    env = ditch_rummy_v0.raw_env(num_players=2, target_score=None)
+    env.reset(seed=0, options={"deck": deck_with_top(top)})
+    return env
+
+
+def test_ditch_descriptions_of_a_worked_hand():
+    env = _ditch("9c 9h Td")
+    feats = DitchActionFeatures(2, {"target_score": None})
+    obs = env.observe("player_0")["observation"]
+    draw3 = _row(feats, obs, env.action_index("draw 3"))
+    assert draw3[0] == 1 and draw3[6] == 1.0 and draw3[16] == pytest.approx(3 / 3)
+    assert draw3[22] == pytest.approx(49 / 52)  # the draw pile after drawing three
+    play(env, ["draw 3"])  # hand positions: 0 = 9c, 1 = 9h, 2 = Td
+    obs = env.observe("player_0")["observation"]
+    pair = _row(feats, obs, env.action_index("meld 0 1"))  # the set 9c 9h: 5 points
+    assert pair[1] == 1 and pair[8] == 1 and pair[9] == 0
+    assert pair[7] == pytest.approx(5 / 25)
+    run = _row(feats, obs, env.action_index("meld 0 2"))  # the blind run 9c Td: 25 points
+    assert run[9] == 1 and run[7] == pytest.approx(1.0) and run[10] == 0
+    # what it keeps: 9h alone (a card of penalty 2), which no longer pairs with anything held
+    assert run[16] == pytest.approx(1 / 3) and run[17] == pytest.approx(2 / 20)
+    assert run[21] == 0
+    # 9h 9c Td hold two melding pairs (9c 9h, and 9c/9h with Td): ending the turn keeps them
+    end = _row(feats, obs, env.action_index("end turn"))
+    assert end[5] == 1 and end[21] == pytest.approx(3 / 3)
+    ditch = _row(feats, obs, env.action_index("ditch 2"))  # Td: its live run partners go too
+    assert ditch[3] == 1 and ditch[13] > 0
+    # nothing fits the table yet: no single is described
+    assert not _row(feats, obs, env.action_index("single 0")).any()
+
+
+def test_ditch_describes_a_hand_ending_run():
+    env = _ditch("Jc Qd Kh")
+    play(env, ["draw 3"])
+    feats = DitchActionFeatures(2, {"target_score": None})
+    row = _row(feats, env.observe("player_0")["observation"], env.action_index("meld 0 1 2"))
+    assert row[9] == 1 and row[10] == 1 and row[6] == 1.0
+
+
+# ------------------------------------------------------------------ 500 Rum descriptions
+def _deal(p0: str, p1: str, up: str, stock: str) -> list[str]:
+    from rummyzoo.envs.cards import CARD_NAMES
+
+    h0, h1 = parse_cards(p0), parse_cards(p1)
+    head = [c for pair in zip(h0, h1, strict=True) for c in pair] + parse_cards(up)
+    head += parse_cards(stock)
+    return [CARD_NAMES[c] for c in head + [c for c in range(52) if c not in head]]
+
+
+def test_rummy500_descriptions_of_a_worked_hand():
+    deck = _deal("4h 5h 6h 2c 9d Js 7c Kd 3s Qc", "Ac 8c 2d 5d As Td 4s 6s 9s 8d", "Tc", "2h 3d")
+    env = rummy500_v0.raw_env(num_players=2, target_score=None)
+    env.reset(seed=0, options={"deck": deck})
+    feats = Rummy500ActionFeatures(2, {"target_score": None})
+    obs = env.observe("player_0")["observation"]
+    dig = _row(feats, obs, env.action_index("dig Tc"))  # the up card: one card, 10 points
+    assert dig[2] == 1 and dig[11] == pytest.approx(0.1) and dig[12] == pytest.approx(10 / 60)
+    assert dig[13] == 0  # Tc melds with nothing in the hand
+    env.step(env.action_index("draw stock"))  # 2h joins the hand
+    obs = env.observe("player_0")["observation"]
+    meld = _row(feats, obs, env.action_index("meld 4h 5h 6h"))
+    assert meld[4] == 1 and meld[3] == 0 and meld[9] == pytest.approx(15 / 45)
+    assert meld[15] == pytest.approx(8 / 15)  # eleven cards, three melded
+    discard = _row(feats, obs, env.action_index("discard 5h"))
+    assert discard[8] == 1 and discard[20] == 1  # 5h is in the run 4h 5h 6h: discarding breaks it
+    loose = _row(feats, obs, env.action_index("discard Kd"))
+    assert loose[20] == 0 and loose[10] == pytest.approx(10 / 15)
+    # the run's cards count as melded in the hand the discard of Kd leaves
+    assert loose[17] == pytest.approx(3 / 10)
+    assert not _row(feats, obs, env.action_index("discard 8c")).any()  # not in the hand
+
+
+@pytest.mark.parametrize(
+    ("variant", "name", "players", "options"),
+    [
+        ("ditch_rummy", "ditch_actions", 2, {}),
+        ("ditch_rummy", "ditch_actions", 4, {"teams": True}),
+        ("ditch_rummy", "ditch_actions", 3, {"draw_rule": "up_to_3", "single_extends_meld": True}),
+        ("rummy500", "rummy500_actions", 2, {}),
+        ("rummy500", "rummy500_actions", 4, {"top_discard_free": True}),
+    ],
+)
+def test_every_legal_action_is_described(variant, name, players, options):
+    feats = make_features(name, variant, players, options)
+    vec = make_vector(variant, 32, players, **options)
+    vec.reset(seed=11)
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        block = feats.batch(vec.observations).reshape(32, feats.num_actions, feats.width)
+        legal = vec.action_masks.astype(bool)
+        described = np.abs(block).sum(axis=2) > 0
+        assert (described | ~legal).all()
+        assert np.isfinite(block).all()
+        # the same observation always gives the same description, row by row or batched
+        assert np.array_equal(block[3].reshape(-1), feats(vec.observations[3]))
+        vec.step(uniform_legal_actions(vec.action_masks, rng))
+
+
+def test_rummy500_descriptions_refuse_two_decks():
+    with pytest.raises(ValueError, match="one-deck games"):
+        make_features("rummy500_actions", "rummy500", 6, {})
+
+
+# ------------------------------------------------------------------ the shared scorer
+def test_the_scorer_scores_every_action_with_the_same_weights():
+    layout = action_layout("ditch_rummy", 2, {}, "ditch_actions", mask_in_obs=False)
+    start, width, actions = layout["action_start"], layout["action_width"], layout["num_actions"]
+    th.manual_seed(0)
+    scorer = ActionScorer(layout, [32], card_arch=[16, 16])
+    x = th.rand(3, layout["input_size"])
+    block = x[:, start : start + actions * width].reshape(3, actions, width)
+    block[:, 5] = block[:, 9]  # two actions with the same description...
+    scores = scorer(x)
+    assert th.allclose(scores[:, 5], scores[:, 9])  # ...get the same score
+    y = x.clone()
+    y[:, start + 2 * width] += 1.0  # one value of action 2's description
+    moved = (scorer(y) - scores).abs() > 1e-7
+    assert moved[:, 2].all() and not moved[:, [a for a in range(actions) if a != 2]].any()
+    # an action without a description is not scored (0); gradients reach every weight
+    z = x.clone()
+    z[:, start + 4 * width : start + 5 * width] = 0.0
+    out = scorer(z)
+    assert (out[:, 4] == 0).all() and th.allclose(out[:, 5], scores[:, 5])
+    out.sum().backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in scorer.parameters())
+
+
+def test_actions_network_needs_action_descriptions():
+    with pytest.raises(ConfigLoadError, match=r"policy_kwargs\.network: the 'actions' network"):
+        validate_config({"variant": "ditch_rummy", "policy_kwargs": {"network": "actions"}})
+    with pytest.raises(ConfigLoadError, match="features: 'rummy500_actions' are for rummy500"):
+        validate_config({"variant": "ditch_rummy", "features": "rummy500_actions"})
+
+
+@pytest.mark.parametrize(
+    ("variant", "features", "algo"),
+    [
+        ("ditch_rummy", "ditch_actions", "ppo"),
+        ("ditch_rummy", "ditch_actions", "dqn"),
+        ("rummy500", "rummy500_actions", "ppo"),
+        ("rummy500", "rummy500_actions", "dqn"),
+    ],
+)
+def test_actions_network_trains_saves_and_plays(tmp_path, variant, features, algo):
+    run = tmp_path / algo
+    overrides = [
+        f"variant={variant}",
+        f"features={features}",
+        "policy_kwargs.network=actions",
+        "env_options.target_score=null",
+        "league.sampling=pfsp",
+    ]
+    summary = train_from_file(str(CONFIGS / f"smoke_{algo}.yaml"), overrides, str(run), ["test"])
+    last = run / "checkpoints" / "last.rz"
+    meta = read_meta(last)
+    assert meta["steps"] == summary["steps"] >= 256
+    assert meta["network"]["type"] == "actions"
+    policy = load_policy(last, variant, 2)
+    assert type(policy.model.policy).__name__.startswith("Action")
+    options = {"target_score": None}
+    result = run_arena(
+        variant, 2, [str(last), "random"], deals=2, seed=0, workers=1, options=options
+    )
+    assert result.games == 4
+
+
+# ------------------------------------------------------------------ margin reward
+@pytest.mark.parametrize(
+    ("variant", "players", "options"),
+    [("ditch_rummy", 2, {}), ("ditch_rummy", 4, {"teams": True}), ("rummy500", 3, {})],
+)
+def test_margin_reward_is_the_points_margin_and_zero_sum(variant, players, options):
+    game = make_game(
+        variant, players, reward="margin", reward_scale=10.0, target_score=None, **options
+    )
+    match = Match(game)
+    rng = np.random.default_rng(4)
+    match.reset(seed=3)
+    end = None
+    while end is None or end.points is None:
+        end = match.play(int(rng.choice(np.flatnonzero(match.legal_mask()))))
+    rewards = np.asarray(end.rewards, dtype=float)
+    points = np.asarray(end.points, dtype=float)
+    groups = np.asarray(game.score_groups)
+    sides = [points[groups == g].sum() for g in sorted(set(groups.tolist()))]
+    for seat in range(players):
+        mine = sides[groups[seat]]
+        others = [p for g, p in enumerate(sides) if g != groups[seat]]
+        assert rewards[seat] == pytest.approx((mine - np.mean(others)) / 10.0)
+    per_side = [rewards[groups == g][0] for g in sorted(set(groups.tolist()))]
+    assert sum(per_side) == pytest.approx(0.0)
+
+
+# ------------------------------------------------------------------ PFSP league
+def test_pfsp_draws_the_hardest_opponents_most():
+    mixture = OpponentMixture(
+        [("random", 1.0), ("ditch.greedy", 1.0), ("self", 1.0)],
+        "ditch_rummy",
+        2,
+        pfsp_exponent=2.0,
+        pfsp_window=50,
+        snapshot_loader=lambda *a: make_agent_random(),
+    )
+    # an empty pool: "self" falls back to the other entries
+    assert mixture.probabilities() == pytest.approx({"random": 0.5, "ditch.greedy": 0.5})
+    for _ in range(40):
+        mixture.record(["random"], 1.0)
+        mixture.record(["ditch.greedy"], 0.0)
+    mixture.add_snapshot("a.rz", 100)
+    mixture.add_snapshot("b.rz", 200)
+    for _ in range(20):
+        mixture.record(["self@100"], 1.0)
+        mixture.record(["self@200"], 0.5)
+    p = mixture.probabilities()
+    assert sum(p.values()) == pytest.approx(1.0)
+    assert p["ditch.greedy"] > p["self@200"] > p["self@100"] and p["ditch.greedy"] > p["random"]
+    # (1 - 1/42)^2 against (1 - 41/42)^2: random nearly fades out, but is never dropped
+    assert 0 < p["random"] < 0.01
+    assert mixture.win_rate("ditch.greedy") == pytest.approx(1 / 42)
+    # a window of 50 games: old results leave it
+    for _ in range(50):
+        mixture.record(["ditch.greedy"], 1.0)
+    assert mixture.win_rate("ditch.greedy") == pytest.approx(51 / 52)
+    # sampling follows the probabilities, and is the same for the same seed
+    rng = np.random.default_rng(0)
+    drawn = [mixture.sample(rng)[0] for _ in range(2000)]
+    again = [mixture.sample(np.random.default_rng(0))[0] for _ in range(1)]
+    assert again[0] == drawn[0]
+    p = mixture.probabilities()
+    for label in ("random", "ditch.greedy", "self@100", "self@200"):
+        assert drawn.count(label) / 2000 == pytest.approx(p[label], abs=0.04)
+
+
+def test_pfsp_without_results_keeps_the_weights():
+    mixture = OpponentMixture(
+        [("random", 3.0), ("ditch.greedy", 1.0)], "ditch_rummy", 2, pfsp_exponent=1.0
+    )
+    assert mixture.probabilities() == pytest.approx({"random": 0.75, "ditch.greedy": 0.25})
+    with pytest.raises(ValueError, match="pfsp_exponent must be positive"):
+        OpponentMixture([("random", 1.0)], "ditch_rummy", 2, pfsp_exponent=0.0)
+
+
+def make_agent_random():
+    from rummyzoo.agents.registry import make_agent
+
+    return make_agent("random", "ditch_rummy", 2, {})
+
+
+def test_league_config_is_validated():
+    with pytest.raises(ConfigLoadError, match=r"league\.sampling"):
+        validate_config({"league": {"sampling": "elo"}})
+    with pytest.raises(ConfigLoadError, match=r"league\.exponent"):
+        validate_config({"league": {"sampling": "pfsp", "exponent": 0}})

@@ -1,0 +1,89 @@
+"""Learning curves: a run's evaluation win rate against each baseline over training steps.
+
+Every evaluation a run makes (``evaluation.interval``, and one before any RL when
+``evaluation.at_start``) is kept in the run folder (``state.json`` while it trains,
+``summary.json`` once it is done). :func:`curve_figure` draws them: one line per evaluation
+opponent with its 95% interval as a band, the warm start's evaluation (step 0) marked, and the
+0.5 line that separates beating an opponent from losing to it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def run_evaluations(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(the run's config, its evaluations in step order) from a run folder.
+
+    :raises FileNotFoundError: not a run folder.
+    :raises ValueError: a run without evaluations.
+    """
+    import yaml
+
+    run = Path(run_dir)
+    config_path = run / "config.yaml"
+    if not config_path.is_file():
+        raise FileNotFoundError(f"{run} is not a run folder (no config.yaml in it)")
+    config = yaml.safe_load(config_path.read_text()) or {}
+    history: list[dict[str, Any]] = []
+    for name in ("summary.json", "state.json"):
+        path = run / name
+        if path.is_file():
+            doc = json.loads(path.read_text())
+            history = doc.get("evaluations", doc.get("eval_history", [])) or []
+            if history:
+                break
+    if not history:
+        raise ValueError(f"run {run} has no evaluations yet (see evaluation.interval)")
+    return config, sorted(history, key=lambda e: e["steps"])
+
+
+def curve_figure(run_dir: str | Path, title: str | None = None) -> Any:
+    """The learning curves of a run as a matplotlib figure (not saved)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    config, history = run_evaluations(run_dir)
+    fig = Figure(figsize=(7.5, 4.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    opponents = list(history[-1]["results"])
+    for opponent in opponents:
+        points = [(e["steps"], e["results"][opponent]) for e in history if opponent in e["results"]]
+        steps = [s for s, _ in points]
+        rate = [r["win_rate"] for _, r in points]
+        low = [r["win_rate_ci"][0] for _, r in points]
+        high = [r["win_rate_ci"][1] for _, r in points]
+        (line,) = ax.plot(steps, rate, marker="o", markersize=3, label=f"vs {opponent}")
+        ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+    ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
+    if config.get("pretrain") and history[0]["steps"] == 0:
+        ax.axvline(0, color="black", linewidth=0.8, linestyle=":")
+        ax.annotate("warm start", (0, 0.02), xytext=(4, 0), textcoords="offset points", fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("training steps (learner decisions)")
+    deals = (config.get("evaluation") or {}).get("deals", "?")
+    options = {
+        **(config.get("env_options") or {}),
+        **((config.get("evaluation") or {}).get("options") or {}),
+    }
+    episode = "one hand" if options.get("target_score", 0) is None else "a match"
+    ax.set_ylabel(f"win rate ({deals} duplicate deals, {episode} each)")
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
+    shown = (
+        title
+        or f"{config.get('variant', '?')}, {config.get('num_players', '?')} players, {config.get('algo', '?')}"
+    )
+    ax.set_title(shown + " (bands: 95% intervals)", fontsize=10)
+    return fig
+
+
+def write_curves(run_dir: str | Path, out: str | Path, title: str | None = None) -> Path:
+    """Write :func:`curve_figure` of a run as a PNG. Returns the path."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    curve_figure(run_dir, title).savefig(out, dpi=110)
+    return out
