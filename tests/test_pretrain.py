@@ -105,6 +105,10 @@ def test_pretrained_run_records_its_warm_start(tmp_path):
     assert pre["teacher"] == "knock.greedy" and pre["decisions"] >= 200
     assert 0.0 <= pre["accuracy"] <= 1.0
     assert list((tmp_path / "run" / "tb" / "pretrain").glob("events.*"))
+    # the network the warm start left, before any RL, is kept beside the others
+    from rummyzoo.agents.checkpoints import read_meta
+
+    assert read_meta(tmp_path / "run" / "checkpoints" / "warm_start.rz")["steps"] == 0
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,7 @@ from rummyzoo.agents.checkpoints import (
     load_policy,
     read_meta,
     read_trusted_meta,
+    save_checkpoint,
 )
 from rummyzoo.training.config import RunConfig, config_to_yaml, load_config, validate_config
 from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
@@ -410,6 +411,10 @@ def train(
             begun = time.perf_counter()
             state["pretrain"] = run_pretrain(model, config, run_dir, progress, progress_every)
             phases["warm_start_seconds"] = time.perf_counter() - begun
+            # the network as the warm start left it, before any RL: what RL is measured against
+            save_checkpoint(
+                model, run_dir / "checkpoints" / "warm_start.rz", checkpoint_meta(config, 0)
+            )
     bar = Progress(
         f"train ({config.algo})",
         config.n_timesteps,

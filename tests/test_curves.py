@@ -1,0 +1,63 @@
+"""``rummyzoo curves``: a run's evaluations over training steps, as a PNG."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rummyzoo.cli.main import main
+from rummyzoo.training.curves import curve_figure, run_evaluations
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    run = tmp_path_factory.mktemp("curves") / "run"
+    argv = ["train", str(CONFIGS / "smoke_ppo.yaml"), "--run-dir", str(run), "--quiet"]
+    for setting in ("evaluation.opponents=[random, knock.greedy]", "pretrain.teacher=knock.greedy"):
+        argv += ["--set", setting]
+    argv += ["--set", "pretrain.decisions=100"]
+    assert main(argv) == 0
+    return run
+
+
+def test_curves_plot_every_evaluation(run, tmp_path, capsys):
+    config, history = run_evaluations(run)
+    assert config["variant"] == "knock_rummy"
+    summary = json.loads((run / "summary.json").read_text())
+    assert [e["steps"] for e in history] == [e["steps"] for e in summary["evaluations"]]
+    assert history[0]["steps"] == 0 and len(history) >= 2
+    out = tmp_path / "deep" / "curve.png"
+    assert main(["curves", str(run), "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    printed = capsys.readouterr().out
+    assert f"{len(history)} evaluations, steps 0 to {history[-1]['steps']:,}" in printed
+    ax = curve_figure(run).axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["vs random", "vs knock.greedy"]
+    # one line per opponent through its evaluations' win rates
+    line = ax.get_lines()[1]
+    assert list(line.get_ydata()) == [e["results"]["knock.greedy"]["win_rate"] for e in history]
+
+
+def test_curves_of_a_run_still_training(run, tmp_path):
+    # before summary.json exists, the evaluations come from state.json
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    (partial / "config.yaml").write_text((run / "config.yaml").read_text())
+    state = json.loads((run / "state.json").read_text())
+    (partial / "state.json").write_text(json.dumps(state))
+    _, history = run_evaluations(partial)
+    assert [e["steps"] for e in history] == [e["steps"] for e in state["eval_history"]]
+
+
+def test_curves_errors(tmp_path, capsys):
+    assert main(["curves", str(tmp_path), "--out", str(tmp_path / "c.png")]) == 2
+    assert "is not a run folder (no config.yaml in it)" in capsys.readouterr().err
+    (tmp_path / "config.yaml").write_text("variant: knock_rummy\n")
+    assert main(["curves", str(tmp_path), "--out", str(tmp_path / "c.png")]) == 2
+    assert "has no evaluations yet" in capsys.readouterr().err
+    assert not (tmp_path / "c.png").exists()
