@@ -63,7 +63,9 @@ from typing import Any
 
 import numpy as np
 
+from rummyzoo.envs.ditch_rummy.rules import ends_hand
 from rummyzoo.envs.registry import make_game
+from rummyzoo.envs.rummy500.rules import completes_meld
 
 
 class ActionFeatures:
@@ -146,8 +148,6 @@ class DitchActionFeatures(ActionFeatures):
         out[15] = sum(self.planner.fits_card(o, fits) for o in moved) / 3
 
     def describe(self, obs: np.ndarray, out: np.ndarray) -> None:
-        from rummyzoo.envs.ditch_rummy.rules import ends_hand
-
         seen = self.game.decode(obs)
         hand = list(seen.hand)
         fits, unseen, stock = seen.fits, seen.unseen, seen.stock
@@ -250,8 +250,6 @@ class Rummy500ActionFeatures(ActionFeatures):
         row[24] = (near & unseen).bit_count() / 6
 
     def describe(self, obs: np.ndarray, out: np.ndarray) -> None:
-        from rummyzoo.envs.rummy500.rules import completes_meld
-
         t = self.t
         seen = self.game.decode(obs)
         hand, unseen, pending = seen.hand, seen.unseen, seen.pending
@@ -288,6 +286,7 @@ class Rummy500ActionFeatures(ActionFeatures):
             row[11] = 3 / 10
             row[19] = pending in spec.cards
             self._hand_after(row, hand & ~spec.mask)
+        in_melds = t.meldable(hand)
         for card in _cards(hand):
             rest = hand & ~(1 << card)
             bit = 1 << card
@@ -308,7 +307,7 @@ class Rummy500ActionFeatures(ActionFeatures):
             row = out[t.DISCARD_BASE + card]
             row[8] = 1.0
             row[11] = 1 / 10
-            row[20] = bool(t.meldable(hand) & bit)
+            row[20] = bool(in_melds & bit)
             row[21] = bool(fits_any & bit)
             row[22] = any(completes_meld(card, known) for known in seen.opponent_known)
             self._card(row, card, rest, unseen)
