@@ -216,6 +216,48 @@ class Game:
         """How many places hold each card id (length 52): ``num_decks`` everywhere when sound."""
         raise NotImplementedError
 
+    def table_view(self, state: HandState, view: int | None, totals: np.ndarray) -> dict[str, Any]:
+        """The table as data (what :meth:`render` shows as text), for viewers and web pages.
+
+        ``view``: the seat whose hand is shown (None: every hand open); other hands show only
+        what that seat may see. Cards are card strings (``"Kh"``). Keys:
+
+        * ``title``, ``status`` (text), ``dealer``, ``turn``, ``current`` (seat to act, None once
+          the hand is over), ``over``;
+        * ``piles``: ``[{"name", "count", "cards"}]`` (``cards`` only where they are face up,
+          bottom first, so the last card is the top);
+        * ``table``: melds on the table, ``[{"kind", "cards", "owner"}]`` (``owner``: a seat, or
+          a list of seats per card where several laid it);
+        * ``seats``: per seat ``{"seat", "name", "hand"`` (card strings, or None when hidden)
+          ``, "count", "known"`` (cards of a hidden hand the viewer has seen)
+          ``, "melds", "notes", "points"`` (hand points once over)``}``, and in Ditch Rummy
+          ``"singles"`` (the single cards the seat played to the table);
+        * ``notes``: further lines (e.g. what fits where);
+        * ``scores``: the match totals per seat, ``target``: the target score (both None in
+          single-hand play).
+        """
+        raise NotImplementedError
+
+    def _view_frame(
+        self, state: HandState, status: str, totals: np.ndarray, title: str
+    ) -> dict[str, Any]:
+        """The keys every variant's :meth:`table_view` shares."""
+        target = self.match.target_score
+        return {
+            "title": title,
+            "status": status,
+            "dealer": int(state.dealer),
+            "turn": int(state.turn),
+            "current": None if state.over else int(state.current),
+            "over": bool(state.over),
+            "piles": [],
+            "table": [],
+            "seats": [],
+            "notes": [],
+            "scores": None if target is None else [float(t) for t in totals[: self.num_players]],
+            "target": target,
+        }
+
     # -- shared ---------------------------------------------------------------
     def scores_line(self, totals: np.ndarray, label: str = "scores") -> str | None:
         """The match totals as a render line (None in single-hand play)."""

@@ -66,10 +66,12 @@ __all__ = [
     "ReplaySimulation",
     "check_replay",
     "describe_action",
+    "legal_moves",
     "load_replay",
     "make_play_match",
     "random_seed",
     "record_game",
+    "replay_frames",
     "save_replay",
     "verify_replay",
 ]
@@ -546,3 +548,83 @@ def verify_replay(data: dict[str, Any] | str | Path, source: str | None = None) 
         source = source or str(data)
         data = load_replay(data)
     return ReplaySimulation(data, source or "<replay>").run()
+
+
+# ---------------------------------------------------------------------------- frames
+def legal_moves(match: Match) -> list[dict[str, Any]]:
+    """The legal actions of the seat to act: ``[{"action", "name", "description"}]``."""
+    game = match.game
+    return [
+        {"action": int(a), "name": game.action_names[a], "description": describe_action(match, a)}
+        for a in np.flatnonzero(match.legal_mask())
+    ]
+
+
+def replay_frames(
+    data: dict[str, Any], view: int | None = None, source: str = "<replay>"
+) -> dict[str, Any]:
+    """A verified replay as the frames a viewer steps through (the HTML replay page).
+
+    One frame per move (the table as the mover saw it, the move, the legal alternatives) and
+    one per hand end (every hand open, the hand's points and the totals). Tables are
+    :meth:`~rummyzoo.envs.core.Game.table_view` dicts from ``view``'s seat (None: all open);
+    the alternatives of another seat's move are not shown from a seat's view, only counted
+    (they would tell what that seat holds).
+
+    :raises ReplayError: the replay does not re-play exactly.
+    :raises ValueError: ``view`` is not a seat of the game.
+    """
+    n = data.get("num_players") if isinstance(data, dict) else None
+    if view is not None and (not isinstance(n, int) or not 0 <= view < n):
+        raise ValueError(f"view must be a seat 0..{(n or 1) - 1}, got {view!r}")
+    sim = ReplaySimulation(data, source)
+    match = sim.match
+    frames: list[dict[str, Any]] = []
+    hand = [1]
+
+    def record(event: Move | HandOver, sim: ReplaySimulation) -> None:
+        totals = match.totals_by_seat()
+        if isinstance(event, Move):
+            moves = legal_moves(match)
+            hidden = view is not None and view != event.seat
+            frames.append(
+                {
+                    "kind": "move",
+                    "index": event.index,
+                    "hand": hand[0],
+                    "seat": event.seat,
+                    "agent": data["agents"][event.seat],
+                    "move": event.description,
+                    "legal": None if hidden else [m["description"] for m in moves],
+                    "legal_count": len(moves),
+                    "table": match.game.table_view(match.state, view, totals),
+                }
+            )
+        else:
+            frames.append(
+                {
+                    "kind": "hand_over",
+                    "hand": event.number,
+                    "points": event.points,
+                    "totals": list(event.totals),
+                    "truncated": event.truncated,
+                    "episode_over": event.episode_over,
+                    "table": match.game.table_view(
+                        event.state, None, np.asarray(event.totals, dtype=np.float64)
+                    ),
+                }
+            )
+            hand[0] = event.number + 1
+
+    summary = sim.run(record)
+    return {
+        "variant": data["variant"],
+        "num_players": data["num_players"],
+        "agents": list(data["agents"]),
+        "options": dict(data["options"]),
+        "seed": data["seed"],
+        "view": view,
+        "hands": summary["hands"],
+        "final": summary["final"],
+        "frames": frames,
+    }

@@ -21,7 +21,14 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, format_card, format_cards
+from rummyzoo.envs.cards import (
+    CARD_NAMES,
+    NUM_CARDS,
+    NUM_RANKS,
+    NUM_SUITS,
+    format_card,
+    format_cards,
+)
 from rummyzoo.envs.core import (
     ConfigError,
     Game,
@@ -160,10 +167,14 @@ class TableMeld:
         m.added = list(self.added)
         return m
 
+    def ordered_cards(self) -> list[int]:
+        """The meld's cards with the singles that joined it, in game order."""
+        return sorted(self.cards + self.added, key=CARD_TO_ORDER.__getitem__)
+
     def text(self) -> str:
         """``"set 9c 9h"`` / ``"run 4c 5h 6c"`` (joined singles in brackets)."""
         kind = "set" if self.kind == SET else "run"
-        cards = sorted(self.cards + self.added, key=CARD_TO_ORDER.__getitem__)
+        cards = self.ordered_cards()
         shown = " ".join(
             f"[{format_card(c)}]" if c in self.added else format_card(c) for c in cards
         )
@@ -214,6 +225,10 @@ class DitchState(HandState):
     def hand_cards(self, seat: int) -> list[int]:
         """Card ids of a hand in position order."""
         return [ORDER_TO_CARD[o] for o in self.hands[seat]]
+
+    def hand_cards_named(self, seat: int) -> list[str]:
+        """Card strings of a hand in position order."""
+        return [CARD_NAMES[ORDER_TO_CARD[o]] for o in self.hands[seat]]
 
     def pile_cards(self) -> list[int]:
         """Card ids of the draw pile, top first."""
@@ -993,15 +1008,17 @@ class DitchRummyGame(Game):
         }
 
     # ------------------------------------------------------------ render
+    def status_text(self, s: DitchState) -> str:
+        """Who is to do what, or how the hand ended."""
+        if s.over:
+            by = f" by player_{s.ended_by}" if s.ended_by is not None else ""
+            return f"hand over ({s.end_reason}{by})"
+        status = f"player_{s.current} to {Phase(s.phase).name.lower()}"
+        return status + (f" (drew {s.drawn})" if s.phase != Phase.DRAW else "")
+
     def render(self, s: DitchState, view: int | None, totals: np.ndarray) -> str:
         n = self.num_players
-        if s.over:
-            status = f"hand over ({s.end_reason}"
-            status += f" by player_{s.ended_by})" if s.ended_by is not None else ")"
-        else:
-            status = f"player_{s.current} to {Phase(s.phase).name.lower()}"
-            if s.phase != Phase.DRAW:
-                status += f" (drew {s.drawn})"
+        status = self.status_text(s)
         lines = [
             f"Ditch Rummy | dealer player_{s.dealer} | turn {s.turn} | {status}",
             f"draw pile: {s.pile_size} cards | discard pile: "
@@ -1033,6 +1050,43 @@ class DitchRummyGame(Game):
         if line is not None:
             lines.append(line)
         return "\n".join(lines)
+
+    def table_view(self, s: DitchState, view: int | None, totals: np.ndarray) -> dict[str, Any]:
+        """The table as data (see :meth:`Game.table_view`); a hand lists its cards in position
+        order (``draw``/``ditch`` actions count positions)."""
+        status = self.status_text(s)
+        frame = self._view_frame(s, status, totals, "Ditch Rummy")
+        frame["piles"] = [
+            {"name": "draw pile", "count": int(s.pile_size), "cards": None},
+            {
+                "name": "discard pile",
+                "count": len(s.discard),
+                "cards": [CARD_NAMES[c] for c in s.discard],
+            },
+        ]
+        frame["notes"] = [f"singles fit: {self.fits_text(s)}", f"idle turns: {s.idle}"]
+        for seat in range(self.num_players):
+            shown = view is None or view == seat or s.over
+            notes = [f"team {'AB'[seat % 2]}"] if self.rules.teams else []
+            notes.append(f"earned {s.earned[seat]}")
+            frame["seats"].append(
+                {
+                    "seat": seat,
+                    "name": f"player_{seat}",
+                    "count": len(s.hands[seat]),
+                    "hand": s.hand_cards_named(seat) if shown else None,
+                    "known": [],
+                    "melds": [
+                        [CARD_NAMES[c] for c in m.ordered_cards()]
+                        for m in s.melds
+                        if m.owner == seat
+                    ],
+                    "singles": [CARD_NAMES[c] for c in s.singles[seat]],
+                    "notes": notes,
+                    "points": float(s.points[seat]) if s.over else None,
+                }
+            )
+        return frame
 
     # ---------------------------------------------------------- checking
     def card_locations(self, s: DitchState) -> np.ndarray:

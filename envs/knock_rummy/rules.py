@@ -614,15 +614,16 @@ class KnockRummyGame(Game):
         return info
 
     # ---------------------------------------------------------------- render
+    def status_text(self, s: KnockState) -> str:
+        """Who is to do what, or that the hand is over."""
+        if s.over:
+            return "hand over" + (" (void: stock exhausted)" if s.void else "")
+        return f"player_{s.current} to {'draw' if s.phase == Phase.DRAW else 'discard or knock'}"
+
     def render(self, s: KnockState, view: int | None, totals: np.ndarray) -> str:
         n = self.num_players
         lines = []
-        if s.over:
-            status = "hand over" + (" (void: stock exhausted)" if s.void else "")
-        else:
-            status = (
-                f"player_{s.current} to {'draw' if s.phase == Phase.DRAW else 'discard or knock'}"
-            )
+        status = self.status_text(s)
         lines.append(f"Knock Rummy | dealer player_{s.dealer} | turn {s.turn} | {status}")
         top = format_cards(s.discard[-1:]) or "-"
         under = format_cards(reversed(s.discard[:-1]))
@@ -652,6 +653,42 @@ class KnockRummyGame(Game):
         if line is not None:
             lines.append(line)
         return "\n".join(lines)
+
+    def table_view(self, s: KnockState, view: int | None, totals: np.ndarray) -> dict[str, Any]:
+        """The table as data (see :meth:`Game.table_view`)."""
+        status = self.status_text(s)
+        frame = self._view_frame(s, status, totals, "Knock Rummy")
+        frame["piles"] = [
+            {"name": "stock", "count": int(s.stock_size), "cards": None},
+            {
+                "name": "discard pile",
+                "count": len(s.discard),
+                "cards": [CARD_NAMES[int(c)] for c in s.discard],
+            },
+        ]
+        for seat in range(self.num_players):
+            entry: dict[str, Any] = {
+                "seat": seat,
+                "name": f"player_{seat}",
+                "count": int(s.hands[seat].sum()),
+                "hand": None,
+                "known": [],
+                "melds": [],
+                "notes": ["knocker"] if seat == s.knocker else [],
+                "points": None,
+            }
+            if s.over and s.deadwood is not None:
+                meld_cards, dead_cards = self.seat_melds(s, seat)
+                entry["melds"] = [[CARD_NAMES[c] for c in m] for m in meld_cards]
+                entry["hand"] = [CARD_NAMES[c] for c in dead_cards]
+                entry["notes"].append(f"deadwood {s.deadwood[seat]}")
+                entry["points"] = float(s.points[seat])
+            elif s.over or view is None or view == seat:
+                entry["hand"] = [CARD_NAMES[c] for c in s.hand_cards(seat)]
+            else:
+                entry["known"] = [CARD_NAMES[int(c)] for c in np.flatnonzero(s.known[seat])]
+            frame["seats"].append(entry)
+        return frame
 
     # ------------------------------------------------------------- checking
     def card_locations(self, s: KnockState) -> np.ndarray:

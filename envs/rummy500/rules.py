@@ -956,17 +956,20 @@ class Rummy500Game(Game):
             lines.append(f"set {cards}")
         return lines
 
-    def render(self, s: Rummy500State, view: int | None, totals: np.ndarray) -> str:
-        n = self.num_players
+    def status_text(self, s: Rummy500State) -> str:
+        """Who is to do what, or how the hand ended."""
         if s.over:
             who = f" by player_{s.went_out}" if s.went_out >= 0 else ""
-            status = f"hand over ({s.end_reason}{who})"
-        elif s.phase == Phase.DRAW:
-            status = f"player_{s.current} to draw"
-        elif s.pending >= 0:
-            status = f"player_{s.current} must use {format_card(s.pending)}"
-        else:
-            status = f"player_{s.current} to meld, lay off or discard"
+            return f"hand over ({s.end_reason}{who})"
+        if s.phase == Phase.DRAW:
+            return f"player_{s.current} to draw"
+        if s.pending >= 0:
+            return f"player_{s.current} must use {format_card(s.pending)}"
+        return f"player_{s.current} to meld, lay off or discard"
+
+    def render(self, s: Rummy500State, view: int | None, totals: np.ndarray) -> str:
+        n = self.num_players
+        status = self.status_text(s)
         lines = [f"500 Rum | dealer player_{s.dealer} | turn {s.turn} | {status}"]
         pile = " ".join(CARD_NAMES[c] for c in s.pile) or "-"
         lines.append(f"stock: {s.stock_size} cards | discard pile (bottom to top): {pile}")
@@ -993,6 +996,59 @@ class Rummy500Game(Game):
         if line is not None:
             lines.append(line)
         return "\n".join(lines)
+
+    def table_view(self, s: Rummy500State, view: int | None, totals: np.ndarray) -> dict[str, Any]:
+        """The table as data (see :meth:`Game.table_view`): every meld with who laid each card."""
+        status = self.status_text(s)
+        frame = self._view_frame(s, status, totals, "500 Rum")
+        frame["piles"] = [
+            {"name": "stock", "count": int(s.stock_size), "cards": None},
+            {
+                "name": "discard pile",
+                "count": len(s.pile),
+                "cards": [CARD_NAMES[c] for c in s.pile],
+            },
+        ]
+        for suit, lo, hi, owners in s.runs:
+            positions = range(lo, hi + 1)
+            frame["table"].append(
+                {
+                    "kind": "run",
+                    "cards": [CARD_NAMES[pos_card(suit, p)] for p in positions],
+                    "owner": [int(owners[p]) for p in positions],
+                }
+            )
+        for rank, suits, owners in s.sets:
+            present = [x for x in range(NUM_SUITS) if suits >> x & 1]
+            frame["table"].append(
+                {
+                    "kind": "set",
+                    "cards": [CARD_NAMES[x * NUM_RANKS + rank] for x in present],
+                    "owner": [int(owners[x]) for x in present],
+                }
+            )
+        for seat in range(self.num_players):
+            entry: dict[str, Any] = {
+                "seat": seat,
+                "name": f"player_{seat}",
+                "count": int(s.sizes[seat]),
+                "hand": None,
+                "known": [],
+                "melds": [],
+                "notes": [f"on the table {s.table_points[seat]}"],
+                "points": None,
+            }
+            if s.over or view is None or view == seat:
+                entry["hand"] = [CARD_NAMES[c] for c in s.hand_cards(seat)]
+            else:
+                entry["known"] = [
+                    CARD_NAMES[c] for c in range(NUM_CARDS) for _ in range(s.known_counts[seat][c])
+                ]
+            if s.over:
+                entry["notes"].append(f"in hand -{s.hand_values[seat]}")
+                entry["points"] = float(s.points[seat])
+            frame["seats"].append(entry)
+        return frame
 
     # ------------------------------------------------------------- checking
     def card_locations(self, s: Rummy500State) -> np.ndarray:
