@@ -38,6 +38,13 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "input (Ctrl-D) runs on to the end",
     )
     replay.add_argument("--no-color", action="store_true", help="no ANSI colours")
+    replay.add_argument(
+        "--html",
+        metavar="OUT",
+        help="write one self-contained HTML page (no network, no server) that steps through the "
+        "game instead of printing it: every hand (open, or --seat's view), the piles, melds, "
+        "scores, each move and its legal alternatives; buttons, a hand picker and keys",
+    )
     replay.set_defaults(func=run)
 
 
@@ -46,6 +53,12 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    if args.html:
+        from rummyzoo.cli.viewer import write_replay_html
+
+        out = write_replay_html(args.file, args.html, None if args.open else args.seat)
+        print(f"wrote {out}: open it in a browser (arrows step, PageUp/PageDown change hand)")
+        return 0
 
     def read_line(prompt: str) -> str | None:
         try:
