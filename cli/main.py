@@ -16,12 +16,15 @@ from rummyzoo.cli import (
     export,
     play,
     replay,
+    serve,
     train,
 )
 from rummyzoo.cli.common import Parents
 
 #: The commands, in the order ``rummyzoo --help`` lists them.
-COMMANDS = (bench, bench_train, demo, arena, play, replay, train, curves, evaluate, export)
+COMMANDS = (
+    bench, bench_train, demo, arena, play, replay, serve, train, curves, evaluate, export,
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

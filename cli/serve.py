@@ -1,0 +1,678 @@
+"""``rummyzoo serve [RUNS_DIR]``: a local web app over a runs folder (Flask).
+
+Pages:
+
+=====================================  ==========================================================
+``/``                                  the runs (folders with a ``config.yaml`` or saved games)
+``/runs/<run>``                        a run: its config, evaluations, checkpoints and games
+``/runs/<run>/game/<file>[?seat=N]``   a saved game (sample, arena, web game) in the viewer
+``/play``                              a new game against any agent (random, a heuristic, a
+                                       checkpoint of a run), then ``/play/<id>`` to play it
+=====================================  ==========================================================
+
+JSON API of a game in the browser (what ``/play/<id>`` uses):
+
+* ``POST /api/games`` ``{"variant", "players", "seat", "opponent", "options", "seed"}``
+  starts a game (``opponent``: ``random``, a heuristic name, or ``<run>/checkpoints/x.rz``);
+* ``GET /api/games/<id>``: the table from the human's seat, the legal moves, the log;
+* ``POST /api/games/<id>/move`` ``{"move": "discard Kh"}`` (a name, a number of the list, or
+  the words of one move, as in the terminal game) or ``{"action": 12}``.
+
+The rules checks and messages are the terminal game's (:func:`rummyzoo.cli.play.match_move`).
+Every finished game is saved as a replay in ``RUNS_DIR/web_games/``. Bad requests (an unknown
+run or game, a path outside the runs folder, an illegal move, malformed JSON) get a clear error
+page, or a JSON error from ``/api``; no traceback is shown and no file outside the runs folder
+is read. The server binds to 127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import queue
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rummyzoo.cli.common import Parents
+
+__all__ = ["create_app"]
+
+#: Seconds a move request waits for the opponents to play up to the human's next decision.
+MOVE_TIMEOUT = 60.0
+#: Games kept in memory at once (the oldest finished ones are dropped first).
+MAX_GAMES = 64
+
+
+class RequestError(Exception):
+    """A request the app refuses: ``status`` and a message for the user."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+# ---------------------------------------------------------------------------- the runs folder
+class RunsFolder:
+    """Paths inside the runs folder, and only there."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).resolve()
+
+    def inside(self, relative: str, what: str, base: Path | None = None) -> Path:
+        """``relative`` (to ``base``, default the runs folder) resolved under the runs folder;
+        a path that leaves it (``..``, an absolute path, a link out) is refused before anything
+        is read."""
+        if not relative or "\x00" in relative or Path(relative).is_absolute():
+            raise RequestError(404, f"{what} {relative!r} is not in the runs folder")
+        path = ((base or self.root) / relative).resolve()
+        if path != self.root and self.root not in path.parents:
+            raise RequestError(404, f"{what} {relative!r} is not in the runs folder")
+        return path
+
+    def runs(self) -> list[Path]:
+        if not self.root.is_dir():
+            return []
+        return sorted(
+            p
+            for p in self.root.iterdir()
+            if p.is_dir()
+            and ((p / "config.yaml").is_file() or (p / "games").is_dir() or p.name == "web_games")
+        )
+
+    def run(self, name: str) -> Path:
+        path = self.inside(name, "run")
+        if path.parent != self.root or path not in self.runs():
+            raise RequestError(404, f"unknown run {name!r} (not a run folder in {self.root})")
+        return path
+
+    def games(self, run: Path) -> list[Path]:
+        """The replay files of a run (sample games, arena games, web games)."""
+        found = []
+        for path in sorted(run.rglob("*.json")):
+            if not path.is_file():
+                continue
+            try:
+                with path.open() as f:
+                    head = f.read(200)
+            except OSError:
+                continue
+            if '"format": 1' in head and '"variant"' in head:  # a replay, not a run's state
+                found.append(path)
+        return found
+
+    def checkpoints(self) -> list[str]:
+        """Checkpoints (``.rz``) of every run, relative to the runs folder."""
+        out = []
+        for run in self.runs():
+            for path in sorted((run / "checkpoints").glob("*.rz")):
+                out.append(str(path.relative_to(self.root)))
+        return out
+
+
+# ---------------------------------------------------------------------------- a game in the browser
+class WebGame:
+    """One human game, played by the shared play loop in its own thread.
+
+    The human's seat is a policy whose ``act`` publishes the table and the legal moves, then
+    waits for a move from the web; the opponents play in between.
+    """
+
+    name = "human"
+
+    def __init__(
+        self,
+        variant: str,
+        num_players: int,
+        seat: int,
+        opponent: Any,
+        opponent_label: str,
+        options: dict[str, Any],
+        seed: int | None,
+        save_dir: Path,
+    ) -> None:
+        from rummyzoo.agents.registry import make_agent
+        from rummyzoo.envs.registry import check_players
+        from rummyzoo.envs.replay import Recorder, make_play_match, random_seed
+
+        check_players(variant, num_players)
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < num_players:
+            raise ValueError(f"seat must be 0..{num_players - 1}, got {seat!r}")
+        self.id = uuid.uuid4().hex[:12]
+        self.variant = variant
+        self.seat = seat
+        self.match = make_play_match(variant, num_players, options)
+        self.seed = random_seed() if seed is None else seed
+        self.labels = [opponent_label] * num_players
+        self.labels[seat] = "human"
+        self.policies: list[Any] = [
+            self if s == seat else make_agent(opponent, variant, num_players, options)
+            for s in range(num_players)
+        ]
+        self.recorder = Recorder(variant, options, self.labels, self.seed)
+        self.save_dir = save_dir
+        self.log: list[str] = []
+        self.hands: list[dict[str, Any]] = []
+        self.moves: queue.Queue[int | None] = queue.Queue()
+        self.changed = threading.Condition()
+        self.waiting: dict[str, Any] | None = None  # the human's decision, while it is open
+        self.version = 0
+        self.over = False
+        self.error: str | None = None
+        self.replay_file: str | None = None
+        self.thread = threading.Thread(target=self._play, name=f"game-{self.id}", daemon=True)
+
+    # -- the play loop's side
+    def reset(self, seat: int | None = None) -> None:
+        return None
+
+    def start(self) -> None:
+        """Start the game and wait for the human's first decision (or the end)."""
+        version = self.version
+        self.thread.start()
+        self.wait_for_turn(version)
+
+    def _play(self) -> None:
+        from rummyzoo.envs.play import play_episode
+
+        rngs = [np.random.default_rng([self.seed, s]) for s in range(len(self.labels))]
+        try:
+            play_episode(
+                self.match, self.policies, rngs, seed=self.seed, on_event=self._on_event,
+                labels=self.labels,
+            )  # fmt: skip
+        except _Abandoned:
+            pass
+        except Exception as exc:  # shown to the user; the thread ends cleanly
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._finish()
+
+    def _finish(self) -> None:
+        from rummyzoo.envs.replay import save_replay
+
+        replay = self.recorder.to_dict(source="rummyzoo serve")
+        if replay["decks"]:
+            path = save_replay(replay, self.save_dir / f"game_{self.id}.json")
+            self.replay_file = path.name
+        with self.changed:
+            self.over = True
+            self.waiting = None
+            self.version += 1
+            self.changed.notify_all()
+
+    def _on_event(self, event: Any, match: Any) -> None:
+        from rummyzoo.envs.match import HandEnd
+        from rummyzoo.envs.play import Decision
+        from rummyzoo.envs.replay import describe_action, hand_over
+
+        self.recorder(event, match)
+        if type(event) is Decision:
+            who = "you" if event.seat == self.seat else f"player_{event.seat}"
+            self.log.append(f"{who}: {describe_action(match, event.action)}")
+        elif type(event) is HandEnd:
+            over = hand_over(event, match)
+            table = match.game.table_view(
+                over.state, None, np.asarray(over.totals, dtype=np.float64)
+            )
+            self.hands.append(
+                {"hand": over.number, "points": over.points, "totals": over.totals, "table": table}
+            )
+            if over.points is None:
+                self.log.append(f"hand {over.number} stopped at a cap (no points)")
+            else:
+                points = ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(over.points))
+                self.log.append(f"hand {over.number} over: {points}")
+
+    def act(self, observation: Any, action_mask: np.ndarray, rng: Any) -> int:
+        from rummyzoo.envs.replay import legal_moves
+
+        match = self.match
+        moves = legal_moves(match)
+        if self.variant == "ditch_rummy":
+            from rummyzoo.cli.play import ditch_labels
+
+            labels = ditch_labels(
+                match, [m["action"] for m in moves], [m["description"] for m in moves]
+            )
+            for m, label in zip(moves, labels, strict=True):
+                m["description"] = label
+        decision = {
+            "table": match.game.table_view(match.state, self.seat, match.totals_by_seat()),
+            "legal": moves,
+        }
+        with self.changed:
+            self.waiting = decision
+            self.version += 1
+            self.changed.notify_all()
+        action = self.moves.get()
+        if action is None:
+            raise _Abandoned
+        return action
+
+    # -- the web's side
+    def wait_for_turn(self, version: int, timeout: float = MOVE_TIMEOUT) -> None:
+        """Block until the game has moved on from ``version`` (a new decision, or the end)."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.version > version or self.over, timeout=timeout)
+
+    def play(self, request: dict[str, Any]) -> None:
+        """Play the human's move (``move``: text as in the terminal game, or ``action``).
+
+        :raises RequestError: no move is awaited, or it is not a legal move (the terminal
+            game's message).
+        """
+        from rummyzoo.cli.play import match_move, rummy500_why_illegal
+
+        with self.changed:
+            decision = self.waiting
+            version = self.version
+        if self.over:
+            raise RequestError(409, "the game is over: start a new one")
+        if decision is None:
+            raise RequestError(409, "it is not your move yet")
+        legal = [m["action"] for m in decision["legal"]]
+        labels = [m["description"] for m in decision["legal"]]
+        game = self.match.game
+        if "action" in request:
+            action = request["action"]
+            if isinstance(action, bool) or not isinstance(action, int):
+                raise RequestError(400, f"action must be an action id (an int), got {action!r}")
+            if not 0 <= action < game.num_actions:
+                raise RequestError(
+                    400, f"action {action} is out of range 0..{game.num_actions - 1}"
+                )
+            text = game.action_names[action]
+        elif "move" in request:
+            text = request["move"]
+            if not isinstance(text, str):
+                raise RequestError(400, f"move must be text, got {text!r}")
+        else:
+            raise RequestError(400, 'send {"move": "<name or number>"} or {"action": <id>}')
+        why = (
+            (lambda a: rummy500_why_illegal(self.match, a)) if self.variant == "rummy500" else None
+        )
+        action, reason = match_move(text, legal, labels, game, why)
+        if action is None:
+            raise RequestError(400, reason)
+        with self.changed:
+            self.waiting = None
+        self.moves.put(action)
+        self.wait_for_turn(version)
+
+    def abandon(self) -> None:
+        if not self.over:
+            self.moves.put(None)
+
+    def state(self) -> dict[str, Any]:
+        with self.changed:
+            decision = self.waiting
+            over = self.over
+        totals = self.match.totals_by_seat().tolist()
+        out: dict[str, Any] = {
+            "id": self.id,
+            "variant": self.variant,
+            "seat": self.seat,
+            "agents": self.labels,
+            "seed": self.seed,
+            "status": "over" if over else ("your_move" if decision is not None else "waiting"),
+            "log": self.log[-200:],
+            "hands": [{k: h[k] for k in ("hand", "points", "totals")} for h in self.hands],
+            "totals": totals,
+            "error": self.error,
+        }
+        if decision is not None:
+            out["table"] = decision["table"]
+            out["legal"] = decision["legal"]
+        elif self.hands:
+            out["table"] = self.hands[-1]["table"]
+        if over:
+            best = max(totals)
+            winners = [s for s, t in enumerate(totals) if t == best]
+            out["winners"] = winners
+            out["verdict"] = (
+                "a tie"
+                if len(winners) == len(totals)
+                else ("you win" if winners == [self.seat] else
+                      "you share the win" if self.seat in winners else
+                      " and ".join(f"player_{s}" for s in winners) + " wins")
+            )  # fmt: skip
+            out["replay"] = self.replay_file
+        return out
+
+
+class _Abandoned(Exception):
+    """The game was dropped from the server before it ended."""
+
+
+# ---------------------------------------------------------------------------- pages
+def _table_rows(rows: list[list[str]], head: list[str]) -> str:
+    th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="list"><tr>{th}</tr>{body}</table>'
+
+
+def _header(title: str, sub: str = "") -> str:
+    nav = '<a href="/">runs</a> &middot; <a href="/play">play a game</a>'
+    return (
+        f'<header><h1>{html.escape(title)}</h1><div class="sub">{nav}'
+        f"{' &middot; ' + sub if sub else ''}</div></header>"
+    )
+
+
+def _evaluations(run: Path) -> list[dict[str, Any]]:
+    for name in ("summary.json", "state.json"):
+        path = run / name
+        if path.is_file():
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError):
+                continue
+            history = data.get("evaluations") or data.get("eval_history")
+            if isinstance(history, list):
+                return [e for e in history if isinstance(e, dict)]
+    return []
+
+
+def create_app(runs_dir: str | Path = "runs") -> Any:
+    """The Flask app over ``runs_dir`` (see the module docstring)."""
+    from flask import Flask, jsonify, request
+    from werkzeug.exceptions import HTTPException
+
+    from rummyzoo.agents.registry import agent_names
+    from rummyzoo.cli.viewer import VARIANT_TITLES, page, replay_page, static_text
+    from rummyzoo.envs.registry import VARIANTS
+    from rummyzoo.envs.replay import ReplayError, load_replay
+
+    folder = RunsFolder(runs_dir)
+    app = Flask("rummyzoo.serve")
+    app.url_map.merge_slashes = False  # "//etc/x" stays an absolute path, refused as such
+    app.config["JSON_SORT_KEYS"] = False
+    games: dict[str, WebGame] = {}
+    lock = threading.Lock()
+
+    def wants_json() -> bool:
+        return request.path.startswith("/api/")
+
+    def error_response(status: int, message: str) -> Any:
+        if wants_json():
+            return jsonify({"error": message, "status": status}), status
+        body = _header(f"error {status}") + (
+            f'<main><div class="error" id="error">{html.escape(message)}</div>'
+            '<p><a href="/">back to the runs</a></p></main>'
+        )
+        return page(f"error {status}", body), status
+
+    @app.errorhandler(RequestError)
+    def _refused(exc: RequestError) -> Any:
+        return error_response(exc.status, exc.message)
+
+    @app.errorhandler(HTTPException)
+    def _http(exc: HTTPException) -> Any:
+        return error_response(exc.code or 500, exc.description or exc.name)
+
+    @app.errorhandler(Exception)
+    def _unexpected(exc: Exception) -> Any:
+        app.logger.exception("request failed")
+        return error_response(500, f"internal error: {type(exc).__name__}: {exc}")
+
+    # -- runs and games
+    @app.get("/")
+    def index() -> Any:
+        rows = []
+        for run in folder.runs():
+            n_games = len(folder.games(run))
+            evals = _evaluations(run)
+            last = ""
+            if evals and isinstance(evals[-1].get("results"), dict):
+                last = ", ".join(
+                    f"{html.escape(str(o))} {r.get('win_rate', 0):.3f}"
+                    for o, r in evals[-1]["results"].items()
+                    if isinstance(r, dict) and isinstance(r.get("win_rate"), (int, float))
+                )
+            rows.append(
+                [f'<a href="/runs/{html.escape(run.name)}">{html.escape(run.name)}</a>',
+                 str(n_games), last]
+            )  # fmt: skip
+        listing = (
+            _table_rows(rows, ["run", "games", "last evaluation (win rate)"])
+            if rows
+            else "<p>no runs yet: train one with <code>rummyzoo train CONFIG</code></p>"
+        )
+        body = _header("rummyzoo runs", html.escape(str(folder.root))) + f"<main>{listing}</main>"
+        return page("rummyzoo runs", body)
+
+    @app.get("/runs/<name>")
+    def run_page(name: str) -> Any:
+        run = folder.run(name)
+        parts = []
+        config = run / "config.yaml"
+        if config.is_file():
+            parts.append(f"<h3>config</h3><pre>{html.escape(config.read_text()[:20000])}</pre>")
+        evals = _evaluations(run)
+        if evals:
+            rows = []
+            for e in evals:
+                results = e.get("results") if isinstance(e.get("results"), dict) else {}
+                cells = [
+                    f"{html.escape(str(o))} {r['win_rate']:.3f} "
+                    f"[{r['win_rate_ci'][0]:.3f}, {r['win_rate_ci'][1]:.3f}]"
+                    for o, r in results.items()
+                    if isinstance(r, dict) and "win_rate" in r and "win_rate_ci" in r
+                ]
+                rows.append([str(e.get("steps", "")), "; ".join(cells)])
+            parts.append("<h3>evaluations</h3>" + _table_rows(rows, ["steps", "win rate [95% CI]"]))
+        game_rows = []
+        for path in folder.games(run):
+            rel = path.relative_to(run).as_posix()
+            game_rows.append([f'<a href="/runs/{html.escape(name)}/game/{html.escape(rel)}">'
+                              f"{html.escape(rel)}</a>"])  # fmt: skip
+        parts.append(
+            "<h3>games</h3>"
+            + (_table_rows(game_rows, ["replay"]) if game_rows else "<p>no saved games</p>")
+        )
+        ckpts = sorted((run / "checkpoints").glob("*.rz"))
+        if ckpts:
+            links = "".join(
+                f'<li><a href="/play?opponent={html.escape(name)}/checkpoints/{html.escape(c.name)}">'
+                f"play against {html.escape(c.name)}</a></li>"
+                for c in ckpts
+            )
+            parts.append(f"<h3>checkpoints</h3><ul>{links}</ul>")
+        body = _header(f"run {name}") + "<main>" + "".join(parts) + "</main>"
+        return page(f"run {name}", body)
+
+    @app.get("/runs/<name>/game/<path:file>")
+    def game_page(name: str, file: str) -> Any:
+        run = folder.run(name)
+        path = folder.inside(file, "game", base=run)
+        if run not in path.parents or path.suffix != ".json" or not path.is_file():
+            raise RequestError(404, f"unknown game {file!r} in run {name!r}")
+        seat_text = request.args.get("seat")
+        try:
+            data = load_replay(path)
+            seat = None if seat_text in (None, "", "open") else int(seat_text)
+            return page_or_error(lambda: replay_page(data, seat, f"{name}/{file}"))
+        except ValueError as exc:  # ReplayError too
+            raise RequestError(400, str(exc)) from None
+
+    def page_or_error(build: Any) -> Any:
+        try:
+            return build()
+        except ReplayError as exc:
+            raise RequestError(400, str(exc)) from None
+
+    # -- playing
+    def opponent_choices() -> list[str]:
+        names = []
+        for variant in VARIANTS:
+            names += [n for n in agent_names(variant) if n not in names]
+        return names + folder.checkpoints()
+
+    @app.get("/play")
+    def play_form() -> Any:
+        chosen = request.args.get("opponent", "")
+        variants = "".join(
+            f'<option value="{v}">{html.escape(VARIANT_TITLES.get(v, v))}</option>'
+            for v in VARIANTS
+        )
+        options = "".join(
+            f'<option value="{html.escape(o)}"{" selected" if o == chosen else ""}>'
+            f"{html.escape(o)}</option>"
+            for o in opponent_choices()
+        )
+        body = (
+            _header("play a game")
+            + f"""<main><form id="new-game" class="panel">
+<p><label>variant <select name="variant" id="variant">{variants}</select></label>
+<label>players <input name="players" id="players" type="number" min="2" max="4" value="2"></label>
+<label>your seat <input name="seat" id="seat" type="number" min="0" max="3" value="0"></label></p>
+<p><label>opponents <select name="opponent" id="opponent">{options}</select></label></p>
+<p><label><input type="checkbox" id="single-hand" checked> one hand (unchecked: a whole match)</label>
+<label>seed <input id="seed" type="number" min="0" placeholder="random"></label></p>
+<p><button type="submit" id="start">start</button></p></form>
+<div id="form-error"></div>
+<p>Opponents: random play, the heuristics of each variant (use the variant's own, e.g.
+knock.smart for Knock Rummy) or a checkpoint of a run.</p></main>"""
+        )
+        script = """<script>
+document.getElementById('new-game').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const seed = document.getElementById('seed').value;
+  const body = { variant: document.getElementById('variant').value,
+    players: Number(document.getElementById('players').value),
+    seat: Number(document.getElementById('seat').value),
+    opponent: document.getElementById('opponent').value,
+    options: document.getElementById('single-hand').checked ? { target_score: null } : {},
+    seed: seed === '' ? null : Number(seed) };
+  const r = await fetch('/api/games', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const data = await r.json();
+  if (!r.ok) { document.getElementById('form-error').innerHTML = '<div class="error" id="error"></div>';
+    document.getElementById('error').textContent = data.error; return; }
+  location.href = '/play/' + data.id;
+});
+</script>"""
+        return page("play a game", body, scripts=script)
+
+    def json_body() -> dict[str, Any]:
+        raw = request.get_data(cache=False, as_text=True)
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise RequestError(400, f"malformed JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise RequestError(400, f"expected a JSON object, got {type(data).__name__}")
+        return data
+
+    def resolve_opponent(spec: Any) -> tuple[Any, str]:
+        if not isinstance(spec, str) or not spec:
+            raise RequestError(400, f"opponent must be an agent name, got {spec!r}")
+        if spec.endswith(".rz") or "/" in spec:
+            path = folder.inside(spec, "checkpoint")
+            if not path.is_file():
+                raise RequestError(404, f"unknown checkpoint {spec!r} in the runs folder")
+            return str(path), spec
+        return spec, spec
+
+    @app.post("/api/games")
+    def new_game() -> Any:
+        data = json_body()
+        unknown = sorted(set(data) - {"variant", "players", "seat", "opponent", "options", "seed"})
+        if unknown:
+            raise RequestError(400, f"unknown field(s): {', '.join(unknown)}")
+        variant = data.get("variant")
+        if variant not in VARIANTS:
+            raise RequestError(400, f"unknown variant {variant!r}: choose {', '.join(VARIANTS)}")
+        players = data.get("players", 2)
+        seat = data.get("seat", 0)
+        seed = data.get("seed")
+        options = data.get("options", {})
+        for key, value in (("players", players), ("seat", seat)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise RequestError(400, f"{key} must be an int, got {value!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise RequestError(400, f"seed must be a non-negative int or null, got {seed!r}")
+        if not isinstance(options, dict):
+            raise RequestError(400, f"options must be an object, got {options!r}")
+        opponent, label = resolve_opponent(data.get("opponent", "random"))
+        try:
+            game = WebGame(
+                variant, players, seat, opponent, label, options, seed, folder.root / "web_games"
+            )
+        except ValueError as exc:
+            raise RequestError(400, str(exc)) from None
+        with lock:
+            if len(games) >= MAX_GAMES:
+                oldest = next((k for k, g in games.items() if g.over), next(iter(games)))
+                games.pop(oldest).abandon()
+            games[game.id] = game
+        game.start()
+        return jsonify(game.state()), 201
+
+    def find_game(game_id: str) -> WebGame:
+        game = games.get(game_id)
+        if game is None:
+            raise RequestError(404, f"unknown game {game_id!r} (games live until the server stops)")
+        return game
+
+    @app.get("/api/games/<game_id>")
+    def game_state(game_id: str) -> Any:
+        return jsonify(find_game(game_id).state())
+
+    @app.post("/api/games/<game_id>/move")
+    def game_move(game_id: str) -> Any:
+        game = find_game(game_id)
+        game.play(json_body())
+        return jsonify(game.state())
+
+    @app.get("/play/<game_id>")
+    def play_page(game_id: str) -> Any:
+        game = find_game(game_id)
+        title = VARIANT_TITLES.get(game.variant, game.variant)
+        body = _header(f"{title}: you are player_{game.seat}", f"seed {game.seed}") + (
+            '<main><div id="game"></div><div id="message"></div>'
+            '<div class="panel"><div class="label">your move (click one, or type it):</div>'
+            '<div class="moves" id="moves"></div>'
+            '<form id="move-form"><input id="move-text" size="30" placeholder="e.g. discard Kh">'
+            '<button type="submit">play</button></form></div>'
+            '<div class="panel"><div class="label">log</div><ol class="log" id="log"></ol></div></main>'
+        )
+        script = (
+            f"<script>{static_text('viewer.js')}</script><script>const GAME_ID = "
+            f"{json.dumps(game.id)};</script><script>{static_text('play.js')}</script>"
+        )
+        return page(f"{title} game", body, scripts=script)
+
+    return app
+
+
+# ---------------------------------------------------------------------------- command
+def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
+    serve = sub.add_parser(
+        "serve",
+        help="a local web app: browse runs and their games, play any agent in the browser",
+        description="Serve a runs folder on a local web page: the runs, their evaluations, "
+        "sample and arena games in the replay viewer, and games against any agent (random, a "
+        "heuristic, a checkpoint) played in the browser.",
+    )
+    serve.add_argument("runs_dir", nargs="?", default="runs", help="the runs folder (default runs)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve a runs folder until interrupted."""
+    if not Path(args.runs_dir).is_dir():
+        raise FileNotFoundError(f"runs folder {args.runs_dir} does not exist")
+    app = create_app(args.runs_dir)
+    print(
+        f"rummyzoo serve: http://{args.host}:{args.port}/ (runs folder {args.runs_dir}; Ctrl-C stops)"
+    )
+    app.run(host=args.host, port=args.port, threaded=True)
+    return 0

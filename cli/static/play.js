@@ -1,0 +1,63 @@
+/* rummyzoo web app: a game against agents in the browser (the page defines GAME_ID). */
+"use strict";
+(() => {
+  const gameBox = document.getElementById("game");
+  const movesBox = document.getElementById("moves");
+  const message = document.getElementById("message");
+  const logBox = document.getElementById("log");
+  let busy = false;
+
+  function showError(text) {
+    message.replaceChildren(RZ.el("div", { class: "error", id: "error", text }));
+  }
+
+  function draw(state) {
+    document.body.setAttribute("data-status", state.status);
+    if (state.table) gameBox.replaceChildren(RZ.renderTable(state.table, state.agents));
+    logBox.replaceChildren(...state.log.map((line) => RZ.el("li", { text: RZ.cardText(line) })));
+    logBox.scrollTop = logBox.scrollHeight;
+    movesBox.replaceChildren();
+    if (state.status === "your_move") {
+      state.legal.forEach((m, i) => {
+        const b = RZ.el("button", { class: "move-button", "data-action": String(m.action), text: `${i + 1}) ${RZ.cardText(m.description)}` });
+        b.addEventListener("click", () => send({ action: m.action }));
+        movesBox.appendChild(b);
+      });
+    } else if (state.status === "over") {
+      const totals = state.totals.map((t, s) => `player_${s} ${t >= 0 ? "+" : ""}${t}`).join(", ");
+      const parts = [RZ.el("div", { class: "move", id: "verdict", text: `game over: ${state.verdict}. final points: ${totals}` })];
+      if (state.replay) parts.push(RZ.el("a", { href: `/runs/web_games/game/${state.replay}`, text: "replay this game" }));
+      if (state.error) parts.push(RZ.el("div", { class: "error", text: state.error }));
+      parts.push(RZ.el("a", { href: "/play", text: " \u00b7 new game" }));
+      movesBox.replaceChildren(...parts);
+    }
+  }
+
+  async function send(body) {
+    if (busy) return;
+    busy = true;
+    try {
+      const r = await fetch(`/api/games/${GAME_ID}/move`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+      const data = await r.json();
+      if (!r.ok) { showError(data.error); return; }
+      message.replaceChildren();
+      draw(data);
+    } finally { busy = false; }
+  }
+
+  document.getElementById("move-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const input = document.getElementById("move-text");
+    send({ move: input.value });
+    input.value = "";
+  });
+
+  async function refresh() {
+    const r = await fetch(`/api/games/${GAME_ID}`);
+    const data = await r.json();
+    if (!r.ok) { showError(data.error); return; }
+    draw(data);
+    if (data.status === "waiting") setTimeout(refresh, 300);
+  }
+  refresh();
+})();
