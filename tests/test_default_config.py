@@ -62,6 +62,8 @@ def test_every_shipped_config_trains_as_shipped(tmp_path, capsys, name):
     lengths = {
         "n_timesteps": steps,
         "evaluation.deals": 2,
+        "evaluation.cross_table_deals": 2,
+        "evaluation.strategy_games": 2,
         "evaluation.interval": steps,
         "self_play.snapshot_interval": steps // 2,
         "checkpoints.interval": steps,

@@ -13,18 +13,31 @@ tag                                 what
 ``eval/<opponent>/win_rate``        evaluation win rate (duplicate deals, seat rotation)
 ``eval/<opponent>/win_rate_low``    lower end of its 95% interval (``_high``: upper end)
 ``eval/<opponent>/mean_points``     mean raw points per game against that opponent
+``eval/<opponent>/points_per_hand``  points per hand against it (``_low``, ``_high``: 95% CI)
 ``eval/score``                      mean over opponents of the best-checkpoint metric
+``eval/cross_table``                image: the cross table of the round robin at each evaluation
+                                    (learner, newest pool snapshots, every baseline)
+``rating/learner``                  learner's Bradley-Terry rating in that round robin, random
+                                    play = 0 (``_low``, ``_high``: bootstrap 95% interval);
+                                    ``rating/<agent>``: each anchor's and snapshot's rating
+``strategy/<statistic>``            what the learner does (scalars and histograms; see
+                                    :mod:`rummyzoo.training.strategy`)
 ``selfplay/pool_size``              snapshots in the opponent pool
 ``selfplay/rating``                 learner's Elo against the pool (snapshots keep the rating
                                     the learner had when they were taken; first one = 0)
 ``selfplay/pool_win_rate``          learner's recent score rate against pool snapshots
 ``text/sample_game``                one full game against the first evaluation opponent, at every
-                                    evaluation and every ``sample_game_interval`` steps
+                                    evaluation and every ``sample_game_interval`` steps: a
+                                    markdown table per turn (hand, table, move, alternatives)
 ``pretrain/accuracy``               a warm start's held-out imitation accuracy, in
                                     ``tb/pretrain`` (also ``cross_entropy``, ``value_loss``,
                                     ``collect_seconds``, ``fit_seconds``)
 hparams                             the config's hyperparameters (HPARAMS tab)
 ==================================  ===========================================================
+
+The CUSTOM SCALARS tab groups them (see :func:`rummyzoo.training.dashboard.custom_layout`):
+each opponent's win rate and points per hand with their intervals as bands, the ratings, the
+strategy statistics and the league.
 """
 
 from __future__ import annotations
@@ -115,6 +128,7 @@ class RunCallback(BaseCallback):
             steps // cfg.evaluation.sample_game_interval + 1
         ) * cfg.evaluation.sample_game_interval
         self._log_hparams()
+        self._log_layout()
         if self.self_play and not self.pool:
             self._snapshot()  # the untrained learner starts the pool
         if cfg.evaluation.at_start and not self.eval_history:
@@ -140,6 +154,21 @@ class RunCallback(BaseCallback):
         self.logger.record(
             "hparams", HParam(hparams, metrics), exclude=("stdout", "log", "json", "csv")
         )
+
+    def _writer(self) -> Any:
+        from stable_baselines3.common.logger import TensorBoardOutputFormat
+
+        for fmt in self.logger.output_formats:
+            if isinstance(fmt, TensorBoardOutputFormat):
+                return fmt.writer
+        return None
+
+    def _log_layout(self) -> None:
+        from rummyzoo.training.dashboard import custom_layout
+
+        writer = self._writer()
+        if writer is not None:
+            writer.add_custom_scalars(custom_layout(self.config))
 
     def _on_step(self) -> bool:
         infos = self.locals.get("infos", [])
@@ -256,6 +285,11 @@ class RunCallback(BaseCallback):
             self.logger.record(f"{tag}/win_rate_low", res["win_rate_ci"][0])
             self.logger.record(f"{tag}/win_rate_high", res["win_rate_ci"][1])
             self.logger.record(f"{tag}/mean_points", res["mean_points"])
+            self.logger.record(f"{tag}/points_per_hand", res["mean_points"])
+            low, high = res["mean_points_ci"]
+            if low is not None and high is not None:
+                self.logger.record(f"{tag}/points_per_hand_low", low)
+                self.logger.record(f"{tag}/points_per_hand_high", high)
             scores.append(res[cfg.evaluation.best_metric])
         score = float(np.mean(scores))
         self.logger.record("eval/score", score)
@@ -268,6 +302,7 @@ class RunCallback(BaseCallback):
                 for o, r in results.items()
             )
             self.progress.set_note(f"eval @{int(self.num_timesteps):,}: win rate vs {shown}")
+        self._dashboard()
         if not self._sampled_at(self.num_timesteps):
             self._sample_game()  # every evaluation comes with a sample game of those weights
         if self.best_value is None or score > self.best_value:
@@ -278,16 +313,49 @@ class RunCallback(BaseCallback):
         self.logger.dump(self.num_timesteps)
         return results
 
+    def _dashboard(self) -> None:
+        """The round robin's ratings and cross table, and the strategy statistics."""
+        import torch as th
+        from stable_baselines3.common.logger import Figure
+
+        from rummyzoo.agents.arena import heatmap_figure
+        from rummyzoo.training.dashboard import cross_table, strategy_stats
+
+        cfg = self.config
+        never = ("stdout", "log", "json", "csv")
+        seed = cfg.seed * 7919 + 1000 + len(self.eval_history)
+        if cfg.evaluation.cross_table_deals:
+            report = cross_table(self._policy(), cfg, self.pool, seed)
+            for label, entry in report["agents"].items():
+                if entry.get("rating") is None:
+                    continue
+                self.logger.record(f"rating/{label}", entry["rating"])
+                if label == "learner":
+                    self.logger.record("rating/learner_low", entry["rating_ci"][0])
+                    self.logger.record("rating/learner_high", entry["rating_ci"][1])
+            self.logger.record(
+                "eval/cross_table", Figure(heatmap_figure(report), close=True), never
+            )
+        if cfg.evaluation.strategy_games:
+            scalars, histograms = strategy_stats(self._policy(), cfg, seed)
+            for name, value in scalars.items():
+                self.logger.record(f"strategy/{name}", value)
+            for name, values in histograms.items():
+                self.logger.record(
+                    f"strategy/{name}_hist", th.as_tensor(values, dtype=th.float32), never
+                )
+
     def _sampled_at(self, steps: int) -> bool:
         return (self.run_dir / "games" / f"sample_{int(steps):09d}.json").exists()
 
     def _sample_game(self) -> None:
         from rummyzoo.agents.arena.evaluate import sample_game
         from rummyzoo.envs.replay import save_replay
+        from rummyzoo.training.dashboard import sample_markdown
 
         cfg = self.config
         opponent = cfg.evaluation.opponents[0]
-        text, replay = sample_game(
+        _text, replay = sample_game(
             self._policy(),
             opponent,
             cfg.variant,
@@ -295,10 +363,14 @@ class RunCallback(BaseCallback):
             {**cfg.env_options, **cfg.evaluation.options},
             seed=int(self.num_timesteps),
         )
-        save_replay(replay, self.run_dir / "games" / f"sample_{int(self.num_timesteps):09d}.json")
-        # TensorBoard renders markdown: indent four spaces for a fixed-width block.
-        block = "\n".join("    " + line for line in text.splitlines())
-        self.logger.record("text/sample_game", block, exclude=("stdout", "log", "json", "csv"))
+        name = f"sample_{int(self.num_timesteps):09d}.json"
+        save_replay(replay, self.run_dir / "games" / name)
+        title = (
+            f"sample game at step {int(self.num_timesteps):,}: learner (player_0) vs {opponent} "
+            f"(games/{name}; rummyzoo replay FILE --html OUT.html to step through it)"
+        )
+        markdown = sample_markdown(replay, title)
+        self.logger.record("text/sample_game", markdown, exclude=("stdout", "log", "json", "csv"))
 
     # ---------------------------------------------------------- checkpoints
     def _checkpoint(self) -> None:

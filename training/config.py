@@ -154,6 +154,15 @@ class Evaluation(Strict):
     at_start: bool = True
     """Also evaluate the network before any RL (after the warm start, if any): the learning
     curve's first point, and the baseline that RL must improve on."""
+    cross_table_deals: int = Field(10, ge=0)
+    """Duplicate deals of the round robin at every evaluation between the learner, its newest
+    pool snapshots and every baseline (ratings anchored at random play, and the cross table's
+    heatmap in TensorBoard); 0: none."""
+    cross_table_snapshots: int = Field(3, ge=0)
+    """Newest pool snapshots in that round robin."""
+    strategy_games: int = Field(20, ge=0)
+    """Games against the first evaluation opponent at every evaluation whose play is summed up
+    in ``strategy/`` statistics (see :mod:`rummyzoo.training.strategy`); 0: none."""
 
 
 class Checkpoints(Strict):
