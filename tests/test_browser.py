@@ -1,0 +1,213 @@
+"""In a real browser (headless Chromium from the system packages, driven by Selenium): the
+replay page shows the replay's cards and scores, a whole game is played through ``rummyzoo
+serve``, and TensorBoard serves a smoke run's dashboard. Skipped only where no browser is
+installed (the reason is printed)."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from rummyzoo.agents.registry import make_agent
+from rummyzoo.cli.browser import browser_missing, headless_chromium, serve_in_thread, tensorboard
+from rummyzoo.cli.viewer import write_replay_html
+from rummyzoo.envs.replay import load_replay, record_game, replay_frames, save_replay, verify_replay
+
+MISSING = browser_missing()
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"no headless browser: {MISSING}")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def driver():
+    with headless_chromium() as d:
+        yield d
+
+
+def _shown(driver) -> dict:
+    """What the page shows now: every seat's hand (card strings, None when face down), the
+    discard pile, the scores and the step counter."""
+    from selenium.webdriver.common.by import By
+
+    seats = {}
+    for box in driver.find_elements(By.CSS_SELECTOR, ".seat"):
+        cards = box.find_elements(By.CSS_SELECTOR, ".cards.hand .card")
+        hidden = box.find_elements(By.CSS_SELECTOR, ".hidden-hand")
+        seats[int(box.get_attribute("data-seat"))] = (
+            None if hidden else [c.get_attribute("data-card") for c in cards]
+        )
+    discard = [
+        c.get_attribute("data-card")
+        for c in driver.find_elements(By.CSS_SELECTOR, '[data-pile="discard pile"] .card')
+    ]
+    scores = [
+        float(td.text) for td in driver.find_elements(By.CSS_SELECTOR, "#scores td[data-seat]")
+    ]
+    return {
+        "seats": seats,
+        "discard": discard,
+        "scores": scores,
+        "counter": driver.find_element(By.ID, "step-counter").text,
+        "move": driver.find_element(By.ID, "move").text,
+    }
+
+
+def _expected(frame: dict) -> dict:
+    table = frame["table"]
+    return {
+        "seats": {s["seat"]: s["hand"] for s in table["seats"]},
+        "discard": table["piles"][1]["cards"],
+        "scores": table["scores"] or [],
+    }
+
+
+@pytest.mark.parametrize("view", [None, 1])
+def test_replay_page_shows_the_replays_cards_and_scores(tmp_path, driver, view):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    policies = [
+        make_agent("knock.smart", "knock_rummy", 2),
+        make_agent("knock.greedy", "knock_rummy", 2),
+    ]
+    replay = record_game(
+        "knock_rummy", policies, ["knock.smart", "knock.greedy"], seed=11,
+        options={"target_score": 100},
+    )  # fmt: skip
+    assert len(replay["points"]) >= 2  # a match of several hands
+    path = save_replay(replay, tmp_path / "game.json")
+    page = write_replay_html(path, tmp_path / "game.html", view)
+    frames = replay_frames(replay, view)["frames"]
+    driver.get(page.resolve().as_uri())
+    body = driver.find_element(By.TAG_NAME, "body")
+
+    def check(index: int) -> None:
+        shown = _shown(driver)
+        assert shown["counter"] == f"step {index + 1} / {len(frames)}"
+        expected = _expected(frames[index])
+        assert shown["seats"] == expected["seats"], index
+        assert shown["discard"] == expected["discard"], index
+        assert shown["scores"] == expected["scores"], index
+
+    check(0)
+    driver.find_element(By.ID, "next").click()
+    body.send_keys(Keys.ARROW_RIGHT)
+    body.send_keys("j")
+    check(3)
+    body.send_keys(Keys.ARROW_LEFT)
+    check(2)
+    body.send_keys(Keys.PAGE_DOWN)  # the next hand's first move
+    second = next(i for i, f in enumerate(frames) if f["hand"] == 2)
+    check(second)
+    assert _shown(driver)["move"].startswith("hand 2, move")
+    body.send_keys(Keys.END)
+    check(len(frames) - 1)
+    assert "over" in _shown(driver)["move"]
+    body.send_keys(Keys.HOME)
+    check(0)
+
+
+def test_play_a_whole_game_in_the_browser(tmp_path, driver):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    with serve_in_thread(runs) as base:
+        driver.get(f"{base}/play")
+        Select(driver.find_element(By.ID, "variant")).select_by_visible_text("Knock Rummy")
+        Select(driver.find_element(By.ID, "opponent")).select_by_value("random")
+        driver.find_element(By.ID, "seed").send_keys("3")
+        driver.find_element(By.ID, "start").click()
+        wait = WebDriverWait(driver, 30)
+        wait.until(lambda d: "/play/" in d.current_url)
+        wait.until(lambda d: d.execute_script("return document.body.getAttribute('data-status')"))
+        # A typed move that is not legal: the terminal game's message, and the game goes on.
+        driver.find_element(By.ID, "move-text").send_keys("knock Zz\n")
+        wait.until(lambda d: d.find_elements(By.ID, "error"))
+        assert "unknown move" in driver.find_element(By.ID, "error").text
+        moves = 0
+        while True:
+            status = driver.find_element(By.TAG_NAME, "body").get_attribute("data-status")
+            if status == "over":
+                break
+            assert status == "your_move"
+            assert driver.find_elements(By.CSS_SELECTOR, '.seat[data-seat="1"] .hidden-hand')
+            before = driver.find_element(By.ID, "log").text
+            buttons = driver.find_elements(By.CSS_SELECTOR, ".move-button")
+            buttons[-1 if moves % 3 == 2 else 0].click()  # now and then a knock
+            moves += 1
+            wait.until(
+                lambda d, before=before: (
+                    d.find_element(By.ID, "log").text != before
+                    or d.find_element(By.TAG_NAME, "body").get_attribute("data-status") == "over"
+                )
+            )
+        verdict = driver.find_element(By.ID, "verdict").text
+        assert verdict.startswith("game over:") and moves > 0
+    saved = list((runs / "web_games").glob("game_*.json"))
+    assert len(saved) == 1
+    summary = verify_replay(saved[0])
+    assert load_replay(saved[0])["agents"] == ["human", "random"]
+    assert summary["moves"] >= moves
+
+
+def test_tensorboard_serves_the_dashboard(tmp_path, driver):
+    from rummyzoo.training.train import train_from_file
+
+    run = tmp_path / "run"
+    train_from_file(str(ROOT / "configs" / "smoke_ppo.yaml"), ["env_options.target_score=null"],
+                    str(run), ["test"], progress="off")  # fmt: skip
+
+    with tensorboard(run / "tb") as url:
+
+        def get(path: str):
+            with urllib.request.urlopen(url + path, timeout=30) as response:
+                return json.loads(response.read())
+
+        scalars = get("/data/plugin/scalars/tags")
+        tags = {tag for run_tags in scalars.values() for tag in run_tags}
+        for tag in (
+            "eval/random/win_rate", "eval/random/win_rate_low", "eval/random/win_rate_high",
+            "eval/random/points_per_hand", "rating/learner", "rating/learner_low",
+            "rating/random", "strategy/knock_rate", "strategy/take_discard_rate",
+        ):  # fmt: skip
+            assert tag in tags, tag
+        layout = get("/data/plugin/custom_scalars/layout")
+        charts = {c["title"]: c for cat in layout["category"] for c in cat["chart"]}
+        band = charts["win rate vs random (95% CI)"]["margin"]["series"][0]
+        assert band == {
+            "value": "eval/random/win_rate",
+            "lower": "eval/random/win_rate_low",
+            "upper": "eval/random/win_rate_high",
+        }
+        assert "learner's rating (95% CI; random = 0)" in charts
+        images = get("/data/plugin/images/tags")
+        assert any("eval/cross_table" in t for t in images.values())
+        histograms = get("/data/plugin/histograms/tags")
+        assert any("strategy/knock_turn_hist" in t or "strategy/deadwood_at_knock_hist" in t
+                   for t in histograms.values())  # fmt: skip
+        text_runs = get("/data/plugin/text/tags")
+        run_name, tag = next(
+            (r, t)
+            for r, tags in text_runs.items()
+            for t in tags
+            if t.startswith("text/sample_game")
+        )
+        query = urllib.parse.urlencode({"run": run_name, "tag": tag})
+        samples = get(f"/data/plugin/text/text?{query}")
+        assert "<table>" in samples[-1]["text"] and "legal alternatives" in samples[-1]["text"]
+        # The dashboard page itself loads in the browser and lists the layout's charts.
+        driver.get(f"{url}/#custom_scalars")
+        found = driver.execute_async_script(
+            "const done = arguments[0];"
+            "fetch('/data/plugin/custom_scalars/layout').then(r => r.json())"
+            ".then(j => done(j.category.map(c => c.title)));"
+        )
+        assert "evaluation" in found and "rating" in found
+        assert "TensorBoard" in driver.title

@@ -1,0 +1,303 @@
+"""Games as data and on web pages: the table views, the replay page and the web app's API (its
+bad requests included). The browser itself is driven in test_browser.py."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from rummyzoo.agents.registry import make_agent
+from rummyzoo.cli.main import main
+from rummyzoo.cli.serve import create_app
+from rummyzoo.cli.viewer import replay_page
+from rummyzoo.envs.registry import VARIANTS, make_match
+from rummyzoo.envs.replay import (
+    ReplayError,
+    load_replay,
+    record_game,
+    replay_frames,
+    save_replay,
+    verify_replay,
+)
+
+HEURISTIC = {
+    "knock_rummy": "knock.smart",
+    "ditch_rummy": "ditch.smart",
+    "rummy500": "rummy500.smart",
+}
+
+
+def _game(variant: str, seed: int = 3, options=None) -> dict:
+    options = {"target_score": None} if options is None else options
+    policies = [
+        make_agent(HEURISTIC[variant], variant, 2, options),
+        make_agent("random", variant, 2),
+    ]
+    return record_game(
+        variant, policies, [HEURISTIC[variant], "random"], seed=seed, options=options
+    )
+
+
+def _view_cards(view: dict) -> int:
+    """Every card the open view shows, counted (face-down stock cards by their count)."""
+    count = 0
+    for pile in view["piles"]:
+        count += pile["count"]
+        if pile["cards"] is not None:
+            assert len(pile["cards"]) == pile["count"]
+    count += sum(len(m["cards"]) for m in view["table"])
+    for seat in view["seats"]:
+        assert seat["hand"] is not None
+        count += len(seat["hand"]) + sum(len(m) for m in seat["melds"])
+        count += len(seat.get("singles", []))
+    return count
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_table_view_shows_every_card_once_and_hides_other_hands(variant):
+    match = make_match(variant, 3, {"target_score": None}, "test")
+    rng = np.random.default_rng(0)
+    for seed in range(3):
+        match.reset(seed)
+        while not match.state.over:
+            totals = match.totals_by_seat()
+            open_view = match.game.table_view(match.state, None, totals)
+            assert _view_cards(open_view) == 52 * match.game.num_decks
+            seat = match.state.current
+            mine = match.game.table_view(match.state, seat, totals)
+            for entry in mine["seats"]:
+                if entry["seat"] == seat:
+                    assert entry["hand"] == open_view["seats"][seat]["hand"]
+                else:  # only the count and the cards this seat has seen
+                    assert entry["hand"] is None and entry["count"] >= 0
+                    assert set(entry["known"]) <= set(open_view["seats"][entry["seat"]]["hand"])
+            json.dumps(mine)  # plain data
+            match.play(int(rng.choice(np.flatnonzero(match.legal_mask()))))
+        final = match.game.table_view(match.state, 0, match.totals_by_seat())
+        assert final["over"] and final["current"] is None
+        assert all(s["hand"] is not None and s["points"] is not None for s in final["seats"])
+
+
+def test_knock_table_view_in_card_strings():
+    from rummyzoo.envs.cards import CARD_NAMES
+
+    dealt = "As 2s 3s 4s 5s 6s 7s 8s 9s Ts Ah 2h 3h 4h 5h 6h 7h 8h 9h Th Kd".split()  # noqa: SIM905
+    deck = dealt + [c for c in CARD_NAMES if c not in dealt]
+    match = make_match("knock_rummy", 2, {"target_score": None}, "test")
+    match.reset(1, deck)
+    view = match.game.table_view(match.state, None, match.totals_by_seat())
+    shown = [c for s in view["seats"] for c in s["hand"]] + view["piles"][1]["cards"]
+    assert sorted(shown) == sorted(dealt)  # 10 + 10 cards and the top discard
+    assert [s["count"] for s in view["seats"]] == [10, 10]
+    assert view["piles"][0] == {"name": "stock", "count": 31, "cards": None}
+    hidden = match.game.table_view(match.state, 1, match.totals_by_seat())
+    assert hidden["seats"][0]["hand"] is None and hidden["seats"][0]["known"] == []
+    assert hidden["seats"][1]["hand"] == view["seats"][1]["hand"]
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_replay_frames_follow_the_game(variant):
+    replay = _game(variant)
+    payload = replay_frames(replay)
+    moves = [f for f in payload["frames"] if f["kind"] == "move"]
+    assert len(moves) == len(replay["actions"])
+    ends = [f for f in payload["frames"] if f["kind"] == "hand_over"]
+    assert [e["points"] for e in ends] == replay["points"]
+    for frame, (seat, _name) in zip(moves, replay["actions"], strict=True):
+        assert frame["seat"] == seat and frame["table"]["current"] == seat
+        assert frame["move"] in frame["legal"] and len(frame["legal"]) == frame["legal_count"]
+    # From a seat's view the other hands are hidden, and so are the other seat's alternatives.
+    seat_view = replay_frames(replay, view=1)
+    for frame in seat_view["frames"]:
+        if frame["kind"] == "move":
+            assert frame["table"]["seats"][0]["hand"] is None
+            assert (frame["legal"] is None) == (frame["seat"] == 0)
+    with pytest.raises(ValueError, match=r"view must be a seat 0\.\.1"):
+        replay_frames(replay, view=2)
+
+
+def test_replay_page_is_self_contained_and_escapes_names(tmp_path):
+    replay = _game("knock_rummy")
+    replay["agents"][1] = "</script><b>x"
+    text = replay_page(replay)
+    assert "</script><b>x" not in text  # the name cannot end the data block
+    assert not re.search(r"(src|href)=\"https?://", text)  # nothing from the network
+    data = re.search(r'<script type="application/json" id="replay-data">(.*?)</script>', text, re.S)
+    payload = json.loads(data.group(1))
+    assert payload["agents"][1] == "</script><b>x"
+    assert len(payload["frames"]) == len(replay["actions"]) + len(replay["points"])
+
+
+def test_replay_html_command(tmp_path, capsys):
+    path = save_replay(_game("rummy500"), tmp_path / "g.json")
+    out = tmp_path / "pages" / "g.html"
+    assert main(["replay", str(path), "--html", str(out), "--seat", "0"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    text = out.read_text()
+    assert "RZ.Viewer" in text and "player_0&#x27;s view" in text
+    # A corrupt replay is refused and nothing is written.
+    bad = load_replay(path)
+    bad["points"][0][0] += 1
+    save_replay(bad, tmp_path / "bad.json")
+    assert main(["replay", str(tmp_path / "bad.json"), "--html", str(tmp_path / "bad.html")]) == 2
+    assert "is corrupt" in capsys.readouterr().err
+    assert not (tmp_path / "bad.html").exists()
+
+
+# ---------------------------------------------------------------------------- the web app
+@pytest.fixture
+def runs(tmp_path):
+    root = tmp_path / "runs"
+    (root / "r1" / "games").mkdir(parents=True)
+    (root / "r1" / "config.yaml").write_text("variant: knock_rummy\n")
+    save_replay(_game("knock_rummy"), root / "r1" / "games" / "sample_000000001.json")
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps(_game("knock_rummy", seed=9)))
+    (root / "r1" / "games" / "link.json").symlink_to(secret)  # points outside the runs folder
+    return root
+
+
+def _no_traceback(response) -> None:
+    assert b"Traceback" not in response.data
+
+
+def test_serve_pages(runs):
+    client = create_app(runs).test_client()
+    index = client.get("/")
+    assert index.status_code == 200 and b'href="/runs/r1"' in index.data
+    run = client.get("/runs/r1")
+    assert run.status_code == 200 and b"sample_000000001.json" in run.data
+    game = client.get("/runs/r1/game/games/sample_000000001.json")
+    assert game.status_code == 200 and b"RZ.Viewer" in game.data
+    assert client.get("/runs/r1/game/games/sample_000000001.json?seat=1").status_code == 200
+    assert client.get("/play").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("url", "status", "message"),
+    [
+        ("/runs/nope", 404, "unknown run"),
+        ("/runs/r1/game/games/missing.json", 404, "unknown game"),
+        ("/runs/r1/game/../../secret.json", 404, "not in the runs folder"),
+        ("/runs/r1/game/games/link.json", 404, "not in the runs folder"),
+        ("/runs/r1/game/%2Fetc%2Fpasswd", 404, "not found"),
+        ("/runs/r1/game/games/sample_000000001.json?seat=5", 400, "view must be a seat"),
+        ("/nowhere", 404, "not found"),
+    ],
+)
+def test_serve_bad_pages(runs, url, status, message):
+    response = create_app(runs).test_client().get(url)
+    assert response.status_code == status, response.data[-400:]
+    assert message.lower() in response.get_data(as_text=True).lower()
+    _no_traceback(response)
+
+
+def test_serve_refuses_a_corrupt_game(runs):
+    bad = load_replay(runs / "r1" / "games" / "sample_000000001.json")
+    bad["final"] = [0, 0]
+    save_replay(bad, runs / "r1" / "games" / "bad.json")
+    response = create_app(runs).test_client().get("/runs/r1/game/games/bad.json")
+    assert response.status_code == 400 and b"is corrupt" in response.data
+    _no_traceback(response)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("{not json", "malformed JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        ('{"variant": "poker"}', "unknown variant 'poker'"),
+        ('{"variant": "knock_rummy", "players": 7}', "players"),
+        ('{"variant": "knock_rummy", "seat": 3}', "seat must be 0..1"),
+        ('{"variant": "knock_rummy", "opponent": "nobody"}', "nobody"),
+        ('{"variant": "knock_rummy", "opponent": "../secret.json"}', "not in the runs folder"),
+        ('{"variant": "knock_rummy", "options": {"no_such_rule": 1}}', "no_such_rule"),
+        ('{"variant": "knock_rummy", "colour": "red"}', "unknown field(s): colour"),
+    ],
+)
+def test_serve_bad_new_games(runs, body, message):
+    response = create_app(runs).test_client().post("/api/games", data=body)
+    assert response.status_code in (400, 404), response.json
+    assert message in response.json["error"]
+    _no_traceback(response)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_serve_plays_a_whole_game(runs, variant):
+    client = create_app(runs).test_client()
+    start = client.post(
+        "/api/games",
+        json={
+            "variant": variant,
+            "opponent": "random",
+            "options": {"target_score": None},
+            "seed": 5,
+        },
+    )
+    assert start.status_code == 201
+    state = start.json
+    game = state["id"]
+    # Bad moves: a clear message, and nothing changes.
+    for body, message in [
+        ({"move": "no such move"}, "unknown move"),
+        ({"action": 10**6}, "out of range"),
+        ({"action": "x"}, "action must be an action id"),
+        ({}, 'send {"move"'),
+    ]:
+        bad = client.post(f"/api/games/{game}/move", json=body)
+        assert bad.status_code == 400 and message in bad.json["error"], bad.json
+        assert client.get(f"/api/games/{game}").json == state
+    illegal = next(
+        a for a in range(10**4)
+        if a not in {m["action"] for m in state["legal"]}
+    )  # fmt: skip
+    bad = client.post(f"/api/games/{game}/move", json={"action": illegal})
+    assert bad.status_code == 400 and "not a legal move now" in bad.json["error"]
+    assert (
+        client.post(f"/api/games/{game}/move", data="{oops")
+        .json["error"]
+        .startswith("malformed JSON")
+    )
+    rng = np.random.default_rng(0)
+    moves = 0
+    while state["status"] == "your_move":
+        assert state["table"]["current"] == 0
+        assert all(s["hand"] is None for s in state["table"]["seats"][1:])  # hidden
+        choice = state["legal"][int(rng.integers(len(state["legal"])))]
+        # Alternate the two ways to send a move: by id and by name (as typed).
+        body = {"action": choice["action"]} if moves % 2 else {"move": choice["name"]}
+        response = client.post(f"/api/games/{game}/move", json=body)
+        assert response.status_code == 200, response.json
+        state = response.json
+        moves += 1
+    assert state["status"] == "over" and state["error"] is None and moves > 0
+    assert client.post(f"/api/games/{game}/move", json={"move": "1"}).status_code == 409
+    saved = runs / "web_games" / state["replay"]
+    summary = verify_replay(saved)
+    assert summary["final"] == state["totals"]
+    assert load_replay(saved)["agents"][0] == "human"
+    assert client.get(f"/runs/web_games/game/{state['replay']}").status_code == 200
+
+
+def test_serve_unknown_game(runs):
+    client = create_app(runs).test_client()
+    for response in (client.get("/api/games/abc"), client.post("/api/games/abc/move", json={})):
+        assert response.status_code == 404 and "unknown game" in response.json["error"]
+    assert client.get("/play/abc").status_code == 404
+
+
+def test_serve_play_against_a_checkpoint_path_is_kept_inside(runs):
+    client = create_app(runs).test_client()
+    response = client.post(
+        "/api/games", json={"variant": "knock_rummy", "opponent": "r1/checkpoints/best.rz"}
+    )
+    assert response.status_code == 404 and "unknown checkpoint" in response.json["error"]
+
+
+def test_replay_error_for_bad_file(tmp_path):
+    (tmp_path / "x.json").write_text("{")
+    with pytest.raises(ReplayError):
+        load_replay(tmp_path / "x.json")
