@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup browser demo test lint bench screenshots clean
 
 $(STAMP): pyproject.toml setup.py envs/_native.c
 	$(PYTHON) -m venv $(VENV)
@@ -29,9 +29,19 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# Headless Chromium and its driver from the system packages, for the browser tests (skipped,
+# with the reason printed, where they cannot be installed).
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing chromium and chromium-driver (apt-get)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			chromium chromium-driver >/dev/null) || echo "could not install chromium: the browser tests will be skipped"; \
+	else echo "no chromium and no root apt-get: the browser tests will be skipped"; fi
+
 # The suite runs twice: with the compiled kernels (where they were built), then on the pure-Python
 # code that an install without a C compiler runs.
-test: lint
+test: lint browser
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
 	RUMMYZOO_PURE_PYTHON=1 $(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
 
@@ -44,6 +54,10 @@ bench: setup
 		--compare "vec_env=batched n_envs=64 hyperparams.n_steps=32" \
 		--compare "vec_env=batched n_envs=64 hyperparams.n_steps=32 hyperparams.batch_size=512" \
 		--json results/bench_train_knock.json
+
+# Screenshots of the demo run's dashboard, replay page and a game in the browser (docs/screenshots).
+screenshots: setup browser
+	$(BIN)/python -m rummyzoo.cli.browser runs/demo docs/screenshots
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .hypothesis

@@ -510,10 +510,17 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines.append(
         f"checkpoints: {summary['last']}" + (f", {summary['best']}" if summary["best"] else "")
     )
-    lines.append(f"watch it:    {summary['tensorboard']}")
+    lines.append(
+        f"watch it:    {summary['tensorboard']} (CUSTOM SCALARS: win rates with their intervals, "
+        "ratings, strategy; IMAGES: the cross table; TEXT: sample games)"
+    )
     games = summary.get("sample_games") or []
     if games:
         lines.append(f"sample game: rummyzoo replay {games[-1]}")
+        page = str(Path(games[-1]).with_suffix(".html"))
+        lines.append(f"in a browser: rummyzoo replay {games[-1]} --html {page}")
+    runs = Path(summary["run_dir"]).parent
+    lines.append(f"all runs:    rummyzoo serve {runs} (then open http://127.0.0.1:8000/)")
     return "\n".join(lines)
 
 
