@@ -75,14 +75,17 @@ def cross_table(
     learner: Any, config: RunConfig, pool: list[dict[str, Any]], seed: int
 ) -> dict[str, Any]:
     """The arena report of the learner, the newest ``cross_table_snapshots`` pool snapshots and
-    every baseline of the variant, ``cross_table_deals`` duplicate deals of the evaluation's
-    episode (ratings: Bradley-Terry with bootstrap intervals, anchored at random play)."""
+    every baseline of the variant on ``cross_table_deals`` duplicate deals of single hands under
+    the evaluation's rules (ratings: Bradley-Terry with bootstrap intervals, anchored at random
+    play)."""
     from rummyzoo.agents.arena import run_arena, summarize
     from rummyzoo.agents.arena.evaluate import baseline_names
     from rummyzoo.agents.checkpoints import load_policy
 
     cfg = config.evaluation
-    options = eval_options(config)
+    # Single hands: the ratings rank who scores more per hand, and the round robin stays
+    # short (two weak networks can draw out a match to its hand cap).
+    options = {**eval_options(config), "target_score": None}
     agents: list[Any] = list(baseline_names(config.variant))
     keep = cfg.cross_table_snapshots
     for entry in pool[-keep:] if keep else []:
@@ -106,15 +109,15 @@ def cross_table(
 def strategy_stats(
     learner: Any, config: RunConfig, seed: int
 ) -> tuple[dict[str, float], dict[str, list[float]]]:
-    """``strategy_games`` games of the learner against the first evaluation opponent (the
-    learner's seat rotating), summarized by :class:`StrategyStats`."""
+    """``strategy_games`` single hands of the learner against the first evaluation opponent
+    (the learner's seat rotating), summarized by :class:`StrategyStats`."""
     from rummyzoo.agents.registry import make_agent
     from rummyzoo.envs.play import play_episode
     from rummyzoo.envs.registry import make_match
     from rummyzoo.training.strategy import StrategyStats
 
     n = config.num_players
-    options = eval_options(config)
+    options = {**eval_options(config), "target_score": None}  # hand by hand
     opponent = config.evaluation.opponents[0]
     match = make_match(config.variant, n, options, "strategy statistics")
     stats = StrategyStats(config.variant)
