@@ -9,6 +9,7 @@ import warnings
 from rummyzoo.cli import (
     arena,
     bench,
+    bench_rllib,
     bench_train,
     curves,
     demo,
@@ -23,7 +24,7 @@ from rummyzoo.cli.common import Parents
 
 #: The commands, in the order ``rummyzoo --help`` lists them.
 COMMANDS = (
-    bench, bench_train, demo, arena, play, replay, serve, train, curves, evaluate, export,
+    bench, bench_train, bench_rllib, demo, arena, play, replay, serve, train, curves, evaluate, export,
 )  # fmt: skip
 
 

@@ -383,7 +383,6 @@ class RunCallback(BaseCallback):
         self._save_last()
 
     def _save_last(self) -> None:
-        steps = int(self.num_timesteps)
         # last.zip: the trusted resume file (SB3 zip, optimizer state); last.rz: the checkpoint.
         save_resume_checkpoint(self.model, self.ckpt_dir / "last.zip", self._meta())
         save_checkpoint(self.model, self.ckpt_dir / "last.rz", self._meta())
@@ -391,8 +390,12 @@ class RunCallback(BaseCallback):
             tmp = self.ckpt_dir / ".last_replay_buffer.tmp.pkl"
             self.model.save_replay_buffer(str(tmp))
             tmp.replace(self.ckpt_dir / "last_replay_buffer.pkl")
+        self._write_state()
+
+    def _state(self) -> dict[str, Any]:
+        """What ``state.json`` records of the run at its last checkpoint."""
         state = {
-            "steps": steps,
+            "steps": int(self.num_timesteps),
             "pool": self.pool,
             "best_value": self.best_value,
             "eval_history": self.eval_history,
@@ -401,8 +404,11 @@ class RunCallback(BaseCallback):
         }
         if self.pretrain is not None:
             state["pretrain"] = self.pretrain
-        atomic_write_text(self.run_dir / "state.json", json.dumps(state, indent=2) + "\n")
-        # Pool files that neither the pool nor this checkpoint's state refers to can go now.
+        return state
+
+    def _write_state(self) -> None:
+        """Write ``state.json`` (atomically), then drop the pool files it no longer names."""
+        atomic_write_text(self.run_dir / "state.json", json.dumps(self._state(), indent=2) + "\n")
         keep = {Path(p["path"]).name for p in self.pool}
         if self.pool_dir.is_dir():
             for path in self.pool_dir.glob("snapshot_*"):

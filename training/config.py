@@ -31,6 +31,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from rummyzoo.envs.match import MatchOptions
@@ -154,14 +155,14 @@ class Evaluation(Strict):
     at_start: bool = True
     """Also evaluate the network before any RL (after the warm start, if any): the learning
     curve's first point, and the baseline that RL must improve on."""
-    cross_table_deals: int = Field(10, ge=0)
-    """Duplicate deals of the round robin at every evaluation between the learner, its newest
-    pool snapshots and every baseline (ratings anchored at random play, and the cross table's
-    heatmap in TensorBoard); 0: none."""
+    cross_table_deals: int = Field(20, ge=0)
+    """Duplicate deals (single hands, under the evaluation's rules) of the round robin at every
+    evaluation between the learner, its newest pool snapshots and every baseline (ratings
+    anchored at random play, and the cross table's heatmap in TensorBoard); 0: none."""
     cross_table_snapshots: int = Field(3, ge=0)
     """Newest pool snapshots in that round robin."""
     strategy_games: int = Field(20, ge=0)
-    """Games against the first evaluation opponent at every evaluation whose play is summed up
+    """Hands against the first evaluation opponent at every evaluation whose play is summed up
     in ``strategy/`` statistics (see :mod:`rummyzoo.training.strategy`); 0: none."""
 
 
@@ -386,6 +387,51 @@ def _agent_cache(info: ValidationInfo) -> dict[Any, str | None] | None:
     return info.context.setdefault("agents", {}) if isinstance(info.context, dict) else None
 
 
+class RllibSettings(Strict):
+    """Settings of the Ray RLlib backend (``backend: rllib``; see :mod:`rummyzoo.training.rllib`).
+
+    The same config runs on a laptop (a local Ray started by the run) or on a cluster (``address``
+    or ``RAY_ADDRESS``): scale ``num_env_runners`` (sampling processes) and
+    ``num_envs_per_env_runner`` first, ``num_learners`` (training processes, with
+    ``num_gpus_per_learner``) when updates dominate.
+    """
+
+    num_env_runners: int = Field(0, ge=0)
+    """Sampling processes (0: sample in the driver process)."""
+    num_envs_per_env_runner: int = Field(1, ge=1)
+    """Games each sampling process plays at once."""
+    num_cpus_per_env_runner: float = Field(1, gt=0)
+    num_learners: int = Field(0, ge=0)
+    """Training processes (0: update in the driver process)."""
+    num_cpus_per_learner: float = Field(1, gt=0)
+    num_gpus_per_learner: float = Field(0, ge=0)
+    address: str | None = None
+    """Ray cluster to join (``auto``, ``ray://host:10001`` or ``host:6379``); None: the
+    ``RAY_ADDRESS`` environment variable if set, else a local Ray started for the run."""
+    num_cpus: int | None = Field(None, gt=0)
+    """CPUs of the local Ray the run starts (None: all of the machine's); not with ``address``."""
+    rollout_fragment_length: int | str = "auto"
+    """Steps each sampling env collects per round (``auto``: from the train batch)."""
+
+    @field_validator("rollout_fragment_length")
+    @classmethod
+    def _fragment(cls, value: int | str) -> int | str:
+        if isinstance(value, str) and value != "auto":
+            raise ValueError(f"must be 'auto' or a positive int, got {value!r}")
+        if isinstance(value, int) and value < 1:
+            raise ValueError(f"must be 'auto' or a positive int, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _local_cpus(self) -> RllibSettings:
+        if self.address is not None and self.num_cpus is not None:
+            raise ValueError(
+                "num_cpus sizes the local Ray a run starts; with address the cluster's own CPUs "
+                "count: drop one of them"
+            )
+        return self
+
+
 class RunConfig(Strict):
     """A training run."""
 
@@ -404,6 +450,12 @@ class RunConfig(Strict):
     shaping: str | None = None
     """Potential-based reward shaping (``knock_deadwood``), or none (see the seat env)."""
     algo: Literal["ppo", "dqn"] = "ppo"
+    backend: Literal["sb3", "rllib"] = "sb3"
+    """``sb3``: stable-baselines3 in this process (the batched engine); ``rllib``: Ray RLlib's
+    multi-agent PPO on its current API stack, from one machine to a cluster (``rllib:``
+    settings; PPO only)."""
+    rllib: RllibSettings | None = None
+    """Settings of the ``rllib`` backend (defaults when omitted)."""
     n_timesteps: int = Field(200_000, gt=0)
     """Learner environment steps (decisions) to train for."""
     seed: int = Field(0, ge=0)
@@ -435,6 +487,38 @@ class RunConfig(Strict):
 
     # Each check is a field validator that reads the fields before it (``info.data``), so
     # that pydantic reports every problem of a config in one go.
+    @field_validator("backend")
+    @classmethod
+    def _backend_algo(cls, value: str, info: ValidationInfo) -> str:
+        if value == "rllib" and info.data.get("algo") == "dqn":
+            raise ValueError(
+                "the rllib backend trains algo: ppo (multi-agent PPO with masked actions); "
+                "train dqn on backend: sb3"
+            )
+        return value
+
+    @field_validator("rllib")
+    @classmethod
+    def _rllib_for_rllib(
+        cls, value: RllibSettings | None, info: ValidationInfo
+    ) -> RllibSettings | None:
+        if value is not None and info.data.get("backend", "sb3") != "rllib":
+            raise ValueError(
+                f"rllib settings are for backend: rllib (this config's backend is "
+                f"{info.data.get('backend', 'sb3')!r}); set backend: rllib or drop them"
+            )
+        return value
+
+    @field_validator("league")
+    @classmethod
+    def _league_backend(cls, value: League, info: ValidationInfo) -> League:
+        if value.sampling == "pfsp" and info.data.get("backend") == "rllib":
+            raise ValueError(
+                "league sampling pfsp runs on backend: sb3; on the rllib backend the opponents "
+                "are drawn by their weights (sampling: weights)"
+            )
+        return value
+
     @field_validator("variant")
     @classmethod
     def _known_variant(cls, value: str) -> str:

@@ -173,34 +173,42 @@ def policy_kwargs(config: RunConfig) -> dict[str, Any]:
     return kwargs
 
 
+def policy_choice(config: RunConfig) -> tuple[Any, dict[str, Any]]:
+    """The SB3 policy (``"MlpPolicy"`` or a class) of the config's network, and its kwargs
+    (the card or action layout included): what both backends build the network from."""
+    kwargs = policy_kwargs(config)
+    network = config.policy_kwargs.network
+    if network == "mlp":
+        return "MlpPolicy", kwargs
+    from rummyzoo.agents import networks as nets
+
+    classes = {
+        "cards": (nets.CardActorCriticPolicy, nets.CardDQNPolicy, nets.card_layout),
+        "actions": (nets.ActionActorCriticPolicy, nets.ActionDQNPolicy, nets.action_layout),
+    }
+    ppo_policy, dqn_policy, layout = classes[network]
+    kwargs[f"{network[:-1]}_layout"] = layout(
+        config.variant,
+        config.num_players,
+        config.env_options,
+        config.features,
+        mask_in_obs=config.algo == "dqn",
+    )
+    return (ppo_policy if config.algo == "ppo" else dqn_policy), kwargs
+
+
 def build_model(config: RunConfig, env: Any, tb_dir: Path | None):
     hp = config.hyperparams.model_dump()
+    policy, kwargs = policy_choice(config)
     common = {
-        "policy": "MlpPolicy",
+        "policy": policy,
         "env": env,
         "seed": config.seed,
         "device": config.device,
         "verbose": 0,
-        "policy_kwargs": policy_kwargs(config),
+        "policy_kwargs": kwargs,
         "tensorboard_log": str(tb_dir) if tb_dir else None,
     }
-    network = config.policy_kwargs.network
-    if network != "mlp":
-        from rummyzoo.agents import networks as nets
-
-        classes = {
-            "cards": (nets.CardActorCriticPolicy, nets.CardDQNPolicy, nets.card_layout),
-            "actions": (nets.ActionActorCriticPolicy, nets.ActionDQNPolicy, nets.action_layout),
-        }
-        ppo_policy, dqn_policy, layout = classes[network]
-        common["policy"] = ppo_policy if config.algo == "ppo" else dqn_policy
-        common["policy_kwargs"][f"{network[:-1]}_layout"] = layout(
-            config.variant,
-            config.num_players,
-            config.env_options,
-            config.features,
-            mask_in_obs=config.algo == "dqn",
-        )
     if config.algo == "ppo":
         from sb3_contrib import MaskablePPO
 
@@ -336,6 +344,10 @@ def train(
         ``off`` (see :mod:`rummyzoo.training.progress`).
     :param progress_every: seconds between progress lines.
     """
+    if config.backend == "rllib":
+        from rummyzoo.training.rllib import train_rllib
+
+        return train_rllib(config, Path(run_dir), argv, resume, progress, progress_every)
     import torch
 
     from rummyzoo.training.callbacks import RunCallback
@@ -354,15 +366,7 @@ def train(
         meta = read_trusted_meta(last)  # the run's own resume file: trusted
         steps_done = int(meta["steps"])
         if steps_done >= config.n_timesteps:
-            print(
-                f"{run_dir} is finished: {steps_done:,} of {config.n_timesteps:,} steps done; "
-                "nothing to train (raise n_timesteps with --set to continue it)",
-                flush=True,
-            )
-            summary_path = run_dir / "summary.json"
-            if summary_path.exists():
-                return {**json.loads(summary_path.read_text()), "finished_before": True}
-            return {"run_dir": str(run_dir), "steps": steps_done, "finished_before": True}
+            return finished_run(run_dir, steps_done, config.n_timesteps)
     started = time.perf_counter()
     env = build_vec_env(config)
     phases: dict[str, float] = {}
@@ -383,12 +387,7 @@ def train(
                 model.load_replay_buffer(str(buffer))
         steps_done = int(meta["steps"])
         model.num_timesteps = steps_done
-        # TensorBoard: what was logged after the checkpoint is logged again from here on, and
-        # so are the sample games played after it.
-        truncate_tensorboard(tb_dir, steps_done)
-        for game in (run_dir / "games").glob("sample_*.json"):
-            if int(game.stem.split("_")[1]) > steps_done:
-                game.unlink()
+        rewind_run(run_dir, steps_done)
         # The pool of self-play snapshots comes back as it was at the checkpoint.
         missing = [s["path"] for s in state.get("pool", []) if not Path(s["path"]).exists()]
         if missing:
@@ -400,9 +399,7 @@ def train(
             if snap["path"].endswith(".zip"):  # a run from before shareable snapshots (its own)
                 snap["path"] = str(export_checkpoint(snap["path"])["path"])
             env.env_method("add_snapshot", snap["path"], snap["steps"], snap.get("rating", 0.0))
-        atomic_write_text(run_dir / "config.yaml", config_to_yaml(config))
-        with (run_dir / "command.txt").open("a") as fh:
-            fh.write(" ".join(shlex.quote(a) for a in (argv or sys.argv)) + "\n")
+        note_resume(run_dir, config, argv)
     else:
         write_run_files(run_dir, config, argv or sys.argv)
         model = build_model(config, env, tb_dir)
@@ -439,26 +436,70 @@ def train(
         bar.close()
         env.close()
     phases["rl_seconds"] = rl_seconds
-    elapsed = time.perf_counter() - started
-    history = callback.eval_history
+    return write_summary(
+        config, run_dir, callback, int(model.num_timesteps), steps_done, started, phases
+    )
+
+
+def finished_run(run_dir: Path, steps_done: int, n_timesteps: int) -> dict[str, Any]:
+    """The summary of a run resumed with nothing left to train (it is left alone)."""
+    print(
+        f"{run_dir} is finished: {steps_done:,} of {n_timesteps:,} steps done; "
+        "nothing to train (raise n_timesteps with --set to continue it)",
+        flush=True,
+    )
+    summary_path = run_dir / "summary.json"
+    if summary_path.exists():
+        return {**json.loads(summary_path.read_text()), "finished_before": True}
+    return {"run_dir": str(run_dir), "steps": steps_done, "finished_before": True}
+
+
+def rewind_run(run_dir: Path, steps_done: int) -> None:
+    """A resumed run's TensorBoard and sample games as they were at its checkpoint: what was
+    logged or played after it is logged and played again from there."""
+    truncate_tensorboard(run_dir / "tb", steps_done)
+    for game in (run_dir / "games").glob("sample_*.json"):
+        if int(game.stem.split("_")[1]) > steps_done:
+            game.unlink()
+
+
+def note_resume(run_dir: Path, config: RunConfig, argv: list[str] | None) -> None:
+    """A resumed run's folder: the config as resumed, the resume command added."""
+    atomic_write_text(run_dir / "config.yaml", config_to_yaml(config))
+    with (run_dir / "command.txt").open("a") as fh:
+        fh.write(" ".join(shlex.quote(a) for a in (argv or sys.argv)) + "\n")
+
+
+def write_summary(
+    config: RunConfig,
+    run_dir: Path,
+    callback: Any,
+    steps: int,
+    steps_done: int,
+    started: float,
+    phases: dict[str, float],
+    **extra: Any,
+) -> dict[str, Any]:
+    """The run's summary (``summary.json``, written atomically, and returned)."""
+    rl_seconds = phases.get("rl_seconds")
+    best = run_dir / "checkpoints" / "best.rz"
     summary = {
         "run_dir": str(run_dir),
+        **extra,
         "variant": config.variant,
         "num_players": config.num_players,
         "algo": config.algo,
-        "steps": int(model.num_timesteps),
-        "steps_this_session": int(model.num_timesteps) - steps_done,
-        "seconds": elapsed,
+        "steps": steps,
+        "steps_this_session": steps - steps_done,
+        "seconds": time.perf_counter() - started,
         **phases,
-        "rl_steps_per_s": (model.num_timesteps - steps_done) / rl_seconds if rl_seconds else None,
+        "rl_steps_per_s": (steps - steps_done) / rl_seconds if rl_seconds else None,
         "last": str(run_dir / "checkpoints" / "last.rz"),
-        "best": str(run_dir / "checkpoints" / "best.rz")
-        if (run_dir / "checkpoints" / "best.rz").exists()
-        else None,
+        "best": str(best) if best.exists() else None,
         "best_eval": callback.best_value,
         "best_metric": config.evaluation.best_metric,
-        "evaluations": history,
-        "tensorboard": f"tensorboard --logdir {tb_dir}",
+        "evaluations": callback.eval_history,
+        "tensorboard": f"tensorboard --logdir {run_dir / 'tb'}",
         "sample_games": sorted(str(p) for p in (run_dir / "games").glob("*.json")),
     }
     if callback.pretrain is not None:

@@ -1,0 +1,56 @@
+"""``rummyzoo bench-rllib CONFIG``: env steps/s of a config on Ray RLlib, by env runners."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shlex
+import sys
+from pathlib import Path
+
+from rummyzoo.cli.common import Parents
+
+
+def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
+    bench = sub.add_parser(
+        "bench-rllib",
+        help="RLlib throughput of a config with 1, 2, ... env runners: env steps/s in JSON",
+        description="Train CONFIG on the rllib backend for --iterations PPO iterations (after "
+        "one warm-up) with each --env-runners count, one after another in --repeat rounds (no "
+        "evaluation, warm start or checkpoints), and report env steps/s (every seat's "
+        "decisions, sampling and updates together) and each count's ratio to the first.",
+    )
+    bench.add_argument("config", help="YAML run config (its backend is set to rllib)")
+    bench.add_argument("--env-runners", type=int, nargs="+", default=[1, 2], metavar="K")
+    bench.add_argument("--iterations", type=int, default=5, help="timed iterations per run")
+    bench.add_argument("--repeat", type=int, default=2, help="rounds")
+    bench.add_argument(
+        "--set", action="append", metavar="KEY.SUB=VALUE", help="override a config key (repeatable)"
+    )
+    bench.add_argument("--json", metavar="PATH", help="write the results here")
+    bench.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.rllib import bench_rllib
+
+    if args.iterations < 1 or args.repeat < 1 or min(args.env_runners) < 0:
+        raise ValueError("--iterations and --repeat must be positive, --env-runners >= 0")
+    config = load_config(args.config, ["backend=rllib", *(args.set or [])])
+    result = bench_rllib(config, args.env_runners, args.iterations, args.repeat)
+    result["command"] = " ".join(shlex.quote(a) for a in ["rummyzoo", *sys.argv[1:]])
+    result["machine"] = {"cpus": __import__("os").cpu_count(), "python": platform.python_version()}
+    for s in result["settings"]:
+        rounds = ", ".join(f"{x:,.0f}" for x in s["env_steps_per_s"])
+        print(
+            f"{s['num_env_runners']} env runner(s): {s['median_env_steps_per_s']:,.0f} env "
+            f"steps/s (rounds: {rounds}); {s['ratio_to_first']:.2f}x the first"
+        )
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {path}")
+    return 0

@@ -1,0 +1,919 @@
+"""The Ray RLlib backend (``backend: rllib``): multi-agent PPO on RLlib's current API stack
+(RLModules, EnvRunners, Learners), from the same YAML configs as the stable-baselines3 backend.
+
+* **The env** (:class:`MatchEnv`): a thin RLlib ``MultiAgentEnv`` over a rummyzoo match (the
+  one play loop's match layer), turn-based: each step takes the action of the seat to act and
+  returns the observation of the next one. An observation is a dict: ``observations`` (what
+  the learner's network reads: the observation with the config's ``features``), ``raw`` (the
+  env's observation, what heuristics read) and ``action_mask``. Rewards follow the config's
+  ``reward`` mode; a seat's reward waits until its next turn (RLlib's hanging rewards).
+* **The modules**: ``learner``, the one trained module (:class:`LearnerModule`: the same
+  network as the SB3 backend builds for the config: MLP, the card-shared or the action-shared
+  scorer; masked logits, so illegal actions are never sampled, in exploration and inference
+  alike); one non-trained :class:`AgentModule` per opponent named in ``opponents`` (random play
+  or a heuristic); and with ``self`` among the opponents, ``self_play.pool_size`` frozen
+  snapshot slots (``self_0`` ...), all holding the learner as it starts, then overwritten in
+  turn at every ``snapshot_interval`` (the league; drawn by ``self_play.sampling``).
+* **The mapping**: per episode, the learner takes a random seat and every other seat an
+  opponent drawn by its weight (``self``'s weight shared by the snapshots).
+* **The run folder** is the SB3 backend's: the resolved config, command, versions, TensorBoard
+  (``eval/``, ``charts/``, ``selfplay/``, ``rating/``, ``strategy/``, sample games), evaluation
+  against the baselines at the configured interval, ``best.rz``/``last.rz`` and periodic
+  ``.rz`` checkpoints in rummyzoo's shareable format (``rummyzoo arena/evaluate/play`` take
+  them), plus ``checkpoints/rllib/``, RLlib's own checkpoint, which ``--resume`` continues from.
+
+Hyperparameters keep their SB3 names: ``learning_rate`` (lr), ``gamma``, ``gae_lambda``
+(lambda_), ``clip_range`` (clip_param), ``ent_coef`` (entropy_coeff), ``vf_coef``
+(vf_loss_coeff), ``max_grad_norm`` (grad_clip), ``n_epochs`` (num_epochs), ``batch_size``
+(minibatch_size); a training batch holds ``n_steps * n_envs`` learner decisions (RLlib counts
+``n_steps * n_envs * num_players`` env steps, every seat's decisions).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rummyzoo.training.config import RllibSettings, RunConfig
+
+__all__ = ["MatchEnv", "require_ray", "train_rllib"]
+
+LEARNER = "learner"
+#: The league of the running process: ``[(module id, weight), ...]`` of the opponents, set on
+#: every EnvRunner when it changes (see :func:`set_league`).
+_LEAGUE: list[tuple[str, float]] | None = None
+
+RAY_MISSING = (
+    "the rllib backend needs Ray RLlib, which is not installed: pip install 'rummyzoo[rllib]' "
+    "(or pip install 'ray[rllib]')"
+)
+
+
+def require_ray() -> Any:
+    """Import Ray, or fail with a message naming the extra to install."""
+    try:
+        import ray
+        from ray.rllib.algorithms.ppo import PPOConfig  # noqa: F401
+    except ImportError:
+        raise ValueError(RAY_MISSING) from None
+    return ray
+
+
+# ---------------------------------------------------------------------------- env
+def _env_parts(env_config: dict[str, Any]) -> tuple[Any, Any]:
+    from rummyzoo.agents.features import make_features
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.registry import make_game
+
+    variant, n = env_config["variant"], env_config["num_players"]
+    options = dict(env_config["env_options"])
+    report = {"reward": env_config["reward"], "reward_scale": env_config["reward_scale"]}
+    match = Match(make_game(variant, n, **report, **options))
+    features = make_features(env_config.get("features"), variant, n, options)
+    return match, features
+
+
+def env_config_of(config: RunConfig) -> dict[str, Any]:
+    return {
+        "variant": config.variant,
+        "num_players": config.num_players,
+        "env_options": dict(config.env_options),
+        "reward": config.reward,
+        "reward_scale": config.reward_scale,
+        "features": config.features,
+        "seed": config.seed,
+    }
+
+
+def _make_env_class() -> type:
+    from gymnasium import spaces
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+    class _MatchEnv(MultiAgentEnv):
+        """See :class:`MatchEnv`."""
+
+        def __init__(self, config: dict[str, Any] | None = None) -> None:
+            super().__init__()
+            config = dict(config or {})
+            self.match, self.features = _env_parts(config)
+            game = self.match.game
+            n = game.num_players
+            extra = self.features.size if self.features is not None else 0
+            space = spaces.Dict(
+                {
+                    "observations": spaces.Box(
+                        -np.inf, np.inf, (game.obs_size + extra,), np.float32
+                    ),
+                    "raw": spaces.Box(-np.inf, np.inf, (game.obs_size,), np.float32),
+                    "action_mask": spaces.Box(0.0, 1.0, (game.num_actions,), np.float32),
+                }
+            )
+            self.agents = self.possible_agents = [f"player_{s}" for s in range(n)]
+            self.observation_spaces = {a: space for a in self.agents}
+            self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.agents}
+            # Every env of every runner plays its own games: a stream per (runner, env).
+            worker = int(getattr(config, "worker_index", 0))
+            vector = int(getattr(config, "vector_index", 0))
+            self._rng = np.random.default_rng([int(config.get("seed", 0)), worker, vector])
+            self._facts: list[dict[str, Any]] = []
+            self._decisions = [0] * n
+
+        def _obs(self, seat: int) -> dict[str, np.ndarray]:
+            from rummyzoo.agents.features import learner_input
+
+            match = self.match
+            raw = match.observe(seat)
+            if match.over:
+                mask = np.zeros(match.game.num_actions, dtype=np.int8)
+            else:
+                mask = match.legal_mask().astype(np.int8)
+            return {
+                "observations": learner_input(raw, mask, self.features, False),
+                "raw": np.asarray(raw, dtype=np.float32),
+                "action_mask": mask.astype(np.float32),
+            }
+
+        def reset(self, *, seed: int | None = None, options: dict | None = None):
+            if seed is not None:
+                self._rng = np.random.default_rng(seed)
+            self.match.reset(int(self._rng.integers(2**63)))
+            n = self.match.num_players
+            self._facts = [
+                {"hand_points": [], "margins": [], "points": 0.0, "hands": 0} for _ in range(n)
+            ]
+            self._decisions = [0] * n
+            seat = self.match.current
+            return {self.agents[seat]: self._obs(seat)}, {}
+
+        def step(self, action_dict: dict[str, Any]):
+            match = self.match
+            seat = match.current
+            agent = self.agents[seat]
+            if agent not in action_dict:
+                raise ValueError(
+                    f"no action for {agent}, the seat to act (got {list(action_dict)})"
+                )
+            end = match.step(int(action_dict[agent]))
+            self._decisions[seat] += 1
+            # RLlib wants a reward (zero or not) with every observation; a seat's share of
+            # a hand end waits until its next turn.
+            rewards = dict.fromkeys(self.agents, 0.0)
+            truncated = False
+            if end is not None:
+                truncated = end.truncated_by is not None
+                if end.rewards is not None:
+                    rewards = {a: float(r) for a, r in zip(self.agents, end.rewards, strict=True)}
+                if end.points is not None:
+                    for s, facts in enumerate(self._facts):
+                        others = [p for i, p in enumerate(end.points) if i != s]
+                        facts["hand_points"].append(float(end.points[s]))
+                        facts["margins"].append(float(end.points[s] - max(others)))
+                        facts["points"] += float(end.seat_points[s])
+                        facts["hands"] = end.index
+            if not match.over:
+                nxt = match.current
+                return (
+                    {self.agents[nxt]: self._obs(nxt)},
+                    rewards,
+                    {"__all__": False},
+                    {"__all__": False},
+                    {},
+                )
+            winners = end.winners if end is not None else None
+            infos = {}
+            for s, a in enumerate(self.agents):
+                facts = dict(self._facts[s])
+                facts["decisions"] = self._decisions[s]
+                facts["winner"] = bool(winners[s]) if winners is not None else False
+                facts["truncated"] = truncated
+                infos[a] = {"rummyzoo": facts}
+            obs = {a: self._obs(s) for s, a in enumerate(self.agents)}
+            return obs, rewards, {"__all__": not truncated}, {"__all__": truncated}, infos
+
+    _MatchEnv.__name__ = "MatchEnv"
+    _MatchEnv.__qualname__ = "MatchEnv"
+    return _MatchEnv
+
+
+@functools.cache
+def match_env_class() -> type:
+    """:class:`MatchEnv`, built on first use (it subclasses RLlib's ``MultiAgentEnv``)."""
+    return _make_env_class()
+
+
+class MatchEnv:
+    """A rummyzoo match as a turn-based RLlib ``MultiAgentEnv`` (see the module docstring).
+    ``MatchEnv(env_config)`` builds the RLlib class (:func:`match_env_class`)."""
+
+    def __new__(cls, config: dict[str, Any] | None = None) -> Any:
+        return match_env_class()(config)
+
+
+# ---------------------------------------------------------------------------- modules
+def _numpy(x: Any) -> np.ndarray:
+    if hasattr(x, "detach"):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _make_module_classes() -> tuple[type, type]:
+    import torch as th
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
+    from ray.rllib.core.rl_module.rl_module import RLModule
+    from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
+    from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+    class _LearnerModule(TorchRLModule, ValueFunctionAPI):
+        """The config's SB3 actor-critic network as an RLModule: masked logits, values."""
+
+        def setup(self) -> None:
+            config = RunConfig.model_validate(self.model_config["run_config"])
+            self.policy = build_network(config)
+
+        def _masked_logits(self, obs: dict[str, Any]) -> Any:
+            policy = self.policy
+            features = policy.extract_features(obs["observations"], policy.pi_features_extractor)
+            logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
+            return logits + th.clamp(th.log(obs["action_mask"]), min=FLOAT_MIN)
+
+        def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+            return {Columns.ACTION_DIST_INPUTS: self._masked_logits(batch[Columns.OBS])}
+
+        def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> Any:
+            policy = self.policy
+            obs = batch[Columns.OBS]["observations"]
+            features = policy.extract_features(obs, policy.vf_features_extractor)
+            return policy.value_net(policy.mlp_extractor.forward_critic(features)).squeeze(-1)
+
+    class _AgentModule(RLModule):
+        """Random play or a heuristic as a non-trained module (it reads the raw observation)."""
+
+        def setup(self) -> None:
+            from rummyzoo.agents.registry import make_agent
+
+            cfg = self.model_config
+            self.agent = make_agent(
+                cfg["agent"], cfg["variant"], cfg["num_players"], cfg["env_options"]
+            )
+            self.rng = np.random.default_rng(os.getpid())
+
+        def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+            obs = batch[Columns.OBS]
+            raw, masks = _numpy(obs["raw"]), _numpy(obs["action_mask"]) > 0
+            actions = [
+                self.agent.act(raw[i], masks[i], self.rng) for i in range(len(masks))
+            ]  # fmt: skip
+            return {Columns.ACTIONS: np.asarray(actions, dtype=np.int64)}
+
+        def _forward_train(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            raise NotImplementedError(f"{self.model_config['agent']} is not trained")
+
+        def get_state(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            return {}
+
+        def set_state(self, state: dict[str, Any]) -> None:
+            return None
+
+    _LearnerModule.__name__ = _LearnerModule.__qualname__ = "LearnerModule"
+    _AgentModule.__name__ = _AgentModule.__qualname__ = "AgentModule"
+    return _LearnerModule, _AgentModule
+
+
+@functools.cache
+def module_classes() -> tuple[type, type]:
+    """``(LearnerModule, AgentModule)``, built on first use."""
+    return _make_module_classes()
+
+
+def build_network(config: RunConfig) -> Any:
+    """The SB3 actor-critic policy the SB3 backend would train for ``config`` (fresh weights)."""
+    import gymnasium as gym
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from rummyzoo.agents.features import make_features
+    from rummyzoo.envs.registry import make_game
+    from rummyzoo.training.train import policy_choice
+
+    game = make_game(config.variant, config.num_players, **config.env_options)
+    features = make_features(
+        config.features, config.variant, config.num_players, config.env_options
+    )
+    size = game.obs_size + (features.size if features is not None else 0)
+    cls, kwargs = policy_choice(config)
+    if cls == "MlpPolicy":
+        cls = MaskableActorCriticPolicy
+    observation_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
+    return cls(observation_space, gym.spaces.Discrete(game.num_actions), lambda _: 0.0, **kwargs)
+
+
+# ---------------------------------------------------------------------------- league
+def set_league(entries: list[tuple[str, float]]) -> None:
+    """The opponents (module id, weight) this process's episodes draw from."""
+    global _LEAGUE
+    _LEAGUE = [(str(m), float(w)) for m, w in entries if w > 0]
+
+
+def map_agent(
+    agent_id: str, episode: Any, *, num_players: int, league: list[tuple[str, float]], **kw: Any
+) -> str:
+    """The module of ``agent_id`` in ``episode``: the learner in one random seat, opponents by
+    weight in the others (the same answer for every call of one episode)."""
+    entries = _LEAGUE if _LEAGUE is not None else league
+    rng = random.Random(str(episode.id_))
+    learner_seat = rng.randrange(num_players)
+    seat = int(str(agent_id).rsplit("_", 1)[1])
+    picks = [
+        rng.choices([m for m, _ in entries], weights=[w for _, w in entries])[0]
+        for _ in range(num_players)
+    ]
+    return LEARNER if seat == learner_seat else picks[seat]
+
+
+def slot_ids(config: RunConfig) -> list[str]:
+    if not any(o.name == "self" for o in config.opponents):
+        return []
+    return [f"self_{k}" for k in range(config.self_play.pool_size)]
+
+
+def league_entries(config: RunConfig, slot_steps: dict[str, int]) -> list[tuple[str, float]]:
+    """Opponent modules and their weights; ``self``'s weight is shared by the filled snapshot
+    slots by ``self_play.sampling`` (uniform, newest only, or rising with recency)."""
+    entries: list[tuple[str, float]] = []
+    for opponent in config.opponents:
+        if opponent.name != "self":
+            entries.append((opponent.name, opponent.weight))
+            continue
+        slots = sorted(slot_steps, key=lambda s: slot_steps[s])
+        if not slots:
+            continue
+        mode = config.self_play.sampling
+        if mode == "latest":
+            weights = [0.0] * (len(slots) - 1) + [1.0]
+        elif mode == "recent":
+            weights = [float(k + 1) for k in range(len(slots))]
+        else:
+            weights = [1.0] * len(slots)
+        total = sum(weights)
+        entries += [(s, opponent.weight * w / total) for s, w in zip(slots, weights, strict=True)]
+    return entries
+
+
+# ---------------------------------------------------------------------------- the run
+def check_resources(settings: RllibSettings, resources: dict[str, float]) -> None:
+    """Refuse a config that asks for more CPUs or GPUs than the cluster (``resources``, as
+    ``ray.cluster_resources()`` gives them) has."""
+    cpus = float(resources.get("CPU", 0))
+    gpus = float(resources.get("GPU", 0))
+    # Ray reserves CPUs for the remote env runners and learners (the driver, which samples
+    # with no env runners and updates with no learners, reserves none).
+    need_cpus = (
+        settings.num_env_runners * settings.num_cpus_per_env_runner
+        + settings.num_learners * settings.num_cpus_per_learner
+    )
+    need_gpus = max(settings.num_learners, 1) * settings.num_gpus_per_learner
+    if need_cpus > cpus:
+        raise ValueError(
+            f"the rllib settings need {need_cpus:g} CPUs ({settings.num_env_runners} env runner(s) "
+            f"x {settings.num_cpus_per_env_runner:g} + {settings.num_learners} learner(s) x "
+            f"{settings.num_cpus_per_learner:g}), but the Ray cluster has {cpus:g}: lower "
+            "num_env_runners or num_learners, or add machines"
+        )
+    if need_gpus > gpus:
+        raise ValueError(
+            f"the rllib settings need {need_gpus:g} GPU(s), but the Ray cluster has {gpus:g}"
+        )
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast, with a clear message, when nothing answers at a ``host:port`` (or
+    ``ray://host:port``) address (``auto`` is left to Ray)."""
+    import socket
+
+    target = address.removeprefix("ray://")
+    if address == "auto" or ":" not in target:
+        return
+    host, _, port = target.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or "timed out"
+        raise ValueError(
+            f"cannot reach the Ray cluster at {address!r} ({why}); start it with `ray start "
+            "--head` there, or fix rllib.address / RAY_ADDRESS"
+        ) from None
+
+
+def start_ray(settings: RllibSettings) -> tuple[Any, bool]:
+    """Join the configured cluster or start a local Ray (after checking that the settings fit
+    it); ``(ray, started_here)``."""
+    ray = require_ray()
+    if ray.is_initialized():
+        check_resources(settings, ray.cluster_resources())
+        return ray, False
+    address = settings.address or os.environ.get("RAY_ADDRESS") or None
+    kwargs: dict[str, Any] = {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "configure_logging": False,
+    }
+    if address is None:
+        kwargs["num_cpus"] = settings.num_cpus or os.cpu_count() or 1
+        check_resources(settings, {"CPU": kwargs["num_cpus"]})  # before starting anything
+    else:
+        check_reachable(address)
+    try:
+        ray.init(address=address, **kwargs)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise ValueError(
+            f"cannot reach the Ray cluster at {address!r} ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else 'no answer'}); start it with "
+            "`ray start --head` there, or fix rllib.address / RAY_ADDRESS"
+        ) from None
+    if address is not None:
+        try:
+            check_resources(settings, ray.cluster_resources())
+        except ValueError:
+            ray.shutdown()
+            raise
+    return ray, address is None
+
+
+def algorithm_config(config: RunConfig, slot_steps: dict[str, int]) -> Any:
+    """The RLlib ``PPOConfig`` of a run config."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    settings = config.rllib or RllibSettings()
+    hp = config.hyperparams
+    learner_cls, agent_cls = module_classes()
+    run_config = config.model_dump(mode="json")
+    specs = {
+        LEARNER: RLModuleSpec(module_class=learner_cls, model_config={"run_config": run_config})
+    }
+    for slot in slot_ids(config):
+        specs[slot] = RLModuleSpec(
+            module_class=learner_cls, model_config={"run_config": run_config}
+        )
+    for opponent in config.opponents:
+        if opponent.name != "self":
+            specs[opponent.name] = RLModuleSpec(
+                module_class=agent_cls,
+                model_config={
+                    "agent": opponent.name,
+                    "variant": config.variant,
+                    "num_players": config.num_players,
+                    "env_options": dict(config.env_options),
+                },
+            )
+    n = config.num_players
+    mapping = functools.partial(map_agent, num_players=n, league=league_entries(config, slot_steps))
+    return (
+        PPOConfig()
+        # (RLlib's env check steps random, illegal actions; the env refuses those)
+        .environment(match_env_class(), env_config=env_config_of(config), disable_env_checking=True)
+        .env_runners(
+            num_env_runners=settings.num_env_runners,
+            num_envs_per_env_runner=settings.num_envs_per_env_runner,
+            num_cpus_per_env_runner=settings.num_cpus_per_env_runner,
+            rollout_fragment_length=settings.rollout_fragment_length,
+        )
+        .learners(
+            num_learners=settings.num_learners,
+            num_cpus_per_learner=settings.num_cpus_per_learner,
+            num_gpus_per_learner=settings.num_gpus_per_learner,
+        )
+        .training(
+            lr=hp.learning_rate,
+            gamma=hp.gamma,
+            lambda_=hp.gae_lambda,
+            clip_param=hp.clip_range,
+            entropy_coeff=hp.ent_coef,
+            vf_loss_coeff=hp.vf_coef,
+            grad_clip=hp.max_grad_norm,
+            num_epochs=hp.n_epochs,
+            minibatch_size=hp.batch_size,
+            train_batch_size_per_learner=hp.n_steps * config.n_envs * n,
+            use_kl_loss=False,
+            vf_clip_param=float("inf"),
+        )
+        .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+        .callbacks(game_facts_callback())
+        .debugging(seed=config.seed)
+    )
+
+
+@functools.cache
+def game_facts_callback() -> type:
+    """An RLlib callback that reports every finished game from the learner's seat."""
+    from ray.rllib.callbacks.callbacks import RLlibCallback
+
+    class _GameFacts(RLlibCallback):
+        def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kw: Any) -> None:
+            infos = episode.get_infos(indices=-1)
+            learner = next((a for a in infos if episode.module_for(a) == LEARNER), None)
+            if learner is None or metrics_logger is None:
+                return
+            facts = dict(infos[learner].get("rummyzoo", {}))
+            if facts.get("truncated"):
+                return
+            facts["opponents"] = [episode.module_for(a) for a in infos if a != learner]
+            metrics_logger.log_value("rummyzoo_games", facts, reduce="item_series")
+
+    _GameFacts.__name__ = _GameFacts.__qualname__ = "GameFacts"
+    return _GameFacts
+
+
+class _Shim:
+    """What the run callback needs of a model: the network, and the learner's step count."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.num_timesteps = 0
+
+
+def learner_state(algo: Any) -> dict[str, Any]:
+    """The learner module's weights (numpy), from the learner group."""
+    from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_RL_MODULE
+
+    state = algo.learner_group.get_state(
+        components=f"{COMPONENT_LEARNER}/{COMPONENT_RL_MODULE}/{LEARNER}"
+    )
+    return state[COMPONENT_LEARNER][COMPONENT_RL_MODULE][LEARNER]
+
+
+def set_module_weights(algo: Any, module_id: str, state: dict[str, Any]) -> None:
+    """Give a module these weights on the learner group and on every EnvRunner."""
+    algo.set_state(
+        {"learner_group": {"learner": {"rl_module": {module_id: state}}}}
+    )  # fmt: skip
+
+    def put(runner: Any) -> None:
+        if module_id in runner.module:
+            runner.module[module_id].set_state(state)
+
+    algo.env_runner_group.foreach_env_runner(put, local_env_runner=True)
+
+
+def push_league(algo: Any, entries: list[tuple[str, float]]) -> None:
+    set_league(entries)
+    algo.env_runner_group.foreach_env_runner(
+        lambda runner: set_league(entries), local_env_runner=True
+    )
+
+
+def _load_torch_state(policy: Any, state: dict[str, Any]) -> None:
+    import torch as th
+
+    weights = {k.removeprefix("policy."): th.as_tensor(np.asarray(v)) for k, v in state.items()}
+    policy.load_state_dict(weights, strict=True)
+
+
+def _policy_state(policy: Any) -> dict[str, Any]:
+    return {f"policy.{k}": v.detach().cpu().numpy() for k, v in policy.state_dict().items()}
+
+
+def train_rllib(
+    config: RunConfig,
+    run_dir: Path,
+    argv: list[str] | None = None,
+    resume: bool = False,
+    progress: str = "auto",
+    progress_every: float = 30.0,
+) -> dict[str, Any]:
+    """Train (or resume) a run on Ray RLlib; the summary has the SB3 backend's keys."""
+    import sys
+
+    import torch
+    from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
+
+    from rummyzoo.agents.checkpoints import save_checkpoint
+    from rummyzoo.training.progress import Progress
+    from rummyzoo.training.train import (
+        checkpoint_meta,
+        finished_run,
+        note_resume,
+        read_state,
+        rewind_run,
+        write_run_files,
+        write_summary,
+    )
+
+    torch.set_num_threads(config.torch_threads)
+    settings = config.rllib or RllibSettings()
+    run_dir = Path(run_dir)
+    rllib_dir = run_dir / "checkpoints" / "rllib"
+    if resume and not rllib_dir.is_dir():
+        raise ValueError(f"cannot resume {run_dir}: it has no RLlib checkpoint ({rllib_dir})")
+    state: dict[str, Any] = read_state(run_dir) if resume else {}
+    steps_done = int(state.get("steps", 0))
+    if resume and steps_done >= config.n_timesteps:
+        return finished_run(run_dir, steps_done, config.n_timesteps)
+    ray, started_here = start_ray(settings)
+    started = time.perf_counter()
+    phases: dict[str, float] = {}
+    try:
+        if resume:
+            note_resume(run_dir, config, argv)
+            rewind_run(run_dir, steps_done)
+        else:
+            write_run_files(run_dir, config, argv or sys.argv)
+        slot_steps: dict[str, int] = dict(state.get("rllib_slots", {}))
+        slots = slot_ids(config)
+        if slots and not slot_steps:
+            slot_steps = {s: 0 for s in slots}  # every slot starts as the untrained learner
+        algo = algorithm_config(config, slot_steps).build_algo()
+        shim = _Shim(build_network(config))
+        if resume:
+            algo.restore_from_path(str(rllib_dir))
+        elif config.pretrain is not None:
+            begun = time.perf_counter()
+            state["pretrain"] = _warm_start(config, run_dir, shim, progress, progress_every)
+            phases["warm_start_seconds"] = time.perf_counter() - begun
+            save_checkpoint(
+                shim, run_dir / "checkpoints" / "warm_start.rz", checkpoint_meta(config, 0)
+            )
+        if not resume:
+            weights = (
+                _policy_state(shim.policy) if config.pretrain is not None else learner_state(algo)
+            )
+            set_module_weights(algo, LEARNER, weights)
+            for slot in slots:
+                set_module_weights(algo, slot, weights)
+        _load_torch_state(shim.policy, learner_state(algo))
+        shim.policy.set_training_mode(False)
+        shim.num_timesteps = steps_done
+        if resume:  # the snapshot slots come back from the pool as the checkpoint had it
+            by_steps = {int(p["steps"]): p["path"] for p in state.get("pool", [])}
+            for slot, steps in slot_steps.items():
+                if steps in by_steps and Path(by_steps[steps]).exists():
+                    set_module_weights(algo, slot, _rz_state(by_steps[steps]))
+        push_league(algo, league_entries(config, slot_steps))
+        logger = Logger(
+            folder=None, output_formats=[TensorBoardOutputFormat(str(run_dir / "tb" / "run_1"))]
+        )
+        bar = Progress(
+            f"train (rllib {config.algo})",
+            config.n_timesteps,
+            start=steps_done,
+            mode=progress,
+            every=progress_every,
+        )
+        callback = _RllibRunCallback(config, run_dir, state, bar, algo, shim, logger, slot_steps)
+        callback.start()
+        begun = time.perf_counter()
+        try:
+            while shim.num_timesteps < config.n_timesteps:
+                callback.before_iteration()
+                result = algo.train()
+                callback.after_iteration(result)
+            rl_seconds = time.perf_counter() - begun
+            callback.finish(shim)
+        finally:
+            bar.close()
+            logger.close()
+        phases["rl_seconds"] = rl_seconds
+        algo.stop()
+    finally:
+        if started_here:
+            ray.shutdown()
+    return write_summary(
+        config, run_dir, callback, int(shim.num_timesteps), steps_done, started, phases,
+        backend="rllib", env_steps_per_s=callback.env_steps_per_s(),
+    )  # fmt: skip
+
+
+def _rz_state(path: str | Path) -> dict[str, Any]:
+    """A shareable checkpoint's weights as a learner module state."""
+    from rummyzoo.agents.safe import load_checkpoint
+
+    network, _meta = load_checkpoint(path)
+    return _policy_state(network.policy)
+
+
+def _warm_start(
+    config: RunConfig, run_dir: Path, shim: _Shim, progress: str, every: float
+) -> dict[str, Any]:
+    """The SB3 backend's warm start, on the same network, into ``shim.policy``."""
+    from rummyzoo.training.train import build_model, build_vec_env, run_pretrain
+
+    env = build_vec_env(config)
+    try:
+        model = build_model(config, env, None)
+        result = run_pretrain(model, config, run_dir, progress, every)
+    finally:
+        env.close()
+    shim.policy.load_state_dict(model.policy.state_dict())
+    return result
+
+
+class _RllibRunCallback:
+    """The SB3 backend's run callback, driven by RLlib's iterations (built lazily: it
+    subclasses :class:`~rummyzoo.training.callbacks.RunCallback`)."""
+
+    def __new__(cls, *args: Any) -> Any:
+        return _callback_class()(*args)
+
+
+@functools.cache
+def _callback_class() -> type:
+    from rummyzoo.agents.checkpoints import save_checkpoint
+    from rummyzoo.training.callbacks import RunCallback
+
+    class RllibRunCallback(RunCallback):
+        """Evaluations, checkpoints, snapshots, TensorBoard: :class:`RunCallback`'s, with
+        RLlib's checkpoint for resuming and snapshot slots for the league."""
+
+        def __init__(
+            self,
+            config: RunConfig,
+            run_dir: Path,
+            state: dict[str, Any],
+            progress: Any,
+            algo: Any,
+            shim: Any,
+            logger: Any,
+            slot_steps: dict[str, int],
+        ) -> None:
+            super().__init__(config, run_dir, state=state, progress=progress)
+            self.algo = algo
+            self.model = shim
+            self._logger = logger
+            self.slot_steps = slot_steps
+            self.next_slot = int(state.get("rllib_next_slot", 0))
+            self._env_steps: list[tuple[float, float]] = []
+            self.locals: dict[str, Any] = {"infos": []}
+
+        @property
+        def logger(self) -> Any:  # BaseCallback's reads the SB3 model's
+            return self._logger
+
+        @property
+        def training_env(self) -> Any:  # no SB3 env: the league lives on the EnvRunners
+            return None
+
+        def start(self) -> None:
+            self._init_callback()
+
+        def before_iteration(self) -> None:
+            self._on_rollout_start()
+
+        def after_iteration(self, result: dict[str, Any]) -> None:
+            from ray.rllib.utils.metrics import (
+                ENV_RUNNER_RESULTS,
+                NUM_ENV_STEPS_SAMPLED_LIFETIME,
+                NUM_MODULE_STEPS_SAMPLED_LIFETIME,
+            )
+
+            runners = result.get(ENV_RUNNER_RESULTS, {})
+            module_steps = runners.get(NUM_MODULE_STEPS_SAMPLED_LIFETIME, {})
+            learned = int(module_steps.get(LEARNER, 0))
+            self.model.num_timesteps = self.num_timesteps = self._base_steps + learned
+            env_steps = float(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0))
+            self._env_steps.append((time.perf_counter(), env_steps))
+            _load_torch_state(self.model.policy, learner_state(self.algo))
+            games = []
+            for facts in runners.get("rummyzoo_games", []) or []:
+                labels = [self._label(m) for m in facts.get("opponents", [])]
+                games.append({**facts, "opponents": labels})
+            self.locals = {"infos": [{"game": g} for g in games]}
+            self._on_step()
+            if self._since_log:  # the charts at every iteration (its games, however few)
+                self._log_games()
+            learner = result.get("learners", {}).get(LEARNER, {})
+            for key in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "vf_explained_var"):
+                if key in learner:
+                    self.logger.record(f"train/{key}", float(learner[key]))
+            self.logger.record("time/env_steps_per_s", self.env_steps_per_s() or 0.0)
+            self.logger.dump(self.num_timesteps)
+
+        def _init_callback(self) -> None:
+            from ray.rllib.utils.metrics import (
+                ENV_RUNNER_RESULTS,
+                NUM_MODULE_STEPS_SAMPLED_LIFETIME,
+            )
+
+            # RLlib's lifetime count comes back with its checkpoint; the run's count is the
+            # state's, so only what RLlib adds from here on is added to it.
+            restored = self.algo.metrics.peek(
+                (ENV_RUNNER_RESULTS, NUM_MODULE_STEPS_SAMPLED_LIFETIME, LEARNER), default=0
+            )
+            self._base_steps = int(self.model.num_timesteps) - int(restored or 0)
+            super()._init_callback()
+
+        def env_steps_per_s(self) -> float | None:
+            if len(self._env_steps) < 2:
+                return None
+            (t0, s0), (t1, s1) = self._env_steps[0], self._env_steps[-1]
+            return (s1 - s0) / (t1 - t0) if t1 > t0 else None
+
+        def _label(self, module_id: str) -> str:
+            if module_id in self.slot_steps:
+                return f"self@{self.slot_steps[module_id]}"
+            return module_id
+
+        def _snapshot(self) -> None:
+            steps = int(self.num_timesteps)
+            path = self.pool_dir / f"snapshot_{steps:09d}.rz"
+            save_checkpoint(self.model, path, self._meta())
+            self.pool.append({"path": str(path), "steps": steps, "rating": self.rating})
+            self.pool = self.pool[-self.config.self_play.pool_size :]
+            slots = slot_ids(self.config)
+            if not slots or steps == 0:
+                return  # the slots already hold the learner as it starts
+            slot = slots[self.next_slot % len(slots)]
+            self.next_slot += 1
+            set_module_weights(self.algo, slot, _policy_state(self.model.policy))
+            self.slot_steps[slot] = steps
+            push_league(self.algo, league_entries(self.config, self.slot_steps))
+
+        def _save_last(self) -> None:
+            rllib_dir = self.ckpt_dir / "rllib"
+            tmp = self.ckpt_dir / ".rllib.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            self.algo.save_to_path(str(tmp.resolve()))
+            old = self.ckpt_dir / ".rllib.old"
+            shutil.rmtree(old, ignore_errors=True)
+            if rllib_dir.exists():
+                rllib_dir.rename(old)
+            tmp.rename(rllib_dir)
+            shutil.rmtree(old, ignore_errors=True)
+            save_checkpoint(self.model, self.ckpt_dir / "last.rz", self._meta())
+            self._write_state()
+
+        def _state(self) -> dict[str, Any]:
+            return {
+                **super()._state(),
+                "rllib_slots": self.slot_steps,
+                "rllib_next_slot": self.next_slot,
+            }
+
+    return RllibRunCallback
+
+
+# ---------------------------------------------------------------------------- benchmark
+def bench_rllib(
+    config: RunConfig, env_runners: list[int], iterations: int, repeat: int = 1
+) -> dict[str, Any]:
+    """Env steps/s of ``config`` on RLlib with each number of env runners: PPO iterations
+    (sampling and updates, no evaluation, warm start or checkpoints), the settings run one
+    after another in ``repeat`` rounds. Env steps count every seat's decisions.
+
+    :returns: per setting the env steps/s of each round (end to end: sampling plus update),
+        their median, and the ratio of each median to the first setting's.
+    """
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+
+    settings = config.rllib or RllibSettings()
+    ray, started_here = start_ray(settings.model_copy(update={"num_env_runners": max(env_runners)}))
+    rounds: dict[int, list[float]] = {k: [] for k in env_runners}
+    try:
+        for _ in range(repeat):
+            for k in env_runners:
+                cfg = config.model_copy(
+                    update={"rllib": settings.model_copy(update={"num_env_runners": k})}
+                )
+                algo = algorithm_config(cfg, {s: 0 for s in slot_ids(cfg)}).build_algo()
+                try:
+                    algo.train()  # warm-up: the runners' first episodes and the first update
+                    first = algo.train()[ENV_RUNNER_RESULTS][NUM_ENV_STEPS_SAMPLED_LIFETIME]
+                    began = time.perf_counter()
+                    for _ in range(iterations):
+                        result = algo.train()
+                    seconds = time.perf_counter() - began
+                    last = result[ENV_RUNNER_RESULTS][NUM_ENV_STEPS_SAMPLED_LIFETIME]
+                    rounds[k].append((last - first) / seconds)
+                finally:
+                    algo.stop()
+    finally:
+        if started_here:
+            ray.shutdown()
+    medians = {k: float(np.median(v)) for k, v in rounds.items()}
+    base = medians[env_runners[0]]
+    return {
+        "variant": config.variant,
+        "num_players": config.num_players,
+        "iterations": iterations,
+        "repeat": repeat,
+        "train_batch_env_steps": config.hyperparams.n_steps * config.n_envs * config.num_players,
+        "num_envs_per_env_runner": settings.num_envs_per_env_runner,
+        "settings": [
+            {
+                "num_env_runners": k,
+                "env_steps_per_s": rounds[k],
+                "median_env_steps_per_s": medians[k],
+                "ratio_to_first": medians[k] / base if base else None,
+            }
+            for k in env_runners
+        ],
+    }
