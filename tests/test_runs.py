@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from run_helpers import tb_steps
 
 from rummyzoo.cli.main import main
 from rummyzoo.training import callbacks
@@ -31,19 +32,6 @@ LONGER = [
     "self_play.pool_size=2",
     "env_options.target_score=null",
 ]
-
-
-def _tb_steps(run: Path) -> dict[str, list[int]]:
-    """Every scalar's logged steps, per run folder and tag."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    steps: dict[str, list[int]] = {}
-    for folder in sorted(p for p in (run / "tb").iterdir() if p.is_dir()):
-        acc = EventAccumulator(str(folder), size_guidance={"scalars": 0})
-        acc.Reload()
-        for tag in acc.Tags()["scalars"]:
-            steps[f"{folder.name}/{tag}"] = [e.step for e in acc.Scalars(tag)]
-    return steps
 
 
 def _digest(run: Path) -> dict[str, str]:
@@ -142,7 +130,7 @@ def test_a_killed_run_resumes_where_its_checkpoint_was(tmp_path, monkeypatch) ->
     monkeypatch.setattr(callbacks.RunCallback, "_on_step", original)
     state = json.loads((run / "state.json").read_text())
     assert state["steps"] == 256
-    before_resume = _tb_steps(run)
+    before_resume = tb_steps(run)
     assert any(max(s) > 256 for s in before_resume.values())  # logged past the checkpoint
     for snap in state["pool"]:  # the checkpoint's pool is still on disk
         assert Path(snap["path"]).exists()
@@ -151,7 +139,7 @@ def test_a_killed_run_resumes_where_its_checkpoint_was(tmp_path, monkeypatch) ->
     assert summary["steps"] == 512
     evals = [e["steps"] for e in summary["evaluations"]]
     assert evals == sorted(set(evals)) == [0, 128, 256, 384, 512]
-    for tag, steps in _tb_steps(run).items():
+    for tag, steps in tb_steps(run).items():
         counts = Counter(steps)
         assert all(n == 1 for n in counts.values()), (tag, counts)
     ckpts = sorted(p.name for p in (run / "checkpoints").glob("ckpt_*"))

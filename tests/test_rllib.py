@@ -1,0 +1,201 @@
+"""The Ray RLlib backend on a real local Ray (2 CPUs, no dashboard): every variant trains,
+resumes, exports shareable checkpoints that the arena plays; the masked module never picks an
+illegal action; the errors a user meets are clear. Ray is the ``rllib`` extra: ``make test``
+installs it and requires these tests (``RUMMYZOO_REQUIRE_RLLIB=1``); elsewhere they are skipped
+when Ray is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from run_helpers import tb_steps
+
+from rummyzoo.envs.registry import VARIANTS
+
+try:
+    import ray
+except ImportError:  # pragma: no cover - the extra is not installed
+    ray = None
+
+if ray is None and os.environ.get("RUMMYZOO_REQUIRE_RLLIB") != "1":
+    pytest.skip("Ray RLlib is not installed (pip install -e '.[rllib]')", allow_module_level=True)
+
+from rummyzoo.agents.arena import run_arena
+from rummyzoo.agents.checkpoints import CheckpointError, load_policy, read_meta
+from rummyzoo.training import rllib
+from rummyzoo.training.config import RllibSettings, load_config
+from rummyzoo.training.train import resume_run, train_from_file
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE = str(ROOT / "configs" / "smoke_ppo.yaml")
+SHORT = ["backend=rllib", "env_options.target_score=null"]
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    assert ray is not None, (
+        "Ray RLlib must be installed for these tests (pip install -e '.[rllib]')"
+    )
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+# ---------------------------------------------------------------------------- the env
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_match_env_is_turn_based_and_its_margin_zero_sum(variant):
+    env = rllib.MatchEnv(
+        {
+            "variant": variant, "num_players": 2, "env_options": {"target_score": None},
+            "reward": "margin", "reward_scale": 1.0, "features": None, "seed": 3,
+        }
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=5)
+    totals = dict.fromkeys(env.agents, 0.0)
+    steps = 0
+    while True:
+        assert len(obs) == 1  # one seat acts at a time
+        ((agent, o),) = obs.items()
+        assert set(o) == {"observations", "raw", "action_mask"} and o["action_mask"].any()
+        action = int(rng.choice(np.flatnonzero(o["action_mask"])))
+        obs, rewards, terminated, truncated, infos = env.step({agent: action})
+        assert set(rewards) == set(env.agents)  # a reward with every observation
+        for a, r in rewards.items():
+            totals[a] += r
+        steps += 1
+        if terminated["__all__"] or truncated["__all__"]:
+            break
+    assert set(obs) == set(env.agents) and set(infos) == set(env.agents)
+    facts = [infos[a]["rummyzoo"] for a in env.agents]
+    # The margin reward is zero-sum: each seat's points minus the other's.
+    margin = facts[0]["points"] - facts[1]["points"]
+    assert [totals[a] for a in env.agents] == pytest.approx([margin, -margin])
+    assert sum(f["decisions"] for f in facts) == steps
+    with pytest.raises(ValueError, match="no action for"):
+        env.reset(seed=1)
+        env.step({"nobody": 0})
+
+
+def test_learner_module_never_samples_an_illegal_action(local_ray):
+    import torch as th
+    from ray.rllib.core.columns import Columns
+
+    config = load_config(SMOKE, SHORT)
+    env = rllib.MatchEnv(rllib.env_config_of(config))
+    learner_cls, _ = rllib.module_classes()
+    module = learner_cls(
+        observation_space=env.observation_spaces["player_0"],
+        action_space=env.action_spaces["player_0"],
+        model_config={"run_config": config.model_dump(mode="json")},
+    )
+    masks = np.zeros((64, env.match.game.num_actions), dtype=np.float32)
+    rng = np.random.default_rng(1)
+    for row in masks:
+        row[rng.choice(len(row), size=3, replace=False)] = 1.0
+    obs = {
+        "observations": th.as_tensor(rng.normal(size=(64, env.observation_spaces["player_0"]["observations"].shape[0])), dtype=th.float32),
+        "action_mask": th.as_tensor(masks),
+    }  # fmt: skip
+    for forward in (module.forward_exploration, module.forward_inference):
+        logits = forward({Columns.OBS: obs})[Columns.ACTION_DIST_INPUTS]
+        dist = module.get_exploration_action_dist_cls().from_logits(logits)
+        for _ in range(20):
+            actions = dist.sample().numpy()
+            assert masks[np.arange(64), actions].all()
+
+
+# ---------------------------------------------------------------------------- training
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_rllib_trains_every_variant_and_its_checkpoint_plays(tmp_path, local_ray, variant):
+    run = tmp_path / "run"
+    summary = train_from_file(
+        SMOKE, [*SHORT, f"variant={variant}"], str(run), ["t"], progress="off"
+    )
+    assert summary["backend"] == "rllib" and summary["steps"] >= 256
+    for name in ("config.yaml", "command.txt", "version.json", "state.json", "summary.json"):
+        assert (run / name).exists(), name
+    assert (run / "checkpoints" / "rllib").is_dir()
+    tags = set(tb_steps(run))
+    for tag in (
+        "eval/random/win_rate", "eval/random/win_rate_low", "charts/points_per_hand",
+        "charts/train_win_rate", "selfplay/pool_size", "selfplay/rating", "rating/learner",
+        "train/policy_loss",
+    ):  # fmt: skip
+        assert f"run_1/{tag}" in tags, tag
+    assert list((run / "games").glob("sample_*.json"))
+    # The export is a shareable checkpoint: metadata, network, and games in the arena.
+    best = run / "checkpoints" / "best.rz"
+    meta = read_meta(best)
+    assert meta["variant"] == variant and meta["algo"] == "ppo"
+    assert load_policy(best, variant, 2).name == "best.rz"
+    result = run_arena(variant, 2, [str(best), "random"], deals=2, seed=3, workers=1)
+    assert result.games == 4
+    # ... and a checkpoint of one variant is refused by another, by name.
+    other = next(v for v in sorted(VARIANTS) if v != variant)
+    with pytest.raises(CheckpointError, match="variant"):
+        load_policy(best, other, 2)
+
+
+def test_rllib_resume_continues_where_it_stopped(tmp_path, local_ray):
+    run = tmp_path / "run"
+    first = train_from_file(SMOKE, SHORT, str(run), ["t"], progress="off")
+    before = json.loads((run / "state.json").read_text())
+    summary = resume_run(str(run), ["n_timesteps=600"], ["t", "--resume"], progress="off")
+    state = json.loads((run / "state.json").read_text())
+    assert (
+        summary["steps"] >= 600
+        and summary["steps_this_session"] == summary["steps"] - first["steps"]
+    )
+    evals = [e["steps"] for e in state["eval_history"]]
+    assert evals[: len(before["eval_history"])] == [e["steps"] for e in before["eval_history"]]
+    assert evals == sorted(set(evals)) and evals[-1] == summary["steps"]
+    assert all(Path(p["path"]).exists() for p in state["pool"])
+    for tag, steps in tb_steps(run).items():
+        assert steps == sorted(set(steps)), f"{tag} logged a step twice: {steps}"
+    assert len((run / "command.txt").read_text().splitlines()) == 2
+
+
+# ---------------------------------------------------------------------------- errors
+def test_rllib_errors_are_clear(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ValueError, match=r"pip install 'rummyzoo\[rllib\]'"):
+        rllib.require_ray()
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match=r"cannot reach the Ray cluster at '127\.0\.0\.1:9'"):
+        rllib.check_reachable("127.0.0.1:9", timeout=2)
+    with pytest.raises(ValueError, match=r"need 5 CPUs .* the Ray cluster has 2"):
+        rllib.check_resources(RllibSettings(num_env_runners=5), {"CPU": 2})
+    with pytest.raises(ValueError, match="need 1 GPU"):
+        rllib.check_resources(RllibSettings(num_gpus_per_learner=1), {"CPU": 2})
+    rllib.check_resources(RllibSettings(num_env_runners=2), {"CPU": 2})  # fits
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["backend=rllib", "algo=dqn", "hyperparams=null"], "the rllib backend trains algo: ppo"),
+        (["rllib.num_env_runners=2"], "rllib settings are for backend: rllib"),
+        (["backend=rllib", "league.sampling=pfsp"], "league sampling pfsp runs on backend: sb3"),
+        (["backend=rllib", "rllib.bogus=1"], "unknown key 'bogus' in rllib"),
+        (["backend=rllib", "rllib.num_env_runners=-1"], "num_env_runners"),
+        (["backend=rllib", "rllib.address=auto", "rllib.num_cpus=2"], "drop one of them"),
+    ],
+)
+def test_rllib_config_errors(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        load_config(SMOKE, overrides)
+
+
+def test_rllib_refuses_a_config_larger_than_the_local_machine(tmp_path):
+    with pytest.raises(ValueError, match="the Ray cluster has 2"):
+        train_from_file(
+            SMOKE, [*SHORT, "rllib.num_env_runners=3", "rllib.num_cpus=2"], str(tmp_path / "r"),
+            ["t"], progress="off",
+        )  # fmt: skip
+    assert not (tmp_path / "r").exists()  # refused before anything was written
