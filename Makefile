@@ -16,6 +16,12 @@ $(STAMP): pyproject.toml setup.py envs/_native.c
 
 setup: $(STAMP)
 
+# Ray RLlib (the rllib extra), for the rllib backend and its tests.
+RLLIB_STAMP := $(VENV)/.installed-rllib
+$(RLLIB_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,rllib]"
+	touch $(RLLIB_STAMP)
+
 # The main job: a seeded game, a few minutes of training of the default config (Knock Rummy,
 # 2 players, MaskablePPO), then the checkpoint against random play and the Knock heuristics.
 DEMO_STEPS ?= 60000
@@ -41,9 +47,9 @@ browser:
 
 # The suite runs twice: with the compiled kernels (where they were built), then on the pure-Python
 # code that an install without a C compiler runs.
-test: lint browser
-	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
-	RUMMYZOO_PURE_PYTHON=1 $(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
+test: lint browser $(RLLIB_STAMP)
+	RUMMYZOO_REQUIRE_RLLIB=1 $(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
+	RUMMYZOO_REQUIRE_RLLIB=1 RUMMYZOO_PURE_PYTHON=1 $(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
 
 bench: setup
 	@for v in $$($(BIN)/python -c "from rummyzoo.envs.registry import VARIANTS; print(' '.join(VARIANTS))"); do \
