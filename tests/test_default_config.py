@@ -45,6 +45,17 @@ def test_the_default_config_trains_on_the_batched_engine(tmp_path, capsys):
     assert (run / "checkpoints" / "best.rz").exists()
 
 
+def _has_ray() -> bool:
+    """Ray is importable, or the suite requires it (then its absence fails the test)."""
+    import importlib.util
+    import os
+
+    return (
+        importlib.util.find_spec("ray") is not None
+        or os.environ.get("RUMMYZOO_REQUIRE_RLLIB") == "1"
+    )
+
+
 SHIPPED = sorted(
     p.name
     for p in CONFIG.parent.glob("*.yaml")
@@ -58,6 +69,8 @@ def test_every_shipped_config_trains_as_shipped(tmp_path, capsys, name):
     shipped; only its lengths shortened."""
     path = CONFIG.parent / name
     config = load_config(path)
+    if config.backend == "rllib" and not _has_ray():
+        pytest.skip("Ray RLlib is not installed (pip install -e '.[rllib]')")
     steps = config.n_envs * (config.hyperparams.n_steps if config.algo == "ppo" else 16)
     lengths = {
         "n_timesteps": steps,
