@@ -1,5 +1,6 @@
 """``rummyzoo export OLD.zip [OUT] --trust``: a stable-baselines3 zip you trust, converted into
-a shareable checkpoint (``.rz``: weights and JSON only, see :mod:`rummyzoo.agents.safe`)."""
+a shareable checkpoint (``.rz``: weights and JSON only, see :mod:`rummyzoo.agents.safe`); the
+same for the learner of an RLlib checkpoint of a run (``RUN/checkpoints/rllib``)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         help="convert a stable-baselines3 zip you trust into a shareable checkpoint (.rz)",
         description="Convert a stable-baselines3 checkpoint zip (what rummyzoo wrote before "
         "shareable checkpoints, or a run's resume file checkpoints/last.zip) into a shareable "
-        ".rz checkpoint that loads without running code. Converting must load the zip, which "
+        ".rz checkpoint that loads without running code; or the learner module of an RLlib "
+        "checkpoint of a run (RUN/checkpoints/rllib). Converting must load the file, which "
         "unpickles it and can run code: convert only files you trust, and say so with --trust.",
     )
-    export.add_argument("checkpoint", help="the stable-baselines3 .zip to convert")
+    export.add_argument(
+        "checkpoint", help="the stable-baselines3 .zip, or RLlib checkpoint folder, to convert"
+    )
     export.add_argument("out", nargs="?", help="the .rz to write (default: CHECKPOINT as .rz)")
     export.add_argument(
         "--trust",
@@ -29,6 +33,21 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rummyzoo.agents.checkpoints import check_exportable, export_checkpoint
+    from rummyzoo.training.rllib import export_rllib, is_rllib_checkpoint
+
+    if is_rllib_checkpoint(args.checkpoint):
+        if not args.trust:
+            raise ValueError(
+                f"converting {args.checkpoint} must unpickle it (RLlib checkpoints store Python "
+                f"objects), so convert only checkpoints you trust: rummyzoo export "
+                f"{args.checkpoint} --trust"
+            )
+        done = export_rllib(args.checkpoint, args.out)
+        print(
+            f"wrote {done['path']}: the learner of {args.checkpoint} ({done['variant']}, step "
+            f"{done['steps']:,}); it loads without unpickling (rummyzoo evaluate {done['path']})"
+        )
+        return 0
 
     check_exportable(args.checkpoint)  # reads JSON and the zip's names only
     if not args.trust:

@@ -159,6 +159,20 @@ def test_rllib_resume_continues_where_it_stopped(tmp_path, local_ray):
     for tag, steps in tb_steps(run).items():
         assert steps == sorted(set(steps)), f"{tag} logged a step twice: {steps}"
     assert len((run / "command.txt").read_text().splitlines()) == 2
+    # The learner of RLlib's checkpoint exported: the weights of last.rz (saved with it).
+    from rummyzoo.agents.safe import load_checkpoint
+    from rummyzoo.cli.main import main
+
+    rllib_dir = run / "checkpoints" / "rllib"
+    assert main(["export", str(rllib_dir), str(tmp_path / "x.rz")]) == 2  # --trust is needed
+    assert main(["export", str(rllib_dir), str(tmp_path / "x.rz"), "--trust"]) == 0
+    exported, meta = load_checkpoint(tmp_path / "x.rz")
+    last, _ = load_checkpoint(run / "checkpoints" / "last.rz")
+    assert meta["steps"] == summary["steps"] and meta["variant"] == "knock_rummy"
+    for (name, a), (_, b) in zip(
+        exported.policy.state_dict().items(), last.policy.state_dict().items(), strict=True
+    ):
+        assert (a == b).all(), name
 
 
 # ---------------------------------------------------------------------------- errors

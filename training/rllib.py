@@ -917,3 +917,43 @@ def bench_rllib(
             for k in env_runners
         ],
     }
+
+
+# ---------------------------------------------------------------------------- export
+def is_rllib_checkpoint(path: str | Path) -> bool:
+    return (Path(path) / "rllib_checkpoint.json").is_file()
+
+
+def export_rllib(path: str | Path, out: str | Path | None = None) -> dict[str, Any]:
+    """Write the learner module of an RLlib checkpoint of a run (``RUN/checkpoints/rllib``) as
+    a shareable ``.rz`` checkpoint, with the run's variant, options and layout metadata.
+
+    Reading an RLlib checkpoint unpickles it: only for checkpoints you trust.
+
+    :returns: ``{"path", "steps", "variant"}`` of the written checkpoint.
+    :raises ValueError: not an RLlib checkpoint inside a run folder.
+    """
+    import yaml
+
+    from rummyzoo.agents.checkpoints import save_checkpoint
+    from rummyzoo.training.config import validate_config
+    from rummyzoo.training.train import checkpoint_meta, read_state
+
+    path = Path(path)
+    if not is_rllib_checkpoint(path):
+        raise ValueError(f"{path} is not an RLlib checkpoint (no rllib_checkpoint.json)")
+    run_dir = path.parent.parent
+    if not (run_dir / "config.yaml").is_file():
+        raise ValueError(f"{path} is not in a run folder (no {run_dir / 'config.yaml'})")
+    require_ray()
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    config = validate_config(yaml.safe_load((run_dir / "config.yaml").read_text()), str(run_dir))
+    module_dir = path / "learner_group" / "learner" / "rl_module" / LEARNER
+    module = RLModule.from_checkpoint(str(module_dir.resolve()))
+    shim = _Shim(build_network(config))
+    _load_torch_state(shim.policy, module.get_state())
+    steps = int(read_state(run_dir).get("steps", 0))
+    target = Path(out) if out is not None else run_dir / "checkpoints" / "rllib_export.rz"
+    save_checkpoint(shim, target, checkpoint_meta(config, steps))
+    return {"path": str(target), "steps": steps, "variant": config.variant}
