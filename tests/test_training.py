@@ -231,10 +231,11 @@ def test_smoke_train_checkpoint_plays_and_resumes(tmp_path, algo, variant):
     assert resumed["steps"] >= 384 and read_meta(last)["steps"] == resumed["steps"]
 
 
-def test_tensorboard_has_the_promised_tags(tmp_path):
+@pytest.mark.parametrize("algo", ["ppo", "dqn"])
+def test_tensorboard_has_the_promised_tags(tmp_path, algo):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    run, _ = _smoke(tmp_path, "ppo", "knock_rummy")
+    run, _ = _smoke(tmp_path, algo, "knock_rummy")
     from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
     scalars, histograms, tensors = set(), set(), set()
@@ -252,9 +253,9 @@ def test_tensorboard_has_the_promised_tags(tmp_path):
             for event in EventFileLoader(str(events)).Load():
                 for value in event.summary.value:
                     plugins.add(value.metadata.plugin_data.plugin_name)
+    sb3_own = ["rollout/ep_rew_mean", "train/value_loss"] if algo == "ppo" else []
     for tag in [
-        "rollout/ep_rew_mean",
-        "train/value_loss",
+        *sb3_own,
         "charts/game_length",
         "charts/points_per_hand",
         "charts/train_win_rate",
@@ -265,11 +266,24 @@ def test_tensorboard_has_the_promised_tags(tmp_path):
         "eval/score",
         "selfplay/pool_size",
         "selfplay/rating",
+        # the dashboard: ratings against the anchors, the strategy, the points per hand band
+        "eval/random/points_per_hand",
+        "eval/random/points_per_hand_low",
+        "eval/random/points_per_hand_high",
+        "rating/learner",
+        "rating/learner_low",
+        "rating/learner_high",
+        "rating/random",
+        "rating/knock.smart",
+        "strategy/take_discard_rate",
+        "strategy/knock_rate",
     ]:
         assert tag in scalars, tag
     assert "charts/score_margin" in histograms
+    assert any(t.startswith("strategy/") and t.endswith("_hist") for t in histograms)
     assert any(t.startswith("text/sample_game") for t in tensors)
-    assert "hparams" in plugins, "no HPARAMS data"
+    assert "custom_scalars__config__" in tensors, "no CUSTOM SCALARS layout"
+    assert {"hparams", "custom_scalars", "images"} <= plugins
 
 
 # ------------------------------------------------------------------ checkpoints
