@@ -205,3 +205,18 @@ def test_rllib_refuses_a_config_larger_than_the_local_machine(tmp_path):
             ["t"], progress="off",
         )  # fmt: skip
     assert not (tmp_path / "r").exists()  # refused before anything was written
+
+
+def test_every_env_of_every_runner_plays_its_own_games():
+    from ray.rllib.env.env_context import EnvContext
+
+    config = rllib.env_config_of(load_config(SMOKE, SHORT))
+    first = {}
+    for worker, vector in [(0, 0), (1, 0), (1, 1), (2, 0)]:
+        env = rllib.MatchEnv(EnvContext(config, worker_index=worker, vector_index=vector))
+        (obs,) = env.reset()[0].values()
+        first[(worker, vector)] = obs["raw"].tobytes()
+    assert len(set(first.values())) == 4  # four different first deals
+    again = rllib.MatchEnv(EnvContext(config, worker_index=1, vector_index=1))
+    (obs,) = again.reset()[0].values()
+    assert obs["raw"].tobytes() == first[(1, 1)]  # the same stream for the same env

@@ -101,6 +101,10 @@ def _make_env_class() -> type:
 
         def __init__(self, config: dict[str, Any] | None = None) -> None:
             super().__init__()
+            # Every env of every runner plays its own games: a stream per (runner, env). The
+            # indices are attributes of RLlib's EnvContext, which the dict copy would drop.
+            worker = int(getattr(config, "worker_index", 0))
+            vector = int(getattr(config, "vector_index", 0))
             config = dict(config or {})
             self.match, self.features = _env_parts(config)
             game = self.match.game
@@ -118,9 +122,6 @@ def _make_env_class() -> type:
             self.agents = self.possible_agents = [f"player_{s}" for s in range(n)]
             self.observation_spaces = {a: space for a in self.agents}
             self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.agents}
-            # Every env of every runner plays its own games: a stream per (runner, env).
-            worker = int(getattr(config, "worker_index", 0))
-            vector = int(getattr(config, "vector_index", 0))
             self._rng = np.random.default_rng([int(config.get("seed", 0)), worker, vector])
             self._facts: list[dict[str, Any]] = []
             self._decisions = [0] * n
