@@ -241,14 +241,18 @@ def check_compatible(
         )
 
 
-def load_model(path: str | Path, device: str = "cpu") -> tuple[Any, dict[str, Any]]:
+def load_model(
+    path: str | Path, device: str = "cpu", classes: dict[str, Any] | None = None
+) -> tuple[Any, dict[str, Any]]:
     """Load (model, metadata) from a stable-baselines3 zip: TRUSTED FILES ONLY, loading
     unpickles (a run's own resume file, or a file ``rummyzoo export --trust`` converts).
 
+    :param classes: algo name -> the class to load it as, where it is not the one that plays
+        (:func:`algo_class`); a resumed run loads its DQN as the masked trainer.
     :raises CheckpointError: see :func:`read_trusted_meta`.
     """
     meta = read_trusted_meta(path)
-    cls = algo_class(meta["algo"])
+    cls = (classes or {}).get(meta["algo"]) or algo_class(meta["algo"])
     try:
         model = cls.load(str(path), device=device)
     except Exception as exc:  # SB3 raises many kinds on a damaged archive

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from run_helpers import tb_steps
 
 from rummyzoo.training.config import ConfigLoadError, load_config, validate_config
 from rummyzoo.training.pretrain import clone_into_dqn, clone_into_ppo, collect_teacher_games
@@ -116,8 +117,84 @@ def test_pretrained_run_records_its_warm_start(tmp_path):
     [
         ({"pretrain": {"teacher": "nobody"}}, r"pretrain\.teacher"),
         ({"pretrain": {"teacher": "knock.smart", "decisions": 0}}, r"pretrain\.decisions"),
+        ({"pretrain": {"teacher": "knock.smart", "margin": 0}}, r"pretrain\.margin"),
+        ({"pretrain": {"teacher": "knock.smart", "demo_coef": -1}}, r"pretrain\.demo_coef"),
+        # the large margin is the DQN warm start's: a PPO config that sets it is refused
+        (
+            {"algo": "ppo", "pretrain": {"teacher": "knock.smart", "demo_coef": 1.0}},
+            r"pretrain\.demo_coef.*DQN warm start",
+        ),
+        (
+            {"pretrain": {"teacher": "knock.smart", "margin": 0.5}},
+            r"pretrain\.margin.*DQN warm start",
+        ),
     ],
 )
 def test_pretrain_config_errors(data, message):
     with pytest.raises(ConfigLoadError, match=message):
         validate_config(data)
+
+
+def test_dqn_keeps_the_teachers_decisions_and_resumes_with_them(tmp_path):
+    """With ``demo_coef`` every Q-learning update also pushes the teacher's recorded actions
+    above the others: after the same RL steps, the greedy policy follows the teacher more
+    closely than the same run without them, and a resumed run reads them back."""
+    import torch as th
+
+    from rummyzoo.agents.checkpoints import load_model
+    from rummyzoo.agents.networks import mask_from_obs
+    from rummyzoo.training.dqn import MaskedDQN
+    from rummyzoo.training.train import DEMONSTRATIONS, resume_run
+
+    overrides = [
+        "features=knock_deadwood",
+        "policy_kwargs.network=cards",
+        "env_options.target_score=30",
+        "opponents=[{name: knock.greedy}]",
+        "pretrain.teacher=knock.greedy",
+        "pretrain.decisions=600",
+        "pretrain.epochs=8",
+        "pretrain.margin=0.5",
+        "hyperparams.learning_rate=0.001",
+    ]
+    models = {}
+    for coef in (2.0, 0.0):
+        run = tmp_path / f"run_{coef}"
+        train_from_file(
+            str(CONFIGS / "smoke_dqn.yaml"),
+            [*overrides, f"pretrain.demo_coef={coef}"],
+            str(run),
+            ["test"],
+            progress="off",
+        )
+        models[coef], _ = load_model(run / "checkpoints" / "last.zip", classes={"dqn": MaskedDQN})
+    run = tmp_path / "run_2.0"
+    assert not (tmp_path / "run_0.0" / "checkpoints" / DEMONSTRATIONS).exists()
+    demos = run / "checkpoints" / DEMONSTRATIONS
+    with np.load(demos) as saved:
+        obs, actions = th.as_tensor(saved["obs"]), saved["actions"]
+    assert len(obs) == len(actions) >= 600
+    assert getattr(models[2.0], "demonstrations", None) is None  # not inside the resume file
+
+    def agreement(model: MaskedDQN) -> float:
+        with th.no_grad():
+            q = model.q_net(obs).masked_fill(~mask_from_obs(obs, model.num_actions), -th.inf)
+        return float((q.argmax(dim=1).numpy() == actions).mean())
+
+    kept, dropped = agreement(models[2.0]), agreement(models[0.0])
+    assert kept > dropped + 0.05, (kept, dropped)
+    # resuming for more steps reads the demonstrations back; without them it stops, saying so
+    summary = resume_run(str(run), ["n_timesteps=384"], ["test"], progress="off")
+    assert summary["steps"] == 384
+    # the resumed run trained as the masked DQN with the margin term: it logged that term
+    # after the resume point too
+    margin_steps = [
+        step
+        for tag, steps in tb_steps(run).items()
+        if tag.endswith("train/demo_margin_loss")
+        for step in steps
+    ]
+    assert margin_steps and max(margin_steps) > 256, margin_steps
+    demos.unlink()
+    with pytest.raises(ValueError, match=r"demonstrations.*missing"):
+        resume_run(str(run), ["n_timesteps=512"], ["test"], progress="off")

@@ -189,7 +189,20 @@ class Pretrain(Strict):
     epochs: int = Field(5, gt=0)
     batch_size: int = Field(256, gt=0)
     learning_rate: float = Field(1e-3, gt=0)
+    margin: float = Field(0.05, gt=0)
+    """DQN: how far (in reward units, after ``reward_scale``) the fit puts Q of the teacher's
+    action above every other legal action's."""
+    margin_coef: float = Field(1.0, ge=0)
+    """DQN: weight of that large-margin term beside the fit of Q to the returns."""
+    demo_coef: float = Field(0.0, ge=0)
+    """DQN: weight of the same large-margin term on a batch of the teacher's recorded decisions
+    at every Q-learning update, as in deep Q-learning from demonstrations, so that Q-learning
+    departs from the teacher only where its returns say so; 0 drops the recorded decisions
+    after the warm start."""
 
+
+#: The warm start's settings that only a DQN run reads.
+DQN_PRETRAIN_KEYS = ("margin", "margin_coef", "demo_coef")
 
 #: algo -> its hyperparameter model.
 HYPERPARAMS: dict[str, type[BaseModel]] = {"ppo": PPOHyperparams, "dqn": DQNHyperparams}
@@ -481,7 +494,7 @@ class RunConfig(Strict):
     evaluation: Evaluation = Evaluation()
     checkpoints: Checkpoints = Checkpoints()
     pretrain: Pretrain | None = None
-    """Behaviour-cloning warm start (PPO only), or none."""
+    """Behaviour-cloning warm start, or none."""
     log_interval: int = Field(1, gt=0)
     """Rollouts (PPO) or episodes (DQN) between SB3's console/TensorBoard logs."""
 
@@ -716,6 +729,16 @@ class RunConfig(Strict):
         if raw is None:
             return result
         teacher = raw.get("teacher") if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and info.data.get("algo", "ppo") != "dqn":
+            for key in DQN_PRETRAIN_KEYS:
+                if key in raw:
+                    issues.append(
+                        Issue(
+                            (key,),
+                            f"{key} is a setting of the DQN warm start (algo: dqn); PPO's warm "
+                            "start fits its policy by cross-entropy: drop it",
+                        )
+                    )
         game = _game(info)
         if game is not None and isinstance(teacher, str):
             problem = agent_problem(teacher, *game, _agent_cache(info))

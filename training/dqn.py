@@ -7,10 +7,17 @@ replay buffer stores every next state's mask with it. Masking then applies every
 * exploration (and the warm-up before ``learning_starts``): random actions are drawn among the
   legal ones only;
 * the TD target: ``max_a' Q_target(s', a')`` runs over the legal actions of ``s'`` only.
+
+A run warm-started from a teacher may keep the teacher's recorded decisions
+(``pretrain.demo_coef``): every update then adds the large-margin term of deep Q-learning from
+demonstrations (:func:`large_margin`) on a batch of them, so that Q-learning departs from the
+teacher's choice only where the learnt values beat it by more than the margin.
 """
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +25,7 @@ import torch as th
 from stable_baselines3 import DQN
 from torch.nn import functional as F
 
+from rummyzoo.agents.checkpoints import atomic_write_bytes
 from rummyzoo.agents.networks import MaskedDQNPolicy, mask_from_obs, masked_max
 
 
@@ -32,6 +40,19 @@ def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
+def large_margin(
+    q: th.Tensor, obs: th.Tensor, actions: th.Tensor, margin: float, num_actions: int
+) -> th.Tensor:
+    """Mean over the batch of ``max over legal a of (Q(s, a) + margin * [a != a_E]) -
+    Q(s, a_E)``: zero once the demonstrated action ``a_E`` is ``margin`` above every other
+    legal action. ``actions`` has shape (B,)."""
+    legal = mask_from_obs(obs, num_actions)
+    chosen = q.gather(1, actions[:, None]).squeeze(1)
+    bonus = th.full_like(q, margin).scatter_(1, actions[:, None], 0.0)
+    best = (q + bonus).masked_fill(~legal, -th.inf).max(dim=1).values
+    return (best - chosen).mean()
+
+
 class MaskedDQN(DQN):
     """stable-baselines3 DQN with masking in acting, exploring and the TD target."""
 
@@ -40,6 +61,32 @@ class MaskedDQN(DQN):
     def _setup_model(self) -> None:
         super()._setup_model()
         self._explore_rng = np.random.default_rng(self.seed)
+        self.demonstrations: dict[str, th.Tensor] | None = None
+        self.demo_coef = 0.0
+        self.demo_margin = 0.0
+        self._demo_rng = np.random.default_rng(None if self.seed is None else self.seed + 7)
+
+    def _excluded_save_params(self) -> list[str]:
+        # the demonstrations are saved beside the resume file (save_demonstrations), not in it
+        return [*super()._excluded_save_params(), "demonstrations"]
+
+    def set_demonstrations(
+        self, obs: np.ndarray, actions: np.ndarray, coef: float, margin: float
+    ) -> None:
+        """Keep a teacher's decisions (learner observations, with their masks, and the
+        teacher's actions) for the large-margin term of every update, with weight ``coef``."""
+        if len(obs) != len(actions) or len(obs) == 0:
+            raise ValueError(
+                f"demonstrations need as many actions as observations, and some: got "
+                f"{len(obs)} observations and {len(actions)} actions"
+            )
+        device = self.policy.device
+        self.demonstrations = {
+            "obs": th.as_tensor(np.asarray(obs, dtype=np.float32), device=device),
+            "actions": th.as_tensor(np.asarray(actions, dtype=np.int64), device=device),
+        }
+        self.demo_coef = float(coef)
+        self.demo_margin = float(margin)
 
     @property
     def num_actions(self) -> int:
@@ -90,7 +137,8 @@ class MaskedDQN(DQN):
         """SB3's DQN update with the masked TD target."""
         self.policy.set_training_mode(True)
         self._update_learning_rate(self.policy.optimizer)
-        losses = []
+        losses: list[float] = []
+        demo_losses: list[float] = []
         for _ in range(gradient_steps):
             data = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)
             target = self.td_target(
@@ -99,6 +147,17 @@ class MaskedDQN(DQN):
             current = th.gather(self.q_net(data.observations), dim=1, index=data.actions.long())
             loss = F.smooth_l1_loss(current, target)
             losses.append(loss.item())
+            if self.demonstrations is not None and self.demo_coef > 0:
+                demo = self._demo_batch(batch_size)
+                margin_loss = large_margin(
+                    self.q_net(demo["obs"]),
+                    demo["obs"],
+                    demo["actions"],
+                    self.demo_margin,
+                    self.num_actions,
+                )
+                demo_losses.append(margin_loss.item())
+                loss = loss + self.demo_coef * margin_loss
             self.policy.optimizer.zero_grad()
             loss.backward()
             th.nn.utils.clip_grad_norm_(self.policy.parameters(), self.max_grad_norm)
@@ -106,3 +165,27 @@ class MaskedDQN(DQN):
         self._n_updates += gradient_steps
         self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
         self.logger.record("train/loss", float(np.mean(losses)))
+        if demo_losses:
+            self.logger.record("train/demo_margin_loss", float(np.mean(demo_losses)))
+
+    def save_demonstrations(self, path: str | Path) -> None:
+        """Write the kept demonstrations (atomically) for a resumed run to read back."""
+        assert self.demonstrations is not None
+        buf = io.BytesIO()
+        np.savez_compressed(
+            buf,
+            obs=self.demonstrations["obs"].cpu().numpy(),
+            actions=self.demonstrations["actions"].cpu().numpy(),
+        )
+        atomic_write_bytes(Path(path), buf.getvalue())
+
+    def load_demonstrations(self, path: str | Path, coef: float, margin: float) -> None:
+        """Read back what :meth:`save_demonstrations` wrote."""
+        with np.load(Path(path), allow_pickle=False) as data:
+            self.set_demonstrations(data["obs"], data["actions"], coef, margin)
+
+    def _demo_batch(self, batch_size: int) -> dict[str, th.Tensor]:
+        assert self.demonstrations is not None
+        size = len(self.demonstrations["actions"])
+        idx = th.as_tensor(self._demo_rng.integers(size, size=batch_size), device=self.device)
+        return {key: value[idx] for key, value in self.demonstrations.items()}

@@ -219,6 +219,7 @@ def clone_into_dqn(
         mean squared error of Q(s, teacher's action), and the final loss.
     """
     from rummyzoo.agents.networks import mask_from_obs
+    from rummyzoo.training.dqn import large_margin
 
     policy = model.policy
     q_net = policy.q_net
@@ -235,20 +236,17 @@ def clone_into_dqn(
 
     def losses(obs: th.Tensor, acts: th.Tensor, returns: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
         q = q_net(obs)
-        legal = mask_from_obs(obs, n)
         chosen = q.gather(1, acts[:, None]).squeeze(1)
-        bonus = th.full_like(q, margin).scatter_(1, acts[:, None], 0.0)
-        best = (q + bonus).masked_fill(~legal, -th.inf).max(dim=1).values
-        return F.mse_loss(chosen, returns), (best - chosen).mean()
+        return F.mse_loss(chosen, returns), large_margin(q, obs, acts, margin, n)
 
     for _ in range(epochs):
         order = rng.permutation(train_idx)
         for start in range(0, len(order), batch_size):
             idx = th.as_tensor(order[start : start + batch_size], device=device)
-            value, large_margin = losses(
+            value, margin_term = losses(
                 tensors["obs"][idx], tensors["actions"][idx], tensors["returns"][idx]
             )
-            loss = value + margin_coef * large_margin
+            loss = value + margin_coef * margin_term
             optimizer.zero_grad()
             loss.backward()
             th.nn.utils.clip_grad_norm_(q_net.parameters(), 10.0)
@@ -286,15 +284,20 @@ def pretrain(
         progress=progress,
     )
     collected = time.perf_counter()
-    clone = clone_into_dqn if config.algo == "dqn" else clone_into_ppo
-    result = clone(
-        model,
-        data,
-        epochs=spec.epochs,
-        batch_size=spec.batch_size,
-        learning_rate=spec.learning_rate,
-        seed=config.seed,
-    )
+    fit = {
+        "epochs": spec.epochs,
+        "batch_size": spec.batch_size,
+        "learning_rate": spec.learning_rate,
+        "seed": config.seed,
+    }
+    if config.algo == "dqn":
+        result = clone_into_dqn(
+            model, data, margin=spec.margin, margin_coef=spec.margin_coef, **fit
+        )
+        if spec.demo_coef > 0:
+            model.set_demonstrations(data["obs"], data["actions"], spec.demo_coef, spec.margin)
+    else:
+        result = clone_into_ppo(model, data, **fit)
     done = time.perf_counter()
     result.update(
         {

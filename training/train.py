@@ -286,6 +286,15 @@ def truncate_tensorboard(tb_dir: Path, step: int) -> int:
     return dropped
 
 
+#: The teacher's decisions a DQN run keeps for its updates (``pretrain.demo_coef``).
+DEMONSTRATIONS = "demonstrations.npz"
+
+
+def keeps_demonstrations(config: RunConfig) -> bool:
+    """Whether a run keeps its teacher's decisions for its DQN updates."""
+    return config.algo == "dqn" and config.pretrain is not None and config.pretrain.demo_coef > 0
+
+
 def run_pretrain(
     model: Any, config: RunConfig, run_dir: Path, progress: str = "auto", every: float = 30.0
 ) -> dict[str, Any]:
@@ -365,6 +374,12 @@ def train(
     if resume:
         meta = read_trusted_meta(last)  # the run's own resume file: trusted
         steps_done = int(meta["steps"])
+        demos = run_dir / "checkpoints" / DEMONSTRATIONS
+        if keeps_demonstrations(config) and not demos.exists():
+            raise ValueError(
+                f"cannot resume {run_dir}: its config keeps the warm start's demonstrations "
+                f"(pretrain.demo_coef) but {demos} is missing"
+            )
         if steps_done >= config.n_timesteps:
             return finished_run(run_dir, steps_done, config.n_timesteps)
     started = time.perf_counter()
@@ -372,7 +387,10 @@ def train(
     phases: dict[str, float] = {}
     if resume:
         state = read_state(run_dir)
-        model, meta = load_model(last, device=config.device)
+        from rummyzoo.training.dqn import MaskedDQN
+
+        # a DQN run goes on as the masked trainer (masked exploration and TD targets)
+        model, meta = load_model(last, device=config.device, classes={"dqn": MaskedDQN})
         expected = checkpoint_meta(config, 0)
         for key in ("variant", "num_players", "obs_size", "num_actions", "algo"):
             if meta.get(key) != expected[key]:
@@ -385,6 +403,9 @@ def train(
             buffer = run_dir / "checkpoints" / "last_replay_buffer.pkl"
             if buffer.exists():
                 model.load_replay_buffer(str(buffer))
+            if keeps_demonstrations(config):
+                demos = run_dir / "checkpoints" / DEMONSTRATIONS
+                model.load_demonstrations(demos, config.pretrain.demo_coef, config.pretrain.margin)
         steps_done = int(meta["steps"])
         model.num_timesteps = steps_done
         rewind_run(run_dir, steps_done)
@@ -408,6 +429,8 @@ def train(
             begun = time.perf_counter()
             state["pretrain"] = run_pretrain(model, config, run_dir, progress, progress_every)
             phases["warm_start_seconds"] = time.perf_counter() - begun
+            if getattr(model, "demonstrations", None) is not None:
+                model.save_demonstrations(run_dir / "checkpoints" / DEMONSTRATIONS)
             # the network as the warm start left it, before any RL: what RL is measured against
             save_checkpoint(
                 model, run_dir / "checkpoints" / "warm_start.rz", checkpoint_meta(config, 0)
