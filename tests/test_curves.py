@@ -43,6 +43,25 @@ def test_curves_plot_every_evaluation(run, tmp_path, capsys):
     assert list(line.get_ydata()) == [e["results"]["knock.greedy"]["win_rate"] for e in history]
 
 
+@pytest.mark.parametrize(
+    "players, options, even",
+    [(2, {}, 0.5), (4, {}, 0.25), (4, {"teams": True}, 0.5), (3, {"target_score": None}, 1 / 3)],
+)
+def test_the_even_line_is_one_share_per_side(run, tmp_path, players, options, even):
+    import yaml
+
+    other = tmp_path / "other"
+    other.mkdir()
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    config.update(num_players=players, env_options=options)
+    (other / "config.yaml").write_text(yaml.safe_dump(config))
+    (other / "summary.json").write_text((run / "summary.json").read_text())
+    ax = curve_figure(other).axes[0]
+    dashed = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert [list(line.get_ydata()) for line in dashed] == [[even, even]]
+    assert any(t.get_text() == f"even share ({even:.2g})" for t in ax.texts)
+
+
 def test_curves_of_a_run_still_training(run, tmp_path):
     # before summary.json exists, the evaluations come from state.json
     partial = tmp_path / "partial"

@@ -4,7 +4,9 @@ Every evaluation a run makes (``evaluation.interval``, and one before any RL whe
 ``evaluation.at_start``) is kept in the run folder (``state.json`` while it trains,
 ``summary.json`` once it is done). :func:`curve_figure` draws them: one line per evaluation
 opponent with its 95% interval as a band, the warm start's evaluation (step 0) marked, and the
-0.5 line that separates beating an opponent from losing to it.
+line of an even share of the wins, which separates beating the opponents from losing to them:
+0.5 with two sides, 1/4 when the learner faces three opponents at four seats (teams are two
+sides).
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ def run_evaluations(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str,
     return config, sorted(history, key=lambda e: e["steps"])
 
 
+def scoring_sides(config: dict[str, Any]) -> int:
+    """Sides that win or lose in a run's games: its players, or two with teams."""
+    options = config.get("env_options") or {}
+    return 2 if options.get("teams") else int(config.get("num_players", 2))
+
+
 def curve_figure(run_dir: str | Path, title: str | None = None) -> Any:
     """The learning curves of a run as a matplotlib figure (not saved)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -58,7 +66,18 @@ def curve_figure(run_dir: str | Path, title: str | None = None) -> Any:
         high = [r["win_rate_ci"][1] for _, r in points]
         (line,) = ax.plot(steps, rate, marker="o", markersize=3, label=f"vs {opponent}")
         ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
-    ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
+    even = 1.0 / scoring_sides(config)
+    ax.axhline(even, color="grey", linewidth=0.8, linestyle="--")
+    ax.annotate(
+        f"even share ({even:.2g})",
+        (1.0, even),
+        xycoords=("axes fraction", "data"),
+        xytext=(-4, 3),
+        textcoords="offset points",
+        ha="right",
+        fontsize=8,
+        color="grey",
+    )
     if config.get("pretrain") and history[0]["steps"] == 0:
         ax.axvline(0, color="black", linewidth=0.8, linestyle=":")
         ax.annotate("warm start", (0, 0.02), xytext=(4, 0), textcoords="offset points", fontsize=8)
