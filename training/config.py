@@ -199,10 +199,12 @@ class Pretrain(Strict):
     at every Q-learning update, as in deep Q-learning from demonstrations, so that Q-learning
     departs from the teacher only where its returns say so; 0 drops the recorded decisions
     after the warm start."""
+    demo_batch_size: int = Field(32, gt=0)
+    """DQN with ``demo_coef``: recorded decisions drawn for each update's margin term."""
 
 
 #: The warm start's settings that only a DQN run reads.
-DQN_PRETRAIN_KEYS = ("margin", "margin_coef", "demo_coef")
+DQN_PRETRAIN_KEYS = ("margin", "margin_coef", "demo_coef", "demo_batch_size")
 
 #: algo -> its hyperparameter model.
 HYPERPARAMS: dict[str, type[BaseModel]] = {"ppo": PPOHyperparams, "dqn": DQNHyperparams}

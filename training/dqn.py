@@ -64,6 +64,7 @@ class MaskedDQN(DQN):
         self.demonstrations: dict[str, th.Tensor] | None = None
         self.demo_coef = 0.0
         self.demo_margin = 0.0
+        self.demo_batch_size = 32
         self._demo_rng = np.random.default_rng(None if self.seed is None else self.seed + 7)
 
     def _excluded_save_params(self) -> list[str]:
@@ -71,10 +72,16 @@ class MaskedDQN(DQN):
         return [*super()._excluded_save_params(), "demonstrations"]
 
     def set_demonstrations(
-        self, obs: np.ndarray, actions: np.ndarray, coef: float, margin: float
+        self,
+        obs: np.ndarray,
+        actions: np.ndarray,
+        coef: float,
+        margin: float,
+        batch_size: int = 32,
     ) -> None:
         """Keep a teacher's decisions (learner observations, with their masks, and the
-        teacher's actions) for the large-margin term of every update, with weight ``coef``."""
+        teacher's actions) for the large-margin term of every update: ``batch_size`` of them
+        drawn per update, the term weighted by ``coef``."""
         if len(obs) != len(actions) or len(obs) == 0:
             raise ValueError(
                 f"demonstrations need as many actions as observations, and some: got "
@@ -87,6 +94,7 @@ class MaskedDQN(DQN):
         }
         self.demo_coef = float(coef)
         self.demo_margin = float(margin)
+        self.demo_batch_size = int(batch_size)
 
     @property
     def num_actions(self) -> int:
@@ -144,17 +152,20 @@ class MaskedDQN(DQN):
             target = self.td_target(
                 data.rewards, data.next_observations, data.dones, data.discounts
             )
-            current = th.gather(self.q_net(data.observations), dim=1, index=data.actions.long())
+            demo = None
+            if self.demonstrations is not None and self.demo_coef > 0:
+                demo = self._demo_batch(self.demo_batch_size)
+                # one forward pass for the replay batch and the demonstrations
+                q_all = self.q_net(th.cat([data.observations, demo["obs"]]))
+                q, q_demo = q_all[:batch_size], q_all[batch_size:]
+            else:
+                q = self.q_net(data.observations)
+            current = th.gather(q, dim=1, index=data.actions.long())
             loss = F.smooth_l1_loss(current, target)
             losses.append(loss.item())
-            if self.demonstrations is not None and self.demo_coef > 0:
-                demo = self._demo_batch(batch_size)
+            if demo is not None:
                 margin_loss = large_margin(
-                    self.q_net(demo["obs"]),
-                    demo["obs"],
-                    demo["actions"],
-                    self.demo_margin,
-                    self.num_actions,
+                    q_demo, demo["obs"], demo["actions"], self.demo_margin, self.num_actions
                 )
                 demo_losses.append(margin_loss.item())
                 loss = loss + self.demo_coef * margin_loss
@@ -179,10 +190,12 @@ class MaskedDQN(DQN):
         )
         atomic_write_bytes(Path(path), buf.getvalue())
 
-    def load_demonstrations(self, path: str | Path, coef: float, margin: float) -> None:
+    def load_demonstrations(
+        self, path: str | Path, coef: float, margin: float, batch_size: int = 32
+    ) -> None:
         """Read back what :meth:`save_demonstrations` wrote."""
         with np.load(Path(path), allow_pickle=False) as data:
-            self.set_demonstrations(data["obs"], data["actions"], coef, margin)
+            self.set_demonstrations(data["obs"], data["actions"], coef, margin, batch_size)
 
     def _demo_batch(self, batch_size: int) -> dict[str, th.Tensor]:
         assert self.demonstrations is not None

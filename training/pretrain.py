@@ -295,7 +295,9 @@ def pretrain(
             model, data, margin=spec.margin, margin_coef=spec.margin_coef, **fit
         )
         if spec.demo_coef > 0:
-            model.set_demonstrations(data["obs"], data["actions"], spec.demo_coef, spec.margin)
+            model.set_demonstrations(
+                data["obs"], data["actions"], spec.demo_coef, spec.margin, spec.demo_batch_size
+            )
     else:
         result = clone_into_ppo(model, data, **fit)
     done = time.perf_counter()

@@ -405,7 +405,8 @@ def train(
                 model.load_replay_buffer(str(buffer))
             if keeps_demonstrations(config):
                 demos = run_dir / "checkpoints" / DEMONSTRATIONS
-                model.load_demonstrations(demos, config.pretrain.demo_coef, config.pretrain.margin)
+                spec = config.pretrain
+                model.load_demonstrations(demos, spec.demo_coef, spec.margin, spec.demo_batch_size)
         steps_done = int(meta["steps"])
         model.num_timesteps = steps_done
         rewind_run(run_dir, steps_done)
