@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 from rummyzoo.agents.arena import (
+    format_report,
     make_arena_match,
     pairwise_by_deal,
+    rating_gaps,
     run_arena,
     seatings,
     summarize,
@@ -108,6 +110,38 @@ def test_bootstrap_over_deals_recovers_ratings() -> None:
     assert ratings.se[1:] == pytest.approx(fisher.se[1:], rel=0.2)
     again = bootstrap_ratings(deal_wins, deal_counts, anchor=0, resamples=300, seed=1)
     assert np.array_equal(again.ci, ratings.ci)
+
+
+def test_rating_gaps_are_sure_where_the_anchor_is_not() -> None:
+    """An anchor that nearly always loses leaves every other rating unsure (each interval is
+    wide), but the gap between two others is as sure as their head-to-head record: its own
+    interval is narrow and excludes 0 while their two intervals overlap."""
+    rng = np.random.default_rng(5)
+    elo = [0.0, 1100.0, 1250.0]  # the anchor wins about 1 in 600 against agent 1
+    deals, k = 500, 3
+    deal_wins = np.zeros((deals, k, k))
+    deal_counts = np.zeros((deals, k, k))
+    for d in range(deals):
+        for i in range(k):
+            for j in range(i + 1, k):
+                for _ in range(4):
+                    won = float(rng.random() < expected_score(elo[i] - elo[j]))
+                    deal_wins[d, i, j] += won
+                    deal_wins[d, j, i] += 1.0 - won
+                    deal_counts[d, i, j] += 1.0
+                    deal_counts[d, j, i] += 1.0
+    ratings = bootstrap_ratings(deal_wins, deal_counts, anchor=0, resamples=400, seed=2)
+    assert ratings.gap_ci is not None and ratings.gap_ci.shape == (3, 3, 2)
+    assert ratings.ci[1, 1] > ratings.ci[2, 0]  # the agents' own intervals overlap
+    low, high = ratings.gap_ci[2, 1]
+    assert 0 < low < elo[2] - elo[1] < high  # the gap's does not
+    assert high - low < (ratings.ci[1, 1] - ratings.ci[1, 0]) / 2
+    assert np.allclose(ratings.gap_ci[1, 2], -ratings.gap_ci[2, 1][::-1])
+    assert np.allclose(ratings.gap_ci[[0, 1, 2], [0, 1, 2]], 0.0)
+    # the report names each pair once, the higher-rated agent first
+    gaps = rating_gaps(ratings, ["random", "a", "b"])
+    assert [(g["agent"], g["over"]) for g in gaps] == [("a", "random"), ("b", "random"), ("b", "a")]
+    assert gaps[2]["gap_ci"] == pytest.approx(list(ratings.gap_ci[2, 1]))
 
 
 # ------------------------------------------------------------------ intervals
@@ -280,6 +314,12 @@ def test_round_robin_report_has_cross_table_and_ratings() -> None:
     ratings = [report["agents"][x]["rating"] for x in report["agents"]]
     assert sum(ratings) == pytest.approx(0.0, abs=1e-6)
     assert report["ratings"]["anchor"] == "mean"
+    gaps = report["ratings"]["gaps"]
+    assert len(gaps) == 3 and all(g["gap"] >= 0 for g in gaps)
+    for g in gaps:
+        low, high = g["gap_ci"]
+        assert low <= high
+    assert "rating gaps (95% intervals of the difference" in format_report(report)
     for entry in report["agents"].values():
         assert entry["games"] == 12 * 4
         low, high = entry["rating_ci"]

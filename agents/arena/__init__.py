@@ -648,6 +648,24 @@ def pairwise_by_deal(result: ArenaResult) -> tuple[np.ndarray, np.ndarray]:
     return wins, counts
 
 
+def rating_gaps(ratings: Ratings, labels: Sequence[str]) -> list[dict[str, Any]]:
+    """Each pair of agents once, the higher-rated first: its rating gap and the gap's 95%
+    interval (:attr:`~rummyzoo.agents.arena.ratings.Ratings.gap_ci`)."""
+    assert ratings.gap_ci is not None
+    gaps = []
+    for i, j in combinations(range(len(labels)), 2):
+        hi, lo = (i, j) if ratings.elo[i] >= ratings.elo[j] else (j, i)
+        gaps.append(
+            {
+                "agent": labels[hi],
+                "over": labels[lo],
+                "gap": _num(ratings.elo[hi] - ratings.elo[lo]),
+                "gap_ci": [_num(v) for v in ratings.gap_ci[hi, lo]],
+            }
+        )
+    return gaps
+
+
 def _num(x: float) -> float | None:
     """A JSON-safe number (NaN and infinities become None)."""
     x = float(x)
@@ -732,6 +750,8 @@ def summarize(
             + (f" over deals ({resamples} resamples)" if ratings.method == "bootstrap" else ""),
             "regularised": ratings.regularised,
         }
+        if ratings.gap_ci is not None:
+            report["ratings"]["gaps"] = rating_gaps(ratings, result.labels)
         if ratings.regularised:
             report["notes"].append(
                 "ratings: an agent or group never lost (or never won); one virtual draw per pair "
@@ -789,6 +809,14 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(
             f"ratings: {r['model']}, anchored at {r['anchor']}, uncertainty by {r['uncertainty']}"
         )
+        if r.get("gaps"):
+            lines.append("rating gaps (95% intervals of the difference, same bootstrap):")
+            for g in r["gaps"]:
+                lo, hi = g["gap_ci"]
+                lines.append(
+                    f"  {g['agent']} over {g['over']}: {_fmt(g['gap'], '+.0f')} "
+                    f"[{_fmt(lo, '+.0f')}, {_fmt(hi, '+.0f')}]"
+                )
     if len(labels) > 2:
         table = report["cross_table"]
         cell = max(7, *(len(label) for label in labels))

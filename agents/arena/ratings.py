@@ -55,6 +55,10 @@ class Ratings:
     :param method: ``"bootstrap"`` (over deals) or ``"fisher"`` (observed information).
     :param anchor: ``None`` for mean-anchored ratings, else the index of the agent held at 0.
     :param regularised: whether the virtual draws were needed for a finite fit.
+    :param gap_ci: bootstrap only: ``(K, K, 2)``, the 95% interval of ``elo[i] - elo[j]``.
+        Two agents' own intervals share the anchor's uncertainty, so they can overlap while the
+        gap between the two is sure; this is the interval that says whether ``i`` is above
+        ``j``.
     """
 
     elo: np.ndarray
@@ -63,6 +67,7 @@ class Ratings:
     method: str
     anchor: int | None
     regularised: bool
+    gap_ci: np.ndarray | None = None
 
 
 def _check_inputs(wins: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -246,4 +251,7 @@ def bootstrap_ratings(
     low, high = np.quantile(draws, [tail, 1.0 - tail], axis=0)
     se = draws.std(axis=0, ddof=1)
     ci = np.stack([low, high], axis=1)
-    return Ratings(point.elo, se, ci, "bootstrap", anchor, point.regularised)
+    gaps = draws[:, :, None] - draws[:, None, :]
+    gap_low, gap_high = np.quantile(gaps, [tail, 1.0 - tail], axis=0)
+    gap_ci = np.stack([gap_low, gap_high], axis=2)
+    return Ratings(point.elo, se, ci, "bootstrap", anchor, point.regularised, gap_ci)
