@@ -88,18 +88,30 @@ def test_ratings_reject_bad_matrices() -> None:
         fit_bradley_terry(np.array([[0.0, 1.0], [0.0, 0.0]]), np.array([[0.0, 2.0], [2.0, 0.0]]))
 
 
-def test_bootstrap_over_deals_recovers_ratings() -> None:
-    rng = np.random.default_rng(3)
-    elo = [0.0, 50.0, 150.0]
-    deals, k = 400, 3
+def _simulated_deals(
+    elo: list[float], deals: int, per_pair: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(deal_wins, deal_counts)`` of agents with these true ratings: ``per_pair``
+    comparisons of every pair in each deal, each won as the Elo model says."""
+    rng = np.random.default_rng(seed)
+    k = len(elo)
     deal_wins = np.zeros((deals, k, k))
     deal_counts = np.zeros((deals, k, k))
     for d in range(deals):
         for i in range(k):
             for j in range(i + 1, k):
-                won = float(rng.random() < expected_score(elo[i] - elo[j]))
-                deal_wins[d, i, j], deal_wins[d, j, i] = won, 1.0 - won
-                deal_counts[d, i, j] = deal_counts[d, j, i] = 1.0
+                for _ in range(per_pair):
+                    won = float(rng.random() < expected_score(elo[i] - elo[j]))
+                    deal_wins[d, i, j] += won
+                    deal_wins[d, j, i] += 1.0 - won
+                    deal_counts[d, i, j] += 1.0
+                    deal_counts[d, j, i] += 1.0
+    return deal_wins, deal_counts
+
+
+def test_bootstrap_over_deals_recovers_ratings() -> None:
+    elo = [0.0, 50.0, 150.0]
+    deal_wins, deal_counts = _simulated_deals(elo, deals=400, per_pair=1, seed=3)
     ratings = bootstrap_ratings(deal_wins, deal_counts, anchor=0, resamples=300, seed=1)
     assert ratings.method == "bootstrap"
     for i in (1, 2):
@@ -116,20 +128,8 @@ def test_rating_gaps_are_sure_where_the_anchor_is_not() -> None:
     """An anchor that nearly always loses leaves every other rating unsure (each interval is
     wide), but the gap between two others is as sure as their head-to-head record: its own
     interval is narrow and excludes 0 while their two intervals overlap."""
-    rng = np.random.default_rng(5)
     elo = [0.0, 1100.0, 1250.0]  # the anchor wins about 1 in 600 against agent 1
-    deals, k = 500, 3
-    deal_wins = np.zeros((deals, k, k))
-    deal_counts = np.zeros((deals, k, k))
-    for d in range(deals):
-        for i in range(k):
-            for j in range(i + 1, k):
-                for _ in range(4):
-                    won = float(rng.random() < expected_score(elo[i] - elo[j]))
-                    deal_wins[d, i, j] += won
-                    deal_wins[d, j, i] += 1.0 - won
-                    deal_counts[d, i, j] += 1.0
-                    deal_counts[d, j, i] += 1.0
+    deal_wins, deal_counts = _simulated_deals(elo, deals=500, per_pair=4, seed=5)
     ratings = bootstrap_ratings(deal_wins, deal_counts, anchor=0, resamples=400, seed=2)
     assert ratings.gap_ci is not None and ratings.gap_ci.shape == (3, 3, 2)
     assert ratings.ci[1, 1] > ratings.ci[2, 0]  # the agents' own intervals overlap
