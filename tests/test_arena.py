@@ -6,6 +6,7 @@ import csv
 import itertools
 import json
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -218,6 +219,35 @@ def test_seatings_rotate_every_agent_through_every_seat() -> None:
     assert len(set(round_robin)) == 20
     assert seatings(2, 4) == [(0, 1, 0, 1), (1, 0, 1, 0)]  # cycling, distinct rotations only
     assert unique_labels(["random", "x", "random"]) == ["random#1", "x", "random#2"]
+
+
+def test_team_seatings_give_every_agent_every_partner_and_seat() -> None:
+    teams = [0, 1, 0, 1]  # Ditch Rummy's teams: seats 0+2 against 1+3
+    table = seatings(4, 4, teams)
+    assert len(table) == len(set(table)) == 12  # 3 partnerships x 4 rotations
+    partners = Counter(frozenset((s[0], s[2])) for s in table)
+    partners += Counter(frozenset((s[1], s[3])) for s in table)
+    assert set(partners) == {frozenset(p) for p in itertools.combinations(range(4), 2)}
+    assert set(partners.values()) == {4}
+    for seat in range(4):
+        assert Counter(s[seat] for s in table) == dict.fromkeys(range(4), 3)
+    # without partners nothing changes; fewer agents than seats still cycle
+    assert seatings(4, 4, [0, 1, 2, 3]) == seatings(4, 4)
+    assert seatings(2, 4, teams) == seatings(2, 4)
+    with pytest.raises(ValueError, match="one score group per seat"):
+        seatings(4, 4, [0, 1])
+    # the arena schedules them: in a teams round robin every pair of agents meets as partners
+    result = run_arena(
+        "ditch_rummy",
+        4,
+        ["random", "ditch.greedy", "ditch.smart", "random"],
+        deals=1,
+        options={"teams": True, "target_score": None},
+        workers=1,
+    )
+    assert result.seatings == table
+    _wins, counts = pairwise_by_deal(result)
+    assert (counts.sum(axis=0)[~np.eye(4, dtype=bool)] > 0).all()
 
 
 # ------------------------------------------------------------------ playing

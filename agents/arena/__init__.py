@@ -9,7 +9,9 @@ deal is played once per *seating*:
 * ``K >= N`` agents for ``N`` seats: every combination of ``N`` agents (a round robin; just the
   one line-up when ``K == N``), each in all ``N`` rotations (seat ``s`` gets the line-up's agent
   ``(s + r) % N`` in rotation ``r``). Every agent sits in every seat on identical cards, which
-  cancels the luck of the deal (duplicate play).
+  cancels the luck of the deal (duplicate play). With partners (Ditch Rummy's teams) each
+  line-up is also played in every distinct partnership (three for four agents), each in all
+  rotations, so that every agent partners every other one.
 * ``K < N``: the seats are filled by cycling the agent list (``A B A B`` for two agents and four
   seats), again in every distinct rotation. An agent then holds several seats of one game; each
   seat counts as one of its games, and seats held by the same agent are not compared with each
@@ -48,7 +50,7 @@ import warnings
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import combinations, permutations
 from pathlib import Path
 from typing import Any
 
@@ -94,20 +96,42 @@ def make_arena_match(variant: str, num_players: int, options: dict[str, Any] | N
 
 
 # ---------------------------------------------------------------------------- scheduling
-def seatings(num_agents: int, num_seats: int) -> list[tuple[int, ...]]:
-    """Agent index per seat for every game of one deal (see the module docstring)."""
+def seatings(
+    num_agents: int, num_seats: int, score_groups: Sequence[int] | None = None
+) -> list[tuple[int, ...]]:
+    """Agent index per seat for every game of one deal (see the module docstring).
+
+    :param score_groups: the scoring group of each seat (teams share one); where seats are
+        partnered, each line-up is played in every distinct partnership, each in all rotations.
+    """
     if num_agents < 2:
         raise ValueError(f"the arena needs at least 2 agents, got {num_agents}")
     if num_agents >= num_seats:
         lineups = list(combinations(range(num_agents), num_seats))
     else:
         lineups = [tuple(i % num_agents for i in range(num_seats))]
+    groups = list(range(num_seats)) if score_groups is None else list(score_groups)
+    if len(groups) != num_seats:
+        raise ValueError(f"need one score group per seat ({num_seats}), got {len(groups)}")
+    partnered = len(set(groups)) < num_seats and num_agents >= num_seats
     result: list[tuple[int, ...]] = []
     for lineup in lineups:
-        for r in range(num_seats):
-            seating = tuple(lineup[(s + r) % num_seats] for s in range(num_seats))
-            if seating not in result:
-                result.append(seating)
+        orders = [lineup]
+        if partnered:
+            orders, seen = [], set()
+            for order in permutations(lineup):
+                teams = frozenset(
+                    frozenset(a for a, g in zip(order, groups, strict=True) if g == group)
+                    for group in set(groups)
+                )
+                if teams not in seen:
+                    seen.add(teams)
+                    orders.append(order)
+        for order in orders:
+            for r in range(num_seats):
+                seating = tuple(order[(s + r) % num_seats] for s in range(num_seats))
+                if seating not in result:
+                    result.append(seating)
     return result
 
 
@@ -438,7 +462,7 @@ def run_arena(
         else:
             raise ValueError(f"an agent must be a name or a Policy, got {spec!r}")
     labels = unique_labels(shown)
-    table_seatings = seatings(len(agents), num_players)
+    table_seatings = seatings(len(agents), num_players, match.game.score_groups)
     notes = []
     if len(agents) < num_players:
         notes.append(
@@ -600,7 +624,8 @@ def save_arena_games(
         raise ValueError(f"limit must be a positive int or None, got {limit!r}")
     check_players(variant, num_players)
     labels = unique_labels([_agent_label(a) for a in agents])
-    table_seatings = seatings(len(agents), num_players)
+    groups = make_arena_match(variant, num_players, options).game.score_groups
+    table_seatings = seatings(len(agents), num_players, groups)
     plan = _Plan(
         variant, num_players, options, list(agents), labels, table_seatings, seed, False,
         str(folder), None,
