@@ -135,6 +135,19 @@ def test_pretrain_config_errors(data, message):
         validate_config(data)
 
 
+def test_a_ppo_config_written_back_in_full_validates_again():
+    """A run folder's config.yaml (and the config a Ray worker rebuilds) holds every field,
+    the DQN warm start's defaults included: they do not count as set."""
+    from rummyzoo.training.config import config_to_yaml
+
+    config = load_config(CONFIGS / "knock_ppo.yaml")
+    import yaml
+
+    again = validate_config(yaml.safe_load(config_to_yaml(config)))
+    assert again == config
+    assert validate_config(config.model_dump()) == config
+
+
 def test_dqn_keeps_the_teachers_decisions_and_resumes_with_them(tmp_path):
     """With ``demo_coef`` every Q-learning update also pushes the teacher's recorded actions
     above the others: after the same RL steps, the greedy policy follows the teacher more

@@ -733,7 +733,8 @@ class RunConfig(Strict):
         teacher = raw.get("teacher") if isinstance(raw, dict) else None
         if isinstance(raw, dict) and info.data.get("algo", "ppo") != "dqn":
             for key in DQN_PRETRAIN_KEYS:
-                if key in raw:
+                # a config written back in full carries the defaults: only a changed one counts
+                if key in raw and raw[key] != Pretrain.model_fields[key].default:
                     issues.append(
                         Issue(
                             (key,),
