@@ -119,6 +119,10 @@ def test_pretrained_run_records_its_warm_start(tmp_path):
         ({"pretrain": {"teacher": "knock.smart", "decisions": 0}}, r"pretrain\.decisions"),
         ({"pretrain": {"teacher": "knock.smart", "margin": 0}}, r"pretrain\.margin"),
         ({"pretrain": {"teacher": "knock.smart", "demo_coef": -1}}, r"pretrain\.demo_coef"),
+        (
+            {"algo": "dqn", "pretrain": {"teacher": "knock.smart", "demo_batch_size": 0}},
+            r"pretrain\.demo_batch_size",
+        ),
         # the large margin is the DQN warm start's: a PPO config that sets it is refused
         (
             {"algo": "ppo", "pretrain": {"teacher": "knock.smart", "demo_coef": 1.0}},

@@ -403,8 +403,7 @@ def train(
             buffer = run_dir / "checkpoints" / "last_replay_buffer.pkl"
             if buffer.exists():
                 model.load_replay_buffer(str(buffer))
-            if keeps_demonstrations(config):
-                demos = run_dir / "checkpoints" / DEMONSTRATIONS
+            if keeps_demonstrations(config):  # its file was checked above
                 spec = config.pretrain
                 model.load_demonstrations(demos, spec.demo_coef, spec.margin, spec.demo_batch_size)
         steps_done = int(meta["steps"])
