@@ -210,9 +210,9 @@ def build_model(config: RunConfig, env: Any, tb_dir: Path | None):
         "tensorboard_log": str(tb_dir) if tb_dir else None,
     }
     if config.algo == "ppo":
-        from sb3_contrib import MaskablePPO
+        from rummyzoo.training.ppo import MaskedPPO
 
-        return MaskablePPO(**common, **hp)
+        return MaskedPPO(**common, **hp)
     from rummyzoo.training.dqn import MaskedDQN
 
     return MaskedDQN(**common, **hp)
@@ -388,9 +388,13 @@ def train(
     if resume:
         state = read_state(run_dir)
         from rummyzoo.training.dqn import MaskedDQN
+        from rummyzoo.training.ppo import MaskedPPO
 
-        # a DQN run goes on as the masked trainer (masked exploration and TD targets)
-        model, meta = load_model(last, device=config.device, classes={"dqn": MaskedDQN})
+        # a run goes on with the class that trained it (DQN: masked exploration and TD
+        # targets; PPO: the lean masked forward of the rollouts)
+        model, meta = load_model(
+            last, device=config.device, classes={"dqn": MaskedDQN, "ppo": MaskedPPO}
+        )
         expected = checkpoint_meta(config, 0)
         for key in ("variant", "num_players", "obs_size", "num_actions", "algo"):
             if meta.get(key) != expected[key]:

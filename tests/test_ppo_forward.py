@@ -1,0 +1,146 @@
+"""PPO's lean masked policy: the distribution of sb3-contrib's policy without its objects, in
+the rollouts and the updates, for every network type."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch as th
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+from rummyzoo.training.config import validate_config
+from rummyzoo.training.ppo import MaskedPPO, masked_evaluate_actions, masked_forward
+from rummyzoo.training.train import build_model, build_vec_env
+
+NETWORKS = [
+    ("knock_rummy", "mlp", None),
+    ("knock_rummy", "cards", "knock_deadwood"),
+    ("ditch_rummy", "actions", "ditch_actions"),
+    ("rummy500", "actions", "rummy500_actions"),
+]
+
+
+def _model(variant: str, network: str, features: str | None, n_envs: int = 8):
+    config = validate_config(
+        {
+            "variant": variant,
+            "algo": "ppo",
+            "n_timesteps": 256,
+            "n_envs": n_envs,
+            "vec_env": "batched",
+            "features": features,
+            "env_options": {"target_score": None},
+            "hyperparams": {"n_steps": 16, "batch_size": 64, "n_epochs": 1},
+            "policy_kwargs": {"network": network, "net_arch": [32, 32]},
+            "opponents": [{"name": "random", "weight": 1}],
+        }
+    )
+    env = build_vec_env(config)
+    model = build_model(config, env, None)
+    return model, env
+
+
+def _rows(env, steps: int = 0) -> tuple[th.Tensor, np.ndarray]:
+    """The learner's inputs and masks after ``steps`` steps of its first legal actions."""
+    obs = env.reset()
+    for _ in range(steps + 1):
+        masks = np.stack(env.env_method("action_masks")).astype(bool)  # as MaskablePPO asks
+        if not steps:
+            break
+        obs, _, _, _ = env.step(masks.argmax(axis=1))
+        steps -= 1
+    return th.as_tensor(obs), masks
+
+
+@pytest.mark.parametrize(("variant", "network", "features"), NETWORKS)
+def test_masked_forward_is_the_policy_distribution(variant, network, features):
+    model, env = _model(variant, network, features)
+    try:
+        assert isinstance(model, MaskedPPO)
+        policy = model.policy
+        obs, masks = _rows(env, steps=1)
+        th.manual_seed(0)
+        with th.no_grad():
+            actions, values, log_prob = policy(obs, action_masks=masks)  # the lean forward
+            dist = policy.get_distribution(obs, action_masks=masks)
+            expected_values = policy.predict_values(obs)
+            expected_log_prob = dist.log_prob(actions)
+            greedy, _, _ = policy(obs, deterministic=True, action_masks=masks)
+            sb3_greedy, sb3_values, _ = MaskableActorCriticPolicy.forward(
+                policy, obs, deterministic=True, action_masks=masks
+            )
+        assert actions.shape == (len(obs),) and values.shape == (len(obs), 1)
+        assert masks[np.arange(len(obs)), actions.numpy()].all()
+        th.testing.assert_close(values, expected_values)
+        th.testing.assert_close(values, sb3_values)
+        th.testing.assert_close(log_prob, expected_log_prob, rtol=1e-5, atol=1e-5)
+        assert th.equal(greedy, sb3_greedy)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize(("variant", "network", "features"), NETWORKS)
+def test_masked_evaluate_actions_has_the_policy_values_and_gradients(variant, network, features):
+    model, env = _model(variant, network, features)
+    try:
+        policy = model.policy
+        obs, masks = _rows(env, steps=1)
+        with th.no_grad():
+            actions, _, _ = policy(obs, action_masks=masks)
+        results = []
+        for evaluate in (masked_evaluate_actions, MaskableActorCriticPolicy.evaluate_actions):
+            policy.zero_grad()
+            values, log_prob, entropy = evaluate(policy, obs, actions, action_masks=masks)
+            # a loss of PPO's shape: every output and its gradients
+            (values.sum() + log_prob.exp().sum() - 0.1 * entropy.sum()).backward()
+            grads = [p.grad.clone() for p in policy.parameters() if p.grad is not None]
+            results.append((values.detach(), log_prob.detach(), entropy.detach(), grads))
+        lean, sb3 = results
+        for got, expected in zip(lean[:3], sb3[:3], strict=True):
+            th.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+        assert (lean[2] > 0).any()  # a real choice somewhere: the entropies are compared
+        assert len(lean[3]) == len(sb3[3]) > 0
+        for got, expected in zip(lean[3], sb3[3], strict=True):
+            th.testing.assert_close(got, expected, rtol=1e-4, atol=1e-6)
+        assert policy.evaluate_actions.__func__ is masked_evaluate_actions
+    finally:
+        env.close()
+
+
+def test_masked_forward_draws_each_action_with_its_probability():
+    model, env = _model("knock_rummy", "mlp", None)
+    try:
+        policy = model.policy
+        obs, masks = _rows(env, steps=1)  # Knock Rummy: a discard after the draw
+        k = int(masks.sum(axis=1).argmax())  # the row with the most legal actions
+        with th.no_grad():  # logits that differ clearly from action to action
+            policy.action_net.bias.copy_(th.linspace(-2.0, 2.0, policy.action_net.bias.numel()))
+        draws = 20_000
+        row_obs = obs[k : k + 1].repeat(draws, 1)
+        row_mask = np.repeat(masks[k : k + 1], draws, axis=0)
+        th.manual_seed(1)
+        with th.no_grad():
+            actions, _, _ = masked_forward(policy, row_obs, action_masks=row_mask)
+            dist = policy.get_distribution(obs[k : k + 1], action_masks=masks[k : k + 1])
+            probs = dist.distribution.probs[0]
+        counts = np.bincount(actions.numpy(), minlength=probs.numel()) / draws
+        assert masks[k].sum() >= 3 and probs.max() < 0.9  # a real choice to draw from
+        assert counts[~masks[k]].sum() == 0
+        # a binomial share over 20,000 draws has a standard deviation of at most 0.0036
+        np.testing.assert_allclose(counts, probs.numpy(), atol=0.02)
+    finally:
+        env.close()
+
+
+def test_a_loaded_model_keeps_the_lean_forward(tmp_path):
+    model, env = _model("knock_rummy", "mlp", None)
+    try:
+        model.learn(128)
+        path = tmp_path / "last.zip"
+        model.save(str(path))
+    finally:
+        env.close()
+    loaded = MaskedPPO.load(str(path))  # how a resumed run loads its model
+    assert loaded.policy.forward.__func__ is masked_forward
+    assert loaded.policy.evaluate_actions.__func__ is masked_evaluate_actions
+    assert type(loaded.policy) is MaskableActorCriticPolicy  # saves and plays as before
