@@ -68,7 +68,7 @@ from rummyzoo.envs import registry
 from rummyzoo.envs.core import ConfigError, IllegalActionError
 from rummyzoo.envs.vector import VectorEnv, buffer_specs, game_seeds
 
-__all__ = ["WorkerVectorEnv", "split_games"]
+__all__ = ["WorkerVectorEnv", "resolve_start_method", "split_games", "start_process"]
 
 _ALIGN = 64
 # commands sent as raw bytes (every other command is a pickle, never one of these)
@@ -79,6 +79,22 @@ _OK = b""
 # shared arrays that are not VectorEnv outputs
 _PRIVATE = ("matches_done", "actions", "selected", "final_observations")
 _MAIN_LOCK = threading.Lock()  # one start at a time hides the main module
+
+
+def resolve_start_method(start_method: str | None) -> str:
+    """The :mod:`multiprocessing` start method to use: ``start_method`` if the platform has
+    it, by default ``forkserver`` where available, else ``spawn``.
+
+    :raises ConfigError: a method the platform does not have.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    if start_method is None:
+        return "forkserver" if "forkserver" in methods else "spawn"
+    if start_method not in methods:
+        raise ConfigError(
+            f"start_method must be one of {', '.join(methods)} (or None), got {start_method!r}"
+        )
+    return start_method
 
 
 def split_games(num_envs: int, num_workers: int) -> np.ndarray:
@@ -165,6 +181,16 @@ def _main_out_of_sight() -> Any:
         finally:
             if sys.modules.get("__main__") is stand_in and real is not None:
                 sys.modules["__main__"] = real
+
+
+def start_process(proc: Any, start_method: str) -> None:
+    """Start ``proc`` (of a context of ``start_method``); unless forked, with the parent's main
+    module out of its sight (:func:`_main_out_of_sight`)."""
+    if start_method == "fork":
+        proc.start()
+        return
+    with _main_out_of_sight():
+        proc.start()
 
 
 def _answer(value: Any) -> bytes:
@@ -324,13 +350,7 @@ class WorkerVectorEnv:
             raise ConfigError(
                 f"num_workers must be an int from 1 to num_envs ({n}), got {num_workers!r}"
             )
-        methods = multiprocessing.get_all_start_methods()
-        if start_method is None:
-            start_method = "forkserver" if "forkserver" in methods else "spawn"
-        elif start_method not in methods:
-            raise ConfigError(
-                f"start_method must be one of {', '.join(methods)} (or None), got {start_method!r}"
-            )
+        start_method = resolve_start_method(start_method)
         try:
             portable = pickle.loads(pickle.dumps(_portable_options(options)))
         except Exception as exc:
@@ -393,11 +413,7 @@ class WorkerVectorEnv:
                 self._conns.append(parent_end)
                 self._by_fd[parent_end.fileno()] = w
                 self._procs.append(proc)
-                if start_method == "fork":
-                    proc.start()
-                else:
-                    with _main_out_of_sight():
-                        proc.start()
+                start_process(proc, start_method)
                 child_end.close()  # our copy: the pipe then ends when the worker does
             self._exchange(range(w_count), None)  # each worker says it is ready
         except BaseException:

@@ -1,5 +1,5 @@
-"""PPO's lean masked policy: the distribution of sb3-contrib's policy without its objects, in
-the rollouts and the updates, for every network type."""
+"""PPO's lean masked policy: sb3-contrib's masked distribution without its objects, in the
+rollouts and the updates, for every network type, to the bit."""
 
 from __future__ import annotations
 
@@ -52,35 +52,35 @@ def _rows(env, steps: int = 0) -> tuple[th.Tensor, np.ndarray]:
     return th.as_tensor(obs), masks
 
 
+def _exact(got: th.Tensor, expected: th.Tensor) -> None:
+    th.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize(("variant", "network", "features"), NETWORKS)
-def test_masked_forward_is_the_policy_distribution(variant, network, features):
+def test_masked_forward_is_sb3_contribs_to_the_bit(variant, network, features):
     model, env = _model(variant, network, features)
     try:
         assert isinstance(model, MaskedPPO)
         policy = model.policy
         obs, masks = _rows(env, steps=1)
-        th.manual_seed(0)
-        with th.no_grad():
-            actions, values, log_prob = policy(obs, action_masks=masks)  # the lean forward
-            dist = policy.get_distribution(obs, action_masks=masks)
-            expected_values = policy.predict_values(obs)
-            expected_log_prob = dist.log_prob(actions)
-            greedy, _, _ = policy(obs, deterministic=True, action_masks=masks)
-            sb3_greedy, sb3_values, _ = MaskableActorCriticPolicy.forward(
-                policy, obs, deterministic=True, action_masks=masks
-            )
-        assert actions.shape == (len(obs),) and values.shape == (len(obs), 1)
-        assert masks[np.arange(len(obs)), actions.numpy()].all()
-        th.testing.assert_close(values, expected_values)
-        th.testing.assert_close(values, sb3_values)
-        th.testing.assert_close(log_prob, expected_log_prob, rtol=1e-5, atol=1e-5)
-        assert th.equal(greedy, sb3_greedy)
+        for deterministic in (False, True):
+            outputs = []
+            for forward in (policy.forward, MaskableActorCriticPolicy.forward.__get__(policy)):
+                th.manual_seed(0)  # the same draws
+                with th.no_grad():
+                    outputs.append(forward(obs, deterministic=deterministic, action_masks=masks))
+            (actions, values, log_prob), expected = outputs
+            assert actions.shape == (len(obs),) and values.shape == (len(obs), 1)
+            assert masks[np.arange(len(obs)), actions.numpy()].all()
+            for got, want in zip((actions, values, log_prob), expected, strict=True):
+                _exact(got, want)
+        assert policy.forward.__func__ is masked_forward
     finally:
         env.close()
 
 
 @pytest.mark.parametrize(("variant", "network", "features"), NETWORKS)
-def test_masked_evaluate_actions_has_the_policy_values_and_gradients(variant, network, features):
+def test_masked_evaluate_actions_is_sb3_contribs_to_the_bit(variant, network, features):
     model, env = _model(variant, network, features)
     try:
         policy = model.policy
@@ -96,15 +96,31 @@ def test_masked_evaluate_actions_has_the_policy_values_and_gradients(variant, ne
             grads = [p.grad.clone() for p in policy.parameters() if p.grad is not None]
             results.append((values.detach(), log_prob.detach(), entropy.detach(), grads))
         lean, sb3 = results
-        for got, expected in zip(lean[:3], sb3[:3], strict=True):
-            th.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+        for got, want in zip(lean[:3], sb3[:3], strict=True):
+            _exact(got, want)
         assert (lean[2] > 0).any()  # a real choice somewhere: the entropies are compared
         assert len(lean[3]) == len(sb3[3]) > 0
-        for got, expected in zip(lean[3], sb3[3], strict=True):
-            th.testing.assert_close(got, expected, rtol=1e-4, atol=1e-6)
+        for got, want in zip(lean[3], sb3[3], strict=True):
+            _exact(got, want)
         assert policy.evaluate_actions.__func__ is masked_evaluate_actions
     finally:
         env.close()
+
+
+def test_a_seeded_run_trains_as_sb3_contribs_does():
+    trained = []
+    for lean in (True, False):
+        model, env = _model("knock_rummy", "cards", "knock_deadwood")
+        try:
+            if not lean:  # the same model with sb3-contrib's own policy methods
+                del model.policy.forward, model.policy.evaluate_actions
+                assert "forward" not in vars(model.policy)
+            model.learn(256)
+            trained.append([p.detach().clone() for p in model.policy.parameters()])
+        finally:
+            env.close()
+    for got, want in zip(*trained, strict=True):
+        _exact(got, want)
 
 
 def test_masked_forward_draws_each_action_with_its_probability():

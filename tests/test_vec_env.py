@@ -316,23 +316,27 @@ def test_a_failing_opponent_leaves_the_pipelined_workers_usable():
 
 
 def test_a_short_ppo_run_on_two_workers_adds_up():
-    """PPO on the batched env over two worker processes: each episode's return is the
-    learner's points of its one hand over the reward scale."""
+    """PPO on the batched env over two processes (``workers: 2``): each episode's return is
+    the learner's points of its one hand over the reward scale, in both shares."""
     from stable_baselines3.common.callbacks import BaseCallback
+
+    from rummyzoo.training.split_env import SplitSeatEnv
 
     config = load_config(
         CONFIGS / "smoke_ppo.yaml", ["n_envs=8", "workers=2", "env_options.target_score=null"]
     )
     env = build_vec_env(config)
-    batched = env.venv
-    assert isinstance(batched, BatchedSeatEnv) and batched._pipelined
+    split = env.venv
+    assert isinstance(split, SplitSeatEnv) and split.processes == 2
+    batched = split.local
     episodes = []
 
     class Episodes(BaseCallback):
         def _on_step(self):
-            for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
+            infos, dones = self.locals["infos"], self.locals["dones"]
+            for k, (info, done) in enumerate(zip(infos, dones, strict=True)):
                 if done:
-                    episodes.append((info["episode"]["r"], info["game"]["points"]))
+                    episodes.append((k, info["episode"]["r"], info["game"]["points"]))
             return True
 
     model = build_model(config, env, None)
@@ -340,8 +344,9 @@ def test_a_short_ppo_run_on_two_workers_adds_up():
     env.close()
     assert model.num_timesteps >= 320
     assert len(episodes) > 10
+    assert {k < 4 for k, _, _ in episodes} == {True, False}  # games of both shares
     scale = batched.reward_scale
-    for ret, points in episodes:
+    for _, ret, points in episodes:
         assert ret == pytest.approx(points / scale, abs=1e-4)
 
 

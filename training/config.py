@@ -481,7 +481,9 @@ class RunConfig(Strict):
     all games with one call (:mod:`rummyzoo.training.vec_env`); ``dummy``/``subproc``: one
     gymnasium env per game in stable-baselines3's ``DummyVecEnv``/``SubprocVecEnv``."""
     workers: int = Field(1, ge=1)
-    """Worker processes of the batched engine (its games split between them)."""
+    """Processes that play the batched env's games: 1 (this one), or this one and
+    ``workers - 1`` helper processes, each playing its share of the games with its own
+    opponents (:mod:`rummyzoo.training.split_env`)."""
     device: str = "cpu"
     """Torch device: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto`` (CUDA if there is one)."""
     torch_threads: int = Field(1, ge=1)
@@ -604,7 +606,7 @@ class RunConfig(Strict):
         if value > 1:
             if info.data.get("vec_env", "batched") != "batched":
                 raise ValueError(
-                    f"workers={value} splits the batched engine; it needs vec_env: batched "
+                    f"workers={value} splits the batched env's games; it needs vec_env: batched "
                     f"(vec_env: subproc runs one process per game instead)"
                 )
             n_envs = info.data.get("n_envs")

@@ -1,17 +1,20 @@
 """MaskablePPO whose policy computes its masked distribution without distribution objects.
 
-sb3-contrib's ``MaskableActorCriticPolicy`` builds a masked distribution object, and builds it
-again to apply the mask, in ``forward`` (every step of the rollouts) and in
-``evaluate_actions`` (every minibatch of the updates): for the small networks of card games
-that costs more than the network itself. The functions here are the same computations on the
-policy's own features, latents, value and logits, with the mask applied as sb3-contrib applies
-it (an illegal action's logit set to ``-1e8``):
+sb3-contrib's ``MaskableActorCriticPolicy`` builds a distribution object, and builds it again
+to apply the mask, in ``forward`` (every step of the rollouts) and in ``evaluate_actions``
+(every minibatch of the updates): for the small networks of card games the objects cost more
+than the network itself. The functions here run the same tensor operations, in the same order,
+on the policy's own features, latents, value and logits, without the objects:
 
-* :func:`masked_forward`: an action drawn from the softmax (the Gumbel-max draw: the argmax of
-  the log-probabilities plus independent Gumbel noise picks each action with its probability),
-  its log-probability and the value;
-* :func:`masked_evaluate_actions`: the values, log-probabilities and entropies of given actions,
-  with the same gradients.
+* the logits normalized, an illegal action's set to ``-1e8`` and normalized again (what
+  ``MaskableCategorical.apply_masking`` computes);
+* :func:`masked_forward`: an action drawn by ``torch.multinomial`` from the softmax (greedy:
+  its argmax), its log-probability and the value;
+* :func:`masked_evaluate_actions`: the values, log-probabilities and entropies of given actions
+  (an illegal action adds nothing to the entropy).
+
+So the results are sb3-contrib's to the bit (the tests compare them), the random draws too: a
+seeded run trains exactly as before, only faster.
 
 :class:`MaskedPPO` is ``MaskablePPO`` with both on its policy; it saves, loads and plays as
 ``MaskablePPO`` (the policy's class is unchanged). Prediction is unchanged.
@@ -26,6 +29,7 @@ import numpy as np
 import torch as th
 from gymnasium import spaces
 from sb3_contrib import MaskablePPO
+from torch.nn import functional as F
 
 __all__ = [
     "HUGE_NEG",
@@ -39,10 +43,11 @@ __all__ = [
 HUGE_NEG = -1e8
 
 
-def _masked_log_probs(
+def _masked_log_pmf(
     policy: Any, obs: th.Tensor, action_masks: np.ndarray | th.Tensor | None
 ) -> tuple[th.Tensor, th.Tensor, th.Tensor | None]:
-    """(log-probabilities of every action ``(N, A)``, values ``(N, 1)``, legal mask or None)."""
+    """(normalized log-probabilities of every action ``(N, A)``, values ``(N, 1)``, the legal
+    mask or None)."""
     features = policy.extract_features(obs)
     if policy.share_features_extractor:
         latent_pi, latent_vf = policy.mlp_extractor(features)
@@ -52,11 +57,15 @@ def _masked_log_probs(
         latent_vf = policy.mlp_extractor.forward_critic(vf_features)
     values = policy.value_net(latent_vf)
     logits = policy.action_net(latent_pi)
+    log_pmf = logits - logits.logsumexp(dim=-1, keepdim=True)
     legal = None
     if action_masks is not None:
-        legal = th.as_tensor(action_masks, device=logits.device).reshape(logits.shape).bool()
-        logits = logits.masked_fill(~legal, HUGE_NEG)
-    return logits.log_softmax(dim=-1), values, legal
+        legal = th.as_tensor(action_masks, dtype=th.bool, device=log_pmf.device)
+        legal = legal.reshape(log_pmf.shape)
+        huge_neg = th.tensor(HUGE_NEG, dtype=log_pmf.dtype, device=log_pmf.device)
+        masked = th.where(legal, log_pmf, huge_neg)
+        log_pmf = masked - masked.logsumexp(dim=-1, keepdim=True)
+    return log_pmf, values, legal
 
 
 def masked_forward(
@@ -68,14 +77,13 @@ def masked_forward(
     """(actions, values, log-probabilities) of a ``MaskableActorCriticPolicy`` with a
     discrete action space, as its ``forward`` returns them: actions ``(N,)``, values
     ``(N, 1)``, log-probabilities ``(N,)``."""
-    log_probs, values, _ = _masked_log_probs(policy, obs, action_masks)
+    log_pmf, values, _ = _masked_log_pmf(policy, obs, action_masks)
+    probs = F.softmax(log_pmf, dim=-1)
     if deterministic:
-        actions = log_probs.argmax(dim=-1)
+        actions = th.argmax(probs, dim=1)
     else:
-        # Gumbel-max: -log(E) for E ~ Exp(1) is Gumbel noise
-        noise = th.empty_like(log_probs).exponential_().log_()
-        actions = (log_probs - noise).argmax(dim=-1)
-    log_prob = log_probs.gather(1, actions[:, None]).squeeze(1)
+        actions = th.multinomial(probs, 1, True)[:, 0]
+    log_prob = log_pmf.gather(-1, actions[:, None]).squeeze(-1)
     return actions, values, log_prob
 
 
@@ -86,14 +94,13 @@ def masked_evaluate_actions(
     action_masks: np.ndarray | th.Tensor | None = None,
 ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
     """(values ``(N, 1)``, log-probabilities ``(N,)``, entropies ``(N,)``) of ``actions``, as
-    ``MaskableActorCriticPolicy.evaluate_actions`` returns them (an illegal action adds
-    nothing to the entropy)."""
-    log_probs, values, legal = _masked_log_probs(policy, obs, action_masks)
-    log_prob = log_probs.gather(1, actions.long().reshape(-1, 1)).squeeze(1)
-    p_log_p = log_probs * log_probs.exp()
+    ``MaskableActorCriticPolicy.evaluate_actions`` returns them."""
+    log_pmf, values, legal = _masked_log_pmf(policy, obs, action_masks)
+    log_prob = log_pmf.gather(-1, actions.long().reshape(-1, 1)).squeeze(-1)
+    p_log_p = log_pmf * F.softmax(log_pmf, dim=-1)
     if legal is not None:
-        p_log_p = p_log_p.masked_fill(~legal, 0.0)
-    return values, log_prob, -p_log_p.sum(dim=-1)
+        p_log_p = th.where(legal, p_log_p, th.tensor(0.0, device=p_log_p.device))
+    return values, log_prob, -p_log_p.sum(-1)
 
 
 def use_masked_policy(policy: Any) -> bool:

@@ -18,6 +18,7 @@ Run folder layout::
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import shlex
@@ -126,18 +127,36 @@ def make_mixture(config: RunConfig) -> OpponentMixture:
     )
 
 
-def build_batched_env(config: RunConfig) -> BatchedSeatEnv:
-    """The batched training env of a run (``vec_env: batched``)."""
+def share_env(config_data: dict[str, Any], num_envs: int, first: int) -> BatchedSeatEnv:
+    """The batched env of ``num_envs`` of a run's games from game ``first`` (a share of
+    :class:`~rummyzoo.training.split_env.SplitSeatEnv`, built in the process that plays it
+    from the run's config as data)."""
+    return _batched_share(RunConfig.model_validate(config_data), num_envs, first)
+
+
+def _batched_share(config: RunConfig, num_envs: int, first: int) -> BatchedSeatEnv:
+    """Games ``first .. first + num_envs - 1`` of a run: game ``first + i`` starts from the
+    seed it has in one process."""
     return BatchedSeatEnv(
         config.variant,
         config.num_players,
         config.env_options,
         opponents=make_mixture(config),
-        num_envs=config.n_envs,
+        num_envs=num_envs,
         **learner_options(config),
-        seed=config.seed * 1000,
-        workers=config.workers,
+        seed=config.seed * 1000 + first,
     )
+
+
+def build_batched_env(config: RunConfig) -> Any:
+    """The batched training env of a run (``vec_env: batched``): in this process, or with
+    ``workers`` > 1 its games split between that many processes (this one included)."""
+    if config.workers > 1:
+        from rummyzoo.training.split_env import SplitSeatEnv
+
+        data = config.model_dump(mode="json")
+        return SplitSeatEnv(functools.partial(share_env, data), config.n_envs, config.workers)
+    return _batched_share(config, config.n_envs, 0)
 
 
 def build_vec_env(config: RunConfig):

@@ -47,7 +47,7 @@ from rummyzoo.agents.features import learner_inputs, make_features, make_potenti
 from rummyzoo.envs.registry import make_vector
 from rummyzoo.training.seat_env import OpponentMixture, as_mixture, check_learner_seat
 
-__all__ = ["BatchedSeatEnv", "act_batch"]
+__all__ = ["BatchedSeatEnv", "WholeBatchVecEnv", "act_batch"]
 
 
 def act_batch(
@@ -66,7 +66,53 @@ def act_batch(
     )
 
 
-class BatchedSeatEnv(VecEnv):
+class WholeBatchVecEnv(VecEnv):
+    """A ``VecEnv`` that is one object for all its games: attributes and methods are those of
+    the whole batch (``action_masks`` and ``add_snapshot`` too), set and called once."""
+
+    kind = "batched env"  # how errors name it
+
+    def action_masks(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def add_snapshot(self, path: str, steps: int, rating: float = 0.0) -> None:
+        raise NotImplementedError
+
+    def _set_all(self, attr_name: str, value: Any) -> None:
+        setattr(self, attr_name, value)
+
+    def _call_all(self, method_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return getattr(self, method_name)(*args, **kwargs)
+
+    def _count(self, indices: VecEnvIndices) -> int:
+        return len(self._get_indices(indices))
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        return [getattr(self, attr_name)] * self._count(indices)
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        if self._count(indices) != self.num_envs:
+            raise ValueError(f"the {self.kind} sets attributes for all its games at once")
+        self._set_all(attr_name, value)
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs
+    ) -> Any:
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return masks if indices is None else masks[self._get_indices(indices)]
+        if method_name == "add_snapshot":  # one pool for every game: add once
+            self.add_snapshot(*method_args, **method_kwargs)
+            return [None] * self._count(indices)
+        if self._count(indices) != self.num_envs:
+            raise ValueError(f"{method_name} applies to all games of the {self.kind} at once")
+        return [self._call_all(method_name, method_args, method_kwargs)] * self.num_envs
+
+    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
+        return [False] * self._count(indices)
+
+
+class BatchedSeatEnv(WholeBatchVecEnv):
     """The learner's view of ``num_envs`` games stepped together (see the module docstring).
 
     The parameters are those of :class:`~rummyzoo.training.seat_env.SeatEnv` (one learner
@@ -476,32 +522,3 @@ class BatchedSeatEnv(VecEnv):
         close = getattr(self.engine, "close", None)
         if close is not None:
             close()
-
-    # The batched env is one object: attributes and methods are those of the whole batch.
-    def _count(self, indices: VecEnvIndices) -> int:
-        return len(self._get_indices(indices))
-
-    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        return [getattr(self, attr_name)] * self._count(indices)
-
-    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        if self._count(indices) != self.num_envs:
-            raise ValueError("the batched env sets attributes for all its games at once")
-        setattr(self, attr_name, value)
-
-    def env_method(
-        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs
-    ) -> Any:
-        if method_name == "action_masks":
-            masks = self.action_masks()
-            return masks if indices is None else masks[self._get_indices(indices)]
-        if method_name == "add_snapshot":  # one pool for every game: add once
-            self.add_snapshot(*method_args, **method_kwargs)
-            return [None] * self._count(indices)
-        if self._count(indices) != self.num_envs:
-            raise ValueError(f"{method_name} applies to all games of the batched env at once")
-        result = getattr(self, method_name)(*method_args, **method_kwargs)
-        return [result] * self.num_envs
-
-    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
-        return [False] * self._count(indices)

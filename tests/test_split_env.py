@@ -1,0 +1,148 @@
+"""The batched training env split between processes (``workers`` > 1): the same games, seeded
+and reproducible, every share's results in the league, snapshots in every share, failures named."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rummyzoo.envs.core import ConfigError
+from rummyzoo.envs.vector import uniform_legal_actions
+from rummyzoo.training.config import load_config
+from rummyzoo.training.split_env import SplitSeatEnv
+from rummyzoo.training.train import build_batched_env, build_model, build_vec_env
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def _config(*overrides: str):
+    return load_config(
+        CONFIGS / "smoke_ppo.yaml",
+        ["n_envs=10", "env_options.target_score=null", "opponents.0.name=random", *overrides],
+    )
+
+
+def _play(env, steps: int, seed: int = 0) -> list[tuple[np.ndarray, ...]]:
+    rng = np.random.default_rng(seed)
+    out = [(env.reset(), env.action_masks())]
+    for _ in range(steps):
+        actions = uniform_legal_actions(env.action_masks().astype(np.int8), rng)
+        env.step_async(actions)
+        obs, rewards, dones, infos = env.step_wait()
+        out.append((obs, env.action_masks(), rewards, dones))
+        assert env.action_masks().any(axis=1).all()  # the learner can act in every game
+        for info, done in zip(infos, dones, strict=True):
+            assert ("game" in info) == bool(done)
+            if done:
+                assert info["terminal_observation"].shape == obs.shape[1:]
+    return out
+
+
+def test_games_start_from_the_seeds_they_have_in_one_process():
+    one = build_batched_env(_config())
+    split = build_batched_env(_config("workers=3"))
+    try:
+        assert isinstance(split, SplitSeatEnv) and split.processes == 3
+        assert split.bounds.tolist() == [0, 4, 7, 10]
+        for env in (one, split):
+            env.seed(11)
+        np.testing.assert_array_equal(split.reset(), one.reset())
+        np.testing.assert_array_equal(split.action_masks(), one.action_masks())
+        assert split.reset_infos == one.reset_infos
+    finally:
+        one.close()
+        split.close()
+
+
+def test_a_seeded_split_run_is_reproducible():
+    runs = []
+    for _ in range(2):
+        env = build_batched_env(_config("workers=2"))
+        try:
+            env.seed(3)
+            runs.append(_play(env, 40))
+        finally:
+            env.close()
+    for first, second in zip(*runs, strict=True):
+        for a, b in zip(first, second, strict=True):
+            np.testing.assert_array_equal(a, b)
+    assert sum(step[3].sum() for step in runs[0][1:]) > 10  # matches ended meanwhile
+
+
+def test_the_league_records_every_shares_matches():
+    env = build_batched_env(_config("workers=2", "league.sampling=pfsp"))
+    try:
+        rng = np.random.default_rng(0)
+        env.reset()
+        finished = {"local": 0, "helper": 0}
+        for _ in range(40):
+            env.step_async(uniform_legal_actions(env.action_masks().astype(np.int8), rng))
+            _, _, dones, infos = env.step_wait()
+            for k, (info, done) in enumerate(zip(infos, dones, strict=True)):
+                if done and not info["game"]["truncated"]:
+                    finished["local" if k < 5 else "helper"] += 1
+        assert finished["local"] > 0 and finished["helper"] > 0
+        recorded = len(env.opponents._results["random"])
+        window = env.opponents.pfsp_window
+        assert recorded == min(window, finished["local"] + finished["helper"])
+    finally:
+        env.close()
+
+
+def test_a_snapshot_reaches_every_share(tmp_path):
+    config = _config("workers=2")
+    env = build_vec_env(config)
+    try:
+        model = build_model(config, env, None)
+        from rummyzoo.agents.checkpoints import save_checkpoint
+        from rummyzoo.training.train import checkpoint_meta
+
+        path = tmp_path / "snapshot.rz"
+        save_checkpoint(model, path, checkpoint_meta(config, 0))
+        env.env_method("add_snapshot", str(path), 5)
+        split = env.venv
+        assert [s.steps for s in split.opponents.pool] == [5]
+        (helper_pool,) = split._ask(("get", "opponents.pool"))
+        assert [(s.path, s.steps) for s in helper_pool] == [(str(path), 5)]
+    finally:
+        env.close()
+
+
+def _failing_share(config_data, num_envs, first):
+    if first > 0:
+        raise ValueError(f"no share from game {first}")
+    from rummyzoo.training.train import share_env
+
+    return share_env(config_data, num_envs, first)
+
+
+def test_a_helper_that_fails_is_named_and_the_env_closes():
+    data = _config().model_dump(mode="json")
+    with pytest.raises(RuntimeError, match=r"helper process 1 failed:(.|\n)*no share from game 5"):
+        SplitSeatEnv(functools.partial(_failing_share, data), 10, processes=2)
+
+
+def test_split_sizes_are_checked():
+    data = _config().model_dump(mode="json")
+    from rummyzoo.training.train import share_env
+
+    make = functools.partial(share_env, data)
+    for processes in (1, 11, True):
+        with pytest.raises(ConfigError, match="processes"):
+            SplitSeatEnv(make, 10, processes=processes)
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dqn"])
+def test_short_runs_train_on_two_processes(tmp_path, algo):
+    from rummyzoo.training.train import train
+
+    config = load_config(
+        CONFIGS / f"smoke_{algo}.yaml",
+        ["n_envs=8", "workers=2", "n_timesteps=400", "env_options.target_score=null"],
+    )
+    result = train(config, run_dir=tmp_path / "run")
+    assert result["steps"] >= 400
+    assert (tmp_path / "run" / "checkpoints" / "best.rz").exists()

@@ -1,0 +1,400 @@
+"""The batched training env over several processes, each playing a share of the games.
+
+:class:`SplitSeatEnv` is a stable-baselines3 ``VecEnv`` of ``N`` games with the learner in all
+of them, as :class:`~rummyzoo.training.vec_env.BatchedSeatEnv` is, but its games are split
+between ``processes`` processes: this one plays the first share itself (a ``BatchedSeatEnv``)
+and each helper process plays another share, a ``BatchedSeatEnv`` of its own with its own
+opponents (heuristics, checkpoints, self-play snapshots). Everything a game needs (the rules,
+the opponents' decisions, matches starting and ending, the learner's statistics) runs in the
+process that hosts it; the learner's process adds only the learner's network calls.
+
+One step writes the learner's actions of every helper's games into shared memory and wakes
+the helpers, steps the local share meanwhile, then waits for the helpers. Their observations,
+masks, rewards and dones are already in shared memory when they answer; only the infos of
+games whose match ended travel pickled (and the reset infos). With ``processes`` set to the
+machine's cores, every core plays games while the learner's process also runs the network.
+
+Shares are contiguous and differ in size by one game at most
+(:func:`~rummyzoo.envs.workers.split_games`). The share that starts at game ``lo`` is built by
+``make_share(size, lo)``, which the helper calls in its own process (so it must be picklable:
+a module-level function, or a ``functools.partial`` of one): the run's is
+:func:`rummyzoo.training.train.share_env`, which seeds it with the run's seed plus ``lo``, so
+that game ``i`` starts from the seed it has in one process. Each share draws its opponents'
+actions, seats and opponents from its own generator: a seeded run is reproducible whatever the
+timing of the processes, but it is not the run that one process plays.
+
+The league: every finished match of every share is recorded in the local share's opponent
+mixture (:attr:`SplitSeatEnv.opponents`, what the run logs), and each helper draws its
+opponents from the results of its own share. A snapshot added to the pool
+(``env_method("add_snapshot", ...)``) goes to every share.
+
+A helper that fails (an exception, or a process that dies) raises :class:`RuntimeError`
+naming it, and the env closes. :meth:`SplitSeatEnv.close` stops the helpers and frees the
+shared memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import multiprocessing
+import pickle
+import signal
+import traceback
+from collections.abc import Callable
+from multiprocessing import shared_memory
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices
+
+from rummyzoo.envs.core import ConfigError
+from rummyzoo.envs.workers import resolve_start_method, split_games, start_process
+from rummyzoo.training.vec_env import WholeBatchVecEnv
+
+__all__ = ["SplitSeatEnv"]
+
+_STEP = b"s"
+_QUIT = b"q"
+_ALIGN = 64
+
+
+def _layout(size: int, input_size: int, num_actions: int) -> tuple[dict[str, Any], int]:
+    """name -> (offset, shape, dtype) of one share's shared arrays, and the block's size."""
+    specs = {
+        "actions": ((size,), np.dtype(np.int64)),
+        "obs": ((size, input_size), np.dtype(np.float32)),
+        "masks": ((size, num_actions), np.dtype(np.bool_)),
+        "rewards": ((size,), np.dtype(np.float32)),
+        "dones": ((size,), np.dtype(np.bool_)),
+    }
+    layout, offset = {}, 0
+    for name, (shape, dtype) in specs.items():
+        layout[name] = (offset, shape, dtype)
+        offset += -(-int(np.prod(shape)) * dtype.itemsize // _ALIGN) * _ALIGN
+    return layout, max(offset, 1)
+
+
+def _views(buf: Any, layout: dict[str, Any]) -> dict[str, np.ndarray]:
+    return {
+        name: np.ndarray(shape, dtype=dtype, buffer=buf, offset=offset)
+        for name, (offset, shape, dtype) in layout.items()
+    }
+
+
+def _ok(value: Any) -> bytes:
+    return pickle.dumps(("ok", value), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _failure() -> bytes:
+    return pickle.dumps(("error", traceback.format_exc()))
+
+
+def _publish(env: Any, views: dict[str, np.ndarray], obs: np.ndarray) -> None:
+    views["obs"][:] = obs
+    views["masks"][:] = env.action_masks()
+
+
+def _helper_main(conn: Any, make_share: Callable[..., Any], size: int, lo: int, spec: Any) -> None:
+    """A helper process: the share of ``size`` games from game ``lo``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the learner's process stops us
+    shm_name, layout = spec
+    try:
+        env = make_share(size, lo)
+        shm = shared_memory.SharedMemory(name=shm_name)
+        views = _views(shm.buf, layout)
+    except BaseException:
+        conn.send_bytes(_failure())
+        return
+    conn.send_bytes(_ok(None))
+    try:
+        while True:
+            try:
+                msg = conn.recv_bytes()
+            except (EOFError, OSError):
+                break  # the learner's process is gone
+            if msg == _QUIT:
+                break
+            try:
+                if msg == _STEP:
+                    env.step_async(views["actions"])
+                    obs, rewards, dones, infos = env.step_wait()
+                    _publish(env, views, obs)
+                    views["rewards"][:] = rewards
+                    views["dones"][:] = dones
+                    reply = _ok([(i, info) for i, info in enumerate(infos) if info])
+                else:
+                    reply = _ok(_serve(env, views, pickle.loads(msg)))
+            except BaseException:
+                reply = _failure()
+            conn.send_bytes(reply)
+    finally:
+        del views
+        with contextlib.suppress(Exception):
+            env.close()
+        with contextlib.suppress(Exception):
+            shm.close()
+        conn.close()
+
+
+def _serve(env: Any, views: dict[str, np.ndarray], request: tuple[Any, ...]) -> Any:
+    name, *args = request
+    if name == "reset":
+        env._seeds = list(args[0])
+        _publish(env, views, env.reset())
+        return env.reset_infos
+    if name == "call":
+        method, method_args, method_kwargs = args
+        return getattr(env, method)(*method_args, **method_kwargs)
+    if name == "get":  # an attribute, or a dotted path of them
+        value = env
+        for part in args[0].split("."):
+            value = getattr(value, part)
+        return value
+    if name == "set":
+        setattr(env, args[0], args[1])
+        return None
+    raise ValueError(f"unknown request {name!r}")
+
+
+class SplitSeatEnv(WholeBatchVecEnv):
+    """``num_envs`` games of the learner split between ``processes`` processes (see the
+    module docstring).
+
+    :param make_share: ``make_share(size, lo)`` builds the ``BatchedSeatEnv`` of the share of
+        ``size`` games that starts at game ``lo`` (picklable: helpers call it).
+    :param num_envs: games in all.
+    :param processes: processes that play games, this one included (2 or more).
+    :param start_method: a :mod:`multiprocessing` start method (None: ``forkserver`` where
+        available, else ``spawn``).
+    :raises ConfigError: a bad ``num_envs``, ``processes`` or ``start_method``.
+    :raises RuntimeError: a helper failed to start.
+    """
+
+    metadata = {"render_modes": []}  # noqa: RUF012
+    kind = "split env"
+
+    def __init__(
+        self,
+        make_share: Callable[[int, int], Any],
+        num_envs: int,
+        processes: int = 2,
+        start_method: str | None = None,
+    ) -> None:
+        self._closed = True
+        self._helper_seconds = 0.0
+        self._procs: list[Any] = []
+        self._conns: list[Any] = []
+        self._blocks: list[shared_memory.SharedMemory] = []
+        self._views: list[dict[str, np.ndarray]] = []
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
+            raise ConfigError(f"num_envs must be an int, got {num_envs!r}")
+        n = int(num_envs)
+        if isinstance(processes, bool) or not isinstance(processes, (int, np.integer)):
+            raise ConfigError(f"processes must be an int, got {processes!r}")
+        if not 2 <= processes <= n:
+            raise ConfigError(f"processes must be from 2 to num_envs ({n}), got {processes}")
+        start_method = resolve_start_method(start_method)
+        self.bounds = bounds = split_games(n, int(processes))
+        self.processes = int(processes)
+        self._slices = [slice(int(lo), int(hi)) for lo, hi in itertools.pairwise(bounds)]
+        self.local = local = make_share(int(bounds[1]), 0)
+        self.render_mode = None
+        super().__init__(n, local.observation_space, local.action_space)
+        self.num_actions = local.num_actions
+        self._obs = np.zeros((n, local.input_size), dtype=np.float32)
+        self._masks = np.zeros((n, local.num_actions), dtype=bool)
+        self._closed = False
+        try:
+            ctx = multiprocessing.get_context(start_method)
+            for w, part in enumerate(self._slices[1:], start=1):
+                size = part.stop - part.start
+                layout, nbytes = _layout(size, local.input_size, local.num_actions)
+                block = shared_memory.SharedMemory(create=True, size=nbytes)
+                self._blocks.append(block)
+                self._views.append(_views(block.buf, layout))
+                parent_end, child_end = ctx.Pipe(duplex=True)
+                proc = ctx.Process(
+                    target=_helper_main,
+                    args=(child_end, make_share, size, part.start, (block.name, layout)),
+                    name=f"rummyzoo-share-{w}",
+                    daemon=True,
+                )
+                self._conns.append(parent_end)
+                self._procs.append(proc)
+                start_process(proc, start_method)
+                child_end.close()
+            for h in range(len(self._conns)):
+                self._reply(h)  # each helper has built its share
+        except BaseException:
+            self.close()
+            raise
+
+    # -------------------------------------------------------------- plumbing
+    def _reply(self, h: int) -> Any:
+        """The answer of helper ``h`` (share ``h + 1``); a failure closes the env."""
+        try:
+            status, value = pickle.loads(self._conns[h].recv_bytes())
+        except (EOFError, OSError):
+            code = self._procs[h].exitcode if h < len(self._procs) else None
+            self.close()
+            raise RuntimeError(f"helper process {h + 1} died (exit code {code})") from None
+        if status == "error":
+            self.close()
+            raise RuntimeError(f"helper process {h + 1} failed:\n{value}")
+        return value
+
+    def _ask(self, request: tuple[Any, ...]) -> list[Any]:
+        """Send ``request`` to every helper; their answers."""
+        self._alive()
+        data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+        for conn in self._conns:
+            conn.send_bytes(data)
+        return [self._reply(h) for h in range(len(self._conns))]
+
+    def _alive(self) -> None:
+        if self._closed:
+            raise RuntimeError("this SplitSeatEnv is closed")
+
+    def _gather(self, local_obs: np.ndarray) -> np.ndarray:
+        """Observations and masks of every share into the env's arrays; the observations."""
+        first = self._slices[0]
+        self._obs[first] = local_obs
+        self._masks[first] = self.local.action_masks()
+        for part, views in zip(self._slices[1:], self._views, strict=True):
+            self._obs[part] = views["obs"]
+            self._masks[part] = views["masks"]
+        return self._obs.copy()
+
+    # --------------------------------------------------------------- VecEnv API
+    def reset(self) -> np.ndarray:
+        self._alive()
+        seeds = list(self._seeds)
+        first = self._slices[0]
+        data = [
+            pickle.dumps(("reset", seeds[part]), protocol=pickle.HIGHEST_PROTOCOL)
+            for part in self._slices[1:]
+        ]
+        for conn, message in zip(self._conns, data, strict=True):
+            conn.send_bytes(message)
+        self.local._seeds = seeds[first]
+        local_obs = self.local.reset()
+        infos = list(self.local.reset_infos)
+        for h in range(len(self._conns)):
+            infos += self._reply(h)
+        self.reset_infos = infos
+        self._reset_seeds()
+        return self._gather(local_obs)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._pending = np.asarray(actions).reshape(self.num_envs)
+
+    def step_wait(self):
+        self._alive()
+        actions = self._pending.astype(np.int64)
+        for part, views, conn in zip(self._slices[1:], self._views, self._conns, strict=True):
+            views["actions"][:] = actions[part]
+            conn.send_bytes(_STEP)
+        first = self._slices[0]
+        self.local.step_async(actions[first])
+        local_obs, local_rewards, local_dones, local_infos = self.local.step_wait()
+        rewards = np.empty(self.num_envs, dtype=np.float32)
+        dones = np.empty(self.num_envs, dtype=bool)
+        rewards[first] = local_rewards
+        dones[first] = local_dones
+        infos: list[dict[str, Any]] = list(local_infos)
+        record = self.local.opponents.record
+        for h, (part, views) in enumerate(zip(self._slices[1:], self._views, strict=True)):
+            sparse = self._reply(h)
+            rewards[part] = views["rewards"]
+            dones[part] = views["dones"]
+            share = [{} for _ in range(part.stop - part.start)]
+            for i, info in sparse:
+                share[i] = info
+                game = info.get("game")
+                if game is not None and not game["truncated"]:
+                    record(game["opponents"], float(game["winner"]))
+            infos += share
+        return self._gather(local_obs), rewards, dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner in every game, ``(N, A)`` bool."""
+        return self._masks.copy()
+
+    @property
+    def opponents(self) -> Any:
+        """The local share's opponent mixture, with every share's results recorded."""
+        return self.local.opponents
+
+    @property
+    def skipped_games(self) -> int:
+        return int(self.local.skipped_games) + sum(self._ask(("get", "skipped_games")))
+
+    @property
+    def opponent_seconds(self) -> float:
+        """Seconds the opponents spent choosing actions, in every process (the helpers' as
+        they were at :meth:`close` once closed)."""
+        helpers = (
+            self._helper_seconds if self._closed else sum(self._ask(("get", "opponent_seconds")))
+        )
+        return float(self.local.opponent_seconds) + helpers
+
+    @opponent_seconds.setter
+    def opponent_seconds(self, value: float) -> None:
+        self.local.opponent_seconds = value
+        self._ask(("set", "opponent_seconds", 0.0))
+
+    def add_snapshot(self, path: str, steps: int, rating: float = 0.0) -> None:
+        """Self-play: add a learner snapshot to the pool of every share."""
+        self.local.add_snapshot(path, steps, rating)
+        self._ask(("call", "add_snapshot", (path, steps, rating), {}))
+
+    def close(self) -> None:
+        if self._closed and not self._procs:
+            return
+        if not self._closed:
+            with contextlib.suppress(Exception):
+                self._helper_seconds = sum(self._ask(("get", "opponent_seconds")))
+        self._closed = True
+        for conn in self._conns:
+            with contextlib.suppress(Exception):
+                conn.send_bytes(_QUIT)
+        for proc in self._procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(timeout=5)
+        for conn in self._conns:
+            with contextlib.suppress(Exception):
+                conn.close()
+        self._views = []
+        for block in self._blocks:
+            with contextlib.suppress(Exception):
+                block.close()
+            with contextlib.suppress(Exception):
+                block.unlink()
+        self._procs, self._conns, self._blocks = [], [], []
+        local = getattr(self, "local", None)
+        if local is not None:
+            local.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+    # Attributes and methods of all the games: the local share's, set and called in every share.
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        owner = self if attr_name in dir(self) else self.local
+        return [getattr(owner, attr_name)] * self._count(indices)
+
+    def _set_all(self, attr_name: str, value: Any) -> None:
+        setattr(self.local, attr_name, value)
+        self._ask(("set", attr_name, value))
+
+    def _call_all(self, method_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        result = getattr(self.local, method_name)(*args, **kwargs)
+        self._ask(("call", method_name, args, kwargs))
+        return result
+
+    def __repr__(self) -> str:
+        return f"SplitSeatEnv(num_envs={self.num_envs}, processes={self.processes})"
