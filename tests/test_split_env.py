@@ -125,6 +125,39 @@ def test_a_helper_that_fails_is_named_and_the_env_closes():
         SplitSeatEnv(functools.partial(_failing_share, data), 10, processes=2)
 
 
+def _share_with_a_failing_opponent(config_data, num_envs, first):
+    """A share whose opponent plays an illegal action in the helper's games (first > 0)."""
+    from rummyzoo.agents.random_agent import RandomPolicy
+    from rummyzoo.training.train import share_env
+
+    class Failing(RandomPolicy):
+        def act_batch(self, observations, masks, rng):
+            actions = super().act_batch(observations, masks, rng)
+            actions[0] = int(np.flatnonzero(masks[0] == 0)[0])
+            return actions
+
+    env = share_env(config_data, num_envs, first)
+    if first > 0:
+        env.opponents._fixed["random"] = Failing()
+    return env
+
+
+def test_an_opponent_that_fails_in_a_helper_is_named_and_the_env_closes():
+    data = _config().model_dump(mode="json")
+    env = SplitSeatEnv(functools.partial(_share_with_a_failing_opponent, data), 10, processes=2)
+    procs = list(env._procs)
+    try:
+        with pytest.raises(
+            RuntimeError, match=r"helper process 1 failed:(.|\n)*IllegalActionError"
+        ):
+            _play(env, 20)
+        with pytest.raises(RuntimeError, match="closed"):
+            env.reset()
+        assert len(procs) == 1 and not procs[0].is_alive()  # the helper was stopped
+    finally:
+        env.close()
+
+
 def test_split_sizes_are_checked():
     data = _config().model_dump(mode="json")
     from rummyzoo.training.train import share_env

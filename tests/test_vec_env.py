@@ -10,7 +10,6 @@ from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.vec_env import VecMonitor
 
 from rummyzoo.agents.base import BasePolicy
-from rummyzoo.envs.core import IllegalActionError
 from rummyzoo.envs.vector import uniform_legal_actions
 from rummyzoo.training.config import load_config
 from rummyzoo.training.seat_env import OpponentMixture
@@ -24,12 +23,10 @@ def _random_actions(env, rng):
     return uniform_legal_actions(env.action_masks().astype(np.int8), rng)
 
 
-@pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("variant", ["knock_rummy", "ditch_rummy", "rummy500"])
-def test_rewards_add_up_to_the_learners_points(variant, workers):
+def test_rewards_add_up_to_the_learners_points(variant):
     """One hand per episode, scaled rewards: an episode's rewards are its points / scale,
-    and every observation is the learner's own, at its turn (with two worker processes
-    too: opponents' rounds pipelined per worker)."""
+    and every observation is the learner's own, at its turn."""
     env = BatchedSeatEnv(
         variant,
         2,
@@ -38,7 +35,6 @@ def test_rewards_add_up_to_the_learners_points(variant, workers):
         num_envs=6,
         seed=2,
         reward_scale=50,
-        workers=workers,
     )
     obs = env.reset()
     rng = np.random.default_rng(0)
@@ -214,105 +210,6 @@ def test_random_play_in_one_call_is_random_play_row_by_row():
     masks[5] = 0
     with pytest.raises(ValueError, match="all-zero"):
         policy.act_batch(None, masks, rng)
-
-
-def _play(env, steps, seed):
-    rng = np.random.default_rng(seed)
-    out = [env.reset()]
-    for _ in range(steps):
-        obs, rewards, dones, infos = env.step(_random_actions(env, rng))
-        games = [infos[i]["game"] for i in np.flatnonzero(dones)]
-        out += [obs, rewards, dones, [(g["points"], g["opponents"], g["seat"]) for g in games]]
-    return out
-
-
-def test_pipelined_workers_are_reproducible_and_play_whole_games():
-    """Two workers: the same seed gives the same run whatever the workers' timing (each
-    worker's games draw from their own stream), and every match is played to its end."""
-
-    def make():
-        return BatchedSeatEnv(
-            "knock_rummy",
-            2,
-            {"target_score": 60},
-            opponents=["random", "knock.greedy"],
-            num_envs=9,
-            seed=5,
-            workers=2,
-            shaping="knock_deadwood",
-        )
-
-    runs = []
-    for _ in range(2):
-        env = make()
-        assert env._pipelined
-        runs.append(_play(env, 150, seed=1))
-        matches = env._matches.copy()
-        env.close()
-    first, second = runs
-    assert len(first) == len(second)
-    for a, b in zip(first, second, strict=True):
-        if isinstance(a, np.ndarray):
-            np.testing.assert_array_equal(a, b)
-        else:
-            assert a == b
-    assert matches.min() > 1  # every game finished matches
-
-
-def test_unpipelined_workers_play_the_run_of_one_process():
-    def run(workers, pipeline):
-        env = BatchedSeatEnv(
-            "ditch_rummy",
-            2,
-            {"max_hands": 2},
-            opponents=["random", "ditch.greedy"],
-            num_envs=7,
-            seed=3,
-            workers=workers,
-            pipeline=pipeline,
-        )
-        assert env._pipelined == (workers > 1 and pipeline)
-        out = _play(env, 120, seed=2)
-        env.close()
-        return out
-
-    single, synced = run(1, True), run(2, False)
-    for a, b in zip(single, synced, strict=True):
-        if isinstance(a, np.ndarray):
-            np.testing.assert_array_equal(a, b)
-        else:
-            assert a == b
-
-
-class FailingBatch(CountingBatch):
-    """A batched opponent that plays an illegal action once it is armed."""
-
-    name = "failing"
-    armed = False
-
-    def act_batch(self, observations, masks, rng):
-        actions = super().act_batch(observations, masks, rng)
-        if self.armed:
-            actions[0] = int(np.flatnonzero(masks[0] == 0)[0])
-        return actions
-
-
-def test_a_failing_opponent_leaves_the_pipelined_workers_usable():
-    mixture = OpponentMixture([("random", 1.0)], "knock_rummy", 2)
-    failing = FailingBatch()
-    mixture._fixed["random"] = failing
-    env = BatchedSeatEnv("knock_rummy", 2, {}, opponents=mixture, num_envs=8, workers=2)
-    try:
-        env.reset()
-        rng = np.random.default_rng(0)
-        failing.armed = True
-        with pytest.raises(IllegalActionError):
-            for _ in range(20):
-                env.step(_random_actions(env, rng))
-        assert env.engine.in_flight == []
-        env.engine.step(env.engine.action_masks.argmax(axis=1))  # still steps
-    finally:
-        env.close()
 
 
 def test_a_short_ppo_run_on_two_workers_adds_up():

@@ -1,8 +1,7 @@
 """The batched training env: the learner plays one seat in each of ``N`` games at once.
 
 :class:`BatchedSeatEnv` is a stable-baselines3 ``VecEnv`` over the vector engine
-(:class:`~rummyzoo.envs.vector.VectorEnv`, or :class:`~rummyzoo.envs.workers.WorkerVectorEnv`
-over worker processes). It gives the learner what :class:`~rummyzoo.training.seat_env.SeatEnv`
+(:class:`~rummyzoo.envs.vector.VectorEnv`). It gives the learner what :class:`~rummyzoo.training.seat_env.SeatEnv`
 gives it (the same observations, features, masks, rewards, shaping and ``info["game"]``), but
 one call steps every game:
 
@@ -13,18 +12,8 @@ one call steps every game:
 3. finished matches restart by themselves (new learner seat, new opponents) and play on to the
    learner's first decision.
 
-With the engine over several worker processes, the rounds run per worker, pipelined: the
-learner's actions go to every worker at once, and as soon as one worker has stepped its games,
-the opponents act in that worker's waiting games (grouped by opponent as above, within its
-slice) and it steps again, while the other workers are still stepping. Each game sees the same
-sequence of decisions, rewards, dones, infos and match ends as in one process; what differs is
-the random draws: each worker's games draw their opponents' actions and their new matches'
-seats and opponents from a stream of their own (spawned from the env's generator at each
-``reset``), so a seeded run is reproducible whatever the timing of the workers, but it is not the
-run that one process (or another number of workers) plays with the same seed; its games are
-equally random. A batched opponent is then called once per worker and round, on that worker's
-games. With ``pipeline=False`` the rounds stay whole (one engine step of every worker's waiting
-games), and a seeded run is the very run of one process.
+To play the games in several processes, :class:`~rummyzoo.training.split_env.SplitSeatEnv`
+splits them into shares, each a ``BatchedSeatEnv`` in its own process.
 
 ``action_masks()`` returns the ``(N, A)`` mask array itself (``env_method("action_masks")``
 too, which is how MaskablePPO asks for it), without a call per game.
@@ -32,8 +21,6 @@ too, which is how MaskablePPO asks for it), without a call per game.
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -121,10 +108,6 @@ class BatchedSeatEnv(WholeBatchVecEnv):
     :param num_envs: games stepped together.
     :param seed: game ``i`` starts from seed ``seed + i``; seats and opponents are drawn from
         a generator seeded with ``seed``.
-    :param workers: worker processes of the engine (1: this process).
-    :param pipeline: with several workers, pipeline the rounds per worker (module docstring);
-        False: every round is one engine step of all the workers, and a seeded run is the very
-        run of one process.
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012
@@ -145,22 +128,13 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         shaping: str | None = None,
         gamma: float = 0.99,
         seed: int = 0,
-        workers: int = 1,
-        pipeline: bool = True,
     ) -> None:
         self.variant = variant
         self.env_options = dict(env_options or {})
         shared: dict[str, Any] = {"reward": reward}
         if reward_scale is not None:
             shared["reward_scale"] = reward_scale
-        if workers > 1:
-            from rummyzoo.envs.workers import WorkerVectorEnv
-
-            self.engine: Any = WorkerVectorEnv(
-                variant, num_envs, num_players, num_workers=workers, **shared, **self.env_options
-            )
-        else:
-            self.engine = make_vector(variant, num_envs, num_players, **shared, **self.env_options)
+        self.engine = make_vector(variant, num_envs, num_players, **shared, **self.env_options)
         engine = self.engine
         game = engine.game
         n = num_envs
@@ -207,25 +181,15 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         self._obs = np.zeros((n, self.input_size), dtype=np.float32)
         self._masks = np.zeros((n, game.num_actions), dtype=bool)
         self.skipped_games = 0
-        # several worker processes: rounds pipelined per worker, a random stream per worker
-        self._pipelined = (
-            bool(pipeline)
-            and getattr(engine, "num_workers", 1) > 1
-            and hasattr(engine, "send_step")
-        )
-        self._worker_rngs: list[np.random.Generator] = []
-        bounds = np.asarray(getattr(engine, "bounds", [0, n])).tolist()
-        self._slices = [slice(lo, hi) for lo, hi in itertools.pairwise(bounds)]
         #: seconds the opponents spent choosing actions (``rummyzoo bench-train`` reads it)
         self.opponent_seconds = 0.0
         self._started = False
 
     # ------------------------------------------------------------------ games
-    def _new_match(self, i: int, rng: np.random.Generator | None = None) -> None:
-        """Seat and opponents of the match that game ``i`` has just started (drawn from
-        ``rng``, by default the env's generator)."""
+    def _new_match(self, i: int) -> None:
+        """Seat and opponents of the match that game ``i`` has just started."""
         n = self.num_players
-        rng = self.rng if rng is None else rng
+        rng = self.rng
         if self.learner_seat == "rotate":
             seat = int(self._matches[i] % n)
         elif self.learner_seat == "random":
@@ -323,9 +287,6 @@ class BatchedSeatEnv(WholeBatchVecEnv):
     ) -> None:
         """Opponents act (grouped by opponent) until the learner is to act in every game;
         matches that end meanwhile are recorded as the learner's episode ends."""
-        if self._pipelined:
-            self._play_pipelined(None, self._rows[:0], rewards, dones, infos)
-            return
         engine = self.engine
         seats = self.seats
         while True:
@@ -335,69 +296,15 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             engine.step(self._opponent_actions(waiting, self.rng), games=waiting)
             self._after_step(waiting, rewards, dones, infos)
 
-    def _play_pipelined(
-        self,
-        actions: np.ndarray | None,
-        games: np.ndarray,
-        rewards: np.ndarray,
-        dones: np.ndarray,
-        infos: list[dict[str, Any]],
-    ) -> None:
-        """The learner's ``actions`` in ``games`` (sorted; None: none), then the opponents until
-        the learner is to act in every game, worker by worker: a worker whose step is in is
-        recorded (:meth:`_after_step`) and sent its opponents' next actions at once, while the
-        others step. Each worker's games draw from that worker's own stream."""
-        engine = self.engine
-        seats = self.seats
-        slices = self._slices
-        rngs = self._worker_rngs
-        sent: list[np.ndarray | None] = [None] * engine.num_workers
-        ready = list(range(engine.num_workers))
-        if actions is not None and games.size:
-            engine.send_step(actions, games)  # every worker with games at once
-            cuts = np.searchsorted(games, engine.bounds).tolist()
-            ready = []
-            for w in range(engine.num_workers):
-                if cuts[w] == cuts[w + 1]:
-                    ready.append(w)  # every game of its slice is at the learner's turn
-                else:
-                    sent[w] = games[cuts[w] : cuts[w + 1]]
-        in_flight = engine.num_workers - len(ready)
-        try:
-            while True:
-                for w in ready:
-                    part = slices[w]
-                    waiting = np.flatnonzero(engine.current[part] != seats[part]) + part.start
-                    if waiting.size:
-                        engine.send_step(self._opponent_actions(waiting, rngs[w]), games=waiting)
-                        sent[w] = waiting
-                        in_flight += 1
-                if not in_flight:
-                    return
-                w = engine.wait_any()
-                in_flight -= 1
-                stepped, sent[w] = sent[w], None
-                self._after_step(stepped, rewards, dones, infos, rngs[w])
-                ready = [w]
-        except BaseException:
-            # an opponent failed (or Ctrl-C...): the other workers' steps are collected, so
-            # that the engine takes new steps
-            if not engine.closed:
-                for w in engine.in_flight:
-                    with contextlib.suppress(Exception):
-                        engine.wait_step(w)
-            raise
-
     def _after_step(
         self,
         games: np.ndarray,
         rewards: np.ndarray,
         dones: np.ndarray,
         infos: list[dict[str, Any]],
-        rng: np.random.Generator | None = None,
     ) -> None:
         """Record the matches that ended in the last engine step of ``games`` and start the
-        next ones (their seats and opponents drawn from ``rng``: see :meth:`_new_match`)."""
+        next ones."""
         engine = self.engine
         if not engine.hand_done[games].any():
             return
@@ -423,7 +330,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                 info["game"] = game = self._game_info(i, truncated)
                 if not truncated:
                     self.opponents.record(game["opponents"], float(game["winner"]))
-            self._new_match(i, rng)
+            self._new_match(i)
 
     def _phi_of(self, obs: np.ndarray) -> float:
         return self.potential(obs) / self.reward_scale
@@ -451,8 +358,6 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         self._matches[:] = 0
         for i in range(n):
             self._new_match(i)
-        if self._pipelined:
-            self._worker_rngs = self.rng.spawn(self.engine.num_workers)
         rewards = np.zeros(n, dtype=np.float64)
         # a match that ends before the learner's first decision is skipped, not reported
         dones = np.ones(n, dtype=bool)
@@ -491,12 +396,9 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                 infos[i]["illegal_action"] = int(self._pending[i])
         phi_before = self._phi.copy()
         self._decisions[games] += 1
-        if self._pipelined:
-            self._play_pipelined(actions[games], games, rewards, dones, infos)
-        else:
-            engine.step(actions[games], games=games)
-            self._after_step(games, rewards, dones, infos)
-            self._play_opponents(rewards, dones, infos)
+        engine.step(actions[games], games=games)
+        self._after_step(games, rewards, dones, infos)
+        self._play_opponents(rewards, dones, infos)
         live = ~dones & legal
         # the learner's reward since its last decision, in the games that go on
         rewards[live] += engine.rewards[self._rows[live], self.seats[live]]
