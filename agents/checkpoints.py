@@ -274,6 +274,27 @@ def algo_class(name: str) -> Any:
     raise CheckpointError(f"unknown algorithm {name!r} in checkpoint")
 
 
+def mlp_actor_layers(policy: Any) -> list[Any] | None:
+    """The bound ``forward`` of each layer from a plain MaskablePPO MLP policy's input to its
+    logits (its policy net's linear layers and activations, then the action net), or None for
+    any other network (the card and action scorers, a non-flat extractor)."""
+    import torch.nn as nn
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+
+    if type(policy) is not MaskableActorCriticPolicy:
+        return None
+    if not isinstance(policy.pi_features_extractor, FlattenExtractor):
+        return None
+    net = policy.mlp_extractor.policy_net
+    simple = (nn.Linear, nn.ReLU, nn.Tanh, nn.ELU, nn.LeakyReLU)
+    if type(net) is not nn.Sequential or not all(type(m) in simple for m in net):
+        return None
+    if type(policy.action_net) is not nn.Linear:
+        return None
+    return [m.forward for m in net] + [policy.action_net.forward]
+
+
 class CheckpointPolicy(BasePolicy):
     """A trained model playing as a :class:`~rummyzoo.agents.base.Policy`.
 
@@ -302,6 +323,7 @@ class CheckpointPolicy(BasePolicy):
         self.features = make_features(
             meta.get("features"), meta["variant"], meta["num_players"], meta["options"]
         )
+        self._actor_layers: tuple[Any, ...] | None = None  # built at the first batch
 
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
@@ -334,6 +356,23 @@ class CheckpointPolicy(BasePolicy):
         """Whether its actions are drawn (sampled PPO actions) rather than greedy."""
         return self.algo != "dqn" and not self.deterministic
 
+    def _logits(self, tensor: Any) -> Any:
+        """The PPO policy's logits for a batch of inputs. A plain MLP policy runs its layers'
+        own ``forward`` one after the other (:func:`mlp_actor_layers`): the same operations
+        as calling the modules, without the module-call machinery that costs more than these
+        small layers."""
+        layers = self._actor_layers
+        if layers is None:
+            layers = self._actor_layers = mlp_actor_layers(self.model.policy) or ()
+        if layers:
+            x = tensor.flatten(1)  # the flatten extractor of a float32 batch
+            for forward in layers:
+                x = forward(x)
+            return x
+        policy = self.model.policy
+        features = policy.extract_features(tensor, policy.pi_features_extractor)
+        return policy.action_net(policy.mlp_extractor.forward_actor(features))
+
     def act_batch(
         self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
@@ -354,10 +393,7 @@ class CheckpointPolicy(BasePolicy):
             else:
                 # the logits of the policy's distribution, masked here (the masked
                 # distribution object costs more than the network itself)
-                policy = self.model.policy
-                features = policy.extract_features(tensor, policy.pi_features_extractor)
-                logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
-                logits = logits.numpy().astype(np.float64)
+                logits = self._logits(tensor).numpy().astype(np.float64)
                 logits[~masks] = -np.inf
                 if self.deterministic:
                     actions = logits.argmax(axis=1)

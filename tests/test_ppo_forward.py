@@ -160,3 +160,49 @@ def test_a_loaded_model_keeps_the_lean_forward(tmp_path):
     assert loaded.policy.forward.__func__ is masked_forward
     assert loaded.policy.evaluate_actions.__func__ is masked_evaluate_actions
     assert type(loaded.policy) is MaskableActorCriticPolicy  # saves and plays as before
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh", "elu", "leaky_relu"])
+def test_a_checkpoints_mlp_logits_skip_the_module_calls_to_the_bit(tmp_path, activation):
+    from rummyzoo.agents.checkpoints import load_policy, mlp_actor_layers, save_checkpoint
+    from rummyzoo.training.train import checkpoint_meta
+
+    config = validate_config(
+        {
+            "variant": "knock_rummy",
+            "algo": "ppo",
+            "n_envs": 8,
+            "env_options": {"target_score": None},
+            "policy_kwargs": {"net_arch": [32, 32], "activation_fn": activation},
+        }
+    )
+    env = build_vec_env(config)
+    try:
+        model = build_model(config, env, None)
+        path = tmp_path / "mlp.rz"
+        save_checkpoint(model, path, checkpoint_meta(config, 0))
+        obs, masks = _rows(env, steps=1)
+    finally:
+        env.close()
+    fast = load_policy(path, "knock_rummy", 2, {"target_score": None}, deterministic=False)
+    slow = load_policy(path, "knock_rummy", 2, {"target_score": None}, deterministic=False)
+    slow._actor_layers = ()  # the modules' own calls
+    assert len(mlp_actor_layers(fast.model.policy)) == 5  # 2 x (linear, activation), action net
+    inputs = th.randn(64, obs.shape[1])
+    with th.no_grad():
+        _exact(fast._logits(inputs), slow._logits(inputs))
+    raw = obs.numpy()
+    for seed in range(3):
+        got = fast.act_batch(raw, masks, np.random.default_rng(seed))
+        want = slow.act_batch(raw, masks, np.random.default_rng(seed))
+        assert got.tolist() == want.tolist()
+    assert len(fast._actor_layers) == 5 and slow._actor_layers == ()  # each took its path
+
+
+def test_scorer_networks_keep_their_module_calls():
+    from rummyzoo.agents.checkpoints import mlp_actor_layers
+
+    for variant, network, features in NETWORKS[1:]:
+        model, env = _model(variant, network, features)
+        env.close()
+        assert mlp_actor_layers(model.policy) is None

@@ -140,7 +140,6 @@ def _helper_main(conn: Any, make_share: Callable[..., Any], size: int, lo: int, 
 def _serve(env: Any, views: dict[str, np.ndarray], request: tuple[Any, ...]) -> Any:
     name, *args = request
     if name == "reset":
-        env._seeds = list(args[0])
         _publish(env, views, env.reset())
         return env.reset_infos
     if name == "call":
@@ -267,17 +266,27 @@ class SplitSeatEnv(WholeBatchVecEnv):
         return self._obs.copy()
 
     # --------------------------------------------------------------- VecEnv API
-    def reset(self) -> np.ndarray:
-        self._alive()
-        seeds = list(self._seeds)
-        first = self._slices[0]
+    def seed(self, seed: int | None = None) -> list[int | None]:
+        """Seed the next reset: game ``i`` gets ``seed + i``, in whichever share it is."""
+        seeds = super().seed(seed)
+        base = int(seeds[0])
+        self.local.seed(base)
         data = [
-            pickle.dumps(("reset", seeds[part]), protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dumps(("call", "seed", (base + part.start,), {}), pickle.HIGHEST_PROTOCOL)
             for part in self._slices[1:]
         ]
+        self._alive()
         for conn, message in zip(self._conns, data, strict=True):
             conn.send_bytes(message)
-        self.local._seeds = seeds[first]
+        for h in range(len(self._conns)):
+            self._reply(h)
+        return seeds
+
+    def reset(self) -> np.ndarray:
+        self._alive()
+        message = pickle.dumps(("reset",), protocol=pickle.HIGHEST_PROTOCOL)
+        for conn in self._conns:
+            conn.send_bytes(message)
         local_obs = self.local.reset()
         infos = list(self.local.reset_infos)
         for h in range(len(self._conns)):
