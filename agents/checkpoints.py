@@ -275,9 +275,10 @@ def algo_class(name: str) -> Any:
 
 
 def mlp_actor_layers(policy: Any) -> list[Any] | None:
-    """The bound ``forward`` of each layer from a plain MaskablePPO MLP policy's input to its
-    logits (its policy net's linear layers and activations, then the action net), or None for
-    any other network (the card and action scorers, a non-flat extractor)."""
+    """What each layer of a plain MaskablePPO MLP policy computes, from its input to its logits
+    (its policy net's linear layers and activations, then the action net), as functions of the
+    layer's input; None for any other network (the card and action scorers, a non-flat
+    extractor)."""
     import torch.nn as nn
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
     from stable_baselines3.common.torch_layers import FlattenExtractor
@@ -292,7 +293,15 @@ def mlp_actor_layers(policy: Any) -> list[Any] | None:
         return None
     if type(policy.action_net) is not nn.Linear:
         return None
-    return [m.forward for m in net] + [policy.action_net.forward]
+    from functools import partial
+
+    from torch.nn import functional as F
+
+    # a linear layer's forward is F.linear of its own weight and bias (bound here once)
+    return [
+        partial(F.linear, weight=m.weight, bias=m.bias) if type(m) is nn.Linear else m.forward
+        for m in [*net, policy.action_net]
+    ]
 
 
 class CheckpointPolicy(BasePolicy):
