@@ -243,13 +243,19 @@ class SplitSeatEnv(WholeBatchVecEnv):
             raise RuntimeError(f"helper process {h + 1} failed:\n{value}")
         return value
 
+    def _send(self, requests: list[tuple[Any, ...]]) -> None:
+        """Send each helper its request (one per helper, in order), without waiting."""
+        self._alive()
+        for conn, request in zip(self._conns, requests, strict=True):
+            conn.send_bytes(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def _replies(self) -> list[Any]:
+        return [self._reply(h) for h in range(len(self._conns))]
+
     def _ask(self, request: tuple[Any, ...]) -> list[Any]:
         """Send ``request`` to every helper; their answers."""
-        self._alive()
-        data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
-        for conn in self._conns:
-            conn.send_bytes(data)
-        return [self._reply(h) for h in range(len(self._conns))]
+        self._send([request] * len(self._conns))
+        return self._replies()
 
     def _alive(self) -> None:
         if self._closed:
@@ -270,27 +276,17 @@ class SplitSeatEnv(WholeBatchVecEnv):
         """Seed the next reset: game ``i`` gets ``seed + i``, in whichever share it is."""
         seeds = super().seed(seed)
         base = int(seeds[0])
+        self._send([("call", "seed", (base + part.start,), {}) for part in self._slices[1:]])
         self.local.seed(base)
-        data = [
-            pickle.dumps(("call", "seed", (base + part.start,), {}), pickle.HIGHEST_PROTOCOL)
-            for part in self._slices[1:]
-        ]
-        self._alive()
-        for conn, message in zip(self._conns, data, strict=True):
-            conn.send_bytes(message)
-        for h in range(len(self._conns)):
-            self._reply(h)
+        self._replies()
         return seeds
 
     def reset(self) -> np.ndarray:
-        self._alive()
-        message = pickle.dumps(("reset",), protocol=pickle.HIGHEST_PROTOCOL)
-        for conn in self._conns:
-            conn.send_bytes(message)
+        self._send([("reset",)] * len(self._conns))  # the helpers reset meanwhile
         local_obs = self.local.reset()
         infos = list(self.local.reset_infos)
-        for h in range(len(self._conns)):
-            infos += self._reply(h)
+        for share_infos in self._replies():
+            infos += share_infos
         self.reset_infos = infos
         self._reset_seeds()
         return self._gather(local_obs)
