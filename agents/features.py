@@ -140,7 +140,65 @@ class KnockDeadwoodPotential:
         return -float(self.deadwood(hand))
 
 
-POTENTIALS: dict[str, type] = {"knock_deadwood": KnockDeadwoodPotential}
+class DitchHandMarginPotential:
+    """Potential for reward shaping: the hand's points margin if the hand ended now (points).
+
+    Ditch Rummy scores every meld and single when it is played, and charges the cards still
+    held when the hand ends. This potential is the observer's side's points this hand, less
+    the penalty of the cards it holds, minus the mean of the other sides' (an opponent's hand
+    is unseen: each of its cards is charged the mean penalty of the cards the observer has not
+    seen). It is the ``margin`` reward's own measure, so the shaped rewards pay each play's
+    points when it is made instead of at the end of the hand, and their sum over a hand is the
+    hand's margin still (up to the discount); the optimal policy is unchanged.
+    """
+
+    variant = "ditch_rummy"
+
+    def __init__(self, num_players: int, options: dict[str, Any]) -> None:
+        from rummyzoo.envs.ditch_rummy.rules import HAND_POINTS_SCALE, ORDER_TO_CARD
+
+        game = make_game("ditch_rummy", num_players, **options)
+        lay = game.observation_layout
+        n = num_players
+        penalty = np.zeros(52)
+        penalty[np.asarray(ORDER_TO_CARD)] = game.card_penalty  # by card id, as the planes are
+        self.penalty = penalty
+        self.hand = slice(*lay["hand"])
+        # every card plane a card can be seen in: the hand, the discards, melds and singles
+        seen = [lay["hand"][0], lay["discard_pile"][0]]
+        for name in ("sets", "runs", "singles"):
+            seen += range(lay[name][0], lay[name][1], 52)
+        self.seen = np.asarray(seen)[:, None] + np.arange(52)
+        self.points = slice(*lay["hand_points"])
+        self.points_scale = HAND_POINTS_SCALE
+        self.sizes = slice(*lay["hand_sizes"])
+        self.sizes_scale = float(game.max_hand)
+        self.teammates = slice(*lay["teammates"])
+        self.sides = n // 2 if game.rules.teams else n
+
+    def batch(self, obs: np.ndarray) -> np.ndarray:
+        """The potential of every row of ``obs`` ``(N, L)``."""
+        obs = np.asarray(obs, dtype=np.float64)
+        own = obs[:, self.hand] @ self.penalty
+        unseen = obs[:, self.seen].sum(axis=1) == 0
+        count = unseen.sum(axis=1)
+        mean_unseen = (unseen @ self.penalty) / np.maximum(count, 1)
+        points = np.rint(obs[:, self.points] * self.points_scale)
+        held = np.rint(obs[:, self.sizes] * self.sizes_scale) * mean_unseen[:, None]
+        held[:, 0] = own
+        side = obs[:, self.teammates] > 0.5
+        net = points - held
+        mine = (net * side).sum(axis=1)
+        return mine - (net * ~side).sum(axis=1) / (self.sides - 1)
+
+    def __call__(self, obs: np.ndarray) -> float:
+        return float(self.batch(np.asarray(obs)[None])[0])
+
+
+POTENTIALS: dict[str, type] = {
+    "knock_deadwood": KnockDeadwoodPotential,
+    "ditch_hand_margin": DitchHandMarginPotential,
+}
 
 
 def _build(

@@ -415,3 +415,77 @@ def test_potential_shaping_telescopes():
         assert totals[1] == pytest.approx(totals[0] - phi0)
     with pytest.raises(ConfigLoadError, match="shaping"):
         validate_config({"variant": "rummy500", "shaping": "knock_deadwood"})
+
+
+def test_ditch_hand_margin_potential_worked_example():
+    """The hand's margin if it ended now: points less held cards, an unseen card at the mean
+    penalty of the cards the observer has not seen."""
+    from rummyzoo.agents.features import make_potential
+    from rummyzoo.envs import ditch_rummy_v0
+    from rummyzoo.envs.ditch_rummy.scripting import deck_with_top, play
+
+    env = ditch_rummy_v0.raw_env(num_players=2)
+    env.reset(options={"deck": deck_with_top("9c 9h Kd 4s 5h As")})
+    # player_0 sets 9c 9h (5) and keeps Kd; player_1 runs 4s 5h (25) and keeps As
+    play(env, ["draw 3", "meld 0 1", "end turn", "draw 3", "meld 0 1", "end turn"])
+    phi = make_potential("ditch_hand_margin", "ditch_rummy", 2, {})
+    # player_0: 5 - 2 (Kd) against 25 - one unseen card; 47 unseen, 4 of them aces (10 each)
+    assert phi(env.observe("player_0")["observation"]) == pytest.approx(3 - (25 - 126 / 47))
+    # player_1: 25 - 10 (As) against 5 - one card; 47 unseen, 3 aces (As is seen)
+    assert phi(env.observe("player_1")["observation"]) == pytest.approx(15 - (5 - 118 / 47))
+    free = make_potential("ditch_hand_margin", "ditch_rummy", 2, {"hand_penalty": "none"})
+    env = ditch_rummy_v0.raw_env(num_players=2, hand_penalty="none")
+    env.reset(options={"deck": deck_with_top("9c 9h Kd 4s 5h As")})
+    play(env, ["draw 3", "meld 0 1", "end turn", "draw 3", "meld 0 1", "end turn"])
+    assert free(env.observe("player_0")["observation"]) == -20
+
+
+@pytest.mark.parametrize(
+    ("players", "options"),
+    [(2, {"target_score": None}), (4, {"target_score": None, "teams": True}), (3, {})],
+)
+def test_ditch_hand_margin_shaping_batched_matches_seat_env(players, options):
+    """The batched env's one call per step gives every game the seat env's shaped rewards, and
+    with gamma = 1 the shaping of a game sums to minus its first potential."""
+    from rummyzoo.training.vec_env import BatchedSeatEnv
+
+    kw = {
+        "env_options": options,
+        "opponents": ["ditch.greedy"],
+        "reward": "margin",
+        "reward_scale": 100,
+        "gamma": 1.0,
+    }
+    n = 4
+    batched = BatchedSeatEnv(
+        "ditch_rummy", players, num_envs=n, seed=5, shaping="ditch_hand_margin", **kw
+    )
+    plain = BatchedSeatEnv("ditch_rummy", players, num_envs=n, seed=5, **kw)
+    batched.reset()
+    plain.reset()
+    phi0 = batched._phi.copy()
+    assert np.array_equal(phi0, [batched.potential(o) / 100 for o in batched.engine.observations])
+    rng = np.random.default_rng(0)
+    totals = np.zeros((2, n))
+    ended = 0
+    while ended < 12:
+        masks = batched.action_masks()
+        assert np.array_equal(masks, plain.action_masks())
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        _, r_shaped, done, _ = batched.step(actions)
+        _, r_plain, done2, _ = plain.step(actions)
+        assert np.array_equal(done, done2)
+        totals += [r_shaped, r_plain]
+        live = ~done
+        assert np.allclose(
+            batched._phi[live],
+            [batched.potential(o) / 100 for o in batched.engine.observations[live]],
+        )
+        for i in np.flatnonzero(done):
+            assert totals[0, i] == pytest.approx(totals[1, i] - phi0[i], abs=1e-5)
+            totals[:, i] = 0
+            phi0[i] = batched._phi[i]
+            ended += 1
+    with pytest.raises(ConfigLoadError, match="shaping"):
+        validate_config({"variant": "knock_rummy", "shaping": "ditch_hand_margin"})
+    validate_config({"variant": "ditch_rummy", "shaping": "ditch_hand_margin"})

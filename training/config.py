@@ -463,7 +463,8 @@ class RunConfig(Strict):
     features: str | None = None
     """Engineered features appended to the observation (``knock_deadwood``), or none."""
     shaping: str | None = None
-    """Potential-based reward shaping (``knock_deadwood``), or none (see the seat env)."""
+    """Potential-based reward shaping (``knock_deadwood``, ``ditch_hand_margin``), or none
+    (see the seat env and :mod:`rummyzoo.agents.features`)."""
     algo: Literal["ppo", "dqn"] = "ppo"
     backend: Literal["sb3", "rllib"] = "sb3"
     """``sb3``: stable-baselines3 in this process (the batched engine); ``rllib``: Ray RLlib's

@@ -335,6 +335,13 @@ class BatchedSeatEnv(WholeBatchVecEnv):
     def _phi_of(self, obs: np.ndarray) -> float:
         return self.potential(obs) / self.reward_scale
 
+    def _phis(self, obs: np.ndarray) -> np.ndarray:
+        """The potential of every row of ``obs``, in one call where the potential has one."""
+        batch = getattr(self.potential, "batch", None)
+        if batch is not None:
+            return batch(obs) / self.reward_scale
+        return np.asarray([self._phi_of(o) for o in obs], dtype=np.float64)
+
     def _observe(self) -> np.ndarray:
         """Every game is at the learner's turn: its inputs and masks."""
         engine = self.engine
@@ -371,8 +378,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
 
     def _start_potentials(self) -> None:
         if self.potential is not None:
-            obs = self.engine.observations
-            self._phi[:] = [self._phi_of(o) for o in obs]
+            self._phi[:] = self._phis(self.engine.observations)
 
     def step_async(self, actions: np.ndarray) -> None:
         self._pending = np.asarray(actions).reshape(self.num_envs)
@@ -403,13 +409,10 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         # the learner's reward since its last decision, in the games that go on
         rewards[live] += engine.rewards[self._rows[live], self.seats[live]]
         if self.potential is not None:
-            obs = engine.observations
-            for i in np.flatnonzero(live).tolist():
-                phi = self._phi_of(obs[i])
-                rewards[i] += self.gamma * phi - phi_before[i]
-                self._phi[i] = phi
-            for i in np.flatnonzero(dones).tolist():
-                self._phi[i] = self._phi_of(obs[i])
+            moved = live | dones
+            phi = self._phis(engine.observations[moved])
+            rewards[live] += self.gamma * phi[live[moved]] - phi_before[live]
+            self._phi[moved] = phi
         return self._observe(), rewards.astype(np.float32), dones, infos
 
     def action_masks(self) -> np.ndarray:
