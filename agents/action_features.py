@@ -124,63 +124,87 @@ class DitchActionFeatures(ActionFeatures):
         self.set_partners = [meld_partners(game, o, SET) for o in range(52)]
         self.hmax = game.max_hand
 
-    def _kept(self, out: np.ndarray, kept: list[int], fits: Any, unseen: int) -> None:
+    def _kept(self, kept: list[int], fits: Any, unseen: int) -> tuple[float, ...]:
         """Columns 16-21: the hand the action leaves."""
-        planner = self.planner
-        out[16] = len(kept) / self.hmax
-        out[17] = sum(self.penalty[o] for o in kept) / 20
-        out[18] = sum((self.run_partners[o] & unseen).bit_count() for o in kept) / 16
-        out[19] = sum((self.set_partners[o] & unseen).bit_count() for o in kept) / 6
-        out[20] = sum(planner.fits_card(o, fits) for o in kept) / 3
+        fits_card = self.planner.fits_card
+        run_partners, set_partners, pair_kind = self.run_partners, self.set_partners, self.pair_kind
         pairs = 0
         for i, a in enumerate(kept):
             for b in kept[i + 1 :]:
-                pairs += self.pair_kind[a][b] != 0
-        out[21] = pairs / 3
+                pairs += pair_kind[a][b] != 0
+        return (
+            len(kept) / self.hmax,
+            sum(self.penalty[o] for o in kept) / 20,
+            sum((run_partners[o] & unseen).bit_count() for o in kept) / 16,
+            sum((set_partners[o] & unseen).bit_count() for o in kept) / 6,
+            sum(fits_card(o, fits) for o in kept) / 3,
+            pairs / 3,
+        )
 
-    def _moved(self, out: np.ndarray, moved: list[int], fits: Any, unseen: int) -> None:
+    def _moved(self, moved: list[int], fits: Any, unseen: int) -> tuple[float, ...]:
         """Columns 6 and 11-15: the cards the action moves."""
-        out[6] = len(moved) / 3
-        out[11] = any(o >> 2 == 12 for o in moved)
-        out[12] = sum(o >> 2 for o in moved) / (12 * len(moved))
-        out[13] = sum((self.run_partners[o] & unseen).bit_count() for o in moved) / 8
-        out[14] = sum((self.set_partners[o] & unseen).bit_count() for o in moved) / 3
-        out[15] = sum(self.planner.fits_card(o, fits) for o in moved) / 3
+        return (
+            len(moved) / 3,
+            float(any(o >> 2 == 12 for o in moved)),
+            sum(o >> 2 for o in moved) / (12 * len(moved)),
+            sum((self.run_partners[o] & unseen).bit_count() for o in moved) / 8,
+            sum((self.set_partners[o] & unseen).bit_count() for o in moved) / 3,
+            sum(self.planner.fits_card(o, fits) for o in moved) / 3,
+        )
 
     def describe(self, obs: np.ndarray, out: np.ndarray) -> None:
         seen = self.game.decode(obs)
         hand = list(seen.hand)
         fits, unseen, stock = seen.fits, seen.unseen, seen.stock
-        planner = self.planner
+        planner, game = self.planner, self.game
         size = len(hand)
+        ids: list[int] = []
+        rows: list[list[float]] = []
+
+        def row(action: int, kind: int, moved: tuple[float, ...] | None, kept: tuple[float, ...]):
+            # one action's description: its kind, the cards it moves, the hand it leaves
+            values = [0.0] * 23
+            values[kind] = 1.0
+            if moved is not None:
+                values[6] = moved[0]
+                values[11:16] = moved[1:]
+            values[16:22] = kept
+            values[22] = stock / 52
+            ids.append(action)
+            rows.append(values)
+            return values
+
+        whole = self._kept(hand, fits, unseen)
         for k in range(self.max_draw + 1):
-            row = out[k]
-            row[0] = 1.0
-            row[6] = k / 3
-            row[22] = max(stock - k, 0) / 52
-            self._kept(row, hand, fits, unseen)
-            row[16] = (size + k) / self.hmax  # the drawn cards are not known yet
-        for j, combo in enumerate(self.game.meld_positions):
+            values = row(k, 0, None, whole)
+            values[6] = k / 3
+            values[22] = max(stock - k, 0) / 52
+            values[16] = (size + k) / self.hmax  # the drawn cards are not known yet
+        for j, combo in enumerate(game.meld_positions):
             if combo[-1] >= size:
                 continue
             cards = tuple(hand[p] for p in combo)
-            kind = self.game.meld_kind(cards)
+            kind = game.meld_kind(cards)
             if not kind:
                 continue
-            row = out[self.game.meld_base + j]
-            row[1] = 1.0
-            row[7] = self.game.meld_points[kind] / 25
-            row[8] = kind == self.set
-            row[9] = kind == self.run
-            row[10] = ends_hand(kind, cards)
             after = planner.after_meld(fits, kind, cards)
-            self._moved(row, list(cards), fits, unseen)
-            self._kept(row, [o for p, o in enumerate(hand) if p not in combo], after, unseen)
-            row[22] = stock / 52
+            values = row(
+                game.meld_base + j,
+                1,
+                self._moved(list(cards), fits, unseen),
+                self._kept([o for p, o in enumerate(hand) if p not in combo], after, unseen),
+            )
+            values[7] = game.meld_points[kind] / 25
+            values[8] = float(kind == self.set)
+            values[9] = float(kind == self.run)
+            values[10] = float(ends_hand(kind, cards))
+        per_card = game.single_targets
         for pos, o in enumerate(hand):
+            moved = self._moved([o], fits, unseen)
+            rest = hand[:pos] + hand[pos + 1 :]
             targets = planner.targets(o, fits)
-            for t in range(self.game.single_targets):
-                if self.game.single_targets == 1:
+            for t in range(per_card):
+                if per_card == 1:
                     if not targets:
                         continue
                     target = targets[0]
@@ -188,28 +212,16 @@ class DitchActionFeatures(ActionFeatures):
                     continue
                 else:
                     target = t
-                row = out[self.game.single_base + pos * self.game.single_targets + t]
-                row[2] = 1.0
-                row[7] = self.points[o] / 25
                 after = planner.after_single(fits, o, target)
-                self._moved(row, [o], fits, unseen)
-                self._kept(row, hand[:pos] + hand[pos + 1 :], after, unseen)
-                row[22] = stock / 52
-            row = out[self.game.ditch_base + pos]
-            row[3] = 1.0
-            self._moved(row, [o], fits, unseen)
-            self._kept(row, hand[:pos] + hand[pos + 1 :], fits, unseen)
-            row[22] = stock / 52
+                values = row(
+                    game.single_base + pos * per_card + t, 2, moved, self._kept(rest, after, unseen)
+                )
+                values[7] = self.points[o] / 25
+            row(game.ditch_base + pos, 3, moved, self._kept(rest, fits, unseen))
         if hand:
-            row = out[self.game.ditch_all]
-            row[4] = 1.0
-            self._moved(row, hand, fits, unseen)
-            self._kept(row, [], fits, unseen)
-            row[22] = stock / 52
-        row = out[self.game.end_turn]
-        row[5] = 1.0
-        self._kept(row, hand, fits, unseen)
-        row[22] = stock / 52
+            row(game.ditch_all, 4, self._moved(hand, fits, unseen), self._kept([], fits, unseen))
+        row(game.end_turn, 5, None, whole)
+        out[ids] = rows
 
 
 # ---------------------------------------------------------------------------- 500 Rum

@@ -52,7 +52,6 @@ ORDER_TO_CARD: tuple[int, ...] = tuple(
 )
 CARD_TO_ORDER: tuple[int, ...] = tuple(ORDER_TO_CARD.index(c) for c in range(NUM_CARDS))
 _CARD_TO_ORDER_ARRAY = np.asarray(CARD_TO_ORDER, dtype=np.int64)
-_ORDER_TO_CARD_ARRAY = np.asarray(ORDER_TO_CARD, dtype=np.intp)
 
 
 # ----------------------------------------------------------------- turn phases
@@ -524,6 +523,7 @@ class DitchRummyGame(Game):
             template[d] = 1.0
         self._views_template = template
         self._score_scale = float(self.match.target_score or 500)
+        self._build_decoder()
 
     def _build_masks(self, hmax: int) -> None:
         def frozen(ids: list[int]) -> np.ndarray:
@@ -880,21 +880,30 @@ class DitchRummyGame(Game):
             obs[self._off_phase + s.phase] = 1.0
         return obs
 
+    def _build_decoder(self) -> None:
+        """What :meth:`decode` reads: where each part of an observation lies, and the bit of
+        each card id's order id (a plane times these is the plane's order-id mask: a sum of
+        distinct powers of two below 2**52, so exact in float64)."""
+        lay = self.observation_layout
+        self._dec_hand = slice(*lay["hand"])
+        self._dec_table = slice(lay["discard_pile"][0], lay["singles"][1])
+        self._dec_bits = np.asarray([float(1 << CARD_TO_ORDER[c]) for c in range(NUM_CARDS)])
+        tail = lay["hand_sizes"][0]  # the numbers and one-hots after the card planes
+        self._dec_tail = tail
+        self._dec_at = {name: (a - tail, b - tail) for name, (a, b) in lay.items() if a >= tail}
+
     def decode(self, obs: np.ndarray) -> DitchView:
         """Read an observation of :meth:`observe` back (see :class:`DitchView`)."""
         n = self.num_players
-        lay = self.observation_layout
+        bits = self._dec_bits
         # The card planes as order-id masks: the hand, then discards, fits, sets, runs, singles.
-        planes = np.concatenate(
-            (obs[slice(*lay["hand"])], obs[lay["discard_pile"][0] : lay["singles"][1]])
-        ).reshape(-1, NUM_CARDS)[:, _ORDER_TO_CARD_ARRAY]
-        packed = np.zeros((len(planes), 8), dtype=np.uint8)
-        packed[:, :7] = np.packbits(planes != 0, axis=1, bitorder="little")
-        masks = packed.view("<u8").ravel().tolist()
-        hand, discards, fit_set, below, above = masks[:5]
-        sets, runs, singles = masks[5 : 5 + n], masks[5 + n : 5 + 2 * n], masks[5 + 2 * n :]
-        shown = hand | discards
-        for m in masks[5:]:
+        hand = int((obs[self._dec_hand] != 0) @ bits)
+        table = (obs[self._dec_table].reshape(-1, NUM_CARDS) != 0) @ bits
+        masks = table.astype(np.int64).tolist()
+        discards, fit_set, below, above = masks[:4]
+        sets, runs, singles = masks[4 : 4 + n], masks[4 + n : 4 + 2 * n], masks[4 + 2 * n :]
+        shown = hand | discards  # the fit planes show where cards fit, not cards
+        for m in masks[4:]:
             shown |= m
         held = []
         m = hand
@@ -906,13 +915,20 @@ class DitchRummyGame(Game):
         for r in range(NUM_RANKS):
             if fit_set >> (NUM_SUITS * r) & 0xF:
                 set_ranks |= 1 << r
+        tail = obs[self._dec_tail :].tolist()
+        at = self._dec_at
 
-        def values(name: str, scale: float) -> list[int]:
-            return [round(x * scale) for x in obs[slice(*lay[name])].tolist()]
+        def part(name: str) -> list[float]:
+            a, b = at[name]
+            return tail[a:b]
 
-        phase = np.flatnonzero(obs[slice(*lay["phase"])])
-        to_act = np.flatnonzero(obs[slice(*lay["to_act"])])
-        dealer = np.flatnonzero(obs[slice(*lay["dealer"])])
+        def values(name: str, scale: float) -> tuple[int, ...]:
+            return tuple(round(x * scale) for x in part(name))
+
+        def first(name: str) -> int:
+            return next((i for i, x in enumerate(part(name)) if x), -1)
+
+        phase = first("phase")
         return DitchView(
             hand=tuple(held),
             discards=discards,
@@ -921,17 +937,17 @@ class DitchRummyGame(Game):
             singles=tuple(singles),
             unseen=(1 << NUM_CARDS) - 1 & ~shown,
             fits=Fits(set_ranks, below, above),
-            hand_sizes=tuple(values("hand_sizes", self.max_hand)),
-            hand_points=tuple(values("hand_points", HAND_POINTS_SCALE)),
-            teammates=tuple(x > 0.5 for x in obs[slice(*lay["teammates"])].tolist()),
-            scores=tuple(values("scores", self._score_scale)),
-            stock=round(float(obs[lay["draw_pile"][0]]) * NUM_CARDS),
-            phase=Phase(int(phase[0])) if phase.size else None,
-            to_act=int(to_act[0]) if to_act.size else -1,
-            dealer=int(dealer[0]) if dealer.size else -1,
-            drawn=round(float(obs[lay["drawn"][0]]) * MAX_DRAW),
-            idle_turns=round(float(obs[lay["idle_turns"][0]]) * n),
-            turn=round(float(obs[lay["turn"][0]]) * self.match.max_turns),
+            hand_sizes=values("hand_sizes", self.max_hand),
+            hand_points=values("hand_points", HAND_POINTS_SCALE),
+            teammates=tuple(x > 0.5 for x in part("teammates")),
+            scores=values("scores", self._score_scale),
+            stock=round(tail[at["draw_pile"][0]] * NUM_CARDS),
+            phase=Phase(phase) if phase >= 0 else None,
+            to_act=first("to_act"),
+            dealer=first("dealer"),
+            drawn=round(tail[at["drawn"][0]] * MAX_DRAW),
+            idle_turns=round(tail[at["idle_turns"][0]] * n),
+            turn=round(tail[at["turn"][0]] * self.match.max_turns),
         )
 
     # ------------------------------------------------------ descriptions
