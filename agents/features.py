@@ -153,6 +153,7 @@ class DitchHandMarginPotential:
     """
 
     variant = "ditch_rummy"
+    margin = True
 
     def __init__(self, num_players: int, options: dict[str, Any]) -> None:
         from rummyzoo.envs.ditch_rummy.rules import HAND_POINTS_SCALE, ORDER_TO_CARD
@@ -189,15 +190,27 @@ class DitchHandMarginPotential:
         side = obs[:, self.teammates] > 0.5
         net = points - held
         mine = (net * side).sum(axis=1)
+        if not self.margin:
+            return mine
         return mine - (net * ~side).sum(axis=1) / (self.sides - 1)
 
     def __call__(self, obs: np.ndarray) -> float:
         return float(self.batch(np.asarray(obs)[None])[0])
 
 
+class DitchHandPointsPotential(DitchHandMarginPotential):
+    """Potential for reward shaping: the observer's side's points this hand if it ended now
+    (its points, less the penalty of the cards it holds, and with teams its partner's points
+    less the partner's cards at the mean penalty of the unseen cards). The measure of the
+    ``points`` and ``scaled`` rewards, as :class:`DitchHandMarginPotential` is the margin's."""
+
+    margin = False
+
+
 POTENTIALS: dict[str, type] = {
     "knock_deadwood": KnockDeadwoodPotential,
     "ditch_hand_margin": DitchHandMarginPotential,
+    "ditch_hand_points": DitchHandPointsPotential,
 }
 
 

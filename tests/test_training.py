@@ -433,6 +433,9 @@ def test_ditch_hand_margin_potential_worked_example():
     assert phi(env.observe("player_0")["observation"]) == pytest.approx(3 - (25 - 126 / 47))
     # player_1: 25 - 10 (As) against 5 - one card; 47 unseen, 3 aces (As is seen)
     assert phi(env.observe("player_1")["observation"]) == pytest.approx(15 - (5 - 118 / 47))
+    own = make_potential("ditch_hand_points", "ditch_rummy", 2, {})
+    assert own(env.observe("player_0")["observation"]) == 3  # 5 - 2
+    assert own(env.observe("player_1")["observation"]) == 15  # 25 - 10
     free = make_potential("ditch_hand_margin", "ditch_rummy", 2, {"hand_penalty": "none"})
     env = ditch_rummy_v0.raw_env(num_players=2, hand_penalty="none")
     env.reset(options={"deck": deck_with_top("9c 9h Kd 4s 5h As")})
@@ -444,7 +447,10 @@ def test_ditch_hand_margin_potential_worked_example():
     ("players", "options"),
     [(2, {"target_score": None}), (4, {"target_score": None, "teams": True}), (3, {})],
 )
-def test_ditch_hand_margin_shaping_batched_matches_seat_env(players, options):
+@pytest.mark.parametrize(
+    ("reward", "shaping"), [("margin", "ditch_hand_margin"), ("scaled", "ditch_hand_points")]
+)
+def test_ditch_hand_shaping_batched_matches_seat_env(players, options, reward, shaping):
     """The batched env's one call per step gives every game the seat env's shaped rewards, and
     with gamma = 1 the shaping of a game sums to minus its first potential."""
     from rummyzoo.training.vec_env import BatchedSeatEnv
@@ -452,14 +458,12 @@ def test_ditch_hand_margin_shaping_batched_matches_seat_env(players, options):
     kw = {
         "env_options": options,
         "opponents": ["ditch.greedy"],
-        "reward": "margin",
+        "reward": reward,
         "reward_scale": 100,
         "gamma": 1.0,
     }
     n = 4
-    batched = BatchedSeatEnv(
-        "ditch_rummy", players, num_envs=n, seed=5, shaping="ditch_hand_margin", **kw
-    )
+    batched = BatchedSeatEnv("ditch_rummy", players, num_envs=n, seed=5, shaping=shaping, **kw)
     plain = BatchedSeatEnv("ditch_rummy", players, num_envs=n, seed=5, **kw)
     batched.reset()
     plain.reset()

@@ -463,7 +463,8 @@ class RunConfig(Strict):
     features: str | None = None
     """Engineered features appended to the observation (``knock_deadwood``), or none."""
     shaping: str | None = None
-    """Potential-based reward shaping (``knock_deadwood``, ``ditch_hand_margin``), or none
+    """Potential-based reward shaping (``knock_deadwood``, ``ditch_hand_margin``,
+    ``ditch_hand_points``), or none
     (see the seat env and :mod:`rummyzoo.agents.features`)."""
     algo: Literal["ppo", "dqn"] = "ppo"
     backend: Literal["sb3", "rllib"] = "sb3"

@@ -271,7 +271,7 @@ class SeatEnv(gym.Env):
     :param features: name of engineered features appended to the observation
         (see :mod:`rummyzoo.agents.features`), or None.
     :param shaping: potential-based reward shaping (``knock_deadwood``,
-        ``ditch_hand_margin``), or None: the learner
+        ``ditch_hand_margin``, ``ditch_hand_points``), or None: the learner
         also receives ``gamma * phi(s') - phi(s)`` (phi in points / ``reward_scale``; 0 at the
         end of a game), which leaves the optimal policy unchanged. ``info["game"]["points"]``
         stays the raw points.
