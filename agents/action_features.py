@@ -244,22 +244,40 @@ class Rummy500ActionFeatures(ActionFeatures):
         self.t = t
         self.neighbours = NEIGHBOURS
         self.value = t.CARD_VALUE
+        # the value of the cards of a 13-bit suit pattern (the value is the rank's), so that a
+        # hand's value is four look-ups
+        rank_value = self.value[:13]
+        self.suit_value = [
+            sum(v for r, v in enumerate(rank_value) if pattern >> r & 1)
+            for pattern in range(1 << 13)
+        ]
 
-    def _hand_after(self, row: np.ndarray, hand: int) -> None:
+    def _value(self, cards: int) -> int:
+        """The value of the cards of a 52-bit mask."""
+        table = self.suit_value
+        return (
+            table[cards & 0x1FFF]
+            + table[cards >> 13 & 0x1FFF]
+            + table[cards >> 26 & 0x1FFF]
+            + table[cards >> 39 & 0x1FFF]
+        )
+
+    def _hand_after(self, hand: int) -> tuple[float, ...]:
         """Columns 15-18: the hand the action leaves."""
         covered = self.t.meldable(hand)
-        loose = hand & ~covered
-        row[15] = hand.bit_count() / 15
-        row[16] = sum(self.value[c] for c in _cards(loose)) / 100
-        row[17] = covered.bit_count() / 10
-        row[18] = hand == 0
+        return (
+            hand.bit_count() / 15,
+            self._value(hand & ~covered) / 100,
+            covered.bit_count() / 10,
+            float(hand == 0),
+        )
 
-    def _card(self, row: np.ndarray, card: int, hand: int, unseen: int) -> None:
+    def _card(self, values: list[float], card: int, hand: int, unseen: int) -> None:
         """Columns 10, 23 and 24: the card the action names."""
-        row[10] = self.value[card] / 15
+        values[10] = self.value[card] / 15
         near = self.neighbours[card]
-        row[23] = (near & hand & ~(1 << card)).bit_count() / 4
-        row[24] = (near & unseen).bit_count() / 6
+        values[23] = (near & hand & ~(1 << card)).bit_count() / 4
+        values[24] = (near & unseen).bit_count() / 6
 
     def describe(self, obs: np.ndarray, out: np.ndarray) -> None:
         t = self.t
@@ -268,39 +286,48 @@ class Rummy500ActionFeatures(ActionFeatures):
         set_fit, below_fit, above_fit = seen.fits
         fits_any = set_fit | below_fit | above_fit
         value = self.value
-        out[t.DRAW_STOCK, 0] = 1.0
-        self._hand_after(out[t.DRAW_STOCK], hand)
-        out[t.PASS, 1] = 1.0
-        self._hand_after(out[t.PASS], hand)
+        ids: list[int] = []
+        rows: list[list[float]] = []
+
+        def row(action: int, kind: int, after: tuple[float, ...]) -> list[float]:
+            values = [0.0] * 25
+            values[kind] = 1.0
+            values[15:19] = after
+            ids.append(action)
+            rows.append(values)
+            return values
+
+        whole = self._hand_after(hand)
+        row(t.DRAW_STOCK, 0, whole)
+        row(t.PASS, 1, whole)
         # digs: the card and everything above it
         pile = seen.discards
         taken = 0
         for depth in range(len(pile)):
             card = pile[-1 - depth]
             taken |= 1 << card
-            row = out[t.DIG_BASE + card]
-            row[2] = 1.0
             new = hand | taken
             covered = t.meldable(new)
-            row[11] = (depth + 1) / 10
-            row[12] = sum(value[c] for c in _cards(taken)) / 60
-            row[13] = sum(value[c] for c in _cards(taken & covered)) / 60
-            row[14] = (taken & fits_any).bit_count() / 5
-            self._card(row, card, hand, unseen)
-            self._hand_after(row, new)
+            values = row(t.DIG_BASE + card, 2, self._hand_after(new))
+            values[11] = (depth + 1) / 10
+            values[12] = self._value(taken) / 60
+            values[13] = self._value(taken & covered) / 60
+            values[14] = (taken & fits_any).bit_count() / 5
+            self._card(values, card, hand, unseen)
         # melds of three cards from the hand
         for m in t.melds_in(hand):
             spec = t.MELDS[m]
-            row = out[t.MELD_BASE + m]
-            row[4 if spec.is_run else 3] = 1.0
-            row[9] = spec.value / 45
-            row[10] = max(value[c] for c in spec.cards) / 15
-            row[11] = 3 / 10
-            row[19] = pending in spec.cards
-            self._hand_after(row, hand & ~spec.mask)
+            values = row(
+                t.MELD_BASE + m, 4 if spec.is_run else 3, self._hand_after(hand & ~spec.mask)
+            )
+            values[9] = spec.value / 45
+            values[10] = max(value[c] for c in spec.cards) / 15
+            values[11] = 3 / 10
+            values[19] = float(pending in spec.cards)
         in_melds = t.meldable(hand)
         for card in _cards(hand):
             rest = hand & ~(1 << card)
+            after = self._hand_after(rest)
             bit = 1 << card
             low_ace = card % 13 == 0
             for kind, fit, base, points in (
@@ -309,21 +336,18 @@ class Rummy500ActionFeatures(ActionFeatures):
                 (7, above_fit, t.LAY_HIGH_BASE, value[card]),
             ):
                 if fit & bit:
-                    row = out[base + card]
-                    row[kind] = 1.0
-                    row[9] = points / 45
-                    row[11] = 1 / 10
-                    row[19] = card == pending
-                    self._card(row, card, rest, unseen)
-                    self._hand_after(row, rest)
-            row = out[t.DISCARD_BASE + card]
-            row[8] = 1.0
-            row[11] = 1 / 10
-            row[20] = bool(in_melds & bit)
-            row[21] = bool(fits_any & bit)
-            row[22] = any(completes_meld(card, known) for known in seen.opponent_known)
-            self._card(row, card, rest, unseen)
-            self._hand_after(row, rest)
+                    values = row(base + card, kind, after)
+                    values[9] = points / 45
+                    values[11] = 1 / 10
+                    values[19] = float(card == pending)
+                    self._card(values, card, rest, unseen)
+            values = row(t.DISCARD_BASE + card, 8, after)
+            values[11] = 1 / 10
+            values[20] = float(bool(in_melds & bit))
+            values[21] = float(bool(fits_any & bit))
+            values[22] = float(any(completes_meld(card, known) for known in seen.opponent_known))
+            self._card(values, card, rest, unseen)
+        out[ids] = rows
 
 
 def _cards(mask: int) -> list[int]:

@@ -27,7 +27,6 @@ from rummyzoo.envs.cards import (
     format_card,
     mask_cards,
     parse_cards,
-    plane_masks,
     vector_to_mask,
 )
 from rummyzoo.envs.core import (
@@ -408,6 +407,7 @@ class Rummy500Game(Game):
         self._off_phase = layout["phase"][0]
         self._inv_turns = 1.0 / match.max_turns
         self._score_scale = float(match.target_score or 500)
+        self._build_decoder()
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
         self._deal_seats = [[(d + 1 + k) % n for k in range(n * rules.hand_size)] for d in range(n)]
 
@@ -861,31 +861,54 @@ class Rummy500Game(Game):
             obs[self._off_phase + phase] = 1.0
         return obs
 
+    def _build_decoder(self) -> None:
+        """What :meth:`decode` reads: where each part of an observation lies, and the bit of
+        each card id (a plane times these is its card mask: a sum of distinct powers of two
+        below 2**52, so exact in float64)."""
+        lay = self.observation_layout
+        self._dec_planes = lay["pending"][1]
+        self._dec_bits = np.asarray([float(1 << c) for c in range(NUM_CARDS)])
+        names = ["discard_pile"] + (["discard_pile_lower"] if self.num_decks > 1 else [])
+        self._dec_pile = [lay[name] for name in names]
+        tail = lay["stock_size"][0]  # the numbers and one-hots after the card planes
+        self._dec_tail = tail
+        self._dec_at = {name: (a - tail, b - tail) for name, (a, b) in lay.items() if a >= tail}
+        self._dec_plane = {name: a // NUM_CARDS for name, (a, b) in lay.items() if a < tail}
+
     def decode(self, obs: np.ndarray) -> Rummy500View:
         """Read an observation of :meth:`observe` back (see :class:`Rummy500View`)."""
         n = self.num_players
-        lay = self.observation_layout
         cards = NUM_CARDS * self.num_decks
-        masks = plane_masks(obs[: lay["pending"][1]])
-
-        def plane(name: str) -> int:
-            return lay[name][0] // NUM_CARDS
-
-        laid = tuple(masks[plane("table_laid") : plane("table_laid") + n])
-        known = tuple(masks[plane("opponent_known") : plane("opponent_known") + n - 1])
+        planes = obs[: self._dec_planes].reshape(-1, NUM_CARDS) != 0
+        masks = (planes @ self._dec_bits).astype(np.int64).tolist()
+        plane = self._dec_plane
+        laid = tuple(masks[plane["table_laid"] : plane["table_laid"] + n])
+        known = tuple(masks[plane["opponent_known"] : plane["opponent_known"] + n - 1])
         hand = masks[0]
         doubles = 0
         if self.num_decks > 1:
-            doubles = vector_to_mask(obs[slice(*lay["hand"])] > 1.5)
+            doubles = vector_to_mask(obs[slice(*self.observation_layout["hand"])] > 1.5)
+        tail = obs[self._dec_tail :].tolist()
+        at = self._dec_at
+
+        def part(name: str) -> list[float]:
+            a, b = at[name]
+            return tail[a:b]
+
+        def values_of(name: str, scale: float) -> tuple[int, ...]:
+            return tuple(round(x * scale) for x in part(name))
+
+        def first(name: str) -> int:
+            return next((i for i, x in enumerate(part(name)) if x), -1)
+
         # Each discard plane holds a card's place in the pile (1-based, over the deck size).
-        size = round(float(obs[lay["discard_size"][0]]) * cards)
+        size = round(tail[at["discard_size"][0]] * cards)
         pile = [-1] * size
-        names = ["discard_pile"] + (["discard_pile_lower"] if self.num_decks > 1 else [])
-        for name in names:
-            start, stop = lay[name]
+        for start, stop in self._dec_pile:
             values = obs[start:stop]
-            for c in np.flatnonzero(values).tolist():
-                index = round(float(values[c]) * cards) - 1
+            held = np.flatnonzero(values)
+            for c, value in zip(held.tolist(), values[held].tolist(), strict=True):
+                index = round(value * cards) - 1
                 if 0 <= index < size:
                     pile[index] = c
         discards = tuple(c for c in pile if c >= 0)
@@ -894,37 +917,31 @@ class Rummy500Game(Game):
             seen |= m
         for c in discards:
             seen |= BIT[c]
-        top = masks[plane("discard_top")]
-        pending = masks[plane("pending")]
-        phase = np.flatnonzero(obs[slice(*lay["phase"])])
-        to_act = np.flatnonzero(obs[slice(*lay["to_act"])])
-        dealer = np.flatnonzero(obs[slice(*lay["dealer"])])
-
-        def values_of(name: str, scale: float) -> tuple[int, ...]:
-            return tuple(round(x * scale) for x in obs[slice(*lay[name])].tolist())
-
+        top = masks[plane["discard_top"]]
+        pending = masks[plane["pending"]]
+        phase = first("phase")
         return Rummy500View(
             hand=hand,
             doubles=doubles,
             discards=discards,
             top_discard=top.bit_length() - 1,
             laid=laid,
-            run_cards=masks[plane("table_runs")],
+            run_cards=masks[plane["table_runs"]],
             fits=(
-                masks[plane("fits_set")],
-                masks[plane("fits_below_run")],
-                masks[plane("fits_above_run")],
+                masks[plane["fits_set"]],
+                masks[plane["fits_below_run"]],
+                masks[plane["fits_above_run"]],
             ),
             opponent_known=known,
             unseen=(1 << NUM_CARDS) - 1 & ~seen,
             pending=pending.bit_length() - 1,
-            stock=round(float(obs[lay["stock_size"][0]]) * cards),
+            stock=round(tail[at["stock_size"][0]] * cards),
             hand_sizes=values_of("hand_sizes", NUM_CARDS),
             table_points=values_of("table_points", TABLE_POINTS_SCALE),
-            phase=(_DRAW if phase[0] == _OBS_DRAW else _PLAY) if phase.size else None,
-            to_act=int(to_act[0]) if to_act.size else -1,
-            dealer=int(dealer[0]) if dealer.size else -1,
-            turn=round(float(obs[lay["turn"][0]]) * self.match.max_turns),
+            phase=(_DRAW if phase == _OBS_DRAW else _PLAY) if phase >= 0 else None,
+            to_act=first("to_act"),
+            dealer=first("dealer"),
+            turn=round(tail[at["turn"][0]] * self.match.max_turns),
             scores=values_of("scores", self._score_scale),
         )
 
