@@ -146,6 +146,51 @@ def check_action(action: Any, num_actions: int) -> int:
     )
 
 
+class ObservationTail:
+    """The numbers and one-hots that follow an observation's card planes, read as Python
+    floats once (a decoder's scalar fields).
+
+    :param layout: the observation layout (name -> ``(start, stop)``).
+    :param start: where the tail starts; every field at or after it can be read.
+    """
+
+    __slots__ = ("at", "start")
+
+    def __init__(self, layout: dict[str, tuple[int, int]], start: int) -> None:
+        self.start = start
+        self.at = {name: (a - start, b - start) for name, (a, b) in layout.items() if a >= start}
+
+    def read(self, obs: np.ndarray) -> TailValues:
+        """The tail of ``obs``."""
+        return TailValues(obs[self.start :].tolist(), self.at)
+
+
+class TailValues:
+    """One observation's tail (see :class:`ObservationTail`)."""
+
+    __slots__ = ("at", "values")
+
+    def __init__(self, values: list[float], at: dict[str, tuple[int, int]]) -> None:
+        self.values = values
+        self.at = at
+
+    def part(self, name: str) -> list[float]:
+        a, b = self.at[name]
+        return self.values[a:b]
+
+    def one(self, name: str) -> float:
+        """A one-value field."""
+        return self.values[self.at[name][0]]
+
+    def ints(self, name: str, scale: float) -> tuple[int, ...]:
+        """A field's values times ``scale``, rounded (as ``round`` rounds)."""
+        return tuple(round(x * scale) for x in self.part(name))
+
+    def first(self, name: str) -> int:
+        """The index of a one-hot field's first non-zero value (-1: none)."""
+        return next((i for i, x in enumerate(self.part(name)) if x), -1)
+
+
 class HandState:
     """Fields every variant's state carries (variants subclass and add their own)."""
 

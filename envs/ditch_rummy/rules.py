@@ -33,6 +33,7 @@ from rummyzoo.envs.core import (
     ConfigError,
     Game,
     HandState,
+    ObservationTail,
     check_choice,
     check_range,
     validate_fields,
@@ -888,9 +889,7 @@ class DitchRummyGame(Game):
         self._dec_hand = slice(*lay["hand"])
         self._dec_table = slice(lay["discard_pile"][0], lay["singles"][1])
         self._dec_bits = np.asarray([float(1 << CARD_TO_ORDER[c]) for c in range(NUM_CARDS)])
-        tail = lay["hand_sizes"][0]  # the numbers and one-hots after the card planes
-        self._dec_tail = tail
-        self._dec_at = {name: (a - tail, b - tail) for name, (a, b) in lay.items() if a >= tail}
+        self._dec_tail = ObservationTail(lay, lay["hand_sizes"][0])  # after the card planes
 
     def decode(self, obs: np.ndarray) -> DitchView:
         """Read an observation of :meth:`observe` back (see :class:`DitchView`)."""
@@ -915,20 +914,8 @@ class DitchRummyGame(Game):
         for r in range(NUM_RANKS):
             if fit_set >> (NUM_SUITS * r) & 0xF:
                 set_ranks |= 1 << r
-        tail = obs[self._dec_tail :].tolist()
-        at = self._dec_at
-
-        def part(name: str) -> list[float]:
-            a, b = at[name]
-            return tail[a:b]
-
-        def values(name: str, scale: float) -> tuple[int, ...]:
-            return tuple(round(x * scale) for x in part(name))
-
-        def first(name: str) -> int:
-            return next((i for i, x in enumerate(part(name)) if x), -1)
-
-        phase = first("phase")
+        tail = self._dec_tail.read(obs)
+        phase = tail.first("phase")
         return DitchView(
             hand=tuple(held),
             discards=discards,
@@ -937,17 +924,17 @@ class DitchRummyGame(Game):
             singles=tuple(singles),
             unseen=(1 << NUM_CARDS) - 1 & ~shown,
             fits=Fits(set_ranks, below, above),
-            hand_sizes=values("hand_sizes", self.max_hand),
-            hand_points=values("hand_points", HAND_POINTS_SCALE),
-            teammates=tuple(x > 0.5 for x in part("teammates")),
-            scores=values("scores", self._score_scale),
-            stock=round(tail[at["draw_pile"][0]] * NUM_CARDS),
+            hand_sizes=tail.ints("hand_sizes", self.max_hand),
+            hand_points=tail.ints("hand_points", HAND_POINTS_SCALE),
+            teammates=tuple(x > 0.5 for x in tail.part("teammates")),
+            scores=tail.ints("scores", self._score_scale),
+            stock=round(tail.one("draw_pile") * NUM_CARDS),
             phase=Phase(phase) if phase >= 0 else None,
-            to_act=first("to_act"),
-            dealer=first("dealer"),
-            drawn=round(tail[at["drawn"][0]] * MAX_DRAW),
-            idle_turns=round(tail[at["idle_turns"][0]] * n),
-            turn=round(tail[at["turn"][0]] * self.match.max_turns),
+            to_act=tail.first("to_act"),
+            dealer=tail.first("dealer"),
+            drawn=round(tail.one("drawn") * MAX_DRAW),
+            idle_turns=round(tail.one("idle_turns") * n),
+            turn=round(tail.one("turn") * self.match.max_turns),
         )
 
     # ------------------------------------------------------ descriptions

@@ -33,6 +33,7 @@ from rummyzoo.envs.core import (
     ConfigError,
     Game,
     HandState,
+    ObservationTail,
     check_choice,
     check_range,
     validate_fields,
@@ -871,8 +872,7 @@ class Rummy500Game(Game):
         names = ["discard_pile"] + (["discard_pile_lower"] if self.num_decks > 1 else [])
         self._dec_pile = [lay[name] for name in names]
         tail = lay["stock_size"][0]  # the numbers and one-hots after the card planes
-        self._dec_tail = tail
-        self._dec_at = {name: (a - tail, b - tail) for name, (a, b) in lay.items() if a >= tail}
+        self._dec_tail = ObservationTail(lay, tail)
         self._dec_plane = {name: a // NUM_CARDS for name, (a, b) in lay.items() if a < tail}
 
     def decode(self, obs: np.ndarray) -> Rummy500View:
@@ -888,21 +888,9 @@ class Rummy500Game(Game):
         doubles = 0
         if self.num_decks > 1:
             doubles = vector_to_mask(obs[slice(*self.observation_layout["hand"])] > 1.5)
-        tail = obs[self._dec_tail :].tolist()
-        at = self._dec_at
-
-        def part(name: str) -> list[float]:
-            a, b = at[name]
-            return tail[a:b]
-
-        def values_of(name: str, scale: float) -> tuple[int, ...]:
-            return tuple(round(x * scale) for x in part(name))
-
-        def first(name: str) -> int:
-            return next((i for i, x in enumerate(part(name)) if x), -1)
-
+        tail = self._dec_tail.read(obs)
         # Each discard plane holds a card's place in the pile (1-based, over the deck size).
-        size = round(tail[at["discard_size"][0]] * cards)
+        size = round(tail.one("discard_size") * cards)
         pile = [-1] * size
         for start, stop in self._dec_pile:
             values = obs[start:stop]
@@ -919,7 +907,7 @@ class Rummy500Game(Game):
             seen |= BIT[c]
         top = masks[plane["discard_top"]]
         pending = masks[plane["pending"]]
-        phase = first("phase")
+        phase = tail.first("phase")
         return Rummy500View(
             hand=hand,
             doubles=doubles,
@@ -935,14 +923,14 @@ class Rummy500Game(Game):
             opponent_known=known,
             unseen=(1 << NUM_CARDS) - 1 & ~seen,
             pending=pending.bit_length() - 1,
-            stock=round(tail[at["stock_size"][0]] * cards),
-            hand_sizes=values_of("hand_sizes", NUM_CARDS),
-            table_points=values_of("table_points", TABLE_POINTS_SCALE),
+            stock=round(tail.one("stock_size") * cards),
+            hand_sizes=tail.ints("hand_sizes", NUM_CARDS),
+            table_points=tail.ints("table_points", TABLE_POINTS_SCALE),
             phase=(_DRAW if phase == _OBS_DRAW else _PLAY) if phase >= 0 else None,
-            to_act=first("to_act"),
-            dealer=first("dealer"),
-            turn=round(tail[at["turn"][0]] * self.match.max_turns),
-            scores=values_of("scores", self._score_scale),
+            to_act=tail.first("to_act"),
+            dealer=tail.first("dealer"),
+            turn=round(tail.one("turn") * self.match.max_turns),
+            scores=tail.ints("scores", self._score_scale),
         )
 
     # ------------------------------------------------------------------ info
