@@ -122,3 +122,33 @@ def test_the_arena_command_plays_in_batches(tmp_path):
     assert main([*base, "--batch", "4", "--json", str(many)]) == 0
     a, b = json.loads(one.read_text()), json.loads(many.read_text())
     assert a["agents"] == b["agents"]
+
+
+def test_bench_train_splits_the_learners_own_time_with_workers(tmp_path):
+    """With two processes, the parts still add up to this process's wall time: the helper's
+    opponents (who ran beside it) are reported apart."""
+    out = tmp_path / "workers.json"
+    args = [
+        "bench-train",
+        str(CONFIGS / "smoke_ppo.yaml"),
+        "--steps",
+        "256",
+        "--set",
+        "workers=2",
+        "--set",
+        "n_envs=4",
+        "--set",
+        "hyperparams.n_steps=32",
+        "--set",
+        "opponents=[{name: knock.greedy}]",
+        "--json",
+        str(out),
+    ]
+    assert main(args) == 0
+    run = json.loads(out.read_text())["setups"][0]["runs"][0]
+    parts = run["seconds_by_part"]
+    assert run["workers"] == 2
+    assert all(v >= 0 for v in parts.values()), parts
+    assert sum(parts.values()) == pytest.approx(run["seconds"])
+    assert run["helper_opponent_seconds"] > 0
+    assert parts["opponents"] > 0

@@ -5,7 +5,9 @@ steps with nothing else running (no evaluation, no checkpoints, no warm start), 
 
 * ``env``: the env's step, less the opponents' decisions (rules, observations, masks);
 * ``opponents``: the opponents choosing their actions (batched env only: ``act_batch``
-  calls; with a ``dummy``/``subproc`` env they are part of ``env``);
+  calls; with a ``dummy``/``subproc`` env they are part of ``env``); with ``workers`` above 1,
+  those of the learner's process only, and ``env`` its step with the wait for the helpers;
+  the helpers' opponents, which ran beside it, are ``helper_opponent_seconds``;
 * ``inference``: the learner's network choosing actions during collection;
 * ``buffer``: adding to the rollout / replay buffer (and PPO's returns and advantages);
 * ``update``: the gradient updates;
@@ -111,9 +113,14 @@ def bench_train(config: RunConfig, steps: int, pool: int = 0) -> dict[str, Any]:
         env.close()
     parts = dict(clock.parts)
     done = int(model.num_timesteps)
+    helper_opponents = 0.0
     if engine_env is not None:
-        parts["opponents"] = engine_env.opponent_seconds
+        # the time split is of this process's wall time: with several processes, the helpers'
+        # opponents ran beside it and are reported apart
+        local = getattr(engine_env, "local", engine_env)
+        parts["opponents"] = local.opponent_seconds
         parts["env"] -= parts["opponents"]
+        helper_opponents = engine_env.opponent_seconds - local.opponent_seconds
     parts["other"] = wall - sum(parts.values())
     collection = wall - parts["update"]
     return {
@@ -135,4 +142,5 @@ def bench_train(config: RunConfig, steps: int, pool: int = 0) -> dict[str, Any]:
         "collection_steps_per_s": done / collection if collection > 0 else None,
         "seconds_by_part": parts,
         "share_by_part": {k: v / wall for k, v in parts.items()},
+        "helper_opponent_seconds": helper_opponents,
     }
