@@ -138,6 +138,18 @@ class PlayPlanner:
         """Card ``o`` can be played as a single now."""
         return bool(fits.set_ranks >> (o >> 2) & 1 or (fits.below | fits.above) >> o & 1)
 
+    @staticmethod
+    def fit_mask(fits: Fits) -> int:
+        """The cards (order ids, as a bitmask) that can be played as a single now: those of
+        :meth:`fits_card`, all at once."""
+        mask = fits.below | fits.above
+        ranks = fits.set_ranks
+        while ranks:
+            low = ranks & -ranks
+            mask |= RANK_BITS[low.bit_length() - 1]
+            ranks ^= low
+        return mask
+
     def after_single(self, fits: Fits, o: int, target: int) -> Fits:
         """Fits after a single joins a run end (``single_extends_meld``); the end moves on.
 
@@ -410,6 +422,9 @@ class SmartDitch(DitchPolicy):
         self.draws_now = min(MAX_DRAW, self.max_hand)
         self._stats_key: Any = None
         self._stats: dict[Fits, tuple[float, ...]] = {}
+        self._pairs_live = -1  # the live cards that _pairs is of
+        self._pairs: tuple[int, float, float] = (1, 0.0, 0.0)
+        self._end = 0.0
         self.points_run = rules.points_run
         self.points_set = rules.points_set
 
@@ -463,28 +478,45 @@ class SmartDitch(DitchPolicy):
 
     def _table_stats(self, seen: DitchView, fits: Fits) -> tuple[float, ...]:
         """(live cards, chance two fresh cards make a run / a set, mean single points of a fresh
-        card, chance the hand ends before the next turn); cached per position and fits."""
+        card, chance the hand ends before the next turn); cached per position and fits (the
+        pair chances depend on the live cards alone, which stay the same through a turn)."""
         key = (seen.unseen, seen.stock, seen.hand_sizes)
         if key != self._stats_key:
             self._stats_key = key
             self._stats = {}
+            if seen.unseen != self._pairs_live:
+                self._pairs_live = seen.unseen
+                self._pairs = self._live_pairs(seen.unseen)
+            self._end = self._end_chance(seen)
         found = self._stats.get(fits)
         if found is not None:
             return found
-        live = seen.unseen
-        m = live.bit_count()
-        run_pairs = set_pairs = single = 0
-        for o in range(NUM_CARDS):
-            if live >> o & 1:
-                run_pairs += (self.run_partners[o] & live).bit_count()
-                set_pairs += (self.set_partners[o] & live).bit_count()
-                if self.planner.fits_card(o, fits):
-                    single += self.planner.single_points[o]
-        pairs = max(m * (m - 1), 1)
-        m = max(m, 1)
-        found = (m, run_pairs / pairs, set_pairs / pairs, single / m, self._end_chance(seen))
+        m, q_run, q_set = self._pairs
+        single = 0
+        rest = seen.unseen & self.planner.fit_mask(fits)
+        points = self.planner.single_points
+        while rest:
+            low = rest & -rest
+            single += points[low.bit_length() - 1]
+            rest ^= low
+        found = (m, q_run, q_set, single / m, self._end)
         self._stats[fits] = found
         return found
+
+    def _live_pairs(self, live: int) -> tuple[int, float, float]:
+        """(live cards, chance two fresh cards make a run / a set) for the ``live`` cards."""
+        run_pairs = set_pairs = 0
+        run_partners, set_partners = self.run_partners, self.set_partners
+        rest = live
+        while rest:
+            low = rest & -rest
+            o = low.bit_length() - 1
+            run_pairs += (run_partners[o] & live).bit_count()
+            set_pairs += (set_partners[o] & live).bit_count()
+            rest ^= low
+        m = live.bit_count()
+        pairs = max(m * (m - 1), 1)
+        return max(m, 1), run_pairs / pairs, set_pairs / pairs
 
     def _best_keep(
         self, seen: DitchView, hand: tuple[int, ...], fits: Fits
