@@ -3,6 +3,9 @@ hands, what they read from the observation, clear errors."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -217,3 +220,39 @@ def test_heuristic_errors():
         SmartDitch(num_players=5)
     assert {"ditch.greedy", "ditch.smart"} <= set(agent_names("ditch_rummy"))
     assert "ditch.smart" not in agent_names("knock_rummy")
+
+
+@pytest.mark.parametrize(
+    "players, options",
+    [(2, ONE_HAND), (3, {**ONE_HAND, "draw_rule": "up_to_3"}), (4, {**ONE_HAND, "teams": True})],
+)
+def test_smart_table_stats_cache_matches_a_fresh_count(players, options):
+    """What ditch.smart caches through a turn (the live cards' pair chances, the end chance,
+    the singles per fits) equals what a heuristic with nothing cached computes, at every
+    decision of whole hands of random play (which also draws nothing at times, so the live
+    cards stay while the draw pile shrinks): a cache kept past a change it depends on fails
+    this."""
+    env = ditch_rummy_v0.raw_env(num_players=players, **options)
+    rng = np.random.default_rng(3)
+    unused = SmartDitch("ditch_rummy", players, options)  # copies of it have nothing cached
+    checked = 0
+    for seed in range(6):
+        env.reset(seed=seed)
+        seats = {agent: SmartDitch("ditch_rummy", players, options) for agent in env.agents}
+        for agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            smart = seats[agent]
+            seen = smart.game.decode(obs["observation"])
+            lines = smart.planner.outcomes(seen.hand, seen.fits)
+            # the same live cards with the draw pile empty: only the end chance changes
+            emptied = dataclasses.replace(seen, stock=0)
+            for view in (seen, emptied):
+                for fits in {view.fits, *(line.fits for line in lines)}:
+                    fresh = copy.copy(unused)
+                    assert smart._table_stats(view, fits) == fresh._table_stats(view, fits)
+                    checked += 1
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert checked > 300
