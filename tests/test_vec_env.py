@@ -260,3 +260,137 @@ def test_knock_features_of_many_rows_at_once_are_those_of_each_row():
             rows = np.stack([features(o) for o in vec.observations])
             np.testing.assert_array_equal(features.batch(vec.observations), rows)
             vec.step(uniform_legal_actions(vec.action_masks, rng))
+
+
+def _play_as(agent_name, env, steps, rng):
+    """Let a heuristic choose the learner's actions; per finished episode: (its summed reward,
+    its seat, the deck it was dealt)."""
+    from rummyzoo.agents.registry import make_agent
+    from rummyzoo.training.vec_env import act_batch
+
+    agent = make_agent(agent_name, env.variant, env.num_players, env.env_options)
+    n = env.num_envs
+    totals = np.zeros(n)
+    start = [(int(env.seats[i]), env.engine.matches[i].deck) for i in range(n)]
+    episodes = []
+    for _ in range(steps):
+        actions = act_batch(agent, env.engine.observations, env.action_masks(), rng)
+        _, rewards, dones, _ = env.step(actions)
+        totals += rewards
+        for i in np.flatnonzero(dones).tolist():
+            episodes.append((totals[i], *start[i]))
+            totals[i] = 0.0
+            start[i] = (int(env.seats[i]), env.engine.matches[i].deck)
+    return episodes
+
+
+@pytest.mark.parametrize(
+    "players, options", [(2, {}), (4, {"teams": True})], ids=["2 players", "teams"]
+)
+def test_a_duplicate_baseline_that_plays_as_the_learner_cancels_every_deal(players, options):
+    """The learner plays ditch.smart's moves against heuristics, and ditch.smart sets the
+    baseline: each deal's twin is the very same game, so every hand's reward is 0."""
+    env = BatchedSeatEnv(
+        "ditch_rummy",
+        players,
+        {"target_score": None, **options},
+        opponents=["ditch.greedy", "ditch.smart"],
+        num_envs=6,
+        reward="margin",
+        seed=5,
+        duplicate_baseline="ditch.smart",
+    )
+    env.reset()
+    episodes = _play_as("ditch.smart", env, 300, np.random.default_rng(0))
+    assert len(episodes) >= 10
+    assert [total for total, _, _ in episodes] == [0.0] * len(episodes)
+
+
+def test_a_duplicate_baseline_subtracts_the_baseline_agents_own_result_on_the_deal():
+    """Against the same seeds without a baseline, each hand's reward falls by exactly the
+    reward ditch.greedy earns in the learner's seat of that deal against the same opponent
+    (played here in a match of its own on the recorded deck)."""
+    from rummyzoo.agents.registry import make_agent
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.registry import make_game
+
+    options = {"target_score": None}
+
+    def run(baseline):
+        env = BatchedSeatEnv(
+            "ditch_rummy", 2, options, opponents=["ditch.smart"], num_envs=4,
+            reward="margin", seed=9, duplicate_baseline=baseline,
+        )  # fmt: skip
+        env.reset()
+        return _play_as("ditch.smart", env, 250, np.random.default_rng(1))
+
+    plain, based = run(None), run("ditch.greedy")
+    assert len(plain) == len(based) >= 8
+    greedy = make_agent("ditch.greedy", "ditch_rummy", 2, options)
+    smart = make_agent("ditch.smart", "ditch_rummy", 2, options)
+    moved = 0
+    for (own, seat, deck), (rest, seat_b, deck_b) in zip(plain, based, strict=True):
+        assert seat == seat_b and np.array_equal(deck, deck_b)
+        match = Match(make_game("ditch_rummy", 2, reward="margin", **options))
+        match.reset(seed=0, deck=deck)
+        players = [smart, smart]
+        players[seat] = greedy
+        while True:
+            mover = match.current
+            end = match.step(players[mover].act(match.observe(mover), match.legal_mask(), None))
+            if end is not None:
+                break
+        assert rest == pytest.approx(own - end.rewards[seat], abs=1e-5)
+        moved += end.rewards[seat] != 0
+    assert moved >= 1
+
+
+def test_a_duplicate_baseline_needs_single_hands_on_the_batched_engine():
+    from rummyzoo.envs.core import ConfigError
+    from rummyzoo.training.config import ConfigLoadError
+
+    base = ["variant=ditch_rummy", "env_options.target_score=null", "reward=margin"]
+    config = load_config(CONFIGS / "smoke_ppo.yaml", [*base, "duplicate_baseline=ditch.smart"])
+    assert config.duplicate_baseline == "ditch.smart"
+    with pytest.raises(ConfigLoadError, match="compares single hands"):
+        load_config(
+            CONFIGS / "smoke_ppo.yaml",
+            [
+                "variant=ditch_rummy",
+                "env_options.target_score=500",
+                "duplicate_baseline=ditch.smart",
+            ],
+        )
+    with pytest.raises(ConfigLoadError, match="needs vec_env: batched"):
+        load_config(
+            CONFIGS / "smoke_ppo.yaml", [*base, "vec_env=dummy", "duplicate_baseline=ditch.smart"]
+        )
+    with pytest.raises(ConfigLoadError, match="plays knock_rummy, not ditch_rummy"):
+        load_config(CONFIGS / "smoke_ppo.yaml", [*base, "duplicate_baseline=knock.smart"])
+    with pytest.raises(ConfigError, match="needs single hands"):
+        BatchedSeatEnv("ditch_rummy", 2, {}, num_envs=2, duplicate_baseline="ditch.smart")
+
+
+@pytest.mark.parametrize("variant", ["knock_rummy", "ditch_rummy", "rummy500"])
+def test_a_short_ppo_run_with_a_duplicate_baseline(variant):
+    smart = {
+        "knock_rummy": "knock.smart",
+        "ditch_rummy": "ditch.smart",
+        "rummy500": "rummy500.smart",
+    }
+    config = load_config(
+        CONFIGS / "smoke_ppo.yaml",
+        [
+            f"variant={variant}",
+            "n_envs=8",
+            "env_options.target_score=null",
+            "reward=margin",
+            f"duplicate_baseline={smart[variant]}",
+        ],
+    )
+    env = build_vec_env(config)
+    assert env.venv.duplicate_baseline == smart[variant]
+    model = build_model(config, env, None)
+    model.learn(total_timesteps=256)
+    assert model.num_timesteps >= 256
+    env.close()

@@ -486,6 +486,14 @@ class RunConfig(Strict):
     """Processes that play the batched env's games: 1 (this one), or this one and
     ``workers - 1`` helper processes, each playing its share of the games with its own
     opponents (:mod:`rummyzoo.training.split_env`)."""
+    duplicate_baseline: str | None = None
+    """An agent (a heuristic's name or a checkpoint) that sets each hand's baseline: when a
+    deal starts it plays the learner's seat of that same deal to the end against the same
+    opponents, and the learner's reward for the hand is its own less that agent's. Between
+    players of similar strength most of a hand's margin is the deal's, and this cancels it; the
+    baseline does not depend on the learner's actions, so the policy gradient stays unbiased.
+    Single hands (``env_options.target_score: null``) on the batched engine (``vec_env:
+    batched``, ``backend: sb3``); none by default."""
     device: str = "cpu"
     """Torch device: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto`` (CUDA if there is one)."""
     torch_threads: int = Field(1, ge=1)
@@ -614,6 +622,36 @@ class RunConfig(Strict):
             n_envs = info.data.get("n_envs")
             if n_envs is not None and value > n_envs:
                 raise ValueError(f"{value} workers need at least {value} games (n_envs: {n_envs})")
+        return value
+
+    @field_validator("duplicate_baseline")
+    @classmethod
+    def _duplicate_baseline(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return value
+        if info.data.get("backend") == "rllib":
+            raise ValueError("duplicate_baseline is a setting of the sb3 backend's batched env")
+        if info.data.get("vec_env", "batched") != "batched":
+            raise ValueError(
+                "duplicate_baseline plays each deal again beside the batched engine: it needs "
+                "vec_env: batched"
+            )
+        game = _game(info)
+        if game is not None:
+            from rummyzoo.envs.registry import make_game
+
+            try:
+                target = make_game(game[0], game[1], **game[2]).match.target_score
+            except (ValueError, TypeError):
+                return value  # env_options reports its own problem
+            if target is not None:
+                raise ValueError(
+                    "duplicate_baseline compares single hands: set env_options.target_score: "
+                    f"null (this config plays matches to {target})"
+                )
+            problem = agent_problem(value, *game, _agent_cache(info))
+            if problem is not None:
+                raise ValueError(problem)
         return value
 
     @field_validator("device")

@@ -145,6 +145,7 @@ def _batched_share(config: RunConfig, num_envs: int, first: int) -> BatchedSeatE
         num_envs=num_envs,
         **learner_options(config),
         seed=config.seed * 1000 + first,
+        duplicate_baseline=config.duplicate_baseline,
     )
 
 

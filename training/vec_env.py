@@ -31,6 +31,9 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.features import learner_inputs, make_features, make_potential
+from rummyzoo.agents.registry import make_agent
+from rummyzoo.envs.core import ConfigError
+from rummyzoo.envs.match import Match
 from rummyzoo.envs.registry import make_vector
 from rummyzoo.training.seat_env import OpponentMixture, as_mixture, check_learner_seat
 
@@ -108,6 +111,11 @@ class BatchedSeatEnv(WholeBatchVecEnv):
     :param num_envs: games stepped together.
     :param seed: game ``i`` starts from seed ``seed + i``; seats and opponents are drawn from
         a generator seeded with ``seed``.
+    :param duplicate_baseline: an agent name (or checkpoint) that plays each deal once more
+        in the learner's seat, against the same opponents, when the deal starts (single
+        hands only); the learner's reward for the hand is then its own less that agent's
+        (:meth:`_twin_reward`): the deal's luck largely cancels, and since the baseline does
+        not depend on the learner's actions the policy gradient stays unbiased.
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012
@@ -128,6 +136,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         shaping: str | None = None,
         gamma: float = 0.99,
         seed: int = 0,
+        duplicate_baseline: str | None = None,
     ) -> None:
         self.variant = variant
         self.env_options = dict(env_options or {})
@@ -184,6 +193,18 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         #: seconds the opponents spent choosing actions (``rummyzoo bench-train`` reads it)
         self.opponent_seconds = 0.0
         self._started = False
+        self.duplicate_baseline = duplicate_baseline
+        self._baseline = np.zeros(n, dtype=np.float64)
+        if duplicate_baseline is not None:
+            if game.match.target_score is not None:
+                raise ConfigError(
+                    "duplicate_baseline plays each deal again for one hand: it needs single "
+                    f"hands (target_score=None), not matches to {game.match.target_score}"
+                )
+            self._twin = Match(game, infos=False)
+            self._twin_policy = make_agent(
+                duplicate_baseline, variant, num_players, self.env_options
+            )
 
     # ------------------------------------------------------------------ games
     def _new_match(self, i: int) -> None:
@@ -215,6 +236,24 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         self._points[i] = 0.0
         self._hand_points[i] = []
         self._margins[i] = []
+        if self.duplicate_baseline is not None:
+            self._baseline[i] = self._twin_reward(i, seat)
+
+    def _twin_reward(self, i: int, seat: int) -> float:
+        """The reward the duplicate-baseline agent earns in ``seat`` of game ``i``'s deal,
+        playing it to its end against the game's opponents (0 if the turn cap cuts it)."""
+        twin = self._twin
+        twin.reset(seed=self._seed + int(self._matches[i]), deck=self.engine.matches[i].deck)
+        policies = list(self.policies[i])
+        policies[seat] = agent = self._twin_policy
+        agent.reset(seat)
+        rng = self.rng
+        while True:
+            mover = twin.current
+            action = policies[mover].act(twin.observe(mover), twin.legal_mask(), rng)
+            end = twin.play(twin.check(action))
+            if end is not None:
+                return 0.0 if end.rewards is None else float(end.rewards[seat])
 
     def _id_of(self, policy: Policy) -> int:
         key = id(policy)
@@ -318,7 +357,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             else:
                 truncated = bool(engine.truncated[i])
                 dones[i] = True
-                rewards[i] += engine.rewards[i, seat]
+                rewards[i] += engine.rewards[i, seat] - self._baseline[i]
                 if self.potential is not None:
                     phi_after = self._phi_of(engine.final_observation(i, seat)) if truncated else 0
                     rewards[i] += self.gamma * phi_after - self._phi[i]
