@@ -251,7 +251,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         while True:
             mover = twin.current
             action = policies[mover].act(twin.observe(mover), twin.legal_mask(), rng)
-            end = twin.play(twin.check(action))
+            end = twin.step(action)
             if end is not None:
                 return 0.0 if end.rewards is None else float(end.rewards[seat])
 
