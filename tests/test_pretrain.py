@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -132,6 +133,16 @@ def test_pretrained_run_records_its_warm_start(tmp_path):
             {"pretrain": {"teacher": "knock.smart", "margin": 0.5}},
             r"pretrain\.margin.*DQN warm start",
         ),
+        ({"pretrain": {"teacher": "knock.smart", "anchor_coef": -1}}, r"pretrain\.anchor_coef"),
+        # the anchor is PPO's: a DQN config (or PPO on the rllib backend) that sets it is refused
+        (
+            {"algo": "dqn", "pretrain": {"teacher": "knock.smart", "anchor_coef": 1.0}},
+            r"pretrain\.anchor_coef.*PPO's warm start",
+        ),
+        (
+            {"backend": "rllib", "pretrain": {"teacher": "knock.smart", "anchor_coef": 1.0}},
+            r"pretrain\.anchor_coef.*sb3 backend",
+        ),
     ],
 )
 def test_pretrain_config_errors(data, message):
@@ -152,13 +163,37 @@ def test_a_ppo_config_written_back_in_full_validates_again():
     assert validate_config(config.model_dump()) == config
 
 
+def _with_and_without(
+    tmp_path: Path, config: str, overrides: list[str], key: str, coef: float
+) -> dict[float, Any]:
+    """The last models of two runs of ``config``: with ``pretrain.<key>`` at ``coef`` and at
+    0 (run folders ``run_<coef>``), as a resumed run loads them."""
+    from rummyzoo.agents.checkpoints import load_model
+    from rummyzoo.training.dqn import MaskedDQN
+    from rummyzoo.training.ppo import MaskedPPO
+
+    models = {}
+    for value in (coef, 0.0):
+        run = tmp_path / f"run_{value}"
+        train_from_file(
+            str(CONFIGS / config),
+            [*overrides, f"pretrain.{key}={value}"],
+            str(run),
+            ["test"],
+            progress="off",
+        )
+        models[value], _ = load_model(
+            run / "checkpoints" / "last.zip", classes={"dqn": MaskedDQN, "ppo": MaskedPPO}
+        )
+    return models
+
+
 def test_dqn_keeps_the_teachers_decisions_and_resumes_with_them(tmp_path):
     """With ``demo_coef`` every Q-learning update also pushes the teacher's recorded actions
     above the others: after the same RL steps, the greedy policy follows the teacher more
     closely than the same run without them, and a resumed run reads them back."""
     import torch as th
 
-    from rummyzoo.agents.checkpoints import load_model
     from rummyzoo.agents.networks import mask_from_obs
     from rummyzoo.training.dqn import MaskedDQN
     from rummyzoo.training.train import DEMONSTRATIONS, resume_run
@@ -174,17 +209,7 @@ def test_dqn_keeps_the_teachers_decisions_and_resumes_with_them(tmp_path):
         "pretrain.margin=0.5",
         "hyperparams.learning_rate=0.001",
     ]
-    models = {}
-    for coef in (2.0, 0.0):
-        run = tmp_path / f"run_{coef}"
-        train_from_file(
-            str(CONFIGS / "smoke_dqn.yaml"),
-            [*overrides, f"pretrain.demo_coef={coef}"],
-            str(run),
-            ["test"],
-            progress="off",
-        )
-        models[coef], _ = load_model(run / "checkpoints" / "last.zip", classes={"dqn": MaskedDQN})
+    models = _with_and_without(tmp_path, "smoke_dqn.yaml", overrides, "demo_coef", 2.0)
     run = tmp_path / "run_2.0"
     assert not (tmp_path / "run_0.0" / "checkpoints" / DEMONSTRATIONS).exists()
     demos = run / "checkpoints" / DEMONSTRATIONS
@@ -215,3 +240,80 @@ def test_dqn_keeps_the_teachers_decisions_and_resumes_with_them(tmp_path):
     demos.unlink()
     with pytest.raises(ValueError, match=r"demonstrations.*missing"):
         resume_run(str(run), ["n_timesteps=512"], ["test"], progress="off")
+
+
+def test_anchor_kl_is_the_kl_divergence_over_the_legal_actions():
+    import torch as th
+
+    from rummyzoo.training.ppo import anchor_kl
+
+    legal = th.tensor([[True, True, False, True], [True, False, False, False]])
+    p = th.tensor([[0.5, 0.25, 0.0, 0.25], [1.0, 0.0, 0.0, 0.0]])
+    q = th.tensor([[0.25, 0.25, 0.0, 0.5], [1.0, 0.0, 0.0, 0.0]])
+    # illegal actions carry the masked policy's huge negative log-probability, not -inf
+    log_p = th.where(legal, p.clamp_min(1e-30).log(), th.tensor(-1e8))
+    log_q = th.where(legal, q.clamp_min(1e-30).log(), th.tensor(-1e8))
+    got = anchor_kl(log_q, log_p, legal)  # KL(p || q)
+    want = 0.5 * np.log(0.5 / 0.25) + 0.25 * np.log(0.25 / 0.5)
+    th.testing.assert_close(got, th.tensor([want, 0.0], dtype=th.float32), rtol=1e-6, atol=1e-7)
+    assert float(anchor_kl(log_p, log_p, legal).abs().max()) == 0.0
+
+
+def test_ppo_anchored_to_its_warm_start_stays_near_it_and_resumes_with_it(tmp_path):
+    """With ``anchor_coef`` every PPO update also pulls the policy towards the warm start's:
+    after the same RL steps the policy is much nearer the warm start than the same run's
+    without the anchor, and a resumed run reads the reference back (and stops, saying so,
+    without it)."""
+    import torch as th
+
+    from rummyzoo.agents.safe import load_checkpoint
+    from rummyzoo.training.ppo import _masked_log_pmf, anchor_kl
+    from rummyzoo.training.pretrain import collect_teacher_games_batched
+    from rummyzoo.training.train import WARM_START, resume_run
+
+    overrides = [
+        "features=knock_deadwood",
+        "policy_kwargs.network=cards",
+        "opponents=[{name: knock.greedy}]",
+        "pretrain.teacher=knock.greedy",
+        "pretrain.decisions=400",
+        "pretrain.epochs=4",
+        "n_timesteps=512",
+        "hyperparams.learning_rate=0.003",
+        "hyperparams.n_epochs=4",
+    ]
+    models = _with_and_without(tmp_path, "smoke_ppo.yaml", overrides, "anchor_coef", 20.0)
+    # the reference is not in the resume file
+    assert all(getattr(model, "anchor", None) is None for model in models.values())
+    policies = {coef: model.policy for coef, model in models.items()}
+    run = tmp_path / "run_20.0"
+    logged = tb_steps(run)
+    assert any(tag.endswith("train/anchor_kl") for tag in logged)
+    assert not any(tag.endswith("train/anchor_kl") for tag in tb_steps(tmp_path / "run_0.0"))
+    # both runs start from the same warm start (same seed); compare them on the teacher's games
+    warm = load_checkpoint(run / "checkpoints" / WARM_START)[0].policy
+    env = build_vec_env(load_config(CONFIGS / "smoke_ppo.yaml", overrides))
+    try:
+        games = collect_teacher_games_batched(env, "knock.greedy", 300, seed=5, gamma=0.99)
+    finally:
+        env.close()
+    obs = th.as_tensor(np.asarray(games["obs"]), dtype=th.float32)
+    masks = th.as_tensor(np.asarray(games["masks"]), dtype=th.bool)
+
+    def kl_from_warm(policy) -> float:
+        with th.no_grad():
+            ref = _masked_log_pmf(warm, obs, masks)[0]
+            own, _, legal = _masked_log_pmf(policy, obs, masks)
+            return float(anchor_kl(own, ref, legal).mean())
+
+    anchored, free = kl_from_warm(policies[20.0]), kl_from_warm(policies[0.0])
+    assert free > 0.01 and anchored < 0.5 * free, (anchored, free)
+    summary = resume_run(str(run), ["n_timesteps=768"], ["test"], progress="off")
+    assert summary["steps"] >= 768
+    anchor_steps = [
+        step for tag, steps in tb_steps(run).items() if tag.endswith("anchor_kl") for step in steps
+    ]
+    assert max(anchor_steps) > 512, anchor_steps
+    (run / "checkpoints" / WARM_START).unlink()
+    with pytest.raises(ValueError, match=r"anchors PPO to the warm start.*missing"):
+        resume_run(str(run), ["n_timesteps=1024"], ["test"], progress="off")

@@ -201,10 +201,19 @@ class Pretrain(Strict):
     after the warm start."""
     demo_batch_size: int = Field(32, gt=0)
     """DQN with ``demo_coef``: recorded decisions drawn for each update's margin term."""
+    anchor_coef: float = Field(0.0, ge=0)
+    """PPO: weight of the KL divergence from the warm start's policy (frozen, read back from
+    ``checkpoints/warm_start.rz``) to the learner's, on every update's minibatch of states,
+    added to PPO's loss (as in kickstarting): PPO then departs from the warm start only where
+    its advantages keep saying so, instead of drifting with the noise of the returns; 0: none
+    (PPO's loss as is)."""
 
 
 #: The warm start's settings that only a DQN run reads.
 DQN_PRETRAIN_KEYS = ("margin", "margin_coef", "demo_coef", "demo_batch_size")
+
+#: The warm start's settings that only a PPO run reads.
+PPO_PRETRAIN_KEYS = ("anchor_coef",)
 
 #: algo -> its hyperparameter model.
 HYPERPARAMS: dict[str, type[BaseModel]] = {"ppo": PPOHyperparams, "dqn": DQNHyperparams}
@@ -773,17 +782,29 @@ class RunConfig(Strict):
         if raw is None:
             return result
         teacher = raw.get("teacher") if isinstance(raw, dict) else None
-        if isinstance(raw, dict) and info.data.get("algo", "ppo") != "dqn":
-            for key in DQN_PRETRAIN_KEYS:
+        if isinstance(raw, dict):
+            dqn = info.data.get("algo", "ppo") == "dqn"
+            foreign = PPO_PRETRAIN_KEYS if dqn else DQN_PRETRAIN_KEYS
+            for key in foreign:
                 # a config written back in full carries the defaults: only a changed one counts
                 if key in raw and raw[key] != Pretrain.model_fields[key].default:
-                    issues.append(
-                        Issue(
-                            (key,),
-                            f"{key} is a setting of the DQN warm start (algo: dqn); PPO's warm "
-                            "start fits its policy by cross-entropy: drop it",
-                        )
+                    why = (
+                        "a setting of PPO's warm start (algo: ppo); DQN keeps its teacher "
+                        "with demo_coef"
+                        if dqn
+                        else "a setting of the DQN warm start (algo: dqn); PPO's warm start "
+                        "fits its policy by cross-entropy"
                     )
+                    issues.append(Issue((key,), f"{key} is {why}: drop it"))
+            anchor = raw.get("anchor_coef", 0.0)
+            if not dqn and anchor != 0.0 and info.data.get("backend") == "rllib":
+                issues.append(
+                    Issue(
+                        ("anchor_coef",),
+                        "anchor_coef is a setting of the sb3 backend's PPO (backend: sb3); "
+                        "the rllib backend's warm start has no anchor: drop it",
+                    )
+                )
         game = _game(info)
         if game is not None and isinstance(teacher, str):
             problem = agent_problem(teacher, *game, _agent_cache(info))

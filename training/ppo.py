@@ -96,11 +96,30 @@ def masked_evaluate_actions(
     """(values ``(N, 1)``, log-probabilities ``(N,)``, entropies ``(N,)``) of ``actions``, as
     ``MaskableActorCriticPolicy.evaluate_actions`` returns them."""
     log_pmf, values, legal = _masked_log_pmf(policy, obs, action_masks)
+    return _evaluated(log_pmf, values, legal, actions)
+
+
+def _evaluated(
+    log_pmf: th.Tensor, values: th.Tensor, legal: th.Tensor | None, actions: th.Tensor
+) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
     log_prob = log_pmf.gather(-1, actions.long().reshape(-1, 1)).squeeze(-1)
     p_log_p = log_pmf * F.softmax(log_pmf, dim=-1)
     if legal is not None:
         p_log_p = th.where(legal, p_log_p, th.tensor(0.0, device=p_log_p.device))
     return values, log_prob, -p_log_p.sum(-1)
+
+
+def anchor_kl(
+    log_pmf: th.Tensor, reference_log_pmf: th.Tensor, legal: th.Tensor | None
+) -> th.Tensor:
+    """``KL(reference || policy)`` per row over the legal actions, ``(N,)``: the
+    cross-entropy of the policy's log-probabilities ``log_pmf`` under the reference's less
+    the reference's entropy (0 where the two agree)."""
+    ref_p = reference_log_pmf.exp()
+    terms = ref_p * (reference_log_pmf - log_pmf)
+    if legal is not None:
+        terms = th.where(legal, terms, th.zeros((), dtype=terms.dtype, device=terms.device))
+    return terms.sum(-1)
 
 
 def use_masked_policy(policy: Any) -> bool:
@@ -116,8 +135,83 @@ def use_masked_policy(policy: Any) -> bool:
 
 class MaskedPPO(MaskablePPO):
     """``MaskablePPO`` whose policy uses :func:`masked_forward` and
-    :func:`masked_evaluate_actions` (module docstring)."""
+    :func:`masked_evaluate_actions` (module docstring).
+
+    With an anchor (:meth:`set_anchor`: a frozen reference policy, the warm start's, and a
+    coefficient ``c > 0``), every update's loss gains ``c * mean KL(reference || policy)``
+    over the minibatch's states (:func:`anchor_kl`), and ``train/anchor_kl`` logs the mean
+    KL of each update phase. Without one (or with ``c = 0``) the updates are
+    ``MaskablePPO``'s own.
+    """
+
+    anchor: Any = None
+    anchor_coef: float = 0.0
 
     def _setup_model(self) -> None:
         super()._setup_model()
         use_masked_policy(self.policy)
+
+    def _excluded_save_params(self) -> list[str]:
+        # the reference is the run's warm_start.rz, read back on resume (train.py)
+        return [*super()._excluded_save_params(), "anchor"]
+
+    def set_anchor(self, reference: Any, coef: float) -> None:
+        """Anchor the updates to ``reference`` (a policy of the same network and inputs,
+        used frozen) with weight ``coef``."""
+        if coef < 0:
+            raise ValueError(f"the anchor's coefficient must be >= 0, got {coef}")
+        reference = reference.to(self.device)
+        reference.set_training_mode(False)
+        for param in reference.parameters():
+            param.requires_grad_(False)
+        self.anchor = reference
+        self.anchor_coef = float(coef)
+
+    def train(self) -> None:
+        if self.anchor is None or self.anchor_coef <= 0:
+            super().train()
+            return
+        policy = self.policy
+        optimizer = policy.optimizer
+        reference = self.anchor
+        coef = self.anchor_coef
+        pending: list[th.Tensor] = []
+        kls: list[float] = []
+
+        def evaluate_actions(
+            obs: th.Tensor, actions: th.Tensor, action_masks: Any = None
+        ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+            log_pmf, values, legal = _masked_log_pmf(policy, obs, action_masks)
+            with th.no_grad():
+                reference_log_pmf = _masked_log_pmf(reference, obs, action_masks)[0]
+            pending[:] = [anchor_kl(log_pmf, reference_log_pmf, legal).mean()]
+            return _evaluated(log_pmf, values, legal, actions)
+
+        zero_grad = optimizer.zero_grad
+
+        def zero_grad_then_anchor(set_to_none: bool = True) -> None:
+            # MaskablePPO clears the gradients right before the backward pass of its loss:
+            # the anchor's gradient goes in first, and its own adds to it (before clipping)
+            zero_grad(set_to_none=set_to_none)
+            if pending:
+                kl = pending.pop()
+                kls.append(kl.item())
+                (coef * kl).backward(retain_graph=True)
+
+        own = policy.__dict__.get("evaluate_actions")  # the masked one, bound to the policy
+        own_zero_grad = optimizer.__dict__.get("zero_grad")
+        policy.evaluate_actions = evaluate_actions
+        optimizer.zero_grad = zero_grad_then_anchor  # type: ignore[method-assign]
+        try:
+            super().train()
+        finally:
+            if own is None:
+                del policy.evaluate_actions
+            else:
+                policy.evaluate_actions = own
+            if own_zero_grad is None:
+                del optimizer.zero_grad  # back to the class's method
+            else:
+                optimizer.zero_grad = own_zero_grad
+        if kls:
+            self.logger.record("train/anchor_kl", float(np.mean(kls)))

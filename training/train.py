@@ -309,10 +309,32 @@ def truncate_tensorboard(tb_dir: Path, step: int) -> int:
 #: The teacher's decisions a DQN run keeps for its updates (``pretrain.demo_coef``).
 DEMONSTRATIONS = "demonstrations.npz"
 
+#: The network as the warm start left it (what RL is measured against, and anchored to).
+WARM_START = "warm_start.rz"
+
 
 def keeps_demonstrations(config: RunConfig) -> bool:
     """Whether a run keeps its teacher's decisions for its DQN updates."""
     return config.algo == "dqn" and config.pretrain is not None and config.pretrain.demo_coef > 0
+
+
+def anchors(config: RunConfig) -> bool:
+    """Whether a run's PPO updates are anchored to its warm start (``pretrain.anchor_coef``)."""
+    return config.algo == "ppo" and config.pretrain is not None and config.pretrain.anchor_coef > 0
+
+
+def set_anchor(model: Any, config: RunConfig, run_dir: Path) -> None:
+    """Anchor ``model``'s updates to the run's warm start, read back from its checkpoint."""
+    from rummyzoo.agents.safe import load_checkpoint
+
+    path = run_dir / "checkpoints" / WARM_START
+    if not path.exists():
+        raise ValueError(
+            f"cannot anchor {run_dir}'s PPO to its warm start (pretrain.anchor_coef): "
+            f"{path} is missing"
+        )
+    network, _ = load_checkpoint(path)
+    model.set_anchor(network.policy, config.pretrain.anchor_coef)
 
 
 def run_pretrain(
@@ -400,6 +422,12 @@ def train(
                 f"cannot resume {run_dir}: its config keeps the warm start's demonstrations "
                 f"(pretrain.demo_coef) but {demos} is missing"
             )
+        warm = run_dir / "checkpoints" / WARM_START
+        if anchors(config) and not warm.exists():
+            raise ValueError(
+                f"cannot resume {run_dir}: its config anchors PPO to the warm start "
+                f"(pretrain.anchor_coef) but {warm} is missing"
+            )
         if steps_done >= config.n_timesteps:
             return finished_run(run_dir, steps_done, config.n_timesteps)
     started = time.perf_counter()
@@ -430,6 +458,8 @@ def train(
             if keeps_demonstrations(config):  # its file was checked above
                 spec = config.pretrain
                 model.load_demonstrations(demos, spec.demo_coef, spec.margin, spec.demo_batch_size)
+        if anchors(config):  # its file was checked above
+            set_anchor(model, config, run_dir)
         steps_done = int(meta["steps"])
         model.num_timesteps = steps_done
         rewind_run(run_dir, steps_done)
@@ -456,9 +486,9 @@ def train(
             if getattr(model, "demonstrations", None) is not None:
                 model.save_demonstrations(run_dir / "checkpoints" / DEMONSTRATIONS)
             # the network as the warm start left it, before any RL: what RL is measured against
-            save_checkpoint(
-                model, run_dir / "checkpoints" / "warm_start.rz", checkpoint_meta(config, 0)
-            )
+            save_checkpoint(model, run_dir / "checkpoints" / WARM_START, checkpoint_meta(config, 0))
+            if anchors(config):
+                set_anchor(model, config, run_dir)
     bar = Progress(
         f"train ({config.algo})",
         config.n_timesteps,
