@@ -601,6 +601,7 @@ def train_rllib(
     from rummyzoo.agents.checkpoints import save_checkpoint
     from rummyzoo.training.progress import Progress
     from rummyzoo.training.train import (
+        WARM_START,
         checkpoint_meta,
         finished_run,
         note_resume,
@@ -641,9 +642,7 @@ def train_rllib(
             begun = time.perf_counter()
             state["pretrain"] = _warm_start(config, run_dir, shim, progress, progress_every)
             phases["warm_start_seconds"] = time.perf_counter() - begun
-            save_checkpoint(
-                shim, run_dir / "checkpoints" / "warm_start.rz", checkpoint_meta(config, 0)
-            )
+            save_checkpoint(shim, run_dir / "checkpoints" / WARM_START, checkpoint_meta(config, 0))
         if not resume:
             weights = (
                 _policy_state(shim.policy) if config.pretrain is not None else learner_state(algo)

@@ -324,16 +324,11 @@ def anchors(config: RunConfig) -> bool:
 
 
 def set_anchor(model: Any, config: RunConfig, run_dir: Path) -> None:
-    """Anchor ``model``'s updates to the run's warm start, read back from its checkpoint."""
+    """Anchor ``model``'s updates to the run's warm start, read back from its checkpoint
+    (written by the warm start; a resumed run checks first that it is there)."""
     from rummyzoo.agents.safe import load_checkpoint
 
-    path = run_dir / "checkpoints" / WARM_START
-    if not path.exists():
-        raise ValueError(
-            f"cannot anchor {run_dir}'s PPO to its warm start (pretrain.anchor_coef): "
-            f"{path} is missing"
-        )
-    network, _ = load_checkpoint(path)
+    network, _ = load_checkpoint(run_dir / "checkpoints" / WARM_START)
     model.set_anchor(network.policy, config.pretrain.anchor_coef)
 
 
