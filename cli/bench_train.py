@@ -11,7 +11,7 @@ from typing import Any
 
 from rummyzoo.cli.common import Parents
 
-PARTS = ("env", "opponents", "inference", "buffer", "update", "other")
+PARTS = ("env", "opponents", "inference", "buffer", "wait", "update", "other")
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 
 def _line(label: str, r: dict[str, Any]) -> str:
-    share = ", ".join(f"{p} {r['share_by_part'].get(p, 0.0):.0%}" for p in PARTS)
+    share = ", ".join(f"{p} {r['share_by_part'][p]:.0%}" for p in PARTS if p in r["share_by_part"])
     return (
         f"{label}: {r['steps_per_s']:,.0f} steps/s end to end, "
         f"{r['collection_steps_per_s']:,.0f} collecting ({share})"

@@ -179,3 +179,89 @@ def test_short_runs_train_on_two_processes(tmp_path, algo):
     result = train(config, run_dir=tmp_path / "run")
     assert result["steps"] >= 400
     assert (tmp_path / "run" / "checkpoints" / "best.rz").exists()
+
+
+def _replay_share(config, part: slice):
+    """A share of a run's games in this process, seeded as the split env seeds it."""
+    from rummyzoo.training.train import share_env
+
+    share = share_env(config.model_dump(mode="json"), part.stop - part.start, part.start)
+    share.seed(config.seed + part.start)
+    return share
+
+
+def test_ppo_rollouts_over_processes_record_the_games_their_actions_play():
+    """Each process plays its games' rollout with its own copy of the policy: the buffer holds,
+    for every game, the transitions that replaying its recorded actions in one process gives,
+    the helpers' log-probabilities and values are the learner's network's, and the next rollout
+    goes on from where this one left every game."""
+    config = _config("workers=3", "hyperparams.n_steps=9", "seed=5")
+    env = build_vec_env(config)
+    model = build_model(config, env, None)
+    split = env.unwrapped
+    steps = model.n_steps
+    try:
+        _, callback = model._setup_learn(10_000, None)
+        assert model.collect_rollouts(env, callback, model.rollout_buffer, steps)
+        buf = model.rollout_buffer
+        assert buf.full and buf.pos == steps
+        assert model.num_timesteps == steps * config.n_envs
+        shares = [split.local_games, *split.helper_slices]
+        assert [s.start for s in shares] == split.bounds[:-1].tolist()
+        ended = 0
+        for part in shares:
+            share = _replay_share(config, part)
+            obs = share.reset()
+            np.testing.assert_array_equal(buf.episode_starts[0, part], True)
+            for t in range(steps):
+                np.testing.assert_array_equal(buf.observations[t, part], obs)
+                np.testing.assert_array_equal(buf.action_masks[t, part], share.action_masks())
+                share.step_async(buf.actions[t, part, 0].astype(np.int64))
+                obs, rewards, dones, _ = share.step_wait()
+                np.testing.assert_allclose(buf.rewards[t, part], rewards, rtol=1e-6)
+                if t + 1 < steps:
+                    np.testing.assert_array_equal(buf.episode_starts[t + 1, part], dones)
+                ended += int(dones.sum())
+            np.testing.assert_array_equal(model._last_obs[part], obs)
+            np.testing.assert_array_equal(model._last_episode_starts[part], dones)
+        assert ended > 0  # games ended and started again within the rollout
+        # the helpers' network is the learner's: the same log-probabilities and values
+        import torch as th
+
+        flat = slice(split.helper_slices[0].start, config.n_envs)
+        obs_t = th.as_tensor(buf.observations[:, flat].reshape(-1, buf.obs_shape[0]))
+        actions_t = th.as_tensor(buf.actions[:, flat].reshape(-1))
+        masks = buf.action_masks[:, flat].reshape(len(actions_t), -1)
+        with th.no_grad():
+            values, log_probs, _ = model.policy.evaluate_actions(obs_t, actions_t, masks)
+        np.testing.assert_allclose(buf.log_probs[:, flat].reshape(-1), log_probs, atol=1e-5)
+        np.testing.assert_allclose(buf.values[:, flat].reshape(-1), values.reshape(-1), atol=1e-5)
+        # the next rollout starts where this one left every game
+        last_obs, last_starts = model._last_obs.copy(), model._last_episode_starts.copy()
+        assert model.collect_rollouts(env, callback, model.rollout_buffer, steps)
+        np.testing.assert_array_equal(buf.observations[0], last_obs)
+        np.testing.assert_array_equal(buf.episode_starts[0], last_starts)
+    finally:
+        env.close()
+
+
+def test_the_env_refuses_other_work_while_the_helpers_play_a_rollout():
+    config = _config("workers=2")
+    env = build_vec_env(config)
+    model = build_model(config, env, None)
+    split = env.unwrapped
+    try:
+        model._setup_learn(1_000, None)
+        with pytest.raises(RuntimeError, match="no rollout to finish"):
+            split.finish_rollouts(model._last_obs[split.local_games])
+        split.start_rollouts(model.policy, 4, 0.99, 0)
+        with pytest.raises(RuntimeError, match="playing a rollout"):
+            split.start_rollouts(model.policy, 4, 0.99, 0)
+        with pytest.raises(RuntimeError, match="playing a rollout"):
+            env.step(np.zeros(config.n_envs, dtype=np.int64))
+        with pytest.raises(RuntimeError, match="playing a rollout"):
+            split.env_method("add_snapshot", "x.rz", 1)
+        assert split.local.opponents.pool == []  # nothing changed here either
+    finally:
+        env.close()  # waits for the rollout in flight
+    assert split._procs == []

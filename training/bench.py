@@ -9,6 +9,9 @@ steps with nothing else running (no evaluation, no checkpoints, no warm start), 
   those of the learner's process only, and ``env`` its step with the wait for the helpers;
   the helpers' opponents, which ran beside it, are ``helper_opponent_seconds``;
 * ``inference``: the learner's network choosing actions during collection;
+* ``wait``: PPO with ``workers`` above 1 only: this process waiting, at the end of each
+  rollout, for the helpers' rollouts (they play theirs with their own copy of the network,
+  whose inference is not in ``inference``);
 * ``buffer``: adding to the rollout / replay buffer (and PPO's returns and advantages);
 * ``update``: the gradient updates;
 * ``other``: what is left (the algorithm's own bookkeeping, tensor conversions...).
@@ -94,6 +97,11 @@ def bench_train(config: RunConfig, steps: int, pool: int = 0) -> dict[str, Any]:
             engine_env.opponent_seconds = 0.0
         env.step_wait = clock.wrap("env", env.step_wait)
         env.reset = clock.wrap("env", env.reset)
+        if config.algo == "ppo" and hasattr(batched, "start_rollouts"):
+            # PPO over several processes steps this process's share on its own
+            own = batched.local_monitor
+            own.step_wait = clock.wrap("env", own.step_wait)
+            batched.finish_rollouts = clock.wrap("wait", batched.finish_rollouts)
         if config.algo == "ppo":
             model.policy.forward = clock.wrap("inference", model.policy.forward)
             buffer = model.rollout_buffer

@@ -34,6 +34,7 @@ from torch.nn import functional as F
 __all__ = [
     "HUGE_NEG",
     "MaskedPPO",
+    "bootstrap_timeouts",
     "masked_evaluate_actions",
     "masked_forward",
     "use_masked_policy",
@@ -120,6 +121,19 @@ def anchor_kl(
     if legal is not None:
         terms = th.where(legal, terms, th.zeros((), dtype=terms.dtype, device=terms.device))
     return terms.sum(-1)
+
+
+def bootstrap_timeouts(
+    policy: Any, rewards: np.ndarray, dones: np.ndarray, infos: list[dict[str, Any]], gamma: float
+) -> None:
+    """Add ``gamma`` times the value of its last observation to the reward of each game cut
+    short by a time limit (in place), as stable-baselines3's rollouts do."""
+    for i in np.flatnonzero(dones):
+        terminal = infos[i].get("terminal_observation")
+        if terminal is not None and infos[i].get("TimeLimit.truncated", False):
+            with th.no_grad():
+                value = policy.predict_values(policy.obs_to_tensor(terminal)[0])
+            rewards[i] += gamma * value[0]
 
 
 def use_masked_policy(policy: Any) -> bool:
@@ -215,3 +229,102 @@ class MaskedPPO(MaskablePPO):
                 optimizer.zero_grad = own_zero_grad
         if kls:
             self.logger.record("train/anchor_kl", float(np.mean(kls)))
+
+    def collect_rollouts(
+        self,
+        env: Any,
+        callback: Any,
+        rollout_buffer: Any,
+        n_rollout_steps: int,
+        use_masking: bool = True,
+    ) -> bool:
+        split = getattr(env, "unwrapped", env)
+        if use_masking and hasattr(split, "start_rollouts"):
+            return self._collect_split(split, callback, rollout_buffer, n_rollout_steps)
+        return super().collect_rollouts(env, callback, rollout_buffer, n_rollout_steps, use_masking)
+
+    def _collect_split(
+        self, split: Any, callback: Any, rollout_buffer: Any, n_rollout_steps: int
+    ) -> bool:
+        """``collect_rollouts`` over a :class:`~rummyzoo.training.split_env.SplitSeatEnv`:
+        each helper process plays its games' rollout on its own with a copy of the policy
+        (``start_rollouts``) while this process plays its own share step by step, so that no
+        process waits for another within a rollout. Once every share is done, the callbacks
+        see the rollout's steps in order, each with every game's rewards, dones and infos
+        (as ``MaskablePPO`` shows them, only later: a callback that stops the training stops
+        it at the end of the rollout)."""
+        assert self._last_obs is not None, "No previous observation was provided"
+        self.policy.set_training_mode(False)
+        rollout_buffer.reset()
+        callback.on_rollout_start()
+        buf, local, n = rollout_buffer, split.local_games, n_rollout_steps
+        monitor = split.local_monitor
+        split.start_rollouts(self.policy, n, self.gamma, self.seed or 0)
+        obs = self._last_obs[local]
+        dones = np.empty((n, split.num_envs), dtype=bool)
+        dones[-1] = self._last_episode_starts  # the first step's episode starts, for now
+        step_infos: list[list[dict[str, Any]]] = []
+        for t in range(n):
+            masks = split.local.action_masks()
+            with th.no_grad():
+                actions, values, log_probs = self.policy(
+                    th.as_tensor(obs, device=self.device), action_masks=masks
+                )
+            actions = actions.cpu().numpy()
+            buf.observations[t, local] = obs
+            buf.episode_starts[t, local] = dones[t - 1, local]
+            obs, rewards, dones[t, local], infos = monitor.step(actions)
+            bootstrap_timeouts(self.policy, rewards, dones[t, local], infos, self.gamma)
+            buf.actions[t, local] = actions.reshape(-1, 1)
+            buf.rewards[t, local] = rewards
+            buf.values[t, local] = values.cpu().numpy().reshape(-1)
+            buf.log_probs[t, local] = log_probs.cpu().numpy()
+            buf.action_masks[t, local] = masks
+            step_infos.append(infos + [{} for _ in range(split.num_envs - len(infos))])
+        with th.no_grad():
+            own = self.policy.predict_values(th.as_tensor(obs, device=self.device))
+        last_values = np.empty(split.num_envs, dtype=np.float32)
+        last_values[local] = own.cpu().numpy().reshape(-1)
+        starts = self._last_episode_starts
+        new_obs, rollouts, helper_infos = split.finish_rollouts(obs)
+        for part, rollout in zip(split.helper_slices, rollouts, strict=True):
+            buf.observations[:, part] = rollout["obs"]
+            buf.actions[:, part] = rollout["actions"][..., None]
+            buf.rewards[:, part] = rollout["rewards"]
+            buf.episode_starts[0, part] = starts[part]
+            buf.episode_starts[1:, part] = rollout["dones"][:-1]
+            buf.values[:, part] = rollout["values"]
+            buf.log_probs[:, part] = rollout["log_probs"]
+            buf.action_masks[:, part] = rollout["masks"]
+            dones[:, part] = rollout["dones"]
+            last_values[part] = rollout["last_values"]
+        for t, game, info in helper_infos:
+            step_infos[t][game] = info
+        buf.pos, buf.full = buf.buffer_size, True
+        self._last_obs = new_obs
+        self._last_episode_starts = dones[-1].copy()
+        for t in range(n):  # the steps as the callbacks see them in one process
+            infos, rewards = step_infos[t], buf.rewards[t].copy()
+            actions = buf.actions[t].astype(np.int64)
+            step_dones = dones[t]
+            step_obs = buf.observations[t + 1] if t + 1 < n else new_obs
+            self.num_timesteps += split.num_envs
+            callback.update_locals(
+                {
+                    "infos": infos,
+                    "dones": step_dones,
+                    "rewards": rewards,
+                    "actions": actions,
+                    "new_obs": step_obs,
+                    "n_steps": t + 1,
+                    "env": split,
+                }
+            )
+            if not callback.on_step():
+                return False
+            self._update_info_buffer(infos, step_dones)
+        buf.compute_returns_and_advantage(
+            last_values=th.as_tensor(last_values), dones=self._last_episode_starts
+        )
+        callback.on_rollout_end()
+        return True

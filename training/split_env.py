@@ -8,7 +8,14 @@ opponents (heuristics, checkpoints, self-play snapshots). Everything a game need
 the opponents' decisions, matches starting and ending, the learner's statistics) runs in the
 process that hosts it; the learner's process adds only the learner's network calls.
 
-One step writes the learner's actions of every helper's games into shared memory and wakes
+PPO collects its rollouts without a step-by-step exchange (:meth:`SplitSeatEnv.start_rollouts`,
+:meth:`SplitSeatEnv.finish_rollouts`, used by :class:`~rummyzoo.training.ppo.MaskedPPO`): each
+helper gets a copy of the learner's policy (its weights copied into shared memory before each
+rollout) and plays its games' whole rollout on its own, its network's draws seeded per helper,
+writing the observations, masks, actions, rewards, dones, values and log-probabilities into a
+shared block, while the learner's process plays its own share; so no process waits for another
+within a rollout. Otherwise (``step_async`` / ``step_wait``: the masked DQN, evaluation code),
+one step writes the learner's actions of every helper's games into shared memory and wakes
 the helpers, steps the local share meanwhile, then waits for the helpers. Their observations,
 masks, rewards and dones are already in shared memory when they answer; only the infos of
 games whose match ended travel pickled (and the reset infos). With ``processes`` set to the
@@ -61,13 +68,36 @@ _ALIGN = 64
 
 def _layout(size: int, input_size: int, num_actions: int) -> tuple[dict[str, Any], int]:
     """name -> (offset, shape, dtype) of one share's shared arrays, and the block's size."""
-    specs = {
-        "actions": ((size,), np.dtype(np.int64)),
-        "obs": ((size, input_size), np.dtype(np.float32)),
-        "masks": ((size, num_actions), np.dtype(np.bool_)),
-        "rewards": ((size,), np.dtype(np.float32)),
-        "dones": ((size,), np.dtype(np.bool_)),
+    return _pack(
+        {
+            "actions": ((size,), np.dtype(np.int64)),
+            "obs": ((size, input_size), np.dtype(np.float32)),
+            "masks": ((size, num_actions), np.dtype(np.bool_)),
+            "rewards": ((size,), np.dtype(np.float32)),
+            "dones": ((size,), np.dtype(np.bool_)),
+        }
+    )
+
+
+def _rollout_specs(
+    steps: int, size: int, input_size: int, num_actions: int
+) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """The arrays of one helper's rollout of ``steps`` steps of its ``size`` games."""
+    return {
+        "obs": ((steps, size, input_size), np.dtype(np.float32)),
+        "masks": ((steps, size, num_actions), np.dtype(np.bool_)),
+        "actions": ((steps, size), np.dtype(np.int64)),
+        "rewards": ((steps, size), np.dtype(np.float32)),
+        "dones": ((steps, size), np.dtype(np.bool_)),
+        "values": ((steps, size), np.dtype(np.float32)),
+        "log_probs": ((steps, size), np.dtype(np.float32)),
+        "last_values": ((size,), np.dtype(np.float32)),
     }
+
+
+def _pack(specs: dict[str, tuple[tuple[int, ...], np.dtype]]) -> tuple[dict[str, Any], int]:
+    """name -> (offset, shape, dtype) of arrays laid out one after the other, aligned; the
+    block's size."""
     layout, offset = {}, 0
     for name, (shape, dtype) in specs.items():
         layout[name] = (offset, shape, dtype)
@@ -103,6 +133,7 @@ def _helper_main(conn: Any, make_share: Callable[..., Any], size: int, lo: int, 
         env = make_share(size, lo)
         shm = shared_memory.SharedMemory(name=shm_name)
         views = _views(shm.buf, layout)
+        actor = _Actor(env, views)
     except BaseException:
         conn.send_bytes(_failure())
         return
@@ -119,16 +150,18 @@ def _helper_main(conn: Any, make_share: Callable[..., Any], size: int, lo: int, 
                 if msg == _STEP:
                     env.step_async(views["actions"])
                     obs, rewards, dones, infos = env.step_wait()
+                    actor.obs = obs
                     _publish(env, views, obs)
                     views["rewards"][:] = rewards
                     views["dones"][:] = dones
                     reply = _ok([(i, info) for i, info in enumerate(infos) if info])
                 else:
-                    reply = _ok(_serve(env, views, pickle.loads(msg)))
+                    reply = _ok(_serve(actor, pickle.loads(msg)))
             except BaseException:
                 reply = _failure()
             conn.send_bytes(reply)
     finally:
+        actor.release()
         del views
         with contextlib.suppress(Exception):
             env.close()
@@ -137,11 +170,104 @@ def _helper_main(conn: Any, make_share: Callable[..., Any], size: int, lo: int, 
         conn.close()
 
 
-def _serve(env: Any, views: dict[str, np.ndarray], request: tuple[Any, ...]) -> Any:
+class _Actor:
+    """A helper's share with what it needs to play rollouts on its own: its current
+    observations, a copy of the learner's policy (weights read from shared memory before each
+    rollout) and the rollout's shared arrays."""
+
+    def __init__(self, env: Any, views: dict[str, np.ndarray]) -> None:
+        import torch as th
+
+        import rummyzoo.training.ppo  # noqa: F401  (sb3-contrib)
+
+        # a policy builds an optimizer, whose first one in a process imports much of torch
+        # (about a second): done here, while the env starts, not in the first rollout
+        th.optim.Adam([th.nn.Parameter(th.zeros(1))])
+        self.env = env
+        self.views = views
+        self.obs: np.ndarray | None = None
+        self.policy: Any = None
+        self.monitor: Any = None
+        self._blocks: dict[str, tuple[shared_memory.SharedMemory, dict[str, np.ndarray]]] = {}
+
+    def _attach(self, name: str, layout: dict[str, Any]) -> dict[str, np.ndarray]:
+        if name not in self._blocks:
+            shm = shared_memory.SharedMemory(name=name)
+            self._blocks[name] = (shm, _views(shm.buf, layout))
+        return self._blocks[name][1]
+
+    def build_policy(self, cls: type, data: dict[str, Any], seed: int, weights: Any) -> None:
+        import torch as th
+
+        from rummyzoo.training.ppo import use_masked_policy
+
+        th.set_num_threads(1)
+        th.manual_seed(seed)
+        policy = cls(**data)
+        use_masked_policy(policy)
+        policy.set_training_mode(False)
+        self.policy = policy
+        self._weights = weights
+        self.monitor = None
+
+    def rollout(self, steps: int, gamma: float, block: tuple[str, Any]) -> list[Any]:
+        """Play ``steps`` steps of the share with the policy; the arrays go into ``block``,
+        the non-empty infos come back as ``(step, game, info)``."""
+        import torch as th
+        from stable_baselines3.common.vec_env import VecMonitor
+
+        from rummyzoo.training.ppo import bootstrap_timeouts
+
+        if self.policy is None:
+            raise RuntimeError("no policy to play the rollout with")
+        weights = self._attach(*self._weights)
+        self.policy.load_state_dict({k: th.from_numpy(v) for k, v in weights.items()})
+        if self.monitor is None:
+            self.monitor = VecMonitor(self.env)
+        out = self._attach(*block)
+        policy, env, obs = self.policy, self.monitor, self.obs
+        infos_out: list[tuple[int, int, dict[str, Any]]] = []
+        for t in range(steps):
+            masks = self.env.action_masks()
+            with th.no_grad():
+                actions, values, log_probs = policy(th.as_tensor(obs), action_masks=masks)
+            actions = actions.numpy()
+            out["obs"][t] = obs
+            out["masks"][t] = masks
+            out["actions"][t] = actions
+            out["values"][t] = values.numpy().reshape(-1)
+            out["log_probs"][t] = log_probs.numpy()
+            obs, rewards, dones, infos = env.step(actions)
+            bootstrap_timeouts(policy, rewards, dones, infos, gamma)
+            out["rewards"][t] = rewards
+            out["dones"][t] = dones
+            infos_out += [(t, i, info) for i, info in enumerate(infos) if info]
+        with th.no_grad():
+            out["last_values"][:] = policy.predict_values(th.as_tensor(obs)).numpy().reshape(-1)
+        self.obs = obs
+        _publish(self.env, self.views, obs)
+        return infos_out
+
+    def release(self) -> None:
+        for shm, views in self._blocks.values():
+            views.clear()
+            with contextlib.suppress(Exception):
+                shm.close()
+        self._blocks = {}
+
+
+def _serve(actor: _Actor, request: tuple[Any, ...]) -> Any:
+    env = actor.env
     name, *args = request
     if name == "reset":
-        _publish(env, views, env.reset())
+        actor.obs = env.reset()
+        _publish(env, actor.views, actor.obs)
         return env.reset_infos
+    if name == "policy":
+        actor.build_policy(*args)
+        return None
+    if name == "rollout":
+        return actor.rollout(*args)
     if name == "call":
         method, method_args, method_kwargs = args
         return getattr(env, method)(*method_args, **method_kwargs)
@@ -181,6 +307,10 @@ class SplitSeatEnv(WholeBatchVecEnv):
         start_method: str | None = None,
     ) -> None:
         self._closed = True
+        self._rolling = False  # the helpers are playing a rollout (start_rollouts)
+        self._weights: Any = None  # (block name, layout, views) of the policy's weights
+        self._rollouts: Any = None  # (steps, [(block name, layout, views)] per helper)
+        self._local_monitor: Any = None
         self._helper_seconds = 0.0
         self._procs: list[Any] = []
         self._conns: list[Any] = []
@@ -245,7 +375,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
 
     def _send(self, requests: list[tuple[Any, ...]]) -> None:
         """Send each helper its request (one per helper, in order), without waiting."""
-        self._alive()
+        self._not_rolling()
         for conn, request in zip(self._conns, requests, strict=True):
             conn.send_bytes(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
 
@@ -261,6 +391,26 @@ class SplitSeatEnv(WholeBatchVecEnv):
         if self._closed:
             raise RuntimeError("this SplitSeatEnv is closed")
 
+    def _not_rolling(self) -> None:
+        self._alive()
+        if self._rolling:
+            raise RuntimeError(
+                "the helpers are playing a rollout (start_rollouts): finish_rollouts first"
+            )
+
+    def _shared(self, specs: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, np.ndarray]]:
+        """A new shared block of the arrays ``specs`` lays out: its name, layout and views."""
+        layout, nbytes = _pack(specs)
+        block = shared_memory.SharedMemory(create=True, size=nbytes)
+        self._blocks.append(block)
+        return block.name, layout, _views(block.buf, layout)
+
+    def _record(self, info: dict[str, Any]) -> None:
+        """A helper's finished match, in the local share's opponent mixture (the league)."""
+        game = info.get("game")
+        if game is not None and not game["truncated"]:
+            self.local.opponents.record(game["opponents"], float(game["winner"]))
+
     def _gather(self, local_obs: np.ndarray) -> np.ndarray:
         """Observations and masks of every share into the env's arrays; the observations."""
         first = self._slices[0]
@@ -274,6 +424,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
     # --------------------------------------------------------------- VecEnv API
     def seed(self, seed: int | None = None) -> list[int | None]:
         """Seed the next reset: game ``i`` gets ``seed + i``, in whichever share it is."""
+        self._not_rolling()  # before this process's share changes
         seeds = super().seed(seed)
         base = int(seeds[0])
         self._send([("call", "seed", (base + part.start,), {}) for part in self._slices[1:]])
@@ -295,7 +446,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
         self._pending = np.asarray(actions).reshape(self.num_envs)
 
     def step_wait(self):
-        self._alive()
+        self._not_rolling()
         actions = self._pending.astype(np.int64)
         for part, views, conn in zip(self._slices[1:], self._views, self._conns, strict=True):
             views["actions"][:] = actions[part]
@@ -308,7 +459,6 @@ class SplitSeatEnv(WholeBatchVecEnv):
         rewards[first] = local_rewards
         dones[first] = local_dones
         infos: list[dict[str, Any]] = list(local_infos)
-        record = self.local.opponents.record
         for h, (part, views) in enumerate(zip(self._slices[1:], self._views, strict=True)):
             sparse = self._reply(h)
             rewards[part] = views["rewards"]
@@ -316,15 +466,101 @@ class SplitSeatEnv(WholeBatchVecEnv):
             share = [{} for _ in range(part.stop - part.start)]
             for i, info in sparse:
                 share[i] = info
-                game = info.get("game")
-                if game is not None and not game["truncated"]:
-                    record(game["opponents"], float(game["winner"]))
+                self._record(info)
             infos += share
         return self._gather(local_obs), rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner in every game, ``(N, A)`` bool."""
         return self._masks.copy()
+
+    # ------------------------------------------------- rollouts the helpers play themselves
+    @property
+    def local_games(self) -> slice:
+        """The games this process plays (the first share)."""
+        return self._slices[0]
+
+    @property
+    def helper_slices(self) -> list[slice]:
+        """The games of each helper process."""
+        return self._slices[1:]
+
+    @property
+    def local_monitor(self) -> Any:
+        """The local share in a ``VecMonitor`` (episode returns and lengths in the infos), for
+        stepping it on its own while the helpers play rollouts."""
+        if self._local_monitor is None:
+            from stable_baselines3.common.vec_env import VecMonitor
+
+            self._local_monitor = VecMonitor(self.local)
+        return self._local_monitor
+
+    def start_rollouts(self, policy: Any, steps: int, gamma: float, seed: int) -> None:
+        """Each helper plays the next ``steps`` steps of its games on its own, with a copy of
+        ``policy`` (an SB3 actor-critic policy: its weights as they are now), while this
+        process plays its own share; :meth:`finish_rollouts` waits for them and hands over what
+        they recorded. The first call gives each helper its copy of the policy (built from
+        the policy's constructor parameters, its draws seeded with ``seed`` plus the helper's
+        number); later calls only copy the weights into shared memory. Nothing else can be
+        asked of the env until :meth:`finish_rollouts`.
+
+        :param gamma: the discount with which a game cut short by a time limit gets the
+            value of its last observation added to its last reward.
+        """
+        self._not_rolling()
+        state = {k: v.detach().cpu().numpy() for k, v in policy.state_dict().items()}
+        if self._weights is None:
+            self._weights = self._shared({k: (v.shape, v.dtype) for k, v in state.items()})
+            name, layout, _ = self._weights
+            data = policy._get_constructor_parameters()
+            self._send(
+                [
+                    ("policy", type(policy), data, int(seed) + h, (name, layout))
+                    for h in range(1, self.processes)
+                ]
+            )
+            self._replies()
+        for key, value in state.items():
+            self._weights[2][key][...] = value
+        if self._rollouts is None or self._rollouts[0] != steps:
+            self._rollouts = (
+                steps,
+                [
+                    self._shared(
+                        _rollout_specs(
+                            steps, part.stop - part.start, self.local.input_size, self.num_actions
+                        )
+                    )
+                    for part in self._slices[1:]
+                ],
+            )
+        self._send(
+            [
+                ("rollout", int(steps), float(gamma), (name, layout))
+                for name, layout, _ in self._rollouts[1]
+            ]
+        )
+        self._rolling = True
+
+    def finish_rollouts(
+        self, local_obs: np.ndarray
+    ) -> tuple[np.ndarray, list[dict[str, np.ndarray]], list[dict[str, Any]]]:
+        """Wait for the helpers' rollouts (:meth:`start_rollouts`), with ``local_obs`` the
+        local share's observations now: every game's observations now (the env's own, its
+        masks too), each helper's rollout arrays (``obs``, ``masks``, ``actions``,
+        ``rewards``, ``dones``, ``values``, ``log_probs``: ``(steps, games)`` first; and
+        ``last_values``), and the helpers' non-empty infos as ``(step, game, info)`` (every
+        finished match recorded in the league, as :meth:`step_wait` does)."""
+        self._alive()
+        if not self._rolling:
+            raise RuntimeError("no rollout to finish (start_rollouts first)")
+        self._rolling = False
+        infos = []
+        for h, part in enumerate(self._slices[1:]):
+            for step, i, info in self._reply(h):
+                self._record(info)
+                infos.append((step, part.start + i, info))
+        return self._gather(local_obs), [views for _, _, views in self._rollouts[1]], infos
 
     @property
     def opponents(self) -> Any:
@@ -346,17 +582,23 @@ class SplitSeatEnv(WholeBatchVecEnv):
 
     @opponent_seconds.setter
     def opponent_seconds(self, value: float) -> None:
+        self._not_rolling()  # before this process's share changes
         self.local.opponent_seconds = value
         self._ask(("set", "opponent_seconds", 0.0))
 
     def add_snapshot(self, path: str, steps: int, rating: float = 0.0) -> None:
         """Self-play: add a learner snapshot to the pool of every share."""
+        self._not_rolling()  # before this process's share changes
         self.local.add_snapshot(path, steps, rating)
         self._ask(("call", "add_snapshot", (path, steps, rating), {}))
 
     def close(self) -> None:
         if self._closed and not self._procs:
             return
+        if self._rolling:  # let the helpers finish the rollout they are playing
+            self._rolling = False
+            with contextlib.suppress(Exception):
+                self._replies()
         if not self._closed:
             with contextlib.suppress(Exception):
                 self._helper_seconds = sum(self._ask(("get", "opponent_seconds")))
@@ -373,6 +615,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
             with contextlib.suppress(Exception):
                 conn.close()
         self._views = []
+        self._weights = self._rollouts = None
         for block in self._blocks:
             with contextlib.suppress(Exception):
                 block.close()
@@ -393,10 +636,12 @@ class SplitSeatEnv(WholeBatchVecEnv):
         return [getattr(owner, attr_name)] * self._count(indices)
 
     def _set_all(self, attr_name: str, value: Any) -> None:
+        self._not_rolling()  # before this process's share changes
         setattr(self.local, attr_name, value)
         self._ask(("set", attr_name, value))
 
     def _call_all(self, method_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self._not_rolling()  # before this process's share changes
         result = getattr(self.local, method_name)(*args, **kwargs)
         self._ask(("call", method_name, args, kwargs))
         return result
