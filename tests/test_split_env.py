@@ -245,6 +245,68 @@ def test_ppo_rollouts_over_processes_record_the_games_their_actions_play():
         env.close()
 
 
+def test_ppo_rollouts_start_each_helper_from_the_whole_league():
+    """With PPO's rollouts every helper weighs its opponents by every share's results: it
+    starts each rollout from the learner's league and adds its own share's games to it."""
+    config = _config(
+        "workers=2",
+        "league.sampling=pfsp",
+        "league.window=100000",
+        "hyperparams.n_steps=16",
+        "opponents=[{name: random, weight: 1}, {name: knock.greedy, weight: 1}]",
+    )
+    env = build_vec_env(config)
+    model = build_model(config, env, None)
+    split = env.unwrapped
+    try:
+        _, callback = model._setup_learn(10_000, None)
+        assert model.collect_rollouts(env, callback, model.rollout_buffer, model.n_steps)
+        league = split.opponents.results()
+        (helper,) = split._ask(("get", "opponents._results"))
+        own = {label: list(found) for label, found in helper.items()}
+        # so far the helper knows only its own share's games, a part of the league
+        assert sum(map(len, own.values())) < sum(map(len, league.values()))
+        split.start_rollouts(model.policy, 16, 0.99, 0)
+        _, _, infos = split.finish_rollouts(model._last_obs[split.local_games])
+        new = {}
+        for _, _, info in infos:
+            game = info.get("game")
+            if game is not None and not game["truncated"]:
+                for label in game["opponents"]:
+                    new.setdefault(label, []).append(float(game["winner"]))
+        assert new  # the helper's games ended meanwhile
+        (helper,) = split._ask(("get", "opponents._results"))
+        for label in set(league) | set(new):
+            assert list(helper[label]) == league.get(label, []) + new.get(label, [])
+    finally:
+        env.close()
+
+
+def test_ppo_updates_use_the_helpers_cores(monkeypatch):
+    """The helpers wait while PPO updates the network: the updates take a thread per process
+    (or ``update_threads``), the collection keeps the process's own number."""
+    import torch as th
+    from sb3_contrib import MaskablePPO
+
+    seen = []
+    monkeypatch.setattr(MaskablePPO, "train", lambda self: seen.append(th.get_num_threads()))
+    threads = th.get_num_threads()
+    th.set_num_threads(1)  # as a run with torch_threads: 1 sets it
+    try:
+        for workers, overrides, expected in [(2, (), 2), (2, ("update_threads=3",), 3), (1, (), 1)]:
+            config = _config(f"workers={workers}", *overrides)
+            env = build_vec_env(config)
+            try:
+                model = build_model(config, env, None)
+                model.train()
+            finally:
+                env.close()
+            assert seen.pop() == expected
+            assert th.get_num_threads() == 1  # the collection's number again
+    finally:
+        th.set_num_threads(threads)
+
+
 def test_the_env_refuses_other_work_while_the_helpers_play_a_rollout():
     config = _config("workers=2")
     env = build_vec_env(config)

@@ -508,6 +508,10 @@ class RunConfig(Strict):
     torch_threads: int = Field(1, ge=1)
     """Torch intra-op threads. Small networks on few cores run fastest single-threaded; more
     threads only fight the env processes for the cores."""
+    update_threads: int | None = Field(None, ge=1)
+    """Torch intra-op threads of PPO's updates. None: ``torch_threads``, or ``workers`` when
+    that is more (with PPO the helper processes wait while the learner updates the network,
+    so their cores are free for it)."""
     hyperparams: PPOHyperparams | DQNHyperparams | None = Field(None, validate_default=True)
     """Algorithm hyperparameters; defaults of the chosen algorithm when omitted."""
     policy_kwargs: PolicyKwargs = PolicyKwargs()

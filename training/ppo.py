@@ -160,6 +160,9 @@ class MaskedPPO(MaskablePPO):
 
     anchor: Any = None
     anchor_coef: float = 0.0
+    #: torch threads of the updates (None: as many as the process has); the collection keeps
+    #: the process's own number
+    update_threads: int | None = None
 
     def _setup_model(self) -> None:
         super()._setup_model()
@@ -167,7 +170,7 @@ class MaskedPPO(MaskablePPO):
 
     def _excluded_save_params(self) -> list[str]:
         # the reference is the run's warm_start.rz, read back on resume (train.py)
-        return [*super()._excluded_save_params(), "anchor"]
+        return [*super()._excluded_save_params(), "anchor", "update_threads"]
 
     def set_anchor(self, reference: Any, coef: float) -> None:
         """Anchor the updates to ``reference`` (a policy of the same network and inputs,
@@ -182,6 +185,17 @@ class MaskedPPO(MaskablePPO):
         self.anchor_coef = float(coef)
 
     def train(self) -> None:
+        threads = th.get_num_threads()
+        if self.update_threads is None or self.update_threads == threads:
+            self._train()
+            return
+        th.set_num_threads(self.update_threads)
+        try:
+            self._train()
+        finally:
+            th.set_num_threads(threads)
+
+    def _train(self) -> None:
         if self.anchor is None or self.anchor_coef <= 0:
             super().train()
             return

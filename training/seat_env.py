@@ -130,6 +130,18 @@ class OpponentMixture:
             found.append(float(score))
         self._stale = True
 
+    def results(self) -> dict[str, list[float]]:
+        """The recorded results per opponent label (the league's state), oldest first."""
+        return {label: list(found) for label, found in self._results.items()}
+
+    def set_results(self, results: dict[str, list[float]]) -> None:
+        """Replace the recorded results with ``results`` (as :meth:`results` gives them), so
+        that a mixture in another process draws from the same league state."""
+        self._results = {
+            label: deque(scores, maxlen=self.pfsp_window) for label, scores in results.items()
+        }
+        self._stale = True
+
     def win_rate(self, label: str) -> float:
         """The learner's recent win rate against ``label`` (one win and one loss of prior)."""
         found = self._results.get(label, ())

@@ -31,8 +31,10 @@ actions, seats and opponents from its own generator: a seeded run is reproducibl
 timing of the processes, but it is not the run that one process plays.
 
 The league: every finished match of every share is recorded in the local share's opponent
-mixture (:attr:`SplitSeatEnv.opponents`, what the run logs), and each helper draws its
-opponents from the results of its own share. A snapshot added to the pool
+mixture (:attr:`SplitSeatEnv.opponents`, what the run logs). With PPO's rollouts each helper
+starts every rollout from that mixture's results (prioritized fictitious self-play then weighs
+the opponents by every share's games, as one process would) and adds its own share's as its
+games end; with the step-by-step exchange each helper draws from its own share's results. A snapshot added to the pool
 (``env_method("add_snapshot", ...)``) goes to every share.
 
 A helper that fails (an exception, or a process that dies) raises :class:`RuntimeError`
@@ -210,9 +212,12 @@ class _Actor:
         self._weights = weights
         self.monitor = None
 
-    def rollout(self, steps: int, gamma: float, block: tuple[str, Any]) -> list[Any]:
+    def rollout(
+        self, steps: int, gamma: float, block: tuple[str, Any], league: Any = None
+    ) -> list[Any]:
         """Play ``steps`` steps of the share with the policy; the arrays go into ``block``,
-        the non-empty infos come back as ``(step, game, info)``."""
+        the non-empty infos come back as ``(step, game, info)``. ``league``: the learner's
+        league results, which the share's opponent mixture starts from (None: keep its own)."""
         import torch as th
         from stable_baselines3.common.vec_env import VecMonitor
 
@@ -220,6 +225,8 @@ class _Actor:
 
         if self.policy is None:
             raise RuntimeError("no policy to play the rollout with")
+        if league is not None:
+            self.env.opponents.set_results(league)
         weights = self._attach(*self._weights)
         self.policy.load_state_dict({k: th.from_numpy(v) for k, v in weights.items()})
         if self.monitor is None:
@@ -534,9 +541,11 @@ class SplitSeatEnv(WholeBatchVecEnv):
                     for part in self._slices[1:]
                 ],
             )
+        mixture = self.local.opponents
+        league = mixture.results() if mixture.pfsp_exponent is not None else None
         self._send(
             [
-                ("rollout", int(steps), float(gamma), (name, layout))
+                ("rollout", int(steps), float(gamma), (name, layout), league)
                 for name, layout, _ in self._rollouts[1]
             ]
         )

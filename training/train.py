@@ -232,7 +232,9 @@ def build_model(config: RunConfig, env: Any, tb_dir: Path | None):
     if config.algo == "ppo":
         from rummyzoo.training.ppo import MaskedPPO
 
-        return MaskedPPO(**common, **hp)
+        model = MaskedPPO(**common, **hp)
+        model.update_threads = config.update_threads or max(config.torch_threads, config.workers)
+        return model
     from rummyzoo.training.dqn import MaskedDQN
 
     return MaskedDQN(**common, **hp)
