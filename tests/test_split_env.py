@@ -170,15 +170,24 @@ def test_split_sizes_are_checked():
 
 @pytest.mark.parametrize("algo", ["ppo", "dqn"])
 def test_short_runs_train_on_two_processes(tmp_path, algo):
+    """With a warm start, as every shipped config has one (its teacher's games are played in
+    this process: the same data as with one process)."""
     from rummyzoo.training.train import train
 
-    config = load_config(
-        CONFIGS / f"smoke_{algo}.yaml",
-        ["n_envs=8", "workers=2", "n_timesteps=400", "env_options.target_score=null"],
+    overrides = ["n_envs=8", "n_timesteps=400", "env_options.target_score=null"]
+    warm = ["pretrain.teacher=knock.greedy", "pretrain.decisions=200", "pretrain.epochs=1"]
+    result = train(
+        load_config(CONFIGS / f"smoke_{algo}.yaml", [*overrides, "workers=2", *warm]),
+        run_dir=tmp_path / "run",
     )
-    result = train(config, run_dir=tmp_path / "run")
     assert result["steps"] >= 400
     assert (tmp_path / "run" / "checkpoints" / "best.rz").exists()
+    one = train(
+        load_config(CONFIGS / f"smoke_{algo}.yaml", [*overrides, *warm]), run_dir=tmp_path / "one"
+    )
+    timings = ("collect_seconds", "fit_seconds")
+    same = {k: v for k, v in result["pretrain"].items() if k not in timings}
+    assert same == {k: v for k, v in one["pretrain"].items() if k not in timings}
 
 
 def _replay_share(config, part: slice):

@@ -348,7 +348,8 @@ def run_pretrain(
         f"warm start ({spec.teacher})", spec.decisions, mode=progress, every=every, unit="decision"
     ) as bar:
         if config.vec_env == "batched":
-            env: Any = build_batched_env(config)
+            # the teacher's games in this process (the same games whatever ``workers`` is)
+            env: Any = _batched_share(config, config.n_envs, 0)
         else:
             env = make_seat_env(config, rank=10_000)()
         result = pretrain(model, config, env, progress=bar.update)
