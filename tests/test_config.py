@@ -125,6 +125,15 @@ def test_agents_are_built_for_the_config_variant_and_players():
     assert validate_config({"pretrain": {"teacher": "knock.smart"}, "num_players": 3})
 
 
+def test_update_threads_is_a_setting_of_ppo_on_sb3():
+    assert validate_config({"workers": 1, "update_threads": 2})
+    for other in ({"algo": "dqn"}, {"backend": "rllib"}):
+        with pytest.raises(ConfigLoadError, match=r"update_threads sets the threads of the sb3"):
+            validate_config({**other, "update_threads": 2})
+    with pytest.raises(ConfigLoadError, match=r"update_threads"):
+        validate_config({"update_threads": 0})
+
+
 # ------------------------------------------------------------------ 2. device
 def test_unknown_device_is_refused(tmp_path, monkeypatch, capsys):
     config = _write(tmp_path, BASE + "device: banana\n")

@@ -637,6 +637,18 @@ class RunConfig(Strict):
                 raise ValueError(f"{value} workers need at least {value} games (n_envs: {n_envs})")
         return value
 
+    @field_validator("update_threads")
+    @classmethod
+    def _update_threads_of_ppo(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is not None and (
+            info.data.get("algo") == "dqn" or info.data.get("backend") == "rllib"
+        ):
+            raise ValueError(
+                "update_threads sets the threads of the sb3 backend's PPO updates (algo: ppo, "
+                "backend: sb3); drop it (torch_threads sets every thread)"
+            )
+        return value
+
     @field_validator("duplicate_baseline")
     @classmethod
     def _duplicate_baseline(cls, value: str | None, info: ValidationInfo) -> str | None:

@@ -34,8 +34,8 @@ The league: every finished match of every share is recorded in the local share's
 mixture (:attr:`SplitSeatEnv.opponents`, what the run logs). With PPO's rollouts each helper
 starts every rollout from that mixture's results (prioritized fictitious self-play then weighs
 the opponents by every share's games, as one process would) and adds its own share's as its
-games end; with the step-by-step exchange each helper draws from its own share's results. A snapshot added to the pool
-(``env_method("add_snapshot", ...)``) goes to every share.
+games end; with the step-by-step exchange each helper draws from its own share's results. A
+snapshot added to the pool (``env_method("add_snapshot", ...)``) goes to every share.
 
 A helper that fails (an exception, or a process that dies) raises :class:`RuntimeError`
 naming it, and the env closes. :meth:`SplitSeatEnv.close` stops the helpers and frees the
