@@ -37,6 +37,7 @@ __all__ = [
     "bootstrap_timeouts",
     "masked_evaluate_actions",
     "masked_forward",
+    "play_rollout",
     "use_masked_policy",
 ]
 
@@ -134,6 +135,41 @@ def bootstrap_timeouts(
             with th.no_grad():
                 value = policy.predict_values(policy.obs_to_tensor(terminal)[0])
             rewards[i] += gamma * value[0]
+
+
+def play_rollout(
+    policy: Any,
+    env: Any,
+    masks_of: Any,
+    obs: np.ndarray,
+    steps: int,
+    gamma: float,
+    out: dict[str, np.ndarray],
+) -> tuple[np.ndarray, list[tuple[int, int, dict[str, Any]]]]:
+    """Play ``steps`` steps of the VecEnv ``env`` from ``obs`` with ``policy``, its masks from
+    ``masks_of()``, writing step ``t`` into row ``t`` of ``out``'s ``obs``, ``masks``,
+    ``actions``, ``values``, ``log_probs``, ``rewards`` and ``dones`` (time-limit cuts
+    bootstrapped, :func:`bootstrap_timeouts`). Returns the last observations and the non-empty
+    infos as ``(step, game, info)``."""
+    infos_out: list[tuple[int, int, dict[str, Any]]] = []
+    for t in range(steps):
+        masks = masks_of()
+        with th.no_grad():
+            actions, values, log_probs = policy(
+                th.as_tensor(obs, device=policy.device), action_masks=masks
+            )
+        actions = actions.cpu().numpy()
+        out["obs"][t] = obs
+        out["masks"][t] = masks
+        out["actions"][t] = actions
+        out["values"][t] = values.cpu().numpy().reshape(-1)
+        out["log_probs"][t] = log_probs.cpu().numpy()
+        obs, rewards, dones, infos = env.step(actions)
+        bootstrap_timeouts(policy, rewards, dones, infos, gamma)
+        out["rewards"][t] = rewards
+        out["dones"][t] = dones
+        infos_out += [(t, i, info) for i, info in enumerate(infos) if info]
+    return obs, infos_out
 
 
 def use_masked_policy(policy: Any) -> bool:
@@ -272,46 +308,47 @@ class MaskedPPO(MaskablePPO):
         rollout_buffer.reset()
         callback.on_rollout_start()
         buf, local, n = rollout_buffer, split.local_games, n_rollout_steps
-        monitor = split.local_monitor
         split.start_rollouts(self.policy, n, self.gamma, self.seed or 0)
-        obs = self._last_obs[local]
         dones = np.empty((n, split.num_envs), dtype=bool)
-        dones[-1] = self._last_episode_starts  # the first step's episode starts, for now
-        step_infos: list[list[dict[str, Any]]] = []
-        for t in range(n):
-            masks = split.local.action_masks()
-            with th.no_grad():
-                actions, values, log_probs = self.policy(
-                    th.as_tensor(obs, device=self.device), action_masks=masks
-                )
-            actions = actions.cpu().numpy()
-            buf.observations[t, local] = obs
-            buf.episode_starts[t, local] = dones[t - 1, local]
-            obs, rewards, dones[t, local], infos = monitor.step(actions)
-            bootstrap_timeouts(self.policy, rewards, dones[t, local], infos, self.gamma)
-            buf.actions[t, local] = actions.reshape(-1, 1)
-            buf.rewards[t, local] = rewards
-            buf.values[t, local] = values.cpu().numpy().reshape(-1)
-            buf.log_probs[t, local] = log_probs.cpu().numpy()
-            buf.action_masks[t, local] = masks
-            step_infos.append(infos + [{} for _ in range(split.num_envs - len(infos))])
+        own = {  # this process's columns of the buffer
+            "obs": buf.observations[:, local],
+            "masks": buf.action_masks[:, local],
+            "actions": buf.actions[:, local, 0],
+            "values": buf.values[:, local],
+            "log_probs": buf.log_probs[:, local],
+            "rewards": buf.rewards[:, local],
+            "dones": dones[:, local],
+        }
+        obs, local_infos = play_rollout(
+            self.policy,
+            split.local_monitor,
+            split.local.action_masks,
+            self._last_obs[local],
+            n,
+            self.gamma,
+            own,
+        )
         with th.no_grad():
-            own = self.policy.predict_values(th.as_tensor(obs, device=self.device))
+            values = self.policy.predict_values(th.as_tensor(obs, device=self.device))
         last_values = np.empty(split.num_envs, dtype=np.float32)
-        last_values[local] = own.cpu().numpy().reshape(-1)
-        starts = self._last_episode_starts
+        last_values[local] = values.cpu().numpy().reshape(-1)
         new_obs, rollouts, helper_infos = split.finish_rollouts(obs)
         for part, rollout in zip(split.helper_slices, rollouts, strict=True):
             buf.observations[:, part] = rollout["obs"]
             buf.actions[:, part] = rollout["actions"][..., None]
             buf.rewards[:, part] = rollout["rewards"]
-            buf.episode_starts[0, part] = starts[part]
-            buf.episode_starts[1:, part] = rollout["dones"][:-1]
             buf.values[:, part] = rollout["values"]
             buf.log_probs[:, part] = rollout["log_probs"]
             buf.action_masks[:, part] = rollout["masks"]
             dones[:, part] = rollout["dones"]
             last_values[part] = rollout["last_values"]
+        buf.episode_starts[0] = self._last_episode_starts
+        buf.episode_starts[1:] = dones[:-1]
+        step_infos: list[list[dict[str, Any]]] = [
+            [{} for _ in range(split.num_envs)] for _ in range(n)
+        ]
+        for t, i, info in local_infos:
+            step_infos[t][local.start + i] = info
         for t, game, info in helper_infos:
             step_infos[t][game] = info
         buf.pos, buf.full = buf.buffer_size, True

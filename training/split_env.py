@@ -221,7 +221,7 @@ class _Actor:
         import torch as th
         from stable_baselines3.common.vec_env import VecMonitor
 
-        from rummyzoo.training.ppo import bootstrap_timeouts
+        from rummyzoo.training.ppo import play_rollout
 
         if self.policy is None:
             raise RuntimeError("no policy to play the rollout with")
@@ -232,23 +232,10 @@ class _Actor:
         if self.monitor is None:
             self.monitor = VecMonitor(self.env)
         out = self._attach(*block)
-        policy, env, obs = self.policy, self.monitor, self.obs
-        infos_out: list[tuple[int, int, dict[str, Any]]] = []
-        for t in range(steps):
-            masks = self.env.action_masks()
-            with th.no_grad():
-                actions, values, log_probs = policy(th.as_tensor(obs), action_masks=masks)
-            actions = actions.numpy()
-            out["obs"][t] = obs
-            out["masks"][t] = masks
-            out["actions"][t] = actions
-            out["values"][t] = values.numpy().reshape(-1)
-            out["log_probs"][t] = log_probs.numpy()
-            obs, rewards, dones, infos = env.step(actions)
-            bootstrap_timeouts(policy, rewards, dones, infos, gamma)
-            out["rewards"][t] = rewards
-            out["dones"][t] = dones
-            infos_out += [(t, i, info) for i, info in enumerate(infos) if info]
+        policy = self.policy
+        obs, infos_out = play_rollout(
+            policy, self.monitor, self.env.action_masks, self.obs, steps, gamma, out
+        )
         with th.no_grad():
             out["last_values"][:] = policy.predict_values(th.as_tensor(obs)).numpy().reshape(-1)
         self.obs = obs
