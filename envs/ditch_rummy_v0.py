@@ -90,7 +90,9 @@ first_dealer           None          None = seat N-1 deals, so player_0 acts fir
 render_mode            None          "ansi" returns text, "human" prints
 reward                 "points"      "points", "scaled" (points / reward_scale), "margin"
                                      (side's points minus the other sides' mean, / reward_scale)
-                                     or "win_loss" (+1 top scorer(s), -1 others, 0 all tied)
+                                     "win_loss" (+1 top scorer(s), -1 others, 0 all tied) or
+                                     "rank" (per other side +1 outscored, -1 outscored by,
+                                     averaged; at the episode's end)
 reward_scale           100.0         divisor for reward="scaled" and "margin"
 render_view            None          None = all hands open; a seat = that seat's view
 max_hands              1000          a match undecided after this many hands truncates

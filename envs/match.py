@@ -44,7 +44,7 @@ __all__ = [
     "split_options",
 ]
 
-REWARD_MODES = ("points", "scaled", "margin", "win_loss")
+REWARD_MODES = ("points", "scaled", "margin", "win_loss", "rank")
 RENDER_MODES = ("ansi", "human")
 
 
@@ -62,8 +62,11 @@ class MatchOptions:
         that never scores could otherwise play a match forever); ``None`` = no cap.
     :param reward: ``"points"`` (raw hand points), ``"scaled"`` (points / ``reward_scale``),
         ``"margin"`` (the hand points of the seat's side minus the mean of the other sides',
-        / ``reward_scale``: zero-sum, what beating the others needs) or ``"win_loss"`` (+1 to
-        the episode's winners, -1 to the others, 0 if all tie).
+        / ``reward_scale``: zero-sum, what beating the others needs), ``"win_loss"`` (+1 to
+        the episode's winners, -1 to the others, 0 if all tie) or ``"rank"`` (when the episode
+        ends, the mean over the other sides of +1 for each that the seat's side outscored, -1
+        for each that outscored it, 0 for a tie: the head-to-head comparisons that the arena's
+        ratings count; zero-sum).
     :param reward_scale: divisor for ``reward="scaled"`` and ``"margin"``.
     :param render_mode: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints).
     :param render_view: seat whose hand ``render`` shows, or ``None`` for all hands open.
@@ -393,11 +396,16 @@ class Match:
             rewards = [
                 (group_points[g] - (total - group_points[g]) / (sides - 1)) / scale for g in groups
             ]
-        elif over:
+        elif not over:
+            rewards = None
+        elif mode == "rank":
+            sides = len(totals)
+            rewards = [
+                sum((totals[g] > t) - (totals[g] < t) for t in totals) / (sides - 1) for g in groups
+            ]
+        else:
             tied = all(won) or not any(won)
             rewards = [0.0 if tied else (1.0 if w else -1.0) for w in won]
-        else:
-            rewards = None
         hand_info = self.game.hand_info
         infos = []
         match_totals = None

@@ -232,3 +232,57 @@ def test_num_players_is_not_an_option() -> None:
         make_match("knock_rummy", 2, {"num_players": 3}, "the test")
     with pytest.raises(ValueError, match="num_players is not an option"):
         run_arena("knock_rummy", 2, ["random", "random"], deals=1, options={"num_players": 3})
+
+
+def _play_rewards(variant: str, players: int, seed: int, **options) -> tuple[dict, bool]:
+    """Random legal play of one episode; every agent's summed rewards, and whether it ended
+    by termination (not a cap)."""
+    env = make_env(variant, players, **options)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    sums = dict.fromkeys(env.possible_agents, 0.0)
+    for agent in env.agent_iter():
+        _, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+        else:
+            mask = env.unwrapped.observe(agent)["action_mask"]
+            env.step(int(rng.choice(np.flatnonzero(mask))))
+        for a, r in env.unwrapped.rewards.items():
+            sums[a] += r
+    terminated = all(env.unwrapped.terminations.get(a, True) for a in env.possible_agents)
+    return sums, terminated
+
+
+@pytest.mark.parametrize(
+    ("variant", "players", "options"),
+    [
+        ("knock_rummy", 4, {"target_score": 60, "knock_max_deadwood": 10}),
+        ("knock_rummy", 3, {}),
+        ("ditch_rummy", 4, {"teams": True, "target_score": 300}),
+        ("ditch_rummy", 3, {}),
+        ("rummy500", 4, {"target_score": 200}),
+        ("rummy500", 2, {}),
+    ],
+)
+def test_rank_reward_counts_the_sides_each_side_outscored(variant, players, options) -> None:
+    """``reward="rank"``: at the episode's end each seat gets, over the other sides, the mean
+    of +1 (its side scored more points in the episode), -1 (fewer) and 0 (as many): checked
+    against the summed raw points of the same games."""
+    seen = set()
+    for seed in range(4):
+        points, ended = _play_rewards(variant, players, seed, reward="points", **options)
+        ranks, _ = _play_rewards(variant, players, seed, reward="rank", **options)
+        assert ended
+        teams = options.get("teams", False)
+        names = sorted(points)
+        side = {a: (i % 2 if teams else i) for i, a in enumerate(names)}
+        # a team member's points reward is the team's sum already
+        totals = {side[a]: points[a] for a in names}
+        for a in names:
+            others = [t for s, t in totals.items() if s != side[a]]
+            expected = sum(np.sign(totals[side[a]] - t) for t in others) / len(others)
+            assert ranks[a] == pytest.approx(expected), (seed, a, points, ranks)
+            seen.add(ranks[a])
+        assert sum(ranks.values()) == pytest.approx(0.0)
+    assert len(seen) > 1  # the games did not all end alike
