@@ -8,6 +8,7 @@ import contextlib
 import json
 import platform
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -131,15 +132,21 @@ def bench_vector(
     pick per step), alternating segment by segment with the AEC loop of :func:`bench_env`
     (``compare``), so both see the same machine; rates are the median segment's.
 
-    ``memory_per_game_bytes`` is the growth of the resident memory (this process and its
-    workers) from before the engine was built (the variant already imported) to after its
-    games had been played for a segment, divided by ``num_envs``.
+    ``memory_per_game_bytes`` is the memory the engine holds once its games have been played
+    for a segment, divided by ``num_envs``: in one process, what is allocated from before the
+    engine was built (the variant already imported) and still live then (``tracemalloc``:
+    exact whatever the process allocated and freed before); with workers, the growth of the
+    resident memory of this process and the workers over the same span
+    (``memory_measure``: ``traced`` or ``rss``).
     """
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, got {repeat}")
     options = dict(options or {})
     make_vector(variant, 1, num_players, **options)  # imports the variant: not the games' memory
     rss_before = _rss()
+    traced = workers == 1
+    if traced:
+        tracemalloc.start()
     if workers > 1:
         from rummyzoo.envs.workers import WorkerVectorEnv
 
@@ -167,7 +174,11 @@ def bench_vector(
         return steps * num_envs
 
     run_vector(min(seconds, 1.0))  # warm-up: every game has dealt and played
-    memory = (_rss() - rss_before) / num_envs
+    if traced:
+        memory = tracemalloc.get_traced_memory()[0] / num_envs
+        tracemalloc.stop()
+    else:
+        memory = (_rss() - rss_before) / num_envs
     counts["matches"] = counts["decisions"] = 0
     runners: dict[str, Callable[[float], int]] = {"vector": run_vector}
     if compare:
@@ -210,6 +221,7 @@ def bench_vector(
             counts["decisions"] / counts["matches"] if counts["matches"] else None
         ),
         "memory_per_game_bytes": memory,
+        "memory_measure": "traced" if traced else "rss",
         "memory_for_1024_games_mb": memory * 1024 / 2**20,
         "parent_cpu_seconds": cpu,
         "wall_seconds": wall,

@@ -36,7 +36,7 @@ def test_bench_env_of_the_vector_engine_alternates_with_the_aec_loop(tmp_path, c
     assert result["ratio_vector_to_aec"] == pytest.approx(
         result["vector_decisions_per_s"] / result["aec_decisions_per_s"]
     )
-    assert result["memory_per_game_bytes"] > 0
+    assert result["memory_per_game_bytes"] > 0 and result["memory_measure"] == "traced"
     shown = capsys.readouterr().out
     assert "vector / AEC" in shown and f"{result['ratio_vector_to_aec']:.2f}x" in shown
 
