@@ -202,15 +202,28 @@ def _replay_share(config, part: slice):
 def test_ppo_rollouts_over_processes_record_the_games_their_actions_play():
     """Each process plays its games' rollout with its own copy of the policy: the buffer holds,
     for every game, the transitions that replaying its recorded actions in one process gives,
-    the helpers' log-probabilities and values are the learner's network's, and the next rollout
-    goes on from where this one left every game."""
+    the helpers' log-probabilities and values are the learner's network's, the callbacks see
+    each ended match's last observation (the helpers' come through shared memory), and the
+    next rollout goes on from where this one left every game."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class Keep(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.infos: list[list[dict]] = []
+
+        def _on_step(self) -> bool:
+            self.infos.append(self.locals["infos"])
+            return True
+
     config = _config("workers=3", "hyperparams.n_steps=9", "seed=5")
     env = build_vec_env(config)
     model = build_model(config, env, None)
     split = env.unwrapped
     steps = model.n_steps
+    keep = Keep()
     try:
-        _, callback = model._setup_learn(10_000, None)
+        _, callback = model._setup_learn(10_000, keep)
         assert model.collect_rollouts(env, callback, model.rollout_buffer, steps)
         buf = model.rollout_buffer
         assert buf.full and buf.pos == steps
@@ -226,8 +239,14 @@ def test_ppo_rollouts_over_processes_record_the_games_their_actions_play():
                 np.testing.assert_array_equal(buf.observations[t, part], obs)
                 np.testing.assert_array_equal(buf.action_masks[t, part], share.action_masks())
                 share.step_async(buf.actions[t, part, 0].astype(np.int64))
-                obs, rewards, dones, _ = share.step_wait()
+                obs, rewards, dones, infos = share.step_wait()
                 np.testing.assert_allclose(buf.rewards[t, part], rewards, rtol=1e-6)
+                for i in np.flatnonzero(dones):
+                    seen = keep.infos[t][part.start + i]
+                    np.testing.assert_array_equal(
+                        seen["terminal_observation"], infos[i]["terminal_observation"]
+                    )
+                    assert seen["game"] == infos[i]["game"]
                 if t + 1 < steps:
                     np.testing.assert_array_equal(buf.episode_starts[t + 1, part], dones)
                 ended += int(dones.sum())
@@ -247,9 +266,19 @@ def test_ppo_rollouts_over_processes_record_the_games_their_actions_play():
         np.testing.assert_allclose(buf.values[:, flat].reshape(-1), values.reshape(-1), atol=1e-5)
         # the next rollout starts where this one left every game
         last_obs, last_starts = model._last_obs.copy(), model._last_episode_starts.copy()
+        finals = [
+            (info, info["terminal_observation"].copy())
+            for step in keep.infos
+            for info in step
+            if "terminal_observation" in info
+        ]
         assert model.collect_rollouts(env, callback, model.rollout_buffer, steps)
         np.testing.assert_array_equal(buf.observations[0], last_obs)
         np.testing.assert_array_equal(buf.episode_starts[0], last_starts)
+        blocks = [views["terminal_obs"] for _, _, views in split._rollouts[1]]
+        for info, final in finals:  # the shared block is reused: the infos hold copies
+            np.testing.assert_array_equal(info["terminal_observation"], final)
+            assert not any(np.shares_memory(info["terminal_observation"], b) for b in blocks)
     finally:
         env.close()
 

@@ -94,7 +94,27 @@ def _rollout_specs(
         "values": ((steps, size), np.dtype(np.float32)),
         "log_probs": ((steps, size), np.dtype(np.float32)),
         "last_values": ((size,), np.dtype(np.float32)),
+        # the last observation of each match that ended, at its step and game (the info
+        # carries None in its place: large arrays pickle slowly, and the infos of a rollout
+        # in which many matches end would otherwise be mostly these)
+        "terminal_obs": ((steps, size, input_size), np.dtype(np.float32)),
     }
+
+
+def _terminals_out(infos: list[tuple[int, int, dict[str, Any]]], block: np.ndarray) -> None:
+    """Move each info's ``terminal_observation`` into ``block[step, game]`` (None left)."""
+    for t, i, info in infos:
+        final = info.get("terminal_observation")
+        if final is not None:
+            block[t, i] = final
+            info["terminal_observation"] = None
+
+
+def _terminals_in(infos: list[tuple[int, int, dict[str, Any]]], block: np.ndarray) -> None:
+    """Undo :func:`_terminals_out` (a copy of each row: the block is reused)."""
+    for t, i, info in infos:
+        if "terminal_observation" in info and info["terminal_observation"] is None:
+            info["terminal_observation"] = block[t, i].copy()
 
 
 def _pack(specs: dict[str, tuple[tuple[int, ...], np.dtype]]) -> tuple[dict[str, Any], int]:
@@ -240,6 +260,7 @@ class _Actor:
             out["last_values"][:] = policy.predict_values(th.as_tensor(obs)).numpy().reshape(-1)
         self.obs = obs
         _publish(self.env, self.views, obs)
+        _terminals_out(infos_out, out["terminal_obs"])
         return infos_out
 
     def release(self) -> None:
@@ -553,7 +574,9 @@ class SplitSeatEnv(WholeBatchVecEnv):
         self._rolling = False
         infos = []
         for h, part in enumerate(self._slices[1:]):
-            for step, i, info in self._reply(h):
+            share = self._reply(h)
+            _terminals_in(share, self._rollouts[1][h][2]["terminal_obs"])
+            for step, i, info in share:
                 self._record(info)
                 infos.append((step, part.start + i, info))
         return self._gather(local_obs), [views for _, _, views in self._rollouts[1]], infos
