@@ -134,9 +134,9 @@ def bench_vector(
 
     ``memory_per_game_bytes`` is the memory the engine holds once its games have been played
     for a segment, divided by ``num_envs``: in one process, what is allocated from before the
-    engine was built (the variant already imported) and still live then (``tracemalloc``:
-    exact whatever the process allocated and freed before); with workers, the growth of the
-    resident memory of this process and the workers over the same span
+    engine was built (the variant already imported) and still live then (``tracemalloc``,
+    which memory the process allocated and freed before does not hide); with workers, the
+    growth of the resident memory of this process and the workers over the same span
     (``memory_measure``: ``traced`` or ``rss``).
     """
     if repeat < 1:
