@@ -405,3 +405,12 @@ def test_shipped_config_validates(path):
     prefix = path.stem.split("_")[0]
     assert prefix == "smoke" or config.variant == VARIANT_OF_NAME[prefix]
     assert len(list(CONFIGS.glob("*.yaml"))) >= 6
+
+
+def test_every_env_reward_mode_is_a_run_reward_and_no_other():
+    from rummyzoo.envs.match import REWARD_MODES
+
+    for mode in REWARD_MODES:
+        assert load_config(CONFIGS / "smoke_ppo.yaml", [f"reward={mode}"]).reward == mode
+    with pytest.raises(Exception, match="reward"):
+        load_config(CONFIGS / "smoke_ppo.yaml", ["reward=placing"])

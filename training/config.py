@@ -34,7 +34,7 @@ from pydantic import (
     model_validator,
 )
 
-from rummyzoo.envs.match import MatchOptions
+from rummyzoo.envs.match import REWARD_MODES, MatchOptions
 from rummyzoo.envs.registry import VARIANTS
 
 
@@ -463,7 +463,7 @@ class RunConfig(Strict):
     num_players: int = Field(2, ge=2, le=8)
     env_options: dict[str, Any] = {}
     """Rules options of the variant (see its docs page)."""
-    reward: Literal["points", "scaled", "margin", "win_loss", "rank"] = "scaled"
+    reward: Literal[REWARD_MODES] = "scaled"  # the env's modes, one list
     """Reward the learner sees (raw points are always logged)."""
     reward_scale: float = Field(MatchOptions.__dataclass_fields__["reward_scale"].default, gt=0)
     """Divisor for ``reward: scaled`` and ``margin`` (the env's default unless set)."""
