@@ -274,6 +274,52 @@ def test_pfsp_without_results_keeps_the_weights():
         OpponentMixture([("random", 1.0)], "ditch_rummy", 2, pfsp_exponent=0.0)
 
 
+def test_distinct_tables_seat_every_entry_once_before_any_twice():
+    names = ["random", "ditch.greedy", "ditch.smart"]
+    table = OpponentMixture([(n, 1.0) for n in names], "ditch_rummy", 4, distinct=True)
+    rng = np.random.default_rng(0)
+    drawn = [[label for label, _ in table.sample_table(rng, 3)] for _ in range(600)]
+    assert all(sorted(t) == sorted(names) for t in drawn)
+    for seat in range(3):  # every entry takes every seat about as often
+        for name in names:
+            assert [t[seat] for t in drawn].count(name) / 600 == pytest.approx(1 / 3, abs=0.07)
+    # more seats than entries: every entry once, then the draws start over
+    pair = OpponentMixture([("random", 1.0), ("ditch.smart", 1.0)], "ditch_rummy", 4, distinct=True)
+    for _ in range(50):
+        labels = [label for label, _ in pair.sample_table(rng, 3)]
+        assert set(labels[:2]) == {"random", "ditch.smart"}
+    # the weights decide the first seat, then the order of the rest
+    weighted = OpponentMixture(
+        [("random", 3.0), ("ditch.smart", 1.0)], "ditch_rummy", 3, distinct=True
+    )
+    firsts = [weighted.sample_table(rng, 2)[0][0] for _ in range(2000)]
+    assert firsts.count("random") / 2000 == pytest.approx(0.75, abs=0.04)
+    # PFSP priorities weigh the draws without replacement too
+    league = OpponentMixture(
+        [("random", 1.0), ("ditch.smart", 1.0)],
+        "ditch_rummy",
+        3,
+        pfsp_exponent=2.0,
+        distinct=True,
+    )
+    for _ in range(40):
+        league.record(["random"], 1.0)
+        league.record(["ditch.smart"], 0.0)
+    firsts = [league.sample_table(rng, 2)[0][0] for _ in range(500)]
+    assert firsts.count("ditch.smart") / 500 > 0.95
+
+
+def test_independent_tables_draw_each_seat_on_its_own():
+    names = [("random", 1.0), ("ditch.greedy", 1.0), ("ditch.smart", 1.0)]
+    mixture = OpponentMixture(names, "ditch_rummy", 4)
+    a, b = np.random.default_rng(3), np.random.default_rng(3)
+    tables = [[label for label, _ in mixture.sample_table(a, 3)] for _ in range(300)]
+    # the same draws as one seat at a time (the streams of earlier runs are unchanged)
+    assert tables == [[mixture.sample(b)[0] for _ in range(3)] for _ in range(300)]
+    repeated = sum(len(set(t)) < 3 for t in tables) / 300
+    assert repeated == pytest.approx(1 - 6 / 27, abs=0.08)
+
+
 def make_agent_random():
     from rummyzoo.agents.registry import make_agent
 
@@ -283,5 +329,9 @@ def make_agent_random():
 def test_league_config_is_validated():
     with pytest.raises(ConfigLoadError, match=r"league\.sampling"):
         validate_config({"league": {"sampling": "elo"}})
+    with pytest.raises(ConfigLoadError, match=r"league\.tables"):
+        validate_config({"league": {"tables": "unique"}})
+    with pytest.raises(ConfigLoadError, match="league tables: distinct runs on backend: sb3"):
+        validate_config({"backend": "rllib", "league": {"tables": "distinct"}})
     with pytest.raises(ConfigLoadError, match=r"league\.exponent"):
         validate_config({"league": {"sampling": "pfsp", "exponent": 0}})

@@ -188,6 +188,7 @@ def test_rllib_errors_are_clear(monkeypatch):
         (["backend=rllib", "algo=dqn", "hyperparams=null"], "the rllib backend trains algo: ppo"),
         (["rllib.num_env_runners=2"], "rllib settings are for backend: rllib"),
         (["backend=rllib", "league.sampling=pfsp"], "league sampling pfsp runs on backend: sb3"),
+        (["backend=rllib", "league.tables=distinct"], "league tables: distinct runs on backend"),
         (["backend=rllib", "rllib.bogus=1"], "unknown key 'bogus' in rllib"),
         (["backend=rllib", "rllib.num_env_runners=-1"], "num_env_runners"),
         (["backend=rllib", "rllib.address=auto", "rllib.num_cpus=2"], "drop one of them"),

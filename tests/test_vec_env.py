@@ -138,6 +138,37 @@ def test_action_masks_come_as_one_array_and_illegal_actions_are_penalized():
         inner.set_attr("gamma", 0.5, indices=[0])
 
 
+@pytest.mark.parametrize("batched", [True, False])
+def test_distinct_tables_seat_each_opponent_once_a_game(batched):
+    """``league.tables: distinct`` in a run: at 4 players with 3 opponents, every game of the
+    batched env and of the per-game env seats each of them once."""
+    config = load_config(
+        CONFIGS / "knock_4p_ppo.yaml",
+        [
+            "n_envs=8",
+            "vec_env=" + ("batched" if batched else "dummy"),
+            "pretrain=null",
+            "league.sampling=weights",
+            "league.tables=distinct",
+            "opponents=[{name: random}, {name: knock.greedy}, {name: knock.smart}]",
+        ],
+    )
+    env = build_vec_env(config)
+    names = {"random", "knock.greedy", "knock.smart"}
+    tables = []
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        masks = get_action_masks(env).astype(np.int8)
+        _, _, dones, infos = env.step(uniform_legal_actions(masks, rng))
+        tables += [
+            info["game"]["opponents"] for info, done in zip(infos, dones, strict=True) if done
+        ]
+    env.close()
+    assert len(tables) >= 20
+    assert all(len(t) == 3 and set(t) == names for t in tables)
+
+
 def test_snapshots_join_one_pool_for_every_game(tmp_path):
     env = BatchedSeatEnv("knock_rummy", 2, {}, opponents=["self"], num_envs=3)
     assert env.env_method("add_snapshot", "a.rz", 10) == [None] * 3

@@ -136,6 +136,12 @@ class League(Strict):
     """PFSP: how sharply the weakest results are preferred (1: in proportion to the losses)."""
     window: int = Field(200, gt=0)
     """PFSP: games per opponent that its win rate is measured over."""
+    tables: Literal["independent", "distinct"] = "independent"
+    """How the opponents of one game are drawn. ``independent``: each seat on its own, so a
+    table may seat one entry twice. ``distinct``: without replacement among the entries (by
+    their weights, PFSP priorities included): no entry sits twice at a table until every
+    entry is seated, so with 4 players and 3 entries every game seats each entry once, as a
+    4-seat round robin does (``self`` is one entry: one snapshot a table)."""
 
 
 class Evaluation(Strict):
@@ -556,6 +562,11 @@ class RunConfig(Strict):
             raise ValueError(
                 "league sampling pfsp runs on backend: sb3; on the rllib backend the opponents "
                 "are drawn by their weights (sampling: weights)"
+            )
+        if value.tables == "distinct" and info.data.get("backend") == "rllib":
+            raise ValueError(
+                "league tables: distinct runs on backend: sb3; on the rllib backend each seat "
+                "draws its opponent on its own (tables: independent)"
             )
         return value
 

@@ -71,6 +71,9 @@ class OpponentMixture:
     loss of prior), on top of the entry's own weight. The learner meets the opponents it does
     worst against most often; an opponent it always beats fades out but never disappears
     (the prior keeps its weight above zero). Results come in through :meth:`record`.
+
+    ``distinct``: :meth:`sample_table` draws a game's opponents without replacement among the
+    entries (a round robin's table); otherwise each seat draws on its own.
     """
 
     def __init__(
@@ -84,6 +87,7 @@ class OpponentMixture:
         snapshot_loader: Any = None,
         pfsp_exponent: float | None = None,
         pfsp_window: int = 200,
+        distinct: bool = False,
     ) -> None:
         if not entries:
             raise ValueError("OpponentMixture needs at least one entry")
@@ -100,6 +104,7 @@ class OpponentMixture:
             raise ValueError(f"pfsp_exponent must be positive, got {pfsp_exponent}")
         self.pfsp_exponent = pfsp_exponent
         self.pfsp_window = int(pfsp_window)
+        self.distinct = bool(distinct)
         self._results: dict[str, deque[float]] = {}
         self._stale = False
         self.pool: list[Snapshot] = []
@@ -215,7 +220,35 @@ class OpponentMixture:
         """(label, policy) of one opponent."""
         if self._stale:
             self._reweigh()
-        name = self.names[_draw(self._cumulative, rng)]
+        return self._entry(_draw(self._cumulative, rng), rng)
+
+    def sample_table(self, rng: np.random.Generator, count: int) -> list[tuple[str, Policy]]:
+        """(label, policy) of the ``count`` opponents of one game, in seat order.
+
+        Each seat on its own (:meth:`sample` ``count`` times), or with ``distinct`` without
+        replacement among the entries, by their weights: once every entry is seated, the
+        draws start over from all of them.
+        """
+        if not self.distinct:
+            return [self.sample(rng) for _ in range(count)]
+        if self._stale:
+            self._reweigh()
+        weights = np.diff(self._cumulative, prepend=0.0)
+        left = weights.copy()
+        out = []
+        for _ in range(count):
+            total = left.sum()
+            if total <= 0.0:
+                left = weights.copy()
+                total = left.sum()
+            k = _draw(np.cumsum(left / total), rng)
+            left[k] = 0.0
+            out.append(self._entry(k, rng))
+        return out
+
+    def _entry(self, index: int, rng: np.random.Generator) -> tuple[str, Policy]:
+        """(label, policy) for entry ``index`` (``self``: a snapshot of the pool)."""
+        name = self.names[index]
         if name != "self":
             return name, self._fixed[name]
         if not self.pool:
@@ -416,11 +449,12 @@ class SeatEnv(gym.Env):
             else:
                 self.seat = int(self.learner_seat)
             self._opponent_labels = []
+            drawn = iter(self.opponents.sample_table(self.np_random, n - 1))
             for s in range(n):
                 if s == self.seat:
                     self._policies[s] = None
                     continue
-                label, policy = self.opponents.sample(self.np_random)
+                label, policy = next(drawn)
                 policy.reset(s)
                 self._policies[s] = policy
                 self._opponent_labels.append(label)

@@ -221,12 +221,13 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         self.seats[i] = seat
         policies = self.policies[i]
         labels = []
+        drawn = iter(self.opponents.sample_table(rng, n - 1))
         for s in range(n):
             if s == seat:
                 policies[s] = None
                 self._policy_ids[i, s] = 0
                 continue
-            label, policy = self.opponents.sample(rng)
+            label, policy = next(drawn)
             policy.reset(s)
             policies[s] = policy
             self._policy_ids[i, s] = self._id_of(policy)
