@@ -44,7 +44,7 @@ __all__ = [
     "split_options",
 ]
 
-REWARD_MODES = ("points", "scaled", "margin", "win_loss", "rank")
+REWARD_MODES = ("points", "scaled", "margin", "win_loss", "rank", "lead")
 RENDER_MODES = ("ansi", "human")
 
 
@@ -66,8 +66,11 @@ class MatchOptions:
         the episode's winners, -1 to the others, 0 if all tie) or ``"rank"`` (when the episode
         ends, the mean over the other sides of +1 for each that the seat's side outscored, -1
         for each that outscored it, 0 for a tie: the head-to-head comparisons that the arena's
-        ratings count; zero-sum).
-    :param reward_scale: divisor for ``reward="scaled"`` and ``"margin"``.
+        ratings count; zero-sum) or ``"lead"`` (after each hand, the change over that hand of
+        the side's total minus the best other side's total, / ``reward_scale``: summed over a
+        match, how far the seat's side finished ahead of, or behind, its strongest rival; the
+        margin when there are two sides).
+    :param reward_scale: divisor for ``reward="scaled"``, ``"margin"`` and ``"lead"``.
     :param render_mode: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints).
     :param render_view: seat whose hand ``render`` shows, or ``None`` for all hands open.
     """
@@ -114,6 +117,11 @@ def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
     match = {k: v for k, v in options.items() if k in MATCH_OPTION_NAMES}
     rules = {k: v for k, v in options.items() if k not in MATCH_OPTION_NAMES}
     return match, rules
+
+
+def _lead(totals: list[float], side: int) -> float:
+    """How far ``side``'s total is above the best of the other sides' (below: negative)."""
+    return totals[side] - max(t for g, t in enumerate(totals) if g != side)
 
 
 def make_game(
@@ -396,6 +404,10 @@ class Match:
             rewards = [
                 (group_points[g] - (total - group_points[g]) / (sides - 1)) / scale for g in groups
             ]
+        elif mode == "lead":
+            scale = options.reward_scale
+            before = [t - p for t, p in zip(totals, group_points, strict=True)]
+            rewards = [(_lead(totals, g) - _lead(before, g)) / scale for g in groups]
         elif not over:
             rewards = None
         elif mode == "rank":

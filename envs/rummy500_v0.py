@@ -73,8 +73,11 @@ reward                    "points"                "points" (raw hand points), "s
                                                   "win_loss" (+1 top scorer(s), -1 others, 0 all
                                                   tied; at the episode's end) or "rank" (per
                                                   other side +1 outscored, -1 outscored by,
-                                                  averaged; at the episode's end)
-reward_scale              100.0                   divisor for reward="scaled" and "margin"
+                                                  averaged; at the episode's end) or "lead"
+                                                  (each hand's change of the side's total
+                                                  minus the best other side's, / reward_scale)
+reward_scale              100.0                   divisor for reward="scaled", "margin" and
+                                                  "lead"
 render_view               None                    None = all hands open; a seat = that seat's view
 max_hands                 1000                    a match undecided after this many hands truncates
 ========================  ======================  ===============================================

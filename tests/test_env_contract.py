@@ -8,7 +8,8 @@ import copy
 import numpy as np
 import pytest
 
-from rummyzoo.envs.registry import VARIANTS, make_env
+from rummyzoo.envs.match import Match
+from rummyzoo.envs.registry import VARIANTS, make_env, make_game
 
 BAD_ACTIONS = [1.9, True, "1", np.float32(1.5), float("inf"), None, [1], np.bool_(True)]
 BAD_DECK_ENTRIES = [50.7, True, None, -1, 52, np.float64(3.0)]
@@ -286,3 +287,52 @@ def test_rank_reward_counts_the_sides_each_side_outscored(variant, players, opti
             seen.add(ranks[a])
         assert sum(ranks.values()) == pytest.approx(0.0)
     assert len(seen) > 1  # the games did not all end alike
+
+
+@pytest.mark.parametrize(
+    ("variant", "players", "options"),
+    [
+        ("knock_rummy", 4, {"target_score": 60, "knock_max_deadwood": 10}),
+        ("ditch_rummy", 4, {"teams": True, "target_score": 300}),
+        ("ditch_rummy", 3, {}),
+        ("rummy500", 4, {"target_score": 200}),
+    ],
+)
+def test_lead_reward_pays_the_change_in_the_lead_over_the_best_other_side(
+    variant, players, options
+) -> None:
+    """``reward="lead"``: after every hand each seat gets the change, over that hand, of its
+    side's total minus the best other side's total (/ ``reward_scale``), so its rewards so far
+    add up to that difference of the match totals at every hand's end."""
+    game = make_game(variant, players, **options, reward="lead", reward_scale=4.0)
+    teams = options.get("teams", False)
+    side = [s % 2 if teams else s for s in range(players)]
+    seen = set()
+    for seed in range(3):
+        match = Match(game)
+        match.reset(seed)
+        rng = np.random.default_rng(seed)
+        paid = np.zeros(players)
+        hands = 0
+        while not match.over:
+            end = match.step(int(rng.choice(np.flatnonzero(match.legal_mask()))))
+            if end is None or end.rewards is None:
+                continue
+            hands += 1
+            paid += end.rewards
+            totals = {side[s]: end.infos[s]["totals"] for s in range(players)}
+            for s in range(players):
+                best = max(t for g, t in totals.items() if g != side[s])
+                assert paid[s] == pytest.approx((totals[side[s]] - best) / 4.0), (seed, s)
+                seen.add(round(paid[s], 6))
+        assert hands >= 1
+    assert len(seen) > 2
+
+
+def test_lead_reward_is_the_margin_between_two_players() -> None:
+    """With two sides, the lead over the best other side is the margin over the other one."""
+    for variant in VARIANTS:
+        lead, _ = _play_rewards(variant, 2, 5, reward="lead", target_score=None)
+        margin, _ = _play_rewards(variant, 2, 5, reward="margin", target_score=None)
+        assert lead == pytest.approx(margin)
+        assert sum(lead.values()) == pytest.approx(0.0)

@@ -157,7 +157,13 @@ def test_bad_reset_input():
 
 def test_reward_modes():
     hands = ["As 2s 3s 4h 5h 6h 9c 9d 9h Kc", JUNK_56]
-    for mode, expected in [("points", 54), ("scaled", 0.54), ("win_loss", 1.0), ("rank", 1.0)]:
+    for mode, expected in [
+        ("points", 54),
+        ("scaled", 0.54),
+        ("win_loss", 1.0),
+        ("rank", 1.0),
+        ("lead", 1.08),
+    ]:
         env = make(2, hands, up="Ks", stock="2c", reward=mode)
         play(env, ["draw stock", "knock Kc"])
         assert env.rewards["player_0"] == pytest.approx(expected)
