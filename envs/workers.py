@@ -48,6 +48,7 @@ their last values).
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import itertools
 import multiprocessing
@@ -57,7 +58,7 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from multiprocessing import shared_memory
 from types import ModuleType
 from typing import Any
@@ -79,6 +80,28 @@ _OK = b""
 # shared arrays that are not VectorEnv outputs
 _PRIVATE = ("matches_done", "actions", "selected", "final_observations")
 _MAIN_LOCK = threading.Lock()  # one start at a time hides the main module
+
+
+@contextlib.contextmanager
+def settled_heap() -> Iterator[None]:
+    """Hide the objects alive now from the cyclic garbage collector while the block runs.
+
+    A training process holds a large heap of long-lived objects (the games and their tables,
+    the network, the libraries), and each of the collector's full collections walks all of it:
+    tens of milliseconds that, with worker processes, stall the processes waiting for this
+    one. :func:`gc.freeze` moves them into a generation the collector skips, so its
+    collections walk only what the block creates; :func:`gc.unfreeze` hands them back
+    after (unless the process had frozen objects of its own before: those it keeps frozen).
+    Objects are still freed as soon as nothing refers to them; only a reference cycle among
+    the frozen objects that is dropped during the block waits until it ends.
+    """
+    frozen_before = gc.get_freeze_count() > 0
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if not frozen_before:
+            gc.unfreeze()
 
 
 def resolve_start_method(start_method: str | None) -> str:

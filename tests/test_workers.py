@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import multiprocessing
 import os
@@ -17,7 +18,7 @@ import pytest
 from rummyzoo.envs import registry
 from rummyzoo.envs.core import ConfigError, IllegalActionError
 from rummyzoo.envs.vector import VectorEnv, uniform_legal_actions
-from rummyzoo.envs.workers import WorkerVectorEnv, split_games
+from rummyzoo.envs.workers import WorkerVectorEnv, settled_heap, split_games
 
 ARRAYS = (
     "observations",
@@ -487,3 +488,28 @@ def test_a_dead_worker_fails_the_per_worker_steps():
         assert env.closed and env.in_flight == []
     finally:
         env.close()
+
+
+def test_settled_heap_freezes_the_heap_for_the_block_and_hands_it_back():
+    assert gc.get_freeze_count() == 0
+    held = [[] for _ in range(100)]  # long-lived objects, alive before the block
+    with settled_heap():
+        assert gc.get_freeze_count() >= len(held)
+        # cyclic garbage made inside the block is still collected
+        cycle = []
+        cycle.append(cycle)
+        del cycle
+        assert gc.collect() >= 1
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(RuntimeError, match="boom"), settled_heap():
+        raise RuntimeError("boom")
+    assert gc.get_freeze_count() == 0
+    # a process that froze objects of its own keeps them frozen
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        with settled_heap():
+            pass
+        assert gc.get_freeze_count() >= before
+    finally:
+        gc.unfreeze()

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rummyzoo.envs.workers import settled_heap
 from rummyzoo.training.config import RunConfig
 
 __all__ = ["bench_train"]
@@ -115,7 +116,8 @@ def bench_train(config: RunConfig, steps: int, pool: int = 0) -> dict[str, Any]:
         model.train = clock.wrap("update", model.train)
         start = time.perf_counter()
         cpu_start = time.process_time()
-        model.learn(total_timesteps=steps, progress_bar=False)
+        with settled_heap():
+            model.learn(total_timesteps=steps, progress_bar=False)
         wall = time.perf_counter() - start
         cpu = time.process_time() - cpu_start
         env.close()

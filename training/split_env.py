@@ -45,6 +45,7 @@ shared memory.
 from __future__ import annotations
 
 import contextlib
+import gc
 import itertools
 import multiprocessing
 import pickle
@@ -159,6 +160,9 @@ def _helper_main(conn: Any, make_share: Callable[..., Any], size: int, lo: int, 
     except BaseException:
         conn.send_bytes(_failure())
         return
+    # the share, its tables and torch stay for the process's life: out of the collector's
+    # full collections (see settled_heap), whose pauses the learner's process would wait for
+    gc.freeze()
     conn.send_bytes(_ok(None))
     try:
         while True:

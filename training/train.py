@@ -40,6 +40,7 @@ from rummyzoo.agents.checkpoints import (
     read_trusted_meta,
     save_checkpoint,
 )
+from rummyzoo.envs.workers import settled_heap
 from rummyzoo.training.config import RunConfig, config_to_yaml, load_config, validate_config
 from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
 from rummyzoo.training.vec_env import BatchedSeatEnv
@@ -499,13 +500,14 @@ def train(
     remaining = max(config.n_timesteps - steps_done, 0)
     begun = time.perf_counter()
     try:
-        model.learn(
-            total_timesteps=remaining,
-            callback=callback,
-            log_interval=config.log_interval,
-            tb_log_name="run",
-            reset_num_timesteps=not resume,
-        )
+        with settled_heap():
+            model.learn(
+                total_timesteps=remaining,
+                callback=callback,
+                log_interval=config.log_interval,
+                tb_log_name="run",
+                reset_num_timesteps=not resume,
+            )
         rl_seconds = time.perf_counter() - begun
         callback.finish(model)
     finally:
