@@ -309,6 +309,34 @@ def test_distinct_tables_seat_every_entry_once_before_any_twice():
     assert firsts.count("ditch.smart") / 500 > 0.95
 
 
+def test_distinct_tables_report_each_opponents_share_of_the_seats():
+    """``probabilities()`` with distinct tables: the mean share of a game's opponent seats
+    each entry takes, exactly what the draws give."""
+    two = OpponentMixture([("random", 3.0), ("ditch.smart", 1.0)], "ditch_rummy", 4, distinct=True)
+    # two seats take one of each; the third is drawn by the weights again
+    assert two.probabilities() == pytest.approx(
+        {"random": (1 + 0.75) / 3, "ditch.smart": (1 + 0.25) / 3}
+    )
+    three = OpponentMixture(
+        [("random", 5.0), ("ditch.greedy", 2.0), ("ditch.smart", 1.0)],
+        "ditch_rummy",
+        3,
+        distinct=True,
+    )
+    rng = np.random.default_rng(4)
+    seats = [label for _ in range(6000) for label, _ in three.sample_table(rng, 2)]
+    for label, p in three.probabilities().items():
+        assert seats.count(label) / len(seats) == pytest.approx(p, abs=0.015)
+    # as many seats as entries: one of each, whatever the weights
+    table = OpponentMixture(
+        [("random", 5.0), ("ditch.greedy", 2.0), ("ditch.smart", 1.0)],
+        "ditch_rummy",
+        4,
+        distinct=True,
+    )
+    assert list(table.probabilities().values()) == pytest.approx([1 / 3] * 3)
+
+
 def test_independent_tables_draw_each_seat_on_its_own():
     names = [("random", 1.0), ("ditch.greedy", 1.0), ("ditch.smart", 1.0)]
     mixture = OpponentMixture(names, "ditch_rummy", 4)

@@ -57,6 +57,34 @@ def _recent_cdf(size: int) -> np.ndarray:
     return cdf
 
 
+def _table_shares(weights: np.ndarray, seats: int) -> np.ndarray:
+    """The mean share of ``seats`` seats that each entry takes when they are drawn without
+    replacement by ``weights`` (starting over once every entry is seated), as
+    :meth:`OpponentMixture.sample_table` draws them: exact, over the sets of entries seated."""
+    size = len(weights)
+    live = sum(1 << e for e in range(size) if weights[e] > 0)
+
+    @functools.cache
+    def expected(used: int, left: int) -> tuple[float, ...]:
+        """Expected seats of each entry over the ``left`` seats still to draw."""
+        if left == 0:
+            return (0.0,) * size
+        if used & live == live:
+            used = 0
+        free = [e for e in range(size) if weights[e] > 0 and not used >> e & 1]
+        total = sum(weights[e] for e in free)
+        out = [0.0] * size
+        for e in free:
+            q = weights[e] / total
+            rest = expected(used | 1 << e, left - 1)
+            out[e] += q
+            for k in range(size):
+                out[k] += q * rest[k]
+        return tuple(out)
+
+    return np.asarray(expected(0, seats)) / max(seats, 1)
+
+
 class OpponentMixture:
     """Samples one opponent per seat and game from weighted entries.
 
@@ -173,10 +201,13 @@ class OpponentMixture:
         self._stale = False
 
     def probabilities(self) -> dict[str, float]:
-        """The chance that a seat draws each opponent now (entries, and each snapshot)."""
+        """The chance that a seat draws each opponent now (entries, and each snapshot); with
+        ``distinct`` tables, the share of a table's opponent seats each one takes on average."""
         if self.pfsp_exponent is not None:
             self._reweigh()
         entry = np.diff(self._cumulative, prepend=0.0)
+        if self.distinct:
+            entry = _table_shares(entry, self.num_players - 1)
         out: dict[str, float] = {}
         others = [i for i, n in enumerate(self.names) if n != "self"]
         for name, p in zip(self.names, entry.tolist(), strict=True):
