@@ -13,7 +13,8 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         parents=[parents.game(), parents.runs(100), parents.seed(), parents.options()],
         help="duplicate deals between agents: win rates, points, cross table and ratings",
         description="Play DEALS seeded deals between the agents, each deal once per seating "
-        "(every rotation of every line-up, so each agent plays the same cards from every seat), "
+        "(every line-up in every seating of a balanced design, so each agent plays the same cards "
+        "from every seat and sits after every other agent equally often), "
         "and report per agent the win rate and mean points per hand with 95% intervals; with "
         "more than two agents also a cross table and Bradley-Terry (Elo-scale) ratings.",
     )
@@ -49,6 +50,14 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         help="games each process plays at once on the vector engine, a greedy network "
         "deciding for all of them with one call (the same games; not with --save-games)",
     )
+    arena.add_argument(
+        "--seating",
+        choices=("balanced", "rotations"),
+        default="balanced",
+        help="balanced (default): at 3+ seats every agent sits after and before every other "
+        "equally often (N(N-1) seatings a line-up, all 720 at 6 seats); rotations: the N "
+        "rotations of each line-up only (fewer games; the order around the table stays fixed)",
+    )
     arena.set_defaults(func=run)
 
 
@@ -78,9 +87,12 @@ def run(args: argparse.Namespace) -> int:
         save_games=args.save_games,
         save_limit=args.save_limit if args.save_limit > 0 else None,
         batch=args.batch,
+        seating=args.seating,
     )
     command = ["rummyzoo", "arena", args.variant, "--players", str(args.players), "--agents"]
     command += [*args.agents, "--deals", str(args.deals), "--seed", str(args.seed)]
+    if args.seating != "balanced":
+        command += ["--seating", args.seating]
     for item in args.option or []:
         command += ["--option", item]
     report = summarize(result, command=shlex.join(command))

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from rummyzoo.agents.arena import (
+    balanced_orders,
     format_report,
     make_arena_match,
     pairwise_by_deal,
@@ -210,15 +211,60 @@ def test_win_credits_split_ties_and_teams() -> None:
 
 def test_seatings_rotate_every_agent_through_every_seat() -> None:
     assert seatings(2, 2) == [(0, 1), (1, 0)]
-    three = seatings(3, 3)
-    assert len(three) == 3
+    three = seatings(3, 3, design="rotations")
+    assert three == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
     for seat in range(3):
         assert sorted(s[seat] for s in three) == [0, 1, 2]
+    # balanced: the rotations first, then the other order around the table
+    assert seatings(3, 3) == [*three, (0, 2, 1), (1, 0, 2), (2, 1, 0)]
     round_robin = seatings(5, 2)
     assert len(round_robin) == 20  # C(5, 2) line-ups x 2 rotations
     assert len(set(round_robin)) == 20
     assert seatings(2, 4) == [(0, 1, 0, 1), (1, 0, 1, 0)]  # cycling, distinct rotations only
     assert unique_labels(["random", "x", "random"]) == ["random#1", "x", "random#2"]
+
+
+@pytest.mark.parametrize("n", range(2, 9))
+def test_balanced_orders_put_every_pair_of_places_in_every_pair_of_seats_equally_often(
+    n: int,
+) -> None:
+    orders = balanced_orders(n)
+    assert len(orders) == len(set(orders)) == (720 if n == 6 else n * (n - 1))
+    assert all(sorted(order) == list(range(n)) for order in orders)
+    held = Counter(
+        (s, t, order[s], order[t]) for order in orders for s in range(n) for t in range(n) if s != t
+    )
+    assert len(held) == (n * (n - 1)) ** 2  # every (seats, places) combination occurs ...
+    assert len(set(held.values())) == 1  # ... equally often
+    for bad in (1, 9, True):
+        with pytest.raises(ValueError, match="seats"):
+            balanced_orders(bad)
+
+
+def test_balanced_seatings_seat_every_agent_after_every_other_equally_often() -> None:
+    for agents, seats in ((4, 4), (5, 4), (5, 5), (3, 3)):
+        table = seatings(agents, seats)
+        after = Counter(
+            (s[i], s[(i + 1) % seats])
+            for s in table
+            for i in range(seats)
+            if s[i] != s[(i + 1) % seats]
+        )
+        assert len(set(after.values())) == 1, (agents, seats, after)
+        assert len(after) == agents * (agents - 1)
+        for seat in range(seats):
+            assert len(set(Counter(s[seat] for s in table).values())) == 1
+    # rotations keep the order around the table: agent 3 always sits after agent 2
+    rotations = seatings(4, 4, design="rotations")
+    assert len(rotations) == 4
+    assert {s[(s.index(2) + 1) % 4] for s in rotations} == {3}
+    # a line-up of two kinds (a policy against copies of one opponent) rotates in either design
+    assert seatings(4, 4, kinds=["me", "x", "x", "x"]) == rotations
+    assert len(seatings(4, 4, kinds=["me", "x", "y", "x"])) == 12
+    with pytest.raises(ValueError, match="seating must be one of balanced, rotations"):
+        seatings(4, 4, design="random")
+    with pytest.raises(ValueError, match="one kind per agent"):
+        seatings(4, 4, kinds=["a"])
 
 
 def test_team_seatings_give_every_agent_every_partner_and_seat() -> None:
@@ -532,3 +578,31 @@ def test_parse_options_reads_json_values() -> None:
         parse_options(["target_score"])
     with pytest.raises(ConfigError, match="given twice"):
         parse_options(["a=1", "a=2"])
+
+
+def test_cli_seats_four_agents_by_the_balanced_design_unless_told_rotations(
+    tmp_path, capsys
+) -> None:
+    agents = ["random", "knock.greedy", "knock.smart", "knock.smart"]
+    base = ["arena", "knock_rummy", "--players", "4", "--agents", *agents, "--deals", "3"]
+    base += ["--seed", "5", "--workers", "1", "--option", "target_score=null", "--quiet"]
+    reports = {}
+    for design in ("balanced", "rotations"):
+        path = tmp_path / f"{design}.json"
+        extra = [] if design == "balanced" else ["--seating", "rotations"]
+        assert cli.main([*base, *extra, "--json", str(path)]) == 0
+        reports[design] = json.loads(path.read_text())
+    capsys.readouterr()
+    balanced, rotations = reports["balanced"], reports["rotations"]
+    assert balanced["seating"] == "balanced" and balanced["seatings_per_deal"] == 12
+    assert balanced["games"] == 36 and "--seating" not in balanced["command"]
+    assert rotations["seating"] == "rotations" and rotations["seatings_per_deal"] == 4
+    assert rotations["games"] == 12 and "--seed 5 --seating rotations" in rotations["command"]
+    # the games behind it: each agent after each other one equally often, on every deal
+    result = run_arena("knock_rummy", 4, agents, deals=3, seed=5, options={"target_score": None})
+    assert result.seating_design == "balanced"
+    follows = Counter(
+        (int(row[i]), int(row[(i + 1) % 4])) for row in result.seat_agents for i in range(4)
+    )
+    assert set(follows.values()) == {3 * 12 * 4 // 12}  # 3 deals, 12 seatings, 4 seats, 12 pairs
+    assert summarize(result)["agents"] == balanced["agents"]

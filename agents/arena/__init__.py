@@ -7,15 +7,23 @@ of the episode, also the later hands of a match, and the in-hand chance such as 
 deal is played once per *seating*:
 
 * ``K >= N`` agents for ``N`` seats: every combination of ``N`` agents (a round robin; just the
-  one line-up when ``K == N``), each in all ``N`` rotations (seat ``s`` gets the line-up's agent
-  ``(s + r) % N`` in rotation ``r``). Every agent sits in every seat on identical cards, which
-  cancels the luck of the deal (duplicate play). With partners (Ditch Rummy's teams) each
-  line-up is also played in every distinct partnership (three for four agents), each in all
-  rotations, so that every agent partners every other one.
-* ``K < N``: the seats are filled by cycling the agent list (``A B A B`` for two agents and four
-  seats), again in every distinct rotation. An agent then holds several seats of one game; each
-  seat counts as one of its games, and seats held by the same agent are not compared with each
-  other.
+  one line-up when ``K == N``); ``K < N``: one line-up that fills the seats by cycling the agent
+  list (``A B C A`` for three agents and four seats). An agent then holds several seats of one
+  game; each seat counts as one of its games, and seats held by the same agent are not compared
+  with each other.
+* Each line-up is played in every seating of a *balanced* design (``seating="balanced"``, the
+  default): every ordered pair of the line-up's places holds every ordered pair of seats equally
+  often (:func:`balanced_orders`: ``N (N - 1)`` seatings, all ``N!`` at 6 seats). So every agent
+  sits in every seat on identical cards, which cancels the luck of the deal (duplicate play),
+  and also sits after and before every other agent equally often: at three or more seats who
+  plays after whom matters (in Knock Rummy the next player may take your discard), and rotations
+  alone would fix it (rotating ``A B C D`` always seats ``D`` after ``C``). With partners (Ditch
+  Rummy's teams, seats 0+2 against 1+3) the same design makes every agent partner every other
+  one equally often. At two seats, and for a line-up of at most two distinct agents (a policy
+  against copies of one opponent), the design is the ``N`` rotations (seat ``s`` gets the
+  line-up's place ``(s + r) % N`` in rotation ``r``), with partners in every distinct
+  partnership: ``seating="rotations"`` plays that for every line-up (fewer games a deal; the
+  order around the table is then fixed).
 
 Agents' random streams are seeded from ``(S, d, seating, seat)``. Games depend on nothing else,
 so the numbers are the same whatever the number of worker processes; results are merged in deal
@@ -67,7 +75,9 @@ from rummyzoo.envs.replay import Recorder, record_game, save_replay
 from rummyzoo.envs.seeding import check_seed, new_generator, seed_generator
 
 __all__ = [
+    "SEATING_DESIGNS",
     "ArenaResult",
+    "balanced_orders",
     "deal_seeds",
     "format_report",
     "heatmap_figure",
@@ -96,16 +106,81 @@ def make_arena_match(variant: str, num_players: int, options: dict[str, Any] | N
 
 
 # ---------------------------------------------------------------------------- scheduling
+#: How each line-up is seated around the table (see the module docstring).
+SEATING_DESIGNS = ("balanced", "rotations")
+
+#: Irreducible polynomials over GF(2) (bit i = coefficient of x**i) for the fields of 4 and 8
+#: elements.
+_GF2_MODULI = {4: 0b111, 8: 0b1011}
+
+
+def _field_ops(n: int) -> tuple[Any, Any] | None:
+    """(add, multiply) of a field of ``n`` elements ``0 .. n-1``, or None where there is none
+    (``n`` not prime and not 4 or 8)."""
+    if n >= 2 and all(n % d for d in range(2, int(n**0.5) + 1)):
+        return (lambda x, y: (x + y) % n), (lambda x, y: x * y % n)
+    modulus = _GF2_MODULI.get(n)
+    if modulus is None:
+        return None
+    top = n  # x**k, the bit that the modulus clears
+
+    def multiply(x: int, y: int) -> int:
+        out = 0
+        while y:
+            if y & 1:
+                out ^= x
+            y >>= 1
+            x <<= 1
+            if x & top:
+                x ^= modulus
+        return out
+
+    return (lambda x, y: x ^ y), multiply
+
+
+def balanced_orders(n: int) -> list[tuple[int, ...]]:
+    """Seatings of ``n`` places (``seating[s]`` = the place at seat ``s``) in which every ordered
+    pair of places holds every ordered pair of seats equally often.
+
+    For ``n`` a prime or 4 or 8 these are the ``n (n - 1)`` maps ``s -> a s + b`` of the field of
+    ``n`` elements (``a != 0``): for any two seats and any two places exactly one of them puts
+    the places there. For a prime ``n`` the first ``n`` (``a = 1``) are the rotations. At 6
+    seats no such set of 30 exists (there is no projective plane of order 6), so all 720
+    orders are played.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise ValueError(f"need at least 2 seats, got {n!r}")
+    ops = _field_ops(n)
+    if ops is None:
+        if n > 6:
+            raise ValueError(f"no balanced seating design for {n} seats")
+        return list(permutations(range(n)))
+    add, multiply = ops
+    return [tuple(add(multiply(a, s), b) for s in range(n)) for a in range(1, n) for b in range(n)]
+
+
 def seatings(
-    num_agents: int, num_seats: int, score_groups: Sequence[int] | None = None
+    num_agents: int,
+    num_seats: int,
+    score_groups: Sequence[int] | None = None,
+    design: str = "balanced",
+    kinds: Sequence[Any] | None = None,
 ) -> list[tuple[int, ...]]:
     """Agent index per seat for every game of one deal (see the module docstring).
 
     :param score_groups: the scoring group of each seat (teams share one); where seats are
-        partnered, each line-up is played in every distinct partnership, each in all rotations.
+        partnered, the rotations are played in every distinct partnership.
+    :param design: ``balanced`` or ``rotations`` (see :data:`SEATING_DESIGNS`).
+    :param kinds: what each agent is (equal kinds play alike: the same agent name); a line-up of
+        at most two kinds is seated by rotations in either design. None: every agent its own.
     """
     if num_agents < 2:
         raise ValueError(f"the arena needs at least 2 agents, got {num_agents}")
+    if design not in SEATING_DESIGNS:
+        raise ValueError(f"seating must be one of {', '.join(SEATING_DESIGNS)}, got {design!r}")
+    kinds = list(range(num_agents)) if kinds is None else list(kinds)
+    if len(kinds) != num_agents:
+        raise ValueError(f"need one kind per agent ({num_agents}), got {len(kinds)}")
     if num_agents >= num_seats:
         lineups = list(combinations(range(num_agents), num_seats))
     else:
@@ -116,6 +191,9 @@ def seatings(
     partnered = len(set(groups)) < num_seats and num_agents >= num_seats
     result: list[tuple[int, ...]] = []
     for lineup in lineups:
+        if design == "balanced" and num_seats > 2 and len({kinds[a] for a in lineup}) > 2:
+            result += [tuple(lineup[p] for p in order) for order in balanced_orders(num_seats)]
+            continue
         orders = [lineup]
         if partnered:
             orders, seen = [], set()
@@ -381,6 +459,7 @@ class ArenaResult:
     decisions: np.ndarray
     truncated: np.ndarray
     decks: np.ndarray | None = None
+    seating_design: str = "balanced"
     elapsed: float = 0.0
     workers: int = 1
     notes: list[str] = field(default_factory=list)
@@ -411,6 +490,7 @@ def run_arena(
     save_games: str | Path | None = None,
     save_limit: int | None = 10,
     batch: int = 1,
+    seating: str = "balanced",
 ) -> ArenaResult:
     """Play ``deals`` duplicate deals between ``agents``; see the module docstring.
 
@@ -425,6 +505,8 @@ def run_arena(
     :param batch: games played at once on the vector engine (by each worker; not with
         ``save_games``): the same games (the same seeds and generators), and a network
         decides for all its games with one call. 1: one game after another.
+    :param seating: how each line-up is seated: ``balanced`` (every agent after and before every
+        other equally often) or ``rotations`` (see the module docstring).
     :raises ValueError: unknown variant or agent, unsupported player count, a bad option, fewer
         than two agents, a checkpoint for another variant, or an agent playing illegally.
     """
@@ -462,7 +544,9 @@ def run_arena(
         else:
             raise ValueError(f"an agent must be a name or a Policy, got {spec!r}")
     labels = unique_labels(shown)
-    table_seatings = seatings(len(agents), num_players, match.game.score_groups)
+    table_seatings = seatings(
+        len(agents), num_players, match.game.score_groups, seating, _kinds(agents)
+    )
     notes = []
     if len(agents) < num_players:
         notes.append(
@@ -521,6 +605,7 @@ def run_arena(
         decisions=merged["decisions"],
         truncated=merged["truncated"],
         decks=merged.get("decks"),
+        seating_design=seating,
         elapsed=elapsed,
         workers=workers,
         notes=notes,
@@ -555,6 +640,12 @@ def _play_parallel(plan: _Plan, deals: int, workers: int, bar: Any) -> list[dict
 
 def _resolve(spec: AgentSpec, variant: str, num_players: int, options: dict[str, Any]) -> Policy:
     return make_agent(spec, variant, num_players, options) if isinstance(spec, str) else spec
+
+
+def _kinds(agents: Sequence[AgentSpec]) -> list[Any]:
+    """What each agent is, for the seating design: a name (the same name plays alike) or the
+    policy object itself."""
+    return [spec if isinstance(spec, str) else id(spec) for spec in agents]
 
 
 def _agent_label(spec: AgentSpec) -> str:
@@ -598,6 +689,7 @@ def save_arena_games(
     options: dict[str, Any] | None = None,
     folder: str | Path = "replays",
     limit: int | None = 10,
+    seating: str = "balanced",
 ) -> list[Path]:
     """Play chosen deals of an arena run (same seeds, seatings and agent streams) and save
     each game as a replay.
@@ -608,6 +700,7 @@ def save_arena_games(
 
     :param deals: the number of deals of the run (deals ``0 .. deals-1``) or chosen deal indices.
     :param limit: at most this many games are written (None: all).
+    :param seating: the run's seating design (see :func:`run_arena`).
     :returns: the paths written, in deal and seating order.
     """
     options = dict(options or {})
@@ -625,7 +718,7 @@ def save_arena_games(
     check_players(variant, num_players)
     labels = unique_labels([_agent_label(a) for a in agents])
     groups = make_arena_match(variant, num_players, options).game.score_groups
-    table_seatings = seatings(len(agents), num_players, groups)
+    table_seatings = seatings(len(agents), num_players, groups, seating, _kinds(agents))
     plan = _Plan(
         variant, num_players, options, list(agents), labels, table_seatings, seed, False,
         str(folder), None,
@@ -746,6 +839,7 @@ def summarize(
         "options": result.options,
         "seed": result.seed,
         "deals": result.deals,
+        "seating": result.seating_design,
         "seatings_per_deal": len(result.seatings),
         "games": result.games,
         "agents": agents,
