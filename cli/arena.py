@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from rummyzoo.agents.arena import SEATING_DESIGNS
 from rummyzoo.cli.common import Parents, parse_options
 
 
@@ -52,8 +53,8 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     )
     arena.add_argument(
         "--seating",
-        choices=("balanced", "rotations"),
-        default="balanced",
+        choices=SEATING_DESIGNS,
+        default=SEATING_DESIGNS[0],
         help="balanced (default): at 3+ seats every agent sits after and before every other "
         "equally often (N(N-1) seatings a line-up, all 720 at 6 seats); rotations: the N "
         "rotations of each line-up only (fewer games; the order around the table stays fixed)",
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     )
     command = ["rummyzoo", "arena", args.variant, "--players", str(args.players), "--agents"]
     command += [*args.agents, "--deals", str(args.deals), "--seed", str(args.seed)]
-    if args.seating != "balanced":
+    if args.seating != SEATING_DESIGNS[0]:
         command += ["--seating", args.seating]
     for item in args.option or []:
         command += ["--option", item]

@@ -17,7 +17,7 @@ deal is played once per *seating*:
   sits in every seat on identical cards, which cancels the luck of the deal (duplicate play),
   and also sits after and before every other agent equally often: at three or more seats who
   plays after whom matters (in Knock Rummy the next player may take your discard), and rotations
-  alone would fix it (rotating ``A B C D`` always seats ``D`` after ``C``). With partners (Ditch
+  alone keep that order fixed (rotating ``A B C D`` always seats ``D`` after ``C``). With partners (Ditch
   Rummy's teams, seats 0+2 against 1+3) the same design makes every agent partner every other
   one equally often. At two seats, and for a line-up of at most two distinct agents (a policy
   against copies of one opponent), the design is the ``N`` rotations (seat ``s`` gets the
@@ -106,7 +106,8 @@ def make_arena_match(variant: str, num_players: int, options: dict[str, Any] | N
 
 
 # ---------------------------------------------------------------------------- scheduling
-#: How each line-up is seated around the table (see the module docstring).
+#: How each line-up is seated around the table (see the module docstring); the first is the
+#: default.
 SEATING_DESIGNS = ("balanced", "rotations")
 
 #: Irreducible polynomials over GF(2) (bit i = coefficient of x**i) for the fields of 4 and 8
