@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import cProfile
 import json
 import platform
 import time
@@ -24,6 +25,93 @@ from rummyzoo.envs.play import play_aec
 from rummyzoo.envs.registry import make_env, make_vector
 from rummyzoo.envs.vector import uniform_legal_actions
 
+#: The layers of a profile (:func:`profile_layers`), in the order they are shown.
+PROFILE_LAYERS = (
+    "rules",
+    "match",
+    "engine",
+    "aec",
+    "players",
+    "kernels",
+    "built-ins",
+    "numpy",
+    "other",
+)
+_PACKAGE = Path(__file__).resolve().parent.parent  # the package's root
+#: files of the package's envs/ by layer (any other file of envs/ is the rules': the variants'
+#: packages, cards, melds, decks)
+_ENV_FILES = {
+    "vector.py": "engine",
+    "workers.py": "engine",
+    "match.py": "match",
+    "core.py": "match",
+    "seeding.py": "match",
+    "aec.py": "aec",
+    "native.py": "kernels",
+    "play.py": "players",
+    "registry.py": "other",
+}
+
+
+def code_layer(filename: str) -> str:
+    """The layer of :data:`PROFILE_LAYERS` that a profiled function's file belongs to:
+    ``rules`` (a variant's rules, cards, melds, decks), ``match`` (hands into matches),
+    ``engine`` (the vector engine and its workers), ``aec`` (the AEC env, the variant's env
+    module and PettingZoo), ``players`` (the random player and the play loop), ``kernels``
+    (the Python side of the compiled kernels), ``built-ins`` (functions written in C: numpy's
+    and Python's, the compiled kernels), ``numpy`` (numpy's Python code), ``other``."""
+    if filename == "~" or filename.startswith("<"):
+        return "built-ins"
+    path = Path(filename).resolve()
+    try:
+        parts = path.relative_to(_PACKAGE).parts
+    except ValueError:
+        parts = ()
+    if not parts or parts[0] not in ("envs", "agents", "cli", "training"):
+        # not the package's own code (a virtual environment can lie inside its folder)
+        if "pettingzoo" in path.parts:
+            return "aec"
+        return "numpy" if "numpy" in path.parts else "other"
+    if parts[0] == "envs":
+        if len(parts) > 2:
+            return "rules"
+        if parts[1].endswith("_v0.py"):
+            return "aec"
+        return _ENV_FILES.get(parts[1], "rules")
+    if parts[0] == "agents" or parts[:2] == ("cli", "bench.py"):
+        return "players"
+    return "other"
+
+
+def profile_layers(run_for: Callable[[float], int], seconds: float) -> dict[str, Any]:
+    """Run ``run_for(seconds)`` (a runner that returns the decisions it played) under
+    cProfile: the share of the profiled time spent in each layer's own code
+    (:func:`code_layer`; cProfile's ``tottime``, so a function's callees count in their own
+    layers), with the decisions played. The profiler slows the code down (it times every
+    call), so the shares say where the time goes, not how fast it goes."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        decisions = run_for(seconds)
+    finally:
+        profiler.disable()
+    totals = dict.fromkeys(PROFILE_LAYERS, 0.0)
+    profiler.create_stats()
+    for (filename, _line, _name), stat in profiler.stats.items():  # type: ignore[attr-defined]
+        totals[code_layer(filename)] += stat[2]  # own time (tottime)
+    total = sum(totals.values())
+    return {
+        "decisions": decisions,
+        "profiled_seconds": total,
+        "layers": {k: (v / total if total > 0 else 0.0) for k, v in totals.items()},
+    }
+
+
+def _show_profile(label: str, profile: dict[str, Any]) -> str:
+    shares = sorted(profile["layers"].items(), key=lambda kv: -kv[1])
+    shown = ", ".join(f"{name} {share:.0%}" for name, share in shares if share >= 0.005)
+    return f"  profile of the {label} (own time by layer, cProfile): {shown}"
+
 
 def bench_env(
     variant: str,
@@ -34,6 +122,7 @@ def bench_env(
     options: dict[str, Any] | None = None,
     reseed: bool = False,
     repeat: int = 1,
+    profile: bool = False,
 ) -> dict[str, Any]:
     """Play random legal games for ``seconds`` through ``env.agent_iter()`` / ``last()`` / ``step()``.
 
@@ -42,6 +131,8 @@ def bench_env(
     With ``repeat`` > 1 the run is that many segments of ``seconds`` each (the games go on
     from one to the next) and ``decisions_per_s`` is the median segment's rate, so a burst of
     load from elsewhere on the machine moves it less; every segment's rate is reported too.
+    ``profile``: then one more segment under cProfile gives ``profile["aec"]``
+    (:func:`profile_layers`).
     """
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, got {repeat}")
@@ -70,7 +161,20 @@ def bench_env(
         cpu += time.process_time() - cpu_start
         elapsed += seg_seconds
         rates.append((decisions - seg_decisions) / seg_seconds)
-    return {
+    profiled = None
+    if profile:
+
+        def play_for(limit: float) -> int:
+            deadline = time.perf_counter() + limit
+            played = 0
+            while True:
+                env.reset()
+                played += play_aec(env, policy, rng)[0]
+                if time.perf_counter() >= deadline:
+                    return played
+
+        profiled = {"aec": profile_layers(play_for, seconds)}
+    result = {
         "variant": variant,
         "num_players": num_players,
         "api": "env() (wrapped)" if wrapped else "raw_env",
@@ -90,6 +194,9 @@ def bench_env(
         "decisions_per_cpu_s": decisions / cpu if cpu > 0 else None,
         "truncated_agent_steps": truncated,
     }
+    if profiled is not None:
+        result["profile"] = profiled
+    return result
 
 
 def _rss() -> int:
@@ -127,6 +234,7 @@ def bench_vector(
     repeat: int = 1,
     workers: int = 1,
     compare: bool = True,
+    profile: bool = False,
 ) -> dict[str, Any]:
     """Random legal play through the vector engine (``num_envs`` games, one batched random
     pick per step), alternating segment by segment with the AEC loop of :func:`bench_env`
@@ -138,9 +246,15 @@ def bench_vector(
     which memory the process allocated and freed before does not hide); with workers, the
     growth of the resident memory of this process and the workers over the same span
     (``memory_measure``: ``traced`` or ``rss``).
+
+    ``profile``: after the timed segments, one more segment of each setup under cProfile
+    gives ``profile["vector"]`` (and ``profile["aec"]``): where each one's time goes by layer
+    (:func:`profile_layers`). One process only.
     """
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, got {repeat}")
+    if profile and workers > 1:
+        raise ValueError("--profile times one process: leave out --workers")
     options = dict(options or {})
     make_vector(variant, 1, num_players, **options)  # imports the variant: not the games' memory
     rss_before = _rss()
@@ -202,6 +316,11 @@ def bench_vector(
     rates = _segments(runners, seconds, repeat)
     wall = time.perf_counter() - wall_start
     cpu = time.process_time() - cpu_start
+    profiled = (
+        {name: profile_layers(run_for, seconds) for name, run_for in runners.items()}
+        if profile
+        else None
+    )
     if hasattr(vec, "close"):
         vec.close()
     result: dict[str, Any] = {
@@ -234,6 +353,8 @@ def bench_vector(
         result["ratio_segments"] = [
             v / a for v, a in zip(rates["vector"], rates["aec"], strict=True)
         ]
+    if profiled is not None:
+        result["profile"] = profiled
     return result
 
 
@@ -296,6 +417,12 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         action="store_true",
         help="with --num-envs: time the vector engine only (no AEC segments)",
     )
+    bench.add_argument(
+        "--profile",
+        action="store_true",
+        help="then one more segment of each setup under cProfile: the share of its time in "
+        "each layer's own code (rules, match, engine, aec, players, kernels, built-ins, ...)",
+    )
     bench.add_argument("--json", metavar="PATH", help="write the results here")
     bench.set_defaults(func=run)
 
@@ -334,6 +461,7 @@ def run_vector_bench(args: Any, options: dict[str, Any]) -> dict[str, Any]:
         args.repeat,
         args.workers,
         compare=not args.no_compare,
+        profile=args.profile,
     )
     _platform(result)
     shown = ", ".join(f"{k}={v}" for k, v in options.items())
@@ -359,6 +487,9 @@ def run_vector_bench(args: Any, options: dict[str, Any]) -> dict[str, Any]:
         f"  memory: {result['memory_per_game_bytes'] / 1024:,.1f} KiB per game "
         f"({result['memory_for_1024_games_mb']:,.0f} MB for 1,024 games)"
     )
+    for name, label in (("vector", "vector engine"), ("aec", "AEC loop")):
+        if name in result.get("profile", {}):
+            print(_show_profile(label, result["profile"][name]))
     _write_json(result, args.json)
     return result
 
@@ -376,6 +507,7 @@ def run_bench(args: Any) -> dict[str, Any]:
         reseed=args.reseed,
         options=options,
         repeat=args.repeat,
+        profile=args.profile,
     )
     result["options"] = options
     if args.variant == "knock_rummy":  # the solver of Knock Rummy's deadwood
@@ -401,5 +533,7 @@ def run_bench(args: Any) -> dict[str, Any]:
             f"{result['deadwood_mean_us']:.1f} us, p99 {result['deadwood_p99_us']:.1f} us per "
             f"{result['deadwood_hand_size']}-card hand ({result['deadwood_solver']} search)"
         )
+    if "profile" in result:
+        print(_show_profile("AEC loop", result["profile"]["aec"]))
     _write_json(result, args.json)
     return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rummyzoo.cli.main import main
@@ -152,3 +153,60 @@ def test_bench_train_splits_the_learners_own_time_with_workers(tmp_path):
     assert sum(parts.values()) == pytest.approx(run["seconds"])
     assert run["helper_opponent_seconds"] > 0
     assert parts["opponents"] > 0
+
+
+def test_bench_env_profile_splits_each_setup_by_layer(tmp_path, capsys):
+    out = tmp_path / "p.json"
+    args = ["bench-env", "knock_rummy", "--num-envs", "16", "--seconds", "0.2", "--profile"]
+    assert main([*args, "--json", str(out)]) == 0
+    profile = json.loads(out.read_text())["profile"]
+    assert set(profile) == {"vector", "aec"}
+    for part in profile.values():
+        assert part["decisions"] > 0 and part["profiled_seconds"] > 0
+        assert sum(part["layers"].values()) == pytest.approx(1.0)
+        assert part["layers"]["rules"] > 0 and part["layers"]["match"] > 0
+    # the engine's own code runs only in the engine, PettingZoo's only in the AEC loop
+    assert profile["vector"]["layers"]["engine"] > 0 and profile["aec"]["layers"]["engine"] == 0
+    assert profile["aec"]["layers"]["aec"] > 0 and profile["vector"]["layers"]["aec"] == 0
+    shown = capsys.readouterr().out
+    assert "profile of the vector engine" in shown and "profile of the AEC loop" in shown
+
+
+def test_bench_env_profile_of_the_aec_loop_alone(tmp_path):
+    out = tmp_path / "a.json"
+    argv = ["bench-env", "ditch_rummy", "--seconds", "0.1", "--profile", "--json", str(out)]
+    assert main(argv) == 0
+    layers = json.loads(out.read_text())["profile"]["aec"]["layers"]
+    assert layers["aec"] > 0 and layers["engine"] == 0 and layers["rules"] > 0
+
+
+def test_code_layer_names_the_layer_of_each_file():
+    import pettingzoo
+
+    from rummyzoo.cli.bench import PROFILE_LAYERS, code_layer
+    from rummyzoo.envs import aec, match, melds, vector, workers
+    from rummyzoo.envs.knock_rummy import rules
+
+    root = Path(vector.__file__).resolve().parent
+    expected = {
+        rules.__file__: "rules",
+        melds.__file__: "rules",
+        match.__file__: "match",
+        vector.__file__: "engine",
+        workers.__file__: "engine",
+        aec.__file__: "aec",
+        str(root / "knock_rummy_v0.py"): "aec",
+        pettingzoo.__file__: "aec",
+        np.__file__: "numpy",
+        "~": "built-ins",
+        json.__file__: "other",
+    }
+    for filename, layer in expected.items():
+        assert code_layer(filename) == layer, filename
+    assert set(expected.values()) <= set(PROFILE_LAYERS)
+
+
+def test_bench_env_profile_refuses_workers(capsys):
+    argv = ["bench-env", "knock_rummy", "--num-envs", "8", "--workers", "2", "--profile"]
+    assert main(argv) == 2
+    assert "--profile times one process" in capsys.readouterr().err
