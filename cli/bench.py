@@ -107,6 +107,23 @@ def profile_layers(run_for: Callable[[float], int], seconds: float) -> dict[str,
     }
 
 
+def aec_runner(env: Any, policy: Any, rng: np.random.Generator) -> Callable[[float], int]:
+    """A runner for ``env`` (reset, ready to play): ``run_for(limit)`` plays whole random
+    games through the AEC loop, each followed by an unseeded reset, until ``limit`` seconds
+    have passed, and returns the decisions played."""
+
+    def run_for(limit: float) -> int:
+        deadline = time.perf_counter() + limit
+        decisions = 0
+        while True:
+            decisions += play_aec(env, policy, rng)[0]
+            env.reset()
+            if time.perf_counter() >= deadline:
+                return decisions
+
+    return run_for
+
+
 def _show_profile(label: str, profile: dict[str, Any]) -> str:
     shares = sorted(profile["layers"].items(), key=lambda kv: -kv[1])
     shown = ", ".join(f"{name} {share:.0%}" for name, share in shares if share >= 0.005)
@@ -163,17 +180,8 @@ def bench_env(
         rates.append((decisions - seg_decisions) / seg_seconds)
     profiled = None
     if profile:
-
-        def play_for(limit: float) -> int:
-            deadline = time.perf_counter() + limit
-            played = 0
-            while True:
-                env.reset()
-                played += play_aec(env, policy, rng)[0]
-                if time.perf_counter() >= deadline:
-                    return played
-
-        profiled = {"aec": profile_layers(play_for, seconds)}
+        env.reset()  # the last timed game has ended
+        profiled = {"aec": profile_layers(aec_runner(env, policy, rng), seconds)}
     result = {
         "variant": variant,
         "num_players": num_players,
@@ -301,16 +309,7 @@ def bench_vector(
         aec_rng = np.random.default_rng(seed)
         env.reset(seed=seed)
 
-        def run_aec(limit: float) -> int:
-            deadline = time.perf_counter() + limit
-            decisions = 0
-            while True:
-                decisions += play_aec(env, policy, aec_rng)[0]
-                env.reset()
-                if time.perf_counter() >= deadline:
-                    return decisions
-
-        runners = {"aec": run_aec, "vector": run_vector}
+        runners = {"aec": aec_runner(env, policy, aec_rng), "vector": run_vector}
     cpu_start = time.process_time()
     wall_start = time.perf_counter()
     rates = _segments(runners, seconds, repeat)
