@@ -206,3 +206,35 @@ def test_scorer_networks_keep_their_module_calls():
         model, env = _model(variant, network, features)
         env.close()
         assert mlp_actor_layers(model.policy) is None
+
+
+def test_the_masked_normalizer_is_torchs_logsumexp_to_the_bit():
+    """The updates' log-normalizer of masked logits (it skips the exponentials of the illegal
+    actions): the same values and gradients as ``logsumexp`` over random shapes, scales and
+    masks, rows without a legal action included."""
+    from rummyzoo.training.ppo import HUGE_NEG, _MaskedLogSumExp
+
+    gen = th.Generator().manual_seed(7)
+    rows_without_legal = 0
+    for _ in range(60):
+        n, a = (int(v) for v in th.randint(1, 300, (2,), generator=gen))
+        logits = th.randn(n, a, generator=gen) * float(th.rand((), generator=gen) * 150)
+        legal = th.rand(n, a, generator=gen) < float(th.rand((), generator=gen))
+        legal[th.rand(n, generator=gen) < 0.9, 0] = True
+        rows_without_legal += int((~legal.any(-1)).sum())
+        weights = th.randn(n, a, generator=gen)
+        results = []
+        for normalizer in (
+            lambda x, _legal: x.logsumexp(dim=-1, keepdim=True),
+            _MaskedLogSumExp.apply,
+        ):
+            x = logits.clone().requires_grad_(True)
+            log_pmf = x - x.logsumexp(dim=-1, keepdim=True)
+            masked = th.where(legal, log_pmf, th.tensor(HUGE_NEG))
+            out = masked - normalizer(masked, legal)
+            (out * weights).sum().backward()
+            results.append((out.detach(), x.grad))
+        (want, want_grad), (got, got_grad) = results
+        _exact(got, want)
+        _exact(got_grad, want_grad)
+    assert rows_without_legal > 0
