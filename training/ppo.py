@@ -66,7 +66,7 @@ def _masked_log_pmf(
         legal = legal.reshape(log_pmf.shape)
         huge_neg = th.tensor(HUGE_NEG, dtype=log_pmf.dtype, device=log_pmf.device)
         masked = th.where(legal, log_pmf, huge_neg)
-        if masked.requires_grad:  # an update: the form whose backward skips them too
+        if masked.requires_grad:  # an update: forward and backward skip the illegal entries
             log_pmf = masked - _MaskedLogSumExp.apply(masked, legal)
         else:  # a rollout (no gradient): torch's own, which measured no slower there
             log_pmf = masked - masked.logsumexp(dim=-1, keepdim=True)
@@ -87,7 +87,7 @@ class _MaskedLogSumExp(th.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, x: th.Tensor, legal: th.Tensor) -> th.Tensor:
-        skip = ~(legal | ~legal.any(dim=-1, keepdim=True))
+        skip = ~legal & legal.any(dim=-1, keepdim=True)  # illegal, in a row with a legal one
         maxes = x.amax(dim=-1, keepdim=True)
         exps = (x - maxes).masked_fill_(skip, 0.0).exp_().masked_fill_(skip, 0.0)
         result = exps.sum(dim=-1, keepdim=True).log_().add_(maxes)
