@@ -43,3 +43,39 @@ class BasePolicy:
     def act_on(self, obs: dict[str, Any], rng: np.random.Generator) -> int:
         """Act on a PettingZoo observation dict ``{"observation", "action_mask"}``."""
         return self.act(obs["observation"], obs["action_mask"], rng)
+
+
+def check_parameter(
+    agent: str,
+    name: str,
+    value: Any,
+    kind: str = "number",
+    low: float | None = None,
+    high: float | None = None,
+) -> None:
+    """Refuse a bad value of an agent's parameter with an error that names both.
+
+    :param kind: ``number`` (a finite int or float), ``int`` or ``bool``; ``low`` and ``high``
+        bound a number or an int (inclusive).
+    :raises ValueError: the value is not of that kind or out of bounds.
+    """
+    if kind == "bool":
+        ok = isinstance(value, bool)
+        wanted = "true or false"
+    elif kind == "int":
+        ok = isinstance(value, int | np.integer) and not isinstance(value, bool)
+        wanted = "an integer"
+    else:
+        ok = (
+            isinstance(value, int | float | np.integer | np.floating)
+            and not isinstance(value, bool)
+            and bool(np.isfinite(value))
+        )
+        wanted = "a finite number"
+    if ok and kind != "bool":
+        if low is not None and value < low:
+            ok, wanted = False, f"{wanted} >= {low}"
+        elif high is not None and value > high:
+            ok, wanted = False, f"{wanted} <= {high}"
+    if not ok:
+        raise ValueError(f"{agent}: {name} must be {wanted}, got {value!r}")

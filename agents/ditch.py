@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from rummyzoo.agents.base import BasePolicy
+from rummyzoo.agents.base import BasePolicy, check_parameter
 from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 from rummyzoo.envs.ditch_rummy.rules import (
     ACE,
@@ -411,11 +411,19 @@ class SmartDitch(DitchPolicy):
     #: Score of a line that wins (or loses) the hand or match outright by ending it.
     DECISIVE = 1e6
 
-    def __init__(self, *args: Any, end_risk: float = 0.02, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, end_risk: float = 0.02, draw_weight: float = 0.0, **kwargs: Any
+    ) -> None:
         """:param end_risk: chance that a rival ends the hand with a run before the next turn
-        (when the draw pile is too big for them to empty it)."""
+        (when the draw pile is too big for them to empty it).
+        :param draw_weight: what a draw given up by keeping a card costs beyond its own worth,
+        as a share of a fresh card's expected points (the pile is shared: a card one player
+        does not draw, another may; 0 counts only the drawer's own points)."""
         super().__init__(*args, **kwargs)
+        check_parameter(self.name, "end_risk", end_risk, low=0, high=1)
+        check_parameter(self.name, "draw_weight", draw_weight)
         self.end_risk = end_risk
+        self.draw_weight = draw_weight
         rules = self.rules
         self.min_penalty = min(self.penalty[0], self.penalty[ACE * NUM_SUITS])
         self.max_penalty = max(self.penalty)
@@ -536,6 +544,8 @@ class SmartDitch(DitchPolicy):
         go_on = 1.0 - end
         d0 = self.draws_now
         fresh_pair = self.points_run * q_run + self.points_set * q_set
+        # a fresh card's expected points (of a full draw's pairs and singles, per card)
+        fresh_card = ((d0 - 1) / 2 * fresh_pair + fresh_single) if self.draw_weight else 0.0
         cards = []
         for o in hand:
             pairs = self.points_run * (self.run_partners[o] & live).bit_count()
@@ -553,6 +563,8 @@ class SmartDitch(DitchPolicy):
             base = go_on * (
                 (d * (d - 1) - d0 * (d0 - 1)) / 2 * fresh_pair + (d - d0) * fresh_single
             )
+            if self.draw_weight:
+                base += go_on * self.draw_weight * (d - d0) * fresh_card
             value = base + sum(w for w, _ in ranked[:size])
             if value > best[0]:
                 best = (value, tuple(sorted(o for _, o in ranked[:size])))

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from rummyzoo.agents.base import BasePolicy
+from rummyzoo.agents.base import BasePolicy, check_parameter
 from rummyzoo.envs.cards import NUM_RANKS, PIP_VALUES, mask_cards
 from rummyzoo.envs.knock_rummy.rules import (
     DISCARD_BASE,
@@ -105,6 +105,7 @@ class GreedyKnock(KnockPolicy):
 
     def __init__(self, *args: Any, knock_threshold: int = 10, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        check_parameter(self.name, "knock_threshold", knock_threshold, "int", low=0)
         self.knock_threshold = knock_threshold
 
     def act(
@@ -142,7 +143,18 @@ class SmartKnock(KnockPolicy):
         potential_weight: float = 0.75,
         **kwargs: Any,
     ) -> None:
+        """:param samples: Monte Carlo deals of the opponents' hands per knock decision.
+        :param knock_margin: expected points a knock must beat.
+        :param danger_weight: a discard's cost per neighbour of it that an opponent picked up.
+        :param potential_weight: a discard's cost per live card it could still meld with."""
         super().__init__(*args, **kwargs)
+        check_parameter(self.name, "samples", samples, "int", low=1)
+        for key, value in (
+            ("knock_margin", knock_margin),
+            ("danger_weight", danger_weight),
+            ("potential_weight", potential_weight),
+        ):
+            check_parameter(self.name, key, value)
         self.samples = samples
         self.knock_margin = knock_margin
         self.danger_weight = danger_weight

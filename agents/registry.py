@@ -10,6 +10,13 @@ A name is one of:
   unpickling anything; a stable-baselines3 ``.zip`` or a torch file is refused, saying how to
   convert a trusted one).
 
+Any name but a checkpoint's may carry constructor parameters in parentheses:
+``knock.smart(samples=48, knock_margin=-2)``, ``ditch.smart(end_risk=0.1)``,
+``mypkg.agents:MyAgent(depth=3)``. Values are numbers, ``true`` / ``false``, ``null`` or text
+(quoted or not); a parameter the class does not take is refused with the list of those it
+does, and the heuristics check their values. The whole name, parentheses included, is the
+agent's label in reports, so two settings of one heuristic can meet in the arena.
+
 Every class, built-in or not, is built the same way: when its constructor takes ``variant``,
 ``num_players`` or ``options`` keyword arguments (or ``**kwargs``) they are passed, otherwise it
 is called with no arguments. A class may declare the variants it plays in a class attribute
@@ -18,6 +25,7 @@ is called with no arguments. A class may declare the variants it plays in a clas
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import inspect
@@ -50,6 +58,10 @@ POLICY_MEMBERS = ("name", "act", "reset")
 
 #: ``package.module:ClassName`` (the class may be a dotted path inside the module).
 _IMPORT_NAME = re.compile(r"^\s*(?P<module>[\w.]+)\s*:\s*(?P<attr>[\w.]+)\s*$")
+
+#: ``NAME(key=value, ...)``: an agent name with constructor parameters.
+_WITH_PARAMETERS = re.compile(r"^\s*(?P<base>[^()]*?)\s*\((?P<args>[^()]*)\)\s*$")
+_PARAMETER_KEY = re.compile(r"^[A-Za-z_]\w*$")
 
 
 # ---------------------------------------------------------------------------- entry points
@@ -154,6 +166,125 @@ def _classes_of(module: Any) -> list[str]:
     )
 
 
+# ---------------------------------------------------------------------------- parameters
+def _parameter_value(text: str) -> Any:
+    """A parameter's value from its text: an int, a float, a bool, None or a string."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("null", "none"):
+        return None
+    for parse in (int, float):
+        try:
+            return parse(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _split_items(args: str) -> list[str]:
+    """``args`` split at the commas outside quotes."""
+    items, start, quote = [], 0, ""
+    for i, char in enumerate(args):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == ",":
+            items.append(args[start:i])
+            start = i + 1
+    items.append(args[start:])
+    return items
+
+
+def split_agent_name(name: str) -> tuple[str, dict[str, Any]]:
+    """``"NAME(key=value, ...)"`` -> ``("NAME", {key: value, ...})``; a name without
+    parentheses -> ``(name, {})`` (see the module docstring for the values).
+
+    :raises ValueError: unbalanced or nested parentheses, an item that is not ``key=value``, a
+        key that is not an identifier, a key given twice, or an empty name.
+    """
+    if "(" not in name and ")" not in name:
+        return name, {}
+    match = _WITH_PARAMETERS.match(name)
+    example = "e.g. knock.smart(samples=48, knock_margin=-2)"
+    if match is None or not match["base"]:
+        raise ValueError(
+            f"agent {name!r}: parameters go in one pair of parentheses after the name, {example}"
+        )
+    params: dict[str, Any] = {}
+    args = match["args"].strip()
+    for item in _split_items(args) if args else []:
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not _PARAMETER_KEY.match(key) or not value.strip():
+            raise ValueError(
+                f"agent {name!r}: {item.strip()!r} is not key=value; parameters are "
+                f"comma-separated key=value pairs, {example}"
+            )
+        if key in params:
+            raise ValueError(f"agent {name!r}: parameter {key!r} is given twice")
+        params[key] = _parameter_value(value)
+    return match["base"], params
+
+
+def agent_parameters(cls: type) -> dict[str, Any]:
+    """The parameters an agent class's constructors take, each with its default
+    (``inspect.Parameter.empty`` if required), leaving out ``variant``, ``num_players`` and
+    ``options``: the class's own, and its bases' for as long as each constructor takes
+    ``**kwargs`` (which it may hand on to its base's)."""
+    found: dict[str, Any] = {}
+    keyword_kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    for klass in cls.__mro__:
+        if klass is object:
+            break
+        if "__init__" not in vars(klass):
+            continue
+        try:
+            signature = inspect.signature(klass.__init__)
+        except (TypeError, ValueError):  # no signature to read (implemented in C)
+            break
+        params = list(signature.parameters.values())[1:]  # without self
+        for p in params:
+            if p.kind in keyword_kinds and p.name not in CONSTRUCTOR_KEYWORDS:
+                found.setdefault(p.name, p.default)
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            break
+    return found
+
+
+def _show_parameters(found: dict[str, Any]) -> str:
+    shown = [
+        name if default is inspect.Parameter.empty else f"{name}={default!r}"
+        for name, default in found.items()
+    ]
+    return ", ".join(shown) or "none"
+
+
+def _check_parameters(label: str, params: dict[str, Any]) -> None:
+    """Refuse parameters that the game gives."""
+    reserved = [k for k in params if k in CONSTRUCTOR_KEYWORDS]
+    if reserved:
+        raise ValueError(
+            f"agent {label}: {', '.join(reserved)} cannot be a parameter: the game gives it "
+            "(--players, --option)"
+        )
+
+
+def _unknown_parameter(cls: type, label: str, params: dict[str, Any], exc: TypeError) -> None:
+    """Turn the constructor's complaint about a keyword it does not take, when that keyword
+    is one of ``params``, into an error that lists the parameters it does take."""
+    match = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
+    if match is not None and match[1] in params:
+        raise ValueError(
+            f"agent {label} takes no parameter {match[1]!r}; its parameters (with defaults): "
+            f"{_show_parameters(agent_parameters(cls))}"
+        ) from None
+
+
 # ---------------------------------------------------------------------------- building
 def _declared_variants(cls: type) -> tuple[str, ...] | None:
     """The ``variants`` class attribute as a tuple (a single string counts as one variant)."""
@@ -185,28 +316,37 @@ def _not_a_policy(label: str, missing: list[str]) -> ValueError:
 
 
 def _constructor_kwargs(
-    cls: type, label: str, variant: str, num_players: int, options: dict[str, Any]
+    cls: type,
+    label: str,
+    variant: str,
+    num_players: int,
+    options: dict[str, Any],
+    params: dict[str, Any],
 ) -> dict[str, Any]:
-    """The keyword arguments to build ``cls`` with: those of ``variant``, ``num_players`` and
-    ``options`` its constructor takes (all with ``**kwargs``), else none.
+    """The keyword arguments to build ``cls`` with: ``params`` (none of them one the game
+    gives) and those of ``variant``, ``num_players`` and ``options`` its constructor takes
+    (all with ``**kwargs``), else none.
 
-    :raises ValueError: the constructor needs an argument it is not given.
+    :raises ValueError: a parameter the game gives, or one the constructor needs and is not
+        given.
     """
+    _check_parameters(label, params)
     try:
         signature = inspect.signature(cls)
     except (TypeError, ValueError):  # no signature to read (a class implemented in C)
-        return {}
+        return dict(params)
     values = {"variant": variant, "num_players": num_players, "options": options}
-    params = signature.parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return values
+    params_in = signature.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params_in):
+        return {**values, **params}
     keyword_kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     kwargs = {
-        p.name: values[p.name] for p in params if p.name in values and p.kind in keyword_kinds
+        p.name: values[p.name] for p in params_in if p.name in values and p.kind in keyword_kinds
     }
+    kwargs.update(params)
     required = [
         p.name
-        for p in params
+        for p in params_in
         if p.default is inspect.Parameter.empty
         and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
         and p.name not in kwargs
@@ -214,16 +354,22 @@ def _constructor_kwargs(
     if required:
         raise ValueError(
             f"agent {label} cannot be built: its constructor requires {', '.join(required)}; "
-            f"it may take only the keyword arguments {', '.join(CONSTRUCTOR_KEYWORDS)} "
-            "(any others need defaults)"
+            f"give it in parentheses after the agent's name ({required[0]}=...) or a default "
+            f"(the game gives only {', '.join(CONSTRUCTOR_KEYWORDS)})"
         )
     return kwargs
 
 
 def _build(
-    cls: type, name: str, label: str, variant: str, num_players: int, options: dict[str, Any]
+    cls: type,
+    name: str,
+    label: str,
+    variant: str,
+    num_players: int,
+    options: dict[str, Any],
+    params: dict[str, Any],
 ) -> Policy:
-    """Check and construct one agent class (built-in or plugin)."""
+    """Check and construct one agent class (built-in or plugin) with ``params``."""
     declared = _declared_variants(cls)
     if declared is not None and variant not in declared:
         raise ValueError(
@@ -233,7 +379,16 @@ def _build(
     missing = [m for m in _missing_members(cls) if m != "name"]  # name may be set in __init__
     if missing:
         raise _not_a_policy(label, missing)
-    policy = cls(**_constructor_kwargs(cls, label, variant, num_players, options))
+    kwargs = _constructor_kwargs(cls, label, variant, num_players, options, params)
+    if params:
+        try:
+            policy = cls(**kwargs)
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, TypeError):
+                _unknown_parameter(cls, label, params, exc)
+            raise ValueError(f"agent {label}: {exc}") from exc
+    else:
+        policy = cls(**kwargs)
     missing = _missing_members(policy)
     if missing or not isinstance(policy, Policy):
         raise _not_a_policy(label, missing or list(POLICY_MEMBERS))
@@ -268,14 +423,22 @@ def make_agent(
     """Build the policy called ``name`` for a variant, player count and env options.
 
     ``name`` is a built-in agent, an entry point of group ``rummyzoo.agents``, a
-    ``package.module:ClassName`` or a checkpoint path (see the module docstring).
+    ``package.module:ClassName`` or a checkpoint path (see the module docstring); any but a
+    checkpoint may add constructor parameters, ``knock.smart(samples=48)``, and is then named
+    by the whole string.
 
     :raises ValueError: unknown name, an agent of another variant, a module or class that
-        cannot be loaded, a class that is not a Policy, or a checkpoint that does not match
-        (the checkpoint loader says why).
+        cannot be loaded, a class that is not a Policy, a checkpoint that does not match (the
+        checkpoint loader says why), or parameters that are malformed, not taken by the
+        class or refused by it.
     """
     options = dict(options or {})
+    full = name
+    params: dict[str, Any] = {}
+    if not Path(name).exists():  # a checkpoint's file name may hold parentheses
+        name, params = split_agent_name(name)
     plugins = plugin_entry_points()  # warns of an entry point that a built-in name hides
+    cls = None
     if name in AGENTS:
         module, cls_name, agent_variant = AGENTS[name]
         if agent_variant is not None and agent_variant != variant:
@@ -283,23 +446,31 @@ def make_agent(
                 f"agent {name!r} plays {agent_variant}, not {variant}; agents for {variant}: "
                 f"{', '.join(agent_names(variant))}"
             )
-        cls = getattr(importlib.import_module(module), cls_name)
-        return _build(cls, name, repr(name), variant, num_players, options)
-    if name in plugins:
+        cls, label = getattr(importlib.import_module(module), cls_name), repr(full)
+    elif name in plugins:
         ep = plugins[name]
-        cls = _entry_point_class(name, ep)
-        label = f"{name!r} (entry point {ep.value!r})"
-        return _build(cls, name, label, variant, num_players, options)
-    if name.endswith((".rz", ".zip", ".pt", ".pth")) or Path(name).exists():
+        cls, label = _entry_point_class(name, ep), f"{full!r} (entry point {ep.value!r})"
+    elif name.endswith((".rz", ".zip", ".pt", ".pth")) or Path(name).exists():
+        if params:
+            raise ValueError(
+                f"agent {full!r}: a checkpoint takes no parameters (they are for heuristics "
+                "and agent classes)"
+            )
         if not Path(name).exists():
             raise ValueError(f"checkpoint {name!r} does not exist")
         from rummyzoo.agents.checkpoints import load_policy  # imports torch: only when needed
 
         return load_policy(name, variant, num_players, options)
-    match = _IMPORT_NAME.match(name)
-    if match is not None:
-        cls = _import_class(match["module"], match["attr"])
-        return _build(cls, name, repr(name), variant, num_players, options)
+    else:
+        match = _IMPORT_NAME.match(name)
+        if match is not None:
+            cls, label = _import_class(match["module"], match["attr"]), repr(full)
+    if cls is not None:
+        policy = _build(cls, name, label, variant, num_players, options, params)
+        if params:
+            with contextlib.suppress(AttributeError):  # a read-only name stays as it is
+                policy.name = full.strip()
+        return policy
     raise ValueError(
         f"unknown agent {name!r}; known agents for {variant}: {', '.join(agent_names(variant))} "
         "(or a checkpoint path, or package.module:ClassName for your own agent class)"

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from rummyzoo.agents.base import BasePolicy
+from rummyzoo.agents.base import BasePolicy, check_parameter
 from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, mask_cards
 from rummyzoo.envs.match import make_game
 from rummyzoo.envs.melds import RUMMY500_PLAYS, meld_table
@@ -415,7 +415,20 @@ class SmartRummy500(Rummy500Policy):
         keep_weight: float = 8.0,
         **kwargs: Any,
     ) -> None:
+        """:param stock_value: points a stock draw is worth against a dig, early in the hand.
+        :param hold_melds: keep its own 3-card melds in hand while the hand is young.
+        :param danger_weight: weight of a discard's use to the opponents.
+        :param pile_danger: extra danger of a discard that melds with cards in the pile.
+        :param keep_weight: weight of what a card could still become in hand."""
         super().__init__(*args, **kwargs)
+        for key, value in (
+            ("stock_value", stock_value),
+            ("danger_weight", danger_weight),
+            ("pile_danger", pile_danger),
+            ("keep_weight", keep_weight),
+        ):
+            check_parameter(self.name, key, value)
+        check_parameter(self.name, "hold_melds", hold_melds, "bool")
         self.pile_danger = pile_danger
         self.keep_weight = keep_weight
         self.stock_value = stock_value

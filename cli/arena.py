@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         required=True,
         metavar="AGENT",
         help="two or more of: random, a heuristic such as knock.greedy, a checkpoint path, "
-        "or package.module:ClassName for your own agent class",
+        "or package.module:ClassName for your own agent class; a heuristic or class may take "
+        "constructor parameters in parentheses (quoted): 'knock.smart(knock_margin=5)'",
     )
     arena.add_argument("--json", metavar="PATH", help="write the full report as JSON")
     arena.add_argument("--csv", metavar="PATH", help="write one row per agent as CSV")

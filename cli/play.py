@@ -605,7 +605,8 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         metavar="AGENT",
         help="agents for the other seats in order, cycled if fewer (default: the variant's "
         "strongest heuristic); random, a heuristic such as knock.smart, a checkpoint path, or "
-        "package.module:ClassName",
+        "package.module:ClassName; a heuristic or class may take constructor parameters in "
+        "parentheses (quoted): 'knock.smart(samples=48)'",
     )
     play.add_argument("--seat", type=int, default=0, help="your seat (default 0: you start)")
     play.add_argument("--no-color", action="store_true", help="no ANSI colours")

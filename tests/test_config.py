@@ -99,6 +99,21 @@ def _refused(tmp_path, monkeypatch, capsys, config, overrides, pattern, lines=1)
             r"knock_rummy: .*; did you mean 'knock\.smart'\?$",
         ),
         (
+            ("- {name: self}", "- {name: 'knock.smrt(samples=4)'}"),
+            r"opponents\[1\]\.name: unknown agent 'knock\.smrt'; known agents for "
+            r"knock_rummy: .*; did you mean 'knock\.smart'\?$",
+        ),
+        (
+            ("- {name: self}", "- {name: 'knock.smart(samples=0)'}"),
+            r", line 10: opponents\[1\]\.name: agent 'knock\.smart\(samples=0\)': knock\.smart: "
+            r"samples must be an integer >= 1, got 0$",
+        ),
+        (
+            ("opponents: [random]", "opponents: ['knock.greedy(knock_treshold=5)']"),
+            r"evaluation\.opponents\[0\]: agent 'knock\.greedy\(knock_treshold=5\)' takes no "
+            r"parameter 'knock_treshold'; its parameters \(with defaults\): knock_threshold=10$",
+        ),
+        (
             ("- {name: self}", "- {name: missing/ckpt.zip}"),
             r"opponents\[1\]\.name: checkpoint 'missing/ckpt\.zip' does not exist$",
         ),

@@ -395,7 +395,8 @@ def agent_problem(
         except ValueError as exc:
             problem = str(exc)
             if problem.startswith("unknown agent"):
-                close = difflib.get_close_matches(name, agent_names(variant), n=1, cutoff=0.8)
+                base = name.split("(", 1)[0].strip()  # a name's parameters do not count
+                close = difflib.get_close_matches(base, agent_names(variant), n=1, cutoff=0.8)
                 if close:
                     problem += f"; did you mean {close[0]!r}?"
         except Exception as exc:  # a plugin agent's own failure
