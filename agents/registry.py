@@ -167,6 +167,14 @@ def _classes_of(module: Any) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- parameters
+def _exists(name: str) -> bool:
+    """Whether ``name`` is a path that exists (False for one the OS cannot take)."""
+    try:
+        return Path(name).exists()
+    except (OSError, ValueError):
+        return False
+
+
 def _parameter_value(text: str) -> Any:
     """A parameter's value from its text: an int, a float, a bool, None or a string."""
     text = text.strip()
@@ -435,7 +443,7 @@ def make_agent(
     options = dict(options or {})
     full = name
     params: dict[str, Any] = {}
-    if not Path(name).exists():  # a checkpoint's file name may hold parentheses
+    if not _exists(name):  # a checkpoint's file name may hold parentheses
         name, params = split_agent_name(name)
     plugins = plugin_entry_points()  # warns of an entry point that a built-in name hides
     cls = None
@@ -450,13 +458,13 @@ def make_agent(
     elif name in plugins:
         ep = plugins[name]
         cls, label = _entry_point_class(name, ep), f"{full!r} (entry point {ep.value!r})"
-    elif name.endswith((".rz", ".zip", ".pt", ".pth")) or Path(name).exists():
+    elif name.endswith((".rz", ".zip", ".pt", ".pth")) or _exists(name):
         if params:
             raise ValueError(
                 f"agent {full!r}: a checkpoint takes no parameters (they are for heuristics "
                 "and agent classes)"
             )
-        if not Path(name).exists():
+        if not _exists(name):
             raise ValueError(f"checkpoint {name!r} does not exist")
         from rummyzoo.agents.checkpoints import load_policy  # imports torch: only when needed
 

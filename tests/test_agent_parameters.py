@@ -140,6 +140,15 @@ def test_a_file_whose_name_holds_parentheses_is_still_a_checkpoint(tmp_path) -> 
     assert "parameters" not in str(caught.value)  # it went to the checkpoint loader
 
 
+def test_a_name_no_file_can_have_is_still_an_agent_name() -> None:
+    long = "knock.greedy(knock_threshold=" + " " * 5000 + "5)"  # too long for a file name
+    assert make_agent(long, "knock_rummy", 2).knock_threshold == 5
+    with pytest.raises(ValueError, match=r"unknown agent"):
+        make_agent("x" * 5000, "knock_rummy", 2)
+    with pytest.raises(ValueError, match=r"does not exist"):
+        make_agent("x" * 5000 + ".rz", "knock_rummy", 2)
+
+
 def test_own_classes_take_parameters_too(plugin) -> None:  # noqa: F811 (fixture)
     needs = make_agent(f"{plugin}:NeedsDepth(depth=3)", "knock_rummy", 2)
     assert needs.depth == 3
