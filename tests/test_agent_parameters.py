@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from test_agent_plugins import plugin, plugin_dir  # noqa: F401 (fixtures)
 
+from rummyzoo.agents import check_parameter
 from rummyzoo.agents.arena import run_arena
 from rummyzoo.agents.ditch import SmartDitch
 from rummyzoo.agents.knock import GreedyKnock, SmartKnock
@@ -147,6 +148,23 @@ def test_a_name_no_file_can_have_is_still_an_agent_name() -> None:
         make_agent("x" * 5000, "knock_rummy", 2)
     with pytest.raises(ValueError, match=r"does not exist"):
         make_agent("x" * 5000 + ".rz", "knock_rummy", 2)
+
+
+def test_check_parameter_names_the_agent_and_what_the_value_must_be() -> None:
+    check_parameter("mine", "depth", 3, "int", low=1, high=5)
+    check_parameter("mine", "weight", np.float32(0.5))
+    check_parameter("mine", "eager", False, "bool")
+    for value, kind, bounds, wanted in [
+        (0, "int", (1, 5), "an integer >= 1, got 0"),
+        (6, "int", (1, 5), "an integer <= 5, got 6"),
+        (2.0, "int", (None, None), "an integer, got 2.0"),
+        (True, "number", (None, None), "a finite number, got True"),
+        (float("-inf"), "number", (None, None), "a finite number, got -inf"),
+        ("yes", "bool", (None, None), "true or false, got 'yes'"),
+    ]:
+        with pytest.raises(ValueError) as caught:
+            check_parameter("mine", "depth", value, kind, *bounds)
+        assert str(caught.value) == f"mine: depth must be {wanted}"
 
 
 def test_own_classes_take_parameters_too(plugin) -> None:  # noqa: F811 (fixture)
