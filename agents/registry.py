@@ -388,15 +388,14 @@ def _build(
     if missing:
         raise _not_a_policy(label, missing)
     kwargs = _constructor_kwargs(cls, label, variant, num_players, options, params)
-    if params:
-        try:
-            policy = cls(**kwargs)
-        except (TypeError, ValueError) as exc:
-            if isinstance(exc, TypeError):
-                _unknown_parameter(cls, label, params, exc)
-            raise ValueError(f"agent {label}: {exc}") from exc
-    else:
+    try:
         policy = cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        if not params:  # the class's own failure, as it is
+            raise
+        if isinstance(exc, TypeError):
+            _unknown_parameter(cls, label, params, exc)
+        raise ValueError(f"agent {label}: {exc}") from exc
     missing = _missing_members(policy)
     if missing or not isinstance(policy, Policy):
         raise _not_a_policy(label, missing or list(POLICY_MEMBERS))
