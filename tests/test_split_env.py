@@ -228,6 +228,9 @@ def test_ppo_rollouts_over_processes_record_the_games_their_actions_play():
         buf = model.rollout_buffer
         assert buf.full and buf.pos == steps
         assert model.num_timesteps == steps * config.n_envs
+        # the run's episode statistics are every ended match's, step by step in game order
+        ended_episodes = [i["episode"] for step in keep.infos for i in step if "episode" in i]
+        assert ended_episodes and list(model.ep_info_buffer) == ended_episodes[-100:]
         shares = [split.local_games, *split.helper_slices]
         assert [s.start for s in shares] == split.bounds[:-1].tolist()
         ended = 0
@@ -235,18 +238,29 @@ def test_ppo_rollouts_over_processes_record_the_games_their_actions_play():
             share = _replay_share(config, part)
             obs = share.reset()
             np.testing.assert_array_equal(buf.episode_starts[0, part], True)
+            returns = np.zeros(part.stop - part.start, dtype=np.float32)
+            lengths = np.zeros(part.stop - part.start, dtype=np.int32)
             for t in range(steps):
                 np.testing.assert_array_equal(buf.observations[t, part], obs)
                 np.testing.assert_array_equal(buf.action_masks[t, part], share.action_masks())
                 share.step_async(buf.actions[t, part, 0].astype(np.int64))
                 obs, rewards, dones, infos = share.step_wait()
                 np.testing.assert_allclose(buf.rewards[t, part], rewards, rtol=1e-6)
+                returns += buf.rewards[t, part]
+                lengths += 1
                 for i in np.flatnonzero(dones):
                     seen = keep.infos[t][part.start + i]
                     np.testing.assert_array_equal(
                         seen["terminal_observation"], infos[i]["terminal_observation"]
                     )
                     assert seen["game"] == infos[i]["game"]
+                    # VecMonitor's return and length, as numpy scalars (the helpers' come
+                    # through shared memory)
+                    episode = seen["episode"]
+                    assert type(episode["r"]) is np.float32 and episode["r"] == returns[i]
+                    assert type(episode["l"]) is np.int32 and episode["l"] == lengths[i]
+                    assert isinstance(episode["t"], float)
+                    returns[i], lengths[i] = 0, 0
                 if t + 1 < steps:
                     np.testing.assert_array_equal(buf.episode_starts[t + 1, part], dones)
                 ended += int(dones.sum())

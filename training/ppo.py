@@ -375,18 +375,20 @@ class MaskedPPO(MaskablePPO):
             last_values[part] = rollout["last_values"]
         buf.episode_starts[0] = self._last_episode_starts
         buf.episode_starts[1:] = dones[:-1]
-        step_infos: list[list[dict[str, Any]]] = [
-            [{} for _ in range(split.num_envs)] for _ in range(n)
-        ]
+        # each step's non-empty infos in the order of the games (the local share comes first)
+        sparse: list[list[tuple[int, dict[str, Any]]]] = [[] for _ in range(n)]
         for t, i, info in local_infos:
-            step_infos[t][local.start + i] = info
+            sparse[t].append((local.start + i, info))
         for t, game, info in helper_infos:
-            step_infos[t][game] = info
+            sparse[t].append((game, info))
         buf.pos, buf.full = buf.buffer_size, True
         self._last_obs = new_obs
         self._last_episode_starts = dones[-1].copy()
         for t in range(n):  # the steps as the callbacks see them in one process
-            infos, rewards = step_infos[t], buf.rewards[t].copy()
+            infos: list[dict[str, Any]] = [{} for _ in range(split.num_envs)]
+            for game, info in sparse[t]:
+                infos[game] = info
+            rewards = buf.rewards[t].copy()
             actions = buf.actions[t].astype(np.int64)
             step_dones = dones[t]
             step_obs = buf.observations[t + 1] if t + 1 < n else new_obs
@@ -404,7 +406,9 @@ class MaskedPPO(MaskablePPO):
             )
             if not callback.on_step():
                 return False
-            self._update_info_buffer(infos, step_dones)
+            # only the non-empty infos, in order: the same as all of them, sooner
+            games = [game for game, _ in sparse[t]]
+            self._update_info_buffer([info for _, info in sparse[t]], step_dones[games])
         buf.compute_returns_and_advantage(
             last_values=th.as_tensor(last_values), dones=self._last_episode_starts
         )

@@ -99,23 +99,48 @@ def _rollout_specs(
         # carries None in its place: large arrays pickle slowly, and the infos of a rollout
         # in which many matches end would otherwise be mostly these)
         "terminal_obs": ((steps, size, input_size), np.dtype(np.float32)),
+        # the same for the return and length VecMonitor reports of each ended match: numpy
+        # scalars pickle about six times as slowly as the rest of an info
+        "episode_r": ((steps, size), _EPISODE["r"]),
+        "episode_l": ((steps, size), _EPISODE["l"]),
     }
 
 
-def _terminals_out(infos: list[tuple[int, int, dict[str, Any]]], block: np.ndarray) -> None:
-    """Move each info's ``terminal_observation`` into ``block[step, game]`` (None left)."""
+#: VecMonitor's numpy scalars of an ended match's ``episode`` info: the key and its type
+_EPISODE = {"r": np.dtype(np.float32), "l": np.dtype(np.int32)}
+
+
+def _arrays_out(infos: list[tuple[int, int, dict[str, Any]]], out: dict[str, np.ndarray]) -> None:
+    """Move each info's ``terminal_observation`` into ``out["terminal_obs"][step, game]``,
+    and its ``episode``'s numpy scalars of :data:`_EPISODE`'s types into
+    ``out["episode_<key>"][step, game]`` (None left in their place; a value of another type
+    stays where it is)."""
+    block = out["terminal_obs"]
     for t, i, info in infos:
         final = info.get("terminal_observation")
         if final is not None:
             block[t, i] = final
             info["terminal_observation"] = None
+        episode = info.get("episode")
+        if isinstance(episode, dict):
+            for key, dtype in _EPISODE.items():
+                value = episode.get(key)
+                if value is not None and type(value) is dtype.type:
+                    out["episode_" + key][t, i] = value
+                    episode[key] = None
 
 
-def _terminals_in(infos: list[tuple[int, int, dict[str, Any]]], block: np.ndarray) -> None:
-    """Undo :func:`_terminals_out` (a copy of each row: the block is reused)."""
+def _arrays_in(infos: list[tuple[int, int, dict[str, Any]]], out: dict[str, np.ndarray]) -> None:
+    """Undo :func:`_arrays_out` (a copy of each observation: the block is reused)."""
+    block = out["terminal_obs"]
     for t, i, info in infos:
         if "terminal_observation" in info and info["terminal_observation"] is None:
             info["terminal_observation"] = block[t, i].copy()
+        episode = info.get("episode")
+        if isinstance(episode, dict):
+            for key in _EPISODE:
+                if key in episode and episode[key] is None:
+                    episode[key] = out["episode_" + key][t, i]
 
 
 def _pack(specs: dict[str, tuple[tuple[int, ...], np.dtype]]) -> tuple[dict[str, Any], int]:
@@ -264,7 +289,7 @@ class _Actor:
             out["last_values"][:] = policy.predict_values(th.as_tensor(obs)).numpy().reshape(-1)
         self.obs = obs
         _publish(self.env, self.views, obs)
-        _terminals_out(infos_out, out["terminal_obs"])
+        _arrays_out(infos_out, out)
         return infos_out
 
     def release(self) -> None:
@@ -579,7 +604,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
         infos = []
         for h, part in enumerate(self._slices[1:]):
             share = self._reply(h)
-            _terminals_in(share, self._rollouts[1][h][2]["terminal_obs"])
+            _arrays_in(share, self._rollouts[1][h][2])
             for step, i, info in share:
                 self._record(info)
                 infos.append((step, part.start + i, info))
