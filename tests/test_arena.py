@@ -29,6 +29,7 @@ from rummyzoo.agents.arena.ratings import (
     fit_bradley_terry,
 )
 from rummyzoo.agents.arena.stats import (
+    clustered_t_interval,
     student_t_quantile,
     t_interval,
     wilson_interval,
@@ -197,6 +198,23 @@ def test_clustered_win_rate_interval() -> None:
     # Always inside [0, 1], also for a perfect record.
     rate, (low, high), _ = win_rate_interval(np.ones(50), np.arange(50))
     assert rate == 1.0 and high == 1.0 and 0.9 < low < 1.0
+    # Deals that all agree (three deals, each a win and a loss) say nothing of the spread:
+    # the games count as independent, never a zero-width interval.
+    rate, ci, n_eff = win_rate_interval(np.tile([1.0, 0.0], 3), np.repeat(np.arange(3), 2))
+    assert rate == 0.5 and n_eff == 6
+    assert ci == pytest.approx(wilson_interval(3, 6)) and ci[1] - ci[0] > 0.5
+
+
+def test_clustered_points_interval() -> None:
+    values = np.array([10.0, -4.0, 3.0, 7.0, -1.0, 2.0])
+    deals = np.repeat(np.arange(3), 2)
+    mean, ci = clustered_t_interval(values, deals)
+    assert mean == pytest.approx(values.mean())
+    assert ci == pytest.approx(t_interval(np.array([3.0, 5.0, 0.5])))
+    # per-deal means all the same: the interval over the games, not a zero-width one
+    mirrored = np.array([5.0, -5.0, 8.0, -8.0, 1.0, -1.0])
+    mean, ci = clustered_t_interval(mirrored, deals)
+    assert mean == 0.0 and ci == pytest.approx(t_interval(mirrored)) and ci[1] - ci[0] > 5
 
 
 # ------------------------------------------------------------------ outcomes

@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.arena.ratings import Ratings, bootstrap_ratings
-from rummyzoo.agents.arena.stats import clustered_mean, t_interval, win_rate_interval
+from rummyzoo.agents.arena.stats import clustered_t_interval, win_rate_interval
 from rummyzoo.agents.base import BasePolicy, Policy
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.match import Match
@@ -814,8 +814,7 @@ def summarize(
     for i, label in enumerate(result.labels):
         mask = result.seat_agents == i
         rate, rate_ci, n_eff = win_rate_interval(credits[mask], deal_of_seat[mask])
-        mean_points, per_deal = clustered_mean(per_hand[mask], deal_of_seat[mask])
-        points_ci = t_interval(per_deal)
+        mean_points, points_ci = clustered_t_interval(per_hand[mask], deal_of_seat[mask])
         entry: dict[str, Any] = {
             "name": result.names[i],
             "games": int(mask.sum()),

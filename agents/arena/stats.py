@@ -14,9 +14,13 @@ within a deal, and the interval gets narrower accordingly.
   error. With independent games this is the ordinary Wilson interval over games; with
   correlated games it widens or narrows by the design effect (Kish). When the clustered
   standard error carries no information (a rate of exactly 0 or 1, or a single deal) the
-  plain Wilson interval over games is used. If every deal gave exactly the same rate strictly
-  between 0 and 1 (e.g. two identical deterministic agents, whose duplicate games mirror each
-  other) the interval has zero width: that rate is then exact.
+  plain Wilson interval over games is used, and so it is when every deal gave exactly the same
+  rate: a few deals can agree by chance (three deals each won once in two games), and no
+  spread between deals leaves nothing to estimate the clustering from, so the games count as
+  independent (two identical deterministic agents, whose duplicate games mirror each other,
+  get an interval around 0.5 that narrows with the games, not an exact 0.5).
+* Mean points likewise: where the per-deal means do not vary at all, the t interval over the
+  games.
 
 SciPy is not a dependency, so the t quantile is computed here (regularised incomplete beta by
 continued fraction, inverted by bisection); the normal quantile comes from :mod:`statistics`.
@@ -31,6 +35,7 @@ import numpy as np
 
 __all__ = [
     "clustered_mean",
+    "clustered_t_interval",
     "normal_quantile",
     "student_t_cdf",
     "student_t_quantile",
@@ -195,7 +200,17 @@ def win_rate_interval(
     n_eff = float(n)
     if d >= 2 and spread > 1e-12:
         se2 = float(per_cluster.var(ddof=1)) / d
-        n_eff = spread / se2 if se2 > 0 else math.inf
-    if math.isinf(n_eff):
-        return (rate, (rate, rate), n_eff)
+        if se2 > 0:  # else no spread between deals: the games count as independent
+            n_eff = spread / se2
     return (rate, wilson_interval(rate * n_eff, n_eff, confidence), n_eff)
+
+
+def clustered_t_interval(
+    values: np.ndarray, clusters: np.ndarray, confidence: float = 0.95
+) -> tuple[float, tuple[float, float]]:
+    """The mean of ``values`` and its Student t interval over the per-cluster means; where
+    those are all the same (two or more of them), the t interval over the values themselves."""
+    mean, per_cluster = clustered_mean(values, clusters)
+    if per_cluster.size >= 2 and float(np.ptp(per_cluster)) == 0.0:
+        return (mean, t_interval(values, confidence))
+    return (mean, t_interval(per_cluster, confidence))
