@@ -58,6 +58,12 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--progress-every must be positive, got {args.progress_every:g}")
     kwargs = {"progress": progress, "progress_every": args.progress_every}
     if args.resume:
+        if args.config or args.run_dir:
+            given = "CONFIG file" if args.config else "--run-dir"
+            raise ValueError(
+                f"--resume continues {args.resume} with its own config.yaml: give no {given} "
+                "with it (--set changes the resumed config)"
+            )
         summary = resume_run(args.resume, args.set or [], argv, **kwargs)
     else:
         if not args.config:

@@ -406,7 +406,31 @@ def test_resume_override_errors_name_the_override(tmp_path):
         resume_run(str(run), ["hyperparams.learning_rat=1"], ["test"], progress="off")
     with pytest.raises(ConfigLoadError, match=r"^--set evaluation\.opponents=\[nobody\]: "):
         resume_run(str(run), ["evaluation.opponents=[nobody]"], ["test"], progress="off")
+    # what the checkpoint fixes cannot change: refused by name, before anything is written
+    for override, named in (
+        ("policy_kwargs.net_arch=[16,16]", "policy_kwargs changed: .* its checkpoint's network"),
+        ("n_envs=3", "n_envs changed: .* number of games"),
+        ("hyperparams.learning_rate=0.001", "hyperparams changed: .* hyperparameters"),
+        ("variant=ditch_rummy", "variant changed"),
+    ):
+        with pytest.raises(ValueError, match=f"^cannot resume .* with {named}"):
+            resume_run(str(run), [override, "n_timesteps=300000"], ["test"], progress="off")
     assert sorted(p.name for p in run.iterdir()) == before
+    assert (run / "config.yaml").read_text() == config_to_yaml(RunConfig())
+
+
+def test_train_refuses_a_config_file_given_with_resume(tmp_path, capsys):
+    from rummyzoo.cli.main import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text(config_to_yaml(RunConfig()))
+    assert main(["train", str(CONFIGS / "smoke_ppo.yaml"), "--resume", str(run)]) == 2
+    assert "give no CONFIG file with it" in capsys.readouterr().err
+    assert main(["train", "--resume", str(run), "--run-dir", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "--resume continues" in err and "--run-dir" in err
+    assert sorted(p.name for p in run.iterdir()) == ["config.yaml"]
 
 
 # ------------------------------------------------------------------ shipped configs

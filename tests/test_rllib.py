@@ -112,7 +112,7 @@ def test_learner_module_never_samples_an_illegal_action(local_ray):
 
 # ---------------------------------------------------------------------------- training
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_rllib_trains_resumes_and_exports_every_variant(tmp_path, local_ray, variant):
+def test_rllib_trains_resumes_and_exports_every_variant(tmp_path, local_ray, variant, monkeypatch):
     from rummyzoo.agents.safe import load_checkpoint
     from rummyzoo.cli.main import main
 
@@ -134,7 +134,8 @@ def test_rllib_trains_resumes_and_exports_every_variant(tmp_path, local_ray, var
     # Resume: it continues from RLlib's checkpoint, nothing evaluated or logged twice.
     before = json.loads((run / "state.json").read_text())
     target = first["steps"] + 300
-    summary = resume_run(str(run), [f"n_timesteps={target}"], ["t", "--resume"], progress="off")
+    monkeypatch.chdir(tmp_path)  # resumed by a relative path, as a user types it
+    summary = resume_run("run", [f"n_timesteps={target}"], ["t", "--resume"], progress="off")
     state = json.loads((run / "state.json").read_text())
     assert summary["steps"] >= target
     assert summary["steps_this_session"] == summary["steps"] - first["steps"]

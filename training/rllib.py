@@ -625,10 +625,7 @@ def train_rllib(
     started = time.perf_counter()
     phases: dict[str, float] = {}
     try:
-        if resume:
-            note_resume(run_dir, config, argv)
-            rewind_run(run_dir, steps_done)
-        else:
+        if not resume:
             write_run_files(run_dir, config, argv or sys.argv)
         slot_steps: dict[str, int] = dict(state.get("rllib_slots", {}))
         slots = slot_ids(config)
@@ -637,7 +634,11 @@ def train_rllib(
         algo = algorithm_config(config, slot_steps).build_algo()
         shim = _Shim(build_network(config))
         if resume:
-            algo.restore_from_path(str(rllib_dir))
+            # RLlib reads a path as a URI: a relative one has no scheme
+            algo.restore_from_path(str(rllib_dir.resolve()))
+            # the run folder changes only once its checkpoint is back
+            note_resume(run_dir, config, argv)
+            rewind_run(run_dir, steps_done)
         elif config.pretrain is not None:
             begun = time.perf_counter()
             state["pretrain"] = _warm_start(config, run_dir, shim, progress, progress_every)

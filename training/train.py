@@ -658,6 +658,22 @@ def train_from_file(
     return train(config, target, argv=argv, progress=progress, progress_every=progress_every)
 
 
+#: the config fields a resume cannot change (the checkpoint fixes them), and what each is
+RESUME_FIXED = ("variant", "num_players", "features", "algo", "backend", "policy_kwargs")
+#: with stable-baselines3, whose checkpoint also holds the hyperparameters and the env count
+RESUME_FIXED_SB3 = ("hyperparams", "n_envs")
+RESUME_WHAT = {
+    "variant": "variant",
+    "num_players": "number of players",
+    "features": "observation features",
+    "algo": "algorithm",
+    "backend": "backend",
+    "policy_kwargs": "network",
+    "hyperparams": "hyperparameters",
+    "n_envs": "number of games (n_envs)",
+}
+
+
 def resume_run(
     run_dir: str,
     overrides: list[str],
@@ -674,6 +690,16 @@ def resume_run(
     from rummyzoo.training.config import apply_overrides
 
     config = validate_config(apply_overrides(data, overrides), str(path / "config.yaml"))
+    if overrides:
+        stored = validate_config(data, str(path / "config.yaml"))
+        fixed = RESUME_FIXED + (RESUME_FIXED_SB3 if stored.backend == "sb3" else ())
+        changed = [name for name in fixed if getattr(config, name) != getattr(stored, name)]
+        if changed:
+            raise ValueError(
+                f"cannot resume {path} with {', '.join(changed)} changed: a resumed run goes on "
+                f"with its checkpoint's {', '.join(RESUME_WHAT[name] for name in changed)}; "
+                "start a new run to change them"
+            )
     return train(
         config, path, argv=argv, resume=True, progress=progress, progress_every=progress_every
     )
