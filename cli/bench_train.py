@@ -70,7 +70,14 @@ def run(args: argparse.Namespace) -> int:
     for k, text in enumerate(args.compare, 1):
         tokens = shlex.split(text)
         pools = [t for t in tokens if t.startswith("pool=")]
-        pool = int(pools[-1].partition("=")[2]) if pools else args.pool
+        pool = args.pool
+        if pools:
+            value = pools[-1].partition("=")[2]
+            if not value.isdigit():
+                raise ValueError(
+                    f"--compare {text!r}: pool= needs a number of snapshots, got {value!r}"
+                )
+            pool = int(value)
         overrides = base + [t for t in tokens if not t.startswith("pool=")]
         setups.append((f"#{k} {text}", overrides, pool))
     configs = [
@@ -111,7 +118,13 @@ def run(args: argparse.Namespace) -> int:
             ]
         summary["setups"].append(entry)
     summary["python"] = platform.python_version()
-    print(f"median of {args.repeat} round(s), {args.steps:,} steps each:")
+    # a run trains whole rollouts (PPO) or whole steps of every game: at least --steps
+    trained = sorted({int(r["steps"]) for rs in runs.values() for r in rs})
+    summary["steps_trained"] = trained
+    each = f"{args.steps:,} steps each"
+    if trained != [args.steps]:
+        each = f"{' or '.join(f'{t:,}' for t in trained)} steps each ({args.steps:,} asked: whole rollouts)"
+    print(f"median of {args.repeat} round(s), {each}:")
     for entry in summary["setups"]:
         ratio = ""
         if "ratio_steps_per_s" in entry:

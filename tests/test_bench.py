@@ -91,7 +91,18 @@ def test_bench_train_splits_the_time_and_compares_setups(tmp_path, capsys):
     assert batched["ratio_collection_steps_per_s"] == pytest.approx(
         batched["collection_steps_per_s"] / base["collection_steps_per_s"]
     )
-    assert "collecting" in capsys.readouterr().out
+    # the summary names the steps each run trained (whole rollouts), not only those asked
+    trained = sorted({r["steps"] for entry in summary["setups"] for r in entry["runs"]})
+    assert summary["steps_trained"] == trained and summary["steps"] == 256
+    printed = capsys.readouterr().out
+    assert "collecting" in printed
+    if trained != [256]:
+        assert f"{' or '.join(f'{t:,}' for t in trained)} steps each (256 asked" in printed
+    else:
+        assert "round(s), 256 steps each:" in printed
+    # a pool that is not a number is named
+    assert main(["bench-train", str(CONFIGS / "smoke_ppo.yaml"), "--compare", "pool=x"]) == 2
+    assert "pool= needs a number of snapshots, got 'x'" in capsys.readouterr().err
 
 
 def test_bench_train_times_dqn_too(tmp_path):
