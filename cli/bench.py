@@ -340,7 +340,9 @@ def bench_vector(
         ),
         "memory_per_game_bytes": memory,
         "memory_measure": "traced" if traced else "rss",
-        "memory_for_1024_games_mb": memory * 1024 / 2**20,
+        # what the engine held for its num_envs games (a per-game figure from few games
+        # carries the engine's fixed part, and with workers their processes')
+        "memory_mb": memory * num_envs / 2**20,
         "parent_cpu_seconds": cpu,
         "wall_seconds": wall,
     }
@@ -483,8 +485,8 @@ def run_vector_bench(args: Any, options: dict[str, Any]) -> dict[str, Any]:
             f" vector / AEC = {result['ratio_vector_to_aec']:.2f}x (per segment: {ratios})"
         )
     print(
-        f"  memory: {result['memory_per_game_bytes'] / 1024:,.1f} KiB per game "
-        f"({result['memory_for_1024_games_mb']:,.0f} MB for 1,024 games)"
+        f"  memory: {result['memory_mb']:,.1f} MB for {result['num_envs']:,} games "
+        f"({result['memory_per_game_bytes'] / 1024:,.1f} KiB a game, fixed parts included)"
     )
     for name, label in (("vector", "vector engine"), ("aec", "AEC loop")):
         if name in result.get("profile", {}):
@@ -497,6 +499,15 @@ def run_bench(args: Any) -> dict[str, Any]:
     options = parse_options(args.option)
     if args.num_envs is not None:
         return run_vector_bench(args, options)
+    given = [
+        flag
+        for flag, on in (("--workers", args.workers != 1), ("--no-compare", args.no_compare))
+        if on
+    ]
+    if given:
+        raise ValueError(
+            f"{' and '.join(given)} time the vector engine: give --num-envs N with them"
+        )
     result = bench_env(
         args.variant,
         args.players,

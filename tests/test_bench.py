@@ -40,6 +40,12 @@ def test_bench_env_of_the_vector_engine_alternates_with_the_aec_loop(tmp_path, c
     assert result["memory_per_game_bytes"] > 0 and result["memory_measure"] == "traced"
     shown = capsys.readouterr().out
     assert "vector / AEC" in shown and f"{result['ratio_vector_to_aec']:.2f}x" in shown
+    # the vector engine's flags without the engine are refused, by name
+    assert main(["bench-env", "knock_rummy", "--workers", "2", "--seconds", "0.1"]) == 2
+    assert "--workers time the vector engine: give --num-envs N" in capsys.readouterr().err
+    # the memory the 16 games took, not a projection to other counts
+    assert result["memory_mb"] == pytest.approx(result["memory_per_game_bytes"] * 16 / 2**20)
+    assert f"{result['memory_mb']:,.1f} MB for 16 games" in shown and "1,024" not in shown
 
 
 def test_bench_env_with_workers(tmp_path):
