@@ -10,6 +10,7 @@ match layer (:mod:`rummyzoo.envs.match`) plays hands of a game into a match, and
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import types
 import typing
 from collections.abc import Sequence
@@ -94,8 +95,11 @@ def validate_fields(config: Any) -> None:
             )
 
 
-def make_config(cls: type, num_players: int, options: dict[str, Any]) -> Any:
-    """Build a frozen rules config, rejecting unknown option names clearly."""
+def make_config(
+    cls: type, num_players: int, options: dict[str, Any], others: Sequence[str] = ()
+) -> Any:
+    """Build a frozen rules config, rejecting unknown option names clearly (``others``: the
+    other option names valid beside these, the match's, named in the error too)."""
     if "num_players" in options:
         raise ConfigError(
             "num_players is not an option here: it is the player count "
@@ -104,9 +108,16 @@ def make_config(cls: type, num_players: int, options: dict[str, Any]) -> Any:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(options) - names)
     if unknown:
+        valid = sorted(names - {"num_players"})
+        close = [
+            f"{name} (did you mean {found[0]!r}?)" if found else name
+            for name in unknown
+            for found in [difflib.get_close_matches(name, [*valid, *others], n=1)]
+        ]
+        more = f"; match options: {', '.join(sorted(others))}" if others else ""
         raise ConfigError(
-            f"unknown option(s) for {cls.__name__}: {', '.join(unknown)}; "
-            f"valid options: {', '.join(sorted(names - {'num_players'}))}"
+            f"unknown option(s) for {cls.__name__}: {', '.join(close)}; "
+            f"valid options: {', '.join(valid)}{more}"
         )
     return cls(num_players=num_players, **options)
 

@@ -136,7 +136,7 @@ def make_game(
     """
     match_opts, rules_opts = split_options(dict(options))
     match = MatchOptions(**{**game_cls.match_defaults, **match_opts})
-    rules = make_config(game_cls.rules_class, num_players, rules_opts)
+    rules = make_config(game_cls.rules_class, num_players, rules_opts, MATCH_OPTION_NAMES)
     match.check_seats(rules.num_players)
     if kernels is None:
         return game_cls(rules, match)
