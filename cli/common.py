@@ -38,6 +38,17 @@ def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
     return options
 
 
+def seed_number(text: str) -> int:
+    """``--seed``'s type: a non-negative integer (argparse names the flag on an error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
+
+
 class Parents:
     """Parent parsers for the arguments that several commands take, each defined once.
 
@@ -71,7 +82,9 @@ class Parents:
     def seed(default: int | None = 0) -> argparse.ArgumentParser:
         parent = argparse.ArgumentParser(add_help=False)
         shown = "a fresh one" if default is None else default
-        parent.add_argument("--seed", type=int, default=default, help=f"seed (default {shown})")
+        parent.add_argument(
+            "--seed", type=seed_number, default=default, help=f"seed (default {shown})"
+        )
         return parent
 
     @staticmethod

@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "curves",
         help="plot a run's evaluation win rates over training steps (PNG)",
         description="Plot the evaluations of a training run (win rate against each evaluation "
-        "opponent, with its 95%% interval as a band) over training steps, as a PNG. Works on a "
+        "opponent, with its 95% interval as a band) over training steps, as a PNG. Works on a "
         "finished run and on one still training.",
     )
     curves.add_argument("run", help="the run folder (what rummyzoo train --run-dir wrote)")

@@ -12,6 +12,10 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "evaluate",
         parents=[parents.runs(500), parents.seed(), parents.options()],
         help="a checkpoint against the baselines (arena)",
+        description="Play a checkpoint against random play and the variant's heuristics (or "
+        "--opponents) on duplicate deals, seats rotated: one line per opponent with the win "
+        "rate and points per hand and their 95% intervals, then the run the checkpoint came "
+        "from.",
     )
     evaluate.add_argument("checkpoint")
     evaluate.add_argument(

@@ -432,7 +432,9 @@ def play_game(
     options = dict(options or {})
     check_players(variant, num_players)
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < num_players:
-        raise ValueError(f"seat must be 0..{num_players - 1}, got {seat!r}")
+        raise ValueError(
+            f"--seat must be 0..{num_players - 1} with {num_players} players, got {seat!r}"
+        )
     specs = default_opponents(variant, num_players, opponents)
     match = make_play_match(variant, num_players, options)
     seed = random_seed() if seed is None else seed

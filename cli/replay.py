@@ -158,6 +158,12 @@ def show_replay(
         return summary
     output("")
     final = ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(summary["final"]))
-    output(f"game over after {summary['moves']} moves, {summary['hands']} hand(s): {final}")
+    if data.get("finished", True):
+        output(f"game over after {summary['moves']} moves, {summary['hands']} hand(s): {final}")
+    else:
+        output(
+            f"the recording stops here, mid-game, after {summary['moves']} moves and "
+            f"{summary['hands']} finished hand(s): {final}"
+        )
     output("replay verified: every hand's points match the record")
     return summary

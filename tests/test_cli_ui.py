@@ -354,3 +354,19 @@ def test_bench_env_times_the_deadwood_solver_for_knock_rummy_only(tmp_path, caps
         out = capsys.readouterr().out
         assert ("deadwood solver:" in out) is expected, variant
         assert ("deadwood_solver" in json.loads(path.read_text())) is expected, variant
+
+
+@pytest.mark.parametrize("command", ["demo", "arena", "evaluate", "play"])
+def test_a_bad_seed_is_refused_by_its_flag_before_anything_runs(command, capsys) -> None:
+    args = {
+        "demo": ["demo", "knock_rummy"],
+        "arena": ["arena", "knock_rummy", "--agents", "random", "random"],
+        "evaluate": ["evaluate", "nowhere.rz"],
+        "play": ["play", "knock_rummy"],
+    }[command]
+    with pytest.raises(SystemExit) as exc:
+        main([*args, "--seed", "-1"])
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert "argument --seed: expected a non-negative integer, got -1" in err
+    assert out == ""  # nothing played or printed first

@@ -134,6 +134,10 @@ def test_unfinished_game_replays(tmp_path):
     partial["actions"] = partial["actions"][:2]  # a draw and a discard
     partial["points"], partial["final"], partial["finished"] = [], [0.0, 0.0], False
     assert verify_replay(partial)["moves"] == 2
+    lines: list[str] = []
+    show_replay(save_replay(partial, tmp_path / "partial.json"), output=lines.append)
+    assert "game over" not in "\n".join(lines)
+    assert lines[-2].startswith("the recording stops here, mid-game, after 2 moves")
     partial["finished"] = True
     with pytest.raises(ReplayError, match="stop after 2 moves, before the game ends"):
         verify_replay(partial)

@@ -525,7 +525,9 @@ def run_arena(
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ValueError(f"batch must be a positive int, got {batch!r}")
     if batch > 1 and save_games is not None:
-        raise ValueError("batch > 1 does not record games: save_games needs batch=1")
+        raise ValueError(
+            "batch > 1 does not record games: save_games (--save-games) needs batch=1 (--batch 1)"
+        )
     if save_limit is not None and (isinstance(save_limit, bool) or save_limit < 1):
         raise ValueError(f"save_limit must be a positive int or None, got {save_limit!r}")
     match = make_arena_match(variant, num_players, options)  # validates the options
