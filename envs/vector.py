@@ -26,8 +26,9 @@ A game whose match ended (``terminated | truncated``) starts the next match by i
 AEC env does on ``reset()`` without a seed: its rows then show the new match's first decision,
 while ``rewards`` still holds the finished match's last rewards (they are cleared at the next
 ``step``); :meth:`~VectorEnv.final_observation` gives the finished match's last observations.
-Reading ``rewards[i, current[i]]`` at each decision and every seat's entry at the end of a
-match counts each reward once.
+Reading ``rewards[i, current[i]]`` at each decision, except right after a step that ended
+game ``i``'s match, where every seat's entry is read instead (and not again at the new match's
+first decision), counts each reward once.
 
 Game ``i`` is its own match with its own random streams: ``reset(seed=s)`` seeds it with
 ``s + i`` (or ``seeds[i]``), which makes it the same game as the AEC env after
@@ -248,6 +249,11 @@ class VectorEnv:
             if np.unique(idx).size != idx.size:
                 raise ValueError("each game can be stepped once per call")
         acts = np.asarray(actions)
+        if isinstance(actions, (list, tuple)) and acts.dtype != object:
+            # numpy reads a bool among ints as 0 or 1: refused as the AEC env refuses it
+            bad = next((k for k, a in enumerate(actions) if isinstance(a, (bool, np.bool_))), None)
+            if bad is not None and acts.shape == idx.shape:
+                self._refuse(int(idx[bad]), actions[bad])
         if acts.shape != idx.shape:
             raise IllegalActionError(
                 f"need one action per game stepped ({idx.size}), got an array of shape {acts.shape}"
@@ -255,17 +261,20 @@ class VectorEnv:
         if idx.size == 0:
             return idx, acts.astype(np.int64)
         if not np.issubdtype(acts.dtype, np.integer) or acts.dtype == np.bool_:
-            bad = 0
-            if acts.dtype == object:
+            # the first action that is not an id in range (a huge int makes the array objects,
+            # or floats; in range, the first that is not an int at all)
+            values = acts.reshape(-1).tolist()
+            n = self.num_actions
+
+            def whole(a: Any) -> bool:
+                return not isinstance(a, bool) and isinstance(a, (int, float, np.number))
+
+            bad = next((k for k, a in enumerate(values) if not whole(a) or not 0 <= a < n), None)
+            if bad is None:
                 bad = next(
-                    (
-                        k
-                        for k, a in enumerate(acts.tolist())
-                        if isinstance(a, bool) or not isinstance(a, (int, np.integer))
-                    ),
-                    0,
+                    (k for k, a in enumerate(values) if not isinstance(a, (int, np.integer))), 0
                 )
-            self._refuse(int(idx[bad]), acts.reshape(-1)[bad])
+            self._refuse(int(idx[bad]), values[bad])
         acts = acts.astype(np.int64, copy=False)
         in_range = (acts >= 0) & (acts < self.num_actions)
         ok = in_range.copy()

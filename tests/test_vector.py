@@ -146,6 +146,42 @@ def _assert_unchanged(vec, before):
     assert [m.decisions for m in vec.matches] == decisions
 
 
+@pytest.mark.parametrize(("variant", "players", "options"), [CASES[0], CASES[4], CASES[5]])
+def test_the_documented_reward_reading_counts_each_reward_once(variant, players, options):
+    """The module's recipe: a seat's entry at each of its decisions, every seat's on the step
+    that ends the match (and not again at the restarted match's first decision) adds up to
+    each match's rewards as the AEC env gives them step by step."""
+    n = 3
+    vec = make_vector(variant, n, players, **options)
+    envs = [make_env(variant, players, **options) for _ in range(n)]
+    vec.reset(seed=70)
+    for i, env in enumerate(envs):
+        env.reset(seed=70 + i)
+    counted = np.zeros((n, players))
+    truth = np.zeros((n, players))
+    ended = 0
+    just_ended = np.zeros(n, dtype=bool)
+    rng = np.random.default_rng(3)
+    for _step in range(400):
+        for i in range(n):
+            if not just_ended[i]:
+                counted[i, vec.current[i]] += vec.rewards[i, vec.current[i]]
+        actions = uniform_legal_actions(vec.action_masks, rng)
+        vec.step(actions)
+        just_ended = vec.terminated | vec.truncated
+        for i, env in enumerate(envs):
+            env.step(int(actions[i]))
+            raw = env.unwrapped
+            truth[i] += [raw.rewards[a] for a in raw.possible_agents]
+            if just_ended[i]:
+                counted[i] += vec.rewards[i]
+                np.testing.assert_allclose(counted[i], truth[i], atol=1e-9)
+                counted[i] = truth[i] = 0.0
+                ended += 1
+                env.reset()
+    assert ended > 0
+
+
 def test_an_illegal_action_names_its_game_and_changes_no_game():
     vec = make_vector("knock_rummy", 4, 2)
     vec.reset(seed=8)
@@ -174,6 +210,13 @@ def test_an_illegal_action_names_its_game_and_changes_no_game():
         (np.where(np.arange(4) == 3, -1, actions), "game 3: "),
         (actions.astype(np.float64), "not an action id"),
         (np.array([0, 1, True, 2], dtype=object), "game 2: "),
+        # a huge id makes numpy's array objects (or floats): the game whose id it is is named
+        (
+            [*actions[:3].tolist(), 2**70],
+            r"game 3: .*action 1180591620717411303424 is out of range",
+        ),
+        ([*actions[:1].tolist(), 2**63, *actions[2:].tolist()], r"game 1: .*not an action id"),
+        ([*actions[:2].tolist(), True, *actions[3:].tolist()], r"game 2: .*True \(bool\)"),
     ]:
         with pytest.raises(IllegalActionError, match=fragment):
             vec.step(wrong)
