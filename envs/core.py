@@ -73,6 +73,17 @@ def _type_name(accepted: tuple[type, ...], nullable: bool) -> str:
     return " | ".join(names + (["None"] if nullable else []))
 
 
+def _native_number(value: Any, accepted: tuple[type, ...]) -> Any:
+    """``value`` as a Python bool, int or float where it is a numpy one of an accepted kind."""
+    if isinstance(value, np.bool_) and bool in accepted:
+        return bool(value)
+    if isinstance(value, np.integer) and int in accepted:
+        return int(value)
+    if isinstance(value, np.floating) and float in accepted:
+        return float(value)
+    return value
+
+
 def validate_fields(config: Any) -> None:
     """Type-check a dataclass config against its type hints.
 
@@ -87,6 +98,11 @@ def validate_fields(config: Any) -> None:
             continue
         if not accepted:
             continue
+        # a numpy number is taken as the Python number it holds (stored as that)
+        native = _native_number(value, accepted)
+        if native is not value:
+            object.__setattr__(config, name, native)
+            value = native
         ok = isinstance(value, accepted) and not (isinstance(value, bool) and bool not in accepted)
         if not ok:
             raise ConfigError(

@@ -14,6 +14,7 @@ No PettingZoo or gymnasium here: :mod:`rummyzoo.envs.aec` maps a match onto the 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,8 +92,10 @@ class MatchOptions:
         check_range(self, "max_turns", 1, None)
         check_range(self, "max_hands", 1, None)
         check_choice(self, "reward", REWARD_MODES)
-        if self.reward_scale <= 0:
-            raise ConfigError(f"reward_scale must be a positive number, got {self.reward_scale!r}")
+        if not math.isfinite(self.reward_scale) or self.reward_scale <= 0:
+            raise ConfigError(
+                f"reward_scale must be a finite positive number, got {self.reward_scale!r}"
+            )
         if self.render_mode is not None:
             check_choice(self, "render_mode", RENDER_MODES)
 

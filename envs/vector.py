@@ -46,7 +46,7 @@ processes write straight into them (:mod:`rummyzoo.envs.workers`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -111,6 +111,11 @@ def game_seeds(seed: int | Sequence[int] | None, num_envs: int) -> list[int | No
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         base = check_seed(seed)
         return [base + i for i in range(num_envs)]
+    if isinstance(seed, (str, bytes)) or not isinstance(seed, Iterable):
+        raise ValueError(
+            f"seed must be a non-negative int, one per game or None, got {seed!r} "
+            f"({type(seed).__name__})"
+        )
     seeds: list[int | None] = [check_seed(s) for s in seed]
     if len(seeds) != num_envs:
         raise ValueError(f"need one seed per game ({num_envs}), got {len(seeds)}")

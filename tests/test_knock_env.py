@@ -118,6 +118,9 @@ def test_bad_player_counts(players):
         ({"max_turns": 0}, "max_turns"),
         ({"reward": "elo"}, "reward must be one of"),
         ({"reward_scale": 0}, "reward_scale"),
+        ({"reward_scale": float("nan")}, "reward_scale must be a finite positive number"),
+        ({"reward_scale": float("inf")}, "reward_scale must be a finite positive number"),
+        ({"allow_discard_of_taken": np.int64(1)}, "allow_discard_of_taken must be bool"),
         ({"render_mode": "rgb_array"}, "render_mode"),
         ({"first_dealer": 2}, "first_dealer"),
     ],
@@ -125,6 +128,18 @@ def test_bad_player_counts(players):
 def test_bad_options(options, match):
     with pytest.raises(ConfigError, match=match):
         knock_rummy_v0.env(num_players=2, **options)
+
+
+def test_numpy_numbers_are_options_like_python_ones():
+    env = knock_rummy_v0.env(
+        num_players=np.int64(3), target_score=np.int64(100), reward_scale=np.float32(50)
+    )
+    raw = env.unwrapped
+    assert raw.game.rules.num_players == 3 and type(raw.game.rules.num_players) is int
+    assert raw.game.match.target_score == 100 and type(raw.game.match.target_score) is int
+    assert type(raw.game.match.reward_scale) is float
+    env.reset(seed=1)
+    assert len(env.agents) == 3
 
 
 def test_illegal_actions_raise_clearly_and_lose_nothing():

@@ -262,7 +262,7 @@ def test_bad_settings_are_refused_clearly():
         vec.step(np.zeros(2, dtype=np.int64))
     vec.reset(seed=5)
     before = _snapshot(vec)
-    for seed in (-1, "7", [1], [1, -2]):
+    for seed in (-1, "7", [1], [1, -2], 1.5, object()):
         with pytest.raises(ValueError, match="seed"):
             vec.reset(seed=seed)
         _assert_unchanged(vec, before)
