@@ -379,6 +379,7 @@ class VectorEnv:
 
         :raises ValueError: when that game has not finished a match since the last reset.
         """
+        self._check_game_seat(game, seat)
         final = self._final[game]
         if final is None:
             raise ValueError(f"game {game} has not finished a match since the last reset")
@@ -387,13 +388,30 @@ class VectorEnv:
 
     def observe(self, game: int, seat: int) -> np.ndarray:
         """The observation of any ``seat`` of game ``game`` now (a new array)."""
+        self._check_game_seat(game, seat)
         match = self.matches[game]
         return self.game.observe(match.state, seat, match.seat_totals)
 
     def render(self, game: int, view: int | None = None) -> str:
         """The text picture of game ``game`` (all hands open unless ``view`` is a seat)."""
+        self._check_game_seat(game, view, "view", optional=True)
         match = self.matches[game]
         return self.game.render(match.state, view, match.totals_by_seat())
+
+    def _check_game_seat(
+        self, game: Any, seat: Any, name: str = "seat", optional: bool = False
+    ) -> None:
+        """:raises ValueError: a game index or seat out of range (or not an int)."""
+
+        def index(value: Any) -> bool:
+            return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+        if not index(game) or not 0 <= game < self.num_envs:
+            raise ValueError(f"game must be an int in 0..{self.num_envs - 1}, got {game!r}")
+        if seat is None and optional:
+            return
+        if not index(seat) or not 0 <= seat < self.num_players:
+            raise ValueError(f"{name} must be a seat in 0..{self.num_players - 1}, got {seat!r}")
 
     def __repr__(self) -> str:
         return (

@@ -262,6 +262,16 @@ def test_bad_settings_are_refused_clearly():
         vec.step(np.zeros(2, dtype=np.int64))
     vec.reset(seed=5)
     before = _snapshot(vec)
+    for call, fragment in [
+        (lambda: vec.observe(0, 2), "seat must be a seat in 0..1, got 2"),
+        (lambda: vec.observe(0, -1), "seat must be a seat in 0..1, got -1"),
+        (lambda: vec.observe(0, True), "seat must be"),
+        (lambda: vec.observe(vec.num_envs, 0), "game must be an int in 0.."),
+        (lambda: vec.final_observation(0, 5), "seat must be"),
+        (lambda: vec.render(0, view=7), "view must be a seat in 0..1, got 7"),
+    ]:
+        with pytest.raises(ValueError, match=fragment):
+            call()
     for seed in (-1, "7", [1], [1, -2], 1.5, object()):
         with pytest.raises(ValueError, match="seed"):
             vec.reset(seed=seed)
