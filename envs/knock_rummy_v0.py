@@ -102,11 +102,13 @@ to_act             N           relative seat to act (one-hot)
 dealer             N           relative seat of the dealer (one-hot)
 turn               1           turns played / max_turns
 scores             N           match totals by relative seat / target (0 in single hands)
+padding            48 - 3*N    zeros: the scalar features fill one 52-wide row
 =================  ==========  ===========================================================
 
-L = 4 + 52 * (3 + 2 * (N - 1)) + 4 * N... precisely ``env.unwrapped.game.obs_size``
-(264 + 52 * 2 * (N - 2) + 3 * N - ... for 2 players: 270). Nothing hidden is encoded:
-an opponent's hand appears only through the cards it took from the discard pile.
+L = 52 * (2 * N + 2) (``env.unwrapped.game.obs_size``: 312 for 2 players, 416 for 3): the
+card planes, then one 52-wide row that holds the 4 + 3 * N scalar features and zeros.
+Nothing hidden is encoded: an opponent's hand appears only through the cards it took from
+the discard pile.
 
 Rewards and infos
 -----------------

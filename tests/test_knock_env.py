@@ -275,3 +275,13 @@ def test_wrapped_env_keeps_the_call_order_checks():
     with pytest.raises(AssertionError, match="step"):
         for _agent in env.agent_iter():
             env.last()  # no step between two iterations
+
+
+@pytest.mark.parametrize("players", [2, 3, 6])
+def test_observation_size_is_the_documented_one(players):
+    """The module's table: card planes, then one 52-wide row of scalar features and zeros."""
+    game = knock_rummy_v0.raw_env(num_players=players).game
+    assert game.obs_size == 52 * (2 * players + 2)
+    start, stop = game.observation_layout["padding"]
+    assert stop == game.obs_size and stop - start == 48 - 3 * players
+    assert "L = 52 * (2 * N + 2)" in knock_rummy_v0.__doc__
