@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from rummyzoo.agents.base import Policy
+from rummyzoo.envs.registry import VARIANTS
 
 #: name -> (module path, class name, variant or None for any variant). Heuristics register here.
 AGENTS: dict[str, tuple[str, str, str | None]] = {
@@ -439,6 +440,8 @@ def make_agent(
         checkpoint loader says why), or parameters that are malformed, not taken by the
         class or refused by it.
     """
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; variants: {', '.join(sorted(VARIANTS))}")
     options = dict(options or {})
     full = name
     params: dict[str, Any] = {}

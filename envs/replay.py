@@ -247,6 +247,10 @@ def record_game(
     :param deck: deal the first hand from this order (card strings).
     """
     options = dict(options or {})
+    if len(labels) != len(policies):
+        raise ValueError(
+            f"one label per policy: {len(policies)} policies, {len(labels)} labels ({list(labels)!r})"
+        )
     match = make_play_match(variant, len(policies), options)
     seed = random_seed() if seed is None else check_seed(seed)
     if rngs is None:

@@ -235,3 +235,9 @@ def test_training_plays_against_a_parameterized_opponent(tmp_path) -> None:
     run = tmp_path / "run"
     train_from_file(str(config), [], str(run), ["test"], progress="off")
     assert (run / "checkpoints" / "last.rz").is_file()
+
+
+@pytest.mark.parametrize("name", ["random", "knock.greedy", "knock.smart(samples=8)"])
+def test_an_unknown_variant_is_named_whatever_the_agent(name) -> None:
+    with pytest.raises(ValueError, match=r"^unknown variant 'bogus'; variants: ditch_rummy, "):
+        make_agent(name, "bogus", 2)

@@ -128,6 +128,16 @@ def test_bad_fields_are_corrupt(recorded):
             verify_replay(bad)
 
 
+def test_record_game_wants_one_label_per_policy():
+    from rummyzoo.agents.registry import make_agent
+    from rummyzoo.envs.replay import record_game
+
+    policies = [make_agent("knock.greedy", "knock_rummy", 2) for _ in range(2)]
+    with pytest.raises(ValueError, match=r"one label per policy: 2 policies, 1 labels"):
+        record_game("knock_rummy", policies, ["g"], seed=1)
+    assert record_game("knock_rummy", policies, ["a", "b"], seed=1)["num_players"] == 2
+
+
 def test_unfinished_game_replays(tmp_path):
     replay = record_episode("knock_rummy", 2, ["knock.greedy", "knock.greedy"], seed=1)
     partial = copy.deepcopy(replay)
