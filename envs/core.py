@@ -253,6 +253,17 @@ class Game:
     observation_layout: dict[str, tuple[int, int]]
     score_groups: np.ndarray  # group (team) of each seat; seat i alone unless teams
 
+    def check_observation(self, obs: Any) -> None:
+        """:raises ValueError: ``obs`` is not one observation of this game (its size differs:
+        read by a decoder built for another player count or options)."""
+        size = np.shape(obs)
+        if size != (self.obs_size,):
+            raise ValueError(
+                f"an observation of shape {size} where this {self.name} game "
+                f"({self.num_players} players) has ({self.obs_size},): was the agent built "
+                "for another player count or options?"
+            )
+
     # -- to implement ---------------------------------------------------------
     def new_hand(self, rng: np.random.Generator, dealer: int, deck: np.ndarray) -> HandState:
         """Deal a hand from ``deck`` (top of the stock first). ``deck`` is read-only: it is kept

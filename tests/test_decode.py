@@ -348,3 +348,30 @@ def test_phases_are_int_enums_kept_in_the_state():
         match = Match(make_game(variant, 2))
         match.reset(seed=0)
         assert match.state.phase == 0 and match.state.phase.name == "DRAW"
+
+
+@pytest.mark.parametrize(
+    ("variant", "built", "played"),
+    [
+        ("knock_rummy", 2, 3),
+        ("ditch_rummy", 3, 2),
+        ("rummy500", 2, 4),
+    ],
+)
+def test_a_heuristic_built_for_another_table_says_so(variant, built, played):
+    """An agent built for one player count, handed another's observation, names the sizes
+    (it misread the planes, or failed deep inside, before)."""
+    from rummyzoo.agents.registry import make_agent
+    from rummyzoo.envs.registry import make_env
+
+    env = make_env(variant, played)
+    env.reset(seed=1)
+    obs, *_ = env.last()
+    agent = make_agent(f"{variant.split('_')[0]}.smart", variant, built)
+    size = obs["observation"].shape[0]
+    with pytest.raises(
+        ValueError,
+        match=rf"observation of shape \({size},\) where this .* "
+        rf"game \({built} players\) has .*another player count or options",
+    ):
+        agent.act(obs["observation"], obs["action_mask"], np.random.default_rng(0))

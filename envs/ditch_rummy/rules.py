@@ -893,6 +893,7 @@ class DitchRummyGame(Game):
 
     def decode(self, obs: np.ndarray) -> DitchView:
         """Read an observation of :meth:`observe` back (see :class:`DitchView`)."""
+        self.check_observation(obs)
         n = self.num_players
         bits = self._dec_bits
         # The card planes as order-id masks: the hand, then discards, fits, sets, runs, singles.

@@ -561,6 +561,7 @@ class KnockRummyGame(Game):
 
     def decode(self, obs: np.ndarray) -> KnockView:
         """Read an observation of :meth:`observe` back (see :class:`KnockView`)."""
+        self.check_observation(obs)
         n = self.num_players
         lay = self.observation_layout
         masks = plane_masks(obs[: lay["opponent_thrown"][1]])

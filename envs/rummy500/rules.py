@@ -877,6 +877,7 @@ class Rummy500Game(Game):
 
     def decode(self, obs: np.ndarray) -> Rummy500View:
         """Read an observation of :meth:`observe` back (see :class:`Rummy500View`)."""
+        self.check_observation(obs)
         n = self.num_players
         cards = NUM_CARDS * self.num_decks
         planes = obs[: self._dec_planes].reshape(-1, NUM_CARDS) != 0
