@@ -60,9 +60,11 @@ def file_head(path: Path, example: str) -> bytes:
     :raises CheckpointError: ``path`` is a directory or does not exist.
     """
     if path.is_dir():
+        # the run folder itself, or its checkpoints/ folder
+        inside = path / example if path.name == "checkpoints" else path / "checkpoints" / example
         raise CheckpointError(
             f"checkpoint {path} is a directory, not a checkpoint file (a run folder keeps its "
-            f"checkpoints in RUN_DIR/checkpoints/, e.g. {path / 'checkpoints' / example})"
+            f"checkpoints in RUN_DIR/checkpoints/, e.g. {inside})"
         )
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")

@@ -321,6 +321,14 @@ def test_checkpoint_errors_are_clear(tmp_path):
         read_meta(corrupt)
     with pytest.raises(CheckpointError, match="is a directory, not a checkpoint file"):
         read_meta(tmp_path)
+    # the run's checkpoints/ folder itself: the file inside it is suggested
+    folder = last.parent
+    with pytest.raises(CheckpointError) as err:
+        read_meta(folder)
+    assert f"e.g. {folder / 'best.rz'})" in str(err.value) or f"e.g. {folder / 'last.zip'})" in str(
+        err.value
+    )
+    assert "checkpoints/checkpoints" not in str(err.value)
     text = tmp_path / "notes.rz"
     text.write_text("hello")
     with pytest.raises(CheckpointError, match="is not a zip archive"):
