@@ -482,9 +482,10 @@ class ReplaySimulation:
                     on_event(over, self)
 
         policies = [moves] * data["num_players"]
+        episode = None
         try:
             try:
-                play_episode(
+                episode = play_episode(
                     match, policies, np.random.default_rng(0), seed=data["seed"],
                     deck=decks[0] if first_given else None, on_event=watch,
                 )  # fmt: skip
@@ -502,6 +503,17 @@ class ReplaySimulation:
                 left = len(data["actions"]) - moves.next
                 raise self._fail(
                     f"the game ends after action {moves.next}, but {left} more are recorded"
+                )
+            if not data.get("finished", True):
+                raise self._fail(
+                    f"the game ends after action {moves.next}, but the replay records it as "
+                    "unfinished (finished: false)"
+                )
+            truncated = bool(episode is not None and episode.truncated)
+            if bool(data.get("truncated", truncated)) != truncated:
+                raise self._fail(
+                    f"the game ends {'at a turn or hand cap' if truncated else 'by play'}, but the "
+                    f"replay records truncated: {str(not truncated).lower()}"
                 )
         if len(self.points) != hands_recorded:
             raise self._fail(

@@ -138,6 +138,37 @@ def test_record_game_wants_one_label_per_policy():
     assert record_game("knock_rummy", policies, ["a", "b"], seed=1)["num_players"] == 2
 
 
+def test_a_whole_game_recorded_as_unfinished_or_truncated_is_refused():
+    replay = record_episode("knock_rummy", 2, ["knock.greedy", "knock.greedy"], seed=1)
+    assert replay["finished"] and not replay["truncated"]
+    for key, value, message in [
+        (
+            "finished",
+            False,
+            r"the game ends after action \d+, but the replay records it as unfinished",
+        ),
+        ("truncated", True, r"the game ends by play, but the replay records truncated: true"),
+    ]:
+        bad = copy.deepcopy(replay)
+        bad[key] = value
+        with pytest.raises(ReplayError, match=message):
+            verify_replay(bad)
+    capped = record_episode(
+        "knock_rummy",
+        2,
+        ["random", "random"],
+        seed=1,
+        options={"max_hands": 1, "target_score": 1000},
+    )
+    assert capped["truncated"]
+    verify_replay(capped)
+    capped["truncated"] = False
+    with pytest.raises(
+        ReplayError, match=r"ends at a turn or hand cap, but the replay records truncated: false"
+    ):
+        verify_replay(capped)
+
+
 def test_unfinished_game_replays(tmp_path):
     replay = record_episode("knock_rummy", 2, ["knock.greedy", "knock.greedy"], seed=1)
     partial = copy.deepcopy(replay)
