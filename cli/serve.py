@@ -5,7 +5,8 @@ Pages:
 =====================================  ==========================================================
 ``/``                                  the runs (folders with a ``config.yaml`` or saved games)
 ``/runs/<run>``                        a run: its config, evaluations, checkpoints and games
-``/runs/<run>/game/<file>[?seat=N]``   a saved game (sample, arena, web game) in the viewer
+``/runs/<run>/game/<file>[?seat=N]``   a saved game (sample, arena, web game) in the viewer;
+                                       ``<file>`` is its path in the run folder (``games/...``)
 ``/play``                              a new game against any agent (random, a heuristic, a
                                        checkpoint of a run), then ``/play/<id>`` to play it
 =====================================  ==========================================================
