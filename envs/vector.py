@@ -271,10 +271,11 @@ class VectorEnv:
             values = acts.reshape(-1).tolist()
             n = self.num_actions
 
-            def whole(a: Any) -> bool:
-                return not isinstance(a, bool) and isinstance(a, (int, float, np.number))
+            def no_id(a: Any) -> bool:  # not a number, or one outside 0..n-1
+                numeric = not isinstance(a, bool) and isinstance(a, (int, float, np.number))
+                return not numeric or not 0 <= a < n
 
-            bad = next((k for k, a in enumerate(values) if not whole(a) or not 0 <= a < n), None)
+            bad = next((k for k, a in enumerate(values) if no_id(a)), None)
             if bad is None:
                 bad = next(
                     (k for k, a in enumerate(values) if not isinstance(a, (int, np.integer))), 0
