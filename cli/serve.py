@@ -14,7 +14,8 @@ Pages:
 JSON API of a game in the browser (what ``/play/<id>`` uses):
 
 * ``POST /api/games`` ``{"variant", "players", "seat", "opponent", "options", "seed"}``
-  starts a game (``opponent``: ``random``, a heuristic name, or ``<run>/checkpoints/x.rz``);
+  starts a game (``opponent``: ``random``, a heuristic's or an entry point's bare name, or
+  ``<run>/checkpoints/x.rz``; never a ``module:Class`` or parameters);
 * ``GET /api/games/<id>``: the table from the human's seat, the legal moves, the log;
 * ``POST /api/games/<id>/move`` ``{"move": "discard Kh"}`` (a name, a number of the list, or
   the words of one move, as in the terminal game) or ``{"action": 12}``.
@@ -578,6 +579,15 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             if not path.is_file():
                 raise RequestError(404, f"unknown checkpoint {spec!r} in the runs folder")
             return str(path), spec
+        # Only the names of installed agents: a ``module:Class`` would import code a request
+        # names, and parameters could make one decision take as long as a request asks.
+        if spec not in agent_names():
+            raise RequestError(
+                400,
+                f"unknown opponent {spec!r}: the server plays random, a heuristic or an entry "
+                "point by its bare name (no parameters, no module:Class), or a checkpoint "
+                "<run>/checkpoints/x.rz of the runs folder",
+            )
         return spec, spec
 
     @app.post("/api/games")

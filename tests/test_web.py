@@ -214,6 +214,8 @@ def test_serve_refuses_a_corrupt_game(runs):
         ('{"variant": "knock_rummy", "seat": 3}', "seat must be 0..1"),
         ('{"variant": "knock_rummy", "opponent": "nobody"}', "nobody"),
         ('{"variant": "knock_rummy", "opponent": "../secret.json"}', "not in the runs folder"),
+        ('{"variant": "knock_rummy", "opponent": "json:JSONDecoder"}', "unknown opponent"),
+        ('{"variant": "knock_rummy", "opponent": "knock.smart(samples=9)"}', "no parameters"),
         ('{"variant": "knock_rummy", "options": {"no_such_rule": 1}}', "no_such_rule"),
         ('{"variant": "knock_rummy", "colour": "red"}', "unknown field(s): colour"),
     ],
@@ -223,6 +225,17 @@ def test_serve_bad_new_games(runs, body, message):
     assert response.status_code in (400, 404), response.json
     assert message in response.json["error"]
     _no_traceback(response)
+
+
+def test_serve_never_imports_a_module_a_request_names(runs, tmp_path, monkeypatch):
+    flag = tmp_path / "imported"
+    (tmp_path / "rz_side_effect.py").write_text(f"open({str(flag)!r}, 'w').close()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    response = create_app(runs).test_client().post(
+        "/api/games", json={"variant": "knock_rummy", "opponent": "rz_side_effect:Agent"}
+    )
+    assert response.status_code == 400 and "unknown opponent" in response.json["error"]
+    assert not flag.exists()
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
