@@ -453,6 +453,12 @@ class ReplaySimulation:
 
         def watch(event: Any, match: Match) -> None:
             if type(event) is Deal:
+                if (
+                    event.hand > len(decks)
+                    and moves.next == len(data["actions"])
+                    and not data.get("finished", True)
+                ):  # a recording stopped between two hands
+                    raise _OutOfMoves(f"the recording stops before hand {event.hand} is dealt")
                 self._check_deck(event.hand - 1, _deck_strings(event.deck))
             elif type(event) is Decision:
                 if on_event is not None:

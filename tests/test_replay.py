@@ -184,6 +184,29 @@ def test_unfinished_game_replays(tmp_path):
         verify_replay(partial)
 
 
+def test_a_game_left_between_two_hands_replays(tmp_path):
+    from rummyzoo.envs.replay import HandOver, ReplaySimulation
+
+    replay = record_episode(
+        "knock_rummy", 2, ["knock.greedy", "knock.greedy"], seed=3, options={"target_score": 100}
+    )
+    assert len(replay["points"]) > 1
+    events = ReplaySimulation(replay).events()
+    moves = next(i for i, e in enumerate(events) if isinstance(e, HandOver))  # hand 1's moves
+    partial = copy.deepcopy(replay)
+    partial["actions"] = partial["actions"][:moves]
+    partial["points"], partial["decks"] = partial["points"][:1], partial["decks"][:1]
+    partial["final"], partial["finished"] = list(partial["points"][0]), False
+    summary = verify_replay(partial)
+    assert summary["hands"] == 1 and summary["moves"] == moves
+    lines: list[str] = []
+    show_replay(save_replay(partial, tmp_path / "left.json"), output=lines.append)
+    assert lines[-2].startswith(f"the recording stops here, mid-game, after {moves} moves and 1")
+    partial["finished"] = True  # a finished game must have every hand
+    with pytest.raises(ReplayError, match="hand 2 is dealt, but only 1 deck"):
+        verify_replay(partial)
+
+
 def test_arena_games_are_the_arena_games(tmp_path):
     agents = ["knock.smart", "knock.greedy", "random"]
     options = {"target_score": 40}
