@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 
@@ -50,6 +51,14 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as exc:
         print(f"rummyzoo {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:  # Ctrl-C: one line, no traceback
+        why = f"; {exc}" if str(exc) else ""
+        print(f"\nrummyzoo {args.command}: interrupted{why}", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away (``rummyzoo demo | head``)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that Python's exit flush does not fail too
+        return 141
 
 
 if __name__ == "__main__":

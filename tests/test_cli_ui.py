@@ -370,3 +370,40 @@ def test_a_bad_seed_is_refused_by_its_flag_before_anything_runs(command, capsys)
     out, err = capsys.readouterr()
     assert "argument --seed: expected a non-negative integer, got -1" in err
     assert out == ""  # nothing played or printed first
+
+
+# ------------------------------------------------------------------ interrupts and pipes
+def test_ctrl_c_during_a_run_says_how_to_resume_it(tmp_path, monkeypatch, capsys) -> None:
+    import rummyzoo.training.train as train_module
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_module, "train", interrupted)
+    run = tmp_path / "r1"
+    assert main(["train", "configs/smoke_ppo.yaml", "--run-dir", str(run)]) == 130
+    err = capsys.readouterr().err
+    assert f"interrupted; continue the run with: rummyzoo train --resume {run}" in err
+    assert "Traceback" not in err
+    run.mkdir()
+    (run / "config.yaml").write_text(open("configs/smoke_ppo.yaml").read())
+    assert main(["train", "--resume", str(run)]) == 130
+    assert f"continue the run with: rummyzoo train --resume {run} " in capsys.readouterr().err
+
+
+def test_a_closed_pipe_ends_the_command_quietly(monkeypatch) -> None:
+    import rummyzoo.cli.demo as demo_module
+
+    def closed(*args, **kwargs):
+        raise BrokenPipeError
+
+    monkeypatch.setattr(demo_module, "play_demo", closed)
+    read, write = os.pipe()
+    saved = os.dup(1)
+    try:
+        os.dup2(write, 1)  # main points fd 1 elsewhere once the pipe is gone
+        assert main(["demo", "knock_rummy"]) == 141
+    finally:
+        os.dup2(saved, 1)
+        for fd in (read, write, saved):
+            os.close(fd)

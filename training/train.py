@@ -18,6 +18,7 @@ Run folder layout::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import platform
@@ -655,7 +656,29 @@ def train_from_file(
     target = Path(run_dir) if run_dir else new_run_dir(config, config_path)
     if (target / "config.yaml").exists():
         raise ValueError(f"{target} already holds a run; use --resume {target} to continue it")
-    return train(config, target, argv=argv, progress=progress, progress_every=progress_every)
+    with _resumable(target):
+        return train(config, target, argv=argv, progress=progress, progress_every=progress_every)
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run; its message says how to continue it."""
+
+    def __init__(self, run_dir: Path) -> None:
+        super().__init__(
+            f"continue the run with: rummyzoo train --resume {run_dir} (it goes on from its last "
+            "checkpoint, or starts again if it has none yet)"
+        )
+
+
+@contextlib.contextmanager
+def _resumable(run_dir: Path) -> Any:
+    """Turn Ctrl-C during a run into :class:`RunInterrupted` naming the run folder."""
+    try:
+        yield
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise RunInterrupted(run_dir) from None
 
 
 #: the config fields a resume cannot change (the checkpoint fixes them), and what each is
@@ -700,9 +723,10 @@ def resume_run(
                 f"with its checkpoint's {', '.join(RESUME_WHAT[name] for name in changed)}; "
                 "start a new run to change them"
             )
-    return train(
-        config, path, argv=argv, resume=True, progress=progress, progress_every=progress_every
-    )
+    with _resumable(path):
+        return train(
+            config, path, argv=argv, resume=True, progress=progress, progress_every=progress_every
+        )
 
 
 def checkpoint_info(path: str) -> dict[str, Any]:
