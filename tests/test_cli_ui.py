@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -386,7 +387,7 @@ def test_ctrl_c_during_a_run_says_how_to_resume_it(tmp_path, monkeypatch, capsys
     assert f"interrupted; continue the run with: rummyzoo train --resume {run}" in err
     assert "Traceback" not in err
     run.mkdir()
-    (run / "config.yaml").write_text(open("configs/smoke_ppo.yaml").read())
+    (run / "config.yaml").write_bytes(Path("configs/smoke_ppo.yaml").read_bytes())
     assert main(["train", "--resume", str(run)]) == 130
     assert f"continue the run with: rummyzoo train --resume {run} " in capsys.readouterr().err
 

@@ -142,7 +142,7 @@ def test_rllib_trains_resumes_and_exports_every_variant(tmp_path, local_ray, var
     evals = [e["steps"] for e in state["eval_history"]]
     assert evals[: len(before["eval_history"])] == [e["steps"] for e in before["eval_history"]]
     assert evals == sorted(set(evals)) and evals[-1] == summary["steps"]
-    assert all(Path(p["path"]).exists() for p in state["pool"])
+    assert all((run / p["path"]).exists() for p in state["pool"])
     for tag, steps in tb_steps(run).items():
         assert steps == sorted(set(steps)), f"{tag} logged a step twice: {steps}"
     assert len((run / "command.txt").read_text().splitlines()) == 2

@@ -115,25 +115,29 @@ class _Killed(Exception):
     pass
 
 
-def test_a_killed_run_resumes_where_its_checkpoint_was(tmp_path, monkeypatch) -> None:
-    run = tmp_path / "run"
+def _stop_after(steps: int):
     original = callbacks.RunCallback._on_step
 
-    def killed_after_step_420(self):  # the process dies mid-rollout, past the checkpoint
-        if self.model.num_timesteps >= 420:
+    def killed(self):  # the process dies mid-rollout, past the checkpoint
+        if self.model.num_timesteps >= steps:
             raise _Killed
         return original(self)
 
-    monkeypatch.setattr(callbacks.RunCallback, "_on_step", killed_after_step_420)
+    return killed
+
+
+def test_a_killed_run_resumes_where_its_checkpoint_was(tmp_path, monkeypatch) -> None:
+    run = tmp_path / "run"
+    monkeypatch.setattr(callbacks.RunCallback, "_on_step", _stop_after(420))
     with pytest.raises(_Killed):
         train_from_file(SMOKE, LONGER, str(run), ["test"], progress="off")
-    monkeypatch.setattr(callbacks.RunCallback, "_on_step", original)
+    monkeypatch.undo()
     state = json.loads((run / "state.json").read_text())
     assert state["steps"] == 256
     before_resume = tb_steps(run)
     assert any(max(s) > 256 for s in before_resume.values())  # logged past the checkpoint
-    for snap in state["pool"]:  # the checkpoint's pool is still on disk
-        assert Path(snap["path"]).exists()
+    for snap in state["pool"]:  # the checkpoint's pool is still on disk, named in the run
+        assert snap["path"].startswith("pool/snapshot_") and (run / snap["path"]).exists()
 
     summary = resume_run(str(run), [], ["test"], progress="off")
     assert summary["steps"] == 512
@@ -147,6 +151,107 @@ def test_a_killed_run_resumes_where_its_checkpoint_was(tmp_path, monkeypatch) ->
     final = json.loads((run / "state.json").read_text())
     on_disk = sorted(p.name for p in (run / "pool").glob("*"))
     assert on_disk == sorted(Path(p["path"]).name for p in final["pool"])
+
+
+def _killed_at(monkeypatch, steps: int, name: str) -> None:
+    """Make the process 'die' when it saves ``name`` of the checkpoint at ``steps``."""
+    original = callbacks.save_checkpoint
+
+    def save(model, path, meta):
+        if Path(path).name == name and meta["steps"] == steps:
+            raise _Killed
+        return original(model, path, meta)
+
+    monkeypatch.setattr(callbacks, "save_checkpoint", save)
+
+
+def test_a_run_killed_while_saving_keeps_its_previous_checkpoint(tmp_path, monkeypatch) -> None:
+    run = tmp_path / "run"
+    _killed_at(monkeypatch, 512, "last.rz")  # last.zip of step 512 is written, then it dies
+    with pytest.raises(_Killed):
+        train_from_file(SMOKE, LONGER, str(run), ["test"], progress="off")
+    monkeypatch.undo()
+    from rummyzoo.agents.checkpoints import read_meta, read_trusted_meta
+
+    state = json.loads((run / "state.json").read_text())
+    assert state["steps"] == 256  # the whole set of step 256 stands
+    assert read_trusted_meta(run / "checkpoints" / "last.zip")["steps"] == 256
+    assert read_meta(run / "checkpoints" / "last.rz")["steps"] == 256
+    summary = resume_run(str(run), [], ["test"], progress="off")
+    evals = [e["steps"] for e in summary["evaluations"]]
+    assert evals == [0, 128, 256, 384, 512]
+    assert not (run / "checkpoints" / ".staging").exists()
+
+
+def test_a_complete_staged_checkpoint_is_moved_into_place_on_resume(tmp_path) -> None:
+    from rummyzoo.agents.checkpoints import read_trusted_meta
+    from rummyzoo.training.run_state import commit_staged
+
+    run = tmp_path / "run"
+    train_from_file(SMOKE, [*LONGER[1:], "n_timesteps=256"], str(run), ["t"], progress="off")
+    staging = run / "checkpoints" / ".staging"
+    staging.mkdir()
+    for name in ("last.zip", "last.rz"):  # a set whose state.json was staged, half moved
+        (staging / name).write_bytes((run / "checkpoints" / name).read_bytes())
+    (staging / "state.json").write_bytes((run / "state.json").read_bytes())
+    (run / "checkpoints" / "last.zip").unlink()
+    assert commit_staged(run) and not staging.exists()
+    assert read_trusted_meta(run / "checkpoints" / "last.zip")["steps"] == 256
+    staging.mkdir()
+    (staging / "last.zip").write_bytes(b"half")  # no state.json: never completed, dropped
+    assert not commit_staged(run) and not staging.exists()
+    assert read_trusted_meta(run / "checkpoints" / "last.zip")["steps"] == 256
+
+
+def test_a_copied_run_resumes_anywhere_and_leaves_the_original_alone(tmp_path, monkeypatch) -> None:
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    original = Path("runs") / "r1"
+    monkeypatch.setattr(callbacks.RunCallback, "_on_step", _stop_after(420))
+    with pytest.raises(_Killed):
+        train_from_file(SMOKE, LONGER, str(original), ["test"], progress="off")
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    state = json.loads((original / "state.json").read_text())
+    assert all(
+        not Path(p).is_absolute() and p.startswith("checkpoints/") for p in state["periodic"]
+    )
+    shutil.copytree(original, tmp_path / "copy")
+    before = _digest(original)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # resumed from another working directory
+    summary = resume_run("../copy", ["n_timesteps=1024"], ["test"], progress="off")
+    assert summary["steps"] == 1024
+    monkeypatch.chdir(tmp_path)
+    assert _digest(original) == before  # the original run folder is untouched
+    ckpts = sorted(p.name for p in (tmp_path / "copy" / "checkpoints").glob("ckpt_*"))
+    assert ckpts == ["ckpt_000000512.rz", "ckpt_000000768.rz"]  # keep: 2, the copy's own
+
+
+def test_resume_refuses_a_config_edited_by_hand_or_a_broken_state(tmp_path) -> None:
+    run = tmp_path / "run"
+    train_from_file(SMOKE, [*LONGER[1:], "n_timesteps=256"], str(run), ["t"], progress="off")
+    config = (run / "config.yaml").read_text()
+    (run / "config.yaml").write_text(config.replace("learning_rate: 0.0003", "learning_rate: 0.5"))
+    assert "learning_rate: 0.5" in (run / "config.yaml").read_text()
+    with pytest.raises(ValueError, match=r"hyperparams changed: .*config.yaml was edited"):
+        resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
+    (run / "config.yaml").write_text(config)
+    state = (run / "state.json").read_text()
+    for broken, why in [
+        ("[1, 2]", "expected a JSON object"),
+        (json.dumps({**json.loads(state), "rating": "high"}), "rating must be a number"),
+        ('{"steps": 256, "pool": "abc"}', "pool must be a list"),
+    ]:
+        (run / "state.json").write_text(broken)
+        with pytest.raises(ValueError, match=f"state.json is corrupt \\({why}"):
+            resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
+        assert (run / "config.yaml").read_text() == config  # nothing rewritten
+    (run / "state.json").unlink()
+    with pytest.raises(ValueError, match=r"state.json .* is missing"):
+        resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
+    assert (run / "config.yaml").read_text() == config
 
 
 def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:

@@ -480,10 +480,10 @@ def test_a_run_from_before_resumes_with_its_pool_converted(tmp_path) -> None:
     state = json.loads((run / "state.json").read_text())
     model, meta = load_model(run / "checkpoints" / "last.zip")
     assert state["pool"]
-    for snap in state["pool"]:
-        Path(snap["path"]).unlink()
+    for snap in state["pool"]:  # such runs named their files from the working directory
+        (run / snap["path"]).unlink()
         snap["path"] = str(
-            save_resume_checkpoint(model, Path(snap["path"]).with_suffix(".zip"), meta)
+            save_resume_checkpoint(model, (run / snap["path"]).with_suffix(".zip"), meta)
         )
     (run / "state.json").write_text(json.dumps(state))
     summary = resume_run(str(run), ["n_timesteps=256"], ["t"], progress="off")

@@ -231,8 +231,10 @@ def test_serve_never_imports_a_module_a_request_names(runs, tmp_path, monkeypatc
     flag = tmp_path / "imported"
     (tmp_path / "rz_side_effect.py").write_text(f"open({str(flag)!r}, 'w').close()\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    response = create_app(runs).test_client().post(
-        "/api/games", json={"variant": "knock_rummy", "opponent": "rz_side_effect:Agent"}
+    response = (
+        create_app(runs)
+        .test_client()
+        .post("/api/games", json={"variant": "knock_rummy", "opponent": "rz_side_effect:Agent"})
     )
     assert response.status_code == 400 and "unknown opponent" in response.json["error"]
     assert not flag.exists()

@@ -58,7 +58,8 @@ from rummyzoo.agents.checkpoints import (
     save_checkpoint,
     save_resume_checkpoint,
 )
-from rummyzoo.training.config import RunConfig
+from rummyzoo.training.config import RunConfig, fixed_fields
+from rummyzoo.training.run_state import commit_staged, run_relative, staging_dir
 
 
 def pool_rating(results: list[tuple[float, float]]) -> float | None:
@@ -377,43 +378,49 @@ class RunCallback(BaseCallback):
         steps = int(self.num_timesteps)
         path = save_checkpoint(self.model, self.ckpt_dir / f"ckpt_{steps:09d}.rz", self._meta())
         self.periodic.append(str(path))
-        for old in self.periodic[: -self.config.checkpoints.keep]:
-            Path(old).unlink(missing_ok=True)
+        dropped = self.periodic[: -self.config.checkpoints.keep]
         self.periodic = self.periodic[-self.config.checkpoints.keep :]
         self._save_last()
+        for old in dropped:  # once the state that names them is replaced
+            Path(old).unlink(missing_ok=True)
+
+    def _save_files(self, staging: Path) -> None:
+        """The checkpoint's files, written into the staging folder (``state.json`` aside)."""
+        # last.zip: the trusted resume file (SB3 zip, optimizer state); last.rz: the checkpoint.
+        save_resume_checkpoint(self.model, staging / "last.zip", self._meta())
+        save_checkpoint(self.model, staging / "last.rz", self._meta())
+        if self.config.algo == "dqn" and self.config.checkpoints.save_replay_buffer:
+            self.model.save_replay_buffer(str(staging / "last_replay_buffer.pkl"))
 
     def _save_last(self) -> None:
-        # last.zip: the trusted resume file (SB3 zip, optimizer state); last.rz: the checkpoint.
-        save_resume_checkpoint(self.model, self.ckpt_dir / "last.zip", self._meta())
-        save_checkpoint(self.model, self.ckpt_dir / "last.rz", self._meta())
-        if self.config.algo == "dqn" and self.config.checkpoints.save_replay_buffer:
-            tmp = self.ckpt_dir / ".last_replay_buffer.tmp.pkl"
-            self.model.save_replay_buffer(str(tmp))
-            tmp.replace(self.ckpt_dir / "last_replay_buffer.pkl")
-        self._write_state()
-
-    def _state(self) -> dict[str, Any]:
-        """What ``state.json`` records of the run at its last checkpoint."""
-        state = {
-            "steps": int(self.num_timesteps),
-            "pool": self.pool,
-            "best_value": self.best_value,
-            "eval_history": self.eval_history,
-            "periodic": self.periodic,
-            "rating": self.rating,
-        }
-        if self.pretrain is not None:
-            state["pretrain"] = self.pretrain
-        return state
-
-    def _write_state(self) -> None:
-        """Write ``state.json`` (atomically), then drop the pool files it no longer names."""
-        atomic_write_text(self.run_dir / "state.json", json.dumps(self._state(), indent=2) + "\n")
+        """Save the resume set (the checkpoint's files and ``state.json``) as one: staged,
+        then moved into place (:mod:`rummyzoo.training.run_state`); then drop the pool files
+        the new state no longer names."""
+        staging = staging_dir(self.run_dir)
+        self._save_files(staging)
+        atomic_write_text(staging / "state.json", json.dumps(self._state(), indent=2) + "\n")
+        commit_staged(self.run_dir)
         keep = {Path(p["path"]).name for p in self.pool}
         if self.pool_dir.is_dir():
             for path in self.pool_dir.glob("snapshot_*"):
                 if path.name not in keep:
                     path.unlink(missing_ok=True)
+
+    def _state(self) -> dict[str, Any]:
+        """What ``state.json`` records of the run at its last checkpoint (paths in the run
+        folder, so that the folder can move)."""
+        state = {
+            "steps": int(self.num_timesteps),
+            "pool": [{**p, "path": run_relative(p["path"])} for p in self.pool],
+            "best_value": self.best_value,
+            "eval_history": self.eval_history,
+            "periodic": [run_relative(p) for p in self.periodic],
+            "rating": self.rating,
+            "fixed": fixed_fields(self.config),
+        }
+        if self.pretrain is not None:
+            state["pretrain"] = self.pretrain
+        return state
 
     def finish(self, model: Any) -> None:
         """At the end of training: an evaluation of the final weights (unless these very

@@ -1144,3 +1144,27 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConf
 def config_to_yaml(config: RunConfig) -> str:
     """The resolved config (defaults filled in) as YAML."""
     return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+
+
+#: the config fields a resume cannot change (the checkpoint fixes them), and what each is
+RESUME_FIXED = ("variant", "num_players", "features", "algo", "backend", "policy_kwargs")
+#: with stable-baselines3, whose checkpoint also holds the hyperparameters and the env count
+RESUME_FIXED_SB3 = ("hyperparams", "n_envs")
+RESUME_WHAT = {
+    "variant": "variant",
+    "num_players": "number of players",
+    "features": "observation features",
+    "algo": "algorithm",
+    "backend": "backend",
+    "policy_kwargs": "network",
+    "hyperparams": "hyperparameters",
+    "n_envs": "number of games (n_envs)",
+}
+
+
+def fixed_fields(config: RunConfig) -> dict[str, Any]:
+    """The fields of ``config`` that its checkpoints fix (a resume cannot change them), as
+    JSON values: what ``state.json`` records of them."""
+    names = RESUME_FIXED + (RESUME_FIXED_SB3 if config.backend == "sb3" else ())
+    dumped = config.model_dump(mode="json")
+    return {name: dumped[name] for name in names}

@@ -34,7 +34,6 @@ from __future__ import annotations
 import functools
 import os
 import random
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -598,14 +597,15 @@ def train_rllib(
     import torch
     from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
 
-    from rummyzoo.agents.checkpoints import save_checkpoint
+    from rummyzoo.agents.checkpoints import read_meta, save_checkpoint
     from rummyzoo.training.progress import Progress
+    from rummyzoo.training.run_state import commit_staged
     from rummyzoo.training.train import (
         WARM_START,
+        checked_state,
         checkpoint_meta,
         finished_run,
         note_resume,
-        read_state,
         rewind_run,
         write_run_files,
         write_summary,
@@ -615,9 +615,14 @@ def train_rllib(
     settings = config.rllib or RllibSettings()
     run_dir = Path(run_dir)
     rllib_dir = run_dir / "checkpoints" / "rllib"
+    if resume:
+        commit_staged(run_dir)  # a checkpoint set left half moved into place
     if resume and not rllib_dir.is_dir():
         raise ValueError(f"cannot resume {run_dir}: it has no RLlib checkpoint ({rllib_dir})")
-    state: dict[str, Any] = read_state(run_dir) if resume else {}
+    state: dict[str, Any] = {}
+    if resume:
+        saved = int(read_meta(run_dir / "checkpoints" / "last.rz")["steps"])
+        state = checked_state(run_dir, saved, "last.rz")
     steps_done = int(state.get("steps", 0))
     if resume and steps_done >= config.n_timesteps:
         return finished_run(run_dir, steps_done, config.n_timesteps)
@@ -838,19 +843,9 @@ def _callback_class() -> type:
             self.slot_steps[slot] = steps
             push_league(self.algo, league_entries(self.config, self.slot_steps))
 
-        def _save_last(self) -> None:
-            rllib_dir = self.ckpt_dir / "rllib"
-            tmp = self.ckpt_dir / ".rllib.tmp"
-            shutil.rmtree(tmp, ignore_errors=True)
-            self.algo.save_to_path(str(tmp.resolve()))
-            old = self.ckpt_dir / ".rllib.old"
-            shutil.rmtree(old, ignore_errors=True)
-            if rllib_dir.exists():
-                rllib_dir.rename(old)
-            tmp.rename(rllib_dir)
-            shutil.rmtree(old, ignore_errors=True)
-            save_checkpoint(self.model, self.ckpt_dir / "last.rz", self._meta())
-            self._write_state()
+        def _save_files(self, staging: Path) -> None:
+            self.algo.save_to_path(str((staging / "rllib").resolve()))
+            save_checkpoint(self.model, staging / "last.rz", self._meta())
 
         def _state(self) -> dict[str, Any]:
             return {

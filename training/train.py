@@ -11,7 +11,8 @@ Run folder layout::
       checkpoints/      ckpt_<steps>.rz (periodic), last.rz, best.rz: shareable checkpoints
                         (data only: ``rummyzoo evaluate``, ``arena`` and ``play`` load them);
                         last.zip (+ last_replay_buffer.pkl for DQN): the resume state, SB3
-                        pickles with the optimizer state (trusted: only --resume reads it)
+                        pickles with the optimizer state (trusted: only --resume reads it),
+                        saved with state.json as one set (see rummyzoo.training.run_state)
       pool/             self-play snapshots (.rz)
       games/            sample games as replays (``rummyzoo replay FILE``)
 """
@@ -42,7 +43,15 @@ from rummyzoo.agents.checkpoints import (
     save_checkpoint,
 )
 from rummyzoo.envs.workers import settled_heap
-from rummyzoo.training.config import RunConfig, config_to_yaml, load_config, validate_config
+from rummyzoo.training.config import (
+    RESUME_WHAT,
+    RunConfig,
+    config_to_yaml,
+    fixed_fields,
+    load_config,
+    validate_config,
+)
+from rummyzoo.training.run_state import commit_staged, read_state
 from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
 from rummyzoo.training.vec_env import BatchedSeatEnv
 
@@ -275,14 +284,22 @@ def write_run_files(run_dir: Path, config: RunConfig, argv: list[str]) -> None:
     atomic_write_text(run_dir / "version.json", json.dumps(version_info(), indent=2) + "\n")
 
 
-def read_state(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / "state.json"
-    if not path.exists():
-        return {}
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is corrupt ({exc}); cannot resume") from None
+def checked_state(run_dir: Path, steps: int, checkpoint: str) -> dict[str, Any]:
+    """The ``state.json`` saved with a run's checkpoint at ``steps``: refused when it is
+    missing or from another step (its evaluations, pool and best checkpoint would not be the
+    checkpoint's)."""
+    state = read_state(run_dir)
+    if not state:
+        raise ValueError(
+            f"cannot resume {run_dir}: its checkpoint {checkpoint} is there but state.json (the "
+            "run's evaluations, self-play pool and best checkpoint) is missing"
+        )
+    if int(state.get("steps", -1)) != steps:
+        raise ValueError(
+            f"cannot resume {run_dir}: state.json is of step {state.get('steps')} but its "
+            f"checkpoint {checkpoint} of step {steps}"
+        )
+    return state
 
 
 def truncate_tensorboard(tb_dir: Path, step: int) -> int:
@@ -410,6 +427,8 @@ def train(
     tb_dir = run_dir / "tb"
     last = run_dir / "checkpoints" / "last.zip"
     state: dict[str, Any] = {}
+    if resume:
+        commit_staged(run_dir)  # a checkpoint set left half moved into place
     if resume and not last.exists():
         print(f"{run_dir} has no checkpoint yet: starting the run from the beginning", flush=True)
         _fresh_run_dir(run_dir)
@@ -417,6 +436,7 @@ def train(
     if resume:
         meta = read_trusted_meta(last)  # the run's own resume file: trusted
         steps_done = int(meta["steps"])
+        state = checked_state(run_dir, steps_done, "last.zip")
         demos = run_dir / "checkpoints" / DEMONSTRATIONS
         if keeps_demonstrations(config) and not demos.exists():
             raise ValueError(
@@ -435,7 +455,6 @@ def train(
     env = build_vec_env(config)
     phases: dict[str, float] = {}
     if resume:
-        state = read_state(run_dir)
         from rummyzoo.training.dqn import MaskedDQN
         from rummyzoo.training.ppo import MaskedPPO
 
@@ -681,22 +700,6 @@ def _resumable(run_dir: Path) -> Any:
         raise RunInterrupted(run_dir) from None
 
 
-#: the config fields a resume cannot change (the checkpoint fixes them), and what each is
-RESUME_FIXED = ("variant", "num_players", "features", "algo", "backend", "policy_kwargs")
-#: with stable-baselines3, whose checkpoint also holds the hyperparameters and the env count
-RESUME_FIXED_SB3 = ("hyperparams", "n_envs")
-RESUME_WHAT = {
-    "variant": "variant",
-    "num_players": "number of players",
-    "features": "observation features",
-    "algo": "algorithm",
-    "backend": "backend",
-    "policy_kwargs": "network",
-    "hyperparams": "hyperparameters",
-    "n_envs": "number of games (n_envs)",
-}
-
-
 def resume_run(
     run_dir: str,
     overrides: list[str],
@@ -709,20 +712,28 @@ def resume_run(
         raise ValueError(f"{path} is not a run folder (no config.yaml)")
     import yaml
 
-    data = yaml.safe_load((path / "config.yaml").read_text())
+    try:
+        data = yaml.safe_load((path / "config.yaml").read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path / 'config.yaml'} is not valid YAML: {exc}") from None
     from rummyzoo.training.config import apply_overrides
 
     config = validate_config(apply_overrides(data, overrides), str(path / "config.yaml"))
-    if overrides:
-        stored = validate_config(data, str(path / "config.yaml"))
-        fixed = RESUME_FIXED + (RESUME_FIXED_SB3 if stored.backend == "sb3" else ())
-        changed = [name for name in fixed if getattr(config, name) != getattr(stored, name)]
-        if changed:
-            raise ValueError(
-                f"cannot resume {path} with {', '.join(changed)} changed: a resumed run goes on "
-                f"with its checkpoint's {', '.join(RESUME_WHAT[name] for name in changed)}; "
-                "start a new run to change them"
-            )
+    stored = validate_config(data, str(path / "config.yaml"))
+    # what the checkpoint was trained with: state.json's record (a hand edit of config.yaml
+    # cannot change it either), else the stored config (runs saved before it was recorded)
+    commit_staged(path)
+    trained = read_state(path).get("fixed") or fixed_fields(stored)
+    now = fixed_fields(config)
+    changed = [name for name in now if name in trained and now[name] != trained[name]]
+    if changed:
+        edited = all(now[name] == fixed_fields(stored).get(name) for name in changed)
+        raise ValueError(
+            f"cannot resume {path} with {', '.join(changed)} changed: a resumed run goes on "
+            f"with its checkpoint's {', '.join(RESUME_WHAT[name] for name in changed)}; "
+            "start a new run to change them"
+            + (" (its config.yaml was edited since the run trained)" if edited else "")
+        )
     with _resumable(path):
         return train(
             config, path, argv=argv, resume=True, progress=progress, progress_every=progress_every

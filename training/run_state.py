@@ -1,0 +1,129 @@
+"""A run folder's resume state: ``state.json`` and the files saved with it, as one set.
+
+A checkpoint of a run is several files: ``checkpoints/last.zip`` (or ``checkpoints/rllib/``),
+``checkpoints/last.rz``, the DQN replay buffer and ``state.json``. Each is written atomically,
+but a run killed between two of them would leave a set of two steps. So they are first written
+into ``checkpoints/.staging/``, ``state.json`` last; once it is there the set is complete and
+the files are moved into place (:func:`commit_staged`). A run that stops before that point
+leaves the previous set standing (the staging folder is dropped); one that stops while moving
+them is finished by the next :func:`commit_staged` (a resume calls it first).
+
+``state.json`` names the pool's snapshots and the periodic checkpoints by their paths in the
+run folder (``pool/snapshot_000200000.rz``), so a run folder can be moved or copied and resumed
+from any working directory; :func:`read_state` checks the file's fields and returns those paths
+under the run folder as it is given now (older files, which held paths from the working
+directory the run started in, are read the same way: a snapshot is always in ``pool/``, a
+periodic checkpoint in ``checkpoints/``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+STAGING = ".staging"
+
+
+def staging_dir(run_dir: Path) -> Path:
+    """A fresh, empty staging folder for the next checkpoint set."""
+    staging = Path(run_dir) / "checkpoints" / STAGING
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    return staging
+
+
+def commit_staged(run_dir: Path) -> bool:
+    """Move a complete staged set into place (``state.json`` last), or drop an incomplete one.
+
+    :returns: whether a set was moved into place.
+    """
+    run_dir = Path(run_dir)
+    staging = run_dir / "checkpoints" / STAGING
+    if not staging.is_dir():
+        return False
+    if not (staging / "state.json").is_file():  # never completed: the previous set stands
+        shutil.rmtree(staging, ignore_errors=True)
+        return False
+    items = [p for p in staging.iterdir() if not p.name.startswith(".")]
+    for item in sorted(items, key=lambda p: p.name == "state.json"):
+        target = run_dir / item.name if item.name == "state.json" else staging.parent / item.name
+        if item.is_dir() and target.exists():
+            shutil.rmtree(target)
+        item.replace(target)
+    shutil.rmtree(staging, ignore_errors=True)
+    return True
+
+
+def in_run(run_dir: Path, path: str) -> str:
+    """A pool snapshot's or periodic checkpoint's path, under ``run_dir`` (see the module)."""
+    p = Path(path)
+    return str(Path(run_dir) / p.parent.name / p.name)
+
+
+def run_relative(path: str) -> str:
+    """What ``state.json`` records of a path in the run folder: ``<folder>/<file>``."""
+    p = Path(path)
+    return f"{p.parent.name}/{p.name}"
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_state(data: Any) -> str | None:
+    """What is wrong with a ``state.json``'s contents, or None."""
+    if not isinstance(data, dict):
+        return f"expected a JSON object, got {type(data).__name__}"
+    steps = data.get("steps", 0)
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        return f"steps must be a non-negative integer, got {steps!r}"
+    pool = data.get("pool", [])
+    if not isinstance(pool, list):
+        return f"pool must be a list, got {type(pool).__name__}"
+    for i, entry in enumerate(pool):
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            return f"pool[{i}] must be an object with a path, got {entry!r}"
+        if isinstance(entry.get("steps"), bool) or not isinstance(entry.get("steps"), int):
+            return f"pool[{i}].steps must be an integer, got {entry.get('steps')!r}"
+        if not _number(entry.get("rating", 0.0)):
+            return f"pool[{i}].rating must be a number, got {entry.get('rating')!r}"
+    periodic = data.get("periodic", [])
+    if not isinstance(periodic, list) or not all(isinstance(p, str) for p in periodic):
+        return f"periodic must be a list of paths, got {periodic!r}"
+    for key in ("rating", "best_value"):
+        value = data.get(key)
+        if value is not None and not _number(value):
+            return f"{key} must be a number, got {value!r}"
+    history = data.get("eval_history", [])
+    if not isinstance(history, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("steps"), int) for e in history
+    ):
+        return "eval_history must be a list of evaluations, each with its steps"
+    fixed = data.get("fixed")
+    if fixed is not None and not isinstance(fixed, dict):
+        return f"fixed must be an object, got {type(fixed).__name__}"
+    return None
+
+
+def read_state(run_dir: Path) -> dict[str, Any]:
+    """The run's ``state.json`` (``{}`` when there is none), checked, with its paths under
+    ``run_dir``.
+
+    :raises ValueError: unreadable, not JSON, or a field of the wrong kind (named).
+    """
+    path = Path(run_dir) / "state.json"
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+        raise ValueError(f"{path} is corrupt ({exc}); cannot resume") from None
+    why = _check_state(data)
+    if why is not None:
+        raise ValueError(f"{path} is corrupt ({why}); cannot resume")
+    data["pool"] = [{**e, "path": in_run(run_dir, e["path"])} for e in data.get("pool", [])]
+    data["periodic"] = [in_run(run_dir, p) for p in data.get("periodic", [])]
+    return data
