@@ -25,7 +25,9 @@ policy (actor and critic) or DQN's Q-network.
 from __future__ import annotations
 
 import io
+import itertools
 import json
+import math
 import zipfile
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -647,19 +649,57 @@ def check_weights(
         )
 
 
+def _check_size(
+    meta: CheckpointMeta, declared: dict[str, tuple[str, tuple[int, ...]]], source: str
+) -> None:
+    """Refuse a specification whose hidden layers alone need more numbers than the file holds
+    (so that a small file cannot make the loader build a huge network first)."""
+    held = sum(math.prod(shape) for _, shape in declared.values())
+    net = meta.network
+    needed = sum(
+        a * b for layers in (net.pi, net.vf, net.q) for a, b in itertools.pairwise(layers or [])
+    )
+    if needed > held:
+        raise CheckpointError(
+            f"checkpoint {source}: its specification's hidden layers need {needed:,} weights, "
+            f"but its weights hold {held:,} numbers"
+        )
+
+
+def _check_values(
+    tensors: dict[str, th.Tensor], expected: dict[str, th.Tensor], buffers: set[str], source: str
+) -> None:
+    """Refuse weights that are not finite, and index tables that are not the ones the
+    specification builds (they are saved with the weights, but the network's layout fixes
+    them)."""
+    for name, tensor in tensors.items():
+        if tensor.is_floating_point() and not bool(th.isfinite(tensor).all()):
+            raise CheckpointError(
+                f"checkpoint {source}: tensor {name} holds values that are not finite (nan or inf)"
+            )
+        if name in buffers and not th.equal(tensor, expected[name]):
+            raise CheckpointError(
+                f"checkpoint {source}: tensor {name} is not the table its network layout builds "
+                "(it is fixed by the specification, not learnt)"
+            )
+
+
 def load_network(meta: CheckpointMeta, data: bytes, source: str) -> LoadedNetwork:
     """Rebuild the network of a checkpoint and load its weights (checked first)."""
     from safetensors.torch import load
 
+    declared = _weights_header(data, source)
+    _check_size(meta, declared, source)  # before building what the specification describes
     policy = build_policy(meta, source)
     expected = played_tensors(policy, meta.algo)
-    check_weights(_weights_header(data, source), expected, source)
+    check_weights(declared, expected, source)
     try:
         tensors = load(data)
     except Exception as exc:  # safetensors' own checks: offsets, sizes
         raise CheckpointError(
             f"checkpoint {source}: {WEIGHTS_NAME} is damaged ({type(exc).__name__}: {exc})"
         ) from None
+    _check_values(tensors, expected, {name for name, _ in policy.named_buffers()}, source)
     with th.no_grad():
         if meta.algo == "dqn":
             q_net = {k.removeprefix("q_net."): v for k, v in tensors.items()}

@@ -251,6 +251,45 @@ def test_weights_that_do_not_fit_are_refused_naming_them(safe_file, tmp_path) ->
         assert re.search(message, str(info.value)), (case, str(info.value))
 
 
+def test_weights_that_are_not_finite_or_a_spec_bigger_than_its_file_are_refused(
+    safe_file, tmp_path
+) -> None:
+    good = _weights(safe_file)
+    name = "action_net.weight"
+    for value in (float("nan"), float("inf")):
+        bad = good[name].clone()
+        bad[3, 5] = value
+        path = _with_weights(safe_file, tmp_path / "nan.rz", {**good, name: bad})
+        with pytest.raises(
+            CheckpointError, match=f"tensor {name} holds values that are not finite"
+        ):
+            make_agent(str(path), "knock_rummy", 2)
+    huge = _with_meta(safe_file, tmp_path / "huge.rz", lambda m: m["network"].update(pi=[4096] * 8))
+    with pytest.raises(CheckpointError, match=r"hidden layers need 117,441,536 weights, but its"):
+        make_agent(str(huge), "knock_rummy", 2)
+
+
+def test_index_tables_are_the_ones_the_layout_builds(tmp_path) -> None:
+    from rummyzoo.agents.checkpoints import save_checkpoint
+
+    config = load_config(str(CONFIGS / "smoke_ppo.yaml"), ["n_envs=1", *CARDS])
+    env = build_vec_env(config)
+    model = build_model(config, env, None)
+    env.close()
+    good = save_checkpoint(model, tmp_path / "cards.rz", checkpoint_meta(config, 0))
+    tensors = _weights(good)
+    tables = [k for k, v in tensors.items() if not v.is_floating_point()]
+    assert tables  # the cards network saves its index tables with its weights
+    for value in (10**9, 0):  # out of range (a crash mid-game), or quietly rewired
+        name = tables[0]
+        path = _with_weights(
+            good, tmp_path / "rewired.rz", {**tensors, name: th.full_like(tensors[name], value)}
+        )
+        with pytest.raises(CheckpointError, match=f"tensor {name} is not the table its network"):
+            make_agent(str(path), "knock_rummy", 2)
+    assert make_agent(str(good), "knock_rummy", 2) is not None
+
+
 def _with_meta(safe_file: Path, dst: Path, change) -> Path:
     meta = json.loads(zipfile.ZipFile(safe_file).read("rummyzoo.json"))
     change(meta)
