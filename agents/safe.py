@@ -333,7 +333,7 @@ def parse_meta(data: bytes, source: str) -> CheckpointMeta:
     """
     try:
         doc = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates)
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise CheckpointError(f"checkpoint {source} has unreadable metadata ({exc})") from None
     if not isinstance(doc, dict):
         raise CheckpointError(
@@ -591,7 +591,7 @@ def _weights_header(data: bytes, source: str) -> dict[str, Any]:
         raise CheckpointError(f"{damaged} (a header of {size:,} bytes in {len(data):,})")
     try:
         header = json.loads(data[8 : 8 + size].decode("utf-8"), object_pairs_hook=_no_duplicates)
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise CheckpointError(f"{damaged} (its header is not JSON: {exc})") from None
     if not isinstance(header, dict):
         raise CheckpointError(f"{damaged} (its header is not a JSON object)")

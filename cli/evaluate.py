@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 from rummyzoo.cli.common import Parents, parse_options
 
@@ -38,7 +40,6 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 def run(args: argparse.Namespace) -> int:
     """A checkpoint against the baselines of its variant, through the arena."""
     import json
-    from pathlib import Path
 
     from rummyzoo.agents.arena import format_report, run_arena, summarize
     from rummyzoo.agents.arena.evaluate import baseline_names
@@ -76,11 +77,8 @@ def run(args: argparse.Namespace) -> int:
     print(format_results(results))
     run_dir = Path(args.checkpoint).resolve().parent.parent
     if (run_dir / "summary.json").exists():  # a checkpoint of a run folder: recall the run
-        from rummyzoo.training.train import format_summary
-
         print()
-        print("the run it comes from:")
-        print(format_summary(json.loads((run_dir / "summary.json").read_text())))
+        print(recall_run(run_dir / "summary.json"))
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -98,15 +96,31 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def recall_run(path: Path) -> str:
+    """The summary of the run a checkpoint comes from, or a line saying it cannot be read."""
+    import json
+
+    from rummyzoo.training.train import format_summary
+
+    try:
+        return "the run it comes from:\n" + format_summary(json.loads(path.read_text()))
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
+        return f"(the run it comes from: {path} cannot be read: {type(exc).__name__} {exc})"
+
+
 def format_results(results: dict[str, dict]) -> str:
     """One line per opponent: win rate and points per hand, each with its 95% interval."""
     width = max([len("opponent"), *(len(o) for o in results)])
     lines = [f"  {'opponent':<{width}}  win rate [95% CI]       points per hand [95% CI]"]
     for opponent, r in results.items():
-        low, high = r["win_rate_ci"]
-        plow, phigh = r["mean_points_ci"]
-        lines.append(
-            f"  {opponent:<{width}}  {r['win_rate']:.3f} [{low:.3f}, {high:.3f}]  "
-            f"{r['mean_points']:+7.2f} [{plow:+.2f}, {phigh:+.2f}]"
-        )
+        rate = f"{r['win_rate']:.3f} {_interval(r['win_rate_ci'], '.3f')}"
+        points = f"{r['mean_points']:+7.2f} {_interval(r['mean_points_ci'], '+.2f')}"
+        lines.append(f"  {opponent:<{width}}  {rate:<20}  {points}")
     return "\n".join(lines)
+
+
+def _interval(ci: Any, spec: str) -> str:
+    """``[low, high]``, or ``[none: 1 deal]`` where one deal gives no interval."""
+    if ci is None or None in ci:
+        return "[none: 1 deal]"
+    return f"[{ci[0]:{spec}}, {ci[1]:{spec}}]"

@@ -368,17 +368,12 @@ def _header(title: str, sub: str = "") -> str:
 
 
 def _evaluations(run: Path) -> list[dict[str, Any]]:
-    for name in ("summary.json", "state.json"):
-        path = run / name
-        if path.is_file():
-            try:
-                data = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError):
-                continue
-            history = data.get("evaluations") or data.get("eval_history")
-            if isinstance(history, list):
-                return [e for e in history if isinstance(e, dict)]
-    return []
+    from rummyzoo.training.curves import saved_evaluations
+
+    try:
+        return saved_evaluations(run)
+    except ValueError:  # a damaged file: the run is listed without its evaluations
+        return []
 
 
 def create_app(runs_dir: str | Path = "runs") -> Any:
@@ -565,7 +560,7 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
         raw = request.get_data(cache=False, as_text=True)
         try:
             data = json.loads(raw)
-        except json.JSONDecodeError as exc:
+        except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
             raise RequestError(400, f"malformed JSON: {exc}") from None
         if not isinstance(data, dict):
             raise RequestError(400, f"expected a JSON object, got {type(data).__name__}")

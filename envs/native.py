@@ -18,6 +18,8 @@ import os
 import warnings
 from typing import Any
 
+from rummyzoo.envs.core import ConfigError
+
 #: The ``API_VERSION`` of ``envs/_native.c`` that this code expects.
 KERNELS_API_VERSION = 2
 
@@ -66,19 +68,25 @@ def compiled_kernels() -> Any:
     return load_kernels()
 
 
+class KernelsError(ConfigError, TypeError):
+    """A ``kernels=`` value that is none of the kinds :func:`resolve_kernels` takes."""
+
+
 def resolve_kernels(kernels: Any = None) -> Any:
     """The kernels module a ``kernels=`` parameter asks for, or None for the pure-Python code.
 
     :param kernels: None: :func:`compiled_kernels` (the default everywhere); :data:`PURE` or
         False: None; a kernels module: that module.
-    :raises TypeError: for anything else (True, a string, ...).
+    :raises KernelsError: for anything else (True, a string, ...): a ``TypeError`` and a
+        :class:`~rummyzoo.envs.core.ConfigError` (a ``ValueError``), since an options dict
+        that names ``kernels`` reaches it too.
     """
     if kernels is None:
         return compiled_kernels()
     if kernels is PURE or kernels is False:
         return None
     if kernels is True or not hasattr(kernels, "API_VERSION"):
-        raise TypeError(
+        raise KernelsError(
             f"kernels must be None (compiled where built), PURE (pure Python) or a kernels "
             f"module such as load_kernels() returns, got {kernels!r}"
         )

@@ -45,7 +45,7 @@ def check_players(name: str, num_players: int) -> None:
         raise ValueError(f"{name} supports {counts[0]}-{counts[-1]} players, got {num_players}")
 
 
-def make_game(name: str, num_players: int = 2, kernels: Any = None, **options: Any) -> Game:
+def make_game(name: str, /, num_players: int = 2, kernels: Any = None, **options: Any) -> Game:
     """A variant's :class:`~rummyzoo.envs.core.Game` from ``env()``-style options (the rules
     and the shared match options, validated the same way), without building an env.
     ``kernels``: None (compiled where built), ``PURE`` or a kernels module

@@ -276,12 +276,16 @@ def load_replay(path: str | Path) -> dict[str, Any]:
     """
     source = str(path)
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ReplayError(f"cannot read replay {source}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ReplayError(
+            f"replay {source} is corrupt: not UTF-8 text (a replay is a JSON file)"
+        ) from None
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, a number too long, nesting
         raise ReplayError(f"replay {source} is corrupt: not valid JSON ({exc})") from None
     check_replay(data, source)
     return data
@@ -296,7 +300,12 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite number that a float holds exactly enough (a huge int is no game's points)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return abs(value) <= 2**53
+    return isinstance(value, float) and math.isfinite(value)
 
 
 def check_replay(data: Any, source: str = "<replay>") -> None:

@@ -408,3 +408,19 @@ def test_a_closed_pipe_ends_the_command_quietly(monkeypatch) -> None:
         os.dup2(saved, 1)
         for fd in (read, write, saved):
             os.close(fd)
+
+
+def test_evaluate_with_one_deal_and_a_damaged_run_summary(tmp_path, capsys) -> None:
+    from rummyzoo.training.train import train_from_file
+
+    run = tmp_path / "run"
+    train_from_file("configs/smoke_ppo.yaml", ["env_options.target_score=null"], str(run), ["t"])
+    (run / "summary.json").write_text('{"x": 1}')
+    out = tmp_path / "e.json"
+    best = str(run / "checkpoints" / "last.rz")
+    assert (
+        main(["evaluate", best, "--deals", "1", "--opponents", "random", "--json", str(out)]) == 0
+    )
+    shown = capsys.readouterr().out
+    assert "[none: 1 deal]" in shown and "summary.json cannot be read" in shown
+    assert out.exists()

@@ -80,3 +80,7 @@ def test_curves_errors(tmp_path, capsys):
     assert main(["curves", str(tmp_path), "--out", str(tmp_path / "c.png")]) == 2
     assert "has no evaluations yet" in capsys.readouterr().err
     assert not (tmp_path / "c.png").exists()
+    for broken, why in [("[1, 2", "is not readable JSON"), ('{"eval_history": 3}', "is corrupt")]:
+        (tmp_path / "state.json").write_text(broken)
+        assert main(["curves", str(tmp_path), "--out", str(tmp_path / "c.png")]) == 2
+        assert f"state.json {why}" in capsys.readouterr().err

@@ -109,6 +109,23 @@ def test_broken_files_are_corrupt(tmp_path):
         load_replay(tmp_path / "missing.json")
 
 
+def test_files_that_are_no_replays_are_corrupt_naming_the_file(tmp_path, recorded):
+    path = tmp_path / "odd.json"
+    for content, why in [
+        (b"\x89PNG\xad\x00", "not UTF-8 text"),
+        (b"[" * 100_000 + b"]" * 100_000, "not valid JSON"),
+        (b'{"seed": ' + b"9" * 5000 + b"}", "not valid JSON"),
+    ]:
+        path.write_bytes(content)
+        with pytest.raises(ReplayError, match=f"replay {re.escape(str(path))} is corrupt: {why}"):
+            load_replay(path)
+    for key in ("final", "points"):
+        bad = copy.deepcopy(recorded)
+        bad[key] = [10**400, 0] if key == "final" else [[10**400, 0] for _ in bad["points"]]
+        with pytest.raises(ReplayError, match=f"{key}"):
+            verify_replay(bad)
+
+
 def test_bad_fields_are_corrupt(recorded):
     for key, value, message in [
         ("format", 2, "format 2 is not 1"),

@@ -269,6 +269,13 @@ def test_weights_that_are_not_finite_or_a_spec_bigger_than_its_file_are_refused(
         make_agent(str(huge), "knock_rummy", 2)
 
 
+def test_metadata_nested_too_deep_is_refused(safe_file, tmp_path) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    path = _rewrite(safe_file, tmp_path / "deep.rz", {"rummyzoo.json": deep})
+    with pytest.raises(CheckpointError, match="has unreadable metadata"):
+        read_meta(path)
+
+
 def test_index_tables_are_the_ones_the_layout_builds(tmp_path) -> None:
     from rummyzoo.agents.checkpoints import save_checkpoint
 

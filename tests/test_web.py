@@ -204,10 +204,21 @@ def test_serve_refuses_a_corrupt_game(runs):
     _no_traceback(response)
 
 
+def test_serve_lists_a_run_whose_summary_is_damaged(runs):
+    client = create_app(runs).test_client()
+    for damaged in ("[1]", '{"evaluations": "x"}', "{not json"):
+        (runs / "r1" / "summary.json").write_text(damaged)
+        for url in ("/", "/runs/r1"):
+            response = client.get(url)
+            assert response.status_code == 200 and b"r1" in response.data, (damaged, url)
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
         ("{not json", "malformed JSON"),
+        ("[" * 100_000 + "]" * 100_000, "malformed JSON"),
+        ('{"variant": "knock_rummy", "seed": ' + "9" * 5000 + "}", "malformed JSON"),
         ("[1, 2]", "expected a JSON object"),
         ('{"variant": "poker"}', "unknown variant 'poker'"),
         ('{"variant": "knock_rummy", "players": 7}', "players"),

@@ -29,17 +29,38 @@ def run_evaluations(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str,
     if not config_path.is_file():
         raise FileNotFoundError(f"{run} is not a run folder (no config.yaml in it)")
     config = yaml.safe_load(config_path.read_text()) or {}
-    history: list[dict[str, Any]] = []
-    for name in ("summary.json", "state.json"):
-        path = run / name
-        if path.is_file():
-            doc = json.loads(path.read_text())
-            history = doc.get("evaluations", doc.get("eval_history", [])) or []
-            if history:
-                break
+    history = saved_evaluations(run)
     if not history:
         raise ValueError(f"run {run} has no evaluations yet (see evaluation.interval)")
     return config, sorted(history, key=lambda e: e["steps"])
+
+
+def saved_evaluations(run: Path) -> list[dict[str, Any]]:
+    """A run's evaluations: ``summary.json``'s once it has finished, else ``state.json``'s.
+
+    :raises ValueError: a file that is not JSON, or whose evaluations are malformed (named).
+    """
+    for name in ("summary.json", "state.json"):
+        path = Path(run) / name
+        if not path.is_file():
+            continue
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+            raise ValueError(f"{path} is not readable JSON ({exc})") from None
+        history = doc.get("evaluations", doc.get("eval_history")) if isinstance(doc, dict) else 0
+        if history is None:
+            continue
+        if not isinstance(history, list) or not all(
+            isinstance(e, dict)
+            and isinstance(e.get("steps"), int)
+            and isinstance(e.get("results"), dict)
+            for e in history
+        ):
+            raise ValueError(f"{path} is corrupt: its evaluations are not a list of evaluations")
+        if history:
+            return history
+    return []
 
 
 def scoring_sides(config: dict[str, Any]) -> int:
