@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rummyzoo.envs.core import ConfigError
@@ -36,6 +37,24 @@ def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
         except json.JSONDecodeError:
             options[key] = text
     return options
+
+
+def output_file(path: str | Path, flag: str, suffix: str | None = None) -> Path:
+    """The file a command will write (checked before any work): not a folder, its folder a
+    folder; with ``suffix``, a name without one gets it (``--out curve`` writes
+    ``curve.png``).
+
+    :raises ValueError: naming ``flag`` and what is wrong.
+    """
+    out = Path(path)
+    if out.is_dir():
+        raise ValueError(f"{flag} {path} is a folder: give the name of a file to write")
+    parent = next((p for p in out.parents if p.exists()), Path("."))
+    if not parent.is_dir():
+        raise ValueError(f"{flag} {path}: {parent} is a file, not a folder")
+    if suffix and not out.suffix:
+        out = out.with_suffix(suffix)
+    return out
 
 
 def seed_number(text: str) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from rummyzoo.cli.common import Parents
+from rummyzoo.cli.common import Parents, output_file
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
@@ -25,8 +25,9 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 def run(args: argparse.Namespace) -> int:
     from rummyzoo.training.curves import run_evaluations, write_curves
 
+    out = output_file(args.out, "--out", ".png")
     _, history = run_evaluations(args.run)
-    path = write_curves(args.run, args.out, args.title)
+    path = write_curves(args.run, out, args.title)
     print(
         f"wrote {path}: {len(history)} evaluations, steps {history[0]['steps']:,} to {history[-1]['steps']:,}"
     )

@@ -36,7 +36,7 @@ import numpy as np
 
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import agent_names, make_agent
-from rummyzoo.cli.common import Parents, parse_options
+from rummyzoo.cli.common import Parents, output_file, parse_options
 from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
 from rummyzoo.envs.cards import format_card, format_cards
 from rummyzoo.envs.match import HandEnd, Match
@@ -626,6 +626,6 @@ def run(args: argparse.Namespace) -> int:
         options=parse_options(args.option),
         seed=args.seed,
         color=False if args.no_color else None,
-        save=args.save,
+        save=str(output_file(args.save, "--save")) if args.save else None,
     )
     return 0

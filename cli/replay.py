@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rummyzoo.cli.common import Parents
+from rummyzoo.cli.common import Parents, output_file
 from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
 from rummyzoo.envs.replay import HandOver, Move, ReplaySimulation, load_replay, verify_replay
 
@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         from rummyzoo.cli.viewer import write_replay_html
 
-        out = write_replay_html(args.file, args.html, None if args.open else args.seat)
+        html = output_file(args.html, "--html")
+        out = write_replay_html(args.file, html, None if args.open else args.seat)
         print(f"wrote {out}: open it in a browser (arrows step, PageUp/PageDown change hand)")
         return 0
 

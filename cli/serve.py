@@ -491,6 +491,8 @@ def create_app(runs_dir: str | Path = "runs") -> Any:
         if run not in path.parents or path.suffix != ".json" or not path.is_file():
             raise RequestError(404, f"unknown game {file!r} in run {name!r}")
         seat_text = request.args.get("seat")
+        if seat_text not in (None, "", "open") and not seat_text.isdigit():
+            raise RequestError(400, f"seat must be a seat number or open, got {seat_text!r}")
         try:
             data = load_replay(path)
             seat = None if seat_text in (None, "", "open") else int(seat_text)
@@ -674,8 +676,12 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve a runs folder until interrupted."""
-    if not Path(args.runs_dir).is_dir():
-        raise FileNotFoundError(f"runs folder {args.runs_dir} does not exist")
+    runs = Path(args.runs_dir)
+    if runs.exists() and not runs.is_dir():
+        raise ValueError(f"runs folder {runs} is a file")
+    if not runs.exists():  # nothing trained yet: /play works, and saves its games there
+        runs.mkdir(parents=True)
+        print(f"rummyzoo serve: created the runs folder {runs} (no runs yet; /play works)")
     app = create_app(args.runs_dir)
     print(
         f"rummyzoo serve: http://{args.host}:{args.port}/ (runs folder {args.runs_dir}; Ctrl-C stops)"

@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from rummyzoo.agents.checkpoints import atomic_write_text
 from rummyzoo.envs.replay import load_replay, replay_frames
 
 __all__ = ["page", "replay_page", "static_text", "write_replay_html"]
@@ -79,8 +80,5 @@ def write_replay_html(path: str | Path, out: str | Path, view: int | None = None
     data = load_replay(path)
     text = replay_page(data, view, str(path))
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)
+    atomic_write_text(out, text)
     return out

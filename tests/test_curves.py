@@ -84,3 +84,11 @@ def test_curves_errors(tmp_path, capsys):
         (tmp_path / "state.json").write_text(broken)
         assert main(["curves", str(tmp_path), "--out", str(tmp_path / "c.png")]) == 2
         assert f"state.json {why}" in capsys.readouterr().err
+
+
+def test_curves_out_gets_its_suffix_and_refuses_a_folder(run, tmp_path, capsys):
+    assert main(["curves", str(run), "--out", str(tmp_path / "mycurve")]) == 0
+    assert f"wrote {tmp_path / 'mycurve.png'}:" in capsys.readouterr().out
+    assert (tmp_path / "mycurve.png").is_file()
+    assert main(["curves", str(run), "--out", str(tmp_path)]) == 2
+    assert "--out" in capsys.readouterr().err

@@ -134,6 +134,10 @@ def test_a_killed_run_resumes_where_its_checkpoint_was(tmp_path, monkeypatch) ->
     monkeypatch.undo()
     state = json.loads((run / "state.json").read_text())
     assert state["steps"] == 256
+    from rummyzoo.training.curves import saved_evaluations
+
+    # curves and serve see every evaluation so far, past the checkpoint too
+    assert [e["steps"] for e in saved_evaluations(run)] == [0, 128, 256, 384]
     before_resume = tb_steps(run)
     assert any(max(s) > 256 for s in before_resume.values())  # logged past the checkpoint
     for snap in state["pool"]:  # the checkpoint's pool is still on disk, named in the run

@@ -327,3 +327,24 @@ def test_replay_error_for_bad_file(tmp_path):
     (tmp_path / "x.json").write_text("{")
     with pytest.raises(ReplayError):
         load_replay(tmp_path / "x.json")
+
+
+def test_serve_creates_a_missing_runs_folder_and_refuses_a_bad_seat(
+    runs, tmp_path, capsys, monkeypatch
+):
+    from rummyzoo.cli import serve as serve_module
+
+    page = "/runs/r1/game/games/sample_000000001.json?seat=abc"
+    response = create_app(runs).test_client().get(page)
+    assert response.status_code == 400 and "seat must be a seat number or open" in response.text
+    served = []
+
+    class _App:
+        def run(self, **kwargs):
+            served.append(kwargs)
+
+    monkeypatch.setattr(serve_module, "create_app", lambda folder: _App())
+    missing = tmp_path / "new_runs"
+    assert main(["serve", str(missing)]) == 0
+    assert served and missing.is_dir()
+    assert "created the runs folder" in capsys.readouterr().out

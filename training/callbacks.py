@@ -297,6 +297,11 @@ class RunCallback(BaseCallback):
         self.eval_history.append(
             {"steps": int(self.num_timesteps), "score": score, "results": results}
         )
+        # for `curves` and `serve` while the run trains (state.json waits for a checkpoint)
+        atomic_write_text(
+            self.run_dir / "evaluations.json",
+            json.dumps({"evaluations": self.eval_history}, indent=1) + "\n",
+        )
         if self.progress is not None:
             shown = ", ".join(
                 f"{o} {r['win_rate']:.3f} [{r['win_rate_ci'][0]:.3f}, {r['win_rate_ci'][1]:.3f}]"

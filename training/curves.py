@@ -1,8 +1,8 @@
 """Learning curves: a run's evaluation win rate against each baseline over training steps.
 
 Every evaluation a run makes (``evaluation.interval``, and one before any RL when
-``evaluation.at_start``) is kept in the run folder (``state.json`` while it trains,
-``summary.json`` once it is done). :func:`curve_figure` draws them: one line per evaluation
+``evaluation.at_start``) is kept in the run folder (``evaluations.json`` after each one,
+``state.json`` at each checkpoint, ``summary.json`` once it is done). :func:`curve_figure` draws them: one line per evaluation
 opponent with its 95% interval as a band, the warm start's evaluation (step 0) marked, and the
 line of an even share of the wins, which separates beating the opponents from losing to them:
 0.5 with two sides, 1/4 when the learner faces three opponents at four seats (teams are two
@@ -36,11 +36,14 @@ def run_evaluations(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str,
 
 
 def saved_evaluations(run: Path) -> list[dict[str, Any]]:
-    """A run's evaluations: ``summary.json``'s once it has finished, else ``state.json``'s.
+    """A run's evaluations, the latest its files hold: ``summary.json``'s (once it has
+    finished), ``evaluations.json``'s (written after each evaluation) or ``state.json``'s (at
+    each checkpoint).
 
     :raises ValueError: a file that is not JSON, or whose evaluations are malformed (named).
     """
-    for name in ("summary.json", "state.json"):
+    found: list[list[dict[str, Any]]] = []
+    for name in ("summary.json", "evaluations.json", "state.json"):
         path = Path(run) / name
         if not path.is_file():
             continue
@@ -59,8 +62,8 @@ def saved_evaluations(run: Path) -> list[dict[str, Any]]:
         ):
             raise ValueError(f"{path} is corrupt: its evaluations are not a list of evaluations")
         if history:
-            return history
-    return []
+            found.append(history)
+    return max(found, key=lambda h: h[-1]["steps"], default=[])
 
 
 def scoring_sides(config: dict[str, Any]) -> int:

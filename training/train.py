@@ -7,6 +7,7 @@ Run folder layout::
       command.txt       the command line
       version.json      package, python, torch, stable-baselines3 versions (+ git commit)
       state.json        progress: steps, snapshots in the pool, best evaluation so far
+      evaluations.json  every evaluation so far, written after each (curves, serve)
       tb/               TensorBoard logs
       checkpoints/      ckpt_<steps>.rz (periodic), last.rz, best.rz: shareable checkpoints
                         (data only: ``rummyzoo evaluate``, ``arena`` and ``play`` load them);
@@ -556,6 +557,7 @@ def rewind_run(run_dir: Path, steps_done: int) -> None:
     """A resumed run's TensorBoard and sample games as they were at its checkpoint: what was
     logged or played after it is logged and played again from there."""
     truncate_tensorboard(run_dir / "tb", steps_done)
+    (run_dir / "evaluations.json").unlink(missing_ok=True)  # state.json's are the checkpoint's
     for game in (run_dir / "games").glob("sample_*.json"):
         if int(game.stem.split("_")[1]) > steps_done:
             game.unlink()
