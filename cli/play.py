@@ -119,9 +119,19 @@ def default_opponents(
     return [specs[i % len(specs)] for i in range(num_players - 1)]
 
 
-def rules_summary(variant: str) -> str:
-    """The rules section of the variant's documentation page (its module docstring)."""
-    doc = variant_module(variant).__doc__ or ""
+def rules_summary(variant: str, options: dict[str, Any] | None = None) -> str:
+    """The rules section of the variant's documentation page (its module docstring), as plain
+    text, and the rule options of this game (``options``) that are not the defaults."""
+    text = _rules_section(variant_module(variant).__doc__ or "")
+    text = re.sub(r"``([^`]+)``", r"\1", text)  # reST literals, bold and emphasis as plain text
+    text = re.sub(r"\*\*([^*]+)\*\*", r"\1", text)
+    text = re.sub(r"(?<![\w*])\*(\S[^*\n]*?)\*(?![\w*])", r"\1", text)
+    shown = ", ".join(f"{k}={v!r}" for k, v in (options or {}).items())
+    rules = f"this game's options: {shown}" if shown else "this game plays the default options"
+    return f"{text}\n\n{rules} (every option and its default: docs/rules.md)"
+
+
+def _rules_section(doc: str) -> str:
     lines = doc.splitlines()
 
     def is_heading(i: int) -> bool:
@@ -555,7 +565,7 @@ class _Session:
                 if self.variant in VARIANT_HELP:
                     c.say(c.paint(VARIANT_HELP[self.variant]))
                 c.say()
-                c.say(c.paint(rules_summary(self.variant)))
+                c.say(c.paint(rules_summary(self.variant, self.recorder.options)))
                 continue
             if word in MOVES_WORDS:
                 c.say(format_moves(labels, c.paint))

@@ -18,12 +18,15 @@ Rules (docs/rules.md section 1)
 2-10 pip, J/Q/K=10. 10 cards each for 2 players, 7 for 3-4, 6 for 5-6, dealt one at a time
 clockwise from the dealer's left; the next card starts the discard pile, the rest is the stock.
 On a turn a player draws the top stock card or the top discard, then discards a card or knocks
-("knock and discard card c" is one action). After a knock every hand is split into sets (3-4 of a
-rank) and runs (3+ in a suit) minimising deadwood; no laying off. Let ``m`` be the lowest
-deadwood. The players with ``m`` win (a knocker tying for lowest loses the win to the tying
-opponents); every other player pays ``d - m``, shared equally by the winners. A knocker who wins
-alone with 0 deadwood also gets the rummy bonus from each opponent; a knocker pays the undercut
-penalty to every opponent with strictly lower deadwood. Transfers sum to zero (exact split).
+("knock and discard card c" is one action); a card just taken from the discard pile cannot be
+thrown back, nor knocked with, in the same turn (unless ``allow_discard_of_taken``). After a
+knock every hand is split into sets (3-4 of a rank) and runs (3+ in a suit) minimising
+deadwood (the value of the cards in no meld); no laying off. Let ``m`` be the lowest deadwood.
+The players with ``m`` win (a knocker tying for lowest loses the win to the tying opponents);
+every other player, with deadwood ``d``, pays ``d - m``, shared equally by the winners. A
+knocker who wins alone with 0 deadwood also gets the rummy bonus (``rummy_bonus``, 25) from
+each opponent; a knocker pays the undercut penalty (``undercut_penalty``, 10) to every opponent
+with strictly lower deadwood. Transfers sum to zero (exact split).
 If a turn ends without a knock and the stock holds ``void_threshold`` cards or fewer, the hand
 is void by default (everyone 0).
 

@@ -269,6 +269,17 @@ def test_opponents_default_cycle_and_errors():
     assert "Rules (docs/rules.md section 3)" in rules_summary("rummy500")
 
 
+@pytest.mark.parametrize("variant", ["knock_rummy", "ditch_rummy", "rummy500"])
+def test_the_rules_help_is_plain_text_and_names_the_games_options(variant):
+    text = rules_summary(variant)
+    assert "``" not in text and "**" not in text and not re.search(r"\*\w", text)
+    assert text.endswith(
+        "this game plays the default options (every option and its default: docs/rules.md)"
+    )
+    shown = rules_summary(variant, {"target_score": 100})
+    assert "this game's options: target_score=100 " in shown
+
+
 def test_colour_cards():
     assert colour_cards("discard Th, 9d/p0 [0]As") == "discard 10♥, 9♦/p0 [0]A♠"
     red = colour_cards("Kh", color=True)
