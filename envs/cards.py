@@ -213,3 +213,8 @@ def plane_masks(values: np.ndarray) -> list[int]:
     packed = np.zeros((len(rows), 8), dtype=np.uint8)
     packed[:, :7] = np.packbits(rows != 0, axis=1, bitorder="little")
     return packed.view("<u8").ravel().tolist()
+
+
+def card_count(n: int) -> str:
+    """``"1 card"``, ``"5 cards"``: a number of cards as a table shows it."""
+    return f"{n} card" if n == 1 else f"{n} cards"

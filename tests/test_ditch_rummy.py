@@ -274,7 +274,7 @@ def test_render_after_the_hand_and_infos():
     env = make(top="Ac 5d 9h Jc Qd Kh", render_mode="ansi")
     play(env, ["draw 3", "end turn", "draw 3", "meld 0 1 2"])
     text = env.render()
-    assert "hand over (blind_run by player_1)" in text
+    assert "hand over (blind run by player_1)" in text
     assert "player_0: hand [0]5d [1]9h [2]Ac" in text and "hand points -14" in text
     assert "melds run Jc Qd Kh" in text
     info = env.infos["player_1"]

@@ -126,6 +126,7 @@ def test_render_ansi_and_human(capsys):
     assert "hand over (went out by player_1)" in text
     assert "set 8c/p1 8d/p1 8s/p1" in text
     assert "player_0 (table 15): hand 9s = -9 ; points +6" in text
+    assert "player_1 (table 31): hand empty ; points +31" in text
     match = make(hands, up="Kc", render_mode="ansi", target_score=500)
     assert "scores: player_0 0, player_1 0 (target 500)" in match.render()
     hidden = make(hands, up="Kc", render_mode="ansi", render_view=1)

@@ -26,6 +26,7 @@ from rummyzoo.envs.cards import (
     NUM_CARDS,
     NUM_RANKS,
     NUM_SUITS,
+    card_count,
     format_card,
     format_cards,
 )
@@ -1016,7 +1017,7 @@ class DitchRummyGame(Game):
         """Who is to do what, or how the hand ended."""
         if s.over:
             by = f" by player_{s.ended_by}" if s.ended_by is not None else ""
-            return f"hand over ({s.end_reason}{by})"
+            return f"hand over ({str(s.end_reason).replace('_', ' ')}{by})"
         status = f"player_{s.current} to {Phase(s.phase).name.lower()}"
         return status + (f" (drew {s.drawn})" if s.phase != Phase.DRAW else "")
 
@@ -1025,7 +1026,7 @@ class DitchRummyGame(Game):
         status = self.status_text(s)
         lines = [
             f"Ditch Rummy | dealer player_{s.dealer} | turn {s.turn} | {status}",
-            f"draw pile: {s.pile_size} cards | discard pile: "
+            f"draw pile: {card_count(s.pile_size)} | discard pile: "
             + (format_cards(s.discard) or "-")
             + f" | idle turns: {s.idle}",
             f"singles fit: {self.fits_text(s)}",
@@ -1037,7 +1038,7 @@ class DitchRummyGame(Game):
                     f"[{i}]{format_card(ORDER_TO_CARD[o])}" for i, o in enumerate(s.hands[seat])
                 )
             else:
-                held = f"{len(s.hands[seat])} cards"
+                held = card_count(len(s.hands[seat]))
             melds = "; ".join(m.text() for m in s.melds if m.owner == seat) or "-"
             singles = format_cards(s.singles[seat]) or "-"
             score = f"earned {s.earned[seat]}"

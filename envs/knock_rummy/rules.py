@@ -18,6 +18,7 @@ from rummyzoo.envs.cards import (
     CARD_NAMES,
     NUM_CARDS,
     PIP_VALUES,
+    card_count,
     format_cards,
     mask_cards,
     plane_masks,
@@ -629,7 +630,7 @@ class KnockRummyGame(Game):
         top = format_cards(s.discard[-1:]) or "-"
         under = format_cards(reversed(s.discard[:-1]))
         lines.append(
-            f"stock: {s.stock_size} cards | top discard: {top}"
+            f"stock: {card_count(s.stock_size)} | top discard: {top}"
             + (f" | under it: {under}" if under else "")
         )
         for seat in range(n):
@@ -647,7 +648,7 @@ class KnockRummyGame(Game):
             else:
                 known = format_cards(np.flatnonzero(s.known[seat]))
                 lines.append(
-                    f"player_{seat}: [{int(s.hands[seat].sum())} cards]"
+                    f"player_{seat}: [{card_count(int(s.hands[seat].sum()))}]"
                     + (f" holds {known}" if known else "")
                 )
         line = self.scores_line(totals)

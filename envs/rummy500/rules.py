@@ -24,6 +24,7 @@ from rummyzoo.envs.cards import (
     NUM_CARDS,
     NUM_RANKS,
     NUM_SUITS,
+    card_count,
     format_card,
     mask_cards,
     parse_cards,
@@ -966,7 +967,7 @@ class Rummy500Game(Game):
         """Who is to do what, or how the hand ended."""
         if s.over:
             who = f" by player_{s.went_out}" if s.went_out >= 0 else ""
-            return f"hand over ({s.end_reason}{who})"
+            return f"hand over ({s.end_reason.replace('_', ' ')}{who})"
         if s.phase == Phase.DRAW:
             return f"player_{s.current} to draw"
         if s.pending >= 0:
@@ -978,16 +979,15 @@ class Rummy500Game(Game):
         status = self.status_text(s)
         lines = [f"500 Rum | dealer player_{s.dealer} | turn {s.turn} | {status}"]
         pile = " ".join(CARD_NAMES[c] for c in s.pile) or "-"
-        lines.append(f"stock: {s.stock_size} cards | discard pile (bottom to top): {pile}")
+        lines.append(f"stock: {card_count(s.stock_size)} | discard pile (bottom to top): {pile}")
         table = self.table_lines(s)
         lines.append("table: " + (" ; ".join(table) if table else "-"))
         for seat in range(n):
             head = f"player_{seat} (table {s.table_points[seat]})"
             if s.over:
-                cards = " ".join(CARD_NAMES[c] for c in s.hand_cards(seat)) or "-"
-                lines.append(
-                    f"{head}: hand {cards} = -{s.hand_values[seat]} ; points {s.points[seat]:+g}"
-                )
+                cards = " ".join(CARD_NAMES[c] for c in s.hand_cards(seat))
+                held = f"hand {cards} = -{s.hand_values[seat]}" if cards else "hand empty"
+                lines.append(f"{head}: {held} ; points {s.points[seat]:+g}")
             elif view is None or view == seat:
                 lines.append(f"{head}: {' '.join(CARD_NAMES[c] for c in s.hand_cards(seat))}")
             else:
@@ -995,7 +995,7 @@ class Rummy500Game(Game):
                     CARD_NAMES[c] for c in range(NUM_CARDS) for _ in range(s.known_counts[seat][c])
                 ]
                 lines.append(
-                    f"{head}: [{s.sizes[seat]} cards]"
+                    f"{head}: [{card_count(s.sizes[seat])}]"
                     + (f" holds {' '.join(known)}" if known else "")
                 )
         line = self.scores_line(totals)
