@@ -48,6 +48,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except UnicodeEncodeError as exc:  # before ValueError: it is one
+        print(
+            f"rummyzoo {args.command}: error: the output's encoding ({sys.stdout.encoding}) cannot show "
+            f"{exc.object[exc.start : exc.end]!r}: set PYTHONIOENCODING=utf-8 (or use a UTF-8 "
+            "terminal)",
+            file=sys.stderr,
+        )
+        return 2
     except (ValueError, FileNotFoundError) as exc:
         print(f"rummyzoo {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -11,7 +11,8 @@ Pages:
                                        checkpoint of a run), then ``/play/<id>`` to play it
 =====================================  ==========================================================
 
-JSON API of a game in the browser (what ``/play/<id>`` uses):
+JSON API of a game in the browser (what ``/play/<id>`` uses; a POST's body is JSON, sent with
+``Content-Type: application/json``, so that a page of another site cannot post to it):
 
 * ``POST /api/games`` ``{"variant", "players", "seat", "opponent", "options", "seed"}``
   starts a game (``opponent``: ``random``, a heuristic's or an entry point's bare name, or
@@ -559,6 +560,12 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
         return page("play a game", body, scripts=script)
 
     def json_body() -> dict[str, Any]:
+        # A page of another site can send a form or text/plain to this server, but not
+        # application/json without the browser asking first (which this server never allows).
+        if request.mimetype != "application/json":
+            raise RequestError(
+                415, f"send JSON with Content-Type: application/json (got {request.mimetype!r})"
+            )
         raw = request.get_data(cache=False, as_text=True)
         try:
             data = json.loads(raw)

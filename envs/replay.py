@@ -505,7 +505,8 @@ class ReplaySimulation:
                     deck=decks[0] if first_given else None, on_event=watch,
                 )  # fmt: skip
             except ValueError as exc:
-                if isinstance(exc, (IllegalActionError, ReplayError)):
+                # UnicodeError: the caller's output (``on_event``) cannot show a card
+                if isinstance(exc, (IllegalActionError, ReplayError, UnicodeError)):
                     raise
                 raise _Departure(f"cannot deal the first hand: {exc}") from None
         except _OutOfMoves as exc:

@@ -424,3 +424,25 @@ def test_evaluate_with_one_deal_and_a_damaged_run_summary(tmp_path, capsys) -> N
     shown = capsys.readouterr().out
     assert "[none: 1 deal]" in shown and "summary.json cannot be read" in shown
     assert out.exists()
+
+
+def test_an_output_that_cannot_show_a_suit_says_so(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from rummyzoo.agents.arena import record_episode
+    from rummyzoo.envs.replay import save_replay
+
+    path = save_replay(
+        record_episode("knock_rummy", 2, ["random", "random"], seed=1), tmp_path / "g.json"
+    )
+    env = {**os.environ, "PYTHONIOENCODING": "cp1252"}
+    done = subprocess.run(
+        [sys.executable, "-m", "rummyzoo.cli.main", "replay", str(path)],
+        capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert (
+        "encoding (cp1252) cannot show" in done.stderr and "PYTHONIOENCODING=utf-8" in done.stderr
+    )
+    assert "corrupt" not in done.stderr and "Traceback" not in done.stderr

@@ -232,10 +232,23 @@ def test_serve_lists_a_run_whose_summary_is_damaged(runs):
     ],
 )
 def test_serve_bad_new_games(runs, body, message):
-    response = create_app(runs).test_client().post("/api/games", data=body)
+    response = (
+        create_app(runs)
+        .test_client()
+        .post("/api/games", data=body, content_type="application/json")
+    )
     assert response.status_code in (400, 404), response.json
     assert message in response.json["error"]
     _no_traceback(response)
+
+
+def test_serve_takes_json_only_so_other_sites_cannot_post(runs):
+    client = create_app(runs).test_client()
+    body = '{"variant": "knock_rummy"}'
+    for kind in ("text/plain", "application/x-www-form-urlencoded", None):
+        response = client.post("/api/games", data=body, content_type=kind)
+        assert response.status_code == 415 and "application/json" in response.json["error"]
+    assert client.post("/api/games", data=body, content_type="application/json").status_code == 201
 
 
 def test_serve_never_imports_a_module_a_request_names(runs, tmp_path, monkeypatch):
@@ -283,7 +296,7 @@ def test_serve_plays_a_whole_game(runs, variant):
     bad = client.post(f"/api/games/{game}/move", json={"action": illegal})
     assert bad.status_code == 400 and "not a legal move now" in bad.json["error"]
     assert (
-        client.post(f"/api/games/{game}/move", data="{oops")
+        client.post(f"/api/games/{game}/move", data="{oops", content_type="application/json")
         .json["error"]
         .startswith("malformed JSON")
     )
