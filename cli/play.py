@@ -173,12 +173,14 @@ def match_move(
     labels: Sequence[str],
     raw: Any,
     why: Callable[[int], str] | None = None,
+    where: str = "moves lists them, help explains",
 ) -> tuple[int | None, str]:
     """The legal action meant by ``text``, or None and the reason it is not a legal move.
 
     ``text`` is a number of the list (1-based), an action name, a unique start of one, or
     words that all appear in exactly one move's label. ``why(action)``, when given, says why
-    an action that ``text`` names exactly is illegal now (empty: no more than that).
+    an action that ``text`` names exactly is illegal now (empty: no more than that); ``where``
+    says where the player finds the moves (the terminal's commands by default).
     """
     key = _normalise(text)
     if not key:
@@ -221,7 +223,7 @@ def match_move(
     except ValueError:
         return None, (
             f"unknown move {text.strip()!r}: type {_number_range(len(legal))} or a move name "
-            "(moves lists them, help explains)"
+            f"({where})"
         )
     shown = ", ".join(raw.action_name(a) for a in legal[:12])
     more = " ..." if len(legal) > 12 else ""

@@ -300,7 +300,7 @@ class WebGame:
         why = (
             (lambda a: rummy500_why_illegal(self.match, a)) if self.variant == "rummy500" else None
         )
-        action, reason = match_move(text, legal, labels, game, why)
+        action, reason = match_move(text, legal, labels, game, why, "the buttons list them")
         if action is None:
             raise RequestError(400, reason)
         with self.changed:
@@ -530,25 +530,32 @@ def create_app(runs_dir: str | Path = "runs") -> Any:
             _header("play a game")
             + f"""<main><form id="new-game" class="panel">
 <p><label>variant <select name="variant" id="variant">{variants}</select></label>
-<label>players <input name="players" id="players" type="number" min="2" max="4" value="2"></label>
-<label>your seat <input name="seat" id="seat" type="number" min="0" max="3" value="0"></label></p>
+<label>players <input name="players" id="players" type="number" min="2" max="8" value="2"></label>
+<label>your seat <input name="seat" id="seat" type="number" min="0" max="7" value="0"></label></p>
 <p><label>opponents <select name="opponent" id="opponent">{options}</select></label></p>
-<p><label><input type="checkbox" id="single-hand" checked> one hand (unchecked: a whole match)</label>
+<p><label>match to <input id="target" type="number" min="1" placeholder="one hand"> points
+(empty: one hand)</label>
+<label><input type="checkbox" id="teams"> teams (Ditch Rummy, 4 players)</label>
 <label>seed <input id="seed" type="number" min="0" placeholder="random"></label></p>
 <p><button type="submit" id="start">start</button></p></form>
 <div id="form-error"></div>
 <p>Opponents: random play, the heuristics of each variant (use the variant's own, e.g.
-knock.smart for Knock Rummy) or a checkpoint of a run.</p></main>"""
+knock.smart for Knock Rummy) or a checkpoint of a run. Players: Knock Rummy 2-6, Ditch Rummy
+2-4, 500 Rum 2-8. The rules of every variant are in the project's docs/rules.md; a game's
+move box takes a move's number, its name or its words.</p></main>"""
         )
         script = """<script>
 document.getElementById('new-game').addEventListener('submit', async (e) => {
   e.preventDefault();
   const seed = document.getElementById('seed').value;
+  const target = document.getElementById('target').value;
   const body = { variant: document.getElementById('variant').value,
     players: Number(document.getElementById('players').value),
     seat: Number(document.getElementById('seat').value),
     opponent: document.getElementById('opponent').value,
-    options: document.getElementById('single-hand').checked ? { target_score: null } : {},
+    options: Object.assign(
+      { target_score: target === '' ? null : Number(target) },
+      document.getElementById('teams').checked ? { teams: true } : {}),
     seed: seed === '' ? null : Number(seed) };
   const r = await fetch('/api/games', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   const data = await r.json();

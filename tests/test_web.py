@@ -281,7 +281,7 @@ def test_serve_plays_a_whole_game(runs, variant):
     game = state["id"]
     # Bad moves: a clear message, and nothing changes.
     for body, message in [
-        ({"move": "no such move"}, "unknown move"),
+        ({"move": "no such move"}, "a move name (the buttons list them)"),
         ({"action": 10**6}, "out of range"),
         ({"action": "x"}, "action must be an action id"),
         ({}, 'send {"move"'),
