@@ -412,6 +412,7 @@ def test_resume_override_errors_name_the_override(tmp_path):
         ("n_envs=3", "n_envs changed: .* number of games"),
         ("hyperparams.learning_rate=0.001", "hyperparams changed: .* hyperparameters"),
         ("variant=ditch_rummy", "variant changed"),
+        ("algo=dqn", "algo changed: .* its checkpoint's algorithm"),
     ):
         with pytest.raises(ValueError, match=f"^cannot resume .* with {named}"):
             resume_run(str(run), [override, "n_timesteps=300000"], ["test"], progress="off")

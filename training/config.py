@@ -153,7 +153,8 @@ class Evaluation(Strict):
     interval: int = Field(20_000, gt=0)
     """Environment steps between evaluations."""
     sample_game_interval: int = Field(50_000, gt=0)
-    """Environment steps between rendered sample games in TensorBoard's TEXT tab."""
+    """Environment steps between rendered sample games in TensorBoard's TEXT tab (and in
+    ``games/``), besides the one every evaluation plays with the weights it scores."""
     best_metric: Literal["win_rate", "mean_points"] = "win_rate"
     """Mean over the evaluation opponents of this metric picks the best checkpoint."""
     options: dict[str, Any] = {}

@@ -702,6 +702,15 @@ def _resumable(run_dir: Path) -> Any:
         raise RunInterrupted(run_dir) from None
 
 
+def _refuse_fixed(path: Path, changed: list[str], edited: bool) -> None:
+    raise ValueError(
+        f"cannot resume {path} with {', '.join(changed)} changed: a resumed run goes on "
+        f"with its checkpoint's {', '.join(RESUME_WHAT[name] for name in changed)}; "
+        "start a new run to change them"
+        + (" (its config.yaml was edited since the run trained)" if edited else "")
+    )
+
+
 def resume_run(
     run_dir: str,
     overrides: list[str],
@@ -720,22 +729,28 @@ def resume_run(
         raise ValueError(f"{path / 'config.yaml'} is not valid YAML: {exc}") from None
     from rummyzoo.training.config import apply_overrides
 
-    config = validate_config(apply_overrides(data, overrides), str(path / "config.yaml"))
     stored = validate_config(data, str(path / "config.yaml"))
     # what the checkpoint was trained with: state.json's record (a hand edit of config.yaml
     # cannot change it either), else the stored config (runs saved before it was recorded)
     commit_staged(path)
     trained = read_state(path).get("fixed") or fixed_fields(stored)
+    raw = apply_overrides(data, overrides)
+    try:
+        config = validate_config(raw, str(path / "config.yaml"))
+    except ValueError:  # --set algo=dqn leaves PPO's hyperparameters: name the real problem
+        moved = [  # a changed algo, variant, backend... (not a mistyped nested key)
+            name
+            for name in trained
+            if raw.get(name) != data.get(name) and not isinstance(raw.get(name), dict)
+        ]
+        if moved:
+            _refuse_fixed(path, moved, edited=False)
+        raise
     now = fixed_fields(config)
     changed = [name for name in now if name in trained and now[name] != trained[name]]
     if changed:
         edited = all(now[name] == fixed_fields(stored).get(name) for name in changed)
-        raise ValueError(
-            f"cannot resume {path} with {', '.join(changed)} changed: a resumed run goes on "
-            f"with its checkpoint's {', '.join(RESUME_WHAT[name] for name in changed)}; "
-            "start a new run to change them"
-            + (" (its config.yaml was edited since the run trained)" if edited else "")
-        )
+        _refuse_fixed(path, changed, edited)
     with _resumable(path):
         return train(
             config, path, argv=argv, resume=True, progress=progress, progress_every=progress_every
