@@ -270,6 +270,12 @@ def test_render_ansi_and_human(capsys):
     assert quiet.render() is None  # no render mode: a warning, no output
 
 
+def test_render_names_a_ten_as_on_its_cards():
+    env = make(top="Tc Th 2d 9s Ts Js", render_mode="ansi")
+    play(env, ["draw 3", "meld 1 2"])  # the hand is sorted: [0]2d [1]Tc [2]Th
+    assert "singles fit: sets 10" in env.render()
+
+
 def test_render_after_the_hand_and_infos():
     env = make(top="Ac 5d 9h Jc Qd Kh", render_mode="ansi")
     play(env, ["draw 3", "end turn", "draw 3", "meld 0 1 2"])

@@ -986,7 +986,8 @@ class DitchRummyGame(Game):
     def fits_text(self, s: DitchState) -> str:
         """Ranks (and suits) a single fits now: ``"sets 9 | below runs 3 | above runs 7"``."""
         parts = []
-        sets = [GAME_RANK_CHARS[r] for r in range(NUM_RANKS) if s.set_count[r]]
+        rank = [c.replace("T", "10") for c in GAME_RANK_CHARS]  # a rank alone: "10", not "T"
+        sets = [rank[r] for r in range(NUM_RANKS) if s.set_count[r]]
         if sets:
             parts.append("sets " + " ".join(sets))
         for label, counts in (("below runs", s.below), ("above runs", s.above)):
@@ -996,7 +997,7 @@ class DitchRummyGame(Game):
             if self.rules.runs_same_suit:
                 parts.append(label + " " + format_cards(ORDER_TO_CARD[o] for o in fit))
             else:
-                parts.append(label + " " + " ".join(GAME_RANK_CHARS[o >> 2] for o in fit[::4]))
+                parts.append(label + " " + " ".join(rank[o >> 2] for o in fit[::4]))
         return " | ".join(parts) or "nothing"
 
     # -------------------------------------------------------------- info
