@@ -224,17 +224,18 @@ def check_compatible(
             problems.append(f"observation layout: {', '.join(changed)} differ")
         trained = {k: v for k, v in meta["options"].items() if k not in EVAL_SAFE_OPTIONS}
         current = {k: v for k, v in want["options"].items() if k not in EVAL_SAFE_OPTIONS}
+        changed = ", ".join(
+            f"{k}: checkpoint {trained.get(k, 'default')!r}, env {current.get(k, 'default')!r}"
+            for k in sorted(set(trained) | set(current))
+            if trained.get(k) != current.get(k)
+        )
         if problems and trained != current:
-            problems.append(f"(rules options: checkpoint {trained}, env {current})")
+            problems.append(f"(rules options: {changed})")
         elif trained != current and (source, repr(current)) not in _WARNED:
             _WARNED.add((source, repr(current)))  # once per checkpoint and rules in a process
-            changed = sorted(
-                k for k in set(trained) | set(current) if trained.get(k) != current.get(k)
-            )
             warnings.warn(
-                f"checkpoint {source} was trained under other rules ({', '.join(changed)}: "
-                f"checkpoint {trained}, env {current}); the layout is the same, so it plays, "
-                "but under rules it did not learn",
+                f"checkpoint {source} was trained under other rules ({changed}); the layout is "
+                "the same, so it plays, but under rules it did not learn",
                 stacklevel=2,
             )
     if problems:

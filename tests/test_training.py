@@ -295,7 +295,9 @@ def test_checkpoint_errors_are_clear(tmp_path):
     with pytest.raises(CheckpointError, match="num_players: checkpoint 2, env 3"):
         load_policy(last, "knock_rummy", 3)
     # Other rules with the same layout play, with a warning naming them.
-    with pytest.warns(UserWarning, match=r"trained under other rules \(rummy_bonus"):
+    with pytest.warns(
+        UserWarning, match=r"other rules \(rummy_bonus: checkpoint .default., env 0\)"
+    ):
         assert load_policy(last, "knock_rummy", 2, {"rummy_bonus": 0}).name == "last.rz"
     assert load_policy(last, "knock_rummy", 2, {"target_score": 100}).name == "last.rz"
     # A layout change is refused, naming what changed.
