@@ -29,7 +29,6 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
@@ -458,7 +457,7 @@ def play_game(
             make_agent(spec, variant, num_players, options) if isinstance(spec, str) else spec
         )
         if isinstance(spec, str):
-            labels[s] = Path(spec).name if Path(spec).is_file() else spec  # a checkpoint's file
+            labels[s] = spec  # a checkpoint as the player named it: best.rz of which run
         else:
             labels[s] = str(getattr(spec, "name", "agent"))
     rngs = [np.random.default_rng([seed, s]) for s in range(num_players)]
