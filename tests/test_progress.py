@@ -29,6 +29,21 @@ def test_a_line_every_n_seconds_and_one_closing_line() -> None:
     assert len(_run(every=100.0)) == 1  # a long interval: only the closing line
 
 
+def test_closing_does_not_repeat_a_line_when_only_the_clock_moved() -> None:
+    stream, now = io.StringIO(), [0.0]
+    bar = Progress("train", 100, mode="lines", every=1000, stream=stream, clock=lambda: now[0])
+    now[0] = 5.0
+    bar.update(100)
+    bar.set_note("eval @100: 0.9")  # the final evaluation's line
+    now[0] = 9.0  # the last checkpoint is saved
+    bar.close()
+    assert len(stream.getvalue().splitlines()) == 1
+    bar = Progress("train", 100, mode="lines", every=1000, stream=stream, clock=lambda: now[0])
+    bar.update(40)
+    bar.close()  # steps done since the last line: the closing line says where it stopped
+    assert stream.getvalue().splitlines()[-1].startswith("train: 40/100 steps")
+
+
 def test_modes() -> None:
     class Tty(io.StringIO):
         def isatty(self) -> bool:

@@ -74,6 +74,7 @@ class Progress:
         self.began = self._last_line = clock()
         self.note = ""
         self._printed = ""
+        self._printed_done: int | None = None
         self._bar = None
         if self.mode == "bar":
             from tqdm import tqdm
@@ -128,6 +129,7 @@ class Progress:
         if text != self._printed:
             print(text, file=self.stream, flush=True)
             self._printed = text
+            self._printed_done = self.done
 
     def restart_clock(self) -> None:
         """Count rate and time left from now (after work that is not steps, e.g. a first
@@ -151,8 +153,8 @@ class Progress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-        elif self.mode == "lines":
-            self._print()
+        elif self.mode == "lines" and self.done != self._printed_done:
+            self._print()  # not again when only the clock moved since the last line
 
     def __enter__(self) -> Progress:
         return self
