@@ -127,8 +127,11 @@ def show_replay(
     last_seat: int | None = None
     total = len(data["actions"])
 
+    ended_hand = False  # the last event shown was a hand's end
+
     def show(event: Move | HandOver, sim: ReplaySimulation) -> None:
-        nonlocal waiting, last_seat
+        nonlocal waiting, last_seat, ended_hand
+        ended_hand = isinstance(event, HandOver)
         if isinstance(event, Move):
             if event.seat != last_seat:
                 output("")
@@ -157,6 +160,9 @@ def show_replay(
             "before it was shown: every hand's points match the record)"
         )
         return summary
+    if not data.get("finished", True) and not ended_hand:
+        output("")  # where the recording stops mid-hand: the table as it stands (or the deal)
+        output(paint(render_table(match, view)))
     output("")
     final = ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(summary["final"]))
     if data.get("finished", True):

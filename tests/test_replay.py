@@ -199,6 +199,11 @@ def test_unfinished_game_replays(tmp_path):
     partial["finished"] = True
     with pytest.raises(ReplayError, match="stop after 2 moves, before the game ends"):
         verify_replay(partial)
+    partial["actions"], partial["finished"] = [], False  # left before the first move
+    lines.clear()
+    show_replay(save_replay(partial, tmp_path / "none.json"), output=lines.append)
+    assert any("to draw" in line for line in lines)  # the deal is shown
+    assert lines[-2].startswith("the recording stops here, mid-game, after 0 moves")
 
 
 def test_a_game_left_between_two_hands_replays(tmp_path):
