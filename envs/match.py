@@ -122,6 +122,16 @@ def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
     return match, rules
 
 
+def _settled(totals: list[float]) -> list[float]:
+    """Match totals as compared for the target, the lead and ranks: rounded to 1e-9.
+
+    A Knock Rummy hand's shares are exact fractions (a payment split between three winners)
+    added up as floats, so a total that is exactly the target may come out a hair below it, and
+    two equal totals a hair apart; distinct totals differ by far more than 1e-9.
+    """
+    return [round(t, 9) for t in totals]
+
+
 def _lead(totals: list[float], side: int) -> float:
     """How far ``side``'s total is above the best of the other sides' (below: negative)."""
     return totals[side] - max(t for g, t in enumerate(totals) if g != side)
@@ -392,9 +402,10 @@ class Match:
                 won = [g in won_groups for g in groups]
         else:
             self.seat_totals = np.asarray([totals[g] for g in groups])
-            lead = max(totals)
-            over = lead >= target and totals.count(lead) == 1  # a tie for the lead plays on
-            won = [totals[g] == lead for g in groups]
+            settled = _settled(totals)
+            lead = max(settled)
+            over = lead >= target and settled.count(lead) == 1  # a tie for the lead plays on
+            won = [settled[g] == lead for g in groups]
         mode = options.reward
         if mode == "points":
             rewards = seat_points
@@ -414,9 +425,10 @@ class Match:
         elif not over:
             rewards = None
         elif mode == "rank":
-            sides = len(totals)
+            sides, settled = len(totals), _settled(totals)
             rewards = [
-                sum((totals[g] > t) - (totals[g] < t) for t in totals) / (sides - 1) for g in groups
+                sum((settled[g] > t) - (settled[g] < t) for t in settled) / (sides - 1)
+                for g in groups
             ]
         else:
             tied = all(won) or not any(won)

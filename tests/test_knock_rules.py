@@ -9,7 +9,7 @@ import pytest
 from knock_helpers import make, play
 
 from rummyzoo.envs import knock_rummy_v0
-from rummyzoo.envs.cards import parse_card, parse_cards
+from rummyzoo.envs.cards import CARD_NAMES, parse_card, parse_cards
 from rummyzoo.envs.core import IllegalActionError
 from rummyzoo.envs.decks import deck_for
 from rummyzoo.envs.knock_rummy.rules import KnockRummyRules, score_showdown
@@ -303,3 +303,41 @@ def test_match_tie_for_lead_plays_on():
     assert env.infos["player_0"]["deadwood"] == env.infos["player_1"]["deadwood"]
     assert not any(env.terminations.values()) and env.infos["player_0"]["hand_index"] == 1
     assert env.agent_selection == "player_1" and env.state.dealer == 0
+
+
+#: Six hands of 5 players (6 cards each), dealt from these decks in turn; in each the player to
+#: act draws from the stock and knocks with the card drawn. Shares of three-way splits add up
+#: to exact totals 161/6, 23/6, -82/3, -97/3 and 29: player_4 reaches the target 29 exactly.
+_THIRDS = [
+    "Ah 2s 3d 3h 8s 9c 2d 5h 7c 5s Ad 3s 5d 7s Ts As 4h 6d 4s Tc 2c 6c 7d 7h 4c Ac 2h 3c 4d 9s Ks "
+    "Qs 5c 8c Jc Qc Kc 8d 9d Td Jd Qd Kd 6h 8h 9h Th Jh Qh Kh 6s Js",
+    "3h 4h 3s 8c As 2s 2c 6d 8h 7c 2d 6c 7d Kh Ad 5h 3c 5d 4s Ah 2h 3d 4d Td Ac 5s 4c Jc 8s 6s Ks "
+    "Qs 5c 9c Tc Qc Kc 8d 9d Jd Qd Kd 6h 7h 9h Th Jh Qh 7s 9s Ts Js",
+    "3d 3s 7c 7s 5s 6h 7d 8c As Jh 4s 6s 6c Ac 2s 5h 6d 9c Ah 2h 4c 4d 5c Ad 3h 4h 5d 9s 2d 2c Ks "
+    "Qs 3c Tc Jc Qc Kc 8d 9d Td Jd Qd Kd 7h 8h 9h Th Qh Kh 8s Ts Js",
+    "Ks Tc 3s Ad 2s 3c Th 5d 4c 7c 6h 4h Ac 2d 2h 8h Ts Ah 3d 5c 6d Td As 2c 6c 7h 5s 7s 6s 8d Qs "
+    "Js 8c 9c Jc Qc Kc 4d 7d 9d Jd Qd Kd 3h 5h 9h Jh Qh Kh 4s 8s 9s",
+    "7c 3s Ac 4h 5s Tc As 2c 4c 8s 9c Ah 2s 3d 5d 8c 2d 3c 3h 4s 6s 6d 2h 4d 6h 5h Ad 7h 9d 5c Ks "
+    "Qs 6c Jc Qc Kc 7d 8d Td Jd Qd Kd 8h 9h Th Jh Qh Kh 7s 9s Ts Js",
+    "Ad 5h 3h 6c Qd 4c Ah 4d 6h Th As 2h 8d 6d Jh 2d 2c 3s 3c 8h Ac 2s 3d 6s 7h 4s 4h 5c 7c 9h Ks "
+    "Qs 8c 9c Tc Jc Qc Kc 5d 7d 9d Td Jd Kd Qh Kh 5s 7s 8s 9s Ts Js",
+]
+
+
+def test_a_total_that_reaches_the_target_exactly_through_split_shares_ends_the_match():
+    env = knock_rummy_v0.raw_env(num_players=5, target_score=29)
+    env.reset(options={"deck": _THIRDS[0].split()})
+    later = iter([np.asarray(parse_cards(d)) for d in _THIRDS[1:]])
+    env.match._next_deck = lambda: next(later)  # the next hands' decks, in turn
+    exact = [Fraction(0)] * 5
+    for _ in range(6):
+        assert not env.match.over
+        env.step(env.action_index("draw stock"))
+        drawn = env.state.stock[env.state.stock_pos - 1]
+        env.step(env.action_index(f"knock {CARD_NAMES[drawn]}"))
+        for seat, agent in enumerate(env.possible_agents):
+            exact[seat] += Fraction(env.infos[agent]["points"]).limit_denominator(12)
+    assert exact == [Fraction(161, 6), Fraction(23, 6), Fraction(-82, 3), Fraction(-97, 3), 29]
+    assert env.match.totals[4] != 29  # the float sum falls a hair short ...
+    assert env.match.over  # ... and the match still ends, won by player_4 alone
+    assert [env.infos[a]["winner"] for a in env.possible_agents] == [False] * 4 + [True]
