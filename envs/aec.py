@@ -182,11 +182,8 @@ class RummyEnv(AECEnv):
             for agent, value in zip(agents, rewards, strict=True):
                 cumulative[agent] += value
             self._rewarded = True
-        if end.points is None:  # cut by the turn cap: the hand has no result
-            for agent, info in zip(agents, end.infos, strict=True):
-                self.infos[agent].update(info)
-        else:
-            self.infos = dict(zip(agents, end.infos, strict=True))
+        # a hand cut by the turn cap has no points: its infos say why (and the match totals)
+        self.infos = dict(zip(agents, end.infos, strict=True))
         if not end.match_over:
             self.agent_selection = agents[self.match.state.current]
         elif end.truncated_by is not None:

@@ -48,15 +48,18 @@ stock_exhaustion          "void"           or "reshuffle" (discards under the to
                                            no knocker: no bonus, no penalty)
 void_threshold            0                stock size that counts as exhausted (2 = gin)
 target_score              None             None = one hand; N = a match to N points
-max_turns                 300              turns per hand before truncation (a natural hand
-                                           ends within ~45 turns unless reshuffling; 300
-                                           guards reshuffle loops)
+max_turns                 300              turns per hand before truncation (a hand in
+                                           which players keep taking the top discard
+                                           never shrinks the stock, and one that
+                                           reshuffles it can go on: 300 cuts both)
 first_dealer              None             None = seat N-1 deals, so player_0 acts first
 render_mode               None             "ansi" returns text, "human" prints
 reward                    "points"         "points", "scaled" (points / reward_scale),
                                            "margin" (side's points minus the other sides'
-                                           mean, / reward_scale), "win_loss" (+1 top
-                                           scorer(s), -1 others, 0 all tied) or "rank"
+                                           mean, / reward_scale), "win_loss" (+1 the
+                                           winners: a match's top total, or one hand's
+                                           showdown winners, so a knocker who ties
+                                           loses; -1 the others) or "rank"
                                            (per other side +1 outscored, -1 outscored by,
                                            averaged; at the episode's end) or "lead" (each
                                            hand's change of the side's total minus the best

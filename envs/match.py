@@ -363,10 +363,20 @@ class Match:
         return None
 
     def _cut(self, reason: str) -> HandEnd:
+        """End the match with a hand cut by the turn cap: no points; the infos say why, and in
+        match play the totals as they stand."""
         self.over = True
-        infos: list[dict[str, Any]] = (
-            [{"truncated_by": reason} for _ in range(self.num_players)] if self._infos else []
-        )
+        infos: list[dict[str, Any]] = []
+        if self._infos:
+            groups, totals = self._group_list, self.totals
+            for seat in range(self.num_players):
+                info: dict[str, Any] = {"truncated_by": reason, "hand_index": self.hand_index + 1}
+                if self.options.target_score is not None:
+                    info["totals"] = totals[groups[seat]]
+                    info["match_totals"] = {
+                        a: float(totals[groups[i]]) for i, a in enumerate(self.seat_names)
+                    }
+                infos.append(info)
         return HandEnd(
             self.hand_index, self.state, self.deck, None, None, None, infos, True, reason
         )

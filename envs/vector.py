@@ -91,12 +91,8 @@ def buffer_specs(num_envs: int, game: Game) -> dict[str, tuple[tuple[int, ...], 
 
 
 def next_infos(previous: list[dict[str, Any]], end: HandEnd) -> list[dict[str, Any]]:
-    """Per-seat infos after a hand end, as the AEC env keeps them: a scored hand replaces
-    them, a hand cut by the turn cap adds its facts to those of the hand before."""
-    if end.points is None:
-        for info, extra in zip(previous, end.infos, strict=True):
-            info.update(extra)
-        return previous
+    """Per-seat infos after a hand end, as the AEC env keeps them: the hand's own (a hand cut
+    by the turn cap has no points: its infos say why, with the match totals)."""
     return list(end.infos)
 
 

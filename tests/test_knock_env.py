@@ -217,6 +217,24 @@ def test_max_hands_truncates_an_undecided_match():
         knock_rummy_v0.env(max_hands=0)
 
 
+def test_a_hand_cut_by_the_turn_cap_has_its_own_infos():
+    env = knock_rummy_v0.raw_env(num_players=2, target_score=1000, max_turns=4)
+    env.reset(seed=5)
+    env.step(env.action_index("draw stock"))
+    env.step(next(a for a in env.legal_actions() if env.action_name(a).startswith("knock")))
+    first = env.infos["player_0"]
+    assert first["hand_index"] == 1 and "points" in first and "truncated_by" not in first
+    totals = env.match.totals_by_seat().tolist()
+    while not any(env.truncations.values()):  # hand 2: draws and discards, cut at 4 turns
+        names = {env.action_name(a): a for a in env.legal_actions()}
+        env.step(names.get("draw stock") or next(a for n, a in names.items() if "discard" in n))
+    for seat, agent in enumerate(env.possible_agents):
+        info = env.infos[agent]
+        assert info["truncated_by"] == "max_turns=4" and info["hand_index"] == 2
+        assert "points" not in info  # the cut hand scores nothing; hand 1's points are gone
+        assert info["totals"] == totals[seat] and info["match_totals"]["player_0"] == totals[0]
+
+
 def test_bench_env_cli_writes_the_promised_json(tmp_path, capsys):
     import json
 
