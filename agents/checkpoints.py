@@ -60,8 +60,13 @@ def file_head(path: Path, example: str) -> bytes:
     :raises CheckpointError: ``path`` is a directory or does not exist.
     """
     if path.is_dir():
-        # the run folder itself, or its checkpoints/ folder
-        inside = path / example if path.name == "checkpoints" else path / "checkpoints" / example
+        # the run folder itself, its checkpoints/ folder, or RLlib's checkpoints/rllib/ in it
+        if path.name == "rllib" and path.parent.name == "checkpoints":
+            inside = path.parent / example
+        elif path.name == "checkpoints":
+            inside = path / example
+        else:
+            inside = path / "checkpoints" / example
         raise CheckpointError(
             f"checkpoint {path} is a directory, not a checkpoint file (a run folder keeps its "
             f"checkpoints in RUN_DIR/checkpoints/, e.g. {inside})"

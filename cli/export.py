@@ -35,12 +35,12 @@ def run(args: argparse.Namespace) -> int:
     from rummyzoo.agents.checkpoints import check_exportable, export_checkpoint
     from rummyzoo.training.rllib import export_rllib, is_rllib_checkpoint
 
+    again = " ".join(["rummyzoo export", args.checkpoint, *([args.out] if args.out else [])])
     if is_rllib_checkpoint(args.checkpoint):
         if not args.trust:
             raise ValueError(
                 f"converting {args.checkpoint} must unpickle it (RLlib checkpoints store Python "
-                f"objects), so convert only checkpoints you trust: rummyzoo export "
-                f"{args.checkpoint} --trust"
+                f"objects), so convert only checkpoints you trust: {again} --trust"
             )
         done = export_rllib(args.checkpoint, args.out)
         print(
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"converting {args.checkpoint} must unpickle it (a stable-baselines3 zip stores "
             "Python objects, and loading them can run any code), so convert only files you "
-            f"trust: rummyzoo export {args.checkpoint} --trust"
+            f"trust: {again} --trust"
         )
     result = export_checkpoint(args.checkpoint, args.out)
     print(

@@ -193,6 +193,9 @@ def test_rllib_errors_are_clear(monkeypatch):
         (["backend=rllib", "rllib.bogus=1"], "unknown key 'bogus' in rllib"),
         (["backend=rllib", "rllib.num_env_runners=-1"], "num_env_runners"),
         (["backend=rllib", "rllib.address=auto", "rllib.num_cpus=2"], "drop one of them"),
+        (["backend=rllib", "shaping=knock_deadwood"], "shaping .* runs on backend: sb3"),
+        (["backend=rllib", "learner_seat=0"], "learner_seat 0: on the rllib backend"),
+        (["backend=rllib", "hyperparams.target_kl=0.02"], "target_kl stops the sb3 backend"),
     ],
 )
 def test_rllib_config_errors(overrides, message):
@@ -222,3 +225,25 @@ def test_every_env_of_every_runner_plays_its_own_games():
     again = rllib.MatchEnv(EnvContext(config, worker_index=1, vector_index=1))
     (obs,) = again.reset()[0].values()
     assert obs["raw"].tobytes() == first[(1, 1)]  # the same stream for the same env
+
+
+def test_rllib_module_ids_of_checkpoint_opponents():
+    from types import SimpleNamespace
+
+    opponent = SimpleNamespace(name="runs/a:b/best.rz", weight=1.0)  # a checkpoint's path
+    config = SimpleNamespace(opponents=[opponent])
+    assert rllib.module_id("runs/a:b/best.rz") == "runs_a_b_best.rz"
+    assert rllib.module_id("knock.smart(samples=48)") == "knock.smart(samples=48)"
+    assert rllib.league_entries(config, {}) == [("runs_a_b_best.rz", 1.0)]
+
+
+def test_rllib_run_without_a_checkpoint_starts_over(tmp_path, local_ray, capsys):
+    from rummyzoo.training.config import config_to_yaml
+
+    run = tmp_path / "run"
+    run.mkdir()  # a run stopped before its first checkpoint: its files, no checkpoint
+    (run / "config.yaml").write_text(config_to_yaml(load_config(SMOKE, SHORT)))
+    (run / "tb").mkdir()
+    summary = resume_run(str(run), [], ["t", "--resume"], progress="off")
+    assert "has no checkpoint yet: starting the run from the beginning" in capsys.readouterr().out
+    assert summary["steps"] >= 256 and (run / "checkpoints" / "rllib").is_dir()

@@ -204,7 +204,7 @@ def test_export_needs_trust(sb3_zip, safe_file, tmp_path, capsys) -> None:
     assert err == (
         f"rummyzoo export: error: converting {sb3_zip} must unpickle it (a stable-baselines3 zip "
         "stores Python objects, and loading them can run any code), so convert only files you "
-        f"trust: rummyzoo export {sb3_zip} --trust"
+        f"trust: rummyzoo export {sb3_zip} {out} --trust"  # the command again, as given
     )
     assert not out.exists()
     assert main(["export", str(safe_file), "--trust"]) == 2

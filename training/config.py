@@ -543,6 +543,17 @@ class RunConfig(Strict):
                 "the rllib backend trains algo: ppo (multi-agent PPO with masked actions); "
                 "train dqn on backend: sb3"
             )
+        if value == "rllib" and info.data.get("shaping") is not None:
+            raise ValueError(
+                f"shaping ({info.data['shaping']}) runs on backend: sb3; the rllib backend "
+                "trains on the reward alone: drop it"
+            )
+        seat = info.data.get("learner_seat")
+        if value == "rllib" and isinstance(seat, int):
+            raise ValueError(
+                f"learner_seat {seat}: on the rllib backend the learner takes a random seat "
+                "each episode; a fixed seat runs on backend: sb3"
+            )
         return value
 
     @field_validator("rllib")
@@ -713,6 +724,11 @@ class RunConfig(Strict):
             value = {}
         if not isinstance(value, dict):
             raise ValueError(f"must be a mapping of {algo} hyperparameters to values{_got(value)}")
+        if info.data.get("backend") == "rllib" and value.get("target_kl") is not None:
+            raise ValueError(
+                "target_kl stops the sb3 backend's PPO epochs early; the rllib backend has no "
+                "such stop: drop it"
+            )
         try:
             return model.model_validate(value)
         except ValidationError as exc:
@@ -1147,10 +1163,13 @@ def config_to_yaml(config: RunConfig) -> str:
     return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
 
 
-#: the config fields a resume cannot change (the checkpoint fixes them), and what each is
-RESUME_FIXED = ("variant", "num_players", "features", "algo", "backend", "policy_kwargs")
-#: with stable-baselines3, whose checkpoint also holds the hyperparameters and the env count
-RESUME_FIXED_SB3 = ("hyperparams", "n_envs")
+#: the config fields a resume cannot change (the checkpoint fixes them: its network, and its
+#: optimizer's state, learning rate included), and what each is
+RESUME_FIXED = (
+    "variant", "num_players", "features", "algo", "backend", "policy_kwargs", "hyperparams"
+)  # fmt: skip
+#: with stable-baselines3, whose checkpoint also holds the env count
+RESUME_FIXED_SB3 = ("n_envs",)
 RESUME_WHAT = {
     "variant": "variant",
     "num_players": "number of players",

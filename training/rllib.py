@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import os
 import random
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -337,6 +338,12 @@ def map_agent(
     return LEARNER if seat == learner_seat else picks[seat]
 
 
+def module_id(name: str) -> str:
+    """The RLModule id of an opponent named ``name`` (a heuristic, or a checkpoint's path):
+    RLlib's ids may not hold the characters that file names may not (``/``, ``:``...)."""
+    return re.sub(r'[<>:"/\\|?*]', "_", name)
+
+
 def slot_ids(config: RunConfig) -> list[str]:
     if not any(o.name == "self" for o in config.opponents):
         return []
@@ -349,7 +356,7 @@ def league_entries(config: RunConfig, slot_steps: dict[str, int]) -> list[tuple[
     entries: list[tuple[str, float]] = []
     for opponent in config.opponents:
         if opponent.name != "self":
-            entries.append((opponent.name, opponent.weight))
+            entries.append((module_id(opponent.name), opponent.weight))
             continue
         slots = sorted(slot_steps, key=lambda s: slot_steps[s])
         if not slots:
@@ -466,7 +473,7 @@ def algorithm_config(config: RunConfig, slot_steps: dict[str, int]) -> Any:
         )
     for opponent in config.opponents:
         if opponent.name != "self":
-            specs[opponent.name] = RLModuleSpec(
+            specs[module_id(opponent.name)] = RLModuleSpec(
                 module_class=agent_cls,
                 model_config={
                     "agent": opponent.name,
@@ -605,6 +612,7 @@ def train_rllib(
         checked_state,
         checkpoint_meta,
         finished_run,
+        fresh_run_dir,
         note_resume,
         rewind_run,
         write_run_files,
@@ -618,7 +626,9 @@ def train_rllib(
     if resume:
         commit_staged(run_dir)  # a checkpoint set left half moved into place
     if resume and not rllib_dir.is_dir():
-        raise ValueError(f"cannot resume {run_dir}: it has no RLlib checkpoint ({rllib_dir})")
+        print(f"{run_dir} has no checkpoint yet: starting the run from the beginning", flush=True)
+        fresh_run_dir(run_dir)
+        resume = False
     state: dict[str, Any] = {}
     if resume:
         saved = int(read_meta(run_dir / "checkpoints" / "last.rz")["steps"])
@@ -797,10 +807,13 @@ def _callback_class() -> type:
             if self._since_log:  # the charts at every iteration (its games, however few)
                 self._log_games()
             learner = result.get("learners", {}).get(LEARNER, {})
-            for key in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "vf_explained_var"):
+            # (no mean_kl_loss: the KL term is off, so RLlib reports 0 for it)
+            for key in ("policy_loss", "vf_loss", "entropy", "vf_explained_var"):
                 if key in learner:
                     self.logger.record(f"train/{key}", float(learner[key]))
-            self.logger.record("time/env_steps_per_s", self.env_steps_per_s() or 0.0)
+            rate = self.env_steps_per_s()
+            if rate is not None:  # a session's first iteration has no rate yet, not a rate of 0
+                self.logger.record("time/env_steps_per_s", rate)
             self.logger.dump(self.num_timesteps)
 
         def _init_callback(self) -> None:
@@ -823,10 +836,11 @@ def _callback_class() -> type:
             (t0, s0), (t1, s1) = self._env_steps[0], self._env_steps[-1]
             return (s1 - s0) / (t1 - t0) if t1 > t0 else None
 
-        def _label(self, module_id: str) -> str:
-            if module_id in self.slot_steps:
-                return f"self@{self.slot_steps[module_id]}"
-            return module_id
+        def _label(self, module: str) -> str:
+            if module in self.slot_steps:
+                return f"self@{self.slot_steps[module]}"
+            names = {module_id(o.name): o.name for o in self.config.opponents}
+            return names.get(module, module)
 
         def _snapshot(self) -> None:
             steps = int(self.num_timesteps)

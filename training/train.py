@@ -390,7 +390,7 @@ def run_pretrain(
     return result
 
 
-def _fresh_run_dir(run_dir: Path) -> None:
+def fresh_run_dir(run_dir: Path) -> None:
     """Clear what a run that never reached its first checkpoint left (it starts over)."""
     import shutil
 
@@ -432,7 +432,7 @@ def train(
         commit_staged(run_dir)  # a checkpoint set left half moved into place
     if resume and not last.exists():
         print(f"{run_dir} has no checkpoint yet: starting the run from the beginning", flush=True)
-        _fresh_run_dir(run_dir)
+        fresh_run_dir(run_dir)
         resume = False
     if resume:
         meta = read_trusted_meta(last)  # the run's own resume file: trusted
