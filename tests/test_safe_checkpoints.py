@@ -276,14 +276,19 @@ def test_metadata_nested_too_deep_is_refused(safe_file, tmp_path) -> None:
         read_meta(path)
 
 
-def test_index_tables_are_the_ones_the_layout_builds(tmp_path) -> None:
+def _fresh_checkpoint(config_name: str, overrides: list[str], path: Path) -> Path:
+    """An untrained network of a config, saved as a checkpoint."""
     from rummyzoo.agents.checkpoints import save_checkpoint
 
-    config = load_config(str(CONFIGS / "smoke_ppo.yaml"), ["n_envs=1", *CARDS])
+    config = load_config(str(CONFIGS / config_name), overrides)
     env = build_vec_env(config)
     model = build_model(config, env, None)
     env.close()
-    good = save_checkpoint(model, tmp_path / "cards.rz", checkpoint_meta(config, 0))
+    return save_checkpoint(model, path, checkpoint_meta(config, 0))
+
+
+def test_index_tables_are_the_ones_the_layout_builds(tmp_path) -> None:
+    good = _fresh_checkpoint("smoke_ppo.yaml", ["n_envs=1", *CARDS], tmp_path / "cards.rz")
     tensors = _weights(good)
     tables = [k for k, v in tensors.items() if not v.is_floating_point()]
     assert tables  # the cards network saves its index tables with its weights
@@ -358,13 +363,7 @@ def test_metadata_that_does_not_validate_is_refused_naming_it(
 
 
 def test_a_cards_layout_that_does_not_fit_is_refused(tmp_path) -> None:
-    config = load_config(str(CONFIGS / "smoke_dqn.yaml"), ["n_envs=1", *CARDS])
-    env = build_vec_env(config)
-    model = build_model(config, env, None)
-    env.close()
-    from rummyzoo.agents.checkpoints import save_checkpoint
-
-    good = save_checkpoint(model, tmp_path / "cards.rz", checkpoint_meta(config, 0))
+    good = _fresh_checkpoint("smoke_dqn.yaml", ["n_envs=1", *CARDS], tmp_path / "cards.rz")
     assert type(load_policy(good, "knock_rummy", 2).model.policy).__name__ == "CardDQNPolicy"
 
     def shift(meta):
@@ -385,13 +384,7 @@ def test_an_actions_layout_that_does_not_fit_is_refused(tmp_path) -> None:
         "features=ditch_actions",
         "policy_kwargs.network=actions",
     ]
-    config = load_config(str(CONFIGS / "smoke_ppo.yaml"), overrides)
-    env = build_vec_env(config)
-    model = build_model(config, env, None)
-    env.close()
-    from rummyzoo.agents.checkpoints import save_checkpoint
-
-    good = save_checkpoint(model, tmp_path / "actions.rz", checkpoint_meta(config, 0))
+    good = _fresh_checkpoint("smoke_ppo.yaml", overrides, tmp_path / "actions.rz")
     policy = load_policy(good, "ditch_rummy", 2)
     assert type(policy.model.policy).__name__ == "ActionActorCriticPolicy"
 
