@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import types
 import typing
 from collections.abc import Sequence
@@ -82,6 +83,16 @@ def _native_number(value: Any, accepted: tuple[type, ...]) -> Any:
     if isinstance(value, np.floating) and float in accepted:
         return float(value)
     return value
+
+
+def finite_number(value: Any) -> bool:
+    """An int or float read from a file that is a real number: finite, not a bool, and an int
+    no larger than a float holds exactly (a huge int is no game's points or rating)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return abs(value) <= 2**53
+    return isinstance(value, float) and math.isfinite(value)
 
 
 def validate_fields(config: Any) -> None:

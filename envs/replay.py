@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.envs.cards import CARD_NAMES
-from rummyzoo.envs.core import IllegalActionError
+from rummyzoo.envs.core import IllegalActionError, finite_number
 from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import Deal, Decision, play_episode
 from rummyzoo.envs.registry import VARIANTS, make_match
@@ -299,15 +299,6 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
-    """A finite number that a float holds exactly enough (a huge int is no game's points)."""
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return abs(value) <= 2**53
-    return isinstance(value, float) and math.isfinite(value)
-
-
 def check_replay(data: Any, source: str = "<replay>") -> None:
     """Check the keys and value types of a replay dict (not the game: see :func:`verify_replay`).
 
@@ -352,11 +343,11 @@ def check_replay(data: Any, source: str = "<replay>") -> None:
             raise _corrupt(source, f"action {i} must be [seat, name], got {item!r}")
     points = data["points"]
     if not isinstance(points, list) or not all(
-        isinstance(p, list) and len(p) == n and all(_is_number(x) for x in p) for p in points
+        isinstance(p, list) and len(p) == n and all(finite_number(x) for x in p) for p in points
     ):
         raise _corrupt(source, f"points must list {n} numbers per hand")
     final = data["final"]
-    if not isinstance(final, list) or len(final) != n or not all(_is_number(x) for x in final):
+    if not isinstance(final, list) or len(final) != n or not all(finite_number(x) for x in final):
         raise _corrupt(source, f"final must list {n} numbers")
     for key in ("finished", "truncated", "dealt_from_seed"):
         if key in data and not isinstance(data[key], bool):

@@ -19,10 +19,11 @@ periodic checkpoint in ``checkpoints/``).
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from pathlib import Path
 from typing import Any
+
+from rummyzoo.envs.core import finite_number
 
 STAGING = ".staging"
 
@@ -69,10 +70,6 @@ def run_relative(path: str) -> str:
     return f"{p.parent.name}/{p.name}"
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _check_state(data: Any) -> str | None:
     """What is wrong with a ``state.json``'s contents, or None."""
     if not isinstance(data, dict):
@@ -88,14 +85,14 @@ def _check_state(data: Any) -> str | None:
             return f"pool[{i}] must be an object with a path, got {entry!r}"
         if isinstance(entry.get("steps"), bool) or not isinstance(entry.get("steps"), int):
             return f"pool[{i}].steps must be an integer, got {entry.get('steps')!r}"
-        if not _number(entry.get("rating", 0.0)):
+        if not finite_number(entry.get("rating", 0.0)):
             return f"pool[{i}].rating must be a number, got {entry.get('rating')!r}"
     periodic = data.get("periodic", [])
     if not isinstance(periodic, list) or not all(isinstance(p, str) for p in periodic):
         return f"periodic must be a list of paths, got {periodic!r}"
     for key in ("rating", "best_value"):
         value = data.get(key)
-        if value is not None and not _number(value):
+        if value is not None and not finite_number(value):
             return f"{key} must be a number, got {value!r}"
     history = data.get("eval_history", [])
     if not isinstance(history, list) or not all(
