@@ -60,6 +60,9 @@ class RummyEnv(AECEnv):
         )
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.possible_agents}
+        self.state_space = spaces.Box(
+            -np.inf, np.inf, (len(self.possible_agents) * game.obs_size,), np.float32
+        )
         self._zero_mask = np.zeros(game.num_actions, dtype=np.int8)
         self._rewarded = False
 
@@ -72,9 +75,22 @@ class RummyEnv(AECEnv):
 
     # ------------------------------------------------------------ helpers
     @property
-    def state(self) -> Any:
-        """The state of the hand being played (the last hand once the episode is over)."""
+    def hand_state(self) -> Any:
+        """The state of the hand being played (the last hand once the episode is over): every
+        card's place, hidden ones included, for scripts and tests (``match.state``)."""
         return self.match.state
+
+    def state(self) -> np.ndarray:
+        """PettingZoo's global state, for a centralised critic: every seat's observation, seat
+        0 first (``state_space``: ``num_players * obs_size`` floats). It holds every hand and
+        everything public, never the order of the cards still to be drawn."""
+        if self.match.state is None:
+            raise RuntimeError("state() needs a game: call reset() first")
+        game = self.game
+        out = np.empty(self.state_space.shape, dtype=np.float32)
+        for seat in range(self.match.num_players):
+            out[seat * game.obs_size : (seat + 1) * game.obs_size] = self.match.observe(seat)
+        return out
 
     @property
     def deck(self) -> np.ndarray | None:

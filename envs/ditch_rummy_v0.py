@@ -214,7 +214,7 @@ class raw_env(VariantEnv):
 
     def describe_action(self, action: int) -> str:
         """The action's name with the cards it moves for the player to act now."""
-        return self.game.describe_action(self.state, int(action))
+        return self.game.describe_action(self.hand_state, int(action))
 
 
 env = env_factory(raw_env, "Ditch Rummy")

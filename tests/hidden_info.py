@@ -24,18 +24,18 @@ def hidden_swap_check(
 
     def check(env, obs) -> None:
         if rng.random() < 0.5:
-            viewer = env.state.current
+            viewer = env.hand_state.current
         else:
             viewer = int(rng.integers(players))
         before = env.observe(f"player_{viewer}")
-        if swap_hidden(env.state, viewer, rng):
+        if swap_hidden(env.hand_state, viewer, rng):
             swaps[0] += 1
             env.match.mask = None  # the acting hand may have changed
             after = env.observe(f"player_{viewer}")
             assert np.array_equal(before["observation"], after["observation"])
-            if viewer == env.state.current:
+            if viewer == env.hand_state.current:
                 assert np.array_equal(before["action_mask"], after["action_mask"])
-        assert (env.game.card_locations(env.state) == env.game.num_decks).all()
+        assert (env.game.card_locations(env.hand_state) == env.game.num_decks).all()
 
     return check, swaps
 

@@ -42,7 +42,7 @@ def play_turn(policy, env) -> list[str]:
 
 
 def hand_of(env, seat: int) -> list[str]:
-    return [CARD_NAMES[c] for c in env.state.hand_cards(seat)]
+    return [CARD_NAMES[c] for c in env.hand_state.hand_cards(seat)]
 
 
 def play_games(names, players, games, options=None):
@@ -140,13 +140,13 @@ def test_greedy_draws_to_fill_and_plays_a_run_over_a_set():
     actions = play_turn(greedy, env)
     assert actions[0] == "draw 3"
     assert actions[1] in ("meld 0 2", "meld 1 2")  # a run 9-T (25), not the set 9c 9h (5)
-    assert env.state.earned[0] == 25
+    assert env.hand_state.earned[0] == 25
 
 
 def test_greedy_splits_a_three_card_run_for_a_single():
     env = make("5c 6d 7h")
     play_turn(GreedyDitch(options=ONE_HAND), env)
-    assert env.state.earned[0] == 25 + 2  # a two-card run and a single beat the run of three
+    assert env.hand_state.earned[0] == 25 + 2  # a two-card run and a single beat the run of three
     assert hand_of(env, 0) == []
 
 
@@ -154,8 +154,8 @@ def test_greedy_does_not_end_the_hand_with_q_k_a():
     env = make("5c 6d 9h 2c 8d Th Qs Kd Ah")
     play(env, ["draw 3", "meld 0 1", "ditch 0", "draw 3", "ditch all", "draw 3"])
     play_turn(GreedyDitch(options=ONE_HAND), env)
-    assert not env.state.over
-    assert env.state.earned[0] == 25 + 25 + 10  # Q-K and the ace as a single
+    assert not env.hand_state.over
+    assert env.hand_state.earned[0] == 25 + 25 + 10  # Q-K and the ace as a single
 
 
 # ------------------------------------------------------------------------- smart decisions
@@ -173,8 +173,8 @@ def test_smart_ends_the_hand_with_q_k_a_when_ahead():
     env = make("5c 6d 9h 2c 8d Th Qs Kd Ah")
     play(env, ["draw 3", "meld 0 1", "ditch 0", "draw 3", "ditch all", "draw 3"])
     assert play_turn(SmartDitch(options=ONE_HAND), env) == ["meld 0 1 2"]
-    assert env.state.over and env.state.end_reason == "blind_run"
-    assert list(env.state.points) == [50, 0]
+    assert env.hand_state.over and env.hand_state.end_reason == "blind_run"
+    assert list(env.hand_state.points) == [50, 0]
 
 
 def test_smart_does_not_end_the_hand_when_behind():
@@ -183,15 +183,15 @@ def test_smart_does_not_end_the_hand_when_behind():
     # Ending now would give 25 against 27; Q-K and the ace as a single give 35.
     actions = play_turn(SmartDitch(options=ONE_HAND), env)
     assert "meld 0 1 2" not in actions
-    assert not env.state.over
-    assert env.state.earned == [35, 27]
+    assert not env.hand_state.over
+    assert env.hand_state.earned == [35, 27]
 
 
 @pytest.mark.parametrize(("target", "ends"), [(500, False), (25, True)])
 def test_smart_ends_the_hand_when_that_wins_the_match(target, ends):
     env = make("Qs Kd Ah", target_score=target)
     play_turn(SmartDitch(options={"target_score": target}), env)
-    assert (env.state.end_reason == "blind_run") == ends
+    assert (env.hand_state.end_reason == "blind_run") == ends
 
 
 def test_smart_holds_nothing_when_the_next_player_can_empty_the_draw_pile():

@@ -80,7 +80,7 @@ def test_observation_is_exact_and_hands_sorted(setup, seed):
     players, options = setup
 
     def check(env, obs):
-        state = env.state
+        state = env.hand_state
         assert all(len(h) <= env.game.max_hand for h in state.hands)
         assert all(list(h) == sorted(h) for h in state.hands)
         for seat, name in enumerate(env.possible_agents):
@@ -105,7 +105,7 @@ def test_hand_points_are_earned_minus_held_cards(setup, seed):
             env.step(None)
             continue
         env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-    state = env.state
+    state = env.hand_state
     assert state.over
     for seat in range(num_players):
         held = state.hands[seat]

@@ -32,7 +32,7 @@ def legal(env) -> set[str]:
 
 def _cards(env, seat: int) -> list[str]:
     """A seat's hand as card strings, in position order."""
-    return [CARD_NAMES[c] for c in env.state.hand_cards(seat)]
+    return [CARD_NAMES[c] for c in env.hand_state.hand_cards(seat)]
 
 
 # ------------------------------------------------------------------ scoring items
@@ -53,8 +53,8 @@ def _cards(env, seat: int) -> list[str]:
 def test_scoring_items(top, script, earned):
     env = make(top=top)
     play(env, script)
-    assert env.state.earned[0] == earned
-    assert not env.state.over
+    assert env.hand_state.earned[0] == earned
+    assert not env.hand_state.over
 
 
 def test_points_table_is_configurable():
@@ -66,7 +66,7 @@ def test_points_table_is_configurable():
         points_set=7,
     )
     play(env, ["draw 3", "meld 0 1", "single 0"])
-    assert env.state.earned[0] == 41
+    assert env.hand_state.earned[0] == 41
 
 
 def test_single_off_an_opponents_meld():
@@ -77,8 +77,8 @@ def test_single_off_an_opponents_meld():
     assert "single 2" in legal(env)
     assert "single 0" not in legal(env) and "single 1" not in legal(env)
     play(env, ["single 2"])
-    assert env.state.earned == [5, 2]
-    assert env.state.singles[1] == [parse_card("9d")]
+    assert env.hand_state.earned == [5, 2]
+    assert env.hand_state.singles[1] == [parse_card("9d")]
 
 
 def test_single_off_a_meld_made_this_turn():
@@ -88,8 +88,8 @@ def test_single_off_a_meld_made_this_turn():
     play(env, ["meld 0 1"])
     assert legal(env) >= {"single 0"}
     play(env, ["single 0"])
-    assert env.state.earned[0] == 27
-    assert env.state.current == 1  # the empty hand ended the turn
+    assert env.hand_state.earned[0] == 27
+    assert env.hand_state.current == 1  # the empty hand ended the turn
 
 
 def test_single_that_fits_nothing_is_illegal():
@@ -148,9 +148,9 @@ def test_sets_take_any_suits_with_runs_same_suit():
 def test_top_blind_run_ends_the_hand_at_once(run):
     env = make(top="Ac 5d 9h " + run)
     play(env, ["draw 3", "end turn", "draw 3"])  # player_0 keeps Ac 5d 9h
-    assert not env.state.over
+    assert not env.hand_state.over
     play(env, ["meld 0 1 2"])
-    assert env.state.over and env.state.end_reason == END_BLIND_RUN
+    assert env.hand_state.over and env.hand_state.end_reason == END_BLIND_RUN
     info = env.infos
     assert info["player_1"]["points"] == 25
     assert info["player_1"]["ended_by"] == "player_1"
@@ -162,7 +162,7 @@ def test_blind_run_end_penalises_the_enders_own_cards():
     env = make(num_players=2, top="2c 3d Jc Qd Kh", draw_rule="up_to_3")
     play(env, ["draw 2", "end turn", "draw 0", "draw 3"])  # player_0: 2c 3d Jc Qd Kh
     play(env, ["meld 2 3 4"])
-    assert env.state.over
+    assert env.hand_state.over
     assert env.infos["player_0"]["points"] == 25 - 4
 
 
@@ -172,29 +172,36 @@ def test_other_runs_do_not_end_the_hand(top):
     play(env, ["draw 3"])
     name = next(n for n in sorted(legal(env), key=len, reverse=True) if n.startswith("meld"))
     play(env, [name])
-    assert not env.state.over
-    assert env.state.earned[0] == 25
+    assert not env.hand_state.over
+    assert env.hand_state.earned[0] == 25
 
 
 def test_single_extending_j_q_to_k_does_not_end_the_hand():
     env = make(top="Jc Qd 3h Kh", single_extends_meld=True)
     play(env, ["draw 3", "meld 1 2", "end turn", "draw 1", "single 0 above"])
-    assert not env.state.over
-    assert env.state.earned == [25, 2]
+    assert not env.hand_state.over
+    assert env.hand_state.earned == [25, 2]
 
 
 def test_hand_ends_after_the_turn_that_empties_the_draw_pile():
     env = make()
     while True:
-        s = env.state
+        s = env.hand_state
         if s.phase == Phase.DRAW:
             count = max(int(a) for a in env.legal_actions() if a <= 3)
             play(env, [f"draw {count}"])
-            if env.state.pile_size == 0:
+            if env.hand_state.pile_size == 0:
                 break
-        if env.state.hands[env.state.current]:
-            play(env, ["ditch all" if len(env.state.hands[env.state.current]) > 1 else "ditch 0"])
-    s = env.state
+        if env.hand_state.hands[env.hand_state.current]:
+            play(
+                env,
+                [
+                    "ditch all"
+                    if len(env.hand_state.hands[env.hand_state.current]) > 1
+                    else "ditch 0"
+                ],
+            )
+    s = env.hand_state
     assert not s.over and s.phase == Phase.PLAY  # the drawer still finishes the turn
     assert len(s.hands[s.current]) == 1  # 52 = 17 * 3 + 1
     seat = s.current
@@ -208,7 +215,7 @@ def test_hand_ends_after_the_turn_that_empties_the_draw_pile():
 def test_hand_penalty(penalty, expected):
     env = make(top="Ac 5d 9h", hand_penalty=penalty)
     play(env, ["draw 3", "end turn", "draw 0", "draw 0", "end turn"])
-    assert env.state.over and env.state.end_reason == END_STALL
+    assert env.hand_state.over and env.hand_state.end_reason == END_STALL
     assert env.infos["player_0"]["points"] == expected
     assert env.infos["player_0"]["cards_left"] == ["5d", "9h", "Ac"]
     assert env.infos["player_0"]["penalty"] == -expected
@@ -227,12 +234,12 @@ def test_stall_guard_needs_a_full_idle_round():
     play(env, ["draw 1", "end turn"])  # player_0 active
     play(env, ["draw 0"])  # player_1: empty hand, the turn ends by itself (idle 1)
     play(env, ["draw 1", "end turn"])  # player_2 active: the count starts again
-    assert env.state.idle == 0
+    assert env.hand_state.idle == 0
     play(env, ["draw 0", "end turn"])  # player_0 idle 1
     play(env, ["draw 0"])  # player_1 idle 2
-    assert not env.state.over
+    assert not env.hand_state.over
     play(env, ["draw 0", "end turn"])  # player_2 idle 3: a full round
-    assert env.state.over and env.state.end_reason == END_STALL
+    assert env.hand_state.over and env.hand_state.end_reason == END_STALL
     assert [env.infos[f"player_{i}"]["points"] for i in range(3)] == [-2, 0, -2]
 
 
@@ -240,8 +247,8 @@ def test_ditching_counts_as_activity():
     env = make(top="5c 9d Kh")
     play(env, ["draw 3", "end turn", "draw 0"])  # player_1 idle 1
     play(env, ["draw 0", "ditch 0", "end turn"])  # player_0 ditches: not idle
-    assert env.state.idle == 0 and not env.state.over
-    assert env.state.discard == [parse_card("5c")]
+    assert env.hand_state.idle == 0 and not env.hand_state.over
+    assert env.hand_state.discard == [parse_card("5c")]
 
 
 def test_truncation_at_max_turns():
@@ -257,7 +264,7 @@ def test_turn_phases_and_ditching():
     env = make(top="9c 9h Kd")
     assert legal(env) == {"draw 0", "draw 1", "draw 2", "draw 3"}
     play(env, ["draw 3"])
-    assert env.state.phase == Phase.PLAY
+    assert env.hand_state.phase == Phase.PLAY
     assert legal(env) == {
         "meld 0 1",
         "ditch 0",
@@ -267,12 +274,12 @@ def test_turn_phases_and_ditching():
         "end turn",
     }
     play(env, ["ditch 2"])  # Kd
-    assert env.state.phase == Phase.DITCH
+    assert env.hand_state.phase == Phase.DITCH
     assert legal(env) == {"ditch 0", "ditch 1", "ditch all", "end turn"}  # no more melds
     play(env, ["ditch all"])
-    assert env.state.current == 1 and env.state.phase == Phase.DRAW
+    assert env.hand_state.current == 1 and env.hand_state.phase == Phase.DRAW
     assert env.infos["player_0"] == {}
-    assert len(env.state.discard) == 3
+    assert len(env.hand_state.discard) == 3
 
 
 @pytest.mark.parametrize(
@@ -303,7 +310,7 @@ def test_up_to_3_hands_grow_past_three():
 
 def test_draws_are_limited_by_the_draw_pile():
     env = make()
-    state = env.state
+    state = env.hand_state
     state.pile_pos = 50  # two cards left
     assert legal(env) == {"draw 0", "draw 1", "draw 2"}
 
@@ -327,13 +334,13 @@ def test_single_extends_meld_targets():
     play(env, ["draw 3", "meld 0 1"])  # player_1: run 5c 6d, holds 7h
     assert {n for n in legal(env) if n.startswith("single")} == {"single 0 above"}
     play(env, ["single 0 above"])
-    assert env.state.melds[1].text() == "run 5c 6d [7h]"
-    assert env.state.melds[0].text() == "set 9c 9d [9h]"
+    assert env.hand_state.melds[1].text() == "run 5c 6d [7h]"
+    assert env.hand_state.melds[0].text() == "set 9c 9d [9h]"
     play(env, ["draw 0", "draw 1"])  # player_0 idle; player_1 draws 4s
     assert {n for n in legal(env) if n.startswith("single")} == {"single 0 below"}
     play(env, ["single 0 below"])
-    assert env.state.melds[1].low == 2  # game rank of the 4
-    assert env.state.earned == [7, 29]
+    assert env.hand_state.melds[1].low == 2  # game rank of the 4
+    assert env.hand_state.earned == [7, 29]
 
 
 # ------------------------------------------------------------------ teams and matches
@@ -361,7 +368,7 @@ def test_team_totals():
     assert env.rewards == {"player_0": 23, "player_1": 28, "player_2": 23, "player_3": 28}
     # The match goes on: a new hand, dealt by the next seat.
     assert not any(env.terminations.values())
-    assert env.state.dealer == 0 and env.state.current == 1 and env.state.turn == 0
+    assert env.hand_state.dealer == 0 and env.hand_state.current == 1 and env.hand_state.turn == 0
     obs = env.observe("player_1")["observation"]
     start, stop = env.game.observation_layout["scores"]
     assert obs[start:stop].tolist() == pytest.approx([28 / 500, 23 / 500, 28 / 500, 23 / 500])
@@ -392,9 +399,9 @@ def test_match_to_500():
         if term or trunc:
             env.step(None)
             continue
-        before = env.state
+        before = env.hand_state
         env.step(greedy(env))
-        hands += env.state is not before
+        hands += env.hand_state is not before
     assert hands > 3  # several hands were needed
     totals = {a: env.match_totals[a] for a in env.possible_agents}
     best = max(totals.values())
@@ -408,7 +415,7 @@ def test_match_tie_for_the_lead_plays_another_hand():
     play(env, ["draw 0", "draw 0"])  # ... and the hand stalls
     assert env.match_totals == {"player_0": 25, "player_1": 25}
     assert not any(env.terminations.values())  # a tie at the top: another hand
-    assert env.state.turn == 0 and env.state.dealer == 0
+    assert env.hand_state.turn == 0 and env.hand_state.dealer == 0
 
 
 def test_match_ends_when_someone_reaches_the_target():

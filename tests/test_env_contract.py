@@ -336,3 +336,22 @@ def test_lead_reward_is_the_margin_between_two_players() -> None:
         margin, _ = _play_rewards(variant, 2, 5, reward="margin", target_score=None)
         assert lead == pytest.approx(margin)
         assert sum(lead.values()) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_global_state_is_every_seats_observation(variant: str) -> None:
+    """PettingZoo's ``state()`` (for a centralised critic), through the wrapped env."""
+    env = make_env(variant, num_players=3)
+    with pytest.raises(AssertionError, match="reset"):
+        env.state()
+    env.reset(seed=5)
+    rng = np.random.default_rng(5)
+    for _ in range(12):
+        obs, _r, term, trunc, _i = env.last()
+        if term or trunc:
+            break
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    state = env.state()
+    seats = [env.unwrapped.observe(a)["observation"] for a in env.unwrapped.possible_agents]
+    assert state.dtype == np.float32 and env.state_space.contains(state)
+    assert np.array_equal(state, np.concatenate(seats))

@@ -145,7 +145,7 @@ def test_numpy_numbers_are_options_like_python_ones():
 def test_illegal_actions_raise_clearly_and_lose_nothing():
     env = knock_rummy_v0.env(num_players=2)
     env.reset(seed=1)
-    before = env.unwrapped.state.planes.copy()
+    before = env.unwrapped.hand_state.planes.copy()
     with pytest.raises(
         IllegalActionError,
         match=r"illegal action 2 \(discard Ac\) for player_0; legal actions: draw stock, take discard",
@@ -155,9 +155,9 @@ def test_illegal_actions_raise_clearly_and_lose_nothing():
         env.step(500)
     with pytest.raises(IllegalActionError, match="not an action id"):
         env.step("draw")
-    assert np.array_equal(before, env.unwrapped.state.planes)
+    assert np.array_equal(before, env.unwrapped.hand_state.planes)
     env.step(0)  # the game goes on
-    assert env.unwrapped.state.phase == 1
+    assert env.unwrapped.hand_state.phase == 1
 
 
 def test_bad_reset_input():
@@ -190,7 +190,7 @@ def test_win_loss_void_hand_is_zero():
     env = knock_rummy_v0.raw_env(num_players=2, reward="win_loss")
     env.reset(seed=2)
     while not any(env.terminations.values()):
-        drawn = env.state.stock_cards()[0]
+        drawn = env.hand_state.stock_cards()[0]
         env.step(0)
         env.step(2 + drawn)
     assert env.rewards == {"player_0": 0.0, "player_1": 0.0}

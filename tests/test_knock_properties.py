@@ -18,7 +18,7 @@ def test_hand_bits_follow_the_planes(setup, seed):
 
     def check(env, obs):
         for seat in range(players):
-            bits = sum(1 << int(c) for c in np.flatnonzero(env.state.hands[seat]))
-            assert env.state.bits[seat] == bits
+            bits = sum(1 << int(c) for c in np.flatnonzero(env.hand_state.hands[seat]))
+            assert env.hand_state.bits[seat] == bits
 
     random_game("knock_rummy", players, seed, options, seed + 1, check)

@@ -146,7 +146,7 @@ def _play_out_stock(env) -> int:
     """Everyone draws from the stock and throws the drawn card until the hand ends."""
     turns = 0
     while not any(env.terminations.values()) and not any(env.truncations.values()):
-        drawn = env.state.stock_cards()[0]
+        drawn = env.hand_state.stock_cards()[0]
         env.step(env.action_index("draw stock"))
         env.step(2 + drawn)  # "discard <drawn card>"
         turns += 1
@@ -156,7 +156,7 @@ def _play_out_stock(env) -> int:
 def test_void_hand_on_stock_exhaustion():
     env = knock_rummy_v0.raw_env(num_players=2)
     env.reset(seed=11)
-    assert env.state.stock_size == 31
+    assert env.hand_state.stock_size == 31
     turns = _play_out_stock(env)
     assert turns == 31
     assert points(env) == [0, 0] and env.infos["player_0"]["void"]
@@ -167,7 +167,7 @@ def test_void_threshold_two():
     env = knock_rummy_v0.raw_env(num_players=2, void_threshold=2)
     env.reset(seed=11)
     assert _play_out_stock(env) == 29
-    assert env.state.stock_size == 2 and env.infos["player_1"]["void"]
+    assert env.hand_state.stock_size == 2 and env.infos["player_1"]["void"]
 
 
 def test_stock_exhaustion_showdown_scores_without_knocker():
@@ -185,18 +185,18 @@ def test_stock_exhaustion_reshuffle_continues():
     env.reset(seed=11)
     discarded = []
     for _ in range(31):
-        drawn = env.state.stock_cards()[0]
+        drawn = env.hand_state.stock_cards()[0]
         env.step(0)
         env.step(2 + drawn)
         discarded.append(drawn)
     # The 31 turns threw 31 cards on the up card; all but the top go back under the stock.
     assert not any(env.terminations.values())
-    assert env.state.stock_size == 31 and env.state.discard == [discarded[-1]]
-    assert sorted(env.state.stock_cards()) == sorted([env.deck[20], *discarded[:-1]])
-    assert env.state.buried.sum() == 0
+    assert env.hand_state.stock_size == 31 and env.hand_state.discard == [discarded[-1]]
+    assert sorted(env.hand_state.stock_cards()) == sorted([env.deck[20], *discarded[:-1]])
+    assert env.hand_state.buried.sum() == 0
     # The turn cap then truncates the never-ending hand.
     for _ in range(9):
-        drawn = env.state.stock_cards()[0]
+        drawn = env.hand_state.stock_cards()[0]
         env.step(0)
         env.step(2 + drawn)
     assert all(env.truncations.values()) and not any(env.terminations.values())
@@ -237,21 +237,21 @@ def test_taken_discard_cannot_be_thrown_back():
     )
     allowed.step(allowed.action_index("take discard"))
     allowed.step(allowed.action_index("discard Ks"))
-    assert allowed.state.discard[-1] == parse_card("Ks")
+    assert allowed.hand_state.discard[-1] == parse_card("Ks")
 
 
 def test_deal_order_up_card_and_stock():
     deck = deck_for(["As 2s 3s 4s 5s 6s 7s 8s 9s Ts", "Ac 2c 3c 4c 5c 6c 7c 8c 9c Tc"], "Kd", "Qd")
     env = knock_rummy_v0.raw_env(num_players=2)
     env.reset(options={"deck": deck})
-    assert env.state.hand_cards(0) == parse_cards("As 2s 3s 4s 5s 6s 7s 8s 9s Ts")
-    assert env.state.discard == [parse_card("Kd")]
-    assert env.state.stock_cards()[0] == parse_card("Qd")
+    assert env.hand_state.hand_cards(0) == parse_cards("As 2s 3s 4s 5s 6s 7s 8s 9s Ts")
+    assert env.hand_state.discard == [parse_card("Kd")]
+    assert env.hand_state.stock_cards()[0] == parse_card("Qd")
     assert env.agent_selection == "player_0"
     # With player_0 dealing, player_1 is left of the dealer: first card and first turn.
     env = knock_rummy_v0.raw_env(num_players=2, first_dealer=0)
     env.reset(options={"deck": deck})
-    assert env.state.hand_cards(1) == parse_cards("As 2s 3s 4s 5s 6s 7s 8s 9s Ts")
+    assert env.hand_state.hand_cards(1) == parse_cards("As 2s 3s 4s 5s 6s 7s 8s 9s Ts")
     assert env.agent_selection == "player_1"
 
 
@@ -302,7 +302,7 @@ def test_match_tie_for_lead_plays_on():
     play(env, ["draw stock", "knock 8c"])
     assert env.infos["player_0"]["deadwood"] == env.infos["player_1"]["deadwood"]
     assert not any(env.terminations.values()) and env.infos["player_0"]["hand_index"] == 1
-    assert env.agent_selection == "player_1" and env.state.dealer == 0
+    assert env.agent_selection == "player_1" and env.hand_state.dealer == 0
 
 
 #: Six hands of 5 players (6 cards each), dealt from these decks in turn; in each the player to
@@ -333,7 +333,7 @@ def test_a_total_that_reaches_the_target_exactly_through_split_shares_ends_the_m
     for _ in range(6):
         assert not env.match.over
         env.step(env.action_index("draw stock"))
-        drawn = env.state.stock[env.state.stock_pos - 1]
+        drawn = env.hand_state.stock[env.hand_state.stock_pos - 1]
         env.step(env.action_index(f"knock {CARD_NAMES[drawn]}"))
         for seat, agent in enumerate(env.possible_agents):
             exact[seat] += Fraction(env.infos[agent]["points"]).limit_denominator(12)

@@ -190,16 +190,16 @@ def test_two_deck_hand_size_limit():
 def test_illegal_actions_raise_clearly_and_lose_nothing():
     env = rummy500_v0.env(num_players=2)
     env.reset(seed=1)
-    before = env.unwrapped.state.planes.copy()
+    before = env.unwrapped.hand_state.planes.copy()
     with pytest.raises(IllegalActionError, match=r"illegal action 362 \(discard Ac\) for player_0"):
         env.step(362)
     with pytest.raises(IllegalActionError, match="out of range"):
         env.step(500)
     with pytest.raises(IllegalActionError, match="not an action id"):
         env.step("draw")
-    assert np.array_equal(before, env.unwrapped.state.planes)
+    assert np.array_equal(before, env.unwrapped.hand_state.planes)
     env.step(0)  # the game goes on
-    assert env.unwrapped.state.phase == 1
+    assert env.unwrapped.hand_state.phase == 1
 
 
 def test_bad_reset_input():
@@ -225,7 +225,7 @@ def test_first_dealer_option():
     env = rummy500_v0.raw_env(num_players=2, hand_size=3, first_dealer=0)
     env.reset(seed=0, options={"deck": deck})
     assert env.agent_selection == "player_1"
-    assert env.state.hand_cards(0) == [parse_card(c) for c in ["Ah", "2h", "3h"]]
+    assert env.hand_state.hand_cards(0) == [parse_card(c) for c in ["Ah", "2h", "3h"]]
 
 
 def test_truncation_at_max_turns():
@@ -239,5 +239,5 @@ def test_truncation_at_max_turns():
             continue
         mask = obs["action_mask"]
         # Draw and throw the drawn card back: three quiet turns.
-        env.step(0 if mask[0] else 362 + env.state.stock[env.state.stock_pos - 1])
-    assert env.state.turn == 3 and not env.state.over
+        env.step(0 if mask[0] else 362 + env.hand_state.stock[env.hand_state.stock_pos - 1])
+    assert env.hand_state.turn == 3 and not env.hand_state.over

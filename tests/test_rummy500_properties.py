@@ -27,7 +27,7 @@ SETUP = SETUPS["rummy500"]
 
 def check_bookkeeping(env) -> None:
     """Every incremental record of the state agrees with one recomputed from scratch."""
-    game, s = env.game, env.state
+    game, s = env.game, env.hand_state
     decks = game.num_decks
     assert (game.card_locations(s) == decks).all()  # every card in exactly one place
     counts = np.asarray(s.counts)
@@ -102,7 +102,7 @@ def test_bookkeeping_sound(setup, seed):
         check_bookkeeping(env)
 
     env, _ = random_game("rummy500", players, seed, options, seed + 1, check)
-    state = env.state
+    state = env.hand_state
     check_bookkeeping(env)
     if state.over:  # hand points are table value minus the cards left in hand
         for seat in range(players):
@@ -117,7 +117,7 @@ def test_digging_is_legal_exactly_when_the_card_can_be_used(setup, seed):
     players, options = setup
 
     def check(env, obs):
-        s = env.state
+        s = env.hand_state
         if s.phase != 0:
             return
         hand = s.bits[s.current]
@@ -149,11 +149,11 @@ def test_dug_card_must_be_used_by_the_first_play(setup, seed):
     before = {}
 
     def check(env, obs):
-        before["pile"] = list(env.state.pile)
+        before["pile"] = list(env.hand_state.pile)
 
     def after(env, action):
         nonlocal digs
-        s = env.state
+        s = env.hand_state
         pile = before["pile"]
         if not DIG_BASE <= action < MELD_BASE or s.over:
             return

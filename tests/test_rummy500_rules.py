@@ -60,7 +60,7 @@ def test_meld_test_table_agrees_with_the_meld_table():
 def test_ace_low_run_scores_one():
     env = make(["Ah 2h 3h", "9c 9d Ks"], up="Kc", stock="5d")
     play(env, ["draw stock", "meld Ah 2h 3h"])
-    assert env.state.table_points[0] == 1 + 2 + 3
+    assert env.hand_state.table_points[0] == 1 + 2 + 3
     play(env, ["discard 5d"])  # the last card: out by discarding
     assert all(env.terminations.values())
     assert env.infos["player_0"]["end_reason"] == "went out"
@@ -82,7 +82,7 @@ def test_ace_laid_off_low_is_one_and_high_is_fifteen(where, value):
     play(env, ["draw stock", "meld 2h 3h 4h", "meld Jh Qh Kh", "discard 7c", "draw stock"])
     assert {"lay off Ah below run", "lay off Ah above run"} <= legal_names(env)
     play(env, [f"lay off Ah {where} run"])
-    assert env.state.table_points[1] == value
+    assert env.hand_state.table_points[1] == value
     # The ace closes its end of the run: nothing fits beyond it.
     below = {"below": {"Th"}, "above": {"Ah", "Th"}}[where]
     above = {"below": {"5h", "Ah"}, "above": {"5h"}}[where]
@@ -116,7 +116,7 @@ def test_lay_off_on_opponents_run_scores_for_the_one_who_lays_off():
     assert env.infos["player_1"]["melded_points"] == 7 + 24
     assert env.infos["player_0"]["melded_points"] == 15  # the run's owner gets nothing for 7h
     assert points(env) == [15 - 9, 31]
-    assert env.unwrapped.state.runs[0][3][6] == 1  # 7h (position 6) was laid by player_1
+    assert env.unwrapped.hand_state.runs[0][3][6] == 1  # 7h (position 6) was laid by player_1
 
 
 def test_lay_off_on_a_lay_off():
@@ -126,7 +126,7 @@ def test_lay_off_on_a_lay_off():
     play(env, ["discard 2d", "draw stock", "lay off 7h above run", "discard 3d", "draw stock"])
     assert "lay off 8h above run" in legal_names(env)
     play(env, ["lay off 8h above run"])
-    assert env.state.table_points == [4 + 5 + 6 + 8, 7]
+    assert env.hand_state.table_points == [4 + 5 + 6 + 8, 7]
     assert plane(env, "player_0", "table_laid", 0) == {"4h": 1, "5h": 1, "6h": 1, "8h": 1}
     assert plane(env, "player_0", "table_laid", 1) == {"7h": 1}
     assert plane(env, "player_1", "table_laid", 1) == {"4h": 1, "5h": 1, "6h": 1, "8h": 1}
@@ -141,8 +141,8 @@ def test_set_of_four_completed_by_lay_off():
     assert plane(env, "player_1", "fits_set") == {"7s": 1}
     assert "lay off 7s on set" in legal_names(env)
     play(env, ["lay off 7s on set"])
-    assert env.state.table_points == [21, 7]
-    assert env.state.sets[0][1] == 0b1111
+    assert env.hand_state.table_points == [21, 7]
+    assert env.hand_state.sets[0][1] == 0b1111
     assert plane(env, "player_1", "fits_set") == {}
     assert plane(env, "player_1", "table_runs") == {}
 
@@ -178,7 +178,7 @@ def test_digging_three_deep_takes_every_card_above():
     )
     assert legal_names(env) == {"draw stock", "dig Tc"}
     play(env, ["dig Tc"])
-    state = env.state
+    state = env.hand_state
     assert state.pile == []
     assert sorted(state.hand_cards(0)) == sorted(parse_cards("Jc Qc 4h 9d Tc 2s 3d"))
     assert plane(env, "player_1", "opponent_known") == {"Tc": 1, "2s": 1, "3d": 1}
@@ -198,7 +198,7 @@ def test_digging_illegal_when_the_card_cannot_be_used():
         with pytest.raises(IllegalActionError, match=f"illegal action .*{name}"):
             env.step(env.action_index(name))
     env.step(env.action_index("dig Tc"))  # the state is untouched by the refused tries
-    assert env.state.pending == parse_cards("Tc")[0]
+    assert env.hand_state.pending == parse_cards("Tc")[0]
 
 
 def test_digging_legal_through_a_card_above():
@@ -218,7 +218,7 @@ def test_top_card_must_be_used_unless_free(free):
     assert ("dig Tc" in legal_names(useless)) is free
     play(usable, ["dig Tc"])
     if free:
-        assert usable.state.pending == -1
+        assert usable.hand_state.pending == -1
         assert {"discard Tc", "meld Tc Jc Qc", "discard 4h"} <= legal_names(usable)
     else:
         assert legal_names(usable) == {"meld Tc Jc Qc"}
@@ -239,7 +239,7 @@ def test_two_decks_dig_the_lower_copy():
     env = make(hands, up="Qh", stock="Ts 2d 3s 4d 5s")
     play(env, ["draw stock", "discard Ts", "draw stock", "discard 2d", "draw stock"])
     play(env, ["discard 3s", "draw stock", "discard Qh", "draw stock", "discard 5s"])
-    state = env.state
+    state = env.hand_state
     assert state.pile == parse_cards("Qh Ts 2d 3s Qh 5s")
     assert plane(env, "player_0", "discard_pile")["Qh"] == pytest.approx(5 / 104)
     assert plane(env, "player_0", "discard_pile_lower") == {"Qh": pytest.approx(1 / 104)}
@@ -260,7 +260,7 @@ def test_two_decks_dig_the_upper_copy_leaves_the_lower_one():
     env = make(hands, up="Qh", stock="Ts 2d 3s 4d 5s")
     play(env, ["draw stock", "discard Ts", "draw stock", "discard 2d", "draw stock"])
     play(env, ["discard 3s", "draw stock", "discard Qh", "draw stock", "discard 5s", "dig Qh"])
-    assert env.state.pile == parse_cards("Qh Ts 2d 3s")
+    assert env.hand_state.pile == parse_cards("Qh Ts 2d 3s")
     assert plane(env, "player_0", "discard_pile")["Qh"] == pytest.approx(1 / 104)
     assert plane(env, "player_0", "discard_pile_lower") == {}
     assert plane(env, "player_0", "discard_top") == {"3s": 1}
@@ -274,7 +274,7 @@ def test_going_out_by_melding_the_last_cards_without_discarding():
     env = make(["4h 5h 6h", "9c 9d Ks"], up="Kc", stock="7h")
     play(env, ["draw stock", "meld 4h 5h 6h", "lay off 7h above run"])
     assert all(env.terminations.values())
-    assert env.state.pile == parse_cards("Kc")  # nothing was discarded
+    assert env.hand_state.pile == parse_cards("Kc")  # nothing was discarded
     assert env.infos["player_0"]["went_out"] == "player_0"
     assert points(env) == [4 + 5 + 6 + 7, -28]
 
@@ -304,7 +304,7 @@ def test_end_after_last_stock_turn():
     env = make(
         [P0_LONG, P1_CAN_DIG], up="Kd", stock="Kc", stock_exhaustion="end_after_last_stock_turn"
     )
-    assert env.state.stock_size == 1
+    assert env.hand_state.stock_size == 1
     play(env, ["draw stock", "meld Ac 2c 3c", "discard Kc"])
     assert all(env.terminations.values())
     assert env.infos["player_0"]["end_reason"] == "stock exhausted"
@@ -328,7 +328,7 @@ def test_discard_only_player_may_dig_or_pass():
 def test_discard_only_play_goes_on_from_the_pile():
     env = make([P0_LONG, P1_CAN_DIG], up="Kd", stock="Kc")
     play(env, ["draw stock", "discard Kc", "dig Kd", "meld Jd Qd Kd"])
-    assert env.state.table_points[1] == 30
+    assert env.hand_state.table_points[1] == 30
     play(env, ["discard Kc"])
     assert legal_names(env) == {"pass", "dig Kc"}  # Kc Kh Ks or Jc Qc Kc
     play(env, ["dig Kc"])
@@ -366,4 +366,4 @@ def test_match_plays_on_below_target():
     play(env, ["draw stock", "meld Ah 2h 3h", "discard 5d"])
     assert not any(env.terminations.values())
     assert env.infos["player_0"]["totals"] == 6 and env.infos["player_1"]["totals"] == -28
-    assert env.state.dealer == 0 and env.agent_selection == "player_1"  # the deal rotated
+    assert env.hand_state.dealer == 0 and env.agent_selection == "player_1"  # the deal rotated

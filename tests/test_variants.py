@@ -230,7 +230,7 @@ def test_cards_conserved_and_mask_live(variant):
 
     def body(players, options, seed):
         def check(env, obs):
-            assert (env.game.card_locations(env.state) == env.game.num_decks).all()
+            assert (env.game.card_locations(env.hand_state) == env.game.num_decks).all()
             assert obs["action_mask"].sum() > 0
             for other in env.agents:
                 if other != env.agent_selection:
@@ -238,7 +238,7 @@ def test_cards_conserved_and_mask_live(variant):
 
         target = CONSERVED_TARGET[variant]
         env, trace = random_game(variant, players, seed, options, seed + 1, check, target)
-        assert trace and (env.game.card_locations(env.state) == env.game.num_decks).all()
+        assert trace and (env.game.card_locations(env.hand_state) == env.game.num_decks).all()
 
     for_examples("conserved", variant, body)
 
@@ -301,7 +301,7 @@ def test_observation_changes_with_own_cards(variant):
     rng = np.random.default_rng(4)
     for _ in range(50):  # until player_0 holds a card (a Ditch Rummy hand starts empty)
         before = env.observe("player_0")["observation"].copy()
-        if SWAP_OWN[variant](env.state, 0, rng):
+        if SWAP_OWN[variant](env.hand_state, 0, rng):
             break
         env.step(int(rng.choice(env.legal_actions())))
     else:
@@ -351,7 +351,7 @@ def test_pure_and_compiled_games_agree(variant):
                 assert a["action_mask"].dtype == b["action_mask"].dtype == np.int8
                 assert np.array_equal(a["observation"], b["observation"]), viewer
                 assert np.array_equal(a["action_mask"], b["action_mask"]), viewer
-            assert state(env.state) == state(plain.state)
+            assert state(env.hand_state) == state(plain.hand_state)
             assert env.infos == plain.infos
             if env.terminations[agent] or env.truncations[agent]:
                 action = None
@@ -394,7 +394,7 @@ def test_deck_for_deals_what_it_names(variant, players, dealer):
     up = pool[players * size] if size else None
     stock = pool[players * size + 1 : players * size + 6]
     env.reset(seed=0, options={"deck": deck_for(hands, up, stock, game.num_decks, dealer)})
-    dealt, turned, top = DEALT[variant](env.state, players)
+    dealt, turned, top = DEALT[variant](env.hand_state, players)
     for seat in range(players):
         expected = sorted(parse_cards(hands[seat])) if hands else []
         assert sorted(dealt[seat]) == expected, seat
