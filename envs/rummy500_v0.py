@@ -148,8 +148,9 @@ fits_set            52          cards that could be laid off on a set now
 fits_below_run      52          cards that could be laid off as the new low end of a run
 fits_above_run      52          cards that could be laid off as the new high end of a run
 opponent_known      52 * (N-1)  per opponent: cards it dug out of the discard pile and
-                                still holds (a count never above what it holds, so
-                                playing one of two copies lowers it)
+                                still holds, as far as the table can tell (each copy
+                                it plays lowers the count by one, whichever copy it
+                                was, so a hidden second copy never shows)
 pending             52          the dug card that must still be used (one-hot)
 stock_size          1           stock cards / D
 discard_size        1           discard pile cards / D

@@ -255,6 +255,30 @@ def test_two_decks_dig_the_lower_copy():
     assert plane(env, "player_0", "discard_pile_lower") == {}
 
 
+@pytest.mark.parametrize("view", [1, 2, 3, 4])
+def test_two_decks_a_played_copy_never_shows_whether_another_is_held(view):
+    """player_0 digs 6c and melds it; its other cards differ only in 4h or the second 6c. The
+    table cannot tell the copies apart, so nobody may see which: every other seat's observation
+    and its text view are the same in both deals (the known 6c is gone in both)."""
+    others = ["2c 3d 4s 5h Jd Qs Ah", "2d 3s 4c 5c Jh Qd As", "2h 3c 4d 5s Js Qh Ac"]
+    others.append("2s 3h 5d Jc Qc Ad Tc")
+    seen = []
+    for held in ("4h", "6c"):
+        env = make(["7c 8c Kd Kh 2s 9d " + held, *others], up="6c", stock="Ts Td Th Tc 9s")
+        for card in ["Ts", "Td", "Th", "Tc", "9s"]:  # players 1-4, then player_0's first turn
+            play(env, ["draw stock", f"discard {card}"])
+        play(env, ["dig 6c"])
+        assert plane(env, f"player_{view}", "opponent_known", 4 - view)["6c"] == 1
+        play(env, ["meld 6c 7c 8c", "discard Kd"])
+        assert sorted(env.hand_state.hand_cards(0)).count(parse_cards("6c")[0]) == (held == "6c")
+        assert "6c" not in plane(env, f"player_{view}", "opponent_known", 4 - view)
+        text = env.unwrapped.game.render(env.hand_state, view, env.match.totals_by_seat())
+        seen.append((env.observe(f"player_{view}")["observation"], text))
+    (obs_a, text_a), (obs_b, text_b) = seen
+    assert np.array_equal(obs_a, obs_b)
+    assert text_a == text_b
+
+
 def test_two_decks_dig_the_upper_copy_leaves_the_lower_one():
     hands = ["Jh Kh 2c 3c", "5d 6d 7d 8d", "9c 9d Ac Ad", "Qh 9h 4c 4s", "Tc Jc 5c 5h"]
     env = make(hands, up="Qh", stock="Ts 2d 3s 4d 5s")

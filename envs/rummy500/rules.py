@@ -628,10 +628,12 @@ class Rummy500Game(Game):
         if not count:
             s.bits[seat] &= ~BIT[card]
             s.present[seat][card] = 0
+        # A played copy lowers the known count by one whichever copy it was: the table cannot
+        # tell two copies apart, so the count stays public (never the hidden holding).
         known = s.known_counts[seat]
-        if known[card] > count:
-            known[card] = count
-            s.known[seat, card] = count
+        if known[card]:
+            known[card] -= 1
+            s.known[seat, card] = known[card]
         size = s.sizes[seat] - 1
         s.sizes[seat] = size
         s.size_row[seat] = size / NUM_CARDS
