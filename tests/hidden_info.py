@@ -5,6 +5,7 @@ that one must show)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -184,3 +185,79 @@ SWAP_OWN: dict[str, Callable] = {
     "rummy500": swap_own_r500,
     "ditch_rummy": swap_own_ditch,
 }
+
+
+# ------------------------------------------------------------------ replays of two deals
+def public_action(raw, action: int) -> str:
+    """What the table sees of ``action`` by the seat to act: Ditch Rummy's actions name hand
+    positions, so there the cards they move; elsewhere the action's name (it names the cards)."""
+    if raw.game.name == "ditch_rummy":
+        described = raw.game.describe_action(raw.hand_state, action)
+        return re.sub(r"^(\w+)( \d+)+", r"\1", described)
+    return raw.action_name(action)
+
+
+def _what_seat_reads(raw, seat: int) -> tuple:
+    """Everything ``seat`` may read through the public API (its view of the table included)."""
+    match = raw.match
+    view = raw.observe(f"player_{seat}")
+    totals = match.totals_by_seat()
+    return (
+        view["observation"].tobytes(),
+        view["action_mask"].tobytes(),
+        repr(raw.infos),
+        repr(raw.rewards),
+        repr(raw.terminations),
+        repr(raw.truncations),
+        raw.agent_selection,
+        raw.game.render(match.state, seat, totals),
+        repr(raw.game.table_view(match.state, seat, totals)),
+    )
+
+
+def swapped_deal_check(make_env, seed: int, rng: np.random.Generator, steps: int = 300) -> int:
+    """Play one random game twice, from its deal and from the same deal with two cards swapped
+    (the same seed, so the same chance), with the same actions while the table sees the same.
+    While a seat's own cards are the same in both, all it reads must be the same: history-made
+    knowledge (what a seat is known to hold) must never depend on hidden cards. Returns the
+    comparisons made; raises AssertionError at the first difference."""
+    first = make_env()
+    first.reset(seed=seed)
+    raw_a = first.unwrapped
+    deck = raw_a.deck.tolist()
+    i, j = (int(x) for x in rng.choice(len(deck), 2, replace=False))
+    up = raw_a.game.num_players * getattr(raw_a.game.rules, "hand_size", -1)
+    if deck[i] == deck[j] or up in (i, j):  # the same card, or the public up card
+        return 0
+    swapped = list(deck)
+    swapped[i], swapped[j] = deck[j], deck[i]
+    second = make_env()
+    first.reset(seed=seed, options={"deck": deck})
+    second.reset(seed=seed, options={"deck": swapped})
+    raw_b = second.unwrapped
+    seats = range(raw_a.game.num_players)
+    alike = [True for _ in seats]
+    compared = 0
+    for step in range(steps):
+        if raw_a.match.over or raw_a.match.hand_index or raw_a.hand_state.over:
+            break  # one deal: the next hand is dealt from its own deck
+        for seat in seats:
+            alike[seat] = alike[seat] and sorted(raw_a.hand_state.hand_cards(seat)) == sorted(
+                raw_b.hand_state.hand_cards(seat)
+            )
+            if alike[seat]:
+                compared += 1
+                assert _what_seat_reads(raw_a, seat) == _what_seat_reads(raw_b, seat), (
+                    f"seed {seed}, cards {i} and {j} swapped: player_{seat} can tell the two "
+                    f"deals apart at step {step}"
+                )
+        if not any(alike):
+            break
+        legal = np.flatnonzero(raw_a.observe(raw_a.agent_selection)["action_mask"])
+        action = int(rng.choice(legal))
+        mask_b = raw_b.observe(raw_b.agent_selection)["action_mask"]
+        if not mask_b[action] or public_action(raw_a, action) != public_action(raw_b, action):
+            break  # the table now sees a difference
+        first.step(action)
+        second.step(action)
+    return compared
