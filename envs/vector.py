@@ -3,7 +3,8 @@
 :class:`VectorEnv` plays ``num_envs`` independent matches (each a
 :class:`~rummyzoo.envs.match.Match`, the same rules code as the AEC env). One call of
 :meth:`~VectorEnv.step` takes one action per game (for the seat to act there) and writes what
-follows into arrays that it owns and reuses:
+follows into arrays that it owns and reuses (read-only views: copy a row to change it, so that no
+edit, of a mask say, can let an illegal action through):
 
 =================  ==========  =========================================================
 array              shape       content after ``reset`` / ``step``
@@ -145,6 +146,13 @@ def uniform_legal_actions(
     return out
 
 
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A view of ``array`` that cannot be written through (the array itself still can)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 class VectorEnv:
     """``num_envs`` matches of one game stepped together (see the module docstring).
 
@@ -186,20 +194,31 @@ class VectorEnv:
                 )
             else:
                 arrays[name] = given
-        self.buffers = arrays
-        self.observations = arrays["observations"]
-        self.action_masks = arrays["action_masks"]
-        self.current = arrays["current"]
-        self.rewards = arrays["rewards"]
-        self.hand_done = arrays["hand_done"]
-        self.terminated = arrays["terminated"]
-        self.truncated = arrays["truncated"]
-        self.hand_points = arrays["hand_points"]
-        self.winners = arrays["winners"]
+        # The engine writes the arrays; its users get read-only views of them, so a mask edited
+        # in place can never let an illegal action through (nor any other edit corrupt a game).
+        self.buffers = {name: read_only(array) for name, array in arrays.items()}
+        for name, view in self.buffers.items():
+            setattr(self, name, view)  # observations, action_masks, current, rewards, ...
+        self._obs, self._masks, self._current = (
+            arrays["observations"],
+            arrays["action_masks"],
+            arrays["current"],
+        )
+        self._rewards, self._hand_points, self._winners = (
+            arrays["rewards"],
+            arrays["hand_points"],
+            arrays["winners"],
+        )
+        self._hand_done, self._terminated, self._truncated = (
+            arrays["hand_done"],
+            arrays["terminated"],
+            arrays["truncated"],
+        )
         self.keep_infos = bool(infos)
         self.infos: list[list[dict[str, Any]]] = [[] for _ in range(n)]
         #: per game, the number of matches it has finished since the last reset
-        self.matches_done = np.zeros(n, dtype=np.int64)
+        self._matches_done = np.zeros(n, dtype=np.int64)
+        self.matches_done = read_only(self._matches_done)
         self._final: list[tuple[Any, np.ndarray] | None] = [None] * n
         self._ended: list[HandEnd | None] = [None] * n
         self._clear = np.zeros(n, dtype=bool)  # rewards to clear at the next step
@@ -221,11 +240,11 @@ class VectorEnv:
             self._ended[i] = None
             if self.keep_infos:
                 self.infos[i] = [{} for _ in range(self.num_players)]
-        self.rewards[:] = 0.0
-        self.hand_done[:] = False
-        self.terminated[:] = False
-        self.truncated[:] = False
-        self.matches_done[:] = 0
+        self._rewards[:] = 0.0
+        self._hand_done[:] = False
+        self._terminated[:] = False
+        self._truncated[:] = False
+        self._matches_done[:] = 0
         self._clear[:] = False
         self._has_reset = True
         self._write_rows(self._all)
@@ -264,7 +283,9 @@ class VectorEnv:
         if not np.issubdtype(acts.dtype, np.integer) or acts.dtype == np.bool_:
             # the first action that is not an id in range (a huge int makes the array objects,
             # or floats; in range, the first that is not an int at all)
-            values = acts.reshape(-1).tolist()
+            # (the caller's own values where it gave a list: numpy turns [1, 1.5] into floats)
+            given = isinstance(actions, (list, tuple)) and len(actions) == idx.size
+            values = list(actions) if given else acts.reshape(-1).tolist()
             n = self.num_actions
 
             def no_id(a: Any) -> bool:  # not a number, or one outside 0..n-1
@@ -301,7 +322,7 @@ class VectorEnv:
         Flags (``hand_done``, ``terminated``, ``truncated``) describe this call only.
         """
         idx, acts = self.check(actions, games)
-        rewards = self.rewards
+        rewards = self._rewards
         clear = self._clear
         if clear.any():
             # games that started a new match in the last call: its rewards and infos go
@@ -310,13 +331,13 @@ class VectorEnv:
                 for i in np.flatnonzero(clear).tolist():
                     self.infos[i] = [{} for _ in range(self.num_players)]
             clear[:] = False
-        self.hand_done[:] = False
-        self.terminated[:] = False
-        self.truncated[:] = False
+        self._hand_done[:] = False
+        self._terminated[:] = False
+        self._truncated[:] = False
         if idx.size == 0:
             return
         # the seat that acts has its cumulative reward cleared (the AEC env does so too)
-        rewards[idx, self.current[idx]] = 0.0
+        rewards[idx, self._current[idx]] = 0.0
         matches = self.matches
         ended = self._ended
         keep = self.keep_infos
@@ -332,16 +353,16 @@ class VectorEnv:
 
     def _hands_ended(self, idx: np.ndarray, keep: bool) -> None:
         ended = self._ended
-        rewards = self.rewards
+        rewards = self._rewards
         for i in idx.tolist():
             end = ended[i]
             if end is None:
                 continue
             ended[i] = None
-            self.hand_done[i] = True
-            self.hand_points[i] = np.nan if end.points is None else end.points
+            self._hand_done[i] = True
+            self._hand_points[i] = np.nan if end.points is None else end.points
             if end.winners is not None:
-                self.winners[i] = end.winners
+                self._winners[i] = end.winners
             if end.rewards is not None:
                 rewards[i] += end.rewards
             if keep:
@@ -349,17 +370,17 @@ class VectorEnv:
             if end.match_over:
                 match = self.matches[i]
                 if end.truncated_by is not None:
-                    self.truncated[i] = True
+                    self._truncated[i] = True
                 else:
-                    self.terminated[i] = True
+                    self._terminated[i] = True
                 self._final[i] = (match.state, match.seat_totals)
-                self.matches_done[i] += 1
+                self._matches_done[i] += 1
                 self._clear[i] = True
                 match.reset()
 
     def _write_rows(self, idx: np.ndarray) -> None:
         """Observation, mask and seat to act of the games ``idx``."""
-        obs, masks, current = self.observations, self.action_masks, self.current
+        obs, masks, current = self._obs, self._masks, self._current
         matches = self.matches
         observe = self.game.observe
         for i in idx.tolist():

@@ -67,7 +67,7 @@ import numpy as np
 
 from rummyzoo.envs import registry
 from rummyzoo.envs.core import ConfigError, IllegalActionError
-from rummyzoo.envs.vector import VectorEnv, buffer_specs, game_seeds
+from rummyzoo.envs.vector import VectorEnv, buffer_specs, game_seeds, read_only
 
 __all__ = ["WorkerVectorEnv", "resolve_start_method", "split_games", "start_process"]
 
@@ -247,7 +247,8 @@ def _worker_main(conn: Any, spec: dict[str, Any]) -> None:
         env = VectorEnv(
             game, hi - lo, infos=spec["infos"], buffers={k: mine[k] for k in spec["outputs"]}
         )
-        env.matches_done = mine["matches_done"]
+        env._matches_done = mine["matches_done"]  # the engine counts into the shared block
+        env.matches_done = read_only(env._matches_done)
     except BaseException:
         conn.send_bytes(_failure())
         return
@@ -444,11 +445,14 @@ class WorkerVectorEnv:
             raise
 
     def _bind(self, outputs: dict[str, np.ndarray], matches_done: np.ndarray) -> None:
-        self.buffers = outputs
-        for name, array in outputs.items():  # observations, action_masks, ... (BUFFER_SPECS)
-            setattr(self, name, array)
+        # Read-only views for the engine's users, as VectorEnv hands out; this process writes
+        # through ``_out`` (the clearing of rewards and flags).
+        self._out = outputs
+        self.buffers = {name: read_only(array) for name, array in outputs.items()}
+        for name, view in self.buffers.items():  # observations, action_masks, ... (BUFFER_SPECS)
+            setattr(self, name, view)
         #: per game, the number of matches it has finished since the last reset
-        self.matches_done = matches_done
+        self.matches_done = read_only(matches_done)
 
     # -------------------------------------------------------------- plumbing
     def _alive(self) -> None:
@@ -614,7 +618,7 @@ class WorkerVectorEnv:
         part = self._slices[w]
         clear = self._clear[part]
         if clear.any():
-            self.rewards[part][clear] = 0.0
+            self._out["rewards"][part][clear] = 0.0
             if self.keep_infos:
                 for i in (np.flatnonzero(clear) + part.start).tolist():
                     self.infos[i] = [{} for _ in range(self.num_players)]
@@ -749,9 +753,8 @@ class WorkerVectorEnv:
             # all False there
             self._open(w)
             part = self._slices[w]
-            self.hand_done[part] = False
-            self.terminated[part] = False
-            self.truncated[part] = False
+            for flag in ("hand_done", "terminated", "truncated"):
+                self._out[flag][part] = False
         if not idx.size:
             return
         self._dispatch(idx, acts, per_worker, games is None)

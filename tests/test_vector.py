@@ -215,8 +215,13 @@ def test_an_illegal_action_names_its_game_and_changes_no_game():
             [*actions[:3].tolist(), 2**70],
             r"game 3: .*action 1180591620717411303424 is out of range",
         ),
-        ([*actions[:1].tolist(), 2**63, *actions[2:].tolist()], r"game 1: .*not an action id"),
+        (
+            [*actions[:1].tolist(), 2**63, *actions[2:].tolist()],
+            r"game 1: .*action 9223372036854775808 is out of range",
+        ),
         ([*actions[:2].tolist(), True, *actions[3:].tolist()], r"game 2: .*True \(bool\)"),
+        # a float among ints: numpy reads them all as floats, the message names the caller's
+        ([*actions[:2].tolist(), 1.5, *actions[3:].tolist()], r"game 2: .*action 1\.5 \(float\)"),
     ]:
         with pytest.raises(IllegalActionError, match=fragment):
             vec.step(wrong)
@@ -230,6 +235,24 @@ def test_an_illegal_action_names_its_game_and_changes_no_game():
     for i, match in enumerate(vec.matches):
         restarted = vec.terminated[i] or vec.truncated[i]
         assert match.decisions == (0 if restarted else before[2][i] + 1)
+
+
+def test_the_arrays_are_read_only_so_no_edit_lets_an_illegal_action_through():
+    vec = make_vector("knock_rummy", 2, 2)
+    vec.reset(seed=0)
+    before = _snapshot(vec)
+    illegal = int(np.flatnonzero(vec.action_masks[0] == 0)[0])
+    for name, array in [*vec.buffers.items(), ("matches_done", vec.matches_done)]:
+        assert getattr(vec, name) is array or name == "matches_done"
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 1
+    with pytest.raises(ValueError, match="read-only"):
+        vec.action_masks[0, illegal] = 1  # an agent masking in place on the engine's array
+    actions = uniform_legal_actions(vec.action_masks, np.random.default_rng(0))
+    actions[0] = illegal
+    with pytest.raises(IllegalActionError, match="game 0: "):
+        vec.step(actions)
+    _assert_unchanged(vec, before)
 
 
 def test_stepping_some_games_leaves_the_others_alone():
@@ -291,7 +314,7 @@ def test_supplied_buffers_are_written_in_place():
     mine = VectorEnv(vec.game, 3, buffers=buffers)
     mine.reset(seed=2)
     vec.reset(seed=2)
-    assert mine.observations is buffers["observations"]
+    assert np.shares_memory(mine.observations, buffers["observations"])
     np.testing.assert_array_equal(buffers["observations"], vec.observations)
 
 

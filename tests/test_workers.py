@@ -172,6 +172,12 @@ def test_illegal_action_changes_nothing():
         assert workers.check(legal)[1].tolist() == legal.tolist()
         for name, array in before.items():
             assert np.array_equal(getattr(workers, name), array), name
+        # the shared arrays are read-only here: an edited mask cannot let an action through
+        with pytest.raises(ValueError, match="read-only"):
+            workers.action_masks[1, int(np.flatnonzero(single.action_masks[1] == 0)[0])] = 1
+        for array in (workers.rewards, workers.terminated, workers.matches_done):
+            with pytest.raises(ValueError, match="read-only"):
+                array[0] = 0
         workers.step(legal)
         single.step(legal)
         assert_same(workers, single, "after the legal step")
