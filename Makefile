@@ -7,10 +7,14 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup browser demo test lint bench screenshots clean
 
+# PyTorch's CPU builds: PyPI's Linux wheel of torch pulls the CUDA libraries (several GB), and the
+# CPU build (2.13.0+cpu) ranks above it where this index is reachable (a local wheel serves too).
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+
 $(STAMP): pyproject.toml setup.py envs/_native.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet --retries 1 --extra-index-url $(TORCH_CPU_INDEX) torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
