@@ -203,6 +203,22 @@ def test_rllib_config_errors(overrides, message):
         load_config(SMOKE, overrides)
 
 
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("shaping=knock_deadwood", "shaping .* runs on backend: sb3"),
+        ("learner_seat=0", "learner_seat 0: on the rllib backend"),
+        ("algo=dqn", "the rllib backend trains algo: ppo"),
+    ],
+)
+def test_a_refused_backend_setting_adds_no_error_about_the_backend(override, message):
+    """The config has rllib settings: a refusal of the backend must not add an error saying
+    that the backend is sb3."""
+    with pytest.raises(ValueError, match=message) as err:
+        load_config(Path("configs/knock_rllib.yaml"), [override])
+    assert "rllib settings are for backend" not in str(err.value)
+
+
 def test_rllib_refuses_a_config_larger_than_the_local_machine(tmp_path):
     with pytest.raises(ValueError, match="the Ray cluster has 2"):
         train_from_file(

@@ -561,10 +561,12 @@ class RunConfig(Strict):
     def _rllib_for_rllib(
         cls, value: RllibSettings | None, info: ValidationInfo
     ) -> RllibSettings | None:
-        if value is not None and info.data.get("backend", "sb3") != "rllib":
+        if "backend" not in info.data:
+            return value  # the backend itself was refused: that error says what is wrong
+        if value is not None and info.data["backend"] != "rllib":
             raise ValueError(
                 f"rllib settings are for backend: rllib (this config's backend is "
-                f"{info.data.get('backend', 'sb3')!r}); set backend: rllib or drop them"
+                f"{info.data['backend']!r}); set backend: rllib or drop them"
             )
         return value
 
