@@ -17,7 +17,7 @@ from run_helpers import tb_steps
 
 from rummyzoo.cli.main import main
 from rummyzoo.training import callbacks
-from rummyzoo.training.train import resume_run, train_from_file
+from rummyzoo.training.train import format_summary, resume_run, train_from_file
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = str(ROOT / "configs" / "smoke_ppo.yaml")
@@ -260,7 +260,9 @@ def test_resume_refuses_a_config_edited_by_hand_or_a_broken_state(tmp_path) -> N
 
 def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:
     run = tmp_path / "run"
-    train_from_file(SMOKE, ["env_options.target_score=null"], str(run), ["t"], progress="off")
+    first = train_from_file(
+        SMOKE, ["env_options.target_score=null"], str(run), ["t"], progress="off"
+    )
     before = _digest(run)
     assert main(["train", "--resume", str(run)]) == 0
     assert "is finished: 256 of 256 steps done" in capsys.readouterr().out
@@ -268,6 +270,10 @@ def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:
     # A larger target continues from the real step count.
     more = resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
     assert more["steps"] == 384 and more["steps_this_session"] == 128
+    # its wall time is the whole run's: the first session's (to its last checkpoint) and this one
+    assert more["seconds"] > first["seconds"] * 0.9 + more["seconds_this_session"]
+    assert more.get("warm_start_seconds") == first.get("warm_start_seconds")
+    assert f"({more['seconds_this_session']:.0f}s in this session)" in format_summary(more)
     from rummyzoo.agents.checkpoints import read_meta
 
     assert read_meta(run / "checkpoints" / "last.rz")["steps"] == 384

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,8 @@ class RunCallback(BaseCallback):
     network at that step; the schedules continue from the step a resumed run starts at.
 
     :param progress: where the run's progress is shown (see :mod:`rummyzoo.training.progress`).
+    :param started: when this session began (``time.perf_counter()``; default: now): the
+        run's wall time is this session's plus the earlier sessions' that ``state`` records.
     """
 
     def __init__(
@@ -96,6 +99,7 @@ class RunCallback(BaseCallback):
         run_dir: Path,
         state: dict[str, Any] | None = None,
         progress: Any = None,
+        started: float | None = None,
     ) -> None:
         super().__init__(verbose=0)
         self.config = config
@@ -113,6 +117,10 @@ class RunCallback(BaseCallback):
         self._pool_results: deque[tuple[float, float]] = deque(maxlen=1000)
         self.rating = float(state.get("rating", 0.0))
         self.pretrain: dict[str, Any] | None = state.get("pretrain")
+        #: the run's wall time before this session, and its warm start's (None: no warm start)
+        self.seconds_before = float(state.get("seconds", 0.0))
+        self.warm_start_seconds: float | None = state.get("warm_start_seconds")
+        self.session_started = time.perf_counter() if started is None else started
         self.progress = progress
 
     # ------------------------------------------------------------- schedule
@@ -425,7 +433,14 @@ class RunCallback(BaseCallback):
         }
         if self.pretrain is not None:
             state["pretrain"] = self.pretrain
+        state["seconds"] = self.run_seconds()
+        if self.warm_start_seconds is not None:
+            state["warm_start_seconds"] = self.warm_start_seconds
         return state
+
+    def run_seconds(self) -> float:
+        """The run's wall time so far, its earlier sessions included."""
+        return self.seconds_before + time.perf_counter() - self.session_started
 
     def finish(self, model: Any) -> None:
         """At the end of training: an evaluation of the final weights (unless these very

@@ -658,6 +658,7 @@ def train_rllib(
             begun = time.perf_counter()
             state["pretrain"] = _warm_start(config, run_dir, shim, progress, progress_every)
             phases["warm_start_seconds"] = time.perf_counter() - begun
+            state["warm_start_seconds"] = phases["warm_start_seconds"]
             save_checkpoint(shim, run_dir / "checkpoints" / WARM_START, checkpoint_meta(config, 0))
         if not resume:
             weights = (
@@ -685,7 +686,9 @@ def train_rllib(
             mode=progress,
             every=progress_every,
         )
-        callback = _RllibRunCallback(config, run_dir, state, bar, algo, shim, logger, slot_steps)
+        callback = _RllibRunCallback(
+            config, run_dir, state, bar, algo, shim, logger, slot_steps, started=started
+        )
         callback.start()
         begun = time.perf_counter()
         try:
@@ -760,8 +763,9 @@ def _callback_class() -> type:
             shim: Any,
             logger: Any,
             slot_steps: dict[str, int],
+            started: float | None = None,
         ) -> None:
-            super().__init__(config, run_dir, state=state, progress=progress)
+            super().__init__(config, run_dir, state=state, progress=progress, started=started)
             self.algo = algo
             self.model = shim
             self._logger = logger

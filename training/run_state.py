@@ -94,6 +94,10 @@ def _check_state(data: Any) -> str | None:
         value = data.get(key)
         if value is not None and not finite_number(value):
             return f"{key} must be a number, got {value!r}"
+    for key in ("seconds", "warm_start_seconds"):
+        value = data.get(key)
+        if value is not None and (not finite_number(value) or value < 0):
+            return f"{key} must be a non-negative number, got {value!r}"
     history = data.get("eval_history", [])
     if not isinstance(history, list) or not all(
         isinstance(e, dict) and isinstance(e.get("steps"), int) for e in history

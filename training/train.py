@@ -504,6 +504,7 @@ def train(
             begun = time.perf_counter()
             state["pretrain"] = run_pretrain(model, config, run_dir, progress, progress_every)
             phases["warm_start_seconds"] = time.perf_counter() - begun
+            state["warm_start_seconds"] = phases["warm_start_seconds"]
             if getattr(model, "demonstrations", None) is not None:
                 model.save_demonstrations(run_dir / "checkpoints" / DEMONSTRATIONS)
             # the network as the warm start left it, before any RL: what RL is measured against
@@ -517,7 +518,7 @@ def train(
         mode=progress,
         every=progress_every,
     )
-    callback = RunCallback(config, run_dir, state=state, progress=bar)
+    callback = RunCallback(config, run_dir, state=state, progress=bar, started=started)
     remaining = max(config.n_timesteps - steps_done, 0)
     begun = time.perf_counter()
     try:
@@ -591,7 +592,13 @@ def write_summary(
         "algo": config.algo,
         "steps": steps,
         "steps_this_session": steps - steps_done,
-        "seconds": time.perf_counter() - started,
+        "seconds": callback.run_seconds(),  # the whole run's, every session's
+        "seconds_this_session": time.perf_counter() - started,
+        **(
+            {}
+            if callback.warm_start_seconds is None
+            else {"warm_start_seconds": callback.warm_start_seconds}
+        ),
         **phases,
         "rl_steps_per_s": (steps - steps_done) / rl_seconds if rl_seconds else None,
         "last": str(run_dir / "checkpoints" / "last.rz"),
@@ -617,6 +624,12 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"trained {summary['algo']} on {summary['variant']} ({summary['num_players']} players): "
         f"{summary['steps']:,} steps ({summary['steps_this_session']:,} in this session), "
         f"{summary['seconds']:.0f}s in all"
+        + (
+            f" ({summary['seconds_this_session']:.0f}s in this session)"
+            if summary["steps_this_session"] != summary["steps"]
+            and "seconds_this_session" in summary
+            else ""
+        )
     ]
     if "warm_start_seconds" in summary:
         pre = summary.get("pretrain", {})
@@ -625,8 +638,10 @@ def format_summary(summary: dict[str, Any]) -> str:
             f"{pre.get('teacher', '')} decisions, imitation accuracy {pre.get('accuracy', 0):.3f})"
         )
     rate = summary.get("rl_steps_per_s")
+    resumed = summary["steps_this_session"] != summary["steps"]
     lines.append(
-        f"  RL: {summary['rl_seconds']:.0f}s" + (f" ({rate:,.0f} steps/s)" if rate else "")
+        f"  RL{' in this session' if resumed else ''}: {summary['rl_seconds']:.0f}s"
+        + (f" ({rate:,.0f} steps/s)" if rate else "")
     )
     history = summary.get("evaluations") or []
     if history:
