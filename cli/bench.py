@@ -278,21 +278,27 @@ def bench_vector(
     vec.reset(seed=seed)
     rng = np.random.default_rng(seed)
     actions = np.empty(num_envs, dtype=np.int64)
+    # decisions per match: the whole length of each match that ended (the decisions of those
+    # still being played would weigh the few that ended)
     counts = {"matches": 0, "decisions": 0}
+    played = np.zeros(num_envs, dtype=np.int64)  # decisions of each game's match so far
 
     def run_vector(limit: float) -> int:
         deadline = time.perf_counter() + limit
         steps = 0
-        done_before = int(vec.matches_done.sum())
         while True:
             for _ in range(8):
                 uniform_legal_actions(vec.action_masks, rng, actions)
                 vec.step(actions)
+                np.add(played, 1, out=played)
+                ended = vec.terminated | vec.truncated
+                if ended.any():
+                    counts["matches"] += int(ended.sum())
+                    counts["decisions"] += int(played[ended].sum())
+                    played[ended] = 0
             steps += 8
             if time.perf_counter() >= deadline:
                 break
-        counts["matches"] += int(vec.matches_done.sum()) - done_before
-        counts["decisions"] += steps * num_envs
         return steps * num_envs
 
     run_vector(min(seconds, 1.0))  # warm-up: every game has dealt and played
