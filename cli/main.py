@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parents = Parents()
     for command in COMMANDS:
         command.register(sub, parents)
+    parser.set_defaults(_commands=sub.choices)
     return parser
 
 
@@ -45,7 +46,9 @@ def _one_line_warning(message: Warning | str, category: type, *_args: object, **
 def main(argv: list[str] | None = None) -> int:
     warnings.formatwarning = _one_line_warning
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command, with its usage (not the list of every command)
+        args._commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.func(args) or 0)
     except UnicodeEncodeError as exc:  # before ValueError: it is one

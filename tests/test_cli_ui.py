@@ -446,3 +446,19 @@ def test_an_output_that_cannot_show_a_suit_says_so(tmp_path) -> None:
         "encoding (cp1252) cannot show" in done.stderr and "PYTHONIOENCODING=utf-8" in done.stderr
     )
     assert "corrupt" not in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "unknown"),
+    [
+        (["evaluate", "nowhere.rz", "--players", "3"], "--players 3"),
+        (["demo", "knock_rummy", "-x"], "-x"),
+    ],
+)
+def test_an_unknown_flag_is_refused_by_its_command(argv, unknown, capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert err.splitlines()[-1] == f"rummyzoo {argv[0]}: error: unrecognized arguments: {unknown}"
+    assert f"usage: rummyzoo {argv[0]}" in err and out == ""
