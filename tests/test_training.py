@@ -145,6 +145,22 @@ def test_seat_env_rotates_seats_and_penalises_or_raises_illegal():
         strict.step(int(np.flatnonzero(~strict.action_masks())[0]))
 
 
+def test_seat_env_takes_the_action_a_models_predict_gives():
+    """``model.predict(obs)`` on one observation gives a 0-d array: it is that action."""
+    plain, arrays = (SeatEnv("ditch_rummy", 2, opponents=["random"]) for _ in range(2))
+    plain.reset(seed=4)
+    arrays.reset(seed=4)
+    for _ in range(30):
+        action = int(np.flatnonzero(plain.action_masks())[-1])
+        a = plain.step(action)
+        b = arrays.step(np.array(action))
+        assert np.array_equal(a[0], b[0]) and a[1:4] == b[1:4] and "illegal_action" not in b[4]
+        if a[2] or a[3]:
+            break
+    _obs, reward, *_rest, info = arrays.step(np.array(0.0))  # a float is still no action id
+    assert reward == -1.0 and "illegal_action" in info
+
+
 # ------------------------------------------------------------------ masked DQN
 def test_dqn_full_exploration_never_takes_an_illegal_action():
     from stable_baselines3.common.vec_env import DummyVecEnv

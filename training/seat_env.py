@@ -507,6 +507,8 @@ class SeatEnv(gym.Env):
         if self._over():
             raise RuntimeError("step() called after the game ended; call reset()")
         match = self.match
+        if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+            action = action.item()  # what a model's predict() gives for one observation
         legal = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
         a = int(action) if legal else -1
         if not (0 <= a < self.num_actions and self._mask[a]):
