@@ -324,13 +324,6 @@ class CheckpointPolicy(BasePolicy):
     def __init__(
         self, model: Any, meta: dict[str, Any], name: str, deterministic: bool = True
     ) -> None:
-        import torch as th
-
-        if th.get_num_threads() > 1:
-            # One game position at a time: threads cost more than they give (and the arena runs
-            # one process per core).
-            th.set_num_threads(1)
-        self._th = th
         self.model = model
         self.meta = meta
         self.name = name
@@ -345,7 +338,8 @@ class CheckpointPolicy(BasePolicy):
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
-        th = self._th
+        import torch as th
+
         mask = np.asarray(action_mask, dtype=bool)
         obs = learner_input(observation, mask, self.features, self.mask_in_obs)
         with th.no_grad():
@@ -398,7 +392,8 @@ class CheckpointPolicy(BasePolicy):
         Greedy actions are those of :meth:`act` row by row; sampled ones are drawn from the
         same distributions (one uniform draw per row, inverse CDF).
         """
-        th = self._th
+        import torch as th
+
         masks = np.asarray(action_masks, dtype=bool)
         obs = learner_inputs(observations, masks, self.features, self.mask_in_obs)
         with th.no_grad():

@@ -50,6 +50,10 @@ class DeadwoodCache:
         self.after_cache: dict[int, dict[int, int]] = {}
         self.limit = limit
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (per seat, or in another process) starts with empty memos."""
+        return {"solver": self.solver, "cache": {}, "after_cache": {}, "limit": self.limit}
+
     def __call__(self, hand: int) -> int:
         d = self.cache.get(hand)
         if d is None:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from rummyzoo.agents.base import Policy
+from rummyzoo.envs.core import Game
 from rummyzoo.envs.registry import VARIANTS
 
 #: name -> (module path, class name, variant or None for any variant). Heuristics register here.
@@ -295,6 +296,34 @@ def _unknown_parameter(cls: type, label: str, params: dict[str, Any], exc: TypeE
 
 
 # ---------------------------------------------------------------------------- building
+def check_agent_object(
+    policy: Any, variant: str, num_players: int, options: dict[str, Any] | None = None
+) -> None:
+    """Refuse an agent object that cannot play this game, as :func:`make_agent` refuses a name:
+    a class that declares other ``variants``, a heuristic built for another variant or player
+    count, a checkpoint of another env (:func:`~rummyzoo.agents.checkpoints.check_compatible`).
+
+    :raises ValueError: naming the agent and what does not fit.
+    """
+    label = str(getattr(policy, "name", type(policy).__name__))
+    declared = _declared_variants(type(policy))
+    if declared is not None and variant not in declared:
+        raise ValueError(
+            f"agent {label!r} ({type(policy).__name__}) plays {', '.join(declared) or 'no variant'}"
+            f", not {variant}"
+        )
+    game = getattr(policy, "game", None)
+    if isinstance(game, Game) and (game.name, game.num_players) != (variant, num_players):
+        raise ValueError(
+            f"agent {label!r} was built for {game.name} with {game.num_players} players, not "
+            f"{variant} with {num_players}: build it for this game"
+        )
+    from rummyzoo.agents.checkpoints import CheckpointPolicy, check_compatible
+
+    if isinstance(policy, CheckpointPolicy):
+        check_compatible(policy.meta, variant, num_players, dict(options or {}), label)
+
+
 def _declared_variants(cls: type) -> tuple[str, ...] | None:
     """The ``variants`` class attribute as a tuple (a single string counts as one variant)."""
     declared = getattr(cls, "variants", None)

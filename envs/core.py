@@ -241,6 +241,15 @@ class HandState:
     points: Any  # per seat, raw hand points once ``over`` (list of floats or float64 array)
 
 
+def _rebuilt_game(cls: type[Game], rules: Any, match: Any, compiled: bool) -> Game:
+    """A game as :meth:`Game.__reduce__` describes it (the pure-Python code where the compiled
+    kernels are wanted but not built here)."""
+    from rummyzoo.envs.native import PURE, load_kernels
+
+    kernels = load_kernels() if compiled else None
+    return cls(rules, match, kernels=PURE if kernels is None else kernels)
+
+
 class Game:
     """Pure rules of one variant under one frozen config. Subclasses fill in the rules.
 
@@ -263,6 +272,14 @@ class Game:
     action_names: tuple[str, ...]
     observation_layout: dict[str, tuple[int, int]]
     score_groups: np.ndarray  # group (team) of each seat; seat i alone unless teams
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (and deep-copied) as what built it: its class, rules, match options and
+        whether it runs the compiled kernels. A kernels module cannot be pickled, so the copy
+        is built afresh (in another process, that process's kernels), and agents that hold a
+        game can be copied per seat or sent to worker processes."""
+        compiled = getattr(self, "kernels", None) is not None
+        return (_rebuilt_game, (type(self), self.rules, self.match, compiled))
 
     def check_observation(self, obs: Any) -> None:
         """:raises ValueError: ``obs`` is not one observation of this game (its size differs:

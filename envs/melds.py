@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rummyzoo.envs.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, PIP_VALUES, mask_cards, to_mask
-from rummyzoo.envs.native import PURE, resolve_kernels
+from rummyzoo.envs.native import PURE, load_kernels, resolve_kernels
 
 SUIT_BITS = (1 << NUM_RANKS) - 1
 ACE_MODES = ("low", "high", "both")
@@ -265,6 +265,13 @@ class MeldSolver:
             # The compiled search takes the same tables; it shadows the Python method.
             self.solve_mask = core.Solver(list(self.table.positions), self.rank_values).solve
             self.backend = "compiled"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (and deep-copied) as its parameters and search (a compiled search cannot be
+        pickled): the copy is built afresh, its memo empty."""
+        rules = self.table.rules
+        key = (self.ace, self.rank_values, rules.min_run, rules.set_sizes, rules.max_run)
+        return (_rebuilt_solver, (*key, self.backend == "compiled"))
 
     # ----------------------------------------------------------------- tables
     def all_melds(self) -> list[list[int]]:
@@ -490,6 +497,19 @@ def solver(
 @cache
 def _shared_solver(ace: str, rank_values: tuple[int, ...] | None, kernels: Any) -> MeldSolver:
     return MeldSolver(ace=ace, rank_values=rank_values, kernels=kernels)
+
+
+def _rebuilt_solver(
+    ace: str,
+    rank_values: tuple[int, ...],
+    min_run: int,
+    set_sizes: tuple[int, ...],
+    max_run: int | None,
+    compiled: bool,
+) -> MeldSolver:
+    """A solver as :meth:`MeldSolver.__reduce__` describes it."""
+    kernels = (load_kernels() if compiled else None) or PURE
+    return MeldSolver(ace, rank_values, min_run, set_sizes, max_run, kernels=kernels)
 
 
 KNOCK_SOLVER_KEY = ("low", None)

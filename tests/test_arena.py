@@ -624,3 +624,50 @@ def test_cli_seats_four_agents_by_the_balanced_design_unless_told_rotations(
     )
     assert set(follows.values()) == {3 * 12 * 4 // 12}  # 3 deals, 12 seatings, 4 seats, 12 pairs
     assert summarize(result)["agents"] == balanced["agents"]
+
+
+def test_agent_objects_play_in_worker_processes_and_several_seats() -> None:
+    """Heuristic objects (which hold a game and, compiled, its kernels) are copied per seat and
+    sent to worker processes, and play the games their names play."""
+    from rummyzoo.agents.registry import make_agent
+
+    objects = [make_agent(name, "knock_rummy", 4) for name in ("knock.smart", "knock.greedy")]
+    names = ["knock.smart", "knock.greedy"]
+    by_name = run_arena("knock_rummy", 4, names, deals=4, seed=3, workers=1)
+    for workers in (1, 2):
+        got = run_arena("knock_rummy", 4, objects, deals=4, seed=3, workers=workers)
+        assert np.array_equal(got.points, by_name.points), workers
+
+
+def test_games_and_solvers_pickle_as_what_built_them() -> None:
+    import copy
+    import pickle
+
+    from rummyzoo.envs.melds import knock_solver
+    from rummyzoo.envs.native import PURE, compiled_kernels
+    from rummyzoo.envs.registry import make_game
+
+    for kernels in (None, PURE):
+        game = make_game("rummy500", 3, kernels=kernels, target_score=300)
+        for copied in (pickle.loads(pickle.dumps(game)), copy.deepcopy(game)):
+            assert type(copied) is type(game) and copied.rules == game.rules
+            assert copied.match == game.match and copied.kernels is game.kernels
+        solver = knock_solver(kernels)
+        copied = pickle.loads(pickle.dumps(solver))
+        assert copied.backend == solver.backend
+        hand = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 20) | (1 << 33)
+        assert copied.solve_mask(hand) == solver.solve_mask(hand)
+    assert (compiled_kernels() is None) == (knock_solver().backend == "python")
+
+
+def test_agent_objects_of_another_game_are_refused() -> None:
+    from rummyzoo.agents.registry import make_agent
+
+    class KnockOnly(RandomPolicy):
+        variants = ("knock_rummy",)
+
+    with pytest.raises(ValueError, match=r"'random' .*plays knock_rummy, not ditch_rummy"):
+        run_arena("ditch_rummy", 2, [KnockOnly(), "random"], deals=1)
+    greedy = make_agent("knock.greedy", "knock_rummy", 2)
+    with pytest.raises(ValueError, match="built for knock_rummy with 2 players, not knock_rummy "):
+        run_arena("knock_rummy", 3, [greedy, "random"], deals=1)

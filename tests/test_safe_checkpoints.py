@@ -533,3 +533,26 @@ def test_a_run_from_before_resumes_with_its_pool_converted(tmp_path) -> None:
     assert sorted(p.name for p in (run / "pool").iterdir()) == sorted(
         Path(p["path"]).name for p in pool
     )
+
+
+def test_a_loaded_checkpoint_plays_as_an_object_anywhere_and_leaves_torch_alone(tmp_path) -> None:
+    """Loading changes no setting of the caller's torch; the object plays in worker processes
+    and in several seats, and is refused by an arena of another game."""
+    from rummyzoo.agents.arena import run_arena
+    from rummyzoo.agents.checkpoints import load_policy
+
+    path = _fresh_checkpoint("smoke_ppo.yaml", ["n_envs=1"], tmp_path / "knock.rz")
+    threads = th.get_num_threads()
+    th.set_num_threads(2)
+    try:
+        policy = load_policy(path, "knock_rummy", 2)
+        assert th.get_num_threads() == 2
+        by_name = run_arena("knock_rummy", 2, [str(path), "random"], deals=3, seed=1)
+        for workers in (1, 2):
+            got = run_arena("knock_rummy", 2, [policy, "random"], deals=3, seed=1, workers=workers)
+            assert np.array_equal(got.points, by_name.points), workers
+        assert th.get_num_threads() == 2  # the arena played on one thread, then gave it back
+    finally:
+        th.set_num_threads(threads)
+    with pytest.raises(ValueError, match="variant: checkpoint 'knock_rummy', env 'ditch_rummy'"):
+        run_arena("ditch_rummy", 2, [policy, "random"], deals=1)

@@ -46,6 +46,7 @@ What is measured
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import csv
 import json
@@ -55,7 +56,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from itertools import combinations, permutations
@@ -67,7 +68,7 @@ import numpy as np
 from rummyzoo.agents.arena.ratings import Ratings, bootstrap_ratings
 from rummyzoo.agents.arena.stats import clustered_t_interval, win_rate_interval
 from rummyzoo.agents.base import BasePolicy, Policy
-from rummyzoo.agents.registry import make_agent
+from rummyzoo.agents.registry import check_agent_object, make_agent
 from rummyzoo.envs.match import Match
 from rummyzoo.envs.play import play_episode
 from rummyzoo.envs.registry import check_players, make_match
@@ -429,6 +430,21 @@ def _init_worker(plan: _Plan) -> None:
         torch.set_num_threads(1)
 
 
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """Torch on one thread while the arena plays in this process (a network decides for a few
+    positions at a time: more threads cost more than they give), then as it was."""
+    torch = sys.modules.get("torch")
+    threads = None if torch is None else torch.get_num_threads()
+    if threads is not None and threads > 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if threads is not None and threads > 1:
+            torch.set_num_threads(threads)
+
+
 def _worker_play(start: int, stop: int) -> dict[str, Any]:
     assert _WORKER_TABLE is not None, "worker used before initialisation"
     return _WORKER_TABLE.play_deals(start, stop)
@@ -541,6 +557,7 @@ def run_arena(
             # A checkpoint is shown by its file name rather than its whole path.
             shown.append(Path(spec).name if Path(spec).is_file() else spec)
         elif isinstance(spec, Policy):
+            check_agent_object(spec, variant, num_players, options)
             policies.append(spec)
             names.append(str(getattr(spec, "name", type(spec).__name__)))
             shown.append(names[-1])
@@ -573,14 +590,18 @@ def run_arena(
     total_games = deals * len(table_seatings)
     start_time = time.perf_counter()
     with _progress_bar(total_games, quiet) as bar:
-        if batch > 1 and workers == 1:
-            parts = [_Table(plan, policies, match).play_batched(range(deals), batch, bar)]
-        elif workers == 1:
+        if workers == 1:
             table = _Table(plan, policies, match)
-            parts = []
-            for deal in range(deals):
-                parts.append(table.play_deals(deal, deal + 1))
-                bar.update(len(table_seatings))
+            for key in range(len(plan.specs)):  # every agent built (and torch imported) first
+                table._policy(key, 0)
+            with _one_torch_thread():
+                if batch > 1:
+                    parts = [table.play_batched(range(deals), batch, bar)]
+                else:
+                    parts = []
+                    for deal in range(deals):
+                        parts.append(table.play_deals(deal, deal + 1))
+                        bar.update(len(table_seatings))
         else:
             parts = _play_parallel(plan, deals, workers, bar)
     elapsed = time.perf_counter() - start_time
