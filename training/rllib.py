@@ -740,8 +740,8 @@ class _RllibRunCallback:
     """The SB3 backend's run callback, driven by RLlib's iterations (built lazily: it
     subclasses :class:`~rummyzoo.training.callbacks.RunCallback`)."""
 
-    def __new__(cls, *args: Any) -> Any:
-        return _callback_class()(*args)
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        return _callback_class()(*args, **kwargs)
 
 
 @functools.cache
