@@ -425,3 +425,62 @@ def test_a_short_ppo_run_with_a_duplicate_baseline(variant):
     model.learn(total_timesteps=256)
     assert model.num_timesteps >= 256
     env.close()
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_each_opponents_result_against_the_learner_is_in_the_game_info(batched):
+    """Ditch Rummy teams (4 seats, partners opposite): each opponent's side's points and
+    whether it is a rival, as the self-play rating scores them; the batched env and the
+    per-game env agree."""
+    from rummyzoo.training.callbacks import snapshot_comparisons
+    from rummyzoo.training.seat_env import SeatEnv
+
+    options = {"teams": True, "target_score": None}
+    if batched:
+        env = BatchedSeatEnv("ditch_rummy", 4, options, opponents=["random"], num_envs=3, seed=1)
+        env.reset()
+    else:
+        env = SeatEnv("ditch_rummy", 4, options, opponents=["random"])
+        env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    games = []
+    while len(games) < 4:
+        if batched:
+            _obs, _r, dones, infos = env.step(_random_actions(env, rng))
+            games += [infos[i]["game"] for i in np.flatnonzero(dones)]
+        else:
+            action = int(rng.choice(np.flatnonzero(env.action_masks())))
+            _obs, _r, term, trunc, info = env.step(action)
+            if term or trunc:
+                games.append(info["game"])
+                env.reset()
+    for game in games:
+        seat = game["seat"]
+        others = [s for s in range(4) if s != seat]
+        partner = (seat + 2) % 4
+        assert game["rivals"] == [s != partner for s in others]
+        # a partner's side is the learner's own
+        assert game["opponent_points"][others.index(partner)] == game["points"]
+        rivals = [p for p, r in zip(game["opponent_points"], game["rivals"], strict=True) if r]
+        assert rivals[0] == rivals[1]  # the two rivals are one team
+        labelled = {**game, "opponents": ["self@0", "self@100", "self@200"]}
+        expected = (
+            1.0 if game["points"] > rivals[0] else (0.5 if game["points"] == rivals[0] else 0.0)
+        )
+        assert snapshot_comparisons(labelled) == [
+            (int(label[5:]), expected)
+            for label, rival in zip(labelled["opponents"], game["rivals"], strict=True)
+            if rival
+        ]
+
+
+def test_snapshot_comparisons_are_wins_not_points():
+    """Ditch Rummy and 500 Rum hands score positive points for both players: a learner that
+    scored 120 against a snapshot's 150 lost that comparison."""
+    from rummyzoo.training.callbacks import snapshot_comparisons
+
+    game = {"points": 120.0, "opponents": ["self@4096", "random"], "opponent_points": [150.0, 90.0]}
+    game |= {"rivals": [True, True], "truncated": False}
+    assert snapshot_comparisons(game) == [(4096, 0.0)]
+    assert snapshot_comparisons({**game, "points": 150.0}) == [(4096, 0.5)]
+    assert snapshot_comparisons({**game, "truncated": True}) == []

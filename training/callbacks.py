@@ -24,8 +24,11 @@ tag                                 what
                                     :mod:`rummyzoo.training.strategy`)
 ``selfplay/pool_size``              snapshots in the opponent pool
 ``selfplay/rating``                 learner's Elo against the pool (snapshots keep the rating
-                                    the learner had when they were taken; first one = 0)
-``selfplay/pool_win_rate``          learner's recent score rate against pool snapshots
+                                    the learner had when they were taken; first one = 0), from
+                                    one comparison per snapshot seated against the learner in
+                                    each game: whose side scored more
+``selfplay/pool_win_rate``          learner's recent score rate in those comparisons (draws
+                                    count half)
 ``text/sample_game``                one full game against the first evaluation opponent, at every
                                     evaluation and every ``sample_game_interval`` steps: a
                                     markdown table per turn (hand, table, move, alternatives)
@@ -61,6 +64,24 @@ from rummyzoo.agents.checkpoints import (
 )
 from rummyzoo.training.config import RunConfig, fixed_fields
 from rummyzoo.training.run_state import commit_staged, run_relative, staging_dir
+
+
+def snapshot_comparisons(game: dict[str, Any]) -> list[tuple[int, float]]:
+    """(snapshot steps, the learner's score) for each self-play snapshot that played against
+    the learner in a finished game (a training env's ``info["game"]``): 1 where the learner's
+    side scored more points than the snapshot's side, 0.5 for as many, else 0. A partner is no
+    rival, and a game cut by a cap has no result."""
+    if game.get("truncated"):
+        return []
+    mine = game["points"]
+    found = []
+    for label, theirs, rival in zip(
+        game["opponents"], game["opponent_points"], game["rivals"], strict=True
+    ):
+        if label.startswith("self@") and rival:
+            score = 1.0 if mine > theirs else (0.5 if mine == theirs else 0.0)
+            found.append((int(label.split("@", 1)[1]), score))
+    return found
 
 
 def pool_rating(results: list[tuple[float, float]]) -> float | None:
@@ -186,12 +207,9 @@ class RunCallback(BaseCallback):
             if game is not None:
                 self._games.append(game)
                 self._since_log.append(game)
-                for label in game["opponents"]:
-                    if label.startswith("self@"):
-                        steps = int(label.split("@", 1)[1])
-                        rating = next((p["rating"] for p in self.pool if p["steps"] == steps), 0.0)
-                        score = 1.0 if game["points"] > 0 else (0.5 if game["points"] == 0 else 0.0)
-                        self._pool_results.append((rating, score))
+                for steps, score in snapshot_comparisons(game):
+                    rating = next((p["rating"] for p in self.pool if p["steps"] == steps), 0.0)
+                    self._pool_results.append((rating, score))
         if len(self._since_log) >= 50:
             self._log_games()
         if self.progress is not None:

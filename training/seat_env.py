@@ -328,6 +328,17 @@ def check_learner_seat(learner_seat: int | str, num_players: int) -> None:
         )
 
 
+def opponent_results(side_points: Any, seat: int, same_side: Any) -> dict[str, list[Any]]:
+    """Per opponent seat (in seat order, as the opponents' labels), its side's points this
+    episode (``opponent_points``) and whether it plays against the learner (``rivals``: a
+    partner does not), for scoring the learner against each opponent."""
+    others = [s for s in range(len(side_points)) if s != seat]
+    return {
+        "opponent_points": [float(side_points[s]) for s in others],
+        "rivals": [not bool(same_side[seat][s]) for s in others],
+    }
+
+
 class SeatEnv(gym.Env):
     """The learner's view of a multi-player rummyzoo game (see the module docstring).
 
@@ -388,6 +399,8 @@ class SeatEnv(gym.Env):
         if reward_scale is not None:
             shared["reward_scale"] = reward_scale
         self.match = Match(make_game(variant, num_players, **shared, **self.env_options))
+        groups = np.asarray(self.match.game.score_groups)
+        self._same_side = (groups[:, None] == groups[None, :]).tolist()
         self.opponents = as_mixture(opponents, variant, num_players, self.env_options)
         check_learner_seat(learner_seat, num_players)
         self.learner_seat = learner_seat
@@ -455,6 +468,7 @@ class SeatEnv(gym.Env):
             self._hand_points.append(mine)
             self._hand_margins.append(mine - max(others))
             self._episode_points += end.seat_points[self.seat]
+            self._side_points += end.seat_points
 
     def _play_opponents(self) -> None:
         """Let opponents act until it is the learner's turn or the game is over."""
@@ -492,6 +506,7 @@ class SeatEnv(gym.Env):
             self._hand_points: list[float] = []
             self._hand_margins: list[float] = []
             self._episode_points = 0.0
+            self._side_points = np.zeros(n, dtype=np.float64)
             self._decisions = 0
             self._reward = 0.0
             self._last_end = None
@@ -542,6 +557,7 @@ class SeatEnv(gym.Env):
                 "decisions": self._decisions,
                 "winner": bool(last.infos[self.seat].get("winner", False)),
                 "opponents": list(self._opponent_labels),
+                **opponent_results(self._side_points, self.seat, self._same_side),
                 "seat": self.seat,
                 "truncated": truncated,
             }

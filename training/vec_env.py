@@ -35,7 +35,12 @@ from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.core import ConfigError
 from rummyzoo.envs.match import Match
 from rummyzoo.envs.registry import make_vector
-from rummyzoo.training.seat_env import OpponentMixture, as_mixture, check_learner_seat
+from rummyzoo.training.seat_env import (
+    OpponentMixture,
+    as_mixture,
+    check_learner_seat,
+    opponent_results,
+)
 
 __all__ = ["BatchedSeatEnv", "WholeBatchVecEnv", "act_batch"]
 
@@ -184,6 +189,8 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         self._phi = np.zeros(n, dtype=np.float64)
         self._decisions = np.zeros(n, dtype=np.int64)
         self._points = np.zeros(n, dtype=np.float64)
+        #: per game, each seat's side's points this episode (a team's for each member)
+        self._side_points = np.zeros((n, self.num_players), dtype=np.float64)
         self._hand_points: list[list[float]] = [[] for _ in range(n)]
         self._margins: list[list[float]] = [[] for _ in range(n)]
         self._actions = np.zeros(n, dtype=np.int64)
@@ -235,6 +242,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         self.labels[i] = labels
         self._decisions[i] = 0
         self._points[i] = 0.0
+        self._side_points[i] = 0.0
         self._hand_points[i] = []
         self._margins[i] = []
         if self.duplicate_baseline is not None:
@@ -280,6 +288,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             self._hand_points[i].append(mine)
             self._margins[i].append(mine - max(p for s, p in enumerate(points) if s != seat))
             self._points[i] += sum(p for s, p in enumerate(points) if side[seat][s])
+            self._side_points[i] += [sum(p for s, p in enumerate(points) if row[s]) for row in side]
 
     def _game_info(self, i: int, truncated: bool) -> dict[str, Any]:
         seat = int(self.seats[i])
@@ -291,6 +300,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             "decisions": int(self._decisions[i]),
             "winner": bool(not truncated and self.engine.winners[i, seat]),
             "opponents": list(self.labels[i]),
+            **opponent_results(self._side_points[i], seat, self._same_side_lists),
             "seat": seat,
             "truncated": truncated,
         }
@@ -421,12 +431,27 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             self._phi[:] = self._phis(self.engine.observations)
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._pending = np.asarray(actions).reshape(self.num_envs)
+        pending = np.asarray(actions)
+        if pending.size != self.num_envs:
+            raise ValueError(
+                f"need one action per game ({self.num_envs}), got an array of shape {pending.shape}"
+            )
+        self._pending = pending.reshape(self.num_envs)
 
     def step_wait(self):
         engine = self.engine
         n = self.num_envs
-        actions = self._pending.astype(np.int64)
+        pending = self._pending
+        if pending.dtype.kind in "iu":
+            actions = pending.astype(np.int64)
+        else:  # only ints are action ids (as in SeatEnv): anything else is an illegal action
+            actions = np.array(
+                [
+                    int(a) if isinstance(a, (int, np.integer)) and not isinstance(a, bool) else -1
+                    for a in pending.tolist()
+                ],
+                dtype=np.int64,
+            )
         rewards = np.zeros(n, dtype=np.float64)
         dones = np.zeros(n, dtype=bool)
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
@@ -439,7 +464,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             games = np.flatnonzero(legal)
             for i in np.flatnonzero(~legal).tolist():
                 rewards[i] -= self.illegal_penalty
-                infos[i]["illegal_action"] = int(self._pending[i])
+                infos[i]["illegal_action"] = pending[i].item()  # what was sent
         phi_before = self._phi.copy()
         self._decisions[games] += 1
         engine.step(actions[games], games=games)
