@@ -319,3 +319,55 @@ def test_a_run_killed_before_its_first_checkpoint_starts_over(tmp_path, monkeypa
     assert summary["steps"] == 256
     evals = [e["steps"] for e in summary["evaluations"]]
     assert evals == sorted(set(evals))
+
+
+def test_every_scalar_is_written_once_a_step_and_the_updates_at_their_own_steps(tmp_path) -> None:
+    """An evaluation writes its own scalars only: the last update's ``train/*`` wait for the
+    algorithm's own write (they were written at the evaluation's step, a second time, and were
+    missing at the next rollout's). A DQN whose games end together in one step of the vector
+    env writes that step once. Hyperparameters are logged once a run, a resume included."""
+    ppo = tmp_path / "ppo"
+    overrides = ["n_timesteps=512", "evaluation.interval=256", "env_options.target_score=null"]
+    train_from_file(SMOKE, overrides, str(ppo), ["t"], progress="off")
+    steps = tb_steps(ppo)
+    for tag, logged in steps.items():
+        assert len(logged) == len(set(logged)), (tag, logged)
+    assert steps["run_1/train/loss"] == [256, 384, 512]  # the updates after rollouts 1, 2, 3
+    assert steps["run_1/eval/score"] == [0, 256, 512]
+    dqn = tmp_path / "dqn"
+    config = str(ROOT / "configs" / "smoke_dqn.yaml")
+    train_from_file(config, ["n_envs=8", "env_options.target_score=null"], str(dqn), ["t"])
+    for tag, logged in tb_steps(dqn).items():
+        assert len(logged) == len(set(logged)), (tag, logged)
+    resume_run(str(ppo), ["n_timesteps=640"], ["t"], progress="off")
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto.event_pb2 import Event
+
+    tags = Counter(
+        value.tag
+        for path in (ppo / "tb" / "run_1").glob("events.out.tfevents.*")
+        for raw in RawEventFileLoader(str(path)).Load()
+        for value in Event.FromString(raw).summary.value
+    )
+    assert tags["_hparams_/session_start_info"] == 1
+    assert tags["custom_scalars__config__"] == 1
+
+
+def test_a_finished_run_extended_takes_the_snapshot_and_checkpoint_due_where_it_ended(
+    tmp_path,
+) -> None:
+    keep = ["self_play.pool_size=10", "checkpoints.keep=10", "env_options.target_score=null"]
+    straight, extended = tmp_path / "straight", tmp_path / "extended"
+    train_from_file(SMOKE, [*keep, "n_timesteps=512"], str(straight), ["t"], progress="off")
+    train_from_file(SMOKE, [*keep, "n_timesteps=256"], str(extended), ["t"], progress="off")
+    resume_run(str(extended), ["n_timesteps=512"], ["t"], progress="off")
+    for folder in ("pool", "checkpoints"):
+        names = [
+            sorted(p.name for p in (run / folder).glob("*_0*.rz")) for run in (straight, extended)
+        ]
+        assert names[0] == names[1] and any("256" in n for n in names[0]), folder
+    evals = [
+        [e["steps"] for e in json.loads((r / "summary.json").read_text())["evaluations"]]
+        for r in (straight, extended)
+    ]
+    assert evals[0] == evals[1] == [0, 128, 256, 384, 512]

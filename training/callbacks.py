@@ -12,7 +12,8 @@ tag                                 what
 ``charts/score_margin``             histogram: learner's hand points minus the best opponent's
 ``eval/<opponent>/win_rate``        evaluation win rate (duplicate deals, seat rotation)
 ``eval/<opponent>/win_rate_low``    lower end of its 95% interval (``_high``: upper end)
-``eval/<opponent>/mean_points``     mean raw points per game against that opponent
+``eval/<opponent>/mean_points``     mean raw points per game (a match's, in match play) against
+                                    that opponent
 ``eval/<opponent>/points_per_hand``  points per hand against it (``_low``, ``_high``: 95% CI)
 ``eval/score``                      mean over opponents of the best-checkpoint metric
 ``eval/cross_table``                image: the cross table of the round robin at each evaluation
@@ -149,16 +150,28 @@ class RunCallback(BaseCallback):
         # The model's count: a resumed run continues every schedule from its checkpoint's step.
         steps = self.num_timesteps = int(self.model.num_timesteps)
         cfg = self.config
-        self._next_ckpt = (steps // cfg.checkpoints.interval + 1) * cfg.checkpoints.interval
-        self._next_snapshot = (
-            steps // cfg.self_play.snapshot_interval + 1
-        ) * cfg.self_play.snapshot_interval
-        self._next_eval = (steps // cfg.evaluation.interval + 1) * cfg.evaluation.interval
-        self._next_sample = (
-            steps // cfg.evaluation.sample_game_interval + 1
-        ) * cfg.evaluation.sample_game_interval
-        self._log_hparams()
-        self._log_layout()
+
+        def first_due(interval: int, done_here: bool) -> int:
+            # a run extended past where it finished is due at that step if that step's work
+            # was not done there (a finished run evaluates and saves, and nothing else)
+            if steps and steps % interval == 0 and not done_here:
+                return steps
+            return (steps // interval + 1) * interval
+
+        name = f"ckpt_{steps:09d}.rz"
+        self._next_ckpt = first_due(
+            cfg.checkpoints.interval, any(Path(p).name == name for p in self.periodic)
+        )
+        self._next_snapshot = first_due(
+            cfg.self_play.snapshot_interval, any(p["steps"] == steps for p in self.pool)
+        )
+        self._next_eval = first_due(
+            cfg.evaluation.interval, any(e["steps"] == steps for e in self.eval_history)
+        )
+        self._next_sample = first_due(cfg.evaluation.sample_game_interval, self._sampled_at(steps))
+        if not steps:  # once a run: a resumed run's event file has them from its first session
+            self._log_hparams()
+            self._log_layout()
         if self.self_play and not self.pool:
             self._snapshot()  # the untrained learner starts the pool
         if cfg.evaluation.at_start and not self.eval_history:
@@ -290,6 +303,24 @@ class RunCallback(BaseCallback):
         return CheckpointPolicy(self.model, self._meta(), name="learner", deterministic=True)
 
     def _evaluate(self) -> dict[str, Any]:
+        # The evaluation writes its own scalars at its step; what the algorithm has recorded
+        # and not written yet (the last update's train/*) waits for the algorithm's own write.
+        logger = self.logger
+        pending = (
+            dict(logger.name_to_value),
+            dict(logger.name_to_count),
+            dict(logger.name_to_excluded),
+        )
+        for held in (logger.name_to_value, logger.name_to_count, logger.name_to_excluded):
+            held.clear()
+        try:
+            return self._evaluate_now()
+        finally:
+            logger.name_to_value.update(pending[0])
+            logger.name_to_count.update(pending[1])
+            logger.name_to_excluded.update(pending[2])
+
+    def _evaluate_now(self) -> dict[str, Any]:
         from rummyzoo.agents.arena.evaluate import evaluate_policy
 
         cfg = self.config
@@ -311,7 +342,7 @@ class RunCallback(BaseCallback):
             self.logger.record(f"{tag}/win_rate", res["win_rate"])
             self.logger.record(f"{tag}/win_rate_low", res["win_rate_ci"][0])
             self.logger.record(f"{tag}/win_rate_high", res["win_rate_ci"][1])
-            self.logger.record(f"{tag}/mean_points", res["mean_points"])
+            self.logger.record(f"{tag}/mean_points", res["mean_points_per_game"])
             self.logger.record(f"{tag}/points_per_hand", res["mean_points"])
             low, high = res["mean_points_ci"]
             if low is not None and high is not None:

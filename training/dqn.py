@@ -69,7 +69,15 @@ class MaskedDQN(DQN):
 
     def _excluded_save_params(self) -> list[str]:
         # the demonstrations are saved beside the resume file (save_demonstrations), not in it
-        return [*super()._excluded_save_params(), "demonstrations"]
+        return [*super()._excluded_save_params(), "demonstrations", "_logged_at"]
+
+    def dump_logs(self) -> None:
+        # stable-baselines3 writes its logs at every finished episode: games that end in the
+        # same step of a vector env would write that step again and again
+        if getattr(self, "_logged_at", None) == self.num_timesteps:
+            return
+        self._logged_at = self.num_timesteps
+        super().dump_logs()
 
     def set_demonstrations(
         self,
