@@ -194,6 +194,7 @@ def _make_env_class() -> type:
                 facts["decisions"] = self._decisions[s]
                 facts["winner"] = bool(winners[s]) if winners is not None else False
                 facts["truncated"] = truncated
+                facts["side"] = int(self.match.game.score_groups[s])
                 infos[a] = {"rummyzoo": facts}
             obs = {a: self._obs(s) for s, a in enumerate(self.agents)}
             return obs, rewards, {"__all__": not truncated}, {"__all__": truncated}, infos
@@ -534,7 +535,12 @@ def game_facts_callback() -> type:
             facts = dict(infos[learner].get("rummyzoo", {}))
             if facts.get("truncated"):
                 return
-            facts["opponents"] = [episode.module_for(a) for a in infos if a != learner]
+            others = [a for a in infos if a != learner]
+            facts["opponents"] = [episode.module_for(a) for a in others]
+            # each opponent's side's points, and whether it plays against the learner
+            theirs = [infos[a].get("rummyzoo", {}) for a in others]
+            facts["opponent_points"] = [float(f.get("points", 0.0)) for f in theirs]
+            facts["rivals"] = [f.get("side") != facts.get("side") for f in theirs]
             metrics_logger.log_value("rummyzoo_games", facts, reduce="item_series")
 
     _GameFacts.__name__ = _GameFacts.__qualname__ = "GameFacts"
