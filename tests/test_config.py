@@ -340,6 +340,11 @@ def test_unknown_keys_suggest_near_misses(data, message):
             "--set n_timesteps=abc: Input should be a valid integer, unable to parse string as "
             "an integer, got 'abc'",
         ),
+        # YAML's true/yes are no numbers: refused, not read as 1
+        ("seed=true", "--set seed=true: expected a number or a name here, got True (a boolean)"),
+        ("checkpoints.keep=yes", "--set checkpoints.keep=yes: expected a number or a name here"),
+        ("learner_seat=false", "--set learner_seat=false: expected a number or a name here"),
+        ("reward_scale=true", "--set reward_scale=true: expected a number or a name here"),
         ("n_timestep=100", "--set n_timestep=100: unknown key 'n_timestep'; did you mean "),
         ("device=banana", "--set device=banana: 'banana' is not a device; use one of 'cpu'"),
         (
@@ -366,6 +371,21 @@ def test_unknown_keys_suggest_near_misses(data, message):
         ("seed=[1", "--set seed=[1: the value is not valid YAML"),
         ("n_envs.x=2", "--set n_envs.x=2: n_envs is 1, not a mapping"),
         ("opponents.5.weight=2", "--set opponents.5.weight=2: opponents has 2 entries (0 to 1)"),
+        # a minibatch of one step makes NaN advantages (then NaN weights)
+        (
+            "hyperparams.batch_size=1",
+            "--set hyperparams.batch_size=1: Input should be greater than or equal to 2",
+        ),
+        (
+            "hyperparams.n_steps=33",
+            "--set hyperparams.n_steps=33: hyperparams: a rollout of n_steps x n_envs = 33 steps "
+            "in minibatches of batch_size 32 leaves one of a single step",
+        ),
+        (
+            "evaluation.opponents=[random, random]",
+            "--set evaluation.opponents=[random, random]: each evaluation opponent once: random "
+            "is named twice",
+        ),
     ],
 )
 def test_override_errors_name_the_override(tmp_path, monkeypatch, capsys, override, message):

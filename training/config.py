@@ -38,8 +38,31 @@ from rummyzoo.envs.match import REWARD_MODES, MatchOptions
 from rummyzoo.envs.registry import VARIANTS
 
 
+def _takes_bool(annotation: Any) -> bool:
+    """Whether a field of this type may hold true/false (a bool, or a union or list with one)."""
+    if annotation is bool or annotation is Any:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        return any(isinstance(a, bool) for a in typing.get_args(annotation))
+    if origin is Annotated:
+        return _takes_bool(typing.get_args(annotation)[0])
+    return any(_takes_bool(a) for a in typing.get_args(annotation))
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        # pydantic reads true/false as 1/0 where a number is wanted: YAML's yes/no/true/false
+        # must not become a seed, a count or a seat
+        if isinstance(value, bool) and info.field_name is not None:
+            field = cls.model_fields[info.field_name]
+            if not _takes_bool(field.annotation):
+                raise ValueError(f"expected a number or a name here, got {value} (a boolean)")
+        return value
 
 
 class NetArch(Strict):
@@ -75,7 +98,9 @@ class PPOHyperparams(Strict):
 
     learning_rate: float = Field(3e-4, gt=0)
     n_steps: int = Field(512, gt=0)
-    batch_size: int = Field(256, gt=0)
+    batch_size: int = Field(256, ge=2)
+    """At least 2: the advantages are normalised over each minibatch (one sample has no spread,
+    and its NaN would reach the weights)."""
     n_epochs: int = Field(5, gt=0)
     gamma: float = Field(0.995, gt=0, le=1)
     gae_lambda: float = Field(0.95, gt=0, le=1)
@@ -150,6 +175,15 @@ class Evaluation(Strict):
     opponents: list[str] = ["random"]
     deals: int = Field(100, gt=0)
     """Duplicate deals per opponent (each played once per seat rotation)."""
+
+    @field_validator("opponents")
+    @classmethod
+    def _each_opponent_once(cls, value: list[str]) -> list[str]:
+        twice = sorted({name for name in value if value.count(name) > 1})
+        if twice:
+            raise ValueError(f"each evaluation opponent once: {', '.join(twice)} is named twice")
+        return value
+
     interval: int = Field(20_000, gt=0)
     """Environment steps between evaluations."""
     sample_game_interval: int = Field(50_000, gt=0)
@@ -732,7 +766,7 @@ class RunConfig(Strict):
                 "such stop: drop it"
             )
         try:
-            return model.model_validate(value)
+            validated = model.model_validate(value)
         except ValidationError as exc:
             issues = _issues_from(exc, model)
             for issue in issues:
@@ -744,6 +778,16 @@ class RunConfig(Strict):
                             f"is {algo!r}"
                         )
             raise _Issues(issues) from None
+        n_envs = info.data.get("n_envs")
+        if algo == "ppo" and isinstance(n_envs, int) and info.data.get("backend") != "rllib":
+            rollout = validated.n_steps * n_envs
+            if rollout % validated.batch_size == 1:  # 1 % b for a rollout of 1 too
+                raise ValueError(
+                    f"a rollout of n_steps x n_envs = {rollout} steps in minibatches of "
+                    f"batch_size {validated.batch_size} leaves one of a single step, whose "
+                    "normalised advantage is NaN: change n_steps, n_envs or batch_size"
+                )
+        return validated
 
     @field_validator("policy_kwargs")
     @classmethod
