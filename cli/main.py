@@ -59,7 +59,14 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    except (ValueError, FileNotFoundError) as exc:
+    except (
+        ValueError,
+        FileNotFoundError,
+        FileExistsError,
+        NotADirectoryError,
+        IsADirectoryError,
+        PermissionError,
+    ) as exc:  # bad input, or a path that cannot be what the command needs: one line
         print(f"rummyzoo {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:  # Ctrl-C: one line, no traceback

@@ -381,6 +381,7 @@ def test_unknown_keys_suggest_near_misses(data, message):
             "--set hyperparams.n_steps=33: hyperparams: a rollout of n_steps x n_envs = 33 steps "
             "in minibatches of batch_size 32 leaves one of a single step",
         ),
+        ("opponents.0.name=", "--set opponents.0.name=: String should have at least 1 character"),
         (
             "evaluation.opponents=[random, random]",
             "--set evaluation.opponents=[random, random]: each evaluation opponent once: random "

@@ -371,3 +371,23 @@ def test_a_finished_run_extended_takes_the_snapshot_and_checkpoint_due_where_it_
         for r in (straight, extended)
     ]
     assert evals[0] == evals[1] == [0, 128, 256, 384, 512]
+
+
+def test_a_run_folder_that_is_a_file_is_one_line(tmp_path, capsys) -> None:
+    taken = tmp_path / "afile"
+    taken.write_text("mine")
+    assert main(["train", SMOKE, "--run-dir", str(taken), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"rummyzoo train: error: the run folder {taken} is a file: name a folder (new or empty)"
+    ]
+    assert taken.read_text() == "mine"
+
+
+def test_checkpoint_opponents_get_tensorboard_tags_without_the_machines_folders() -> None:
+    from rummyzoo.training.dashboard import tag_name
+
+    assert tag_name("knock.smart") == "knock.smart"
+    assert tag_name("/home/me/runs/ppo1/checkpoints/best.rz") == "ppo1.best.rz"
+    assert tag_name("runs/ppo1/pool/snapshot_000000128.rz") == "ppo1.snapshot_000000128.rz"
+    assert tag_name("best.rz") == "best.rz"

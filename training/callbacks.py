@@ -64,6 +64,7 @@ from rummyzoo.agents.checkpoints import (
     save_resume_checkpoint,
 )
 from rummyzoo.training.config import RunConfig, fixed_fields
+from rummyzoo.training.dashboard import tag_name
 from rummyzoo.training.run_state import commit_staged, run_relative, staging_dir
 
 
@@ -269,8 +270,8 @@ class RunCallback(BaseCallback):
         mixture = getattr(self.training_env, "opponents", None)  # the batched env's own
         if self.config.league.sampling == "pfsp" and mixture is not None:
             for label, p in mixture.probabilities().items():
-                self.logger.record(f"league/probability/{label}", p)
-                self.logger.record(f"league/win_rate/{label}", mixture.win_rate(label))
+                self.logger.record(f"league/probability/{tag_name(label)}", p)
+                self.logger.record(f"league/win_rate/{tag_name(label)}", mixture.win_rate(label))
         if self.self_play:
             self.logger.record("selfplay/pool_size", len(self.pool))
             rating = pool_rating(list(self._pool_results))
@@ -338,7 +339,7 @@ class RunCallback(BaseCallback):
                 seed=cfg.seed * 7919 + k,
             )
             results[opponent] = res
-            tag = f"eval/{opponent}"
+            tag = f"eval/{tag_name(opponent)}"
             self.logger.record(f"{tag}/win_rate", res["win_rate"])
             self.logger.record(f"{tag}/win_rate_low", res["win_rate_ci"][0])
             self.logger.record(f"{tag}/win_rate_high", res["win_rate_ci"][1])

@@ -133,7 +133,7 @@ class OpponentSpec(Strict):
     """One entry of the opponent mixture: an agent name (``random``, ``knock.greedy``, a
     checkpoint path) or ``self`` for the self-play snapshot pool, with a sampling weight."""
 
-    name: str
+    name: str = Field(min_length=1)
     weight: float = Field(1.0, gt=0)
 
 
@@ -830,7 +830,7 @@ class RunConfig(Strict):
             cache = _agent_cache(info)
             for i, spec in enumerate(raw):
                 name = spec.get("name") if isinstance(spec, dict) else None
-                if isinstance(name, str) and name != "self":
+                if isinstance(name, str) and name not in ("self", ""):  # "": refused above
                     problem = agent_problem(name, *game, cache)
                     if problem is not None:
                         issues.append(Issue((i, "name"), problem))

@@ -36,11 +36,22 @@ def eval_options(config: RunConfig) -> dict[str, Any]:
     return {**config.env_options, **config.evaluation.options}
 
 
+def tag_name(name: str) -> str:
+    """An opponent's name as one part of a TensorBoard tag: a checkpoint's path without the
+    folders of the machine it is on (``runs/a/checkpoints/best.rz`` -> ``a.best.rz``: its run
+    and its file), so that tags neither nest nor start with ``/``."""
+    if "/" not in name and "\\" not in name:
+        return name
+    path = Path(name)
+    parts = [p for p in path.parts[:-1] if p not in ("checkpoints", "pool", "/", "\\")]
+    return ".".join([*parts[-1:], path.name])
+
+
 def custom_layout(config: RunConfig) -> dict[str, dict[str, list[Any]]]:
     """The CUSTOM SCALARS layout (``SummaryWriter.add_custom_scalars``) of a run."""
     evaluation: dict[str, list[Any]] = {}
     for opponent in config.evaluation.opponents:
-        tag = f"eval/{opponent}"
+        tag = f"eval/{tag_name(opponent)}"
         evaluation[f"win rate vs {opponent} (95% CI)"] = [
             "Margin",
             [f"{tag}/win_rate", f"{tag}/win_rate_low", f"{tag}/win_rate_high"],

@@ -690,6 +690,8 @@ def train_from_file(
 ) -> dict[str, Any]:
     config = load_config(config_path, overrides)
     target = Path(run_dir) if run_dir else new_run_dir(config, config_path)
+    if target.exists() and not target.is_dir():
+        raise ValueError(f"the run folder {target} is a file: name a folder (new or empty)")
     if (target / "config.yaml").exists():
         raise ValueError(f"{target} already holds a run; use --resume {target} to continue it")
     with _resumable(target):
