@@ -98,12 +98,10 @@ def run(args: argparse.Namespace) -> int:
 
 def recall_run(path: Path) -> str:
     """The summary of the run a checkpoint comes from, or a line saying it cannot be read."""
-    import json
-
-    from rummyzoo.training.train import format_summary
+    from rummyzoo.training.train import format_summary, read_summary
 
     try:
-        return "the run it comes from:\n" + format_summary(json.loads(path.read_text()))
+        return "the run it comes from:\n" + format_summary(read_summary(path.parent))
     except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
         return f"(the run it comes from: {path} cannot be read: {type(exc).__name__} {exc})"
 

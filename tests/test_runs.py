@@ -391,3 +391,24 @@ def test_checkpoint_opponents_get_tensorboard_tags_without_the_machines_folders(
     assert tag_name("/home/me/runs/ppo1/checkpoints/best.rz") == "ppo1.best.rz"
     assert tag_name("runs/ppo1/pool/snapshot_000000128.rz") == "ppo1.snapshot_000000128.rz"
     assert tag_name("best.rz") == "best.rz"
+
+
+def test_a_moved_run_names_its_own_folder(tmp_path, monkeypatch) -> None:
+    """summary.json names the folder as the run was trained; read elsewhere, it is the folder
+    where the run is now."""
+    import shutil
+
+    from rummyzoo.cli.evaluate import recall_run
+
+    monkeypatch.chdir(tmp_path)
+    train_from_file(SMOKE, ["env_options.target_score=null"], "run", ["t"], progress="off")
+    shutil.copytree(tmp_path / "run", tmp_path / "copy")
+    summary = resume_run(str(tmp_path / "copy"), [], ["t"], progress="off")
+    assert summary["finished_before"] and summary["run_dir"] == str(tmp_path / "copy")
+    assert summary["last"] == str(tmp_path / "copy" / "checkpoints" / "last.rz")
+    assert format_summary(summary) == f"nothing trained: {tmp_path / 'copy'} was already finished"
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    shown = recall_run(tmp_path / "copy" / "summary.json")
+    assert f"tensorboard --logdir {tmp_path / 'copy' / 'tb'}" in shown
+    assert "logdir run/" not in shown

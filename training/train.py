@@ -548,10 +548,33 @@ def finished_run(run_dir: Path, steps_done: int, n_timesteps: int) -> dict[str, 
         "nothing to train (raise n_timesteps with --set to continue it)",
         flush=True,
     )
-    summary_path = run_dir / "summary.json"
-    if summary_path.exists():
-        return {**json.loads(summary_path.read_text()), "finished_before": True}
+    if (run_dir / "summary.json").exists():
+        return {**read_summary(run_dir), "finished_before": True}
     return {"run_dir": str(run_dir), "steps": steps_done, "finished_before": True}
+
+
+def read_summary(run_dir: Path) -> dict[str, Any]:
+    """A run's ``summary.json``, its paths those of the folder where it is now (the file names
+    them as they were from where the run trained: another folder once it is moved or copied,
+    or read from elsewhere).
+
+    :raises OSError, ValueError: unreadable or not JSON.
+    """
+    summary = json.loads((Path(run_dir) / "summary.json").read_text())
+    if not isinstance(summary, dict):
+        raise ValueError(f"{run_dir}/summary.json holds no summary")
+    run_dir = Path(run_dir)
+    summary["run_dir"] = str(run_dir)
+    for key, folder in (("last", "checkpoints"), ("best", "checkpoints")):
+        if isinstance(summary.get(key), str):
+            summary[key] = str(run_dir / folder / Path(summary[key]).name)
+    if "tensorboard" in summary:
+        summary["tensorboard"] = f"tensorboard --logdir {run_dir / 'tb'}"
+    if isinstance(summary.get("sample_games"), list):
+        summary["sample_games"] = [
+            str(run_dir / "games" / Path(str(p)).name) for p in summary["sample_games"]
+        ]
+    return summary
 
 
 def rewind_run(run_dir: Path, steps_done: int) -> None:
