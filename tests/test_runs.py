@@ -412,3 +412,33 @@ def test_a_moved_run_names_its_own_folder(tmp_path, monkeypatch) -> None:
     shown = recall_run(tmp_path / "copy" / "summary.json")
     assert f"tensorboard --logdir {tmp_path / 'copy' / 'tb'}" in shown
     assert "logdir run/" not in shown
+
+
+def test_a_resume_puts_back_the_best_of_its_checkpoint(tmp_path, monkeypatch) -> None:
+    """best.rz is written at each evaluation that beats it, past the checkpoint too: a resume
+    from the checkpoint takes back the one the checkpoint had (that later network is trained
+    again), and drops one where the checkpoint had none."""
+    from rummyzoo.agents.checkpoints import read_meta
+    from rummyzoo.training.run_state import rewind_best
+
+    run = tmp_path / "run"
+    monkeypatch.setattr(callbacks.RunCallback, "_on_step", _stop_after(420))
+    with pytest.raises(_Killed):
+        train_from_file(SMOKE, LONGER, str(run), ["test"], progress="off")
+    monkeypatch.undo()
+    folder = run / "checkpoints"
+    kept = folder / "best_at_checkpoint.rz"
+    assert read_meta(kept)["steps"] <= 256  # saved with the checkpoint at 256
+    later = run / "pool" / "snapshot_000000384.rz"
+    assert read_meta(later)["steps"] == 384
+    (folder / "best.rz").write_bytes(later.read_bytes())  # as an evaluation at 384 would
+    rewind_best(run, 256)
+    assert (folder / "best.rz").read_bytes() == kept.read_bytes()
+    rewind_best(run, 256)  # the checkpoint's own best stays
+    assert (folder / "best.rz").read_bytes() == kept.read_bytes()
+    summary = resume_run(str(run), [], ["test"], progress="off")  # and the run goes on
+    assert summary["steps"] == 512 and (folder / "best.rz").exists()
+    kept.unlink()  # a checkpoint before any best: a later best.rz goes
+    (folder / "best.rz").write_bytes(later.read_bytes())
+    rewind_best(run, 256)
+    assert not (folder / "best.rz").exists()

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import time
 from collections import deque
 from pathlib import Path
@@ -65,7 +66,12 @@ from rummyzoo.agents.checkpoints import (
 )
 from rummyzoo.training.config import RunConfig, fixed_fields
 from rummyzoo.training.dashboard import tag_name
-from rummyzoo.training.run_state import commit_staged, run_relative, staging_dir
+from rummyzoo.training.run_state import (
+    BEST_AT_CHECKPOINT,
+    commit_staged,
+    run_relative,
+    staging_dir,
+)
 
 
 def snapshot_comparisons(game: dict[str, Any]) -> list[tuple[int, float]]:
@@ -461,6 +467,9 @@ class RunCallback(BaseCallback):
         the new state no longer names."""
         staging = staging_dir(self.run_dir)
         self._save_files(staging)
+        best = self.ckpt_dir / "best.rz"
+        if best.exists():  # the best so far, as the resume set knows it (run_state.rewind_best)
+            shutil.copyfile(best, staging / BEST_AT_CHECKPOINT)
         atomic_write_text(staging / "state.json", json.dumps(self._state(), indent=2) + "\n")
         commit_staged(self.run_dir)
         keep = {Path(p["path"]).name for p in self.pool}

@@ -26,6 +26,10 @@ from typing import Any
 from rummyzoo.envs.core import finite_number
 
 STAGING = ".staging"
+#: ``best.rz`` as it was at the checkpoint, saved with the resume set: ``best.rz`` itself is
+#: written at every evaluation that beats it, so a run killed after one and resumed from the
+#: checkpoint before it gets back the best of the history it resumes (:func:`rewind_best`).
+BEST_AT_CHECKPOINT = "best_at_checkpoint.rz"
 
 
 def staging_dir(run_dir: Path) -> Path:
@@ -128,3 +132,26 @@ def read_state(run_dir: Path) -> dict[str, Any]:
     data["pool"] = [{**e, "path": in_run(run_dir, e["path"])} for e in data.get("pool", [])]
     data["periodic"] = [in_run(run_dir, p) for p in data.get("periodic", [])]
     return data
+
+
+def rewind_best(run_dir: Path, steps_done: int) -> None:
+    """``checkpoints/best.rz`` of a run resumed at ``steps_done``: a network of a later step
+    (saved after the checkpoint, by the part of the run that is trained again) gives way to
+    the one saved with the checkpoint, or goes where the checkpoint had none."""
+    from rummyzoo.agents.checkpoints import CheckpointError, read_meta
+
+    folder = Path(run_dir) / "checkpoints"
+    best, kept = folder / "best.rz", folder / BEST_AT_CHECKPOINT
+    if not best.exists():
+        return
+    try:
+        later = int(read_meta(best).get("steps", 0)) > steps_done
+    except (CheckpointError, ValueError, TypeError):
+        later = True  # unreadable: the kept one (if any) is the checkpoint's best
+    if not later:
+        return
+    if kept.exists():
+        shutil.copyfile(kept, folder / f".{BEST_AT_CHECKPOINT}.tmp")
+        (folder / f".{BEST_AT_CHECKPOINT}.tmp").replace(best)
+    else:
+        best.unlink()

@@ -52,7 +52,7 @@ from rummyzoo.training.config import (
     load_config,
     validate_config,
 )
-from rummyzoo.training.run_state import commit_staged, read_state
+from rummyzoo.training.run_state import commit_staged, read_state, rewind_best
 from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
 from rummyzoo.training.vec_env import BatchedSeatEnv
 
@@ -581,6 +581,7 @@ def rewind_run(run_dir: Path, steps_done: int) -> None:
     """A resumed run's TensorBoard and sample games as they were at its checkpoint: what was
     logged or played after it is logged and played again from there."""
     truncate_tensorboard(run_dir / "tb", steps_done)
+    rewind_best(run_dir, steps_done)
     (run_dir / "evaluations.json").unlink(missing_ok=True)  # state.json's are the checkpoint's
     for game in (run_dir / "games").glob("sample_*.json"):
         if int(game.stem.split("_")[1]) > steps_done:
