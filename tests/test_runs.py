@@ -442,3 +442,30 @@ def test_a_resume_puts_back_the_best_of_its_checkpoint(tmp_path, monkeypatch) ->
     (folder / "best.rz").write_bytes(later.read_bytes())
     rewind_best(run, 256)
     assert not (folder / "best.rz").exists()
+
+
+def test_a_resume_keeps_the_league_it_drew_its_opponents_by(tmp_path, monkeypatch) -> None:
+    """Prioritized fictitious self-play weighs opponents by recent results: a resume starts
+    from the checkpoint's results, not from none (which drew every opponent alike again)."""
+    run = tmp_path / "run"
+    league = [
+        "league.sampling=pfsp",
+        "opponents=[{name: random}, {name: knock.greedy}, {name: self}]",
+        "env_options.target_score=null",
+        "n_timesteps=256",
+    ]
+    train_from_file(SMOKE, league, str(run), ["t"], progress="off")
+    saved = json.loads((run / "state.json").read_text())
+    assert sum(len(v) for v in saved["league_results"].values()) > 20
+    assert saved["pool_results"] and all(len(r) == 2 for r in saved["pool_results"])
+    seen = []
+    original = callbacks.RunCallback._on_rollout_start
+
+    def first_rollout(self):
+        if not seen:
+            seen.append((self._league().results(), [list(r) for r in self._pool_results]))
+        return original(self)
+
+    monkeypatch.setattr(callbacks.RunCallback, "_on_rollout_start", first_rollout)
+    resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
+    assert seen == [(saved["league_results"], saved["pool_results"])]

@@ -143,7 +143,11 @@ class RunCallback(BaseCallback):
         self.self_play = any(o.name == "self" for o in config.opponents)
         self._games: deque[dict[str, Any]] = deque(maxlen=2000)
         self._since_log: list[dict[str, Any]] = []
-        self._pool_results: deque[tuple[float, float]] = deque(maxlen=1000)
+        self._pool_results: deque[tuple[float, float]] = deque(
+            [(float(r), float(x)) for r, x in state.get("pool_results", [])], maxlen=1000
+        )
+        #: the league's recorded results at the checkpoint (prioritized fictitious self-play)
+        self._league_results: dict[str, list[float]] | None = state.get("league_results")
         self.rating = float(state.get("rating", 0.0))
         self.pretrain: dict[str, Any] | None = state.get("pretrain")
         #: the run's wall time before this session, and its warm start's (None: no warm start)
@@ -179,6 +183,9 @@ class RunCallback(BaseCallback):
         if not steps:  # once a run: a resumed run's event file has them from its first session
             self._log_hparams()
             self._log_layout()
+        mixture = self._league()
+        if mixture is not None and self._league_results is not None:
+            mixture.set_results(self._league_results)  # the league as the checkpoint had it
         if self.self_play and not self.pool:
             self._snapshot()  # the untrained learner starts the pool
         if cfg.evaluation.at_start and not self.eval_history:
@@ -273,7 +280,7 @@ class RunCallback(BaseCallback):
                 th.as_tensor(margins, dtype=th.float32),
                 exclude=("stdout", "log", "json", "csv"),
             )
-        mixture = getattr(self.training_env, "opponents", None)  # the batched env's own
+        mixture = self._league()  # the batched env's own
         if self.config.league.sampling == "pfsp" and mixture is not None:
             for label, p in mixture.probabilities().items():
                 self.logger.record(f"league/probability/{tag_name(label)}", p)
@@ -493,9 +500,20 @@ class RunCallback(BaseCallback):
         if self.pretrain is not None:
             state["pretrain"] = self.pretrain
         state["seconds"] = self.run_seconds()
+        state["pool_results"] = [list(r) for r in self._pool_results]
+        mixture = self._league()
+        if mixture is not None:
+            state["league_results"] = mixture.results()
         if self.warm_start_seconds is not None:
             state["warm_start_seconds"] = self.warm_start_seconds
         return state
+
+    def _league(self) -> Any:
+        """The training env's opponent mixture where it keeps a league (PFSP's results)."""
+        mixture = getattr(self.training_env, "opponents", None)
+        if mixture is None or getattr(mixture, "pfsp_exponent", None) is None:
+            return None
+        return mixture
 
     def run_seconds(self) -> float:
         """The run's wall time so far, its earlier sessions included."""

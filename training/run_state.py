@@ -98,6 +98,17 @@ def _check_state(data: Any) -> str | None:
         value = data.get(key)
         if value is not None and not finite_number(value):
             return f"{key} must be a number, got {value!r}"
+    league = data.get("league_results")
+    if league is not None and not (
+        isinstance(league, dict)
+        and all(isinstance(v, list) and all(finite_number(x) for x in v) for v in league.values())
+    ):
+        return "league_results must map opponents to lists of scores"
+    results = data.get("pool_results", [])
+    if not isinstance(results, list) or not all(
+        isinstance(r, list) and len(r) == 2 and all(finite_number(x) for x in r) for r in results
+    ):
+        return "pool_results must be a list of [rating, score] pairs"
     for key in ("seconds", "warm_start_seconds"):
         value = data.get(key)
         if value is not None and (not finite_number(value) or value < 0):
