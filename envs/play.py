@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from rummyzoo.envs.core import IllegalActionError
+from rummyzoo.envs.core import IllegalActionError, check_action
 from rummyzoo.envs.match import HandEnd, Match
 
 __all__ = [
@@ -256,7 +256,14 @@ def play_vector(
                 entry = batched.setdefault(id(policy), (policy, []))
                 entry[1].append(k)
             else:
-                actions[k] = policy.act(vec.observations[i], vec.action_masks[i], rngs[i][seat])
+                chosen = policy.act(vec.observations[i], vec.action_masks[i], rngs[i][seat])
+                try:  # an int in range, as one game at a time requires (not a float cut down)
+                    actions[k] = check_action(chosen, vec.num_actions)
+                except IllegalActionError as exc:
+                    who = labels[i][seat] if labels is not None else policy
+                    raise IllegalActionError(
+                        f"agent {who!r} (seat {seat}) chose an illegal action: game {i}: {exc}"
+                    ) from None
         for policy, ks in batched.values():
             rows = games[ks]
             first = int(rows[0])  # its generator goes unused (the policy draws nothing)

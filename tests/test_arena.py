@@ -671,3 +671,15 @@ def test_agent_objects_of_another_game_are_refused() -> None:
     greedy = make_agent("knock.greedy", "knock_rummy", 2)
     with pytest.raises(ValueError, match="built for knock_rummy with 2 players, not knock_rummy "):
         run_arena("knock_rummy", 3, [greedy, "random"], deals=1)
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+def test_an_agent_that_answers_a_float_is_refused_in_batches_too(batch) -> None:
+    class FloatAgent(RandomPolicy):
+        name = "float"
+
+        def act(self, observation, action_mask, rng):
+            return float(super().act(observation, action_mask, rng))
+
+    with pytest.raises(IllegalActionError, match=r"agent 'float' .* \(float\) is not an action id"):
+        run_arena("knock_rummy", 2, [FloatAgent(), "random"], deals=2, batch=batch)

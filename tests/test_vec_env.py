@@ -484,3 +484,19 @@ def test_snapshot_comparisons_are_wins_not_points():
     assert snapshot_comparisons(game) == [(4096, 0.0)]
     assert snapshot_comparisons({**game, "points": 150.0}) == [(4096, 0.5)]
     assert snapshot_comparisons({**game, "truncated": True}) == []
+
+
+def test_only_int_actions_play_and_one_per_game():
+    """A float is no action id (the per-game env penalises it too): nothing is cut down to an
+    int and played; a wrong count of actions is refused by name."""
+    env = BatchedSeatEnv("knock_rummy", 2, {}, opponents=["random"], num_envs=2, seed=3)
+    env.reset()
+    before = env.engine.observations.copy()
+    _obs, rewards, dones, infos = env.step(np.array([1.7, 0.99]))
+    assert rewards.tolist() == [-1.0, -1.0] and not dones.any()
+    assert [info["illegal_action"] for info in infos] == [1.7, 0.99]
+    np.testing.assert_array_equal(env.engine.observations, before)  # no game moved
+    with pytest.raises(
+        ValueError, match=r"need one action per game \(2\), got an array of shape \(3,\)"
+    ):
+        env.step(np.array([0, 0, 0]))
