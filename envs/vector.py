@@ -224,6 +224,19 @@ class VectorEnv:
         self._clear = np.zeros(n, dtype=bool)  # rewards to clear at the next step
         self._all = np.arange(n)
         self._has_reset = False
+        self._closed = False
+
+    # -------------------------------------------------------------- lifetime
+    def close(self) -> None:
+        """End the engine (as :class:`~rummyzoo.envs.workers.WorkerVectorEnv` ends its workers):
+        ``reset`` and ``step`` refuse afterwards; the arrays stay readable."""
+        self._closed = True
+
+    def __enter__(self) -> VectorEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | Sequence[int] | None = None) -> None:
@@ -233,6 +246,8 @@ class VectorEnv:
             (game ``i`` gets ``s + i``) or one seed per game.
         :raises ValueError: a bad seed (nothing is changed then).
         """
+        if self._closed:
+            raise RuntimeError("this VectorEnv is closed")
         seeds = game_seeds(seed, self.num_envs)
         for i, match in enumerate(self.matches):
             match.reset(seeds[i])
@@ -257,6 +272,8 @@ class VectorEnv:
         :param games: indices of the games to step (None: all, in order).
         :raises IllegalActionError: naming the first game whose action is not legal there.
         """
+        if self._closed:
+            raise RuntimeError(f"this {type(self).__name__} is closed")
         if not self._has_reset:
             raise RuntimeError("call reset() before step()")
         idx = self._all if games is None else np.asarray(games)

@@ -456,6 +456,9 @@ def test_other_bad_arguments() -> None:
         run_arena("knock_rummy", 2, ["random"], deals=1)
     with pytest.raises(ValueError, match="deals must be a positive int"):
         run_arena("knock_rummy", 2, ["random", "random"], deals=0)
+    with pytest.raises(ValueError, match="agents must be a list of agents, got the one name"):
+        run_arena("knock_rummy", 2, "random", deals=1)
+    assert run_arena("knock_rummy", 2, ["random", "random"], deals=np.int64(2)).deals == 2
     with pytest.raises(ConfigError, match="unknown option"):
         run_arena("knock_rummy", 2, ["random", "random"], deals=1, options={"nope": 1})
     with pytest.raises(ConfigError, match="set by the arena"):

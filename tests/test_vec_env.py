@@ -500,3 +500,21 @@ def test_only_int_actions_play_and_one_per_game():
         ValueError, match=r"need one action per game \(2\), got an array of shape \(3,\)"
     ):
         env.step(np.array([0, 0, 0]))
+
+
+def test_misuse_of_the_batched_env_is_refused_by_name():
+    with pytest.raises(
+        ValueError, match=r"opponents must be a list of agent names, got 'knock\.greedy'"
+    ):
+        BatchedSeatEnv("knock_rummy", 2, {}, opponents="knock.greedy", num_envs=2)
+    with pytest.raises(ValueError, match="opponent weights must be positive numbers"):
+        OpponentMixture([("random", float("nan"))], "knock_rummy", 2, {})
+    env = BatchedSeatEnv("knock_rummy", 2, {}, opponents=["random"], num_envs=2, seed=0)
+    env.set_options({"deck": list(range(52))})
+    with pytest.warns(UserWarning, match="ignores reset options"):
+        env.reset()
+    env.reset()  # the options were used up: no warning again
+    env.close()
+    for call in (env.reset, lambda: env.step(np.zeros(2, dtype=np.int64))):
+        with pytest.raises(RuntimeError, match="this BatchedSeatEnv is closed"):
+            call()

@@ -336,3 +336,13 @@ def test_uniform_legal_actions_is_uniform_and_the_same_compiled_or_not():
     counts = np.bincount(picks, minlength=6)
     assert counts[[1, 3, 4]].sum() == 0
     assert np.all(np.abs(counts[[0, 2, 5]] / 20_000 - 1 / 3) < 0.015)
+
+
+def test_a_closed_engine_refuses_to_play_and_works_in_a_with_block():
+    with make_vector("ditch_rummy", 2, 2) as vec:
+        vec.reset(seed=0)
+        vec.step(uniform_legal_actions(vec.action_masks, np.random.default_rng(0)))
+    for call in (lambda: vec.reset(seed=1), lambda: vec.step(np.zeros(2, dtype=np.int64))):
+        with pytest.raises(RuntimeError, match="this VectorEnv is closed"):
+            call()
+    assert vec.observations.shape[0] == 2  # the arrays stay readable

@@ -124,8 +124,8 @@ class OpponentMixture:
         self.options = dict(options or {})
         self.names = [name for name, _ in entries]
         weights = np.asarray([w for _, w in entries], dtype=np.float64)
-        if (weights <= 0).any():
-            raise ValueError(f"opponent weights must be positive, got {weights.tolist()}")
+        if not (weights > 0).all() or not np.isfinite(weights).all():  # NaN fails both ways
+            raise ValueError(f"opponent weights must be positive numbers, got {weights.tolist()}")
         self.weights = weights / weights.sum()
         self._cumulative = np.cumsum(self.weights)
         if pfsp_exponent is not None and pfsp_exponent <= 0:
@@ -310,6 +310,8 @@ def as_mixture(
     """``opponents`` itself, or a mixture of the named agents with equal weights."""
     if isinstance(opponents, OpponentMixture):
         return opponents
+    if isinstance(opponents, str):  # not a sequence of names: one name's letters
+        raise ValueError(f"opponents must be a list of agent names, got {opponents!r}")
     return OpponentMixture([(name, 1.0) for name in opponents], variant, num_players, options)
 
 

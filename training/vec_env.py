@@ -22,6 +22,7 @@ too, which is how MaskablePPO asks for it), without a call per game.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -111,7 +112,9 @@ class BatchedSeatEnv(WholeBatchVecEnv):
     """The learner's view of ``num_envs`` games stepped together (see the module docstring).
 
     The parameters are those of :class:`~rummyzoo.training.seat_env.SeatEnv` (one learner
-    seat per game: fixed, rotating match by match, or random), plus:
+    seat per game: fixed, rotating match by match, or random) but ``illegal_action`` (an
+    illegal action is penalised, never raised: the other games go on) and ``render_mode``,
+    plus:
 
     :param num_envs: games stepped together.
     :param seed: game ``i`` starts from seed ``seed + i``; seats and opponents are drawn from
@@ -401,6 +404,14 @@ class BatchedSeatEnv(WholeBatchVecEnv):
 
     # --------------------------------------------------------------- VecEnv API
     def reset(self) -> np.ndarray:
+        self._open()
+        if any(self._options):
+            warnings.warn(
+                "BatchedSeatEnv ignores reset options (set_options): its games deal from their "
+                "own seeds",
+                stacklevel=2,
+            )
+            self._reset_options()
         seeds = self._seeds
         if seeds[0] is not None:
             self.engine.reset(seed=[int(s) for s in seeds])
@@ -431,6 +442,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             self._phi[:] = self._phis(self.engine.observations)
 
     def step_async(self, actions: np.ndarray) -> None:
+        self._open()
         pending = np.asarray(actions)
         if pending.size != self.num_envs:
             raise ValueError(
@@ -488,7 +500,12 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         """Self-play: add a learner snapshot to the opponent pool (shared by every game)."""
         self.opponents.add_snapshot(path, steps, rating)
 
+    def _open(self) -> None:
+        if getattr(self, "_closed", False):
+            raise RuntimeError("this BatchedSeatEnv is closed")
+
     def close(self) -> None:
+        self._closed = True
         close = getattr(self.engine, "close", None)
         if close is not None:
             close()

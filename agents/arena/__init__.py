@@ -430,6 +430,13 @@ def _init_worker(plan: _Plan) -> None:
         torch.set_num_threads(1)
 
 
+def _positive_int(name: str, value: Any) -> int:
+    """``value`` as an int (a numpy integer too), or a ValueError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return int(value)
+
+
 @contextlib.contextmanager
 def _one_torch_thread() -> Iterator[None]:
     """Torch on one thread while the arena plays in this process (a network decides for a few
@@ -528,18 +535,17 @@ def run_arena(
         than two agents, a checkpoint for another variant, or an agent playing illegally.
     """
     options = dict(options or {})
-    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
-        raise ValueError(f"deals must be a positive int, got {deals!r}")
+    deals = _positive_int("deals", deals)
     seed = check_seed(seed)
     if workers is None:
         workers = os.cpu_count() or 1
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    workers = _positive_int("workers", workers)
+    if isinstance(agents, str):
+        raise ValueError(f"agents must be a list of agents, got the one name {agents!r}")
     if len(agents) < 2:
         raise ValueError(f"the arena needs at least 2 agents, got {len(agents)}")
     check_players(variant, num_players)
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise ValueError(f"batch must be a positive int, got {batch!r}")
+    batch = _positive_int("batch", batch)
     if batch > 1 and save_games is not None:
         raise ValueError(
             "batch > 1 does not record games: save_games (--save-games) needs batch=1 (--batch 1)"
