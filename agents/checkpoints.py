@@ -91,6 +91,43 @@ def env_signature(variant: str, num_players: int, options: dict[str, Any]) -> di
     }
 
 
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rummyzoo")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def model_meta(
+    variant: str,
+    num_players: int,
+    options: dict[str, Any] | None = None,
+    *,
+    algo: str = "ppo",
+    features: str | None = None,
+    mask_in_obs: bool = False,
+    steps: int = 0,
+    reward: str | None = None,
+    reward_scale: float | None = None,
+) -> dict[str, Any]:
+    """What :func:`save_checkpoint` records of a model besides its network: the env it plays
+    (:func:`env_signature`), how its input is built (``features``, ``mask_in_obs``: the mask
+    appended, as the masked DQN takes it), its algorithm (``ppo`` or ``dqn``) and training
+    step. For a model trained with your own code on the project's envs."""
+    return {
+        **env_signature(variant, num_players, dict(options or {})),
+        "algo": algo,
+        "mask_in_obs": bool(mask_in_obs),
+        "features": features,
+        "steps": int(steps),
+        "rummyzoo_version": package_version(),
+        "reward": reward,
+        "reward_scale": reward_scale,
+    }
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file moved into place.
 

@@ -37,7 +37,13 @@ import torch as th
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 from torch import nn
 
-from rummyzoo.agents.checkpoints import META_NAME, CheckpointError, atomic_write_bytes, file_head
+from rummyzoo.agents.checkpoints import (
+    META_NAME,
+    CheckpointError,
+    atomic_write_bytes,
+    file_head,
+    package_version,
+)
 
 SUFFIX = ".rz"
 WEIGHTS_NAME = "model.safetensors"
@@ -174,15 +180,6 @@ class CheckpointMeta(_Strict):
 
 
 # ---------------------------------------------------------------------------- writing
-def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("rummyzoo")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def _activation_name(cls: type) -> str:
     for name, known in ACTIVATIONS.items():
         if cls is known:
@@ -286,8 +283,12 @@ def checkpoint_bytes(model: Any, meta: dict[str, Any]) -> bytes:
         "network": network_spec(model.policy),
     }
     text = json.dumps(doc, indent=2)
-    parse_meta(text.encode(), "the checkpoint being written")  # write only what loads
+    source = "being written"
+    spec = parse_meta(text.encode(), source)  # write only what loads: the metadata,
     weights = save(played_tensors(model.policy, doc["algo"]))
+    declared = _weights_header(weights, source)  # and weights of the network it describes
+    _check_size(spec, declared, source)
+    check_weights(declared, played_tensors(build_policy(spec, source), spec.algo), source)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr(_zip_member(META_NAME), text + "\n")

@@ -39,3 +39,33 @@ def test_quick_start_pastes_into_the_interpreter_and_prints_what_it_says() -> No
     assert "Error" not in shown and "Traceback" not in shown, shown
     assert shown.strip() == expected.strip()
     assert "melds" in shown and "deadwood" in shown and "knocker" in shown
+
+
+def test_saving_a_model_trained_with_your_own_code_runs_as_written(tmp_path, monkeypatch) -> None:
+    """The Sharing agents example: a MaskablePPO of the user's own on the batched env, saved
+    with model_meta, plays in the arena; a metadata that disagrees with the model is refused."""
+    source = _blocks("## Sharing agents", "python")[0]
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(source, "README: Sharing agents", "exec"), {})
+    assert out.getvalue().strip() == "10"
+    import pytest
+    from sb3_contrib import MaskablePPO
+
+    from rummyzoo.agents.checkpoints import (
+        CheckpointError,
+        load_policy,
+        model_meta,
+        save_checkpoint,
+    )
+    from rummyzoo.training.vec_env import BatchedSeatEnv
+
+    assert load_policy(tmp_path / "mine.rz", "knock_rummy", 2).meta["steps"] >= 1024
+
+    env = BatchedSeatEnv("knock_rummy", 2, {}, opponents=["random"], num_envs=2, seed=0)
+    small = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, seed=0)
+    wrong = model_meta("knock_rummy", 2, algo="ppo", features="knock_deadwood")
+    with pytest.raises(CheckpointError, match="weights do not fit the network"):
+        save_checkpoint(small, tmp_path / "wrong.rz", wrong)
+    assert not (tmp_path / "wrong.rz").exists()

@@ -35,10 +35,11 @@ import numpy as np
 
 from rummyzoo.agents.checkpoints import (
     atomic_write_text,
-    env_signature,
     export_checkpoint,
     load_model,
     load_policy,
+    model_meta,
+    package_version,
     read_meta,
     read_trusted_meta,
     save_checkpoint,
@@ -57,15 +58,6 @@ from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
 from rummyzoo.training.vec_env import BatchedSeatEnv
 
 ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh", "elu": "ELU", "leaky_relu": "LeakyReLU"}
-
-
-def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("rummyzoo")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def version_info() -> dict[str, Any]:
@@ -254,17 +246,17 @@ def build_model(config: RunConfig, env: Any, tb_dir: Path | None):
 
 
 def checkpoint_meta(config: RunConfig, steps: int) -> dict[str, Any]:
-    sig = env_signature(config.variant, config.num_players, config.env_options)
-    return {
-        **sig,
-        "algo": config.algo,
-        "mask_in_obs": config.algo == "dqn",
-        "features": config.features,
-        "steps": int(steps),
-        "rummyzoo_version": package_version(),
-        "reward": config.reward,
-        "reward_scale": config.reward_scale,
-    }
+    return model_meta(
+        config.variant,
+        config.num_players,
+        config.env_options,
+        algo=config.algo,
+        mask_in_obs=config.algo == "dqn",
+        features=config.features,
+        steps=steps,
+        reward=config.reward,
+        reward_scale=config.reward_scale,
+    )
 
 
 def new_run_dir(config: RunConfig, config_path: str | None, root: str | Path = "runs") -> Path:
