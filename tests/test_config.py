@@ -475,3 +475,18 @@ def test_every_env_reward_mode_is_a_run_reward_and_no_other():
         assert load_config(CONFIGS / "smoke_ppo.yaml", [f"reward={mode}"]).reward == mode
     with pytest.raises(Exception, match="reward"):
         load_config(CONFIGS / "smoke_ppo.yaml", ["reward=placing"])
+
+
+def test_replacing_a_whole_mapping_says_what_it_drops(tmp_path):
+    config = _write(tmp_path, BASE)
+    with pytest.warns(UserWarning, match=r"replaces the whole of hyperparams: batch_size, n_steps"):
+        loaded = load_config(config, ["hyperparams={learning_rate: 0.001}"])
+    assert loaded.hyperparams.n_steps == 512  # the default, as the warning says
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_config(
+            config,
+            ["hyperparams.learning_rate=0.001", "evaluation={opponents: [random], deals: 2}"],
+        )

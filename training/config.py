@@ -18,6 +18,7 @@ import dataclasses
 import difflib
 import re
 import typing
+import warnings
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -1075,6 +1076,17 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> ConfigData:
             present = isinstance(node, list) or key in node
             walked.append(key)
             if i == len(parts) - 1:
+                old = node[key] if present else None
+                if isinstance(old, dict) and isinstance(value, dict):
+                    dropped = sorted(str(k) for k in old if k not in value)
+                    if dropped:  # a whole mapping replaced: say what it no longer sets
+                        here = key_path(walked)
+                        warnings.warn(
+                            f"--set {text} replaces the whole of {here}: "
+                            f"{', '.join(dropped)} no longer set by the config (their defaults "
+                            f"apply); to change one key, --set {here}.KEY=VALUE",
+                            stacklevel=2,
+                        )
                 node[key] = value
             else:
                 child = node[key] if present else None
