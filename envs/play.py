@@ -246,6 +246,13 @@ def play_vector(
     truncated = np.zeros(n, dtype=bool)
     live = np.ones(n, dtype=bool)
     actions = np.zeros(n, dtype=np.int64)
+
+    def illegal(i: int, why: object) -> IllegalActionError:
+        """The error of game ``i``'s agent to act, naming it and its seat."""
+        seat = int(vec.current[i])
+        who = labels[i][seat] if labels is not None else policies[i][seat]
+        return IllegalActionError(f"agent {who!r} (seat {seat}) chose an illegal action: {why}")
+
     while live.any():
         games = np.flatnonzero(live)
         seats = vec.current[games].tolist()
@@ -260,10 +267,7 @@ def play_vector(
                 try:  # an int in range, as one game at a time requires (not a float cut down)
                     actions[k] = check_action(chosen, vec.num_actions)
                 except IllegalActionError as exc:
-                    who = labels[i][seat] if labels is not None else policy
-                    raise IllegalActionError(
-                        f"agent {who!r} (seat {seat}) chose an illegal action: game {i}: {exc}"
-                    ) from None
+                    raise illegal(i, f"game {i}: {exc}") from None
         for policy, ks in batched.values():
             rows = games[ks]
             first = int(rows[0])  # its generator goes unused (the policy draws nothing)
@@ -273,12 +277,7 @@ def play_vector(
         try:
             vec.step(actions[: games.size], games=games)
         except IllegalActionError as exc:
-            i = int(str(exc).split(":", 1)[0].removeprefix("game "))
-            seat = int(vec.current[i])
-            who = labels[i][seat] if labels is not None else policies[i][seat]
-            raise IllegalActionError(
-                f"agent {who!r} (seat {seat}) chose an illegal action: {exc}"
-            ) from exc
+            raise illegal(int(str(exc).split(":", 1)[0].removeprefix("game ")), exc) from exc
         decisions[games] += 1
         for i in games[vec.hand_done[games]].tolist():
             hand = vec.hand_points[i]

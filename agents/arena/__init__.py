@@ -277,6 +277,11 @@ class _Table:
             for i, policy in enumerate(policies):
                 self.instances[(i, 0)] = policy
 
+    def build_policies(self) -> None:
+        """Build every agent now (loading checkpoints, importing torch), not in the first game."""
+        for key in range(len(self.plan.specs)):
+            self._policy(key, 0)
+
     def _policy(self, agent: int, copy_number: int) -> Policy:
         key = (agent, copy_number)
         if key not in self.instances:
@@ -423,8 +428,7 @@ def _init_worker(plan: _Plan) -> None:
     # The parent process built every agent first and has shown its warnings once already.
     warnings.simplefilter("ignore", UserWarning)
     _WORKER_TABLE = _Table(plan)
-    for key, _ in enumerate(plan.specs):  # build the policies now, not during the first game
-        _WORKER_TABLE._policy(key, 0)
+    _WORKER_TABLE.build_policies()
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
@@ -598,8 +602,7 @@ def run_arena(
     with _progress_bar(total_games, quiet) as bar:
         if workers == 1:
             table = _Table(plan, policies, match)
-            for key in range(len(plan.specs)):  # every agent built (and torch imported) first
-                table._policy(key, 0)
+            table.build_policies()  # torch imported (by a checkpoint) before it is set
             with _one_torch_thread():
                 if batch > 1:
                     parts = [table.play_batched(range(deals), batch, bar)]
