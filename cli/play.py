@@ -184,7 +184,7 @@ def match_move(
     key = _normalise(text)
     if not key:
         return None, "type a move's number or name (help for the commands)"
-    if key.isdigit():
+    if key.isascii() and key.isdigit():  # not "²" or "①", which int() refuses
         number = int(key)
         if 1 <= number <= len(legal):
             return legal[number - 1], ""
@@ -217,15 +217,22 @@ def match_move(
         shown = ", ".join(raw.action_name(a) for a in candidates[:10])
         more = " ..." if len(candidates) > 10 else ""
         return None, f"{text.strip()!r} could be any of: {shown}{more}; be more precise"
+    shown = ", ".join(raw.action_name(a) for a in legal[:12])
+    more = " ..." if len(legal) > 12 else ""
     try:
         action = raw.action_index(key)
     except ValueError:
-        return None, (
-            f"unknown move {text.strip()!r}: type {_number_range(len(legal))} or a move name "
-            f"({where})"
-        )
-    shown = ", ".join(raw.action_name(a) for a in legal[:12])
-    more = " ..." if len(legal) > 12 else ""
+        # the start of moves that exist but are not legal now ("take" while discarding)
+        every = getattr(raw, "game", raw).action_names  # an env or its game
+        starts = [a for a, name in enumerate(every) if _normalise(name).startswith(key)]
+        if len(starts) != 1:
+            if starts:
+                return None, f"no {text.strip()!r} move is legal now; legal: {shown}{more}"
+            return None, (
+                f"unknown move {text.strip()!r}: type {_number_range(len(legal))} or a move name "
+                f"({where})"
+            )
+        action = starts[0]
     detail = why(action) if why is not None else ""
     return None, (
         f"{raw.action_name(action)!r} is not a legal move now"
@@ -598,7 +605,9 @@ class _Session:
         elif self.seat in winners:
             verdict = "you win" if len(winners) == 1 else "you share the win"
         else:
-            verdict = f"{' and '.join(self.who(s) for s in winners)} wins"
+            verdict = " and ".join(self.who(s) for s in winners) + (
+                " wins" if len(winners) == 1 else " win"
+            )
         final = ", ".join(f"{self.who(s)} {t:+g}" for s, t in enumerate(totals))
         c.say()
         c.say(f"game over: {verdict}. final points: {final}")

@@ -57,7 +57,10 @@ def run(args: argparse.Namespace) -> int:
         from rummyzoo.cli.viewer import write_replay_html
 
         html = output_file(args.html, "--html")
-        out = write_replay_html(args.file, html, None if args.open else args.seat)
+        view = None if args.open else args.seat
+        if view is not None:
+            _check_seat(load_replay(args.file), view)
+        out = write_replay_html(args.file, html, view)
         print(f"wrote {out}: open it in a browser (arrows step, PageUp/PageDown change hand)")
         return 0
 
@@ -68,16 +71,13 @@ def run(args: argparse.Namespace) -> int:
             print()
             return None
 
-    try:
-        show_replay(
-            args.file,
-            view=None if args.open else args.seat,
-            step=args.step,
-            read_line=read_line,
-            color=color,
-        )
-    except KeyboardInterrupt:
-        print()
+    show_replay(  # Ctrl-C: the command's one line and exit status 130, as every command's
+        args.file,
+        view=None if args.open else args.seat,
+        step=args.step,
+        read_line=read_line,
+        color=color,
+    )
     return 0
 
 
@@ -87,6 +87,12 @@ class _Stopped(Exception):
     def __init__(self, moves: int) -> None:
         super().__init__(moves)
         self.moves = moves
+
+
+def _check_seat(data: dict[str, Any], view: int) -> None:
+    n = data["num_players"]
+    if not 0 <= view < n:
+        raise ValueError(f"--seat must be 0..{n - 1} for this {n}-player game, got {view}")
 
 
 def show_replay(
@@ -108,8 +114,8 @@ def show_replay(
     """
     data = load_replay(path)
     n = data["num_players"]
-    if view is not None and not 0 <= view < n:
-        raise ValueError(f"--seat must be 0..{n - 1} for this {n}-player game, got {view}")
+    if view is not None:
+        _check_seat(data, view)
     summary = verify_replay(data, str(path))
 
     def paint(text: str) -> str:

@@ -32,12 +32,16 @@ from __future__ import annotations
 
 import argparse
 import html
+import ipaddress
 import json
+import math
 import queue
+import socket
 import threading
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 
@@ -49,6 +53,21 @@ __all__ = ["create_app"]
 MOVE_TIMEOUT = 60.0
 #: Games kept in memory at once (the oldest finished ones are dropped first).
 MAX_GAMES = 64
+#: The largest request body the server reads (a move or a new game's settings is far less).
+MAX_BODY = 64 * 1024
+#: The longest error message sent back (a long value a request sent is cut, not echoed whole).
+MAX_MESSAGE = 600
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _url(*parts: str) -> str:
+    """A link's path from its parts, each percent-encoded (``/`` kept), then HTML-escaped."""
+    return html.escape("/" + "/".join(quote(p) for p in parts))
 
 
 class RequestError(Exception):
@@ -74,9 +93,14 @@ class RunsFolder:
         if not relative or "\x00" in relative or Path(relative).is_absolute():
             raise RequestError(404, f"{what} {relative!r} is not in the runs folder")
         path = ((base or self.root) / relative).resolve()
-        if path != self.root and self.root not in path.parents:
+        if not self.holds(path):
             raise RequestError(404, f"{what} {relative!r} is not in the runs folder")
         return path
+
+    def holds(self, path: Path) -> bool:
+        """Whether ``path``, links followed, is the runs folder or inside it."""
+        path = path.resolve()
+        return path == self.root or self.root in path.parents
 
     def runs(self) -> list[Path]:
         if not self.root.is_dir():
@@ -98,7 +122,7 @@ class RunsFolder:
         """The replay files of a run (sample games, arena games, web games)."""
         found = []
         for path in sorted(run.rglob("*.json")):
-            if not path.is_file():
+            if not path.is_file() or not self.holds(path):  # a link out is never read
                 continue
             try:
                 with path.open() as f:
@@ -199,10 +223,15 @@ class WebGame:
     def _finish(self) -> None:
         from rummyzoo.envs.replay import save_replay
 
-        replay = self.recorder.to_dict(source="rummyzoo serve")
-        if replay["decks"]:
-            path = save_replay(replay, self.save_dir / f"game_{self.id}.json")
-            self.replay_file = path.name
+        try:
+            replay = self.recorder.to_dict(source="rummyzoo serve")
+            if replay["decks"]:
+                path = save_replay(replay, self.save_dir / f"game_{self.id}.json")
+                self.replay_file = path.name
+        except OSError as exc:  # a runs folder it cannot write to: the game still ends
+            why = f"{type(exc).__name__}: {exc.strerror or exc}"
+            self.error = f"{self.error}; " if self.error else ""
+            self.error += f"the game's replay could not be saved in {self.save_dir}: {why}"
         with self.changed:
             self.over = True
             self.waiting = None
@@ -343,7 +372,8 @@ class WebGame:
                 if len(winners) == len(totals)
                 else ("you win" if winners == [self.seat] else
                       "you share the win" if self.seat in winners else
-                      " and ".join(f"player_{s}" for s in winners) + " wins")
+                      " and ".join(f"player_{s}" for s in winners)
+                      + (" wins" if len(winners) == 1 else " win"))
             )  # fmt: skip
             out["replay"] = self.replay_file
         return out
@@ -368,17 +398,59 @@ def _header(title: str, sub: str = "") -> str:
     )
 
 
-def _evaluations(run: Path) -> list[dict[str, Any]]:
-    from rummyzoo.training.curves import saved_evaluations
+def _evaluations(folder: RunsFolder, run: Path) -> list[dict[str, Any]]:
+    from rummyzoo.training.curves import EVALUATION_FILES, saved_evaluations
 
+    if not all(folder.holds(run / name) for name in EVALUATION_FILES):  # a link out
+        return []
     try:
         return saved_evaluations(run)
     except ValueError:  # a damaged file: the run is listed without its evaluations
         return []
 
 
-def create_app(runs_dir: str | Path = "runs") -> Any:
-    """The Flask app over ``runs_dir`` (see the module docstring)."""
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _rate_cell(opponent: Any, result: Any, interval: bool) -> str | None:
+    """``opponent 0.512 [0.480, 0.544]`` of one saved evaluation; None where the entry is
+    damaged (not a number where one belongs)."""
+    if not isinstance(result, dict) or not _number(result.get("win_rate")):
+        return None
+    cell = f"{html.escape(str(opponent))} {result['win_rate']:.3f}"
+    if not interval:
+        return cell
+    ci = result.get("win_rate_ci")
+    if not (isinstance(ci, list) and len(ci) == 2 and all(_number(x) for x in ci)):
+        return cell
+    return f"{cell} [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _host_name(header: str) -> str:
+    """The name or address of a ``Host`` header, without its port (``[::1]:8000`` -> ``::1``)."""
+    if header.startswith("["):
+        return header[1:].split("]", 1)[0]
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is this machine only."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
+    """The Flask app over ``runs_dir`` (see the module docstring).
+
+    Bound to this machine only (``host`` a loopback address, the default), the app answers
+    only requests addressed to it by a loopback name (``localhost``, ``127.0.0.1``, ``[::1]``):
+    a page of another site whose name has been pointed at 127.0.0.1 (DNS rebinding) gets 403.
+    """
     from flask import Flask, jsonify, request
     from werkzeug.exceptions import HTTPException
 
@@ -391,6 +463,8 @@ def create_app(runs_dir: str | Path = "runs") -> Any:
     app = Flask("rummyzoo.serve")
     app.url_map.merge_slashes = False  # "//etc/x" stays an absolute path, refused as such
     app.config["JSON_SORT_KEYS"] = False
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
+    local_only = _loopback(host)
     games: dict[str, WebGame] = {}
     lock = threading.Lock()
 
@@ -398,6 +472,8 @@ def create_app(runs_dir: str | Path = "runs") -> Any:
         return request.path.startswith("/api/")
 
     def error_response(status: int, message: str) -> Any:
+        if len(message) > MAX_MESSAGE:  # a long value the request sent is not sent back whole
+            message = message[: MAX_MESSAGE - 3] + "..."
         if wants_json():
             return jsonify({"error": message, "status": status}), status
         body = _header(f"error {status}") + (
@@ -419,22 +495,27 @@ def create_app(runs_dir: str | Path = "runs") -> Any:
         app.logger.exception("request failed")
         return error_response(500, f"internal error: {type(exc).__name__}: {exc}")
 
+    @app.before_request
+    def _check_host() -> None:
+        if local_only and not _loopback(_host_name(request.host)):
+            raise RequestError(
+                403,
+                f"this server answers requests to localhost only, not to {_short(request.host)}",
+            )
+
     # -- runs and games
     @app.get("/")
     def index() -> Any:
         rows = []
         for run in folder.runs():
             n_games = len(folder.games(run))
-            evals = _evaluations(run)
+            evals = _evaluations(folder, run)
             last = ""
             if evals and isinstance(evals[-1].get("results"), dict):
-                last = ", ".join(
-                    f"{html.escape(str(o))} {r.get('win_rate', 0):.3f}"
-                    for o, r in evals[-1]["results"].items()
-                    if isinstance(r, dict) and isinstance(r.get("win_rate"), (int, float))
-                )
+                cells = (_rate_cell(o, r, False) for o, r in evals[-1]["results"].items())
+                last = ", ".join(c for c in cells if c is not None)
             rows.append(
-                [f'<a href="/runs/{html.escape(run.name)}">{html.escape(run.name)}</a>',
+                [f'<a href="{_url("runs", run.name)}">{html.escape(run.name)}</a>',
                  str(n_games), last]
             )  # fmt: skip
         listing = (
@@ -450,25 +531,22 @@ def create_app(runs_dir: str | Path = "runs") -> Any:
         run = folder.run(name)
         parts = []
         config = run / "config.yaml"
-        if config.is_file():
+        if config.is_file() and folder.holds(config):
             parts.append(f"<h3>config</h3><pre>{html.escape(config.read_text()[:20000])}</pre>")
-        evals = _evaluations(run)
+        evals = _evaluations(folder, run)
         if evals:
             rows = []
             for e in evals:
                 results = e.get("results") if isinstance(e.get("results"), dict) else {}
-                cells = [
-                    f"{html.escape(str(o))} {r['win_rate']:.3f} "
-                    f"[{r['win_rate_ci'][0]:.3f}, {r['win_rate_ci'][1]:.3f}]"
-                    for o, r in results.items()
-                    if isinstance(r, dict) and "win_rate" in r and "win_rate_ci" in r
-                ]
-                rows.append([str(e.get("steps", "")), "; ".join(cells)])
+                cells = (_rate_cell(o, r, True) for o, r in results.items())
+                rows.append(
+                    [html.escape(str(e.get("steps", ""))), "; ".join(c for c in cells if c)]
+                )
             parts.append("<h3>evaluations</h3>" + _table_rows(rows, ["steps", "win rate [95% CI]"]))
         game_rows = []
         for path in folder.games(run):
             rel = path.relative_to(run).as_posix()
-            game_rows.append([f'<a href="/runs/{html.escape(name)}/game/{html.escape(rel)}">'
+            game_rows.append([f'<a href="{_url("runs", name, "game", rel)}">'
                               f"{html.escape(rel)}</a>"])  # fmt: skip
         parts.append(
             "<h3>games</h3>"
@@ -477,7 +555,7 @@ def create_app(runs_dir: str | Path = "runs") -> Any:
         ckpts = sorted((run / "checkpoints").glob("*.rz"))
         if ckpts:
             links = "".join(
-                f'<li><a href="/play?opponent={html.escape(name)}/checkpoints/{html.escape(c.name)}">'
+                f'<li><a href="/play?opponent={html.escape(quote(f"{name}/checkpoints/{c.name}"))}">'
                 f"play against {html.escape(c.name)}</a></li>"
                 for c in ckpts
             )
@@ -492,8 +570,10 @@ def create_app(runs_dir: str | Path = "runs") -> Any:
         if run not in path.parents or path.suffix != ".json" or not path.is_file():
             raise RequestError(404, f"unknown game {file!r} in run {name!r}")
         seat_text = request.args.get("seat")
-        if seat_text not in (None, "", "open") and not seat_text.isdigit():
-            raise RequestError(400, f"seat must be a seat number or open, got {seat_text!r}")
+        if seat_text not in (None, "", "open") and not (
+            seat_text.isascii() and seat_text.isdigit()
+        ):
+            raise RequestError(400, f"seat must be a seat number or open, got {_short(seat_text)}")
         try:
             data = load_replay(path)
             seat = None if seat_text in (None, "", "open") else int(seat_text)
@@ -684,21 +764,51 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     )
     serve.add_argument("runs_dir", nargs="?", default="runs", help="the runs folder (default runs)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--port", type=_port, default=8000, help="port, 1-65535 (default 8000)")
     serve.set_defaults(func=run)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1-65535, got {value}")
+    return value
+
+
+def _check_address(host: str, port: int) -> None:
+    """Bind ``host:port`` once and let it go: a port in use or an address that is not this
+    machine's is one line (the web server's own start prints several and exits)."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does
+            probe.bind((host, port))
+    except OSError as exc:
+        raise ValueError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve a runs folder until interrupted."""
+    from werkzeug.serving import make_server
+
     runs = Path(args.runs_dir)
     if runs.exists() and not runs.is_dir():
         raise ValueError(f"runs folder {runs} is a file")
+    _check_address(args.host, args.port)
+    server = make_server(args.host, args.port, create_app(args.runs_dir, args.host), threaded=True)
     if not runs.exists():  # nothing trained yet: /play works, and saves its games there
         runs.mkdir(parents=True)
         print(f"rummyzoo serve: created the runs folder {runs} (no runs yet; /play works)")
-    app = create_app(args.runs_dir)
+    host = f"[{args.host}]" if ":" in args.host else args.host
     print(
-        f"rummyzoo serve: http://{args.host}:{args.port}/ (runs folder {args.runs_dir}; Ctrl-C stops)"
+        f"rummyzoo serve: http://{host}:{args.port}/ (runs folder {args.runs_dir}; Ctrl-C stops)",
+        flush=True,
     )
-    app.run(host=args.host, port=args.port, threaded=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
     return 0

@@ -205,6 +205,8 @@ def test_illegal_and_ambiguous_names_re_prompt():
     assert action is None and "'knock Kh' is not a legal move now; legal: draw stock" in reason
     action, reason = match_move("0", legal, labels, raw)
     assert action is None and "choose a number 1-2" in reason
+    action, reason = match_move("knock", legal, labels, raw)  # many such moves, none legal
+    assert action is None and reason.startswith("no 'knock' move is legal now; legal: draw stock")
     env.step(raw.action_index("draw stock"))
     legal = raw.legal_actions()
     labels = [raw.action_name(a) for a in legal]
@@ -216,6 +218,14 @@ def test_illegal_and_ambiguous_names_re_prompt():
     assert match_move(f"knock {card.lower()}", legal, labels, raw)[0] == raw.action_index(
         f"knock {card}"
     )
+    # the start of moves that exist, none legal now: not an "unknown move"
+    action, reason = match_move("take", legal, labels, raw)
+    assert action is None and reason.startswith("'take discard' is not a legal move now")
+    action, reason = match_move("draw", legal, labels, raw)
+    assert action is None and reason.startswith("'draw stock' is not a legal move now")
+    for digit in ("\u00b2", "\u2460", "\u0663"):  # isdigit() true, int() refuses or misreads
+        action, reason = match_move(digit, legal, labels, raw)
+        assert action is None and reason.startswith("unknown move"), digit
 
 
 def test_ditch_moves_by_card_words():

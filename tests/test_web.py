@@ -217,7 +217,7 @@ def test_serve_lists_a_run_whose_summary_is_damaged(runs):
     ("body", "message"),
     [
         ("{not json", "malformed JSON"),
-        ("[" * 100_000 + "]" * 100_000, "malformed JSON"),
+        ("[" * 30_000 + "]" * 30_000, "malformed JSON"),  # under the body limit
         ('{"variant": "knock_rummy", "seed": ' + "9" * 5000 + "}", "malformed JSON"),
         ("[1, 2]", "expected a JSON object"),
         ('{"variant": "poker"}', "unknown variant 'poker'"),
@@ -345,19 +345,123 @@ def test_replay_error_for_bad_file(tmp_path):
 def test_serve_creates_a_missing_runs_folder_and_refuses_a_bad_seat(
     runs, tmp_path, capsys, monkeypatch
 ):
-    from rummyzoo.cli import serve as serve_module
 
     page = "/runs/r1/game/games/sample_000000001.json?seat=abc"
     response = create_app(runs).test_client().get(page)
     assert response.status_code == 400 and "seat must be a seat number or open" in response.text
     served = []
 
-    class _App:
-        def run(self, **kwargs):
-            served.append(kwargs)
+    class _Server:
+        def serve_forever(self):
+            served.append(True)
 
-    monkeypatch.setattr(serve_module, "create_app", lambda folder: _App())
+        def server_close(self):
+            pass
+
+    monkeypatch.setattr("werkzeug.serving.make_server", lambda *a, **k: _Server())
     missing = tmp_path / "new_runs"
     assert main(["serve", str(missing)]) == 0
     assert served and missing.is_dir()
     assert "created the runs folder" in capsys.readouterr().out
+
+
+def test_serve_refuses_a_bad_port_and_a_port_in_use_in_one_line(tmp_path, capsys):
+    import socket
+
+    for port in ("-1", "0", "99999", "x"):
+        with pytest.raises(SystemExit) as stop:
+            main(["serve", str(tmp_path), "--port", port])
+        assert stop.value.code == 2
+        assert "--port" in capsys.readouterr().err
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = taken.getsockname()[1]
+        assert main(["serve", str(tmp_path / "r"), "--port", str(port)]) == 2
+    finally:
+        taken.close()
+    err = capsys.readouterr().err
+    assert f"cannot serve on 127.0.0.1:{port}" in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()  # refused before anything was made
+
+
+def test_serve_answers_only_loopback_names_and_reads_small_bodies(runs):
+    client = create_app(runs).test_client()
+    for host in ("localhost", "localhost:8000", "127.0.0.1:8000", "[::1]:8000"):
+        assert client.get("/", headers={"Host": host}).status_code == 200, host
+    rebound = client.get("/", headers={"Host": "evil.example:8000"})
+    assert rebound.status_code == 403 and "localhost only" in rebound.text
+    # bound to every address on purpose: any name is answered
+    assert (
+        create_app(runs, "0.0.0.0")
+        .test_client()
+        .get("/", headers={"Host": "evil.example"})
+        .status_code
+        == 200
+    )
+    big = client.post("/api/games", json={"variant": "a" * 200_000})
+    assert big.status_code == 413 and len(big.data) < 2_000
+    long_move = client.post("/api/games", json={"variant": "a" * 20_000})
+    assert long_move.status_code == 400 and len(long_move.data) < 2_000
+
+
+def test_serve_links_are_encoded_and_links_out_are_not_listed(runs, tmp_path):
+    odd = runs / "a#b" / "games"
+    odd.mkdir(parents=True)
+    (runs / "a#b" / "config.yaml").write_text("variant: knock_rummy\n")
+    save_replay(_game("knock_rummy"), odd / "x#1.json")
+    client = create_app(runs).test_client()
+    index = client.get("/").text
+    assert 'href="/runs/a%23b"' in index
+    page = client.get("/runs/a%23b").text
+    assert 'href="/runs/a%23b/game/games/x%231.json"' in page
+    assert client.get("/runs/a%23b/game/games/x%231.json").status_code == 200
+    # r1/games/link.json points outside the runs folder: never read, so never listed
+    assert "link.json" not in client.get("/runs/r1").text
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("secret: 1\n")
+    (runs / "r1" / "config.yaml").unlink()
+    (runs / "r1" / "config.yaml").symlink_to(outside)
+    assert "secret" not in client.get("/runs/r1").text
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [{"win_rate": "x"}, {"win_rate": 0.5, "win_rate_ci": [None, 1]},
+     {"win_rate": 0.5, "win_rate_ci": 0.3}, {"win_rate": float("nan")}],
+)  # fmt: skip
+def test_serve_shows_a_run_whose_evaluations_are_damaged(runs, entry):
+    evals = {"evaluations": [{"steps": 10, "results": {"random": entry}}]}
+    (runs / "r1" / "evaluations.json").write_text(json.dumps(evals))
+    client = create_app(runs).test_client()
+    assert client.get("/").status_code == 200
+    page = client.get("/runs/r1")
+    assert page.status_code == 200 and "sample_000000001.json" in page.text
+
+
+def test_serve_seat_and_move_of_other_digits_are_refused_not_crashed(runs):
+    client = create_app(runs).test_client()
+    page = client.get("/runs/r1/game/games/sample_000000001.json?seat=\u00b2")
+    assert page.status_code == 400 and "seat must be a seat number" in page.text
+    game = client.post(
+        "/api/games", json={"variant": "knock_rummy", "opponent": "random", "seed": 3}
+    ).get_json()
+    move = client.post(f"/api/games/{game['id']}/move", json={"move": "\u00b2"})
+    assert move.status_code == 400 and "unknown move" in move.get_json()["error"]
+
+
+def test_serve_game_ends_when_its_replay_cannot_be_saved(runs):
+    (runs / "web_games").write_text("a file where the folder goes")
+    client = create_app(runs).test_client()
+    state = client.post(
+        "/api/games", json={"variant": "knock_rummy", "opponent": "random", "seed": 3}
+    ).get_json()
+    for _ in range(500):
+        if state["status"] == "over":
+            break
+        state = client.post(
+            f"/api/games/{state['id']}/move", json={"action": state["legal"][0]["action"]}
+        ).get_json()
+    assert state["status"] == "over"
+    assert "could not be saved" in state["error"] and state["replay"] is None

@@ -35,6 +35,10 @@ def run_evaluations(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str,
     return config, sorted(history, key=lambda e: e["steps"])
 
 
+#: The files of a run that hold its evaluations, the one read last first.
+EVALUATION_FILES = ("summary.json", "evaluations.json", "state.json")
+
+
 def saved_evaluations(run: Path) -> list[dict[str, Any]]:
     """A run's evaluations, the latest its files hold: ``summary.json``'s (once it has
     finished), ``evaluations.json``'s (written after each evaluation) or ``state.json``'s (at
@@ -43,7 +47,7 @@ def saved_evaluations(run: Path) -> list[dict[str, Any]]:
     :raises ValueError: a file that is not JSON, or whose evaluations are malformed (named).
     """
     found: list[list[dict[str, Any]]] = []
-    for name in ("summary.json", "evaluations.json", "state.json"):
+    for name in EVALUATION_FILES:
         path = Path(run) / name
         if not path.is_file():
             continue
