@@ -23,8 +23,6 @@ into place, so a crash never leaves a half-written checkpoint.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import warnings
 import zipfile
 from pathlib import Path
@@ -34,6 +32,7 @@ import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
 from rummyzoo.agents.features import learner_input, learner_inputs, make_features
+from rummyzoo.envs.files import atomic_write_bytes
 from rummyzoo.envs.match import MATCH_OPTION_NAMES, REPORT_OPTION_NAMES
 from rummyzoo.envs.registry import make_game
 
@@ -126,37 +125,6 @@ def model_meta(
         "reward": reward,
         "reward_scale": reward_scale,
     }
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file moved into place.
-
-    The file gets the permissions a plain ``open(path, "wb")`` would give it: those of the
-    file it replaces, else ``0o666`` less the umask (a temporary file is created ``0o600``).
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o777
-    except OSError:
-        umask = os.umask(0o022)  # the only way to read the umask is to set it
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically, as :func:`atomic_write_bytes` does."""
-    atomic_write_bytes(path, text.encode())
 
 
 def save_checkpoint(model: Any, path: str | Path, meta: dict[str, Any]) -> Path:

@@ -40,10 +40,10 @@ from torch import nn
 from rummyzoo.agents.checkpoints import (
     META_NAME,
     CheckpointError,
-    atomic_write_bytes,
     file_head,
     package_version,
 )
+from rummyzoo.envs.files import atomic_write_bytes
 
 SUFFIX = ".rz"
 WEIGHTS_NAME = "model.safetensors"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rummyzoo.agents.arena import SEATING_DESIGNS
-from rummyzoo.cli.common import Parents, parse_options
+from rummyzoo.cli.common import Parents, check_outputs, parse_options
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
@@ -65,6 +66,11 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play duplicate deals between agents and report win rates, points and ratings."""
+    if args.save_limit < 0:
+        raise ValueError(f"--save-limit must be 0 (every game) or more, got {args.save_limit}")
+    check_outputs(args, "json", "csv", "heatmap")
+    if args.save_games and Path(args.save_games).exists() and not Path(args.save_games).is_dir():
+        raise ValueError(f"--save-games {args.save_games} is a file: give a folder")
     import shlex
 
     from rummyzoo.agents.arena import (
@@ -87,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         quiet=args.quiet,
         save_games=args.save_games,
-        save_limit=args.save_limit if args.save_limit > 0 else None,
+        save_limit=args.save_limit or None,
         batch=args.batch,
         seating=args.seating,
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
-import json
 import platform
 import time
 import tracemalloc
@@ -17,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.random_agent import RandomPolicy
-from rummyzoo.cli.common import Parents, parse_options
+from rummyzoo.cli.common import Parents, check_outputs, parse_options
 from rummyzoo.envs.cards import to_mask
+from rummyzoo.envs.files import write_json
 from rummyzoo.envs.melds import MeldSolver
 from rummyzoo.envs.native import compiled_kernels
 from rummyzoo.envs.play import play_aec
@@ -435,15 +435,14 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_outputs(args, "json")
     run_bench(args)
     return 0
 
 
 def _write_json(result: dict[str, Any], path: str | None) -> None:
     if path:
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n")
+        out = write_json(result, path)
         print(f"wrote {out}")
 
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import shlex
-import sys
-from pathlib import Path
 
-from rummyzoo.cli.common import Parents
+from rummyzoo.cli.common import Parents, check_outputs
+from rummyzoo.envs.files import write_json
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
@@ -33,6 +31,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_outputs(args, "json")
     from rummyzoo.training.config import load_config
     from rummyzoo.training.rllib import bench_rllib
 
@@ -40,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--iterations and --repeat must be positive, --env-runners >= 0")
     config = load_config(args.config, ["backend=rllib", *(args.set or [])])
     result = bench_rllib(config, args.env_runners, args.iterations, args.repeat)
-    result["command"] = " ".join(shlex.quote(a) for a in ["rummyzoo", *sys.argv[1:]])
+    result["command"] = " ".join(shlex.quote(a) for a in args.argv)
     result["machine"] = {"cpus": __import__("os").cpu_count(), "python": platform.python_version()}
     for s in result["settings"]:
         rounds = ", ".join(f"{x:,.0f}" for x in s["env_steps_per_s"])
@@ -49,8 +48,6 @@ def run(args: argparse.Namespace) -> int:
             f"steps/s (rounds: {rounds}); {s['ratio_to_first']:.2f}x the first"
         )
     if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(result, indent=2) + "\n")
+        path = write_json(result, args.json)
         print(f"wrote {path}")
     return 0

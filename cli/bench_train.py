@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import shlex
-from pathlib import Path
 from typing import Any
 
-from rummyzoo.cli.common import Parents
+from rummyzoo.cli.common import Parents, check_outputs
+from rummyzoo.envs.files import write_json
 
 PARTS = ("env", "opponents", "inference", "buffer", "wait", "update", "other")
 
@@ -58,6 +57,7 @@ def _line(label: str, r: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_outputs(args, "json")
     import numpy as np
 
     from rummyzoo.training.bench import bench_train
@@ -137,8 +137,6 @@ def run(args: argparse.Namespace) -> int:
             f"{entry['collection_steps_per_s']:,.0f} collecting{ratio}"
         )
     if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(summary, indent=2) + "\n")
+        path = write_json(summary, args.json)
         print(f"wrote {path}")
     return 0

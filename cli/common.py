@@ -57,6 +57,15 @@ def output_file(path: str | Path, flag: str, suffix: str | None = None) -> Path:
     return out
 
 
+def check_outputs(args: argparse.Namespace, *flags: str) -> None:
+    """Check the files that ``flags`` (``"json"`` for ``--json``) name, before any work: a
+    folder or a path under a file fails now, not after the whole run (:func:`output_file`)."""
+    for flag in flags:
+        value = getattr(args, flag, None)
+        if value:
+            output_file(value, "--" + flag.replace("_", "-"))
+
+
 def seed_number(text: str) -> int:
     """``--seed``'s type: a non-negative integer (argparse names the flag on an error)."""
     try:

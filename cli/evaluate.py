@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rummyzoo.cli.common import Parents, parse_options
+from rummyzoo.cli.common import Parents, check_outputs, parse_options
+from rummyzoo.envs.files import write_json
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """A checkpoint against the baselines of its variant, through the arena."""
-    import json
+    check_outputs(args, "json")
 
     from rummyzoo.agents.arena import format_report, run_arena, summarize
     from rummyzoo.agents.arena.evaluate import baseline_names
@@ -80,8 +81,6 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(recall_run(run_dir / "summary.json"))
     if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "checkpoint": args.checkpoint,
             "variant": variant,
@@ -91,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             "seed": args.seed,
             "results": results,
         }
-        path.write_text(json.dumps(payload, indent=2) + "\n")
+        path = write_json(payload, args.json)
         print(f"wrote {path}")
     return 0
 

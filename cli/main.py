@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.formatwarning = _one_line_warning
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
+    args.argv = ["rummyzoo", *(sys.argv[1:] if argv is None else argv)]  # what a run records
     if unknown:  # said by the command, with its usage (not the list of every command)
         args._commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from rummyzoo.cli.common import Parents
 
@@ -48,11 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
     from rummyzoo.training.train import format_summary, resume_run, train_from_file
 
-    argv = (
-        ["rummyzoo", *sys.argv[1:]]
-        if sys.argv and sys.argv[0].endswith("rummyzoo")
-        else ["rummyzoo", "train"]
-    )
+    argv = list(getattr(args, "argv", ["rummyzoo", "train"]))  # as main() parsed it
     progress = "off" if args.quiet else ("lines" if args.no_progress else "auto")
     if args.progress_every <= 0:
         raise ValueError(f"--progress-every must be positive, got {args.progress_every:g}")

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from rummyzoo.agents.checkpoints import atomic_write_text
+from rummyzoo.envs.files import atomic_write_text
 from rummyzoo.envs.replay import load_replay, replay_frames
 
 __all__ = ["page", "replay_page", "static_text", "write_replay_html"]

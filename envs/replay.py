@@ -261,11 +261,10 @@ def record_game(
 
 
 def save_replay(replay: dict[str, Any], path: str | Path) -> Path:
-    """Write a replay as JSON (parent folders are created)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(replay, indent=1) + "\n")
-    return path
+    """Write a replay as JSON, atomically (parent folders are created)."""
+    from rummyzoo.envs.files import write_json
+
+    return write_json(replay, path, indent=1)
 
 
 # ---------------------------------------------------------------------------- loading

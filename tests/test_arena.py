@@ -238,7 +238,7 @@ def test_seatings_rotate_every_agent_through_every_seat() -> None:
     round_robin = seatings(5, 2)
     assert len(round_robin) == 20  # C(5, 2) line-ups x 2 rotations
     assert len(set(round_robin)) == 20
-    assert seatings(2, 4) == [(0, 1, 0, 1), (1, 0, 1, 0)]  # cycling, distinct rotations only
+    assert seatings(2, 4, design="rotations") == [(0, 1, 0, 1), (1, 0, 1, 0)]  # cycling
     assert unique_labels(["random", "x", "random"]) == ["random#1", "x", "random#2"]
 
 
@@ -279,6 +279,16 @@ def test_balanced_seatings_seat_every_agent_after_every_other_equally_often() ->
     # a line-up of two kinds (a policy against copies of one opponent) rotates in either design
     assert seatings(4, 4, kinds=["me", "x", "x", "x"]) == rotations
     assert len(seatings(4, 4, kinds=["me", "x", "y", "x"])) == 12
+    # two kinds of two seats each: side by side and apart, each kind after the other as often
+    for table, kind in (
+        (seatings(4, 4, kinds=["s", "s", "g", "g"]), ["s", "s", "g", "g"]),
+        (seatings(2, 4), ["s", "g"]),  # two agents at four seats: each in two
+    ):
+        arranged = Counter("".join(kind[a] for a in s) for s in table)
+        apart = sum(n for k, n in arranged.items() if k in ("sgsg", "gsgs"))
+        assert 0 < apart < len(table), arranged  # rotations alone: always side by side, or apart
+        neighbours = Counter((kind[s[i]], kind[s[(i + 1) % 4]]) for s in table for i in range(4))
+        assert neighbours[("s", "g")] == neighbours[("g", "s")]
     with pytest.raises(ValueError, match="seating must be one of balanced, rotations"):
         seatings(4, 4, design="random")
     with pytest.raises(ValueError, match="one kind per agent"):
@@ -295,9 +305,9 @@ def test_team_seatings_give_every_agent_every_partner_and_seat() -> None:
     assert set(partners.values()) == {4}
     for seat in range(4):
         assert Counter(s[seat] for s in table) == dict.fromkeys(range(4), 3)
-    # without partners nothing changes; fewer agents than seats still cycle
+    # without partners nothing changes; fewer agents than seats cycle, each agent a team
     assert seatings(4, 4, [0, 1, 2, 3]) == seatings(4, 4)
-    assert seatings(2, 4, teams) == seatings(2, 4)
+    assert seatings(2, 4, teams) == seatings(2, 4, design="rotations")
     with pytest.raises(ValueError, match="one score group per seat"):
         seatings(4, 4, [0, 1])
     # the arena schedules them: in a teams round robin every pair of agents meets as partners

@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from pathlib import Path
 
 import pytest
 
-from rummyzoo.agents.checkpoints import atomic_write_bytes, atomic_write_text
 from rummyzoo.cli.demo import play_demo
 from rummyzoo.cli.main import main
+from rummyzoo.envs.files import atomic_write_bytes, atomic_write_text
 
 VARIANTS = ("knock_rummy", "ditch_rummy", "rummy500")
 
@@ -462,3 +463,46 @@ def test_an_unknown_flag_is_refused_by_its_command(argv, unknown, capsys) -> Non
     out, err = capsys.readouterr()
     assert err.splitlines()[-1] == f"rummyzoo {argv[0]}: error: unrecognized arguments: {unknown}"
     assert f"usage: rummyzoo {argv[0]}" in err and out == ""
+
+
+def test_a_run_records_the_command_as_parsed_however_it_was_started(monkeypatch, tmp_path):
+    import rummyzoo.training.train as train_module
+
+    seen = []
+
+    def record(config, overrides, run_dir, argv, **kwargs):
+        seen.append(argv)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_module, "train_from_file", record)
+    monkeypatch.setattr("sys.argv", ["/usr/lib/python3/runpy.py", "whatever"])  # python -m
+    given = ["train", "configs/smoke_ppo.yaml", "--run-dir", str(tmp_path / "r"), "--set", "seed=3"]
+    assert main(given) == 130
+    assert seen == [["rummyzoo", *given]]
+
+
+def test_arena_refuses_a_negative_save_limit_before_playing(capsys):
+    code = main(["arena", "knock_rummy", "--agents", "random", "random", "--save-limit", "-1"])
+    assert code == 2
+    assert "--save-limit must be 0 (every game) or more, got -1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("command", "flag"),
+    [
+        (["arena", "knock_rummy", "--agents", "random", "random", "--deals", "50"], "--json"),
+        (["arena", "knock_rummy", "--agents", "random", "random"], "--csv"),
+        (["arena", "knock_rummy", "--agents", "random", "random"], "--heatmap"),
+        (["evaluate", "no_such.rz"], "--json"),
+        (["bench-env", "knock_rummy", "--seconds", "5"], "--json"),
+        (["bench-train", "configs/knock_bench.yaml", "--steps", "4096"], "--json"),
+    ],
+)
+def test_an_output_file_that_is_a_folder_is_refused_before_any_work(
+    command, flag, tmp_path, capsys
+):
+    started = time.perf_counter()
+    assert main([*command, flag, str(tmp_path)]) == 2
+    assert time.perf_counter() - started < 3  # nothing was played first
+    err = capsys.readouterr().err
+    assert f"{flag} {tmp_path} is a folder: give the name of a file to write" in err

@@ -84,7 +84,7 @@ def bench_train(config: RunConfig, steps: int, pool: int = 0) -> dict[str, Any]:
         raise ValueError(f"pool must be 0 or more, got {pool}")
     torch.set_num_threads(config.torch_threads)
     if pool:
-        config = config.model_copy(update={"opponents": [OpponentSpec(name="self")]})
+        config = config.model_copy(update={"opponents": [OpponentSpec(name="self")]}, deep=True)
         config.self_play.pool_size = max(config.self_play.pool_size, pool)
     clock = _Clock()
     env = build_vec_env(config)

@@ -60,10 +60,10 @@ from stable_baselines3.common.logger import HParam
 
 from rummyzoo.agents.checkpoints import (
     CheckpointPolicy,
-    atomic_write_text,
     save_checkpoint,
     save_resume_checkpoint,
 )
+from rummyzoo.envs.files import atomic_write_text
 from rummyzoo.training.config import RunConfig, fixed_fields
 from rummyzoo.training.dashboard import tag_name
 from rummyzoo.training.run_state import (

@@ -25,8 +25,8 @@ import torch as th
 from stable_baselines3 import DQN
 from torch.nn import functional as F
 
-from rummyzoo.agents.checkpoints import atomic_write_bytes
 from rummyzoo.agents.networks import MaskedDQNPolicy, mask_from_obs, masked_max
+from rummyzoo.envs.files import atomic_write_bytes
 
 
 def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.checkpoints import (
-    atomic_write_text,
     export_checkpoint,
     load_model,
     load_policy,
@@ -44,6 +43,7 @@ from rummyzoo.agents.checkpoints import (
     read_trusted_meta,
     save_checkpoint,
 )
+from rummyzoo.envs.files import atomic_write_text
 from rummyzoo.envs.workers import settled_heap
 from rummyzoo.training.config import (
     RESUME_WHAT,

@@ -49,13 +49,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import csv
-import json
 import math
 import multiprocessing
 import os
 import sys
 import time
 import warnings
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -69,6 +69,7 @@ from rummyzoo.agents.arena.ratings import Ratings, bootstrap_ratings
 from rummyzoo.agents.arena.stats import clustered_t_interval, win_rate_interval
 from rummyzoo.agents.base import BasePolicy, Policy
 from rummyzoo.agents.registry import check_agent_object, make_agent
+from rummyzoo.envs import files
 from rummyzoo.envs.match import Match
 from rummyzoo.envs.play import play_episode
 from rummyzoo.envs.registry import check_players, make_match
@@ -174,7 +175,8 @@ def seatings(
         partnered, the rotations are played in every distinct partnership.
     :param design: ``balanced`` or ``rotations`` (see :data:`SEATING_DESIGNS`).
     :param kinds: what each agent is (equal kinds play alike: the same agent name); a line-up of
-        at most two kinds is seated by rotations in either design. None: every agent its own.
+        one kind, or of two kinds of which one holds a single seat, is seated by rotations in
+        either design. None: every agent its own.
     """
     if num_agents < 2:
         raise ValueError(f"the arena needs at least 2 agents, got {num_agents}")
@@ -190,10 +192,14 @@ def seatings(
     groups = list(range(num_seats)) if score_groups is None else list(score_groups)
     if len(groups) != num_seats:
         raise ValueError(f"need one score group per seat ({num_seats}), got {len(groups)}")
-    partnered = len(set(groups)) < num_seats and num_agents >= num_seats
+    teams = len(set(groups)) < num_seats
+    partnered = teams and num_agents >= num_seats
+    # fewer agents than seats at a team game: each agent is a team (cycling puts its copies
+    # in one team's seats), which the balanced design would break up
+    balanced = design == "balanced" and num_seats > 2 and not (teams and not partnered)
     result: list[tuple[int, ...]] = []
     for lineup in lineups:
-        if design == "balanced" and num_seats > 2 and len({kinds[a] for a in lineup}) > 2:
+        if balanced and not _rotations_suffice(lineup, kinds):
             result += [tuple(lineup[p] for p in order) for order in balanced_orders(num_seats)]
             continue
         orders = [lineup]
@@ -213,6 +219,15 @@ def seatings(
                 if seating not in result:
                     result.append(seating)
     return result
+
+
+def _rotations_suffice(lineup: Sequence[int], kinds: Sequence[Any]) -> bool:
+    """Whether the rotations of ``lineup`` give every order of its players around the table:
+    all of one kind, or two kinds of which one holds a single seat (one policy against copies
+    of one opponent). Two kinds with two seats or more each (smart, smart, greedy, greedy)
+    also sit side by side or apart, which rotations never change."""
+    counts = Counter(kinds[a] for a in lineup)
+    return len(counts) == 1 or (len(counts) == 2 and min(counts.values()) == 1)
 
 
 def deal_seeds(seed: int, deal: int) -> tuple[int, int]:
@@ -1005,10 +1020,8 @@ def _prepare(path: str | Path) -> Path:
 
 
 def write_json(report: dict[str, Any], path: str | Path) -> Path:
-    """Write the report as JSON (parent folders are created)."""
-    path = _prepare(path)
-    path.write_text(json.dumps(report, indent=2, allow_nan=False) + "\n")
-    return path
+    """Write the report as JSON, atomically (parent folders are created)."""
+    return files.write_json(report, path, allow_nan=False)
 
 
 CSV_COLUMNS = (

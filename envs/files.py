@@ -1,0 +1,60 @@
+"""Files written whole or not at all: every file a command or a run writes goes through here.
+
+A file is written to a temporary file beside it and moved into place, so a reader (a resumed
+run, ``rummyzoo serve``, another command) never sees it half-written, and an interrupted write
+leaves the file that was there before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["atomic_write_bytes", "atomic_write_text", "write_json"]
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file moved into place (parent folders
+    are created).
+
+    The file gets the permissions a plain ``open(path, "wb")`` would give it: those of the
+    file it replaces, else ``0o666`` less the umask (a temporary file is created ``0o600``).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0o022)  # the only way to read the umask is to set it
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.chmod(tmp, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically, as :func:`atomic_write_bytes` does."""
+    atomic_write_bytes(path, text.encode())
+
+
+def write_json(data: Any, path: str | Path, indent: int | None = 2, allow_nan: bool = True) -> Path:
+    """Write ``data`` as JSON (a final newline) atomically; returns the path.
+
+    :raises ValueError: with ``allow_nan=False``, a NaN or infinity in ``data`` (nothing is
+        written then).
+    """
+    text = json.dumps(data, indent=indent, allow_nan=allow_nan) + "\n"
+    atomic_write_text(path, text)
+    return Path(path)
