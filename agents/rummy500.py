@@ -487,6 +487,12 @@ class SmartRummy500(Rummy500Policy):
             value, plays, present, _ = self.haul_plan(seen, card, taken)
             if value < 0:
                 continue
+            # A free top card whose melds it would hold back is not played now, and its meld's
+            # cards are then the cheapest discards: it would throw the card back (two such
+            # players took and threw one card turn after turn until the turn cap).
+            free = self.rules.top_discard_free and len(taken) == 1
+            if free and not any(p.mask & BIT[card] for p in self.keep_back(plays, seen)):
+                continue
             used = 0
             for p in plays:
                 used |= p.mask

@@ -219,6 +219,21 @@ def test_smart_prefers_the_dig_that_enables_a_big_meld() -> None:
     assert env.action_name(act(env, smart)) == "dig Ks"
 
 
+def test_smart_never_takes_a_free_top_card_to_throw_it_back() -> None:
+    """With ``top_discard_free``, Ad completes Ad-2d-3d, a young run smart would hold back; then
+    Ad, in a complete meld, is its cheapest discard. It took Ad and threw it back, and two such
+    players did so turn after turn until the turn cap ended the match."""
+    deck = deal("2d 3d 9h 5c 7s 8h Js Qh 6c Kc", "4c 9d Td Ah 3s 5s Jc Jd 2h 6h", "Ad", "4s 7c")
+    env = scripted_env(deck, top_discard_free=True)
+    smart = SmartRummy500(num_players=2, options={"target_score": None, "top_discard_free": True})
+    played = []
+    while env.agent_selection == "player_0":
+        action = act(env, smart)
+        played.append(env.action_name(action))
+        env.step(action)
+    assert played == ["draw stock", "discard Kc"]
+
+
 @pytest.mark.parametrize("cls", [GreedyRummy500, SmartRummy500])
 def test_uses_the_dug_card_first(cls: type[BasePolicy]) -> None:
     deck = deal(
