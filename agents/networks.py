@@ -466,3 +466,35 @@ class ActionDQNPolicy(_ScorerDQNPolicy):
 
     layout_key = "action_layout"
     q_net_class = ActionQNetwork
+
+
+# ---------------------------------------------------------------------------- the one table
+#: Activations a network may use, by the name configs and checkpoints give them.
+ACTIVATIONS: dict[str, type[nn.Module]] = {
+    "relu": nn.ReLU,
+    "tanh": nn.Tanh,
+    "elu": nn.ELU,
+    "leaky_relu": nn.LeakyReLU,
+}
+#: The policy class of each network type and algorithm (``mlp``: stable-baselines3's own).
+POLICY_CLASSES: dict[tuple[str, str], type] = {
+    ("mlp", "ppo"): MaskableActorCriticPolicy,
+    ("mlp", "dqn"): MaskedDQNPolicy,
+    ("cards", "ppo"): CardActorCriticPolicy,
+    ("cards", "dqn"): CardDQNPolicy,
+    ("actions", "ppo"): ActionActorCriticPolicy,
+    ("actions", "dqn"): ActionDQNPolicy,
+}
+#: The layout builder of each scorer network type, and the policy keyword it goes in.
+LAYOUTS = {"cards": (card_layout, "card_layout"), "actions": (action_layout, "action_layout")}
+
+
+def network_type(policy: Any) -> tuple[str, str]:
+    """``(network type, algorithm)`` of a policy object (its exact class; None-safe).
+
+    :raises KeyError: a policy class not in :data:`POLICY_CLASSES`.
+    """
+    for key, cls in POLICY_CLASSES.items():
+        if type(policy) is cls:
+            return key
+    raise KeyError(type(policy).__name__)

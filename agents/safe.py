@@ -35,7 +35,6 @@ from typing import Annotated, Any, Literal
 import numpy as np
 import torch as th
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
-from torch import nn
 
 from rummyzoo.agents.checkpoints import (
     META_NAME,
@@ -58,12 +57,6 @@ MAX_LAYERS = 8
 MAX_WIDTH = 4096
 MAX_INPUT = 20_000
 
-ACTIVATIONS: dict[str, type[nn.Module]] = {
-    "relu": nn.ReLU,
-    "tanh": nn.Tanh,
-    "elu": nn.ELU,
-    "leaky_relu": nn.LeakyReLU,
-}
 #: safetensors dtype names of the torch dtypes a network may hold.
 DTYPES = {
     th.float32: "F32",
@@ -181,6 +174,8 @@ class CheckpointMeta(_Strict):
 
 # ---------------------------------------------------------------------------- writing
 def _activation_name(cls: type) -> str:
+    from rummyzoo.agents.networks import ACTIVATIONS
+
     for name, known in ACTIVATIONS.items():
         if cls is known:
             return name
@@ -195,26 +190,21 @@ def network_spec(policy: Any) -> dict[str, Any]:
 
     :raises CheckpointError: a policy the format cannot describe.
     """
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
     from stable_baselines3.common.torch_layers import FlattenExtractor
 
-    from rummyzoo.agents.networks import (
-        ActionActorCriticPolicy,
-        ActionDQNPolicy,
-        CardActorCriticPolicy,
-        CardDQNPolicy,
-        MaskedDQNPolicy,
-    )
+    from rummyzoo.agents.networks import network_type
 
     kind = type(policy)
+    try:
+        net_type, algo = network_type(policy)
+    except KeyError:
+        raise CheckpointError(
+            f"a {kind.__module__}.{kind.__name__} policy cannot be written in a shareable "
+            "checkpoint (known: MaskablePPO's MlpPolicy, the masked DQN policy and their "
+            "'cards' and 'actions' versions)"
+        ) from None
     activation = _activation_name(policy.activation_fn)
-    types = {
-        CardActorCriticPolicy: "cards",
-        CardDQNPolicy: "cards",
-        ActionActorCriticPolicy: "actions",
-        ActionDQNPolicy: "actions",
-    }
-    if kind in (MaskableActorCriticPolicy, CardActorCriticPolicy, ActionActorCriticPolicy):
+    if algo == "ppo":
         if (
             not policy.share_features_extractor
             or policy.features_extractor_class is not FlattenExtractor
@@ -228,20 +218,13 @@ def network_spec(policy: Any) -> dict[str, Any]:
             (arch.get("pi", []), arch.get("vf", [])) if isinstance(arch, dict) else (arch, arch)
         )
         spec: dict[str, Any] = {"activation": activation, "pi": list(pi), "vf": list(vf)}
-    elif kind in (MaskedDQNPolicy, CardDQNPolicy, ActionDQNPolicy):
+    else:
         if policy.features_extractor_class is not FlattenExtractor:
             raise CheckpointError(
                 "only DQN policies with the default (flattening) features extractor can be "
                 "written in a shareable checkpoint"
             )
         spec = {"activation": activation, "q": list(policy.net_arch)}
-    else:
-        raise CheckpointError(
-            f"a {kind.__module__}.{kind.__name__} policy cannot be written in a shareable "
-            "checkpoint (known: MaskablePPO's MlpPolicy, the masked DQN policy and their "
-            "'cards' and 'actions' versions)"
-        )
-    net_type = types.get(kind, "mlp")
     spec = {"type": net_type, **spec}
     if net_type == "cards":
         spec["card_layout"] = json.loads(json.dumps(policy.card_layout))
@@ -541,7 +524,7 @@ def build_policy(meta: CheckpointMeta, source: str) -> Any:
     """
     import gymnasium as gym
 
-    from rummyzoo.agents import networks as nets
+    from rummyzoo.agents.networks import ACTIVATIONS, POLICY_CLASSES
 
     net = meta.network
     if net.type == "cards":
@@ -555,20 +538,12 @@ def build_policy(meta: CheckpointMeta, source: str) -> Any:
         kwargs["card_layout"] = net.card_layout.model_dump(mode="json")
     if net.action_layout is not None:
         kwargs["action_layout"] = net.action_layout.model_dump(mode="json")
+    cls = POLICY_CLASSES[net.type, meta.algo]
     if meta.algo == "ppo":
-        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-
-        cls = {
-            "cards": nets.CardActorCriticPolicy,
-            "actions": nets.ActionActorCriticPolicy,
-        }.get(net.type, MaskableActorCriticPolicy)
         # Orthogonal initialisation shapes nothing: the weights are the file's.
         kwargs |= {"net_arch": {"pi": list(net.pi or []), "vf": list(net.vf or [])}}
         kwargs["ortho_init"] = False
     else:
-        cls = {"cards": nets.CardDQNPolicy, "actions": nets.ActionDQNPolicy}.get(
-            net.type, nets.MaskedDQNPolicy
-        )
         kwargs["net_arch"] = list(net.q or [])
     try:
         with th.random.fork_rng(devices=[]):

@@ -87,3 +87,21 @@ def test_cards_network_trains_saves_and_plays(tmp_path, algo):
     assert type(net).__name__ == ("CardActorCriticPolicy" if algo == "ppo" else "CardDQNPolicy")
     result = run_arena("knock_rummy", 2, [str(last), "knock.greedy"], deals=2, seed=0, workers=1)
     assert result.games == 4
+
+
+def test_configs_and_checkpoints_name_the_networks_and_activations_the_code_builds() -> None:
+    """The names a config or a checkpoint may give are the ones the networks module builds."""
+    import typing
+
+    from rummyzoo.agents.networks import ACTIVATIONS, POLICY_CLASSES
+    from rummyzoo.agents.safe import NetworkSpec
+    from rummyzoo.training.config import PolicyKwargs
+
+    def choices(model: type, field: str) -> set[str]:
+        return set(typing.get_args(model.model_fields[field].annotation))
+
+    assert choices(PolicyKwargs, "activation_fn") == set(ACTIVATIONS)
+    assert choices(NetworkSpec, "activation") == set(ACTIVATIONS)
+    types = {network for network, _ in POLICY_CLASSES}
+    assert choices(PolicyKwargs, "network") == types == choices(NetworkSpec, "type")
+    assert set(POLICY_CLASSES) == {(t, algo) for t in types for algo in ("ppo", "dqn")}

@@ -57,8 +57,6 @@ from rummyzoo.training.run_state import commit_staged, read_state, rewind_best
 from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
 from rummyzoo.training.vec_env import BatchedSeatEnv
 
-ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh", "elu": "ELU", "leaky_relu": "LeakyReLU"}
-
 
 def version_info() -> dict[str, Any]:
     import stable_baselines3
@@ -179,7 +177,7 @@ def build_vec_env(config: RunConfig):
 
 
 def policy_kwargs(config: RunConfig) -> dict[str, Any]:
-    import torch.nn as nn
+    from rummyzoo.agents.networks import ACTIVATIONS
 
     pk = config.policy_kwargs
     arch = (
@@ -189,7 +187,7 @@ def policy_kwargs(config: RunConfig) -> dict[str, Any]:
     )
     kwargs: dict[str, Any] = {
         "net_arch": arch,
-        "activation_fn": getattr(nn, ACTIVATIONS[pk.activation_fn]),
+        "activation_fn": ACTIVATIONS[pk.activation_fn],
     }
     if config.algo == "ppo":
         kwargs["ortho_init"] = pk.ortho_init
@@ -205,21 +203,17 @@ def policy_choice(config: RunConfig) -> tuple[Any, dict[str, Any]]:
     network = config.policy_kwargs.network
     if network == "mlp":
         return "MlpPolicy", kwargs
-    from rummyzoo.agents import networks as nets
+    from rummyzoo.agents.networks import LAYOUTS, POLICY_CLASSES
 
-    classes = {
-        "cards": (nets.CardActorCriticPolicy, nets.CardDQNPolicy, nets.card_layout),
-        "actions": (nets.ActionActorCriticPolicy, nets.ActionDQNPolicy, nets.action_layout),
-    }
-    ppo_policy, dqn_policy, layout = classes[network]
-    kwargs[f"{network[:-1]}_layout"] = layout(
+    layout, key = LAYOUTS[network]
+    kwargs[key] = layout(
         config.variant,
         config.num_players,
         config.env_options,
         config.features,
         mask_in_obs=config.algo == "dqn",
     )
-    return (ppo_policy if config.algo == "ppo" else dqn_policy), kwargs
+    return POLICY_CLASSES[network, config.algo], kwargs
 
 
 def build_model(config: RunConfig, env: Any, tb_dir: Path | None):
