@@ -40,10 +40,6 @@ class BasePolicy:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 
-    def act_on(self, obs: dict[str, Any], rng: np.random.Generator) -> int:
-        """Act on a PettingZoo observation dict ``{"observation", "action_mask"}``."""
-        return self.act(obs["observation"], obs["action_mask"], rng)
-
 
 def check_parameter(
     agent: str,

@@ -19,15 +19,12 @@ take_discard          1     best deadwood after taking the top discard and throw
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from rummyzoo.envs.cards import mask_cards, plane_masks
 from rummyzoo.envs.registry import make_game
-
-FeatureFn = Callable[[np.ndarray], np.ndarray]
 
 
 def learner_input(

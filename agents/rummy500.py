@@ -254,11 +254,6 @@ class Planner:
         return best
 
 
-def remove_cards(present: int, doubles: int, mask: int) -> tuple[int, int]:
-    """Hand masks after one copy of each card of ``mask`` leaves."""
-    return present & ~(mask & ~doubles), doubles & ~mask
-
-
 def add_cards(present: int, doubles: int, cards: Iterable[int]) -> tuple[int, int]:
     """Hand masks after ``cards`` join the hand."""
     for c in cards:

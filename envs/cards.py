@@ -80,11 +80,6 @@ def format_cards(cards: Iterable[int], symbols: bool = False) -> str:
     return " ".join(format_card(c, symbols) for c in cards)
 
 
-def sort_cards(cards: Iterable[int]) -> list[int]:
-    """Cards sorted by suit then rank (the id order), a stable display order."""
-    return sorted(int(c) for c in cards)
-
-
 def hand_vector(cards: Iterable[int]) -> np.ndarray:
     """A one-deck hand as a ``bool`` vector of length 52.
 
@@ -153,11 +148,6 @@ def vector_to_mask(vector: np.ndarray) -> int:
     return int.from_bytes(
         np.packbits(np.asarray(vector, dtype=bool), bitorder="little").tobytes(), "little"
     )
-
-
-def new_deck(num_decks: int = 1) -> np.ndarray:
-    """The unshuffled deck as an array of card ids (each id ``num_decks`` times)."""
-    return np.tile(np.arange(NUM_CARDS, dtype=np.int64), num_decks)
 
 
 def _deck_entry(card: object, index: int) -> int:

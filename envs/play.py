@@ -1,8 +1,11 @@
 """The play loop: a :class:`~rummyzoo.envs.match.Match` played by policies.
 
-Every place that plays games (the arena and its recorded games, the training seat env, the
-warm start's teacher games, the terminal game, sample games, the demo) plays them here, on the
-match layer, and watches them through events instead of reaching into env state:
+The places that play one game at a time (the arena and its recorded games, the per-game
+training seat env, the terminal and web games, sample games, the demo) play them here, on the
+match layer, and watch them through events instead of reaching into env state. The vector
+engine (:mod:`rummyzoo.envs.vector`) steps many games at once for the batched training env,
+the warm start's batched teacher games and the RLlib env, with the same match layer and rules.
+Events:
 
 * :class:`Deal` when a hand is dealt (its number, dealer and deck; the state is
   ``match.state``),

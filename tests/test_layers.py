@@ -20,14 +20,24 @@ def _modules(folder: str) -> list[Path]:
     return sorted((ROOT / folder).rglob("*.py"))
 
 
-def _imports(path: Path) -> set[str]:
-    """Every module named by an import anywhere in the file (also inside functions)."""
+def _imports(path: Path, package: str | None = None) -> set[str]:
+    """Every module named by an import anywhere in the file (also inside functions); relative
+    imports are resolved against ``package`` (default: the file's own in the project)."""
+    if package is None and ROOT in path.parents:
+        package = ".".join(["rummyzoo", *path.relative_to(ROOT).parent.parts])
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module)
+        elif isinstance(node, ast.ImportFrom):  # relative: resolved against the file's package
+            parts = (package or "").split(".")
+            base = ".".join(parts[: len(parts) - (node.level - 1)])
+            if node.module:
+                names.add(f"{base}.{node.module}")
+            else:  # from .. import training
+                names.update(f"{base}.{alias.name}" for alias in node.names)
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -48,6 +58,19 @@ def _offenders(folder: str, forbidden: tuple[str, ...], skip: set[str] = frozens
             if name.split(".")[0] in forbidden or name.startswith(forbidden):
                 found.append(f"{path.relative_to(ROOT)} imports {name}")
     return found
+
+
+def test_relative_imports_are_read_as_the_modules_they_name(tmp_path: Path) -> None:
+    """A relative import cannot slip a forbidden layer past the checks below."""
+    module = tmp_path / "x.py"
+    module.write_text(
+        "from ..training import train\nfrom . import base\nfrom .arena.stats import t_interval\n"
+    )
+    assert _imports(module, "rummyzoo.agents") == {
+        "rummyzoo.training",
+        "rummyzoo.agents.base",
+        "rummyzoo.agents.arena.stats",
+    }
 
 
 def test_the_layers_below_the_aec_layer_import_no_pettingzoo_or_gymnasium() -> None:

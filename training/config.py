@@ -509,7 +509,7 @@ class RunConfig(Strict):
     reward: Literal[REWARD_MODES] = "scaled"  # the env's modes, one list
     """Reward the learner sees (raw points are always logged)."""
     reward_scale: float = Field(MatchOptions.__dataclass_fields__["reward_scale"].default, gt=0)
-    """Divisor for ``reward: scaled`` and ``margin`` (the env's default unless set)."""
+    """Divisor for ``reward: scaled``, ``margin`` and ``lead`` (the env's default unless set)."""
     learner_seat: Literal["random", "rotate"] | int = "rotate"
     """Seat of the learner: a fixed seat, rotating game by game, or random."""
     features: str | None = None

@@ -350,8 +350,8 @@ class SeatEnv(gym.Env):
     :param opponents: an :class:`OpponentMixture`, or a list of agent names (equal weights).
     :param learner_seat: a seat, ``"rotate"`` (next seat each game) or ``"random"``.
     :param reward: env reward mode seen by the learner (``points``, ``scaled``, ``margin``,
-        ``win_loss``, ``rank``).
-    :param reward_scale: divisor for ``reward="scaled"``.
+        ``win_loss``, ``rank``, ``lead``: :data:`~rummyzoo.envs.match.REWARD_MODES`).
+    :param reward_scale: divisor for ``reward`` ``"scaled"``, ``"margin"`` and ``"lead"``.
     :param mask_in_obs: append the legal-action mask to the observation (masked DQN reads the
         next state's legal actions from there).
     :param illegal_action: ``"penalize"`` (default): an illegal action changes nothing, costs

@@ -39,7 +39,6 @@ from rummyzoo.agents.checkpoints import (
     load_policy,
     model_meta,
     package_version,
-    read_meta,
     read_trusted_meta,
     save_checkpoint,
 )
@@ -782,8 +781,3 @@ def resume_run(
         return train(
             config, path, argv=argv, resume=True, progress=progress, progress_every=progress_every
         )
-
-
-def checkpoint_info(path: str) -> dict[str, Any]:
-    """The metadata of a checkpoint (validated)."""
-    return read_meta(path)

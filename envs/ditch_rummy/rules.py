@@ -46,7 +46,6 @@ from rummyzoo.envs.native import resolve_kernels
 #: Game-rank characters, low to high (aces are high only; runs never wrap).
 GAME_RANK_CHARS = "23456789TJQKA"
 ACE = 12  # game rank of the ace
-KING = 11
 JACK = 9
 #: order id -> card id, and back.
 ORDER_TO_CARD: tuple[int, ...] = tuple(

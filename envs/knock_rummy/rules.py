@@ -17,7 +17,6 @@ import numpy as np
 from rummyzoo.envs.cards import (
     CARD_NAMES,
     NUM_CARDS,
-    PIP_VALUES,
     card_count,
     format_cards,
     mask_cards,
@@ -743,8 +742,3 @@ def _card_names(mask: int, names: tuple[str, ...] = CARD_NAMES) -> list[str]:
                 )
             out += found
     return out
-
-
-def deadwood_value(cards: list[int]) -> int:
-    """Plain card value of a list of cards (A=1, J/Q/K=10), no melding."""
-    return int(PIP_VALUES[np.asarray(cards, dtype=np.int64)].sum()) if cards else 0
