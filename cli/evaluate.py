@@ -42,8 +42,8 @@ def run(args: argparse.Namespace) -> int:
     """A checkpoint against the baselines of its variant, through the arena."""
     check_outputs(args, "json")
 
-    from rummyzoo.agents.arena import format_report, run_arena, summarize
-    from rummyzoo.agents.arena.evaluate import baseline_names
+    from rummyzoo.agents.arena import format_report
+    from rummyzoo.agents.arena.evaluate import baseline_names, evaluation_report
     from rummyzoo.agents.checkpoints import read_meta
 
     meta = read_meta(args.checkpoint)
@@ -52,23 +52,14 @@ def run(args: argparse.Namespace) -> int:
     opponents = args.opponents or baseline_names(variant)
     results = {}
     for opponent in opponents:
-        agents = [args.checkpoint] + [opponent] * (players - 1)
-        result = run_arena(
-            variant,
-            players,
-            agents,
-            deals=args.deals,
-            seed=args.seed,
-            options=options,
-            workers=args.workers,
-            quiet=args.quiet,
-            batch=args.batch,
-        )
-        report = summarize(result)
+        report, label = evaluation_report(
+            args.checkpoint, opponent, variant, players, options, args.deals, args.seed,
+            args.workers, args.batch, resamples=1000, quiet=args.quiet,
+        )  # fmt: skip
         if args.report:
             print(f"== {Path(args.checkpoint).name} vs {opponent}")
             print(format_report(report))
-        results[opponent] = report["agents"][result.labels[0]]
+        results[opponent] = report["agents"][label]
     shown = ", ".join(f"{k}={v}" for k, v in options.items()) or "default rules"
     games = next(iter(results.values()))["games"] if results else 0
     print(

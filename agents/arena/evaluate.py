@@ -16,7 +16,7 @@ from rummyzoo.envs.replay import Recorder
 
 
 def evaluate_policy(
-    policy: Policy,
+    policy: Policy | str,
     opponent: str,
     variant: str,
     num_players: int,
@@ -32,6 +32,27 @@ def evaluate_policy(
     Returns the policy's arena entry: ``win_rate``, ``win_rate_ci``, ``mean_points``,
     ``mean_points_ci``, ``games``.
     """
+    report, label = evaluation_report(
+        policy, opponent, variant, num_players, options, deals, seed, workers, batch
+    )
+    return report["agents"][label]
+
+
+def evaluation_report(
+    policy: Policy | str,
+    opponent: str,
+    variant: str,
+    num_players: int,
+    options: dict[str, Any],
+    deals: int,
+    seed: int,
+    workers: int = 1,
+    batch: int = 64,
+    resamples: int = 0,
+    quiet: bool = True,
+) -> tuple[dict[str, Any], str]:
+    """The arena's whole report of :func:`evaluate_policy`'s games and the policy's label in
+    it (``resamples``: the ratings' bootstrap, for 3 or more players)."""
     agents: list[Any] = [policy] + [opponent] * (num_players - 1)
     result = run_arena(
         variant,
@@ -41,10 +62,10 @@ def evaluate_policy(
         seed=seed,
         options=options,
         workers=workers,
+        quiet=quiet,
         batch=batch,
     )
-    report = summarize(result, resamples=0)
-    return report["agents"][result.labels[0]]
+    return summarize(result, resamples=resamples), result.labels[0]
 
 
 def baseline_names(variant: str) -> list[str]:
