@@ -490,3 +490,20 @@ def test_replacing_a_whole_mapping_says_what_it_drops(tmp_path):
             config,
             ["hyperparams.learning_rate=0.001", "evaluation={opponents: [random], deals: 2}"],
         )
+
+
+def test_training_games_and_the_teacher_never_share_a_seed() -> None:
+    """Game ``i`` keeps the seed ``seed * 1000 + i`` it always had below 1,000 games; with more,
+    the block grows so that no two games of one run, or of runs with consecutive seeds, or the
+    warm start's teacher games share one."""
+    from rummyzoo.training.config import RunConfig
+
+    small = RunConfig(seed=3, n_envs=64)
+    assert [small.game_seed(i) for i in (0, 63)] == [3000, 3063]
+    assert small.teacher_seed() == 3999
+    for n_envs in (999, 1000, 4096):
+        seeds = []
+        for seed in (3, 4):
+            config = RunConfig(seed=seed, n_envs=n_envs)
+            seeds += [config.game_seed(i) for i in range(n_envs)] + [config.teacher_seed()]
+        assert len(set(seeds)) == len(seeds), n_envs

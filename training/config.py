@@ -906,6 +906,20 @@ class RunConfig(Strict):
             raise _Issues(issues)
         return result
 
+    # -- seeds
+    def game_seed(self, index: int) -> int:
+        """The seed of training game ``index`` (0 .. n_envs - 1): ``seed * 1000 + index``, or
+        with 1,000 games or more a stride past them, so that no game of a run shares its seed
+        with another game of the run, the warm start's teacher games or a run of the next seed."""
+        return self.seed * self._seed_stride() + index
+
+    def teacher_seed(self) -> int:
+        """The seed of the warm start's teacher games: the last of the run's seed block."""
+        return self.seed * self._seed_stride() + self._seed_stride() - 1
+
+    def _seed_stride(self) -> int:
+        return max(1000, self.n_envs + 1)
+
 
 def _raw(value: Any) -> Any:
     """A section's raw value (a model given as such: its fields)."""

@@ -279,7 +279,7 @@ def pretrain(
         seat_env,
         spec.teacher,
         spec.decisions,
-        seed=config.seed * 1000 + 999,
+        seed=config.teacher_seed(),
         gamma=config.hyperparams.gamma,
         progress=progress,
     )

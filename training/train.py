@@ -92,7 +92,7 @@ def make_seat_env(config: RunConfig, rank: int, run_dir: Path | None = None):
             opponents=mixture,
             **learner_options(config),
         )
-        env.reset(seed=config.seed * 1000 + rank)
+        env.reset(seed=config.game_seed(rank))
         return env
 
     return factory
@@ -146,7 +146,7 @@ def _batched_share(config: RunConfig, num_envs: int, first: int) -> BatchedSeatE
         opponents=make_mixture(config),
         num_envs=num_envs,
         **learner_options(config),
-        seed=config.seed * 1000 + first,
+        seed=config.game_seed(first),
         duplicate_baseline=config.duplicate_baseline,
     )
 
