@@ -37,7 +37,6 @@ from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import agent_names, make_agent
 from rummyzoo.cli.common import Parents, output_file, parse_options
 from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
-from rummyzoo.envs.cards import format_card, format_cards
 from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import Decision, play_episode
 from rummyzoo.envs.registry import check_players, variant_module
@@ -257,97 +256,6 @@ def format_moves(labels: Sequence[str], paint: Any, width: int = 100) -> str:
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------------------- variant hints
-def knock_deadwood_line(match: Match, seat: int, legal: Sequence[int]) -> str | None:
-    """Knock Rummy, ``seat`` to discard: the deadwood of its hand as held and, for every card it
-    may knock with, the deadwood that discard leaves (lowest first), by the game's own solver.
-
-    E.g. ``your deadwood: 14 (after discarding: Kh 4, Qh 4, 9c 13)``; None outside a discard.
-    """
-    from rummyzoo.envs.knock_rummy.rules import KNOCK_BASE, Phase
-
-    state = match.state
-    if state.over or state.current != seat or state.phase != Phase.DISCARD:
-        return None
-    solver = match.game.solver
-    hand = state.bits[seat]
-    now = solver.solve_mask(hand)[0]
-    knocks = [a - KNOCK_BASE for a in legal if a >= KNOCK_BASE]
-    if not knocks:
-        limit = match.game.rules.knock_max_deadwood
-        return f"your deadwood: {now} (knocking needs {limit} or less after the discard)"
-    after = solver.deadwood_after_discards(hand)
-    order = sorted(knocks, key=lambda c: (after[c], c))
-    shown = ", ".join(f"{format_card(c)} {after[c]}" for c in order)
-    limit = match.game.rules.knock_max_deadwood
-    allowed = "" if limit is None else f"you may knock at {limit} or less; "
-    return f"your deadwood: {now} ({allowed}after discarding: {shown})"
-
-
-def ditch_labels(match: Match, legal: Sequence[int], labels: list[str]) -> list[str]:
-    """Ditch Rummy: ``draw 0`` into an empty hand is labelled as the pass it is."""
-    state = match.state
-    if state.over or state.hands[state.current]:
-        return labels
-    draw_none = match.game.action_index("draw 0")
-    return [
-        f"{label}: pass (your hand is empty, so your turn ends at once)"
-        if a == draw_none
-        else label
-        for a, label in zip(legal, labels, strict=True)
-    ]
-
-
-def rummy500_why_illegal(match: Match, action: int) -> str:
-    """500 Rum: why a dig (or a play before the dug card is used) is illegal now; empty when
-    the general message says enough."""
-    from rummyzoo.envs.rummy500.rules import (
-        DIG_BASE,
-        DIG_DEEP_BASE,
-        MELD_BASE,
-        Phase,
-        dig_start,
-    )
-
-    state = match.state
-    if state.over:
-        return ""
-    pending = state.pending
-    must_use = (
-        "the deepest card taken from the discard pile must be used at once (the turn's first "
-        "play puts it on the table, in a new meld or as a lay-off; no discard before that)"
-    )
-    if not DIG_BASE <= action < MELD_BASE:
-        if pending >= 0:
-            return f"you must first use {format_card(pending)}: {must_use}"
-        return ""
-    if state.phase != Phase.DRAW:
-        if pending >= 0:
-            return (
-                "you have taken from the discard pile already and must now use "
-                f"{format_card(pending)}: {must_use}"
-            )
-        return "you have drawn this turn already (draw or dig only at the start of a turn)"
-    deep = action >= DIG_DEEP_BASE
-    card = action - (DIG_DEEP_BASE if deep else DIG_BASE)
-    name = format_card(card)
-    pile = state.pile
-    copies = pile.count(card)
-    if not copies:
-        return f"{name} is not in the discard pile"
-    if deep and copies < 2:
-        return f"there is only one {name} in the discard pile (a deep dig takes the lower of two)"
-    index = dig_start(pile, card, deep)
-    above = pile[index + 1 :]
-    taken = f" and the cards above it ({format_cards(above)})" if above else ""
-    text = (
-        f"{must_use}, and {name} makes no meld with your hand{taken} and fits no meld on the table"
-    )
-    if not above and not match.game.rules.top_discard_free:
-        text += "; this holds for the top card too (option top_discard_free is off)"
-    return text
-
-
 # ---------------------------------------------------------------------------- console
 class _Leave(Exception):
     """The human left (quit, end of input)."""
@@ -550,15 +458,12 @@ class _Session:
         c = self.console
         match = self.match
         legal = np.flatnonzero(action_mask).tolist()
-        labels = [describe_action(match, a) for a in legal]
-        if self.variant == "ditch_rummy":
-            labels = ditch_labels(match, legal, labels)
-        why = (lambda a: rummy500_why_illegal(match, a)) if self.variant == "rummy500" else None
+        game = match.game
+        labels = game.move_labels(match.state, legal)
+        why = lambda a: game.illegal_reason(match.state, a)  # noqa: E731
         c.say()
         c.say(c.paint(self.table()))
-        note = (
-            knock_deadwood_line(match, self.seat, legal) if self.variant == "knock_rummy" else None
-        )
+        note = game.move_hint(match.state, self.seat, legal)
         if note:
             c.say(c.paint(note))
         c.say(f"-- player_{self.seat}, your move --")

@@ -265,18 +265,15 @@ class WebGame:
         from rummyzoo.envs.replay import legal_moves
 
         match = self.match
+        game = match.game
         moves = legal_moves(match)
-        if self.variant == "ditch_rummy":
-            from rummyzoo.cli.play import ditch_labels
-
-            labels = ditch_labels(
-                match, [m["action"] for m in moves], [m["description"] for m in moves]
-            )
-            for m, label in zip(moves, labels, strict=True):
-                m["description"] = label
+        legal = [m["action"] for m in moves]
+        for m, label in zip(moves, game.move_labels(match.state, legal), strict=True):
+            m["description"] = label
         decision = {
-            "table": match.game.table_view(match.state, self.seat, match.totals_by_seat()),
+            "table": game.table_view(match.state, self.seat, match.totals_by_seat()),
             "legal": moves,
+            "hint": game.move_hint(match.state, self.seat, legal),
         }
         with self.changed:
             self.waiting = decision
@@ -299,7 +296,7 @@ class WebGame:
         :raises RequestError: no move is awaited, or it is not a legal move (the terminal
             game's message).
         """
-        from rummyzoo.cli.play import match_move, rummy500_why_illegal
+        from rummyzoo.cli.play import match_move
 
         with self.changed:
             decision = self.waiting
@@ -326,10 +323,15 @@ class WebGame:
                 raise RequestError(400, f"move must be text, got {text!r}")
         else:
             raise RequestError(400, 'send {"move": "<name or number>"} or {"action": <id>}')
-        why = (
-            (lambda a: rummy500_why_illegal(self.match, a)) if self.variant == "rummy500" else None
+        state = self.match.state
+        action, reason = match_move(
+            text,
+            legal,
+            labels,
+            game,
+            lambda a: game.illegal_reason(state, a),
+            "the buttons list them",
         )
-        action, reason = match_move(text, legal, labels, game, why, "the buttons list them")
         if action is None:
             raise RequestError(400, reason)
         with self.changed:
@@ -361,6 +363,7 @@ class WebGame:
         if decision is not None:
             out["table"] = decision["table"]
             out["legal"] = decision["legal"]
+            out["hint"] = decision["hint"]
         elif self.hands:
             out["table"] = self.hands[-1]["table"]
         if over:

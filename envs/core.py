@@ -383,6 +383,23 @@ class Game:
     def action_name(self, action: int) -> str:
         return self.action_names[check_action(action, self.num_actions)]
 
+    # -- what a human player is told (the terminal and web games)
+    def describe_action(self, state: Any, action: int) -> str:
+        """The action's name, with what it moves where the variant says more (Ditch Rummy)."""
+        return self.action_name(action)
+
+    def move_labels(self, state: Any, legal: Sequence[int]) -> list[str]:
+        """The labels of the legal moves in a human's list of moves."""
+        return [self.describe_action(state, a) for a in legal]
+
+    def move_hint(self, state: Any, seat: int, legal: Sequence[int]) -> str | None:
+        """A line shown to ``seat`` above its moves (Knock Rummy: its deadwood), or None."""
+        return None
+
+    def illegal_reason(self, state: Any, action: int) -> str:
+        """Why ``action`` is illegal now, beyond "not a legal move" (empty: nothing more)."""
+        return ""
+
     def action_index(self, name: str) -> int:
         key = " ".join(str(name).lower().replace("10", "t").split())
         try:

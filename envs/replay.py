@@ -111,10 +111,7 @@ def random_seed() -> int:
 
 def describe_action(match: Match, action: int) -> str:
     """The action's name, with the cards it moves where the variant can say (Ditch Rummy)."""
-    describe = getattr(match.game, "describe_action", None)
-    if describe is not None:
-        return describe(match.state, action)
-    return match.game.action_name(action)
+    return match.game.describe_action(match.state, action)
 
 
 def _deck_strings(deck: np.ndarray) -> list[str]:

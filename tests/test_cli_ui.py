@@ -203,7 +203,6 @@ def test_knock_shows_the_deadwood_before_a_knock() -> None:
 
 
 def test_knock_deadwood_with_a_knock_limit() -> None:
-    from rummyzoo.cli.play import knock_deadwood_line
     from rummyzoo.envs.decks import deck_for
 
     hands = ["As 2s 3s 7h 7d 7c 4c 5c 6c Kd", "9h Jh Kh 9s Js Ks 8d Td Qd 3h"]
@@ -211,13 +210,13 @@ def test_knock_deadwood_with_a_knock_limit() -> None:
     game = match.game
     match.step(game.action_index("draw stock"))  # 2h: melds As-3s, 7s, 4c-6c; Kd and 2h over
     legal = [int(a) for a in match.legal_mask().nonzero()[0]]
-    line = knock_deadwood_line(match, 0, legal)
+    line = game.move_hint(match.state, 0, legal)
     assert line == "your deadwood: 12 (you may knock at 10 or less; after discarding: Kd 2, 2h 10)"
-    assert knock_deadwood_line(match, 1, legal) is None  # not that seat's turn
+    assert game.move_hint(match.state, 1, legal) is None  # not that seat's turn
     match.step(game.action_index("discard Kd"))
     match.step(game.action_index("draw stock"))  # 5h: nothing melds
     legal = [int(a) for a in match.legal_mask().nonzero()[0]]
-    assert knock_deadwood_line(match, 1, legal) == (
+    assert game.move_hint(match.state, 1, legal) == (
         "your deadwood: 94 (knocking needs 10 or less after the discard)"
     )
 
@@ -241,14 +240,12 @@ def test_ditch_draw_0_into_an_empty_hand_is_a_pass_kept_and_said() -> None:
     actions = result.replay["actions"]
     assert actions[0] == [0, "draw 0"] and actions[1][0] == 1  # the turn passed at once
     # With cards in hand draw 0 is an ordinary draw: no pass label.
-    from rummyzoo.cli.play import ditch_labels
-
     for name in ("draw 2", "end turn", "draw 2", "end turn"):  # player_1, then player_0
         match.step(game.action_index(name))
     assert match.state.current == 1 and len(match.state.hands[1]) == 2
     legal = [int(a) for a in match.legal_mask().nonzero()[0]]
-    labels = [game.action_name(a) for a in legal]
-    assert ditch_labels(match, legal, labels) == labels
+    labels = [game.describe_action(match.state, a) for a in legal]
+    assert game.move_labels(match.state, legal) == labels
 
 
 MUST_USE = (
@@ -272,7 +269,7 @@ def test_rummy500_refused_dig_says_why() -> None:
 
 
 def test_rummy500_dig_reasons_deep_in_the_pile_and_after_it() -> None:
-    from rummyzoo.cli.play import match_move, rummy500_why_illegal
+    from rummyzoo.cli.play import match_move
     from rummyzoo.envs.decks import deck_for
     from rummyzoo.envs.replay import make_play_match
 
@@ -287,7 +284,7 @@ def test_rummy500_dig_reasons_deep_in_the_pile_and_after_it() -> None:
     assert match.state.current == 0
 
     def why(name: str) -> str:
-        return rummy500_why_illegal(match, game.action_index(name))
+        return game.illegal_reason(match.state, game.action_index(name))
 
     assert why("dig Ac") == (
         f"{MUST_USE}, and Ac makes no meld with your hand and the cards above it (2h) and fits "
@@ -317,7 +314,6 @@ def test_rummy500_dig_reasons_deep_in_the_pile_and_after_it() -> None:
 
 
 def test_rummy500_deep_dig_reason_with_two_decks() -> None:
-    from rummyzoo.cli.play import rummy500_why_illegal
     from rummyzoo.envs.decks import deck_for
     from rummyzoo.envs.replay import make_play_match
 
@@ -334,12 +330,12 @@ def test_rummy500_deep_dig_reason_with_two_decks() -> None:
     match.step(game.action_index("draw stock"))  # the other 9c
     match.step(game.action_index("discard 9c"))  # pile: 9c 9c
     assert match.state.current == 1
-    reason = rummy500_why_illegal(match, game.action_index("dig 9c deep"))
+    reason = game.illegal_reason(match.state, game.action_index("dig 9c deep"))
     assert reason == (
         f"{MUST_USE}, and 9c makes no meld with your hand and the cards above it (9c) and fits "
         "no meld on the table"
     )
-    assert rummy500_why_illegal(match, game.action_index("dig 9c")).endswith(
+    assert game.illegal_reason(match.state, game.action_index("dig 9c")).endswith(
         "this holds for the top card too (option top_discard_free is off)"
     )
 

@@ -465,3 +465,14 @@ def test_serve_game_ends_when_its_replay_cannot_be_saved(runs):
         ).get_json()
     assert state["status"] == "over"
     assert "could not be saved" in state["error"] and state["replay"] is None
+
+
+def test_serve_shows_the_knock_deadwood_hint_as_the_terminal_does(runs):
+    client = create_app(runs).test_client()
+    state = client.post(
+        "/api/games", json={"variant": "knock_rummy", "opponent": "random", "seed": 3}
+    ).get_json()
+    assert state["status"] == "your_move" and state["hint"] is None  # the draw: no hint
+    draw = next(m["action"] for m in state["legal"] if m["name"] == "draw stock")
+    state = client.post(f"/api/games/{state['id']}/move", json={"action": draw}).get_json()
+    assert state["status"] == "your_move" and state["hint"].startswith("your deadwood: ")

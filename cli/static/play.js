@@ -18,6 +18,7 @@
     logBox.scrollTop = logBox.scrollHeight;
     movesBox.replaceChildren();
     if (state.status === "your_move") {
+      if (state.hint) movesBox.appendChild(RZ.el("div", { class: "hint", id: "hint", text: RZ.cardText(state.hint) }));
       state.legal.forEach((m, i) => {
         const b = RZ.el("button", { class: "move-button", "data-action": String(m.action), text: `${i + 1}) ${RZ.cardText(m.description)}` });
         b.addEventListener("click", () => send({ action: m.action }));

@@ -14,6 +14,7 @@ so observing is one copy plus the observer's own hand.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import combinations
@@ -344,6 +345,19 @@ class DitchRummyGame(Game):
     name = "ditch_rummy"
     rules_class = DitchRummyRules
     match_defaults: ClassVar[dict[str, Any]] = {"target_score": 500, "max_turns": 500}
+
+    def move_labels(self, state: DitchState, legal: Sequence[int]) -> list[str]:
+        """The moves described; ``draw 0`` into an empty hand labelled as the pass it is."""
+        labels = [self.describe_action(state, a) for a in legal]
+        if state.over or state.hands[state.current]:
+            return labels
+        draw_none = self.action_index("draw 0")
+        return [
+            f"{label}: pass (your hand is empty, so your turn ends at once)"
+            if a == draw_none
+            else label
+            for a, label in zip(legal, labels, strict=True)
+        ]
 
     def __init__(self, rules: DitchRummyRules, match: Any, kernels: Any = None) -> None:
         # ``kernels`` (see rummyzoo.envs.native.resolve_kernels) is accepted like every variant's;

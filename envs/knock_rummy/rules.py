@@ -7,6 +7,7 @@ from the discard pile) and the cards it threw; then the top discard and the buri
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from fractions import Fraction
@@ -18,6 +19,7 @@ from rummyzoo.envs.cards import (
     CARD_NAMES,
     NUM_CARDS,
     card_count,
+    format_card,
     format_cards,
     mask_cards,
     plane_masks,
@@ -289,6 +291,26 @@ class KnockRummyGame(Game):
     #: Actions per card, for card-shared networks: two card-free actions (draw stock, take
     #: discard), then two per card (discard it, knock with it), each block in card-id order.
     action_segments = (("global", 2), ("card", 2))
+
+    def move_hint(self, state: KnockState, seat: int, legal: Sequence[int]) -> str | None:
+        """``seat`` to discard: the deadwood of its hand as held and, for every card it may knock
+        with, the deadwood that discard leaves (lowest first), by the game's own solver.
+
+        E.g. ``your deadwood: 14 (after discarding: Kh 4, Qh 4, 9c 13)``; None outside a discard.
+        """
+        if state.over or state.current != seat or state.phase != Phase.DISCARD:
+            return None
+        hand = state.bits[seat]
+        now = self.solver.solve_mask(hand)[0]
+        knocks = [a - KNOCK_BASE for a in legal if a >= KNOCK_BASE]
+        limit = self.rules.knock_max_deadwood
+        if not knocks:
+            return f"your deadwood: {now} (knocking needs {limit} or less after the discard)"
+        after = self.solver.deadwood_after_discards(hand)
+        order = sorted(knocks, key=lambda c: (after[c], c))
+        shown = ", ".join(f"{format_card(c)} {after[c]}" for c in order)
+        allowed = "" if limit is None else f"you may knock at {limit} or less; "
+        return f"your deadwood: {now} ({allowed}after discarding: {shown})"
 
     def __init__(self, rules: KnockRummyRules, match: Any, kernels: Any = None) -> None:
         # ``kernels``: None = the compiled kernels where built, PURE = the Python code, or a

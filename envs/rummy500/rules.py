@@ -26,6 +26,7 @@ from rummyzoo.envs.cards import (
     NUM_SUITS,
     card_count,
     format_card,
+    format_cards,
     mask_cards,
     parse_cards,
     vector_to_mask,
@@ -314,6 +315,50 @@ class Rummy500Game(Game):
     name = "rummy500"
     rules_class = Rummy500Rules
     match_defaults: ClassVar[dict[str, Any]] = {"target_score": 500, "max_turns": 300}
+
+    def illegal_reason(self, state: Rummy500State, action: int) -> str:
+        """Why a dig (or a play before the dug card is used) is illegal now; empty when "not a
+        legal move" says enough."""
+        if state.over:
+            return ""
+        pending = state.pending
+        must_use = (
+            "the deepest card taken from the discard pile must be used at once (the turn's "
+            "first play puts it on the table, in a new meld or as a lay-off; no discard before "
+            "that)"
+        )
+        if not DIG_BASE <= action < MELD_BASE:
+            if pending >= 0:
+                return f"you must first use {format_card(pending)}: {must_use}"
+            return ""
+        if state.phase != Phase.DRAW:
+            if pending >= 0:
+                return (
+                    "you have taken from the discard pile already and must now use "
+                    f"{format_card(pending)}: {must_use}"
+                )
+            return "you have drawn this turn already (draw or dig only at the start of a turn)"
+        deep = action >= DIG_DEEP_BASE
+        card = action - (DIG_DEEP_BASE if deep else DIG_BASE)
+        name = format_card(card)
+        pile = state.pile
+        copies = pile.count(card)
+        if not copies:
+            return f"{name} is not in the discard pile"
+        if deep and copies < 2:
+            return (
+                f"there is only one {name} in the discard pile (a deep dig takes the lower of two)"
+            )
+        index = dig_start(pile, card, deep)
+        above = pile[index + 1 :]
+        taken = f" and the cards above it ({format_cards(above)})" if above else ""
+        text = (
+            f"{must_use}, and {name} makes no meld with your hand{taken} and fits no meld on the "
+            "table"
+        )
+        if not above and not self.rules.top_discard_free:
+            text += "; this holds for the top card too (option top_discard_free is off)"
+        return text
 
     def __init__(self, rules: Rummy500Rules, match: Any, kernels: Any = None) -> None:
         # ``kernels`` (see rummyzoo.envs.native.resolve_kernels) is accepted like every variant's;
