@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
-import platform
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.random_agent import RandomPolicy
-from rummyzoo.cli.common import Parents, check_outputs, parse_options
+from rummyzoo.cli.common import Parents, check_outputs, parse_options, platform_info
 from rummyzoo.envs.cards import to_mask
 from rummyzoo.envs.files import write_json
 from rummyzoo.envs.melds import MeldSolver
@@ -447,9 +446,7 @@ def _write_json(result: dict[str, Any], path: str | None) -> None:
 
 
 def _platform(result: dict[str, Any]) -> None:
-    result["python"] = platform.python_version()
-    result["numpy"] = np.__version__
-    result["machine"] = platform.machine()
+    result.update(platform_info())
 
 
 def run_vector_bench(args: Any, options: dict[str, Any]) -> dict[str, Any]:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import platform
 import shlex
 
-from rummyzoo.cli.common import Parents, check_outputs
+from rummyzoo.cli.common import Parents, check_outputs, platform_info
 from rummyzoo.envs.files import write_json
 
 
@@ -40,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config, ["backend=rllib", *(args.set or [])])
     result = bench_rllib(config, args.env_runners, args.iterations, args.repeat)
     result["command"] = " ".join(shlex.quote(a) for a in args.argv)
-    result["machine"] = {"cpus": __import__("os").cpu_count(), "python": platform.python_version()}
+    result.update(platform_info())
     for s in result["settings"]:
         rounds = ", ".join(f"{x:,.0f}" for x in s["env_steps_per_s"])
         print(

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import platform
 import shlex
 from typing import Any
 
-from rummyzoo.cli.common import Parents, check_outputs
+from rummyzoo.cli.common import Parents, check_outputs, platform_info
 from rummyzoo.envs.files import write_json
 
 PARTS = ("env", "opponents", "inference", "buffer", "wait", "update", "other")
@@ -117,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
                 for r, b in zip(results, runs["base"], strict=True)
             ]
         summary["setups"].append(entry)
-    summary["python"] = platform.python_version()
+    summary.update(platform_info())
     # a run trains whole rollouts (PPO) or whole steps of every game: at least --steps
     trained = sorted({int(r["steps"]) for rs in runs.values() for r in rs})
     summary["steps_trained"] = trained

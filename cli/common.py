@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,25 @@ def output_file(path: str | Path, flag: str, suffix: str | None = None) -> Path:
     if suffix and not out.suffix:
         out = out.with_suffix(suffix)
     return out
+
+
+def platform_info() -> dict[str, Any]:
+    """What a benchmark ran on, the same keys in every benchmark's JSON: Python's and
+    numpy's versions (torch's where it is loaded), the processor architecture and its cores."""
+    import os
+    import platform
+
+    import numpy as np
+
+    info: dict[str, Any] = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+    }
+    if "torch" in sys.modules:
+        info["torch"] = sys.modules["torch"].__version__
+    return info
 
 
 def check_outputs(args: argparse.Namespace, *flags: str) -> None:

@@ -32,6 +32,7 @@ def test_bench_env_of_the_vector_engine_alternates_with_the_aec_loop(tmp_path, c
     assert code == 0
     result = json.loads(out.read_text())
     assert result["num_envs"] == 16 and result["workers"] == 1
+    assert {"python", "numpy", "machine", "cpus"} <= set(result)  # as every benchmark's JSON
     assert len(result["vector_decisions_per_s_segments"]) == 2
     assert len(result["aec_decisions_per_s_segments"]) == 2
     assert result["ratio_vector_to_aec"] == pytest.approx(
@@ -90,6 +91,7 @@ def test_bench_train_splits_the_time_and_compares_setups(tmp_path, capsys):
     )
     assert code == 0
     summary = json.loads(out.read_text())
+    assert {"python", "numpy", "machine", "cpus", "torch"} <= set(summary)
     base, batched, pool = summary["setups"]
     assert base["runs"][0]["vec_env"] == "dummy" and batched["runs"][0]["n_envs"] == 4
     assert pool["runs"][0]["pool"] == 2 and pool["runs"][0]["opponents"] == ["self"]
