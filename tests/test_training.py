@@ -247,6 +247,23 @@ def test_smoke_train_checkpoint_plays_and_resumes(tmp_path, algo, variant):
     assert resumed["steps"] >= 384 and read_meta(last)["steps"] == resumed["steps"]
 
 
+def test_resume_refuses_a_run_whose_pool_snapshot_is_gone_and_changes_nothing(tmp_path):
+    run, _ = _smoke(tmp_path, "ppo", "knock_rummy")
+    state = json.loads((run / "state.json").read_text())
+    assert state["pool"], "the smoke run keeps self-play snapshots"
+    gone = (
+        run / state["pool"][0]["path"]
+        if not Path(state["pool"][0]["path"]).is_absolute()
+        else Path(state["pool"][0]["path"])
+    )
+    gone.unlink()
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    with pytest.raises(ValueError, match="pool snapshot\\(s\\) of the checkpoint are missing"):
+        resume_run(str(run), ["n_timesteps=384"], ["test"])
+    after = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    assert after == before  # refused before anything was rewound or written
+
+
 @pytest.mark.parametrize("algo", ["ppo", "dqn"])
 def test_tensorboard_has_the_promised_tags(tmp_path, algo):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

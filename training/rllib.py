@@ -679,7 +679,7 @@ def train_rllib(
         if resume:  # the snapshot slots come back from the pool as the checkpoint had it
             by_steps = {int(p["steps"]): p["path"] for p in state.get("pool", [])}
             for slot, steps in slot_steps.items():
-                if steps in by_steps and Path(by_steps[steps]).exists():
+                if steps in by_steps:  # its file is there: checked_state made sure
                     set_module_weights(algo, slot, _rz_state(by_steps[steps]))
         push_league(algo, league_entries(config, slot_steps))
         logger = Logger(

@@ -285,6 +285,13 @@ def checked_state(run_dir: Path, steps: int, checkpoint: str) -> dict[str, Any]:
             f"cannot resume {run_dir}: state.json is of step {state.get('steps')} but its "
             f"checkpoint {checkpoint} of step {steps}"
         )
+    # the pool of self-play snapshots must come back as it was at the checkpoint
+    missing = [s["path"] for s in state.get("pool", []) if not Path(s["path"]).exists()]
+    if missing:
+        raise ValueError(
+            f"cannot resume {run_dir}: pool snapshot(s) of the checkpoint are missing: "
+            + ", ".join(missing)
+        )
     return state
 
 
@@ -469,13 +476,8 @@ def train(
         steps_done = int(meta["steps"])
         model.num_timesteps = steps_done
         rewind_run(run_dir, steps_done)
-        # The pool of self-play snapshots comes back as it was at the checkpoint.
-        missing = [s["path"] for s in state.get("pool", []) if not Path(s["path"]).exists()]
-        if missing:
-            raise ValueError(
-                f"cannot resume {run_dir}: pool snapshot(s) of the checkpoint are missing: "
-                + ", ".join(missing)
-            )
+        # The pool of self-play snapshots comes back as it was at the checkpoint (checked_state
+        # made sure every snapshot is there).
         for snap in state.get("pool", []):
             if snap["path"].endswith(".zip"):  # a run from before shareable snapshots (its own)
                 snap["path"] = str(export_checkpoint(snap["path"])["path"])
