@@ -19,6 +19,7 @@ from rummyzoo.envs.core import IllegalActionError
 from rummyzoo.envs.registry import VARIANTS
 from rummyzoo.training.config import ConfigLoadError, load_config, validate_config
 from rummyzoo.training.dqn import MaskedDQN, masked_max
+from rummyzoo.training.run_state import read_state
 from rummyzoo.training.seat_env import SeatEnv
 from rummyzoo.training.train import resume_run, train_from_file
 
@@ -249,14 +250,9 @@ def test_smoke_train_checkpoint_plays_and_resumes(tmp_path, algo, variant):
 
 def test_resume_refuses_a_run_whose_pool_snapshot_is_gone_and_changes_nothing(tmp_path):
     run, _ = _smoke(tmp_path, "ppo", "knock_rummy")
-    state = json.loads((run / "state.json").read_text())
+    state = read_state(run)  # its paths in the run folder
     assert state["pool"], "the smoke run keeps self-play snapshots"
-    gone = (
-        run / state["pool"][0]["path"]
-        if not Path(state["pool"][0]["path"]).is_absolute()
-        else Path(state["pool"][0]["path"])
-    )
-    gone.unlink()
+    Path(state["pool"][0]["path"]).unlink()
     before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
     with pytest.raises(ValueError, match="pool snapshot\\(s\\) of the checkpoint are missing"):
         resume_run(str(run), ["n_timesteps=384"], ["test"])
