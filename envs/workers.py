@@ -69,7 +69,16 @@ from rummyzoo.envs import registry
 from rummyzoo.envs.core import ConfigError, IllegalActionError
 from rummyzoo.envs.vector import VectorEnv, buffer_specs, game_seeds, read_only
 
-__all__ = ["WorkerVectorEnv", "resolve_start_method", "split_games", "start_process"]
+__all__ = [
+    "WorkerVectorEnv",
+    "array_views",
+    "pack_arrays",
+    "reply_failure",
+    "reply_ok",
+    "resolve_start_method",
+    "split_games",
+    "start_process",
+]
 
 _ALIGN = 64
 # commands sent as raw bytes (every other command is a pickle, never one of these)
@@ -140,6 +149,14 @@ def _layout(
         (num_envs, game.num_players, game.obs_size),
         np.dtype(np.float32),
     )
+    return pack_arrays(specs)
+
+
+def pack_arrays(
+    specs: dict[str, tuple[tuple[int, ...], np.dtype]],
+) -> tuple[dict[str, tuple[int, tuple[int, ...], np.dtype]], int]:
+    """name -> (offset, shape, dtype) of arrays laid out one after the other in one shared
+    block, each aligned to 64 bytes; and the block's size (at least 1)."""
     layout = {}
     offset = 0
     for name, (shape, dtype) in specs.items():
@@ -149,9 +166,10 @@ def _layout(
     return layout, max(offset, 1)
 
 
-def _views(
+def array_views(
     buf: Any, layout: dict[str, tuple[int, tuple[int, ...], np.dtype]]
 ) -> dict[str, np.ndarray]:
+    """The arrays of a :func:`pack_arrays` layout over a shared block's buffer."""
     return {
         name: np.ndarray(shape, dtype=dtype, buffer=buf, offset=offset)
         for name, (offset, shape, dtype) in layout.items()
@@ -216,7 +234,8 @@ def start_process(proc: Any, start_method: str) -> None:
         proc.start()
 
 
-def _answer(value: Any) -> bytes:
+def reply_ok(value: Any) -> bytes:
+    """A worker's reply: the value (pickled)."""
     return pickle.dumps(("ok", value), protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -228,7 +247,7 @@ def _raise(exc: BaseException) -> bytes:
         return pickle.dumps(("raise", RuntimeError(f"{type(exc).__name__}: {exc}")))
 
 
-def _failure() -> bytes:
+def reply_failure() -> bytes:
     """The worker failed: the traceback's text, for the parent's RuntimeError."""
     return pickle.dumps(("error", traceback.format_exc()))
 
@@ -239,7 +258,7 @@ def _worker_main(conn: Any, spec: dict[str, Any]) -> None:
     lo, hi = spec["lo"], spec["hi"]
     try:
         shm = shared_memory.SharedMemory(name=spec["shm"])
-        shared = _views(shm.buf, spec["layout"])
+        shared = array_views(shm.buf, spec["layout"])
         mine = {name: array[lo:hi] for name, array in shared.items()}
         game = registry.make_game(
             spec["variant"], spec["num_players"], **_local_options(spec["options"])
@@ -250,7 +269,7 @@ def _worker_main(conn: Any, spec: dict[str, Any]) -> None:
         env._matches_done = mine["matches_done"]  # the engine counts into the shared block
         env.matches_done = read_only(env._matches_done)
     except BaseException:
-        conn.send_bytes(_failure())
+        conn.send_bytes(reply_failure())
         return
     conn.send_bytes(_OK)
     actions, selected, final = mine["actions"], mine["selected"], mine["final_observations"]
@@ -278,9 +297,9 @@ def _worker_main(conn: Any, spec: dict[str, Any]) -> None:
                                 final[i, seat] = env.final_observation(i, seat)
                         if keep:
                             done = np.flatnonzero(hand_done).tolist()
-                            reply = _answer([(i + lo, env.infos[i]) for i in done])
+                            reply = reply_ok([(i + lo, env.infos[i]) for i in done])
                 except BaseException:
-                    reply = _failure()
+                    reply = reply_failure()
                 conn.send_bytes(reply)
                 continue
             if msg == _QUIT:
@@ -301,9 +320,9 @@ def _serve(env: VectorEnv, request: tuple[Any, ...], lo: int) -> bytes:
             env.reset(args[0])
             return _OK
         if name == "modules":
-            return _answer(sorted(sys.modules))
+            return reply_ok(sorted(sys.modules))
     except BaseException:
-        return _failure()
+        return reply_failure()
     local = args[0]
     try:
         if name == "refuse":
@@ -312,14 +331,14 @@ def _serve(env: VectorEnv, request: tuple[Any, ...], lo: int) -> bytes:
             except IllegalActionError as exc:
                 text = str(exc)
                 prefix = f"game {local}: "
-                return _answer(text[len(prefix) :] if text.startswith(prefix) else text)
-            return _answer(f"action {args[1]!r} is not legal")
+                return reply_ok(text[len(prefix) :] if text.startswith(prefix) else text)
+            return reply_ok(f"action {args[1]!r} is not legal")
         if name == "final":
-            return _answer(env.final_observation(local, args[1]))
+            return reply_ok(env.final_observation(local, args[1]))
         if name == "observe":
-            return _answer(env.observe(local, args[1]))
+            return reply_ok(env.observe(local, args[1]))
         if name == "render":
-            return _answer(env.render(local, args[1]))
+            return reply_ok(env.render(local, args[1]))
     except Exception as exc:
         return _raise(_rename(exc, local, lo))
     return _raise(ValueError(f"unknown request {name!r}"))
@@ -407,7 +426,7 @@ class WorkerVectorEnv:
         self._shm = shm = shared_memory.SharedMemory(create=True, size=size)
         self._closed = False
         try:
-            shared = _views(shm.buf, layout)
+            shared = array_views(shm.buf, layout)
             shared_names = list(shared)
             outputs = [k for k in shared_names if k not in _PRIVATE]
             self._bind({k: shared[k] for k in outputs}, shared["matches_done"])

@@ -50,7 +50,6 @@ import itertools
 import multiprocessing
 import pickle
 import signal
-import traceback
 from collections.abc import Callable
 from multiprocessing import shared_memory
 from typing import Any
@@ -59,19 +58,26 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices
 
 from rummyzoo.envs.core import ConfigError
-from rummyzoo.envs.workers import resolve_start_method, split_games, start_process
+from rummyzoo.envs.workers import (
+    array_views,
+    pack_arrays,
+    reply_failure,
+    reply_ok,
+    resolve_start_method,
+    split_games,
+    start_process,
+)
 from rummyzoo.training.vec_env import WholeBatchVecEnv
 
 __all__ = ["SplitSeatEnv"]
 
 _STEP = b"s"
 _QUIT = b"q"
-_ALIGN = 64
 
 
 def _layout(size: int, input_size: int, num_actions: int) -> tuple[dict[str, Any], int]:
     """name -> (offset, shape, dtype) of one share's shared arrays, and the block's size."""
-    return _pack(
+    return pack_arrays(
         {
             "actions": ((size,), np.dtype(np.int64)),
             "obs": ((size, input_size), np.dtype(np.float32)),
@@ -143,31 +149,6 @@ def _arrays_in(infos: list[tuple[int, int, dict[str, Any]]], out: dict[str, np.n
                     episode[key] = out["episode_" + key][t, i]
 
 
-def _pack(specs: dict[str, tuple[tuple[int, ...], np.dtype]]) -> tuple[dict[str, Any], int]:
-    """name -> (offset, shape, dtype) of arrays laid out one after the other, aligned; the
-    block's size."""
-    layout, offset = {}, 0
-    for name, (shape, dtype) in specs.items():
-        layout[name] = (offset, shape, dtype)
-        offset += -(-int(np.prod(shape)) * dtype.itemsize // _ALIGN) * _ALIGN
-    return layout, max(offset, 1)
-
-
-def _views(buf: Any, layout: dict[str, Any]) -> dict[str, np.ndarray]:
-    return {
-        name: np.ndarray(shape, dtype=dtype, buffer=buf, offset=offset)
-        for name, (offset, shape, dtype) in layout.items()
-    }
-
-
-def _ok(value: Any) -> bytes:
-    return pickle.dumps(("ok", value), protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def _failure() -> bytes:
-    return pickle.dumps(("error", traceback.format_exc()))
-
-
 def _publish(env: Any, views: dict[str, np.ndarray], obs: np.ndarray) -> None:
     views["obs"][:] = obs
     views["masks"][:] = env.action_masks()
@@ -180,15 +161,15 @@ def _helper_main(conn: Any, make_share: Callable[..., Any], size: int, lo: int, 
     try:
         env = make_share(size, lo)
         shm = shared_memory.SharedMemory(name=shm_name)
-        views = _views(shm.buf, layout)
+        views = array_views(shm.buf, layout)
         actor = _Actor(env, views)
     except BaseException:
-        conn.send_bytes(_failure())
+        conn.send_bytes(reply_failure())
         return
     # the share, its tables and torch stay for the process's life: out of the collector's
     # full collections (see settled_heap), whose pauses the learner's process would wait for
     gc.freeze()
-    conn.send_bytes(_ok(None))
+    conn.send_bytes(reply_ok(None))
     try:
         while True:
             try:
@@ -205,11 +186,11 @@ def _helper_main(conn: Any, make_share: Callable[..., Any], size: int, lo: int, 
                     _publish(env, views, obs)
                     views["rewards"][:] = rewards
                     views["dones"][:] = dones
-                    reply = _ok([(i, info) for i, info in enumerate(infos) if info])
+                    reply = reply_ok([(i, info) for i, info in enumerate(infos) if info])
                 else:
-                    reply = _ok(_serve(actor, pickle.loads(msg)))
+                    reply = reply_ok(_serve(actor, pickle.loads(msg)))
             except BaseException:
-                reply = _failure()
+                reply = reply_failure()
             conn.send_bytes(reply)
     finally:
         actor.release()
@@ -244,7 +225,7 @@ class _Actor:
     def _attach(self, name: str, layout: dict[str, Any]) -> dict[str, np.ndarray]:
         if name not in self._blocks:
             shm = shared_memory.SharedMemory(name=name)
-            self._blocks[name] = (shm, _views(shm.buf, layout))
+            self._blocks[name] = (shm, array_views(shm.buf, layout))
         return self._blocks[name][1]
 
     def build_policy(self, cls: type, data: dict[str, Any], seed: int, weights: Any) -> None:
@@ -385,7 +366,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
                 layout, nbytes = _layout(size, local.input_size, local.num_actions)
                 block = shared_memory.SharedMemory(create=True, size=nbytes)
                 self._blocks.append(block)
-                self._views.append(_views(block.buf, layout))
+                self._views.append(array_views(block.buf, layout))
                 parent_end, child_end = ctx.Pipe(duplex=True)
                 proc = ctx.Process(
                     target=_helper_main,
@@ -444,10 +425,10 @@ class SplitSeatEnv(WholeBatchVecEnv):
 
     def _shared(self, specs: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, np.ndarray]]:
         """A new shared block of the arrays ``specs`` lays out: its name, layout and views."""
-        layout, nbytes = _pack(specs)
+        layout, nbytes = pack_arrays(specs)
         block = shared_memory.SharedMemory(create=True, size=nbytes)
         self._blocks.append(block)
-        return block.name, layout, _views(block.buf, layout)
+        return block.name, layout, array_views(block.buf, layout)
 
     def _record(self, info: dict[str, Any]) -> None:
         """A helper's finished match, in the local share's opponent mixture (the league)."""
