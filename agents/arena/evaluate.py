@@ -8,7 +8,7 @@ import numpy as np
 
 from rummyzoo.agents.arena import run_arena, summarize
 from rummyzoo.agents.base import Policy
-from rummyzoo.agents.registry import agent_names, make_agent
+from rummyzoo.agents.registry import AGENTS, make_agent
 from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import Deal, Decision, play_episode
 from rummyzoo.envs.registry import make_match
@@ -69,14 +69,8 @@ def evaluation_report(
 
 
 def baseline_names(variant: str) -> list[str]:
-    """Random play and every heuristic of a variant."""
-    return [n for n in agent_names(variant) if n == "random" or n.startswith(_prefix(variant))]
-
-
-def _prefix(variant: str) -> str:
-    return {"knock_rummy": "knock.", "ditch_rummy": "ditch.", "rummy500": "rummy500."}.get(
-        variant, variant + "."
-    )
+    """Random play and every heuristic shipped for a variant (in the registry's order)."""
+    return [name for name, (_, _, only) in AGENTS.items() if only in (None, variant)]
 
 
 def sample_game(
