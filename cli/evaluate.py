@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
 
 def recall_run(path: Path) -> str:
     """The summary of the run a checkpoint comes from, or a line saying it cannot be read."""
-    from rummyzoo.training.train import format_summary, read_summary
+    from rummyzoo.training.run_folder import format_summary, read_summary
 
     try:
         return "the run it comes from:\n" + format_summary(read_summary(path.parent))

@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     """Train from a config file, or resume a run folder."""
     import json
 
-    from rummyzoo.training.train import format_summary, resume_run, train_from_file
+    from rummyzoo.training.run_folder import format_summary
+    from rummyzoo.training.train import resume_run, train_from_file
 
     argv = list(getattr(args, "argv", ["rummyzoo", "train"]))  # as main() parsed it
     progress = "off" if args.quiet else ("lines" if args.no_progress else "auto")

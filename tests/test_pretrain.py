@@ -196,7 +196,8 @@ def test_dqn_keeps_the_teachers_decisions_and_resumes_with_them(tmp_path):
 
     from rummyzoo.agents.networks import mask_from_obs
     from rummyzoo.training.dqn import MaskedDQN
-    from rummyzoo.training.train import DEMONSTRATIONS, resume_run
+    from rummyzoo.training.run_folder import DEMONSTRATIONS
+    from rummyzoo.training.train import resume_run
 
     overrides = [
         "features=knock_deadwood",
@@ -269,7 +270,8 @@ def test_ppo_anchored_to_its_warm_start_stays_near_it_and_resumes_with_it(tmp_pa
     from rummyzoo.agents.safe import load_checkpoint
     from rummyzoo.training.ppo import _masked_log_pmf, anchor_kl
     from rummyzoo.training.pretrain import collect_teacher_games_batched
-    from rummyzoo.training.train import WARM_START, resume_run
+    from rummyzoo.training.run_folder import WARM_START
+    from rummyzoo.training.train import resume_run
 
     overrides = [
         "features=knock_deadwood",

@@ -17,7 +17,8 @@ from run_helpers import tb_steps
 
 from rummyzoo.cli.main import main
 from rummyzoo.training import callbacks
-from rummyzoo.training.train import format_summary, resume_run, train_from_file
+from rummyzoo.training.run_folder import format_summary
+from rummyzoo.training.train import resume_run, train_from_file
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = str(ROOT / "configs" / "smoke_ppo.yaml")

@@ -59,7 +59,8 @@ class _Clock:
 def _fill_pool(config: RunConfig, env: Any, pool: int, folder: Path) -> None:
     """``pool`` snapshots of fresh networks of the config's kind, in the env's opponent pool."""
     from rummyzoo.agents.checkpoints import save_checkpoint
-    from rummyzoo.training.train import build_model, checkpoint_meta
+    from rummyzoo.training.run_folder import checkpoint_meta
+    from rummyzoo.training.train import build_model
 
     for k in range(pool):
         model = build_model(config.model_copy(update={"seed": config.seed + 1 + k}), env, None)

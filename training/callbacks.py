@@ -309,7 +309,7 @@ class RunCallback(BaseCallback):
 
     # ----------------------------------------------------------- evaluation
     def _meta(self) -> dict[str, Any]:
-        from rummyzoo.training.train import checkpoint_meta
+        from rummyzoo.training.run_folder import checkpoint_meta
 
         return checkpoint_meta(self.config, self.num_timesteps)
 

@@ -612,8 +612,7 @@ def train_rllib(
 
     from rummyzoo.agents.checkpoints import read_meta, save_checkpoint
     from rummyzoo.training.progress import Progress
-    from rummyzoo.training.run_state import commit_staged
-    from rummyzoo.training.train import (
+    from rummyzoo.training.run_folder import (
         WARM_START,
         checked_state,
         checkpoint_meta,
@@ -624,6 +623,7 @@ def train_rllib(
         write_run_files,
         write_summary,
     )
+    from rummyzoo.training.run_state import commit_staged
 
     torch.set_num_threads(config.torch_threads)
     settings = config.rllib or RllibSettings()
@@ -957,7 +957,8 @@ def export_rllib(path: str | Path, out: str | Path | None = None) -> dict[str, A
 
     from rummyzoo.agents.checkpoints import save_checkpoint
     from rummyzoo.training.config import validate_config
-    from rummyzoo.training.train import checkpoint_meta, read_state
+    from rummyzoo.training.run_folder import checkpoint_meta
+    from rummyzoo.training.run_state import read_state
 
     path = Path(path)
     if not is_rllib_checkpoint(path):

@@ -22,62 +22,42 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
-import platform
-import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from rummyzoo.agents.checkpoints import (
     export_checkpoint,
     load_model,
     load_policy,
-    model_meta,
-    package_version,
     read_trusted_meta,
     save_checkpoint,
 )
-from rummyzoo.envs.files import atomic_write_text
 from rummyzoo.envs.workers import settled_heap
 from rummyzoo.training.config import (
     RESUME_WHAT,
     RunConfig,
-    config_to_yaml,
     fixed_fields,
     load_config,
     validate_config,
 )
-from rummyzoo.training.run_state import commit_staged, read_state, rewind_best
+from rummyzoo.training.run_folder import (
+    DEMONSTRATIONS,
+    WARM_START,
+    checked_state,
+    checkpoint_meta,
+    finished_run,
+    fresh_run_dir,
+    new_run_dir,
+    note_resume,
+    rewind_run,
+    write_run_files,
+    write_summary,
+)
+from rummyzoo.training.run_state import commit_staged, read_state
 from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
 from rummyzoo.training.vec_env import BatchedSeatEnv
-
-
-def version_info() -> dict[str, Any]:
-    import stable_baselines3
-    import torch
-
-    info: dict[str, Any] = {
-        "rummyzoo": package_version(),
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "stable_baselines3": stable_baselines3.__version__,
-        "numpy": np.__version__,
-    }
-    try:
-        root = Path(__file__).resolve().parent.parent
-        commit = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
-        )
-        if commit.returncode == 0:
-            info["git_commit"] = commit.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return info
 
 
 def make_seat_env(config: RunConfig, rank: int, run_dir: Path | None = None):
@@ -238,96 +218,6 @@ def build_model(config: RunConfig, env: Any, tb_dir: Path | None):
     return MaskedDQN(**common, **hp)
 
 
-def checkpoint_meta(config: RunConfig, steps: int) -> dict[str, Any]:
-    return model_meta(
-        config.variant,
-        config.num_players,
-        config.env_options,
-        algo=config.algo,
-        mask_in_obs=config.algo == "dqn",
-        features=config.features,
-        steps=steps,
-        reward=config.reward,
-        reward_scale=config.reward_scale,
-    )
-
-
-def new_run_dir(config: RunConfig, config_path: str | None, root: str | Path = "runs") -> Path:
-    stem = Path(config_path).stem if config_path else f"{config.variant}_{config.algo}"
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    run_dir = Path(root) / f"{stem}_{stamp}"
-    k = 1
-    while run_dir.exists():
-        k += 1
-        run_dir = Path(root) / f"{stem}_{stamp}_{k}"
-    return run_dir
-
-
-def write_run_files(run_dir: Path, config: RunConfig, argv: list[str]) -> None:
-    run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(run_dir / "config.yaml", config_to_yaml(config))
-    atomic_write_text(run_dir / "command.txt", " ".join(shlex.quote(a) for a in argv) + "\n")
-    atomic_write_text(run_dir / "version.json", json.dumps(version_info(), indent=2) + "\n")
-
-
-def checked_state(run_dir: Path, steps: int, checkpoint: str) -> dict[str, Any]:
-    """The ``state.json`` saved with a run's checkpoint at ``steps``: refused when it is
-    missing or from another step (its evaluations, pool and best checkpoint would not be the
-    checkpoint's)."""
-    state = read_state(run_dir)
-    if not state:
-        raise ValueError(
-            f"cannot resume {run_dir}: its checkpoint {checkpoint} is there but state.json (the "
-            "run's evaluations, self-play pool and best checkpoint) is missing"
-        )
-    if int(state.get("steps", -1)) != steps:
-        raise ValueError(
-            f"cannot resume {run_dir}: state.json is of step {state.get('steps')} but its "
-            f"checkpoint {checkpoint} of step {steps}"
-        )
-    # the pool of self-play snapshots must come back as it was at the checkpoint
-    missing = [s["path"] for s in state.get("pool", []) if not Path(s["path"]).exists()]
-    if missing:
-        raise ValueError(
-            f"cannot resume {run_dir}: pool snapshot(s) of the checkpoint are missing: "
-            + ", ".join(missing)
-        )
-    return state
-
-
-def truncate_tensorboard(tb_dir: Path, step: int) -> int:
-    """Drop every TensorBoard event logged after ``step`` (a resumed run logs them again).
-
-    Each event file under ``tb_dir`` is rewritten with the events up to ``step`` only.
-    :returns: the number of events dropped.
-    """
-    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
-    from tensorboard.compat.proto.event_pb2 import Event
-    from tensorboard.summary.writer.event_file_writer import EventFileWriter
-
-    dropped = 0
-    for path in sorted(tb_dir.rglob("events.out.tfevents.*")):
-        events = [Event.FromString(raw) for raw in RawEventFileLoader(str(path)).Load()]
-        kept = [e for e in events if e.step <= step and not e.HasField("file_version")]
-        late = sum(1 for e in events if e.step > step)
-        if not late:
-            continue
-        dropped += late
-        writer = EventFileWriter(str(path.parent), filename_suffix=".resumed")
-        for event in kept:
-            writer.add_event(event)
-        writer.close()
-        path.unlink()
-    return dropped
-
-
-#: The teacher's decisions a DQN run keeps for its updates (``pretrain.demo_coef``).
-DEMONSTRATIONS = "demonstrations.npz"
-
-#: The network as the warm start left it (what RL is measured against, and anchored to).
-WARM_START = "warm_start.rz"
-
-
 def keeps_demonstrations(config: RunConfig) -> bool:
     """Whether a run keeps its teacher's decisions for its DQN updates."""
     return config.algo == "dqn" and config.pretrain is not None and config.pretrain.demo_coef > 0
@@ -380,16 +270,6 @@ def run_pretrain(
         flush=True,
     )
     return result
-
-
-def fresh_run_dir(run_dir: Path) -> None:
-    """Clear what a run that never reached its first checkpoint left (it starts over)."""
-    import shutil
-
-    for name in ("tb", "pool", "games", "checkpoints"):
-        shutil.rmtree(run_dir / name, ignore_errors=True)
-    for name in ("state.json", "summary.json"):
-        (run_dir / name).unlink(missing_ok=True)
 
 
 def train(
@@ -526,169 +406,6 @@ def train(
     return write_summary(
         config, run_dir, callback, int(model.num_timesteps), steps_done, started, phases
     )
-
-
-def finished_run(run_dir: Path, steps_done: int, n_timesteps: int) -> dict[str, Any]:
-    """The summary of a run resumed with nothing left to train (it is left alone)."""
-    print(
-        f"{run_dir} is finished: {steps_done:,} of {n_timesteps:,} steps done; "
-        "nothing to train (raise n_timesteps with --set to continue it)",
-        flush=True,
-    )
-    if (run_dir / "summary.json").exists():
-        return {**read_summary(run_dir), "finished_before": True}
-    return {"run_dir": str(run_dir), "steps": steps_done, "finished_before": True}
-
-
-def read_summary(run_dir: Path) -> dict[str, Any]:
-    """A run's ``summary.json``, its paths those of the folder where it is now (the file names
-    them as they were from where the run trained: another folder once it is moved or copied,
-    or read from elsewhere).
-
-    :raises OSError, ValueError: unreadable or not JSON.
-    """
-    summary = json.loads((Path(run_dir) / "summary.json").read_text())
-    if not isinstance(summary, dict):
-        raise ValueError(f"{run_dir}/summary.json holds no summary")
-    run_dir = Path(run_dir)
-    summary["run_dir"] = str(run_dir)
-    for key, folder in (("last", "checkpoints"), ("best", "checkpoints")):
-        if isinstance(summary.get(key), str):
-            summary[key] = str(run_dir / folder / Path(summary[key]).name)
-    if "tensorboard" in summary:
-        summary["tensorboard"] = f"tensorboard --logdir {run_dir / 'tb'}"
-    if isinstance(summary.get("sample_games"), list):
-        summary["sample_games"] = [
-            str(run_dir / "games" / Path(str(p)).name) for p in summary["sample_games"]
-        ]
-    return summary
-
-
-def rewind_run(run_dir: Path, steps_done: int) -> None:
-    """A resumed run's TensorBoard and sample games as they were at its checkpoint: what was
-    logged or played after it is logged and played again from there."""
-    truncate_tensorboard(run_dir / "tb", steps_done)
-    rewind_best(run_dir, steps_done)
-    (run_dir / "evaluations.json").unlink(missing_ok=True)  # state.json's are the checkpoint's
-    for game in (run_dir / "games").glob("sample_*.json"):
-        if int(game.stem.split("_")[1]) > steps_done:
-            game.unlink()
-
-
-def note_resume(run_dir: Path, config: RunConfig, argv: list[str] | None) -> None:
-    """A resumed run's folder: the config as resumed, the resume command added."""
-    atomic_write_text(run_dir / "config.yaml", config_to_yaml(config))
-    with (run_dir / "command.txt").open("a") as fh:
-        fh.write(" ".join(shlex.quote(a) for a in (argv or sys.argv)) + "\n")
-
-
-def write_summary(
-    config: RunConfig,
-    run_dir: Path,
-    callback: Any,
-    steps: int,
-    steps_done: int,
-    started: float,
-    phases: dict[str, float],
-    **extra: Any,
-) -> dict[str, Any]:
-    """The run's summary (``summary.json``, written atomically, and returned)."""
-    rl_seconds = phases.get("rl_seconds")
-    best = run_dir / "checkpoints" / "best.rz"
-    summary = {
-        "run_dir": str(run_dir),
-        **extra,
-        "variant": config.variant,
-        "num_players": config.num_players,
-        "algo": config.algo,
-        "steps": steps,
-        "steps_this_session": steps - steps_done,
-        "seconds": callback.run_seconds(),  # the whole run's, every session's
-        "seconds_this_session": time.perf_counter() - started,
-        **(
-            {}
-            if callback.warm_start_seconds is None
-            else {"warm_start_seconds": callback.warm_start_seconds}
-        ),
-        **phases,
-        "rl_steps_per_s": (steps - steps_done) / rl_seconds if rl_seconds else None,
-        "last": str(run_dir / "checkpoints" / "last.rz"),
-        "best": str(best) if best.exists() else None,
-        "best_eval": callback.best_value,
-        "best_metric": config.evaluation.best_metric,
-        "evaluations": callback.eval_history,
-        "tensorboard": f"tensorboard --logdir {run_dir / 'tb'}",
-        "sample_games": sorted(str(p) for p in (run_dir / "games").glob("*.json")),
-    }
-    if callback.pretrain is not None:
-        summary["pretrain"] = callback.pretrain
-    atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
-    return summary
-
-
-def format_summary(summary: dict[str, Any]) -> str:
-    """The end of a run, for people: what was trained, how long each phase took, the
-    evaluations (first and last) against each opponent, and where everything is."""
-    if summary.get("finished_before"):
-        return f"nothing trained: {summary['run_dir']} was already finished"
-    lines = [
-        f"trained {summary['algo']} on {summary['variant']} ({summary['num_players']} players): "
-        f"{summary['steps']:,} steps ({summary['steps_this_session']:,} in this session), "
-        f"{summary['seconds']:.0f}s in all"
-        + (
-            f" ({summary['seconds_this_session']:.0f}s in this session)"
-            if summary["steps_this_session"] != summary["steps"]
-            and "seconds_this_session" in summary
-            else ""
-        )
-    ]
-    if "warm_start_seconds" in summary:
-        pre = summary.get("pretrain", {})
-        lines.append(
-            f"  warm start: {summary['warm_start_seconds']:.0f}s ({pre.get('decisions', 0):,} "
-            f"{pre.get('teacher', '')} decisions, imitation accuracy {pre.get('accuracy', 0):.3f})"
-        )
-    rate = summary.get("rl_steps_per_s")
-    resumed = summary["steps_this_session"] != summary["steps"]
-    lines.append(
-        f"  RL{' in this session' if resumed else ''}: {summary['rl_seconds']:.0f}s"
-        + (f" ({rate:,.0f} steps/s)" if rate else "")
-    )
-    history = summary.get("evaluations") or []
-    if history:
-        first, final = history[0], history[-1]
-        lines.append("")
-        lines.append(
-            f"evaluation (win rate with its 95% interval, mean points per hand), at step "
-            f"{first['steps']:,} and at step {final['steps']:,}:"
-        )
-        width = max(len(o) for o in final["results"])
-        for opponent, result in final["results"].items():
-            before = first["results"].get(opponent)
-
-            def cell(r: dict[str, Any]) -> str:
-                low, high = r["win_rate_ci"]
-                return f"{r['win_rate']:.3f} [{low:.3f}, {high:.3f}] {r['mean_points']:+7.2f}"
-
-            shown = f"{cell(before)}  ->  " if before is not None and first is not final else ""
-            lines.append(f"  vs {opponent:<{width}}  {shown}{cell(result)}")
-    lines.append("")
-    lines.append(f"run folder:  {summary['run_dir']}")
-    lines.append(
-        f"checkpoints: {summary['last']}" + (f", {summary['best']}" if summary["best"] else "")
-    )
-    lines.append(
-        f"watch it:    {summary['tensorboard']} (CUSTOM SCALARS: win rates with their intervals, "
-        "ratings, strategy; IMAGES: the cross table; TEXT: sample games)"
-    )
-    games = summary.get("sample_games") or []
-    if games:
-        lines.append(f"sample game: rummyzoo replay {games[-1]}")
-        page = str(Path(games[-1]).with_suffix(".html"))
-        lines.append(f"in a browser: rummyzoo replay {games[-1]} --html {page}")
-    runs = Path(summary["run_dir"]).parent
-    lines.append(f"all runs:    rummyzoo serve {runs} (then open http://127.0.0.1:8000/)")
-    return "\n".join(lines)
 
 
 def train_from_file(
