@@ -470,3 +470,91 @@ def test_a_resume_keeps_the_league_it_drew_its_opponents_by(tmp_path, monkeypatc
     monkeypatch.setattr(callbacks.RunCallback, "_on_rollout_start", first_rollout)
     resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
     assert seen == [(saved["league_results"], saved["pool_results"])]
+
+
+def _killed_run(tmp_path, monkeypatch) -> Path:
+    """A run killed at step 420: its checkpoint is of step 256, events and games run past it."""
+    run = tmp_path / "run"
+    monkeypatch.setattr(callbacks.RunCallback, "_on_step", _stop_after(420))
+    with pytest.raises(_Killed):
+        train_from_file(SMOKE, LONGER, str(run), ["test"], progress="off")
+    monkeypatch.undo()
+    return run
+
+
+def test_a_run_in_training_cannot_be_trained_again_at_once(tmp_path, monkeypatch) -> None:
+    from rummyzoo.training.run_folder import run_lock
+
+    run = _killed_run(tmp_path, monkeypatch)
+    before = _digest(run)
+    held = pytest.raises(ValueError, match=r"is being trained by another process \(pid \d+\)")
+    with run_lock(run), held:  # as a run still training holds it
+        resume_run(str(run), [], ["test"], progress="off")
+    assert _digest(run) == before
+    assert resume_run(str(run), [], ["test"], progress="off")["steps"] == 512  # once it is free
+
+
+def test_a_run_whose_checkpoint_is_gone_is_refused_not_restarted(tmp_path, monkeypatch) -> None:
+    run = _killed_run(tmp_path, monkeypatch)
+    (run / "checkpoints" / "last.zip").unlink()
+    before = _digest(run)
+    with pytest.raises(ValueError, match=r"state\.json says the run saved a checkpoint, but "):
+        resume_run(str(run), [], ["test"], progress="off")
+    assert _digest(run) == before  # nothing deleted
+
+
+def test_a_run_starts_only_in_a_new_or_empty_folder(tmp_path) -> None:
+    folder = tmp_path / "mine"
+    (folder / "games").mkdir(parents=True)
+    (folder / "games" / "my_game.json").write_text("{}")
+    with pytest.raises(ValueError, match="is not empty: name a folder"):
+        train_from_file(SMOKE, [], str(folder), ["test"], progress="off")
+    assert sorted(p.name for p in folder.rglob("*")) == ["games", "my_game.json"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = tmp_path / "refused"  # a run refused before it wrote anything leaves no folder
+    with pytest.raises(ValueError):
+        train_from_file(SMOKE, ["opponents=[{name: nobody.rz}]"], str(refused), ["t"])
+    assert not refused.exists()
+
+
+def test_a_resume_killed_while_rewinding_tensorboard_leaves_each_file_whole(
+    tmp_path, monkeypatch
+) -> None:
+    from rummyzoo.training import run_folder
+
+    run = _killed_run(tmp_path, monkeypatch)
+    (run / "checkpoints" / ".best.rz.x1y2.tmp").write_bytes(b"half a file")  # a cut-short save
+    before = tb_steps(run)
+
+    def killed(src, dst):
+        raise _Killed  # dies after writing the rewound file, before it replaces the original
+
+    monkeypatch.setattr(run_folder.os, "replace", killed)
+    with pytest.raises(_Killed):
+        resume_run(str(run), [], ["test"], progress="off")
+    monkeypatch.undo()
+    assert tb_steps(run) == before  # the originals, no second copy of any step
+    summary = resume_run(str(run), [], ["test"], progress="off")
+    assert summary["steps"] == 512
+    for tag, steps in tb_steps(run).items():
+        assert all(n == 1 for n in Counter(steps).values()), tag
+    assert not list(run.rglob(".*.tmp")) and not (run / run_folder.TB_SCRATCH).exists()
+
+
+def test_a_resume_reads_its_snapshots_and_config_before_it_changes_anything(
+    tmp_path, monkeypatch
+) -> None:
+    from rummyzoo.training.run_state import read_state
+
+    run = _killed_run(tmp_path, monkeypatch)
+    snapshot = Path(read_state(run)["pool"][0]["path"])
+    snapshot.write_bytes(snapshot.read_bytes()[:200])  # cut short
+    before = _digest(run)
+    with pytest.raises(ValueError, match=r"cannot resume .*: pool snapshot .*snapshot_"):
+        resume_run(str(run), [], ["test"], progress="off")
+    assert _digest(run) == before
+    (run / "config.yaml").write_text("variant: [knock_rummy\nalgo: ppo\n")
+    with pytest.raises(ValueError) as refused:
+        resume_run(str(run), [], ["test"], progress="off")
+    assert "is not valid YAML" in str(refused.value) and "\n" not in str(refused.value)

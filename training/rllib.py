@@ -616,10 +616,11 @@ def train_rllib(
         WARM_START,
         checked_state,
         checkpoint_meta,
+        drop_temp_files,
         finished_run,
-        fresh_run_dir,
         note_resume,
         rewind_run,
+        start_over,
         write_run_files,
         write_summary,
     )
@@ -631,9 +632,9 @@ def train_rllib(
     rllib_dir = run_dir / "checkpoints" / "rllib"
     if resume:
         commit_staged(run_dir)  # a checkpoint set left half moved into place
+        drop_temp_files(run_dir)  # and the temporary files of writes a kill cut short
     if resume and not rllib_dir.is_dir():
-        print(f"{run_dir} has no checkpoint yet: starting the run from the beginning", flush=True)
-        fresh_run_dir(run_dir)
+        start_over(run_dir, rllib_dir)
         resume = False
     state: dict[str, Any] = {}
     if resume:

@@ -6,7 +6,9 @@ through these; :mod:`rummyzoo.training.run_state` keeps the resume set itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import platform
 import shlex
 import subprocess
@@ -17,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from rummyzoo.agents.checkpoints import model_meta, package_version
+from rummyzoo.agents.checkpoints import CheckpointError, model_meta, package_version, read_meta
 from rummyzoo.envs.files import atomic_write_text
 from rummyzoo.training.config import RunConfig, config_to_yaml
 from rummyzoo.training.run_state import read_state, rewind_best
@@ -100,7 +102,17 @@ def checked_state(run_dir: Path, steps: int, checkpoint: str) -> dict[str, Any]:
             f"cannot resume {run_dir}: pool snapshot(s) of the checkpoint are missing: "
             + ", ".join(missing)
         )
+    for snap in state.get("pool", []):
+        if snap["path"].endswith(".rz"):  # read now, before the resume changes anything
+            try:
+                read_meta(snap["path"])
+            except (CheckpointError, ValueError, OSError) as exc:
+                raise ValueError(f"cannot resume {run_dir}: pool snapshot {exc}") from None
     return state
+
+
+#: Where a resume writes the TensorBoard files it rewinds before they replace the originals.
+TB_SCRATCH = ".tb_rewind"
 
 
 def truncate_tensorboard(tb_dir: Path, step: int) -> int:
@@ -109,10 +121,17 @@ def truncate_tensorboard(tb_dir: Path, step: int) -> int:
     Each event file under ``tb_dir`` is rewritten with the events up to ``step`` only.
     :returns: the number of events dropped.
     """
+    import shutil
+
     from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
     from tensorboard.compat.proto.event_pb2 import Event
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
+    # Each file is written whole beside the run's TensorBoard folder (where TensorBoard does
+    # not look), then moved over the original: a resume killed here leaves every file either
+    # as it was or rewound, never both (which would show each step twice).
+    scratch = tb_dir.parent / TB_SCRATCH
+    shutil.rmtree(scratch, ignore_errors=True)  # left by a resume killed here
     dropped = 0
     for path in sorted(tb_dir.rglob("events.out.tfevents.*")):
         events = [Event.FromString(raw) for raw in RawEventFileLoader(str(path)).Load()]
@@ -121,11 +140,14 @@ def truncate_tensorboard(tb_dir: Path, step: int) -> int:
         if not late:
             continue
         dropped += late
-        writer = EventFileWriter(str(path.parent), filename_suffix=".resumed")
+        scratch.mkdir(exist_ok=True)
+        writer = EventFileWriter(str(scratch))
         for event in kept:
             writer.add_event(event)
         writer.close()
-        path.unlink()
+        (rewritten,) = scratch.iterdir()
+        os.replace(rewritten, path)
+    shutil.rmtree(scratch, ignore_errors=True)
     return dropped
 
 
@@ -134,6 +156,74 @@ DEMONSTRATIONS = "demonstrations.npz"
 
 #: The network as the warm start left it (what RL is measured against, and anchored to).
 WARM_START = "warm_start.rz"
+
+
+#: The file a training process holds locked while it trains a run folder (it names the pid).
+LOCK_FILE = ".lock"
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: Path) -> Any:
+    """Hold the run folder for this process while it trains (made if missing): a second
+    ``rummyzoo train`` of the same folder, a resume while the run still trains, is refused
+    instead of both writing its checkpoints. The lock goes with the process, however it ends.
+    A folder made here that the run left with nothing in it (refused before it wrote a file)
+    is removed again."""
+    try:
+        import fcntl
+    except ImportError:  # no POSIX locks (Windows): the folder is not held
+        yield
+        return
+    run_dir = Path(run_dir)
+    made = not run_dir.exists()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    handle = (run_dir / LOCK_FILE).open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        pid = handle.read().strip() or "?"
+        handle.close()
+        raise ValueError(
+            f"{run_dir} is being trained by another process (pid {pid}): let it finish or stop "
+            "it first"
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    try:
+        yield
+    finally:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+        if made and {p.name for p in run_dir.iterdir()} <= {LOCK_FILE}:
+            import shutil
+
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def start_over(run_dir: Path, checkpoint: Path) -> None:
+    """A resumed run without its checkpoint: one that never reached its first checkpoint
+    starts again from the beginning; one whose ``state.json`` says it saved a checkpoint is
+    refused (the checkpoint is gone: nothing is deleted)."""
+    state = run_dir / "state.json"
+    if state.exists():
+        raise ValueError(
+            f"cannot resume {run_dir}: state.json says the run saved a checkpoint, but "
+            f"{checkpoint.relative_to(run_dir)} is missing (restore it, or train a new run)"
+        )
+    print(f"{run_dir} has no checkpoint yet: starting the run from the beginning", flush=True)
+    fresh_run_dir(run_dir)
+
+
+def drop_temp_files(run_dir: Path) -> list[Path]:
+    """Remove the temporary files of atomic writes that a killed run left in its folder
+    (``.<name>.<random>.tmp``, never read); returns them."""
+    left = [p for p in Path(run_dir).rglob(".*.tmp") if p.is_file()]
+    for path in left:
+        path.unlink(missing_ok=True)
+    return left
 
 
 def fresh_run_dir(run_dir: Path) -> None:

@@ -24,6 +24,7 @@ import contextlib
 import functools
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +48,13 @@ from rummyzoo.training.run_folder import (
     WARM_START,
     checked_state,
     checkpoint_meta,
+    drop_temp_files,
     finished_run,
-    fresh_run_dir,
     new_run_dir,
     note_resume,
     rewind_run,
+    run_lock,
+    start_over,
     write_run_files,
     write_summary,
 )
@@ -302,13 +305,17 @@ def train(
     state: dict[str, Any] = {}
     if resume:
         commit_staged(run_dir)  # a checkpoint set left half moved into place
+        drop_temp_files(run_dir)  # and the temporary files of writes a kill cut short
     if resume and not last.exists():
-        print(f"{run_dir} has no checkpoint yet: starting the run from the beginning", flush=True)
-        fresh_run_dir(run_dir)
+        start_over(run_dir, last)
         resume = False
     if resume:
         meta = read_trusted_meta(last)  # the run's own resume file: trusted
-        steps_done = int(meta["steps"])
+        steps_done = meta.get("steps")
+        if isinstance(steps_done, bool) or not isinstance(steps_done, int) or steps_done < 0:
+            raise ValueError(
+                f"cannot resume {run_dir}: {last} is damaged (its steps are {steps_done!r})"
+            )
         state = checked_state(run_dir, steps_done, "last.zip")
         demos = run_dir / "checkpoints" / DEMONSTRATIONS
         if keeps_demonstrations(config) and not demos.exists():
@@ -346,11 +353,20 @@ def train(
         model.tensorboard_log = str(tb_dir)
         if config.algo == "dqn":
             buffer = run_dir / "checkpoints" / "last_replay_buffer.pkl"
-            if buffer.exists():
-                model.load_replay_buffer(str(buffer))
+            with _damaged(run_dir, buffer):
+                if buffer.exists():
+                    model.load_replay_buffer(str(buffer))
+                elif config.checkpoints.save_replay_buffer:
+                    warnings.warn(
+                        f"{buffer} is missing: the run goes on with an empty replay buffer",
+                        stacklevel=2,
+                    )
             if keeps_demonstrations(config):  # its file was checked above
                 spec = config.pretrain
-                model.load_demonstrations(demos, spec.demo_coef, spec.margin, spec.demo_batch_size)
+                with _damaged(run_dir, demos):
+                    model.load_demonstrations(
+                        demos, spec.demo_coef, spec.margin, spec.demo_batch_size
+                    )
         if anchors(config):  # its file was checked above
             set_anchor(model, config, run_dir)
         steps_done = int(meta["steps"])
@@ -422,8 +438,32 @@ def train_from_file(
         raise ValueError(f"the run folder {target} is a file: name a folder (new or empty)")
     if (target / "config.yaml").exists():
         raise ValueError(f"{target} already holds a run; use --resume {target} to continue it")
-    with _resumable(target):
+    if target.is_dir() and any(target.iterdir()):
+        raise ValueError(
+            f"the run folder {target} is not empty: name a folder (new or empty) for the run"
+        )
+    with _resumable(target), run_lock(target):
         return train(config, target, argv=argv, progress=progress, progress_every=progress_every)
+
+
+@contextlib.contextmanager
+def _damaged(run_dir: Path, path: Path) -> Any:
+    """A run's own file that cannot be read back: one line naming it."""
+    import pickle
+    import zipfile
+
+    try:
+        yield
+    except (
+        OSError,
+        EOFError,
+        ValueError,
+        KeyError,
+        zipfile.BadZipFile,
+        pickle.UnpicklingError,
+    ) as exc:
+        why = " ".join(f"{type(exc).__name__}: {exc}".split())
+        raise ValueError(f"cannot resume {run_dir}: {path} is damaged ({why})") from None
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -471,7 +511,8 @@ def resume_run(
     try:
         data = yaml.safe_load((path / "config.yaml").read_text())
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path / 'config.yaml'} is not valid YAML: {exc}") from None
+        why = " ".join(str(exc).split())  # one line
+        raise ValueError(f"{path / 'config.yaml'} is not valid YAML: {why}") from None
     from rummyzoo.training.config import apply_overrides
 
     stored = validate_config(data, str(path / "config.yaml"))
@@ -496,7 +537,7 @@ def resume_run(
     if changed:
         edited = all(now[name] == fixed_fields(stored).get(name) for name in changed)
         _refuse_fixed(path, changed, edited)
-    with _resumable(path):
+    with _resumable(path), run_lock(path):
         return train(
             config, path, argv=argv, resume=True, progress=progress, progress_every=progress_every
         )
