@@ -558,3 +558,32 @@ def test_a_resume_reads_its_snapshots_and_config_before_it_changes_anything(
     with pytest.raises(ValueError) as refused:
         resume_run(str(run), [], ["test"], progress="off")
     assert "is not valid YAML" in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_resumed_run_plays_new_deals_not_the_start_of_the_run_again(
+    tmp_path, monkeypatch
+) -> None:
+    import numpy as np
+
+    from rummyzoo.training import train as train_module
+    from rummyzoo.training.config import load_config
+
+    run = _killed_run(tmp_path, monkeypatch)
+    built = []
+    original = train_module.build_vec_env
+
+    def watched(config, resumed_at=0):
+        env = original(config, resumed_at)
+        built.append((resumed_at, env.reset().copy()))
+        return env
+
+    monkeypatch.setattr(train_module, "build_vec_env", watched)
+    assert resume_run(str(run), [], ["test"], progress="off")["steps"] == 512
+    ((resumed_at, first_obs),) = built
+    assert resumed_at == 256  # the checkpoint's step
+    config = load_config(SMOKE, LONGER)
+    start = original(config).reset()
+    assert not np.array_equal(first_obs, start)  # not the deals of step 0 again
+    again = original(config, 256).reset()
+    assert np.array_equal(first_obs, again)  # the same seeds for the same step: repeatable
+    assert config.game_seed(0, 256) != config.game_seed(0) and config.resume_seed(256) < 2**32

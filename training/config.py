@@ -907,11 +907,21 @@ class RunConfig(Strict):
         return result
 
     # -- seeds
-    def game_seed(self, index: int) -> int:
+    def game_seed(self, index: int, resumed_at: int = 0) -> int:
         """The seed of training game ``index`` (0 .. n_envs - 1): ``seed * 1000 + index``, or
         with 1,000 games or more a stride past them, so that no game of a run shares its seed
-        with another game of the run, the warm start's teacher games or a run of the next seed."""
-        return self.seed * self._seed_stride() + index
+        with another game of the run, the warm start's teacher games or a run of the next seed.
+        A run resumed at step ``resumed_at`` plays from seeds of its own (from the run's seed
+        and that step), so it does not play the deals of the run's start again."""
+        base = self.seed if not resumed_at else self.resume_seed(resumed_at)
+        return base * self._seed_stride() + index
+
+    def resume_seed(self, resumed_at: int) -> int:
+        """A 32-bit seed of the run resumed at step ``resumed_at`` (its games' block, and its
+        learner's random draws)."""
+        import numpy as np
+
+        return int(np.random.SeedSequence([self.seed, resumed_at]).generate_state(1)[0])
 
     def teacher_seed(self) -> int:
         """The seed of the warm start's teacher games: the last of the run's seed block."""

@@ -63,7 +63,9 @@ from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
 from rummyzoo.training.vec_env import BatchedSeatEnv
 
 
-def make_seat_env(config: RunConfig, rank: int, run_dir: Path | None = None):
+def make_seat_env(
+    config: RunConfig, rank: int, run_dir: Path | None = None, resumed_at: int = 0
+):
     """A factory for one training env (used by the VecEnv)."""
 
     def factory() -> SeatEnv:
@@ -75,7 +77,7 @@ def make_seat_env(config: RunConfig, rank: int, run_dir: Path | None = None):
             opponents=mixture,
             **learner_options(config),
         )
-        env.reset(seed=config.game_seed(rank))
+        env.reset(seed=config.game_seed(rank, resumed_at))
         return env
 
     return factory
@@ -112,14 +114,18 @@ def make_mixture(config: RunConfig) -> OpponentMixture:
     )
 
 
-def share_env(config_data: dict[str, Any], num_envs: int, first: int) -> BatchedSeatEnv:
+def share_env(
+    config_data: dict[str, Any], num_envs: int, first: int, resumed_at: int = 0
+) -> BatchedSeatEnv:
     """The batched env of ``num_envs`` of a run's games from game ``first`` (a share of
     :class:`~rummyzoo.training.split_env.SplitSeatEnv`, built in the process that plays it
     from the run's config as data)."""
-    return _batched_share(RunConfig.model_validate(config_data), num_envs, first)
+    return _batched_share(RunConfig.model_validate(config_data), num_envs, first, resumed_at)
 
 
-def _batched_share(config: RunConfig, num_envs: int, first: int) -> BatchedSeatEnv:
+def _batched_share(
+    config: RunConfig, num_envs: int, first: int, resumed_at: int = 0
+) -> BatchedSeatEnv:
     """Games ``first .. first + num_envs - 1`` of a run: game ``first + i`` starts from the
     seed it has in one process."""
     return BatchedSeatEnv(
@@ -129,28 +135,33 @@ def _batched_share(config: RunConfig, num_envs: int, first: int) -> BatchedSeatE
         opponents=make_mixture(config),
         num_envs=num_envs,
         **learner_options(config),
-        seed=config.game_seed(first),
+        seed=config.game_seed(first, resumed_at),
         duplicate_baseline=config.duplicate_baseline,
     )
 
 
-def build_batched_env(config: RunConfig) -> Any:
+def build_batched_env(config: RunConfig, resumed_at: int = 0) -> Any:
     """The batched training env of a run (``vec_env: batched``): in this process, or with
     ``workers`` > 1 its games split between that many processes (this one included)."""
     if config.workers > 1:
         from rummyzoo.training.split_env import SplitSeatEnv
 
         data = config.model_dump(mode="json")
-        return SplitSeatEnv(functools.partial(share_env, data), config.n_envs, config.workers)
-    return _batched_share(config, config.n_envs, 0)
+        build = functools.partial(share_env, data, resumed_at=resumed_at)
+        return SplitSeatEnv(build, config.n_envs, config.workers)
+    return _batched_share(config, config.n_envs, 0, resumed_at)
 
 
-def build_vec_env(config: RunConfig):
+def build_vec_env(config: RunConfig, resumed_at: int = 0):
+    """The training env of a run (``resumed_at``: the step a resumed run goes on from, whose
+    games play from seeds of their own)."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
     if config.vec_env == "batched":
-        return VecMonitor(build_batched_env(config))
-    factories = [make_seat_env(config, rank) for rank in range(config.n_envs)]
+        return VecMonitor(build_batched_env(config, resumed_at))
+    factories = [
+        make_seat_env(config, rank, resumed_at=resumed_at) for rank in range(config.n_envs)
+    ]
     if config.vec_env == "subproc" and config.n_envs > 1:
         vec = SubprocVecEnv(factories, start_method="spawn")
     else:
@@ -332,7 +343,7 @@ def train(
         if steps_done >= config.n_timesteps:
             return finished_run(run_dir, steps_done, config.n_timesteps)
     started = time.perf_counter()
-    env = build_vec_env(config)
+    env = build_vec_env(config, resumed_at=steps_done if resume else 0)
     phases: dict[str, float] = {}
     if resume:
         from rummyzoo.training.dqn import MaskedDQN
@@ -349,6 +360,8 @@ def train(
                 raise ValueError(
                     f"cannot resume {run_dir}: checkpoint {key} {meta.get(key)!r} != config {expected[key]!r}"
                 )
+        # its random draws go on from a seed of the step it resumes at, not the run's start
+        model.set_random_seed(config.resume_seed(steps_done))
         model.set_env(env)
         model.tensorboard_log = str(tb_dir)
         if config.algo == "dqn":
