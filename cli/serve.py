@@ -360,6 +360,9 @@ class WebGame:
             "totals": totals,
             "error": self.error,
         }
+        if self.hands:  # how the last hand ended, every hand open (the terminal shows it too)
+            last = self.hands[-1]
+            out["last_hand"] = {k: last[k] for k in ("hand", "points", "table")}
         if decision is not None:
             out["table"] = decision["table"]
             out["legal"] = decision["legal"]
@@ -745,6 +748,8 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             '<div class="moves" id="moves"></div>'
             '<form id="move-form"><input id="move-text" size="30" placeholder="e.g. discard Kh">'
             '<button type="submit">play</button></form></div>'
+            '<details class="panel" id="last-hand" hidden><summary id="last-hand-title"></summary>'
+            '<div id="last-hand-table"></div></details>'
             '<div class="panel"><div class="label">log</div><ol class="log" id="log"></ol></div></main>'
         )
         script = (

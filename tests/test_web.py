@@ -476,3 +476,22 @@ def test_serve_shows_the_knock_deadwood_hint_as_the_terminal_does(runs):
     draw = next(m["action"] for m in state["legal"] if m["name"] == "draw stock")
     state = client.post(f"/api/games/{state['id']}/move", json={"action": draw}).get_json()
     assert state["status"] == "your_move" and state["hint"].startswith("your deadwood: ")
+
+
+def test_serve_shows_how_the_last_hand_of_a_match_ended_with_every_hand_open(runs):
+    client = create_app(runs).test_client()
+    state = client.post(
+        "/api/games",
+        json={"variant": "knock_rummy", "opponent": "random", "seed": 3,
+              "options": {"target_score": 100}},
+    ).get_json()  # fmt: skip
+    assert "last_hand" not in state
+    while state["status"] == "your_move" and "last_hand" not in state:
+        last = state["legal"][-1]["action"]  # knocks as soon as it may
+        state = client.post(f"/api/games/{state['id']}/move", json={"action": last}).get_json()
+    assert state["status"] == "your_move"  # the match goes on with hand 2
+    ended = state["last_hand"]
+    assert ended["hand"] == 1 and ended["points"] == state["hands"][0]["points"]
+    hands = [seat["hand"] for seat in ended["table"]["seats"]]
+    assert all(isinstance(h, list) and h for h in hands)  # the opponent's cards shown too
+    assert 'id="last-hand"' in client.get(f"/play/{state['id']}").text

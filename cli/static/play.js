@@ -5,6 +5,8 @@
   const movesBox = document.getElementById("moves");
   const message = document.getElementById("message");
   const logBox = document.getElementById("log");
+  const lastHand = document.getElementById("last-hand");
+  let shownHand = null;
   let busy = false;
 
   function showError(text) {
@@ -16,6 +18,16 @@
     if (state.table) gameBox.replaceChildren(RZ.renderTable(state.table, state.agents));
     logBox.replaceChildren(...state.log.map((line) => RZ.el("li", { text: RZ.cardText(line) })));
     logBox.scrollTop = logBox.scrollHeight;
+    if (state.last_hand && state.last_hand.hand !== shownHand) {
+      shownHand = state.last_hand.hand;
+      const points = state.last_hand.points
+        ? state.last_hand.points.map((p, s) => `player_${s} ${p >= 0 ? "+" : ""}${p}`).join(", ")
+        : "stopped at a cap, no points";
+      document.getElementById("last-hand-title").textContent = `hand ${shownHand}: how it ended (${points})`;
+      document.getElementById("last-hand-table").replaceChildren(RZ.renderTable(state.last_hand.table, state.agents));
+      lastHand.hidden = false;
+      lastHand.open = state.status !== "over";
+    }
     movesBox.replaceChildren();
     if (state.status === "your_move") {
       if (state.hint) movesBox.appendChild(RZ.el("div", { class: "hint", id: "hint", text: RZ.cardText(state.hint) }));
