@@ -32,6 +32,7 @@ config.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -479,15 +480,17 @@ class SmartRummy500(Rummy500Policy):
         best = self.draw_default(mask)
         best_net = self.stock_value * (1.0 - pressure) if stock_left else 0.0
         for action, card, taken in self.dig_hauls(seen, mask):
-            value, plays, present, _ = self.haul_plan(seen, card, taken)
+            value, plays, present, doubles = self.haul_plan(seen, card, taken)
             if value < 0:
                 continue
             # A free top card whose melds it would hold back is not played now, and its meld's
             # cards are then the cheapest discards: it would throw the card back (two such
             # players took and threw one card turn after turn until the turn cap).
             free = self.rules.top_discard_free and len(taken) == 1
-            if free and not any(p.mask & BIT[card] for p in self.keep_back(plays, seen)):
-                continue
+            if free:
+                after = dataclasses.replace(seen, hand=present, doubles=doubles)
+                if not any(p.mask & BIT[card] for p in self.keep_back(plays, after)):
+                    continue
             used = 0
             for p in plays:
                 used |= p.mask

@@ -53,7 +53,7 @@ from rummyzoo.envs.replay import (
 __all__ = ["PlayResult", "default_opponents", "match_move", "play_game", "strongest_agent"]
 
 #: Heuristic tiers from strongest to weakest (an agent is ``<variant prefix>.<tier>``).
-TIER_ORDER = ("smart", "greedy")
+TIER_ORDER = ("expert", "strong", "smart", "greedy")  # plug-in agents may name these tiers
 QUIT_WORDS = ("quit", "q", "exit")
 HELP_WORDS = ("help", "?", "h")
 MOVES_WORDS = ("moves", "m", "list")

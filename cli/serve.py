@@ -109,6 +109,7 @@ class RunsFolder:
             p
             for p in self.root.iterdir()
             if p.is_dir()
+            and self.holds(p)  # a run folder that links out of the runs folder is not listed
             and ((p / "config.yaml").is_file() or (p / "games").is_dir() or p.name == "web_games")
         )
 
@@ -138,7 +139,8 @@ class RunsFolder:
         out = []
         for run in self.runs():
             for path in sorted((run / "checkpoints").glob("*.rz")):
-                out.append(str(path.relative_to(self.root)))
+                if self.holds(path):
+                    out.append(str(path.relative_to(self.root)))
         return out
 
 
@@ -442,7 +444,7 @@ def _host_name(header: str) -> str:
 
 def _loopback(host: str) -> bool:
     """Whether ``host`` (a name or an address) is this machine only."""
-    if host.lower() == "localhost":
+    if host.lower().rstrip(".") == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback

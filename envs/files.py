@@ -18,12 +18,19 @@ __all__ = ["atomic_write_bytes", "atomic_write_text", "write_json"]
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file moved into place (parent folders
-    are created).
+    are created). A link's target is replaced (the link kept); what is not a regular file
+    (``/dev/stdout``, a pipe) is written as it is.
 
     The file gets the permissions a plain ``open(path, "wb")`` would give it: those of the
     file it replaces, else ``0o666`` less the umask (a temporary file is created ``0o600``).
     """
     path = Path(path)
+    if path.exists() and not path.is_file():  # /dev/stdout, a pipe (--json >(jq .)): as is
+        with path.open("wb") as fh:
+            fh.write(data)
+        return
+    if path.is_symlink():  # the file it links to is replaced, the link kept
+        path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o777

@@ -308,6 +308,12 @@ def test_team_seatings_give_every_agent_every_partner_and_seat() -> None:
     # without partners nothing changes; fewer agents than seats cycle, each agent a team
     assert seatings(4, 4, [0, 1, 2, 3]) == seatings(4, 4)
     assert seatings(2, 4, teams) == seatings(2, 4, design="rotations")
+    # three agents at a team game of four: the balanced design, every agent partners each other
+    three = seatings(3, 4, teams, kinds=[0, 1, 2])
+    partners = Counter(frozenset((s[0], s[2])) for s in three if s[0] != s[2])
+    partners += Counter(frozenset((s[1], s[3])) for s in three if s[1] != s[3])
+    assert set(partners) == {frozenset(p) for p in itertools.combinations(range(3), 2)}
+    assert len(set(seatings(2, 4))) == len(seatings(2, 4)) == 6  # each arrangement once
     with pytest.raises(ValueError, match="one score group per seat"):
         seatings(4, 4, [0, 1])
     # the arena schedules them: in a teams round robin every pair of agents meets as partners

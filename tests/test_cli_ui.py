@@ -42,6 +42,26 @@ def test_atomic_writes_get_the_mode_of_a_plain_open(tmp_path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plain.txt", "state.json", "sub"]
 
 
+def test_atomic_writes_keep_links_and_write_pipes_and_devices_as_they_are(tmp_path) -> None:
+    import threading
+
+    target = tmp_path / "real.json"
+    target.write_text("old")
+    (tmp_path / "out.json").symlink_to(target)
+    atomic_write_text(tmp_path / "out.json", "new")
+    assert (tmp_path / "out.json").is_symlink() and target.read_text() == "new"
+    atomic_write_text("/dev/null", "nothing")  # not replaced by a file (CI runs as root)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    fifo = tmp_path / "pipe"  # as --json >(jq .) gives
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    atomic_write_text(fifo, "through the pipe")
+    reader.join(5)
+    assert got == ["through the pipe"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
 # ------------------------------------------------------------------ arena heatmap
 def _arena_report(**options):
     from rummyzoo.agents.arena import run_arena, summarize

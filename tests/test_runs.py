@@ -510,12 +510,21 @@ def test_a_run_starts_only_in_a_new_or_empty_folder(tmp_path) -> None:
     with pytest.raises(ValueError, match="is not empty: name a folder"):
         train_from_file(SMOKE, [], str(folder), ["test"], progress="off")
     assert sorted(p.name for p in folder.rglob("*")) == ["games", "my_game.json"]
-    empty = tmp_path / "empty"
+    # a run stopped before it wrote a file leaves its folder as it found it: an empty folder
+    # empty (no lock file to make it "not empty"), a folder it made gone
+    from rummyzoo.training import train as train_module
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    empty, made = tmp_path / "empty", tmp_path / "made"
     empty.mkdir()
-    refused = tmp_path / "refused"  # a run refused before it wrote anything leaves no folder
-    with pytest.raises(ValueError):
-        train_from_file(SMOKE, ["opponents=[{name: nobody.rz}]"], str(refused), ["t"])
-    assert not refused.exists()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(train_module, "build_vec_env", stopped)
+        for folder in (empty, made):
+            with pytest.raises(KeyboardInterrupt):
+                train_from_file(SMOKE, [], str(folder), ["t"], progress="off")
+    assert empty.is_dir() and not list(empty.iterdir()) and not made.exists()
 
 
 def test_a_resume_killed_while_rewinding_tensorboard_leaves_each_file_whole(

@@ -908,11 +908,13 @@ class RunConfig(Strict):
 
     # -- seeds
     def game_seed(self, index: int, resumed_at: int = 0) -> int:
-        """The seed of training game ``index`` (0 .. n_envs - 1): ``seed * 1000 + index``, or
-        with 1,000 games or more a stride past them, so that no game of a run shares its seed
-        with another game of the run, the warm start's teacher games or a run of the next seed.
-        A run resumed at step ``resumed_at`` plays from seeds of its own (from the run's seed
-        and that step), so it does not play the deals of the run's start again."""
+        """The seed training game ``index`` (0 .. n_envs - 1) is built with: ``seed * 1000 +
+        index``, or with 1,000 games or more a stride past them, so that none shares its seed
+        with another game of the run or the warm start's teacher games. (A fresh
+        stable-baselines3 run then seeds game ``i`` with ``seed + i`` at its first reset, as
+        stable-baselines3 seeds every env it is given.) A run resumed at step ``resumed_at``
+        plays from seeds of its own (from the run's seed and that step), so it does not play
+        the deals of the run's start again."""
         base = self.seed if not resumed_at else self.resume_seed(resumed_at)
         return base * self._seed_stride() + index
 

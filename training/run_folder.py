@@ -195,12 +195,12 @@ def run_lock(run_dir: Path) -> Any:
     try:
         yield
     finally:
+        if {p.name for p in run_dir.iterdir()} <= {LOCK_FILE}:  # the run wrote nothing
+            (run_dir / LOCK_FILE).unlink(missing_ok=True)
+            if made:
+                run_dir.rmdir()
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
-        if made and {p.name for p in run_dir.iterdir()} <= {LOCK_FILE}:
-            import shutil
-
-            shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def start_over(run_dir: Path, checkpoint: Path) -> None:

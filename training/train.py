@@ -45,6 +45,7 @@ from rummyzoo.training.config import (
 )
 from rummyzoo.training.run_folder import (
     DEMONSTRATIONS,
+    LOCK_FILE,
     WARM_START,
     checked_state,
     checkpoint_meta,
@@ -63,9 +64,7 @@ from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
 from rummyzoo.training.vec_env import BatchedSeatEnv
 
 
-def make_seat_env(
-    config: RunConfig, rank: int, run_dir: Path | None = None, resumed_at: int = 0
-):
+def make_seat_env(config: RunConfig, rank: int, run_dir: Path | None = None, resumed_at: int = 0):
     """A factory for one training env (used by the VecEnv)."""
 
     def factory() -> SeatEnv:
@@ -451,7 +450,7 @@ def train_from_file(
         raise ValueError(f"the run folder {target} is a file: name a folder (new or empty)")
     if (target / "config.yaml").exists():
         raise ValueError(f"{target} already holds a run; use --resume {target} to continue it")
-    if target.is_dir() and any(target.iterdir()):
+    if target.is_dir() and any(p.name != LOCK_FILE for p in target.iterdir()):
         raise ValueError(
             f"the run folder {target} is not empty: name a folder (new or empty) for the run"
         )
@@ -519,6 +518,22 @@ def resume_run(
     path = Path(run_dir)
     if not (path / "config.yaml").exists():
         raise ValueError(f"{path} is not a run folder (no config.yaml)")
+    with run_lock(path):  # first: nothing is read or moved while another process trains it
+        config = _resumed_config(path, overrides)
+        with _resumable(path):
+            return train(
+                config,
+                path,
+                argv=argv,
+                resume=True,
+                progress=progress,
+                progress_every=progress_every,
+            )
+
+
+def _resumed_config(path: Path, overrides: list[str]) -> RunConfig:
+    """The config a run resumes with: its own with ``overrides``, refused where they change
+    what its checkpoint fixes."""
     import yaml
 
     try:
@@ -550,7 +565,4 @@ def resume_run(
     if changed:
         edited = all(now[name] == fixed_fields(stored).get(name) for name in changed)
         _refuse_fixed(path, changed, edited)
-    with _resumable(path), run_lock(path):
-        return train(
-            config, path, argv=argv, resume=True, progress=progress, progress_every=progress_every
-        )
+    return config

@@ -194,13 +194,17 @@ def seatings(
         raise ValueError(f"need one score group per seat ({num_seats}), got {len(groups)}")
     teams = len(set(groups)) < num_seats
     partnered = teams and num_agents >= num_seats
-    # fewer agents than seats at a team game: each agent is a team (cycling puts its copies
-    # in one team's seats), which the balanced design would break up
-    balanced = design == "balanced" and num_seats > 2 and not (teams and not partnered)
+    # as many agents as teams: each agent is a team (cycling puts its copies in one team's
+    # seats), which the balanced design would break up
+    one_team_each = teams and num_agents == len(set(groups))
+    balanced = design == "balanced" and num_seats > 2 and not one_team_each
     result: list[tuple[int, ...]] = []
     for lineup in lineups:
         if balanced and not _rotations_suffice(lineup, kinds):
-            result += [tuple(lineup[p] for p in order) for order in balanced_orders(num_seats)]
+            for order in balanced_orders(num_seats):  # an agent in two seats: each once
+                seating = tuple(lineup[p] for p in order)
+                if seating not in result:
+                    result.append(seating)
             continue
         orders = [lineup]
         if partnered:
