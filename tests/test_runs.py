@@ -127,12 +127,18 @@ def _stop_after(steps: int):
     return killed
 
 
-def test_a_killed_run_resumes_where_its_checkpoint_was(tmp_path, monkeypatch) -> None:
+def _killed_run(tmp_path, monkeypatch) -> Path:
+    """A run killed at step 420: its checkpoint is of step 256, events and games run past it."""
     run = tmp_path / "run"
     monkeypatch.setattr(callbacks.RunCallback, "_on_step", _stop_after(420))
     with pytest.raises(_Killed):
         train_from_file(SMOKE, LONGER, str(run), ["test"], progress="off")
     monkeypatch.undo()
+    return run
+
+
+def test_a_killed_run_resumes_where_its_checkpoint_was(tmp_path, monkeypatch) -> None:
+    run = _killed_run(tmp_path, monkeypatch)
     state = json.loads((run / "state.json").read_text())
     assert state["steps"] == 256
     from rummyzoo.training.curves import saved_evaluations
@@ -470,16 +476,6 @@ def test_a_resume_keeps_the_league_it_drew_its_opponents_by(tmp_path, monkeypatc
     monkeypatch.setattr(callbacks.RunCallback, "_on_rollout_start", first_rollout)
     resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
     assert seen == [(saved["league_results"], saved["pool_results"])]
-
-
-def _killed_run(tmp_path, monkeypatch) -> Path:
-    """A run killed at step 420: its checkpoint is of step 256, events and games run past it."""
-    run = tmp_path / "run"
-    monkeypatch.setattr(callbacks.RunCallback, "_on_step", _stop_after(420))
-    with pytest.raises(_Killed):
-        train_from_file(SMOKE, LONGER, str(run), ["test"], progress="off")
-    monkeypatch.undo()
-    return run
 
 
 def test_a_run_in_training_cannot_be_trained_again_at_once(tmp_path, monkeypatch) -> None:

@@ -16,25 +16,16 @@ from rummyzoo.envs.replay import Recorder
 
 
 def evaluate_policy(
-    policy: Policy | str,
-    opponent: str,
-    variant: str,
-    num_players: int,
-    options: dict[str, Any],
-    deals: int,
-    seed: int,
-    workers: int = 1,
-    batch: int = 64,
+    policy: Policy | str, opponent: str, *args: Any, **kwargs: Any
 ) -> dict[str, Any]:
     """The policy against ``num_players - 1`` copies of ``opponent`` on duplicate deals,
-    ``batch`` games at once (a network policy decides for all of them with one call).
+    ``batch`` games at once (a network policy decides for all of them with one call); the
+    arguments are :func:`evaluation_report`'s.
 
     Returns the policy's arena entry: ``win_rate``, ``win_rate_ci``, ``mean_points``,
     ``mean_points_ci``, ``games``.
     """
-    report, label = evaluation_report(
-        policy, opponent, variant, num_players, options, deals, seed, workers, batch
-    )
+    report, label = evaluation_report(policy, opponent, *args, **kwargs)
     return report["agents"][label]
 
 
@@ -51,8 +42,9 @@ def evaluation_report(
     resamples: int = 0,
     quiet: bool = True,
 ) -> tuple[dict[str, Any], str]:
-    """The arena's whole report of :func:`evaluate_policy`'s games and the policy's label in
-    it (``resamples``: the ratings' bootstrap, for 3 or more players)."""
+    """The arena's report of the policy against ``num_players - 1`` copies of ``opponent`` on
+    ``deals`` duplicate deals (``batch`` games at once), and the policy's label in it
+    (``resamples``: the ratings' bootstrap, for 3 or more players)."""
     agents: list[Any] = [policy] + [opponent] * (num_players - 1)
     result = run_arena(
         variant,
