@@ -166,9 +166,10 @@ LOCK_FILE = ".lock"
 def run_lock(run_dir: Path) -> Any:
     """Hold the run folder for this process while it trains (made if missing): a second
     ``rummyzoo train`` of the same folder, a resume while the run still trains, is refused
-    instead of both writing its checkpoints. The lock goes with the process, however it ends.
-    A folder made here that the run left with nothing in it (refused before it wrote a file)
-    is removed again."""
+    instead of both writing its checkpoints. The lock file (``.lock``, naming the pid) is
+    removed when the process lets go; one a killed process left behind holds nothing. A folder
+    made here that the run left empty (refused before it wrote a file) is removed again.
+    """
     try:
         import fcntl
     except ImportError:  # no POSIX locks (Windows): the folder is not held
@@ -177,17 +178,26 @@ def run_lock(run_dir: Path) -> Any:
     run_dir = Path(run_dir)
     made = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
-    handle = (run_dir / LOCK_FILE).open("a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        pid = handle.read().strip() or "?"
+    path = run_dir / LOCK_FILE
+    while True:
+        handle = path.open("a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            pid = handle.read().strip() or "?"
+            handle.close()
+            raise ValueError(
+                f"{run_dir} is being trained by another process (pid {pid}): let it finish or "
+                "stop it first"
+            ) from None
+        try:  # the file locked is still the folder's (not one its holder removed meanwhile)
+            current = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            break
         handle.close()
-        raise ValueError(
-            f"{run_dir} is being trained by another process (pid {pid}): let it finish or stop "
-            "it first"
-        ) from None
     handle.seek(0)
     handle.truncate()
     handle.write(f"{os.getpid()}\n")
@@ -195,12 +205,11 @@ def run_lock(run_dir: Path) -> Any:
     try:
         yield
     finally:
-        if {p.name for p in run_dir.iterdir()} <= {LOCK_FILE}:  # the run wrote nothing
-            (run_dir / LOCK_FILE).unlink(missing_ok=True)
-            if made:
-                run_dir.rmdir()
+        path.unlink(missing_ok=True)  # while still held: a waiting process then makes its own
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
+        if made and not any(run_dir.iterdir()):
+            run_dir.rmdir()
 
 
 def start_over(run_dir: Path, checkpoint: Path) -> None:
