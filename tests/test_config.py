@@ -507,3 +507,39 @@ def test_training_games_and_the_teacher_never_share_a_seed() -> None:
             config = RunConfig(seed=seed, n_envs=n_envs)
             seeds += [config.game_seed(i) for i in range(n_envs)] + [config.teacher_seed()]
         assert len(set(seeds)) == len(seeds), n_envs
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("env_options.reward=margin", "env_options: reward is not a rules option"),
+        ("env_options.reward_scale=5", "env_options: reward_scale is not a rules option"),
+        ("env_options.render_mode=human", "env_options: render_mode is not a rules option"),
+        ("evaluation.options.reward=margin", "evaluation.options: reward is not a rules option"),
+        ("hyperparams.learning_rate=.inf", r"learning_rate=\.inf: .*a finite number, got inf"),
+        ("reward_scale=.inf", r"reward_scale=\.inf: .*a finite number, got inf"),
+        ("opponents.0.weight=.inf", r"weight=\.inf: .*a finite number, got inf"),
+    ],
+)
+def test_options_that_are_no_rules_and_infinite_numbers_are_refused(
+    override, message, tmp_path
+) -> None:
+    """Each was accepted and failed later: in the env's constructor, at the first evaluation
+    (the run folder made), or as a network of infinite weights."""
+    with pytest.raises(ConfigLoadError, match=message):
+        load_config(str(CONFIGS / "smoke_ppo.yaml"), [override])
+
+
+def test_evaluation_options_may_change_the_match_not_the_layout() -> None:
+    ditch = ["variant=ditch_rummy"]
+    load_config(str(CONFIGS / "smoke_ppo.yaml"), [*ditch, "evaluation.options.target_score=500"])
+    with pytest.raises(ConfigLoadError, match="change the observation or the actions"):
+        load_config(
+            str(CONFIGS / "smoke_ppo.yaml"),
+            [*ditch, "evaluation.options.draw_rule=up_to_3", "evaluation.options.max_hand=10"],
+        )
+
+
+def test_the_whole_mapping_warning_names_the_form_set_takes() -> None:
+    with pytest.warns(UserWarning, match=r"--set opponents\.1\.KEY=VALUE"):
+        load_config(str(CONFIGS / "smoke_ppo.yaml"), ["opponents.1={name: knock.greedy}"])

@@ -35,7 +35,7 @@ from pydantic import (
     model_validator,
 )
 
-from rummyzoo.envs.match import REWARD_MODES, MatchOptions
+from rummyzoo.envs.match import REPORT_OPTION_NAMES, REWARD_MODES, MatchOptions
 from rummyzoo.envs.registry import VARIANTS
 
 
@@ -52,7 +52,7 @@ def _takes_bool(annotation: Any) -> bool:
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -398,6 +398,27 @@ def device_problem(device: str) -> str | None:
     return None
 
 
+def _report_option_problem(options: dict[str, Any]) -> str | None:
+    """Why options that say how an env reports (its reward, its rendering) are no rules
+    options of a run's games (None: there are none)."""
+    reported = [key for key in options if key in REPORT_OPTION_NAMES]
+    if not reported:
+        return None
+    return (
+        f"{', '.join(reported)} is not a rules option: a run's reward is its top-level reward "
+        "and reward_scale, and the evaluations score raw points (render options are for "
+        "viewing games, not for training)"
+    )
+
+
+def _layout(variant: str, num_players: int, options: dict[str, Any]) -> tuple[int, int]:
+    """The observation size and number of actions of the variant's game with ``options``."""
+    from rummyzoo.envs.registry import make_game
+
+    game = make_game(variant, num_players, **options)
+    return game.obs_size, game.num_actions
+
+
 def _env_problem(variant: str, num_players: int, options: dict[str, Any]) -> str | None:
     """Why the variant's env does not build with these options (None: it builds)."""
     from rummyzoo.envs.registry import make_env
@@ -639,6 +660,9 @@ class RunConfig(Strict):
     @field_validator("env_options")
     @classmethod
     def _env_builds(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        problem = _report_option_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         if "variant" in info.data and "num_players" in info.data:
             problem = _env_problem(info.data["variant"], info.data["num_players"], value)
             if problem is not None:
@@ -852,7 +876,19 @@ class RunConfig(Strict):
         if game is not None and isinstance(names, list) and isinstance(options, dict):
             variant, n, train_options = game
             merged = {**train_options, **options}
-            problem = _env_problem(variant, n, merged) if options else None
+            problem = _report_option_problem(options) or (
+                _env_problem(variant, n, merged) if options else None
+            )
+            if (
+                problem is None
+                and options
+                and _layout(variant, n, merged) != _layout(variant, n, train_options)
+            ):
+                problem = (
+                    "these options change the observation or the actions of the game the "
+                    "network trains on, so it could not play the evaluations: evaluation "
+                    "options may change the match (target_score, max_turns...), not its layout"
+                )
             if problem is not None:
                 issues.append(Issue(("options",), problem))
             else:
@@ -1107,10 +1143,11 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> ConfigData:
                     dropped = sorted(str(k) for k in old if k not in value)
                     if dropped:  # a whole mapping replaced: say what it no longer sets
                         here = key_path(walked)
+                        dotted = ".".join(str(p) for p in walked)  # the form --set takes
                         warnings.warn(
                             f"--set {text} replaces the whole of {here}: "
                             f"{', '.join(dropped)} no longer set by the config (their defaults "
-                            f"apply); to change one key, --set {here}.KEY=VALUE",
+                            f"apply); to change one key, --set {dotted}.KEY=VALUE",
                             stacklevel=2,
                         )
                 node[key] = value

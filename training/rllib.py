@@ -435,7 +435,11 @@ def start_ray(settings: RllibSettings) -> tuple[Any, bool]:
     }
     if address is None:
         kwargs["num_cpus"] = settings.num_cpus or os.cpu_count() or 1
-        check_resources(settings, {"CPU": kwargs["num_cpus"]})  # before starting anything
+        import torch
+
+        # before starting anything; a local Ray finds this machine's GPUs as torch does
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        check_resources(settings, {"CPU": kwargs["num_cpus"], "GPU": gpus})
     else:
         check_reachable(address)
     try:
