@@ -220,9 +220,18 @@ def action_layout(
         from rummyzoo.agents.action_features import ACTION_FEATURES
 
         known = ", ".join(n for n, c in ACTION_FEATURES.items() if c.variant == variant)
+        given = (
+            "the config has no features"
+            if features is None
+            else (f"features {features!r} hold none")
+        )
+        if not known:
+            raise ValueError(
+                f"the 'actions' network reads action descriptions, which {variant} has none of "
+                "(its actions are cards: use network: cards, or mlp)"
+            )
         raise ValueError(
-            f"the 'actions' network reads action descriptions, and features {features!r} "
-            f"have none; use features: {known or '(none for this variant)'}"
+            f"the 'actions' network reads action descriptions, and {given}; use features: {known}"
         )
     offset, actions, width = block
     size = game.obs_size + feats.size + (game.num_actions if mask_in_obs else 0)

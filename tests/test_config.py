@@ -543,3 +543,11 @@ def test_evaluation_options_may_change_the_match_not_the_layout() -> None:
 def test_the_whole_mapping_warning_names_the_form_set_takes() -> None:
     with pytest.warns(UserWarning, match=r"--set opponents\.1\.KEY=VALUE"):
         load_config(str(CONFIGS / "smoke_ppo.yaml"), ["opponents.1={name: knock.greedy}"])
+
+
+def test_the_actions_network_error_says_what_to_use() -> None:
+    smoke = str(CONFIGS / "smoke_ppo.yaml")
+    with pytest.raises(ConfigLoadError, match="knock_rummy has none of .*use network: cards"):
+        load_config(smoke, ["policy_kwargs.network=actions"])
+    with pytest.raises(ConfigLoadError, match="has no features; use features: ditch_actions"):
+        load_config(smoke, ["variant=ditch_rummy", "policy_kwargs.network=actions"])
