@@ -320,6 +320,7 @@ def bench_vector(
     rates = _segments(runners, seconds, repeat)
     wall = time.perf_counter() - wall_start
     cpu = time.process_time() - cpu_start
+    timed = dict(counts)  # the timed segments' matches (the profiled segment plays more)
     profiled = (
         {name: profile_layers(run_for, seconds) for name, run_for in runners.items()}
         if profile
@@ -339,9 +340,9 @@ def bench_vector(
         "vector_decisions_per_s": float(np.median(rates["vector"])),
         "vector_decisions_per_s_segments": rates["vector"],
         "vector_decisions_per_s_per_worker": float(np.median(rates["vector"])) / workers,
-        "vector_matches": counts["matches"],
+        "vector_matches": timed["matches"],
         "vector_decisions_per_match": (
-            counts["decisions"] / counts["matches"] if counts["matches"] else None
+            timed["decisions"] / timed["matches"] if timed["matches"] else None
         ),
         "memory_per_game_bytes": memory,
         "memory_measure": "traced" if traced else "rss",
@@ -388,6 +389,10 @@ def bench_deadwood(hands: int = 20000, hand_size: int = 11, seed: int = 0) -> di
     }
 
 
+#: Random 11-card hands the Knock Rummy deadwood solver is timed on.
+DEADWOOD_HANDS = 20000
+
+
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     bench = sub.add_parser(
         "bench-env",
@@ -406,7 +411,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     bench.add_argument(
         "--deadwood-hands",
         type=int,
-        default=20000,
+        default=DEADWOOD_HANDS,
         help="hands for the Knock Rummy deadwood-solver timing (knock_rummy only)",
     )
     bench.add_argument(
@@ -487,7 +492,7 @@ def run_vector_bench(args: Any, options: dict[str, Any]) -> dict[str, Any]:
             f" vector / AEC = {result['ratio_vector_to_aec']:.2f}x (per segment: {ratios})"
         )
     print(
-        f"  memory: {result['memory_mb']:,.1f} MB for {result['num_envs']:,} games "
+        f"  memory: {result['memory_mb']:,.1f} MiB for {result['num_envs']:,} games "
         f"({result['memory_per_game_bytes'] / 1024:,.1f} KiB a game, fixed parts included)"
     )
     for name, label in (("vector", "vector engine"), ("aec", "AEC loop")):
@@ -498,8 +503,27 @@ def run_vector_bench(args: Any, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_bench(args: Any) -> dict[str, Any]:
+    import math
+
+    if not (math.isfinite(args.seconds) and args.seconds > 0):
+        raise ValueError(f"--seconds must be a positive number, got {args.seconds}")
+    if args.deadwood_hands < 1:
+        raise ValueError(f"--deadwood-hands must be at least 1, got {args.deadwood_hands}")
     options = parse_options(args.option)
     if args.num_envs is not None:
+        aec_only = [
+            flag
+            for flag, on in (
+                ("--raw", args.raw),
+                ("--reseed", args.reseed),
+                ("--deadwood-hands", args.deadwood_hands != DEADWOOD_HANDS),
+            )
+            if on
+        ]
+        if aec_only:
+            raise ValueError(
+                f"{' and '.join(aec_only)} time the AEC loop alone: leave out --num-envs"
+            )
         return run_vector_bench(args, options)
     given = [
         flag

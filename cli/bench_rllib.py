@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "bench-rllib",
         help="RLlib throughput of a config with 1, 2, ... env runners: env steps/s in JSON",
         description="Train CONFIG on the rllib backend for --iterations PPO iterations (after "
-        "one warm-up) with each --env-runners count, one after another in --repeat rounds (no "
+        "two untimed ones: a warm-up, and one that reads the starting step count) with each --env-runners count, one after another in --repeat rounds (no "
         "evaluation, warm start or checkpoints), and report env steps/s (every seat's "
         "decisions, sampling and updates together) and each count's ratio to the first.",
     )
@@ -36,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.iterations < 1 or args.repeat < 1 or min(args.env_runners) < 0:
         raise ValueError("--iterations and --repeat must be positive, --env-runners >= 0")
+    if len(set(args.env_runners)) < len(args.env_runners):
+        raise ValueError(f"--env-runners names a count twice: {args.env_runners}")
     config = load_config(args.config, ["backend=rllib", *(args.set or [])])
     result = bench_rllib(config, args.env_runners, args.iterations, args.repeat)
     result["command"] = " ".join(shlex.quote(a) for a in args.argv)

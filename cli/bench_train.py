@@ -68,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     setups = [("base", base, args.pool)]
     for k, text in enumerate(args.compare, 1):
         tokens = shlex.split(text)
+        if not tokens:
+            raise ValueError("--compare '' compares nothing: give KEY=VALUE settings (or pool=N)")
         pools = [t for t in tokens if t.startswith("pool=")]
         pool = args.pool
         if pools:
@@ -79,9 +81,16 @@ def run(args: argparse.Namespace) -> int:
             pool = int(value)
         overrides = base + [t for t in tokens if not t.startswith("pool=")]
         setups.append((f"#{k} {text}", overrides, pool))
-    configs = [
-        (label, load_config(args.config, overrides), pool) for label, overrides, pool in setups
-    ]
+    configs = []
+    for label, overrides, pool in setups:
+        try:
+            configs.append((label, load_config(args.config, overrides), pool))
+        except ValueError as exc:  # a --compare setting is named as such, not as a --set
+            given = set(overrides) - set(base)
+            message = str(exc)
+            for token in given:
+                message = message.replace(f"--set {token}", f"--compare {token}")
+            raise ValueError(message) from None
     runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in setups}
     for round_ in range(args.repeat):
         for label, config, pool in configs:

@@ -50,7 +50,7 @@ def test_bench_env_of_the_vector_engine_alternates_with_the_aec_loop(tmp_path, c
     assert "--workers time the vector engine: give --num-envs N" in capsys.readouterr().err
     # the memory the 16 games took, not a projection to other counts
     assert result["memory_mb"] == pytest.approx(result["memory_per_game_bytes"] * 16 / 2**20)
-    assert f"{result['memory_mb']:,.1f} MB for 16 games" in shown and "1,024" not in shown
+    assert f"{result['memory_mb']:,.1f} MiB for 16 games" in shown and "1,024" not in shown
 
 
 def test_bench_env_with_workers(tmp_path):
@@ -233,3 +233,27 @@ def test_bench_env_profile_refuses_workers(capsys):
     argv = ["bench-env", "knock_rummy", "--num-envs", "8", "--workers", "2", "--profile"]
     assert main(argv) == 2
     assert "--profile times one process" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--seconds", "nan"], "--seconds must be a positive number, got nan"),
+        (["--seconds", "inf"], "--seconds must be a positive number, got inf"),
+        (["--seconds", "0"], "--seconds must be a positive number, got 0.0"),
+        (["--deadwood-hands", "0"], "--deadwood-hands must be at least 1, got 0"),
+        (["--num-envs", "4", "--raw"], "--raw time the AEC loop alone"),
+        (["--num-envs", "4", "--reseed"], "--reseed time the AEC loop alone"),
+    ],
+)
+def test_bench_env_refuses_bad_settings_before_any_work(args, message, capsys) -> None:
+    assert main(["bench-env", "knock_rummy", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bench_train_names_a_bad_compare_setting_as_such(capsys) -> None:
+    config = str(CONFIGS / "smoke_ppo.yaml")
+    assert main(["bench-train", config, "--steps", "64", "--compare", "nosuch=1"]) == 2
+    assert "--compare nosuch=1: unknown key" in capsys.readouterr().err
+    assert main(["bench-train", config, "--steps", "64", "--compare", ""]) == 2
+    assert "--compare '' compares nothing" in capsys.readouterr().err

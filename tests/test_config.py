@@ -547,7 +547,7 @@ def test_the_whole_mapping_warning_names_the_form_set_takes() -> None:
 
 def test_the_actions_network_error_says_what_to_use() -> None:
     smoke = str(CONFIGS / "smoke_ppo.yaml")
-    with pytest.raises(ConfigLoadError, match="knock_rummy has none of .*use network: cards"):
+    with pytest.raises(ConfigLoadError, match=r"knock_rummy has none of .*use network: cards"):
         load_config(smoke, ["policy_kwargs.network=actions"])
     with pytest.raises(ConfigLoadError, match="has no features; use features: ditch_actions"):
         load_config(smoke, ["variant=ditch_rummy", "policy_kwargs.network=actions"])
