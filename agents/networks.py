@@ -221,9 +221,7 @@ def action_layout(
 
         known = ", ".join(n for n, c in ACTION_FEATURES.items() if c.variant == variant)
         given = (
-            "the config has no features"
-            if features is None
-            else (f"features {features!r} hold none")
+            "no features are given" if features is None else (f"features {features!r} hold none")
         )
         if not known:
             raise ValueError(

@@ -549,5 +549,5 @@ def test_the_actions_network_error_says_what_to_use() -> None:
     smoke = str(CONFIGS / "smoke_ppo.yaml")
     with pytest.raises(ConfigLoadError, match=r"knock_rummy has none of .*use network: cards"):
         load_config(smoke, ["policy_kwargs.network=actions"])
-    with pytest.raises(ConfigLoadError, match="has no features; use features: ditch_actions"):
+    with pytest.raises(ConfigLoadError, match="no features are given; use features: ditch_actions"):
         load_config(smoke, ["variant=ditch_rummy", "policy_kwargs.network=actions"])

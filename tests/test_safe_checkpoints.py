@@ -400,7 +400,7 @@ def test_an_actions_layout_that_does_not_fit_is_refused(tmp_path) -> None:
     with pytest.raises(CheckpointError, match="an 'mlp' network has no action_layout"):
         make_agent(str(mlp), "ditch_rummy", 2)
     bare = _with_meta(good, tmp_path / "bare.rz", lambda m: m.update(features=None))
-    with pytest.raises(CheckpointError, match="features None have none"):
+    with pytest.raises(CheckpointError, match="no features are given; use features: ditch_actions"):
         make_agent(str(bare), "ditch_rummy", 2)
 
 
