@@ -34,7 +34,6 @@ import argparse
 import html
 import ipaddress
 import json
-import math
 import queue
 import socket
 import threading
@@ -46,6 +45,7 @@ from urllib.parse import quote
 import numpy as np
 
 from rummyzoo.cli.common import Parents
+from rummyzoo.envs.core import finite_number
 
 __all__ = ["create_app"]
 
@@ -417,20 +417,16 @@ def _evaluations(folder: RunsFolder, run: Path) -> list[dict[str, Any]]:
         return []
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _rate_cell(opponent: Any, result: Any, interval: bool) -> str | None:
     """``opponent 0.512 [0.480, 0.544]`` of one saved evaluation; None where the entry is
     damaged (not a number where one belongs)."""
-    if not isinstance(result, dict) or not _number(result.get("win_rate")):
+    if not isinstance(result, dict) or not finite_number(result.get("win_rate")):
         return None
     cell = f"{html.escape(str(opponent))} {result['win_rate']:.3f}"
     if not interval:
         return cell
     ci = result.get("win_rate_ci")
-    if not (isinstance(ci, list) and len(ci) == 2 and all(_number(x) for x in ci)):
+    if not (isinstance(ci, list) and len(ci) == 2 and all(finite_number(x) for x in ci)):
         return cell
     return f"{cell} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
