@@ -24,7 +24,7 @@ points it scores and the penalty it no longer risks.
     fit a meld on the table (anyone may lay them off), cards that go with cards an opponent dug
     out of the pile and cards that meld with what already lies in the pile (an opponent could
     dig them out together); among safe cards it throws high, dead ones (no live partners),
-    keeping cards that still have live cards to complete them.
+    keeping the melds it holds back and cards that still have live cards to complete them.
 
 Both read only the observation (decoded by the rules' ``Rummy500Game.decode``) and the rules
 config.
@@ -409,24 +409,29 @@ class SmartRummy500(Rummy500Policy):
         danger_weight: float = 1.0,
         pile_danger: float = 20.0,
         keep_weight: float = 8.0,
+        meld_weight: float = 1.0,
         **kwargs: Any,
     ) -> None:
         """:param stock_value: points a stock draw is worth against a dig, early in the hand.
         :param hold_melds: keep its own 3-card melds in hand while the hand is young.
         :param danger_weight: weight of a discard's use to the opponents.
         :param pile_danger: extra danger of a discard that melds with cards in the pile.
-        :param keep_weight: weight of what a card could still become in hand."""
+        :param keep_weight: weight of what a card could still become in hand.
+        :param meld_weight: weight of what a discard takes from the best plan of the hand (the
+            melds it holds back while the hand is young)."""
         super().__init__(*args, **kwargs)
         for key, value in (
             ("stock_value", stock_value),
             ("danger_weight", danger_weight),
             ("pile_danger", pile_danger),
             ("keep_weight", keep_weight),
+            ("meld_weight", meld_weight),
         ):
             check_parameter(self.name, key, value)
         check_parameter(self.name, "hold_melds", hold_melds, "bool")
         self.pile_danger = pile_danger
         self.keep_weight = keep_weight
+        self.meld_weight = meld_weight
         self.stock_value = stock_value
         self.hold_melds = hold_melds
         self.danger_weight = danger_weight
@@ -554,10 +559,15 @@ class SmartRummy500(Rummy500Policy):
         for k in seen.opponent_known:
             opp_known |= k
         fits = seen.fits_any
+        planned = self.planner.solve(hand, seen.doubles, seen.fits)[0] if self.meld_weight else 0
 
         def cost(c: int) -> tuple[float, int]:
             rest = hand & ~BIT[c] if not seen.doubles & BIT[c] else hand
             keep = self.keep_weight * self.potential(c, rest, reachable) * (1.0 - 0.5 * pressure)
+            if self.meld_weight:
+                # a card of a meld it holds back: the plan loses that meld's points
+                left = self.planner.solve(rest, seen.doubles & ~BIT[c], seen.fits)[0]
+                keep += self.meld_weight * (planned - left)
             danger = 0.0
             if fits & BIT[c]:
                 danger += 2.0 * CARD_VALUE[c] + 5.0

@@ -90,6 +90,7 @@ def test_the_parameters_of_each_heuristic_are_listed_with_their_defaults() -> No
         "danger_weight",
         "pile_danger",
         "keep_weight",
+        "meld_weight",
     }
 
 

@@ -234,6 +234,25 @@ def test_smart_never_takes_a_free_top_card_to_throw_it_back() -> None:
     assert played == ["draw stock", "discard Kc"]
 
 
+def test_smart_keeps_the_meld_it_holds_back() -> None:
+    """Ah-2h-3h is a young meld smart holds back; the ace, worth 15 if the hand ended, was its
+    dearest discard by value, and throwing it broke the meld (``meld_weight=0``, the old
+    judgement). It throws Kc, a loose card, instead."""
+    deck = deal("Ah Qc 8h 2h 7h Kc 7c 4s 3h 5s", "9s Ks Js Ac Jh Jd 5h 5c 6c 9c", "4d", "Qs")
+    options = {"target_score": None}
+    for smart, discard in (
+        (SmartRummy500(num_players=2, options=options), "discard Kc"),
+        (SmartRummy500(num_players=2, options=options, meld_weight=0), "discard Ah"),
+    ):
+        env = scripted_env(deck)
+        played = []
+        while env.agent_selection == "player_0":
+            action = act(env, smart)
+            played.append(env.action_name(action))
+            env.step(action)
+        assert played == ["draw stock", discard]
+
+
 @pytest.mark.parametrize("cls", [GreedyRummy500, SmartRummy500])
 def test_uses_the_dug_card_first(cls: type[BasePolicy]) -> None:
     deck = deal(
