@@ -592,3 +592,28 @@ def test_a_resumed_run_plays_new_deals_not_the_start_of_the_run_again(
     again = original(config, 256).reset()
     assert np.array_equal(first_obs, again)  # the same seeds for the same step: repeatable
     assert config.game_seed(0, 256) != config.game_seed(0) and config.resume_seed(256) < 2**32
+
+
+def test_a_resumed_dqn_explores_from_the_new_seed(tmp_path) -> None:
+    """Loading a DQN sets its exploration and demonstration draws from the run's seed again;
+    the resume's new seed must reach them too, or every resume replays the run's first coin
+    flips and random moves."""
+    import numpy as np
+
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.dqn import MaskedDQN
+    from rummyzoo.training.train import build_model, build_vec_env
+
+    config = load_config(ROOT / "configs" / "smoke_dqn.yaml", [])
+    env = build_vec_env(config)
+    model = build_model(config, env, None)
+    fresh = np.random.default_rng(config.seed).random(4)
+    assert np.array_equal(model._explore_rng.random(4), fresh)  # a fresh run: the run's seed
+    model.save(tmp_path / "last.zip")
+    loaded = MaskedDQN.load(tmp_path / "last.zip", env=env)
+    loaded.set_random_seed(config.resume_seed(256))
+    expected = np.random.default_rng(config.resume_seed(256))
+    assert np.array_equal(loaded._explore_rng.random(4), expected.random(4))
+    assert not np.array_equal(
+        loaded._demo_rng.random(4), np.random.default_rng(config.seed + 7).random(4)
+    )

@@ -67,6 +67,14 @@ class MaskedDQN(DQN):
         self.demo_batch_size = 32
         self._demo_rng = np.random.default_rng(None if self.seed is None else self.seed + 7)
 
+    def set_random_seed(self, seed: int | None = None) -> None:
+        super().set_random_seed(seed)
+        # the exploration and demonstration draws go on from the new seed too (a resumed run
+        # would otherwise replay the run's first draws: loading sets them from the run's seed)
+        if seed is not None:
+            self._explore_rng = np.random.default_rng(seed)
+            self._demo_rng = np.random.default_rng(seed + 7)
+
     def _excluded_save_params(self) -> list[str]:
         # the demonstrations are saved beside the resume file (save_demonstrations), not in it
         return [*super()._excluded_save_params(), "demonstrations", "_logged_at"]
