@@ -202,8 +202,18 @@ def test_the_warm_start_collects_teacher_games_on_the_batched_env():
             num_envs=8,
             features="knock_deadwood",
         )
+        step = env.step
+
+        def recording_step(actions):
+            out = step(actions)
+            for i in np.flatnonzero(out[2]).tolist():
+                finished.append(out[3][i]["game"]["points"] / env.reward_scale)
+            return out
+
+        env.step = recording_step
         return collect_teacher_games_batched(env, "knock.greedy", 400, seed=4, gamma=0.9)
 
+    finished: list[float] = []  # each finished game's points / scale, in the order they end
     data = collect()
     n = len(data["actions"])
     assert n >= 400 and data["obs"].shape == (n, 312 + 106)
@@ -214,6 +224,10 @@ def test_the_warm_start_collects_teacher_games_on_the_batched_env():
     rewards = ret.astype(np.float64).copy()
     rewards[:-1] -= 0.9 * np.where(games[1:] == games[:-1], ret[1:], 0.0)
     assert np.count_nonzero(np.abs(rewards[last]) > 1e-6) >= 1  # a match ends with its points
+    # each game's rewards add up to what the env reports the learner earned in it
+    totals = np.bincount(games, weights=rewards)
+    np.testing.assert_allclose(totals, finished[: len(totals)], atol=1e-5)
+    finished.clear()
     again = collect()
     np.testing.assert_array_equal(again["actions"], data["actions"])
 
