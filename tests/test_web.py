@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -41,19 +42,28 @@ def _game(variant: str, seed: int = 3, options=None) -> dict:
     )
 
 
-def _view_cards(view: dict) -> int:
-    """Every card the open view shows, counted (face-down stock cards by their count)."""
+def _view_cards(view: dict) -> tuple[int, Counter]:
+    """Every card the open view shows, counted (face-down stock cards by their count), and the
+    cards it names face up with how often each appears."""
     count = 0
+    named: Counter = Counter()
     for pile in view["piles"]:
         count += pile["count"]
         if pile["cards"] is not None:
             assert len(pile["cards"]) == pile["count"]
-    count += sum(len(m["cards"]) for m in view["table"])
+            named.update(pile["cards"])
+    for meld in view["table"]:
+        count += len(meld["cards"])
+        named.update(meld["cards"])
     for seat in view["seats"]:
         assert seat["hand"] is not None
         count += len(seat["hand"]) + sum(len(m) for m in seat["melds"])
         count += len(seat.get("singles", []))
-    return count
+        named.update(seat["hand"])
+        named.update(seat.get("singles", []))
+        for meld in seat["melds"]:
+            named.update(meld)
+    return count, named
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -65,14 +75,17 @@ def test_table_view_shows_every_card_once_and_hides_other_hands(variant):
         while not match.state.over:
             totals = match.totals_by_seat()
             open_view = match.game.table_view(match.state, None, totals)
-            assert _view_cards(open_view) == 52 * match.game.num_decks
+            count, named = _view_cards(open_view)
+            assert count == 52 * match.game.num_decks
+            assert max(named.values(), default=0) <= match.game.num_decks, named.most_common(1)
             seat = match.state.current
             mine = match.game.table_view(match.state, seat, totals)
             for entry in mine["seats"]:
                 if entry["seat"] == seat:
                     assert entry["hand"] == open_view["seats"][seat]["hand"]
                 else:  # only the count and the cards this seat has seen
-                    assert entry["hand"] is None and entry["count"] >= 0
+                    assert entry["hand"] is None
+                    assert entry["count"] == len(open_view["seats"][entry["seat"]]["hand"])
                     assert set(entry["known"]) <= set(open_view["seats"][entry["seat"]]["hand"])
             json.dumps(mine)  # plain data
             match.play(int(rng.choice(np.flatnonzero(match.legal_mask()))))
