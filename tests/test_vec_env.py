@@ -390,6 +390,42 @@ def test_a_duplicate_baseline_subtracts_the_baseline_agents_own_result_on_the_de
     assert moved >= 1
 
 
+def test_a_hand_the_turn_cap_cuts_pays_no_baseline():
+    """A cut hand is bootstrapped from the value of where it stopped, which already counts the
+    baseline's result to come: its reward is the same with and without a baseline, while the
+    hands that end pay less the baseline's result."""
+    from rummyzoo.agents.registry import make_agent
+    from rummyzoo.training.vec_env import act_batch
+
+    options = {"target_score": None, "max_turns": 26}  # about half of greedy's hands are cut
+
+    def run(baseline):
+        env = BatchedSeatEnv(
+            "ditch_rummy", 2, options, opponents=["ditch.greedy"], num_envs=4,
+            reward="margin", seed=3, duplicate_baseline=baseline,
+        )  # fmt: skip
+        env.reset()
+        rng = np.random.default_rng(2)
+        agent = make_agent("ditch.greedy", "ditch_rummy", 2, options)
+        totals, out = np.zeros(env.num_envs), []
+        for _ in range(400):
+            actions = act_batch(agent, env.engine.observations, env.action_masks(), rng)
+            _, rewards, dones, infos = env.step(actions)
+            totals += rewards
+            for i in np.flatnonzero(dones).tolist():
+                out.append((totals[i], infos[i]["TimeLimit.truncated"]))
+                totals[i] = 0.0
+        return out
+
+    plain, based = run(None), run("ditch.smart")
+    assert len(plain) == len(based)
+    cut = [(a, b) for (a, t), (b, _) in zip(plain, based, strict=True) if t]
+    ended = [(a, b) for (a, t), (b, _) in zip(plain, based, strict=True) if not t]
+    assert cut and ended
+    assert all(a == b for a, b in cut)
+    assert any(a != b for a, b in ended)
+
+
 def test_a_duplicate_baseline_needs_single_hands_on_the_batched_engine():
     from rummyzoo.envs.core import ConfigError
     from rummyzoo.training.config import ConfigLoadError

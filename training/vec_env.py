@@ -123,7 +123,8 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         in the learner's seat, against the same opponents, when the deal starts (single
         hands only); the learner's reward for the hand is then its own less that agent's
         (:meth:`_twin_reward`): the deal's luck largely cancels, and since the baseline does
-        not depend on the learner's actions the policy gradient stays unbiased.
+        not depend on the learner's actions the policy gradient stays unbiased. A hand the
+        turn cap cuts pays no baseline (it is bootstrapped from the value of where it stopped).
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012
@@ -371,7 +372,11 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             else:
                 truncated = bool(engine.truncated[i])
                 dones[i] = True
-                rewards[i] += engine.rewards[i, seat] - self._baseline[i]
+                rewards[i] += engine.rewards[i, seat]
+                if not truncated:
+                    # a cut game is bootstrapped from its value, which already counts the
+                    # baseline's result to come: subtracting it here would count it twice
+                    rewards[i] -= self._baseline[i]
                 if self.potential is not None:
                     phi_after = self._phi_of(engine.final_observation(i, seat)) if truncated else 0
                     rewards[i] += self.gamma * phi_after - self._phi[i]
