@@ -22,6 +22,7 @@ from rummyzoo.training.train import resume_run, train_from_file
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = str(ROOT / "configs" / "smoke_ppo.yaml")
+DEFAULT_CONFIG = ROOT / "configs" / "knock_ppo.yaml"  # what make demo trains
 #: A run long enough to have a checkpoint, evaluations and snapshots after it (PPO rollouts
 #: of 128 steps: 2 envs x 64).
 LONGER = [
@@ -64,20 +65,20 @@ def test_train_command_with_default_progress(tmp_path, capsys) -> None:
         assert path.stat().st_mode & 0o777 == 0o666 & ~umask, path  # as a plain open() makes
 
 
-def test_train_draws_a_bar_on_a_terminal(tmp_path) -> None:
-    """On a terminal the default is tqdm's live bar (what crashed when SB3's bar lacked rich)."""
+def _on_a_terminal(command: list[str]) -> tuple[subprocess.CompletedProcess, str]:
+    """Run ``command`` with its stderr on a pseudo-terminal 120 columns wide; (the finished
+    process with its stdout, what the terminal showed)."""
     import fcntl
     import pty
     import struct
     import termios
     import threading
 
-    run = tmp_path / "run"
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
     chunks: list[bytes] = []
 
-    def read() -> None:  # drain the terminal while the run writes to it
+    def read() -> None:  # drain the terminal while the command writes to it
         while True:
             try:
                 data = os.read(master, 65536)
@@ -89,16 +90,39 @@ def test_train_draws_a_bar_on_a_terminal(tmp_path) -> None:
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    command = [sys.executable, "-m", "rummyzoo.cli.main", "train", SMOKE, "--run-dir", str(run)]
-    command += ["--set", "n_timesteps=128", "--set", "env_options.target_score=null"]
-    proc = subprocess.run(command, stderr=slave, stdout=subprocess.PIPE, timeout=300)
+    proc = subprocess.run(command, stderr=slave, stdout=subprocess.PIPE, timeout=600)
     os.close(slave)
     reader.join(timeout=10)
     os.close(master)
-    shown = b"".join(chunks).decode(errors="replace")
+    return proc, b"".join(chunks).decode(errors="replace")
+
+
+def test_the_default_config_draws_its_bars_on_a_terminal(tmp_path) -> None:
+    """On a terminal the default is tqdm's live bars (what crashed when SB3's bar lacked rich):
+    the default config's warm start and training, then ``evaluate`` of its checkpoint as ``make
+    demo`` runs it (no ``--opponents``: the variant's baselines)."""
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "rummyzoo.cli.main", "train", str(DEFAULT_CONFIG)]
+    command += ["--run-dir", str(run)]
+    for key, value in (
+        ("n_timesteps", 2048), ("pretrain.decisions", 300), ("evaluation.deals", 2),
+        ("evaluation.cross_table_deals", 2), ("evaluation.strategy_games", 2),
+    ):  # fmt: skip
+        command += ["--set", f"{key}={value}"]
+    proc, shown = _on_a_terminal(command)
     assert proc.returncode == 0, shown
-    assert "train (ppo)" in shown and "128/128" in shown and "\r" in shown  # a redrawn bar
+    assert "warm start (knock.smart)" in shown and "train (ppo)" in shown
+    assert "2048/2048" in shown and "\r" in shown  # redrawn bars
     assert b"trained ppo on knock_rummy" in proc.stdout
+    command = [sys.executable, "-m", "rummyzoo.cli.main", "evaluate"]
+    command += [str(run / "checkpoints" / "best.rz"), "--deals", "2"]
+    proc, shown = _on_a_terminal(command)
+    assert proc.returncode == 0, shown
+    out = proc.stdout.decode()
+    for baseline in ("random", "knock.greedy", "knock.smart"):
+        assert baseline in out, out
+    assert "\r" in shown and "4/4" in shown, shown  # the arena's bar: 2 deals, both seats
+    assert "best.rz vs knock.smart" in shown, shown
 
 
 def test_progress_lines_every_n_seconds(tmp_path, capsys) -> None:

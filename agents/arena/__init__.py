@@ -517,11 +517,18 @@ class ArenaResult:
         return int(self.deal.size)
 
 
-def _progress_bar(total: int, quiet: bool):
+def _progress_bar(total: int, quiet: bool, labels: Sequence[str]):
+    """The games' bar on a terminal, named by the line-up (``a vs b``, or the number of agents
+    where that is long)."""
     from tqdm import tqdm
 
     disable = quiet or not sys.stderr.isatty()
-    return tqdm(total=total, unit="game", file=sys.stderr, disable=disable, dynamic_ncols=True)
+    name = " vs ".join(labels)
+    if len(name) > 48:
+        name = f"{len(labels)} agents"
+    return tqdm(
+        total=total, desc=name, unit="game", file=sys.stderr, disable=disable, dynamic_ncols=True
+    )
 
 
 def run_arena(
@@ -618,7 +625,7 @@ def run_arena(
     workers = min(workers, deals)
     total_games = deals * len(table_seatings)
     start_time = time.perf_counter()
-    with _progress_bar(total_games, quiet) as bar:
+    with _progress_bar(total_games, quiet, labels) as bar:
         if workers == 1:
             table = _Table(plan, policies, match)
             table.build_policies()  # torch imported (by a checkpoint) before it is set
