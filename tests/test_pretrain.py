@@ -333,3 +333,19 @@ def test_ppo_anchored_to_its_warm_start_stays_near_it_and_resumes_with_it(tmp_pa
     (run / "checkpoints" / WARM_START).unlink()
     with pytest.raises(ValueError, match=r"anchors PPO to the warm start.*missing"):
         resume_run(str(run), ["n_timesteps=1024"], ["test"], progress="off")
+
+
+def test_row_store_gathers_rows_in_any_order():
+    """The teacher's observations are kept in blocks and gathered once into the order the
+    games finished: the same rows as a plain stack, in that order (rows left out dropped)."""
+    from rummyzoo.training.pretrain import RowStore
+
+    rng = np.random.default_rng(0)
+    rows = rng.random((3 * RowStore.BLOCK + 17, 5)).astype(np.float32)
+    store = RowStore()
+    starts = [store.add(rows[s : s + 37]) for s in range(0, len(rows), 37)]
+    assert starts == list(range(0, len(rows), 37)) and store.size == len(rows)
+    order = rng.permutation(len(rows))[: len(rows) - RowStore.BLOCK]  # a block's worth left out
+    gathered = store.gather(order)
+    assert gathered.dtype == np.float32 and np.array_equal(gathered, rows[order])
+    assert store.blocks == [] and store.size == 0

@@ -29,6 +29,56 @@ from torch.nn import functional as F
 from rummyzoo.agents.registry import make_agent
 
 
+class RowStore:
+    """Rows of one shape and dtype, stored in fixed blocks as they come (no list of arrays,
+    no growing copies) and gathered once, in any order, into one array: each block is freed as
+    soon as its last wanted row is copied, so the gather needs little more than its result."""
+
+    BLOCK = 1024
+
+    def __init__(self) -> None:
+        self.blocks: list[np.ndarray | None] = []
+        self.size = 0
+
+    def add(self, rows: np.ndarray) -> int:
+        """Append ``rows`` (a 2-d array); returns the index of the first."""
+        first = self.size
+        done = 0
+        while done < len(rows):
+            at = self.size % self.BLOCK
+            if at == 0:
+                self.blocks.append(np.empty((self.BLOCK, *rows.shape[1:]), dtype=rows.dtype))
+            take = min(self.BLOCK - at, len(rows) - done)
+            block = self.blocks[-1]
+            assert block is not None
+            block[at : at + take] = rows[done : done + take]
+            done += take
+            self.size += take
+        return first
+
+    def gather(self, order: np.ndarray) -> np.ndarray:
+        """The rows ``order`` (indices returned by :meth:`add`, each at most once), as one
+        array; the store is emptied."""
+        order = np.asarray(order, dtype=np.int64)
+        shape, dtype = self.blocks[0].shape[1:], self.blocks[0].dtype  # type: ignore[union-attr]
+        out = np.empty((len(order), *shape), dtype=dtype)
+        block_of, offset = np.divmod(order, self.BLOCK)
+        last_use = np.full(len(self.blocks), -1, dtype=np.int64)
+        np.maximum.at(last_use, block_of, np.arange(len(order)))
+        for b in np.flatnonzero(last_use < 0).tolist():
+            self.blocks[b] = None
+        for start in range(0, len(order), self.BLOCK):
+            stop = min(start + self.BLOCK, len(order))
+            blocks, offsets = block_of[start:stop], offset[start:stop]
+            for b in np.unique(blocks).tolist():
+                chosen = blocks == b
+                out[start:stop][chosen] = self.blocks[b][offsets[chosen]]  # type: ignore[index]
+            for b in np.flatnonzero((last_use >= start) & (last_use < stop)).tolist():
+                self.blocks[b] = None
+        self.blocks, self.size = [], 0
+        return out
+
+
 def collect_teacher_games(
     env: Any,
     teacher_name: str,
@@ -42,14 +92,15 @@ def collect_teacher_games(
     discounted returns and a game id per decision."""
     teacher = make_agent(teacher_name, env.variant, env.num_players, env.env_options)
     rng = np.random.default_rng(seed)
-    obs_list, masks, actions, rewards, games = [], [], [], [], []
+    store = RowStore()  # the learner inputs: large rows (thousands of features each)
+    masks, actions, rewards, games = [], [], [], []
     obs, _ = env.reset(seed=seed)
     game = 0
     while True:
         # The teacher sees what the learner would: its own observation and the legal moves.
         seen = env.match.observe(env.seat)
         action = int(teacher.act(seen, env.action_masks().astype(np.int8), rng))
-        obs_list.append(obs)
+        store.add(np.asarray(obs, dtype=np.float32)[None])
         masks.append(env.action_masks().copy())
         actions.append(action)
         games.append(game)
@@ -70,7 +121,7 @@ def collect_teacher_games(
         running = rewards[i] + gamma * running
         returns[i] = running
     return {
-        "obs": np.asarray(obs_list, dtype=np.float32),
+        "obs": store.gather(np.arange(len(actions))),
         "masks": np.asarray(masks, dtype=bool),
         "actions": np.asarray(actions, dtype=np.int64),
         "returns": returns,
@@ -97,16 +148,18 @@ def collect_teacher_games_batched(
     env.seed(seed)
     obs = env.reset()
     n = env.num_envs
-    running: list[list[tuple[np.ndarray, np.ndarray, int, float]]] = [[] for _ in range(n)]
-    finished: list[list[tuple[np.ndarray, np.ndarray, int, float]]] = []
+    store = RowStore()  # the learner inputs, in the order they came
+    running: list[list[tuple[int, np.ndarray, int, float]]] = [[] for _ in range(n)]
+    finished: list[list[tuple[int, np.ndarray, int, float]]] = []
     count = 0
     while count < decisions:
         masks = env.action_masks()
         # The teacher sees what the learner would: its own observation and the legal moves.
         actions = act_batch(teacher, env.engine.observations, masks.astype(np.int8), rng)
+        first = store.add(np.asarray(obs, dtype=np.float32))
         next_obs, rewards, dones, _ = env.step(actions)
         for i in range(n):
-            running[i].append((obs[i], masks[i], int(actions[i]), float(rewards[i])))
+            running[i].append((first + i, masks[i], int(actions[i]), float(rewards[i])))
         for i in np.flatnonzero(dones).tolist():
             finished.append(running[i])
             count += len(running[i])
@@ -125,7 +178,7 @@ def collect_teacher_games_batched(
             total = step[3] + gamma * total
             returns[k] = total
     return {
-        "obs": np.asarray([r[0] for r in rows], dtype=np.float32),
+        "obs": store.gather(np.asarray([r[0] for r in rows], dtype=np.int64)),
         "masks": np.asarray([r[1] for r in rows], dtype=bool),
         "actions": np.asarray([r[2] for r in rows], dtype=np.int64),
         "returns": returns,
