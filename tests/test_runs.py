@@ -641,3 +641,23 @@ def test_a_resumed_dqn_explores_from_the_new_seed(tmp_path) -> None:
     assert not np.array_equal(
         loaded._demo_rng.random(4), np.random.default_rng(config.seed + 7).random(4)
     )
+
+
+def test_a_run_without_run_dir_gets_a_new_folder_under_runs(tmp_path, monkeypatch, capsys):
+    """``rummyzoo train CONFIG`` as the README gives it: the run goes to runs/<config>_<time>,
+    and a second run started in the same second gets a folder of its own."""
+    from rummyzoo.training import run_folder
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(run_folder.time, "strftime", lambda fmt, *a: "20261204-120000")
+    argv = ["train", SMOKE, "--no-progress", "--set", "n_timesteps=128"]
+    argv += ["--set", "env_options.target_score=null"]
+    assert main(argv) == 0
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    first = Path("runs") / "smoke_ppo_20261204-120000"
+    second = Path("runs") / "smoke_ppo_20261204-120000_2"
+    for run in (first, second):
+        assert (run / "checkpoints" / "best.rz").exists()
+        assert str(run) in out
+    assert sorted(p.name for p in Path("runs").iterdir()) == [first.name, second.name]
