@@ -568,3 +568,46 @@ def test_misuse_of_the_batched_env_is_refused_by_name():
     for call in (env.reset, lambda: env.step(np.zeros(2, dtype=np.int64))):
         with pytest.raises(RuntimeError, match="this BatchedSeatEnv is closed"):
             call()
+
+
+@pytest.mark.parametrize(
+    ("variant", "players", "options", "opponent", "features", "shaping"),
+    [
+        ("knock_rummy", 2, {"target_score": None}, "knock.greedy", "knock_deadwood", None),
+        ("knock_rummy", 2, {"target_score": 30}, "knock.greedy", None, "knock_deadwood"),
+        ("ditch_rummy", 2, {"target_score": None}, "ditch.greedy", None, "ditch_hand_margin"),
+        ("ditch_rummy", 4, {"target_score": None, "teams": True}, "ditch.greedy",
+         "ditch_actions", None),
+        ("rummy500", 2, {"target_score": None}, "rummy500.greedy", "rummy500_actions", None),
+        ("rummy500", 3, {"target_score": 100}, "rummy500.greedy", None, None),
+    ],
+)  # fmt: skip
+def test_one_batched_game_is_the_seat_env_step_by_step(
+    variant, players, options, opponent, features, shaping
+):
+    """What the batched env claims: the learner gets what the per-game SeatEnv gives it, the
+    same observations, masks, (shaped) rewards, ends and game summaries, match after match."""
+    from rummyzoo.training.seat_env import SeatEnv
+
+    kw = {"opponents": [opponent], "reward": "margin", "reward_scale": 100, "gamma": 0.99}
+    kw |= {"features": features, "shaping": shaping}
+    single = SeatEnv(variant, players, options, **kw)
+    batched = BatchedSeatEnv(variant, players, options, num_envs=1, seed=5, **kw)
+    obs, _ = single.reset(seed=5)
+    rows = batched.reset()
+    rng = np.random.default_rng(0)
+    ends = 0
+    for step in range(300):
+        assert np.array_equal(obs, rows[0]), step
+        mask = single.action_masks()
+        assert np.array_equal(mask, batched.action_masks()[0]), step
+        action = int(rng.choice(np.flatnonzero(mask)))
+        obs, reward, terminated, truncated, info = single.step(action)
+        rows, rewards, dones, infos = batched.step(np.array([action]))
+        assert reward == pytest.approx(float(rewards[0]), abs=1e-5), step
+        assert (terminated or truncated) == bool(dones[0]), step
+        if dones[0]:
+            assert info["game"] == infos[0]["game"], step
+            obs, _ = single.reset()
+            ends += 1
+    assert ends >= 5
