@@ -257,3 +257,28 @@ def test_bench_train_names_a_bad_compare_setting_as_such(capsys) -> None:
     assert "--compare nosuch=1: unknown key" in capsys.readouterr().err
     assert main(["bench-train", config, "--steps", "64", "--compare", ""]) == 2
     assert "--compare '' compares nothing" in capsys.readouterr().err
+
+
+def test_the_training_benchmark_of_make_bench_runs(tmp_path, capsys):
+    """``make bench``'s bench-train (knock_bench.yaml and the setups it compares, read from the
+    Makefile), one short round: every setup trains and is compared with the reference."""
+    import re
+    import shlex
+
+    makefile = (CONFIGS.parent / "Makefile").read_text()
+    line = re.search(r"bench-train configs/knock_bench\.yaml(.*?)--json", makefile, re.S)
+    assert line is not None, "make bench no longer runs bench-train on knock_bench.yaml"
+    args = shlex.split(line.group(1).replace("\\\n", " "))
+    compares = [args[i + 1] for i, a in enumerate(args) if a == "--compare"]
+    assert len(compares) >= 2
+    out = tmp_path / "bench.json"
+    argv = ["bench-train", str(CONFIGS / "knock_bench.yaml"), "--steps", "2048", "--repeat", "1"]
+    for setting in compares:
+        argv += ["--compare", setting]
+    assert main([*argv, "--json", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    base, *others = summary["setups"]
+    assert base["runs"][0]["vec_env"] == "dummy" and len(others) == len(compares)
+    for entry in others:
+        assert entry["runs"][0]["vec_env"] == "batched" and entry["runs"][0]["steps"] >= 2048
+        assert entry["ratio_collection_steps_per_s"] > 0
