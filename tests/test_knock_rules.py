@@ -174,9 +174,13 @@ def test_stock_exhaustion_showdown_scores_without_knocker():
     env = knock_rummy_v0.raw_env(num_players=2, stock_exhaustion="showdown")
     env.reset(seed=11)
     _play_out_stock(env)
-    dead = [env.infos[a]["deadwood"] for a in env.possible_agents]
-    low = min(dead)
-    assert points(env) == [low - dead[0] + (dead[1] - low), low - dead[1] + (dead[0] - low)]
+    hands = [sorted(env.hand_state.hand_cards(s)) for s in range(2)]
+    assert hands == [
+        sorted(parse_cards("5c 8c 9c 5d Ah As 4s 5s Js Ks")),  # 5c 5d 5s: 58 - 15 = 43
+        sorted(parse_cards("2c 4c 4d 7d 3h 5h Th Kh 9s Qs")),  # no meld: 64
+    ]
+    assert [env.infos[a]["deadwood"] for a in env.possible_agents] == [43, 64]
+    assert points(env) == [21, -21]  # the lower deadwood takes the difference
     assert env.infos["player_0"]["knocker"] is None and not env.infos["player_0"]["void"]
 
 

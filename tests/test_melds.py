@@ -13,7 +13,27 @@ from rummyzoo.envs.cards import PIP_VALUES, mask_cards, parse_cards, to_mask
 from rummyzoo.envs.melds import MeldSolver, is_meld, knock_solver, optimal_deadwood
 from rummyzoo.envs.native import PURE, load_kernels
 
-KNOCK_MELDS = [frozenset(m) for m in knock_solver().all_melds()]
+
+def knock_melds_by_definition() -> list[frozenset[int]]:
+    """Knock Rummy's melds from the rules, not from the solver: sets of 3 or 4 cards of one
+    rank, runs of 3 or more consecutive ranks of one suit, aces low (card id = suit * 13 +
+    rank, rank 0 the ace)."""
+    melds = []
+    for rank in range(13):
+        cards = [suit * 13 + rank for suit in range(4)]
+        melds += [frozenset(c) for k in (3, 4) for c in combinations(cards, k)]
+    for suit in range(4):
+        for low in range(13):
+            for high in range(low + 2, 13):
+                melds.append(frozenset(suit * 13 + r for r in range(low, high + 1)))
+    return melds
+
+
+KNOCK_MELDS = knock_melds_by_definition()
+
+
+def test_the_solvers_meld_table_is_the_rules_melds():
+    assert sorted(map(sorted, knock_solver().all_melds())) == sorted(map(sorted, KNOCK_MELDS))
 
 
 def brute_force_deadwood(hand: list[int], melds=KNOCK_MELDS) -> int:
