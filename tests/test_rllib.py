@@ -263,3 +263,28 @@ def test_rllib_run_without_a_checkpoint_starts_over(tmp_path, local_ray, capsys)
     summary = resume_run(str(run), [], ["t", "--resume"], progress="off")
     assert "has no checkpoint yet: starting the run from the beginning" in capsys.readouterr().out
     assert summary["steps"] >= 256 and (run / "checkpoints" / "rllib").is_dir()
+
+
+def test_bench_rllib_times_each_env_runner_count(tmp_path, local_ray, capsys):
+    """``rummyzoo bench-rllib`` as the README gives it, shortened: each count of env runners
+    trains its iterations, and the JSON has every round's rate and the ratio to the first."""
+    from rummyzoo.cli.main import main
+
+    out = tmp_path / "bench.json"
+    argv = ["bench-rllib", str(ROOT / "configs" / "knock_rllib.yaml"), "--env-runners", "0", "1"]
+    argv += ["--iterations", "1", "--set", "n_envs=8", "--set", "hyperparams.n_steps=16"]
+    argv += ["--set", "hyperparams.batch_size=64", "--set", "rllib.num_envs_per_env_runner=4"]
+    assert main([*argv, "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    printed = capsys.readouterr().out
+    assert "steps/s" in printed, printed
+    assert result["train_batch_env_steps"] == 16 * 8 * 2 and result["iterations"] == 1
+    first, second = result["settings"]
+    assert [first["num_env_runners"], second["num_env_runners"]] == [0, 1]
+    for entry in (first, second):
+        assert len(entry["env_steps_per_s"]) == result["repeat"] >= 1
+        assert entry["median_env_steps_per_s"] > 0
+    assert first["ratio_to_first"] == 1.0
+    assert second["ratio_to_first"] == pytest.approx(
+        second["median_env_steps_per_s"] / first["median_env_steps_per_s"]
+    )
