@@ -78,7 +78,7 @@ def test_greedy_knocks_at_threshold():
     assert env.action_name(action) == "knock Kc"
 
 
-def test_smart_knocks_on_gin_and_avoids_feeding_a_pickup():
+def test_smart_knocks_on_gin():
     env = make(
         2, ["As 2s 3s 4h 5h 6h 9c 9d 9h Kc", "Ac 3c 5c 7c Jc 2d 4d 6d 8d Td"], up="Ks", stock="9s"
     )

@@ -597,8 +597,6 @@ def test_every_variant_plays_in_the_arena(variant: str) -> None:
 
 
 def test_team_games_score_teams() -> None:
-    if "ditch_rummy" not in VARIANTS:
-        pytest.skip("ditch_rummy is not registered")
     options = {"teams": True, "target_score": None}
     result = run_arena("ditch_rummy", 4, ["random", "random"], deals=3, seed=2, options=options)
     assert result.seatings == [(0, 1, 0, 1), (1, 0, 1, 0)]  # one agent per team

@@ -315,9 +315,6 @@ def test_going_out_straight_after_digging():
 CLUBS = "Ac 2c 3c 4c 5c 6c 7c 8c 9c Tc Jc Qc"
 P0_LONG = "Kh Ks Qs " + CLUBS + " Ad 2d 3d 4d 5d 6d 7d 8d 9d Td"
 P1_CAN_DIG = "As 2s 3s 4s 5s 6s 7s 8s 9s Ts Js Qd Jd Ah 2h 3h 4h 5h 6h 7h 8h 9h Th Jh Qh"
-P1_CANNOT = P1_CAN_DIG.replace("Jd", "Kc")  # Kc Kd: no third king, no Jd for Jd-Qd-Kd
-
-
 P0_CANNOT = P0_LONG.replace("Qs", "Jd")
 P1_CANNOT = P1_CAN_DIG.replace("Jd", "Qs")  # no Jd for Jd-Qd-Kd, no third king
 P0_HAND = 30 + 89 + 69  # Kh Ks Qs; clubs A-Q; diamonds A-T

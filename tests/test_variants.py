@@ -402,3 +402,25 @@ def test_deck_for_deals_what_it_names(variant, players, dealer):
     assert list(top[:5]) == parse_cards(stock)
     first = players - 1 if dealer is None else dealer
     assert env.agent_selection == f"player_{(first + 1) % players}"
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_the_docs_example_of_each_env_runs_a_game_to_its_end(variant):
+    """The first code block of each env module's documentation, run as a user would copy it:
+    it plays until every agent is done."""
+    import importlib
+    import textwrap
+
+    module = importlib.import_module(VARIANTS[variant][0])
+    lines = module.__doc__.split(".. code-block:: python")[1].split("\n")[1:]
+    block = []
+    for line in lines:  # the block is the indented lines that follow (blank lines inside it)
+        if line.strip() and not line.startswith(" "):
+            break
+        block.append(line)
+    code = textwrap.dedent("\n".join(block))
+    assert "env.step" in code, code
+    namespace: dict = {}
+    exec(code, namespace)
+    env = namespace["env"]
+    assert env.agents == [] and env.unwrapped.hand_state.over
