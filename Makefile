@@ -46,8 +46,8 @@ browser:
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "installing chromium and chromium-driver (apt-get)"; \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-			chromium chromium-driver >/dev/null) || echo "could not install chromium: the browser tests will be skipped"; \
-	else echo "no chromium and no root apt-get: the browser tests will be skipped"; fi
+			chromium chromium-driver >/dev/null) || echo "could not install chromium: the browser tests will be skipped (they fail where RUMMYZOO_REQUIRE_BROWSER=1)"; \
+	else echo "no chromium and no root apt-get: the browser tests will be skipped (they fail where RUMMYZOO_REQUIRE_BROWSER=1)"; fi
 
 # The suite runs twice: with the compiled kernels (where they were built), then on the pure-Python
 # code that an install without a C compiler runs.

@@ -349,3 +349,9 @@ def test_row_store_gathers_rows_in_any_order():
     gathered = store.gather(order)
     assert gathered.dtype == np.float32 and np.array_equal(gathered, rows[order])
     assert store.blocks == [] and store.size == 0
+    assert RowStore().gather(np.arange(0)).shape == (0, 0)  # nothing kept, nothing gathered
+    store.add(rows[:3])
+    with pytest.raises(ValueError, match="shape"):
+        store.add(rows[:2, :4])
+    with pytest.raises(IndexError, match="of a store of 3"):
+        store.gather(np.array([0, 3]))

@@ -36,12 +36,21 @@ class RowStore:
 
     BLOCK = 1024
 
-    def __init__(self) -> None:
+    def __init__(self, row_shape: tuple[int, ...] = (0,), dtype: Any = np.float32) -> None:
+        """:param row_shape, dtype: of an empty store's rows (else those of the first rows)."""
         self.blocks: list[np.ndarray | None] = []
         self.size = 0
+        self.row_shape, self.dtype = tuple(row_shape), np.dtype(dtype)
 
     def add(self, rows: np.ndarray) -> int:
-        """Append ``rows`` (a 2-d array); returns the index of the first."""
+        """Append ``rows`` (an array of rows, all of the first rows' shape and dtype); returns
+        the index of the first."""
+        if self.blocks and (rows.shape[1:], rows.dtype) != (self.row_shape, self.dtype):
+            raise ValueError(
+                f"rows of shape {rows.shape[1:]} and dtype {rows.dtype} added to a store of "
+                f"{self.row_shape} {self.dtype}"
+            )
+        self.row_shape, self.dtype = rows.shape[1:], rows.dtype
         first = self.size
         done = 0
         while done < len(rows):
@@ -60,8 +69,9 @@ class RowStore:
         """The rows ``order`` (indices returned by :meth:`add`, each at most once), as one
         array; the store is emptied."""
         order = np.asarray(order, dtype=np.int64)
-        shape, dtype = self.blocks[0].shape[1:], self.blocks[0].dtype  # type: ignore[union-attr]
-        out = np.empty((len(order), *shape), dtype=dtype)
+        if order.size and (order.min() < 0 or order.max() >= self.size):
+            raise IndexError(f"rows {order.min()}..{order.max()} of a store of {self.size}")
+        out = np.empty((len(order), *self.row_shape), dtype=self.dtype)
         block_of, offset = np.divmod(order, self.BLOCK)
         last_use = np.full(len(self.blocks), -1, dtype=np.int64)
         np.maximum.at(last_use, block_of, np.arange(len(order)))
