@@ -60,20 +60,23 @@ class MaskedDQN(DQN):
 
     def _setup_model(self) -> None:
         super()._setup_model()
-        self._explore_rng = np.random.default_rng(self.seed)
+        self._seed_draws(self.seed)
         self.demonstrations: dict[str, th.Tensor] | None = None
         self.demo_coef = 0.0
         self.demo_margin = 0.0
         self.demo_batch_size = 32
-        self._demo_rng = np.random.default_rng(None if self.seed is None else self.seed + 7)
+
+    def _seed_draws(self, seed: int | None) -> None:
+        """The generators of the exploration and of the demonstration batches."""
+        self._explore_rng = np.random.default_rng(seed)
+        self._demo_rng = np.random.default_rng(None if seed is None else seed + 7)
 
     def set_random_seed(self, seed: int | None = None) -> None:
         super().set_random_seed(seed)
         # the exploration and demonstration draws go on from the new seed too (a resumed run
         # would otherwise replay the run's first draws: loading sets them from the run's seed)
         if seed is not None:
-            self._explore_rng = np.random.default_rng(seed)
-            self._demo_rng = np.random.default_rng(seed + 7)
+            self._seed_draws(seed)
 
     def _excluded_save_params(self) -> list[str]:
         # the demonstrations are saved beside the resume file (save_demonstrations), not in it
