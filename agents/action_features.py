@@ -33,6 +33,22 @@ mask removes them anyway.
 22  draw pile after the action / 52
 ==  ==============================================================================
 
+``ditch_plans`` (Ditch Rummy), 26 values per action: the 23 of ``ditch_actions``, then what the
+action is worth by ditch.smart's one-turn estimate (:meth:`SmartDitch.action_worths
+<rummyzoo.agents.ditch.SmartDitch.action_worths>`), for the actions of the play phase:
+
+==  ==============================================================================
+23  points the best line of plays starting with the action earns now, plus the worth of
+    the cards it then keeps for next turn (ditch one card: the best cards of the rest;
+    ditch all: 0; end turn: the whole hand) / 25
+24  the line ends the hand: 1 if that surely wins (the hand, or the match once someone
+    reaches the target), -1 if it surely loses, else 0
+25  column 23 less the most any legal action is worth by it, / 25 (0 for the best)
+==  ==============================================================================
+
+The estimate is a heuristic's, not the truth: the network starts from it and learns where to
+depart from it.
+
 ``rummy500_actions`` (500 Rum), 25 values per action:
 
 ===== ===========================================================================
@@ -224,6 +240,32 @@ class DitchActionFeatures(ActionFeatures):
         out[ids] = rows
 
 
+class DitchPlanFeatures(DitchActionFeatures):
+    """See the module docstring (``ditch_plans``)."""
+
+    width = 26
+
+    def __init__(self, num_players: int, options: dict[str, Any]) -> None:
+        super().__init__(num_players, options)
+        from rummyzoo.agents.ditch import SmartDitch
+
+        self.judge = SmartDitch("ditch_rummy", num_players, options)
+
+    def describe(self, obs: np.ndarray, out: np.ndarray) -> None:
+        super().describe(obs, out[:, :23])
+        worths = self.judge.action_worths(self.game.decode(obs))
+        if not worths:
+            return
+        ids = np.fromiter(worths, dtype=np.int64, count=len(worths))
+        values = np.array(list(worths.values()), dtype=np.float64)
+        worth = values[:, 0] / 25
+        out[ids, 23] = np.clip(worth, -4.0, 4.0)
+        out[ids, 24] = values[:, 1]
+        # the gap to the best action, a decisive win above everything and a decisive loss below
+        key = worth + 100.0 * values[:, 1]
+        out[ids, 25] = np.clip(key - key.max(), -4.0, 0.0)
+
+
 # ---------------------------------------------------------------------------- 500 Rum
 class Rummy500ActionFeatures(ActionFeatures):
     """See the module docstring (``rummy500_actions``)."""
@@ -361,5 +403,6 @@ def _cards(mask: int) -> list[int]:
 
 ACTION_FEATURES: dict[str, type[ActionFeatures]] = {
     "ditch_actions": DitchActionFeatures,
+    "ditch_plans": DitchPlanFeatures,
     "rummy500_actions": Rummy500ActionFeatures,
 }

@@ -25,6 +25,7 @@ config.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import combinations
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -529,7 +530,19 @@ class SmartDitch(DitchPolicy):
     def _best_keep(
         self, seen: DitchView, hand: tuple[int, ...], fits: Fits
     ) -> tuple[float, tuple[int, ...]]:
-        """(worth of the best cards to keep, compared with ditching all of ``hand``; the cards).
+        """(worth of the best cards to keep, compared with ditching all of ``hand``; the cards):
+        the best of :meth:`_keep_values`, or nothing kept (worth 0)."""
+        best: tuple[float, tuple[int, ...]] = (0.0, ())
+        for value, kept in self._keep_values(seen, hand, fits):
+            if value > best[0]:
+                best = (value, kept)
+        return best
+
+    def _keep_values(
+        self, seen: DitchView, hand: tuple[int, ...], fits: Fits
+    ) -> list[tuple[float, tuple[int, ...]]]:
+        """For each number of cards kept (1 to all of ``hand``): the worth of keeping the best
+        that many, compared with ditching all of ``hand``, and those cards.
 
         Next turn's hand is the kept cards plus ``d`` fresh draws (``d`` falls as more is
         kept). Its worth counts the expected run and set pairs (a kept card with ``a`` live
@@ -538,7 +551,7 @@ class SmartDitch(DitchPolicy):
         ends first. Kept cards add up, so for each number kept the best are the top cards.
         """
         if not hand:
-            return 0.0, ()
+            return []
         m, q_run, q_set, fresh_single, end = self._table_stats(seen, fits)
         live = seen.unseen
         go_on = 1.0 - end
@@ -552,7 +565,7 @@ class SmartDitch(DitchPolicy):
             pairs += self.points_set * (self.set_partners[o] & live).bit_count()
             single = self.planner.single_points[o] if self.planner.fits_card(o, fits) else 0
             cards.append((pairs / m, go_on * single - end * self.penalty[o], o))
-        best: tuple[float, tuple[int, ...]] = (0.0, ())
+        out: list[tuple[float, tuple[int, ...]]] = []
         ranked: list[tuple[float, int]] = []
         last_d = -1
         for size in range(1, len(hand) + 1):
@@ -566,6 +579,68 @@ class SmartDitch(DitchPolicy):
             if self.draw_weight:
                 base += go_on * self.draw_weight * (d - d0) * fresh_card
             value = base + sum(w for w, _ in ranked[:size])
-            if value > best[0]:
-                best = (value, tuple(sorted(o for _, o in ranked[:size])))
-        return best
+            out.append((value, tuple(sorted(o for _, o in ranked[:size]))))
+        return out
+
+    # -- what each action is worth --------------------------------------------------------------
+    def action_worths(self, seen: DitchView) -> dict[int, tuple[float, int]]:
+        """What each action of the play phase is worth as this player weighs it: action id ->
+        (points it leads to now plus the worth of the cards then kept, the verdict of ending
+        the hand: 1 it surely wins, -1 it surely loses, 0 neither).
+
+        A meld or single is worth its points plus the best line of plays that can follow it
+        (:meth:`line_value`, stopping at once included; a decisive line counts its points less
+        the penalty of the cards still held); ditching a card, the best cards to keep of the
+        rest; ditching all, 0; ending the turn, keeping every card. Empty outside the play
+        phase.
+        """
+        if seen.phase != Phase.PLAY:
+            return {}
+        hand, fits = seen.hand, seen.fits
+        planner = self.planner
+        out: dict[int, tuple[float, int]] = {}
+
+        def follow(action: int, points: int, rest: tuple[int, ...], after: Fits) -> None:
+            best: tuple[int, float] | None = None
+            for line in planner.outcomes(rest, after):
+                line = line._replace(points=line.points + points)
+                if line.ended:
+                    ends = self._ending_wins(seen, line.points, line.hand)
+                    found = (0 if ends is None else (1 if ends else -1), line.points)
+                    found = (found[0], float(found[1] - self.ending_penalty(line.hand)))
+                else:
+                    found = (0, line.points + self._best_keep(seen, line.hand, line.fits)[0])
+                if best is None or found > best:
+                    best = found
+            assert best is not None  # stopping at once is always a line
+            out[action] = (best[1], best[0])
+
+        for size in (2, 3):
+            for combo in combinations(range(len(hand)), size):
+                cards = tuple(hand[p] for p in combo)
+                kind = planner.meld_kind(cards)
+                if kind == NO_MELD:
+                    continue
+                rest = tuple(o for p, o in enumerate(hand) if p not in combo)
+                action = planner.meld_action(combo)
+                if ends_hand(kind, cards):
+                    points = planner.meld_points[kind]
+                    ends = self._ending_wins(seen, points, rest)
+                    verdict = 0 if ends is None else (1 if ends else -1)
+                    out[action] = (float(points - self.ending_penalty(rest)), verdict)
+                    continue
+                after = planner.after_meld(fits, kind, cards)
+                follow(action, planner.meld_points[kind], rest, after)
+        for pos, o in enumerate(hand):
+            rest = hand[:pos] + hand[pos + 1 :]
+            for target in planner.targets(o, fits):
+                action = planner.single_action(pos, target)
+                follow(
+                    action, planner.single_points[o], rest, planner.after_single(fits, o, target)
+                )
+            out[self.ditch_base + pos] = (self._best_keep(seen, rest, fits)[0], 0)
+        if len(hand) >= 2:
+            out[self.ditch_all] = (0.0, 0)
+        whole = self._keep_values(seen, hand, fits)
+        out[self.end_turn] = (whole[-1][0] if whole else 0.0, 0)
+        return out

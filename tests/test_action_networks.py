@@ -8,9 +8,14 @@ import numpy as np
 import pytest
 import torch as th
 
-from rummyzoo.agents.action_features import DitchActionFeatures, Rummy500ActionFeatures
+from rummyzoo.agents.action_features import (
+    DitchActionFeatures,
+    DitchPlanFeatures,
+    Rummy500ActionFeatures,
+)
 from rummyzoo.agents.arena import run_arena
 from rummyzoo.agents.checkpoints import load_policy, read_meta
+from rummyzoo.agents.ditch import SmartDitch
 from rummyzoo.agents.features import make_features
 from rummyzoo.agents.networks import ActionScorer, action_layout
 from rummyzoo.envs import ditch_rummy_v0, rummy500_v0
@@ -71,6 +76,63 @@ def test_ditch_describes_a_hand_ending_run():
     assert row[9] == 1 and row[10] == 1 and row[6] == 1.0
 
 
+def test_ditch_plans_value_a_hand_ending_run_that_wins():
+    env = _ditch("Jc Qd Kh")
+    play(env, ["draw 3"])  # hand positions: 0 = Jc, 1 = Qd, 2 = Kh
+    feats = DitchPlanFeatures(2, {"target_score": None})
+    obs = env.observe("player_0")["observation"]
+    block = feats(obs).reshape(feats.num_actions, feats.width)
+    ending = block[env.action_index("meld 0 1 2")]
+    # the first 23 values are those of ditch_actions
+    assert np.array_equal(
+        block[:, :23], DitchActionFeatures(2, {"target_score": None})(obs).reshape(-1, 23)
+    )
+    # J-Q-K: 25 points, nothing left to pay for, and the hand surely won (the rival has none)
+    assert ending[23] == pytest.approx(25 / 25) and ending[24] == 1 and ending[25] == 0
+    # Jc Qd alone scores 25 and Kh then fits above it as a single (2): worth at least 27, but
+    # it does not end the hand, so it ranks below the decisive run (the gap is clipped at -4)
+    pair = block[env.action_index("meld 0 1")]
+    assert pair[23] >= 27 / 25 and pair[24] == 0 and pair[25] == -4
+    assert block[env.action_index("ditch all"), 23] == 0  # ditching all keeps nothing
+    # the draw phase is not valued
+    env2 = _ditch("Jc Qd Kh")
+    draw = feats(env2.observe("player_0")["observation"]).reshape(feats.num_actions, -1)
+    assert not draw[:, 23:].any()
+
+
+@pytest.mark.parametrize(
+    ("players", "options"),
+    [(2, {}), (4, {"teams": True}), (3, {"runs_same_suit": True, "target_score": 100})],
+)
+def test_ditch_plans_value_every_play_and_put_smarts_choice_first(players, options):
+    """Every legal action of the play phase gets a worth, and ditch.smart's own choice is
+    always among those worth the most (gap 0); outside the play phase nothing is valued."""
+    feats = DitchPlanFeatures(players, options)
+    smart = SmartDitch("ditch_rummy", players, options)
+    vec = make_vector("ditch_rummy", 16, players, **options)
+    vec.reset(seed=5)
+    rng = np.random.default_rng(1)
+    valued = 0
+    for _ in range(120):
+        obs, masks = vec.observations, vec.action_masks
+        block = feats.batch(obs).reshape(len(obs), feats.num_actions, feats.width)
+        actions = uniform_legal_actions(masks, rng)
+        for g in range(len(obs)):
+            worths = feats.judge.action_worths(feats.game.decode(obs[g]))
+            if not worths:
+                assert not block[g, :, 23:].any()
+                continue
+            valued += 1
+            assert set(worths) == set(np.flatnonzero(masks[g]).tolist())
+            choice = smart.act(obs[g], masks[g], rng)
+            assert block[g, choice, 25] == 0
+            assert (block[g, masks[g].astype(bool), 25] <= 0).all()
+            if rng.random() < 0.7:  # mostly smart's play, so that melds and singles come up
+                actions[g] = choice
+        vec.step(actions)
+    assert valued > 500
+
+
 # ------------------------------------------------------------------ 500 Rum descriptions
 def _deal(p0: str, p1: str, up: str, stock: str) -> list[str]:
     from rummyzoo.envs.cards import CARD_NAMES
@@ -110,6 +172,8 @@ def test_rummy500_descriptions_of_a_worked_hand():
         ("ditch_rummy", "ditch_actions", 2, {}),
         ("ditch_rummy", "ditch_actions", 4, {"teams": True}),
         ("ditch_rummy", "ditch_actions", 3, {"draw_rule": "up_to_3", "single_extends_meld": True}),
+        ("ditch_rummy", "ditch_plans", 2, {}),
+        ("ditch_rummy", "ditch_plans", 3, {"draw_rule": "up_to_3", "single_extends_meld": True}),
         ("rummy500", "rummy500_actions", 2, {}),
         ("rummy500", "rummy500_actions", 4, {"top_discard_free": True}),
     ],
@@ -171,6 +235,7 @@ def test_actions_network_needs_action_descriptions():
     [
         ("ditch_rummy", "ditch_actions", "ppo"),
         ("ditch_rummy", "ditch_actions", "dqn"),
+        ("ditch_rummy", "ditch_plans", "ppo"),
         ("rummy500", "rummy500_actions", "ppo"),
         ("rummy500", "rummy500_actions", "dqn"),
     ],

@@ -90,7 +90,7 @@ class PolicyKwargs(Strict):
     """``mlp``: plain MLPs. ``cards``: one scorer shared by the 52 cards scores the card
     actions, with ``net_arch`` (``pi`` for PPO) as the context network read by every card
     (Knock Rummy). ``actions``: one scorer shared by every action scores each action from its
-    description (``features: ditch_actions`` or ``rummy500_actions``) and the same context
+    description (``features: ditch_actions``, ``ditch_plans`` or ``rummy500_actions``) and the same context
     network (see :mod:`rummyzoo.agents.networks`)."""
 
 
