@@ -104,3 +104,59 @@ def test_an_ending_action_values_the_rival_hand_by_what_the_player_sees() -> Non
     world.pile = world.pile[: world.pile_pos] + hidden[k:]
     assert world.hands[1 - me] != s.hands[1 - me]
     assert mod.rival_penalty(world, me) == expected
+
+
+HANDOVER = SCRIPT.parent / "ditch_handover.py"
+
+
+def test_handing_every_kind_over_plays_smart_and_none_plays_the_network(
+    tmp_path, monkeypatch
+) -> None:
+    from rummyzoo.agents.checkpoints import load_policy
+    from rummyzoo.agents.ditch import SmartDitch
+    from rummyzoo.envs import ditch_rummy_v0
+    from rummyzoo.training.train import train_from_file
+
+    run = tmp_path / "run"
+    configs = Path(__file__).resolve().parent.parent / "configs"
+    overrides = ["variant=ditch_rummy", "env_options.target_score=null"]
+    train_from_file(str(configs / "smoke_ppo.yaml"), overrides, str(run), ["test"])
+    net_path = run / "checkpoints" / "last.rz"
+    monkeypatch.setenv("DITCH_NET", str(net_path))
+    spec = importlib.util.spec_from_file_location("ditch_handover", HANDOVER)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    options = {"target_score": None}
+    net = load_policy(net_path, "ditch_rummy", 2, options)
+    smart = SmartDitch("ditch_rummy", 2, options)
+
+    def draws_by_smart(observation, mask, rng):
+        mine, theirs = net.act(observation, mask, rng), smart.act(observation, mask, rng)
+        return theirs if min(mine, theirs) < agent.bounds[0] else mine
+
+    class DrawsBySmart:
+        act = staticmethod(draws_by_smart)
+
+    for kinds, judge in (("draw,meld,single,finish", smart), ("", net), ("draw", DrawsBySmart)):
+        monkeypatch.setenv("DITCH_HANDOVER", kinds)
+        mod.CHOICES.clear()
+        agent = mod.Handover("ditch_rummy", 2, options)
+        env = ditch_rummy_v0.env(num_players=2, **options)
+        rng = np.random.default_rng(0)
+        decisions = 0
+        for seed in range(4):  # (an untrained network may stall a hand in a few decisions)
+            env.reset(seed=seed)
+            for _ in env.agent_iter():
+                obs, _, term, trunc, _ = env.last()
+                if term or trunc:
+                    env.step(None)
+                    continue
+                action = agent.act(obs["observation"], obs["action_mask"], rng)
+                assert action == judge.act(obs["observation"], obs["action_mask"], rng)
+                env.step(action)
+                decisions += 1
+        assert sum(mod.CHOICES.values()) == decisions >= 8
+        if kinds == "draw":  # smart's draws fill the hand: the network then plays its turns
+            assert {mine for (_, mine, _) in mod.CHOICES} > {"draw"}
+        # the untrained network and smart disagree somewhere, and it is counted by kind
+        assert any(not same for (_, _, same) in mod.CHOICES)

@@ -145,14 +145,31 @@ def test_digging_is_legal_exactly_when_the_card_can_be_used(setup, seed):
 @given(SETUP, st.integers(0, 2**31))
 def test_dug_card_must_be_used_by_the_first_play(setup, seed):
     players, options = setup
-    digs = 0
+    check_digs(players, options, seed)
+
+
+def test_the_dig_checks_see_digs_of_every_depth_and_option():
+    """The property above holds only where random games dig: they do, deep and shallow, with
+    and without a free top discard."""
+    for free in (False, True):
+        digs = deep = 0
+        for seed in range(6):  # (with a free top card the pile stays short: deep digs are rare)
+            found, below_top = check_digs(3, {"top_discard_free": free}, seed)
+            digs += found
+            deep += below_top
+        assert digs > deep > 0, (free, digs, deep)
+
+
+def check_digs(players: int, options: dict, seed: int) -> tuple[int, int]:
+    """Play a random game checking every dig; the digs played, and those below the top card."""
+    digs = deep = 0
     before = {}
 
     def check(env, obs):
         before["pile"] = list(env.hand_state.pile)
 
     def after(env, action):
-        nonlocal digs
+        nonlocal digs, deep
         s = env.hand_state
         pile = before["pile"]
         if not DIG_BASE <= action < MELD_BASE or s.over:
@@ -161,6 +178,7 @@ def test_dug_card_must_be_used_by_the_first_play(setup, seed):
         deep, card = divmod(action - DIG_BASE, NUM_CARDS)
         depth = [i for i, c in enumerate(reversed(pile)) if c == card][deep] + 1
         assert len(s.pile) == len(pile) - depth  # every card above the chosen one was taken
+        deep += depth > 1
         if options["top_discard_free"] and depth == 1:
             assert s.pending == -1
             return
@@ -175,3 +193,4 @@ def test_dug_card_must_be_used_by_the_first_play(setup, seed):
                 assert a < DISCARD_BASE and (a - LAY_SET_BASE) % NUM_CARDS == card
 
     random_game("rummy500", players, seed, options, seed, check, after=after)
+    return digs, deep
