@@ -40,12 +40,19 @@ action is worth by ditch.smart's one-turn estimate (:meth:`SmartDitch.action_wor
 ==  ==============================================================================
 23  points the best line of plays starting with the action earns now, plus the worth of
     the cards it then keeps for next turn (ditch one card: the best cards of the rest;
-    ditch all: 0; end turn: the whole hand) / 25
+    ditch all: 0; end turn: the whole hand; a line that ends the hand: its points less the
+    penalty of the cards still held) / 25, clipped to [-4, 4]
 24  the line ends the hand: 1 if that surely wins (the hand, or the match once someone
-    reaches the target), -1 if it surely loses, else 0
-25  column 23 less the most any legal action is worth by it, / 25 (0 for the best)
+    reaches the target), -1 if it is not sure to win, else 0
+25  the action's worth (unclipped, with a sure win above and an unsure ending below every
+    other action) less the most any legal action is worth, / 25, clipped to [-4, 0]: 0 for
+    the best
 ==  ==============================================================================
 
+Only the first decision of the play phase is valued; once a card is ditched the turn is in
+its ditching step, where these three columns are 0. The verdicts judge the match by the
+``target_score`` the features were built with: a checkpoint builds them with its own
+options, so a network trained on single hands judges each hand alone when it plays a match.
 The estimate is a heuristic's, not the truth: the network starts from it and learns where to
 depart from it.
 

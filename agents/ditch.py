@@ -586,7 +586,7 @@ class SmartDitch(DitchPolicy):
     def action_worths(self, seen: DitchView) -> dict[int, tuple[float, int]]:
         """What each action of the play phase is worth as this player weighs it: action id ->
         (points it leads to now plus the worth of the cards then kept, the verdict of ending
-        the hand: 1 it surely wins, -1 it surely loses, 0 neither).
+        the hand: 1 it surely wins, -1 it is not sure to win, 0 it does not end it).
 
         A meld or single is worth its points plus the best line of plays that can follow it
         (:meth:`line_value`, stopping at once included; a decisive line counts its points less

@@ -106,7 +106,9 @@ def test_ditch_plans_value_a_hand_ending_run_that_wins():
 )
 def test_ditch_plans_value_every_play_and_put_smarts_choice_first(players, options):
     """Every legal action of the play phase gets a worth, and ditch.smart's own choice is
-    always among those worth the most (gap 0); outside the play phase nothing is valued."""
+    always among those worth the most (gap 0) where hands stay small (fill_to_3: with
+    up_to_3 smart's capped search of many singles can miss a line the worths find); outside
+    the play phase nothing is valued."""
     feats = DitchPlanFeatures(players, options)
     smart = SmartDitch("ditch_rummy", players, options)
     vec = make_vector("ditch_rummy", 16, players, **options)

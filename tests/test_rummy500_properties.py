@@ -162,14 +162,14 @@ def test_the_dig_checks_see_digs_of_every_depth_and_option():
 
 def check_digs(players: int, options: dict, seed: int) -> tuple[int, int]:
     """Play a random game checking every dig; the digs played, and those below the top card."""
-    digs = deep = 0
+    digs = below_top = 0
     before = {}
 
     def check(env, obs):
         before["pile"] = list(env.hand_state.pile)
 
     def after(env, action):
-        nonlocal digs, deep
+        nonlocal digs, below_top
         s = env.hand_state
         pile = before["pile"]
         if not DIG_BASE <= action < MELD_BASE or s.over:
@@ -178,7 +178,7 @@ def check_digs(players: int, options: dict, seed: int) -> tuple[int, int]:
         deep, card = divmod(action - DIG_BASE, NUM_CARDS)
         depth = [i for i, c in enumerate(reversed(pile)) if c == card][deep] + 1
         assert len(s.pile) == len(pile) - depth  # every card above the chosen one was taken
-        deep += depth > 1
+        below_top += depth > 1
         if options["top_discard_free"] and depth == 1:
             assert s.pending == -1
             return
@@ -193,4 +193,4 @@ def check_digs(players: int, options: dict, seed: int) -> tuple[int, int]:
                 assert a < DISCARD_BASE and (a - LAY_SET_BASE) % NUM_CARDS == card
 
     random_game("rummy500", players, seed, options, seed, check, after=after)
-    return digs, deep
+    return digs, below_top
