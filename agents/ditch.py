@@ -600,19 +600,23 @@ class SmartDitch(DitchPolicy):
         planner = self.planner
         out: dict[int, tuple[float, int]] = {}
 
+        def ending(points: int, held: tuple[int, ...]) -> tuple[int, float]:
+            # (verdict, worth) of a line that ends the hand having earned points, holding held
+            ends = self._ending_wins(seen, points, held)
+            verdict = 0 if ends is None else (1 if ends else -1)
+            return verdict, float(points - self.ending_penalty(held))
+
         def follow(action: int, points: int, rest: tuple[int, ...], after: Fits) -> None:
             best: tuple[int, float] | None = None
             for line in planner.outcomes(rest, after):
-                line = line._replace(points=line.points + points)
+                total = line.points + points
                 if line.ended:
-                    ends = self._ending_wins(seen, line.points, line.hand)
-                    found = (0 if ends is None else (1 if ends else -1), line.points)
-                    found = (found[0], float(found[1] - self.ending_penalty(line.hand)))
+                    found = ending(total, line.hand)
                 else:
-                    found = (0, line.points + self._best_keep(seen, line.hand, line.fits)[0])
+                    found = (0, total + self._best_keep(seen, line.hand, line.fits)[0])
                 if best is None or found > best:
                     best = found
-            assert best is not None  # stopping at once is always a line
+            assert best is not None  # the planner always returns at least one line
             out[action] = (best[1], best[0])
 
         for size in (2, 3):
@@ -624,10 +628,8 @@ class SmartDitch(DitchPolicy):
                 rest = tuple(o for p, o in enumerate(hand) if p not in combo)
                 action = planner.meld_action(combo)
                 if ends_hand(kind, cards):
-                    points = planner.meld_points[kind]
-                    ends = self._ending_wins(seen, points, rest)
-                    verdict = 0 if ends is None else (1 if ends else -1)
-                    out[action] = (float(points - self.ending_penalty(rest)), verdict)
+                    verdict, worth = ending(planner.meld_points[kind], rest)
+                    out[action] = (worth, verdict)
                     continue
                 after = planner.after_meld(fits, kind, cards)
                 follow(action, planner.meld_points[kind], rest, after)
