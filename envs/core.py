@@ -229,10 +229,82 @@ class TailValues:
         return next((i for i, x in enumerate(self.part(name)) if x), -1)
 
 
+class _View(typing.NamedTuple):
+    """Where a numpy view lies in the array that owns its memory (see :class:`HandState`)."""
+
+    owner: int
+    offset: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    dtype: np.dtype
+
+
+def _owner_of(array: np.ndarray) -> np.ndarray:
+    """The array at the end of ``array``'s chain of bases (the one that owns the memory)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
 class HandState:
-    """Fields every variant's state carries (variants subclass and add their own)."""
+    """Fields every variant's state carries (variants subclass and add their own).
+
+    A state keeps numpy views into shared buffers (an observation row per seat, a plane per
+    hand) that the rules write through. ``copy.deepcopy`` and pickling keep that sharing: each
+    buffer is copied once and every view is rebuilt into the copy, so a copied game (a search
+    tree's node, say) plays on exactly as the original would; numpy alone would give every view
+    memory of its own, and writes through one would no longer reach the others.
+    """
 
     __slots__ = ()
+
+    def _slot_names(self) -> list[str]:
+        names = []
+        for cls in type(self).__mro__:
+            for name in getattr(cls, "__slots__", ()):
+                if hasattr(self, name):
+                    names.append(name)
+        return names
+
+    def __getstate__(self) -> tuple[list[np.ndarray], dict[str, Any]]:
+        owners: list[np.ndarray] = []
+        index: dict[int, int] = {}
+
+        def pack(value: Any) -> Any:
+            if isinstance(value, np.ndarray):
+                owner = _owner_of(value)
+                if owner is value or not owner.flags.c_contiguous:
+                    return value
+                k = index.get(id(owner))
+                if k is None:
+                    k = index[id(owner)] = len(owners)
+                    owners.append(owner)
+                start = value.__array_interface__["data"][0]
+                offset = start - owner.__array_interface__["data"][0]
+                return _View(k, offset, value.shape, value.strides, value.dtype)
+            if type(value) is list:
+                return [pack(v) for v in value]
+            if type(value) is tuple:
+                return tuple(pack(v) for v in value)
+            return value
+
+        return owners, {name: pack(getattr(self, name)) for name in self._slot_names()}
+
+    def __setstate__(self, state: tuple[list[np.ndarray], dict[str, Any]]) -> None:
+        owners, values = state
+
+        def unpack(value: Any) -> Any:
+            if isinstance(value, _View):
+                owner = owners[value.owner]
+                return np.ndarray(value.shape, value.dtype, owner, value.offset, value.strides)
+            if type(value) is list:
+                return [unpack(v) for v in value]
+            if type(value) is tuple:
+                return tuple(unpack(v) for v in value)
+            return value
+
+        for name, value in values.items():
+            setattr(self, name, unpack(value))
 
     current: int  # seat to act
     dealer: int

@@ -355,3 +355,57 @@ def test_global_state_is_every_seats_observation(variant: str) -> None:
     seats = [env.unwrapped.observe(a)["observation"] for a in env.unwrapped.possible_agents]
     assert state.dtype == np.float32 and env.state_space.contains(state)
     assert np.array_equal(state, np.concatenate(seats))
+
+
+@pytest.mark.parametrize(
+    ("variant", "players", "options"),
+    [
+        ("knock_rummy", 2, {"knock_max_deadwood": 10, "target_score": 100}),
+        ("knock_rummy", 4, {"knock_max_deadwood": 20, "target_score": 100}),
+        ("ditch_rummy", 2, {}),
+        ("ditch_rummy", 4, {"teams": True, "draw_rule": "up_to_3"}),
+        ("rummy500", 2, {}),
+        ("rummy500", 4, {"target_score": 200}),
+    ],
+)
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_copied_env_plays_on_exactly_as_the_original(variant, players, options, how) -> None:
+    """A deep or pickled copy taken mid-hand (a search tree's node, say) shows and does what the
+    original does, step for step, across the next hands; the original is untouched by the
+    copy's moves."""
+    import pickle
+
+    env = make_env(variant, players, **options)
+    env.reset(seed=11)
+    rng = np.random.default_rng(5)
+
+    def move(e):
+        _obs, _r, term, trunc, _i = e.last()
+        if term or trunc:
+            return None
+        return int(rng.choice(np.flatnonzero(e.last()[0]["action_mask"])))
+
+    for _ in range(7):
+        env.step(move(env))
+    before = _snapshot(env)
+    copied = copy.deepcopy(env) if how == "deepcopy" else pickle.loads(pickle.dumps(env))
+    assert _same(_snapshot(copied), before)
+    # the copy plays a few moves of its own: the original must not see them
+    probe = copy.deepcopy(copied) if how == "deepcopy" else pickle.loads(pickle.dumps(copied))
+    for _ in range(5):
+        if probe.agents:
+            probe.step(move(probe))
+    assert _same(_snapshot(env), before)
+    first_hand = env.unwrapped.match.hand_index
+    for _ in range(600):
+        if not env.agents:
+            break
+        action = move(env)
+        env.step(action)
+        copied.step(action)
+        if not env.agents:
+            assert not copied.agents and copied.unwrapped.match_totals == env.unwrapped.match_totals
+            break
+        assert _same(_snapshot(copied), _snapshot(env))
+    # the copies played past the end of a hand
+    assert not env.agents or env.unwrapped.match.hand_index > first_hand
