@@ -135,6 +135,99 @@ def test_ditch_plans_value_every_play_and_put_smarts_choice_first(players, optio
     assert valued > 500
 
 
+def test_ditch_plans_charge_an_ending_run_for_the_cards_still_held():
+    opts = {"target_score": None, "draw_rule": "up_to_3"}
+    env = ditch_rummy_v0.raw_env(num_players=2, **opts)
+    env.reset(seed=0, options={"deck": deck_with_top("As Jc Qd Kh")})
+    # player_0 keeps As, player_1 draws nothing, player_0 draws J-Q-K: hand Jc Qd Kh As
+    play(env, ["draw 1", "end turn", "draw 0", "draw 3"])
+    feats = DitchPlanFeatures(2, opts)
+    block = feats(env.observe("player_0")["observation"]).reshape(feats.num_actions, -1)
+    jqk, qka = block[env.action_index("meld 0 1 2")], block[env.action_index("meld 1 2 3")]
+    # J-Q-K ends the hand holding As (-10): 15; Q-K-A holding Jc (-2): 23; both surely win
+    assert jqk[23] == pytest.approx(15 / 25) and jqk[24] == 1
+    assert qka[23] == pytest.approx(23 / 25) and qka[24] == 1
+    assert qka[25] == 0 and jqk[25] == pytest.approx((15 - 23) / 25)
+
+
+def _plan_keys(judge, obs) -> dict[int, tuple[int, float]]:
+    """action -> (verdict, worth) as ditch_plans reads them."""
+    return {a: (v, w) for a, (w, v) in judge.action_worths(judge.game.decode(obs)).items()}
+
+
+@pytest.mark.parametrize(
+    ("players", "options"),
+    [
+        (2, {}),
+        (2, {"single_extends_meld": True}),
+        (3, {"runs_same_suit": True, "target_score": 100}),
+    ],
+)
+def test_ditch_plans_agree_with_the_state_each_play_leads_to(players, options):
+    """Within a turn the worths are consistent with the rules' own successor states: a meld or
+    single is worth its points (read off the scores) plus the best worth of the state it leads
+    to; ditching one card is worth the best of stopping with the rest (ending the turn with
+    it, or ditching all or another card of it)."""
+    import copy
+    import dataclasses
+
+    options = {"target_score": None, **options}
+    feats = DitchPlanFeatures(players, options)
+    smart = SmartDitch("ditch_rummy", players, options)
+    judge = feats.judge
+    rng = np.random.default_rng(3)
+    checked = {"play": 0, "ditch": 0}
+    for seed in range(4):
+        env = ditch_rummy_v0.raw_env(num_players=players, **options)
+        env.reset(seed=seed)
+        while env.agents:
+            agent = env.agent_selection
+            step, _r, term, trunc, _i = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            obs, mask = step["observation"], step["action_mask"]
+            keys = _plan_keys(judge, obs)
+            seen = judge.game.decode(obs)
+            for action, (verdict, worth) in keys.items():
+                name = env.action_name(action)
+                if name.startswith(("meld", "single")) and verdict == 0:
+                    after = copy.deepcopy(env)
+                    after.step(action)
+                    if after.unwrapped.match.hand_index != env.unwrapped.match.hand_index:
+                        continue  # the hand ended (the draw pile is empty): nothing follows
+                    obs2 = after.observe(agent)["observation"]
+                    gained = judge.game.decode(obs2).hand_points[0] - seen.hand_points[0]
+                    if after.agent_selection == agent:
+                        best = max((v, gained + w) for v, w in _plan_keys(judge, obs2).values())
+                    else:  # the play emptied the hand, which ends the turn: nothing is kept
+                        assert not judge.game.decode(obs2).hand
+                        best = (0, gained)
+                    assert best[0] == 0 and worth == pytest.approx(best[1]), name
+                    checked["play"] += 1
+                elif name.startswith("ditch ") and name != "ditch all":
+                    pos = int(name.split()[1])
+                    rest = seen.hand[:pos] + seen.hand[pos + 1 :]
+                    view = dataclasses.replace(seen, hand=rest)
+                    others = judge.action_worths(view)
+                    stop = (
+                        max(
+                            w
+                            for a, (w, _) in others.items()
+                            if not env.action_name(a).startswith(("meld", "single"))
+                        )
+                        if rest
+                        else 0.0
+                    )
+                    assert worth == pytest.approx(max(stop, 0.0)), name
+                    checked["ditch"] += 1
+            choice = smart.act(obs, mask, rng) if rng.random() < 0.8 else None
+            if choice is None:
+                choice = int(rng.choice(np.flatnonzero(mask)))
+            env.step(choice)
+    assert checked["play"] > 100 and checked["ditch"] > 100, checked
+
+
 # ------------------------------------------------------------------ 500 Rum descriptions
 def _deal(p0: str, p1: str, up: str, stock: str) -> list[str]:
     from rummyzoo.envs.cards import CARD_NAMES
