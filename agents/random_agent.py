@@ -26,6 +26,10 @@ class RandomPolicy(BasePolicy):
         self._rng: np.random.Generator | None = None
         self._capsule: Any = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the generator last seen and its capsule are a cache (a capsule cannot be copied)
+        return {**self.__dict__, "_rng": None, "_capsule": None}
+
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:

@@ -25,6 +25,7 @@ __all__ = [
     "Game",
     "HandState",
     "IllegalActionError",
+    "ViewsSurviveCopies",
     "check_action",
     "check_choice",
     "check_range",
@@ -230,13 +231,14 @@ class TailValues:
 
 
 class _View(typing.NamedTuple):
-    """Where a numpy view lies in the array that owns its memory (see :class:`HandState`)."""
+    """Where a numpy array lies in the array that owns its memory (see :func:`pack_views`)."""
 
     owner: int
     offset: int
     shape: tuple[int, ...]
     strides: tuple[int, ...]
     dtype: np.dtype
+    writeable: bool
 
 
 def _owner_of(array: np.ndarray) -> np.ndarray:
@@ -246,71 +248,130 @@ def _owner_of(array: np.ndarray) -> np.ndarray:
     return array
 
 
-class HandState:
-    """Fields every variant's state carries (variants subclass and add their own).
+def pack_views(values: dict[str, Any]) -> tuple[list[np.ndarray], dict[str, Any]]:
+    """``values`` (an object's attributes) ready to copy or pickle with the memory its numpy
+    arrays share kept shared: every array (in lists, tuples and dicts too) becomes a note of
+    where it lies in the array owning its memory, and the owners travel once each.
+    :func:`unpack_views` rebuilds the arrays, read-only where they were. A container is
+    replaced only where it holds an array, and once however often it is referenced, so
+    containers shared between attributes stay shared."""
+    owners: list[np.ndarray] = []
+    index: dict[int, int] = {}
+    memo: dict[int, Any] = {}
 
-    A state keeps numpy views into shared buffers (an observation row per seat, a plane per
-    hand) that the rules write through. ``copy.deepcopy`` and pickling keep that sharing: each
-    buffer is copied once and every view is rebuilt into the copy, so a copied game (a search
-    tree's node, say) plays on exactly as the original would; numpy alone would give every view
-    memory of its own, and writes through one would no longer reach the others.
-    """
+    def pack(value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            owner = _owner_of(value)
+            if not owner.flags.c_contiguous or owner.dtype.hasobject:
+                return value
+            k = index.get(id(owner))
+            if k is None:
+                k = index[id(owner)] = len(owners)
+                owners.append(owner)
+            offset = value.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+            return _View(k, offset, value.shape, value.strides, value.dtype, value.flags.writeable)
+        kind = type(value)
+        if kind is not list and kind is not tuple and kind is not dict:
+            return value
+        found = memo.get(id(value))
+        if found is not None:
+            return found[1]
+        if kind is dict:
+            items = {key: pack(item) for key, item in value.items()}
+            same = all(items[key] is item for key, item in value.items())
+        else:
+            items = [pack(item) for item in value]
+            same = all(a is b for a, b in zip(items, value, strict=True))
+            if kind is tuple:
+                items = tuple(items)
+        out = value if same else _Packed(items)
+        memo[id(value)] = (value, out)  # the value is held, so its id stays its own
+        return out
+
+    return owners, {name: pack(value) for name, value in values.items()}
+
+
+class _Packed(typing.NamedTuple):
+    """A list, tuple or dict that held numpy arrays, with them packed (see :func:`pack_views`)."""
+
+    items: Any
+
+
+def unpack_views(state: tuple[list[np.ndarray], dict[str, Any]]) -> dict[str, Any]:
+    """The attributes :func:`pack_views` packed, their arrays rebuilt into the copied owners."""
+    owners, values = state
+    memo: dict[int, Any] = {}
+
+    def unpack(value: Any) -> Any:
+        if isinstance(value, _View):
+            array = np.ndarray(
+                value.shape, value.dtype, owners[value.owner], value.offset, value.strides
+            )
+            if not value.writeable:
+                array.flags.writeable = False
+            return array
+        if not isinstance(value, _Packed):
+            return value
+        found = memo.get(id(value))
+        if found is not None:
+            return found[1]
+        items = value.items
+        if type(items) is dict:
+            out: Any = {key: unpack(item) for key, item in items.items()}
+        else:
+            out = [unpack(item) for item in items]
+            if type(items) is tuple:
+                out = tuple(out)
+        memo[id(value)] = (value, out)
+        return out
+
+    return {name: unpack(value) for name, value in values.items()}
+
+
+class ViewsSurviveCopies:
+    """A mixin for objects whose numpy attributes share memory (a buffer and views of it that
+    the object writes through): ``copy.deepcopy`` and pickling copy each buffer once and
+    rebuild every view into the copy, read-only where it was (:func:`pack_views`). numpy alone
+    gives every view memory of its own, so writes through one would no longer reach the
+    others."""
 
     __slots__ = ()
 
-    def _slot_names(self) -> list[str]:
-        names = []
-        for cls in type(self).__mro__:
-            for name in getattr(cls, "__slots__", ()):
-                if hasattr(self, name):
-                    names.append(name)
-        return names
+    def _copied_attributes(self) -> dict[str, Any]:
+        return dict(self.__dict__)
 
     def __getstate__(self) -> tuple[list[np.ndarray], dict[str, Any]]:
-        owners: list[np.ndarray] = []
-        index: dict[int, int] = {}
-
-        def pack(value: Any) -> Any:
-            if isinstance(value, np.ndarray):
-                owner = _owner_of(value)
-                if owner is value or not owner.flags.c_contiguous:
-                    return value
-                k = index.get(id(owner))
-                if k is None:
-                    k = index[id(owner)] = len(owners)
-                    owners.append(owner)
-                start = value.__array_interface__["data"][0]
-                offset = start - owner.__array_interface__["data"][0]
-                return _View(k, offset, value.shape, value.strides, value.dtype)
-            if type(value) is list:
-                return [pack(v) for v in value]
-            if type(value) is tuple:
-                return tuple(pack(v) for v in value)
-            return value
-
-        return owners, {name: pack(getattr(self, name)) for name in self._slot_names()}
+        return pack_views(self._copied_attributes())
 
     def __setstate__(self, state: tuple[list[np.ndarray], dict[str, Any]]) -> None:
-        owners, values = state
+        for name, value in unpack_views(state).items():
+            setattr(self, name, value)
 
-        def unpack(value: Any) -> Any:
-            if isinstance(value, _View):
-                owner = owners[value.owner]
-                return np.ndarray(value.shape, value.dtype, owner, value.offset, value.strides)
-            if type(value) is list:
-                return [unpack(v) for v in value]
-            if type(value) is tuple:
-                return tuple(unpack(v) for v in value)
-            return value
 
-        for name, value in values.items():
-            setattr(self, name, unpack(value))
+class HandState(ViewsSurviveCopies):
+    """Fields every variant's state carries (variants subclass and add their own).
+
+    A state keeps numpy views into shared buffers (an observation row per seat, a plane per
+    hand) that the rules write through; deep copies and pickles keep that sharing
+    (:class:`ViewsSurviveCopies`), so a copied game (a search tree's node, say) plays on
+    exactly as the original would.
+    """
+
+    __slots__ = ()
 
     current: int  # seat to act
     dealer: int
     turn: int  # completed turns in this hand
     over: bool  # the hand has ended (points are final)
     points: Any  # per seat, raw hand points once ``over`` (list of floats or float64 array)
+
+    def _copied_attributes(self) -> dict[str, Any]:
+        return {
+            name: getattr(self, name)
+            for cls in type(self).__mro__
+            for name in getattr(cls, "__slots__", ())
+            if hasattr(self, name)
+        }
 
 
 def _rebuilt_game(cls: type[Game], rules: Any, match: Any, compiled: bool) -> Game:

@@ -26,6 +26,7 @@ from rummyzoo.envs.core import (
     Game,
     HandState,
     IllegalActionError,
+    ViewsSurviveCopies,
     check_action,
     check_choice,
     check_range,
@@ -190,7 +191,7 @@ class HandEnd:
     winners: list[bool] | None = None
 
 
-class Match:
+class Match(ViewsSurviveCopies):
     """One match of a game: the hand being played, the totals and the random streams.
 
     :meth:`reset` starts a match (it validates the seed and the deck first, so a refused reset

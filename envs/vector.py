@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from rummyzoo.envs.core import ConfigError, Game, IllegalActionError
+from rummyzoo.envs.core import ConfigError, Game, IllegalActionError, ViewsSurviveCopies
 from rummyzoo.envs.match import HandEnd, Match, make_game
 from rummyzoo.envs.native import resolve_kernels
 from rummyzoo.envs.seeding import check_seed
@@ -153,7 +153,7 @@ def read_only(array: np.ndarray) -> np.ndarray:
     return view
 
 
-class VectorEnv:
+class VectorEnv(ViewsSurviveCopies):
     """``num_envs`` matches of one game stepped together (see the module docstring).
 
     :param game: the variant's game (e.g. from :func:`rummyzoo.envs.registry.make_game`);

@@ -818,6 +818,12 @@ class WorkerVectorEnv:
         w, local = self._owner(game)
         return self._request(w, "render", local, view)
 
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            "a WorkerVectorEnv cannot be copied or pickled: its games live in worker processes "
+            "and shared memory; copy a VectorEnv (make_vector without workers) instead"
+        )
+
     # ---------------------------------------------------------------- closing
     @property
     def closed(self) -> bool:

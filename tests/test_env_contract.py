@@ -8,6 +8,7 @@ import copy
 import numpy as np
 import pytest
 
+from rummyzoo.envs.core import ViewsSurviveCopies
 from rummyzoo.envs.match import Match
 from rummyzoo.envs.registry import VARIANTS, make_env, make_game
 
@@ -375,7 +376,7 @@ def test_a_copied_env_plays_on_exactly_as_the_original(variant, players, options
     copy's moves."""
     import pickle
 
-    env = make_env(variant, players, **options)
+    env = make_env(variant, players, render_mode="ansi", **options)
     env.reset(seed=11)
     rng = np.random.default_rng(5)
 
@@ -390,6 +391,8 @@ def test_a_copied_env_plays_on_exactly_as_the_original(variant, players, options
     before = _snapshot(env)
     copied = copy.deepcopy(env) if how == "deepcopy" else pickle.loads(pickle.dumps(env))
     assert _same(_snapshot(copied), before)
+    assert copied.render() == env.render()
+    assert not copied.unwrapped.deck.flags.writeable  # the deal's record stays read-only
     # the copy plays a few moves of its own: the original must not see them
     probe = copy.deepcopy(copied) if how == "deepcopy" else pickle.loads(pickle.dumps(copied))
     for _ in range(5):
@@ -407,5 +410,37 @@ def test_a_copied_env_plays_on_exactly_as_the_original(variant, players, options
             assert not copied.agents and copied.unwrapped.match_totals == env.unwrapped.match_totals
             break
         assert _same(_snapshot(copied), _snapshot(env))
+        assert copied.render() == env.render()  # the table: melds shared by two lists too
     # the copies played past the end of a hand
     assert not env.agents or env.unwrapped.match.hand_index > first_hand
+
+
+class _Holder(ViewsSurviveCopies):
+    """Arrays sharing one buffer, containers shared between attributes."""
+
+    def __init__(self) -> None:
+        self.buf = np.zeros(12)
+        self.rows = [self.buf[0:4], self.buf[4:8]]
+        self.again = self.rows  # the same list, under a second name
+        self.frozen = self.buf[8:]
+        self.frozen.flags.writeable = False
+        self.table = {"top": self.buf[1:3]}
+        self.plain = [[1, 2], "x"]
+        self.shared_plain = self.plain
+
+
+def test_copies_keep_the_memory_arrays_share_and_the_containers_objects_share():
+    """pack_views: views of one buffer stay views of one (copied) buffer, read-only stays
+    read-only, a list referenced twice stays one list, plain values are left alone."""
+    import pickle
+
+    for clone in (copy.deepcopy, lambda h: pickle.loads(pickle.dumps(h))):
+        held = _Holder()
+        copied = clone(held)
+        copied.rows[1][:] = 7
+        copied.table["top"][:] = 5
+        assert copied.buf.tolist() == [0, 5, 5, 0, *[7] * 4, 0, 0, 0, 0]
+        assert held.buf.tolist() == [0.0] * 12  # the original is untouched
+        assert copied.again is copied.rows and copied.shared_plain is copied.plain
+        assert not copied.frozen.flags.writeable and copied.buf.flags.writeable
+        assert copied.plain == [[1, 2], "x"]

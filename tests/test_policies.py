@@ -105,3 +105,23 @@ def test_configs_and_checkpoints_name_the_networks_and_activations_the_code_buil
     types = {network for network, _ in POLICY_CLASSES}
     assert choices(PolicyKwargs, "network") == types == choices(NetworkSpec, "type")
     assert set(POLICY_CLASSES) == {(t, algo) for t in types for algo in ("ppo", "dqn")}
+
+
+def test_random_play_copies_after_it_has_played():
+    """The arena copies an agent that holds several seats: random play copies (and pickles)
+    after it has acted, and the copy picks as the original does from an equal generator."""
+    import copy
+    import pickle
+
+    from rummyzoo.agents.random_agent import RandomPolicy
+
+    policy = RandomPolicy()
+    rng = np.random.default_rng(4)
+    mask = np.array([1, 0, 1, 1, 0, 1], dtype=np.int8)
+    policy.act(np.zeros(3), mask, rng)
+    for clone in (copy.deepcopy, lambda p: pickle.loads(pickle.dumps(p))):
+        copied = clone(policy)
+        a, b = copy.deepcopy(rng), copy.deepcopy(rng)
+        picks = [policy.act(np.zeros(3), mask, a) for _ in range(40)]
+        assert [copied.act(np.zeros(3), mask, b) for _ in range(40)] == picks
+        assert set(picks) == {0, 2, 3, 5}

@@ -611,3 +611,31 @@ def test_one_batched_game_is_the_seat_env_step_by_step(
             obs, _ = single.reset()
             ends += 1
     assert ends >= 5
+
+
+@pytest.mark.parametrize("variant", ["knock_rummy", "ditch_rummy"])
+def test_a_copied_batched_env_plays_on_as_the_original(variant):
+    """A deep copy of the batched training env (opponents that draw from its random stream
+    included) steps as the original does: its copied opponents take the original's places."""
+    import copy
+
+    env = BatchedSeatEnv(
+        variant,
+        3,
+        env_options={"target_score": None},
+        opponents=["random", "random"],
+        num_envs=8,
+        learner_seat="random",
+        seed=3,
+    )
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        env.step(uniform_legal_actions(env.action_masks().astype(np.int8), rng))
+    copied = copy.deepcopy(env)
+    for _ in range(200):
+        actions = uniform_legal_actions(env.action_masks().astype(np.int8), rng)
+        obs, rewards, dones, _ = env.step(actions)
+        obs2, rewards2, dones2, _ = copied.step(actions)
+        assert np.array_equal(obs, obs2) and np.array_equal(rewards, rewards2)
+        assert np.array_equal(dones, dones2)

@@ -346,3 +346,44 @@ def test_a_closed_engine_refuses_to_play_and_works_in_a_with_block():
         with pytest.raises(RuntimeError, match="this VectorEnv is closed"):
             call()
     assert vec.observations.shape[0] == 2  # the arrays stay readable
+
+
+@pytest.mark.parametrize("variant", ["knock_rummy", "ditch_rummy", "rummy500"])
+@pytest.mark.parametrize("players", [2, 4])
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_copied_engine_plays_on_exactly_as_the_original(variant, players, how):
+    """A deep or pickled copy of an engine mid-game steps as the original does (its arrays
+    are the copy's own, read-only as the original's, and judge its actions); the copy's moves
+    leave the original untouched."""
+    import copy
+    import pickle
+
+    def clone(engine):
+        return copy.deepcopy(engine) if how == "deepcopy" else pickle.loads(pickle.dumps(engine))
+
+    names = ("observations", "action_masks", "current", "rewards", "hand_done", "terminated")
+    vec = make_vector(variant, 6, players)
+    vec.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(15):
+        vec.step(uniform_legal_actions(vec.action_masks, rng))
+    copied = clone(vec)
+    before = {name: getattr(vec, name).copy() for name in names}
+    probe = clone(copied)
+    for _ in range(5):
+        probe.step(uniform_legal_actions(probe.action_masks, rng))
+    assert all(np.array_equal(getattr(vec, name), before[name]) for name in names)
+    with pytest.raises(ValueError, match="read-only"):
+        copied.action_masks[:] = 1
+    illegal = int(np.flatnonzero(copied.action_masks[0] == 0)[0])
+    with pytest.raises(IllegalActionError, match="game 0"):
+        copied.step(np.full(6, illegal))
+    hands = 0
+    for _ in range(300):
+        actions = uniform_legal_actions(vec.action_masks, rng)
+        vec.step(actions)
+        copied.step(actions)
+        for name in names:
+            assert np.array_equal(getattr(copied, name), getattr(vec, name)), name
+        hands += int(vec.hand_done.sum())
+    assert hands > 0  # the copies went on past hands' ends alike

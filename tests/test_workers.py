@@ -519,3 +519,15 @@ def test_settled_heap_freezes_the_heap_for_the_block_and_hands_it_back():
         assert gc.get_freeze_count() >= before
     finally:
         gc.unfreeze()
+
+
+def test_a_worker_engine_refuses_to_be_copied_and_says_what_to_copy():
+    import copy
+    import pickle
+
+    with WorkerVectorEnv("knock_rummy", 4, num_workers=2) as workers:
+        workers.reset(seed=1)
+        for clone in (copy.deepcopy, pickle.dumps):
+            with pytest.raises(TypeError, match="copy a VectorEnv"):
+                clone(workers)
+        workers.step(np.zeros(4, dtype=np.int64) + np.argmax(workers.action_masks, axis=1))

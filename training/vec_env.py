@@ -268,6 +268,11 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             if end is not None:
                 return 0.0 if end.rewards is None else float(end.rewards[seat])
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        # a copy holds copies of the policies, under ids of their own
+        self._policy_index = {id(p): i for i, p in enumerate(self._policy_list) if p is not None}
+
     def _id_of(self, policy: Policy) -> int:
         key = id(policy)
         found = self._policy_index.get(key)
