@@ -29,6 +29,7 @@ from rummyzoo.agents.arena.ratings import (
     fit_bradley_terry,
 )
 from rummyzoo.agents.arena.stats import (
+    clustered_ratio_interval,
     clustered_t_interval,
     student_t_quantile,
     t_interval,
@@ -82,6 +83,29 @@ def test_unbeaten_agent_gets_a_finite_regularised_rating() -> None:
     assert ratings.regularised
     assert np.all(np.isfinite(ratings.elo))
     assert ratings.elo[0] > ratings.elo[1] == pytest.approx(ratings.elo[2])
+
+
+def test_gaps_only_the_virtual_draw_sets_have_no_interval() -> None:
+    """Agent 0 never wins: its gaps to the others rest on the prior alone, however many deals,
+    so they (and the others' ratings anchored at it) get no interval; the gap between the two
+    agents that beat each other keeps its bootstrap interval."""
+    rng = np.random.default_rng(0)
+    deals = 40
+    wins = np.zeros((deals, 3, 3))
+    counts = np.zeros((deals, 3, 3))
+    for d in range(deals):
+        counts[d] = 4.0 - 4.0 * np.eye(3)
+        wins[d, 1, 0] = wins[d, 2, 0] = 4.0
+        wins[d, 2, 1] = rng.integers(1, 4)
+        wins[d, 1, 2] = 4.0 - wins[d, 2, 1]
+    ratings = bootstrap_ratings(wins, counts, anchor=0, resamples=200)
+    assert ratings.regularised
+    assert np.isnan(ratings.ci[1:]).all() and np.isnan(ratings.se[1:]).all()
+    assert np.isnan(ratings.gap_ci[1, 0]).all() and np.isnan(ratings.gap_ci[0, 2]).all()
+    low, high = ratings.gap_ci[2, 1]
+    assert low < ratings.elo[2] - ratings.elo[1] < high
+    fisher = fit_bradley_terry(wins.sum(axis=0), counts.sum(axis=0), anchor=0)
+    assert np.isnan(fisher.ci[1:]).all() and not np.isnan(fisher.ci[0]).any()
 
 
 def test_ratings_reject_bad_matrices() -> None:
@@ -218,6 +242,62 @@ def test_clustered_points_interval() -> None:
 
 
 # ------------------------------------------------------------------ outcomes
+def test_points_per_hand_is_every_point_over_every_hand() -> None:
+    """Ratio estimator: the matches' points over their hands (a short lopsided match weighs by
+    its hands, not as much as a long one); its interval by deals; with one hand a game it is
+    the mean and the t interval over per-deal means."""
+    points = np.array([30.0, 10.0, 12.0, 40.0, 8.0, 20.0])
+    hands = np.array([1, 4, 2, 6, 1, 3])
+    deals = np.array([0, 0, 1, 1, 2, 2])
+    ratio, (low, high) = clustered_ratio_interval(points, hands, deals)
+    assert ratio == pytest.approx(120 / 17)  # not the mean of the games' ratios, 11.0
+    z = np.array([40 - ratio * 5, 52 - ratio * 8, 28 - ratio * 4]) / (17 / 3)
+    half = student_t_quantile(0.975, 2) * z.std(ddof=1) / math.sqrt(3)
+    assert (low, high) == pytest.approx((ratio - half, ratio + half))
+    single = np.array([3.0, -1.0, 4.0, 1.0, -5.0, 9.0])
+    mean, ci = clustered_ratio_interval(single, np.ones(6), deals)
+    mean0, ci0 = clustered_t_interval(single, deals)
+    assert [mean, *ci] == pytest.approx([mean0, *ci0], abs=1e-12)
+
+
+def test_the_report_counts_points_per_hand_over_all_hands_of_a_match() -> None:
+    options = {"target_score": 100}
+    result = run_arena(
+        "knock_rummy", 2, ["knock.greedy", "random"], deals=20, seed=3, options=options
+    )
+    report = summarize(result)
+    for i, entry in enumerate(report["agents"].values()):
+        mask = result.seat_agents == i
+        hands = np.broadcast_to(result.hands[:, None], mask.shape)[mask]
+        assert entry["mean_points"] == pytest.approx(result.points[mask].sum() / hands.sum())
+
+
+def test_a_team_that_always_wins_counts_its_games_once_not_per_seat() -> None:
+    """Where the deals give no spread (every game won), the interval counts games: a team's two
+    seats share one result."""
+    options = {"teams": True, "target_score": None}
+    result = run_arena(
+        "ditch_rummy", 4, ["random", "ditch.greedy"], deals=5, seed=1, options=options
+    )
+    report = summarize(result)
+    greedy = report["agents"]["ditch.greedy"]
+    games = len(result.deal)
+    assert greedy["games"] == 2 * games and greedy["win_rate"] == 1.0
+    assert greedy["win_rate_ci"] == pytest.approx(list(wilson_interval(games, games)))
+
+
+def test_copies_of_one_agent_come_out_alike_beside_another_agent() -> None:
+    """Two copies of a deterministic heuristic with a third agent at three seats sit after and
+    before it equally often, so their figures are the same."""
+    agents = ["knock.greedy", "knock.greedy", "knock.greedy(knock_threshold=5)"]
+    result = run_arena("knock_rummy", 3, agents, deals=40, seed=4)
+    assert len(result.seatings) == 6  # the balanced design, not the 3 rotations
+    report = summarize(result)
+    first, second = report["agents"]["knock.greedy#1"], report["agents"]["knock.greedy#2"]
+    assert first["win_rate"] == second["win_rate"]
+    assert first["mean_points"] == pytest.approx(second["mean_points"])
+
+
 def test_win_credits_split_ties_and_teams() -> None:
     points = np.array([[5.0, -5.0, 0.0], [0.0, 0.0, 0.0], [3.0, 3.0, -6.0]])
     credits = win_credits(points, np.arange(3))
@@ -276,8 +356,12 @@ def test_balanced_seatings_seat_every_agent_after_every_other_equally_often() ->
     rotations = seatings(4, 4, design="rotations")
     assert len(rotations) == 4
     assert {s[(s.index(2) + 1) % 4] for s in rotations} == {3}
-    # a line-up of two kinds (a policy against copies of one opponent) rotates in either design
-    assert seatings(4, 4, kinds=["me", "x", "x", "x"]) == rotations
+    # copies of one agent alone rotate in either design; a policy against copies of one
+    # opponent gets the balanced design (each copy is reported on its own), which the
+    # evaluations replace by rotations (design="rotations")
+    assert seatings(4, 4, kinds=["x", "x", "x", "x"]) == rotations
+    assert len(seatings(4, 4, kinds=["me", "x", "x", "x"])) == 12
+    assert seatings(4, 4, design="rotations", kinds=["me", "x", "x", "x"]) == rotations
     assert len(seatings(4, 4, kinds=["me", "x", "y", "x"])) == 12
     # two kinds of two seats each: side by side and apart, each kind after the other as often
     for table, kind in (

@@ -19,11 +19,13 @@ deal is played once per *seating*:
   plays after whom matters (in Knock Rummy the next player may take your discard), and rotations
   alone keep that order fixed (rotating ``A B C D`` always seats ``D`` after ``C``). With partners (Ditch
   Rummy's teams, seats 0+2 against 1+3) the same design makes every agent partner every other
-  one equally often. At two seats, and for a line-up of at most two distinct agents (a policy
-  against copies of one opponent), the design is the ``N`` rotations (seat ``s`` gets the
-  line-up's place ``(s + r) % N`` in rotation ``r``), with partners in every distinct
-  partnership: ``seating="rotations"`` plays that for every line-up (fewer games a deal; the
-  order around the table is then fixed).
+  one equally often. At two seats, and for a line-up of copies of one agent, the design is the
+  ``N`` rotations (seat ``s`` gets the line-up's place ``(s + r) % N`` in rotation ``r``), with
+  partners in every distinct partnership: ``seating="rotations"`` plays that for every line-up
+  (fewer games a deal; the order around the table is then fixed). The evaluations of a
+  checkpoint against copies of one opponent use rotations: only the checkpoint's figures are
+  read there, and rotations seat it after and before the copies alike; the arena reports each
+  copy on its own, and copies seated by rotations would not sit alike.
 
 Agents' random streams are seeded from ``(S, d, seating, seat)``. Games depend on nothing else,
 so the numbers are the same whatever the number of worker processes; results are merged in deal
@@ -34,8 +36,10 @@ What is measured
 * **win rate**: a game's win goes to the seat(s) with the top episode points; ``k`` tied seats
   (or teams, whose members share points) get ``1/k`` each. Reported with a 95% Wilson interval
   using the deal-clustered effective sample size (see :mod:`rummyzoo.agents.arena.stats`).
-* **mean points** per hand (episode points / hands in the episode; one hand unless the variant
-  plays a match to a target score), with a 95% t interval over per-deal means.
+* **mean points** per hand: an agent's points over all its games divided by the hands they
+  took (one hand a game unless the variant plays a match to a target score), with a 95% t
+  interval over deals (the ratio estimator's; with single hands the t interval over per-deal
+  means).
 * **cross table** (any number of agents): the share of head-to-head comparisons row beat column;
   two agents in the same game are compared by episode points (a tie is half), teammates are not
   compared.
@@ -55,7 +59,6 @@ import os
 import sys
 import time
 import warnings
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -66,7 +69,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.arena.ratings import Ratings, bootstrap_ratings
-from rummyzoo.agents.arena.stats import clustered_t_interval, win_rate_interval
+from rummyzoo.agents.arena.stats import clustered_ratio_interval, win_rate_interval
 from rummyzoo.agents.base import BasePolicy, Policy
 from rummyzoo.agents.registry import check_agent_object, make_agent
 from rummyzoo.envs import files
@@ -175,8 +178,7 @@ def seatings(
         partnered, the rotations are played in every distinct partnership.
     :param design: ``balanced`` or ``rotations`` (see :data:`SEATING_DESIGNS`).
     :param kinds: what each agent is (equal kinds play alike: the same agent name); a line-up of
-        one kind, or of two kinds of which one holds a single seat, is seated by rotations in
-        either design. None: every agent its own.
+        one kind is seated by rotations in either design. None: every agent its own.
     """
     if num_agents < 2:
         raise ValueError(f"the arena needs at least 2 agents, got {num_agents}")
@@ -226,12 +228,11 @@ def seatings(
 
 
 def _rotations_suffice(lineup: Sequence[int], kinds: Sequence[Any]) -> bool:
-    """Whether the rotations of ``lineup`` give every order of its players around the table:
-    all of one kind, or two kinds of which one holds a single seat (one policy against copies
-    of one opponent). Two kinds with two seats or more each (smart, smart, greedy, greedy)
-    also sit side by side or apart, which rotations never change."""
-    counts = Counter(kinds[a] for a in lineup)
-    return len(counts) == 1 or (len(counts) == 2 and min(counts.values()) == 1)
+    """Whether the rotations of ``lineup`` give every order of its players around the table
+    that the report can tell apart: all of one kind. (With one policy against two copies of an
+    opponent, rotations seat the first copy always right after the policy and the second
+    always before it, and the report shows each copy's own figures.)"""
+    return len({kinds[a] for a in lineup}) == 1
 
 
 def deal_seeds(seed: int, deal: int) -> tuple[int, int]:
@@ -860,8 +861,9 @@ def summarize(
     """The report of a run as a JSON-ready dict (see the module docstring for the definitions)."""
     k = len(result.labels)
     credits = win_credits(result.points, result.score_groups)
-    per_hand = result.points / np.maximum(result.hands, 1)[:, None]
+    hands_of_seat = np.broadcast_to(result.hands[:, None], result.points.shape)
     deal_of_seat = np.broadcast_to(result.deal[:, None], result.points.shape)
+    game_of_seat = np.broadcast_to(np.arange(len(result.deal))[:, None], result.points.shape)
     wins, counts = pairwise_by_deal(result)
     total_wins, total_counts = wins.sum(axis=0), counts.sum(axis=0)
     ratings: Ratings | None = None
@@ -871,8 +873,12 @@ def summarize(
     agents: dict[str, dict[str, Any]] = {}
     for i, label in enumerate(result.labels):
         mask = result.seat_agents == i
-        rate, rate_ci, n_eff = win_rate_interval(credits[mask], deal_of_seat[mask])
-        mean_points, points_ci = clustered_t_interval(per_hand[mask], deal_of_seat[mask])
+        rate, rate_ci, n_eff = win_rate_interval(
+            credits[mask], deal_of_seat[mask], games=game_of_seat[mask]
+        )
+        mean_points, points_ci = clustered_ratio_interval(
+            result.points[mask], hands_of_seat[mask], deal_of_seat[mask], game_of_seat[mask]
+        )
         entry: dict[str, Any] = {
             "name": result.names[i],
             "games": int(mask.sum()),
@@ -916,7 +922,8 @@ def summarize(
         "statistics": {
             "win_rate_ci": "95% Wilson score interval, effective sample size from the "
             "deal-clustered standard error",
-            "mean_points": "points per hand; 95% Student t interval over per-deal means",
+            "mean_points": "points per hand (all points / all hands); 95% Student t interval "
+            "over deals (ratio estimator)",
         },
     }
     if ratings is not None:
@@ -931,8 +938,9 @@ def summarize(
             report["ratings"]["gaps"] = rating_gaps(ratings, result.labels)
         if ratings.regularised:
             report["notes"].append(
-                "ratings: an agent or group never lost (or never won); one virtual draw per pair "
-                "keeps the ratings finite"
+                "ratings: an agent or group never lost (or never won) against some others; one "
+                "virtual draw per pair keeps the ratings finite, and the gaps it alone sets "
+                "(one side never beat the other, not even through others) have no interval: n/a"
             )
     if command is not None:
         report["command"] = command

@@ -56,6 +56,9 @@ def evaluation_report(
         workers=workers,
         quiet=quiet,
         batch=batch,
+        # the policy sits after and before the copies alike in their rotations, and only its
+        # figures are read
+        seating="rotations",
     )
     return summarize(result, resamples=resamples), result.labels[0]
 

@@ -13,6 +13,9 @@ The maximum-likelihood estimate is finite only when no group of agents wins (or 
 comparison against the rest (Zermelo's condition: the "scored against" graph is strongly
 connected). When that fails, e.g. an agent that never lost, one virtual draw is added to every
 compared pair (a weak prior pulling ratings together) and the fit says ``regularised=True``.
+The gaps the data leave open (one side never beat the other, directly or through others) then
+rest on that prior alone, however many games were played: their intervals, and those of the
+ratings across them from the anchor, are NaN (no finite interval), not a 95% interval.
 
 Uncertainty: the observed Fisher information treats every comparison as independent, which
 overstates the information (the comparisons inside a multiplayer game, and the games of one
@@ -146,6 +149,35 @@ def _anchor(theta: np.ndarray, anchor: int | None) -> np.ndarray:
     return theta - theta[..., anchor : anchor + 1]
 
 
+def unidentified_gaps(wins: np.ndarray) -> np.ndarray:
+    """``(K, K)``: whether the data leave the gap ``elo[i] - elo[j]`` without a finite estimate,
+    i.e. one of the two never beat the other, not even through others (each beat somebody who
+    beat ... the other): the likelihood then grows without end as the gap does, and only a
+    prior (the virtual draws) makes it finite."""
+    reach = _reachable(np.asarray(wins) > 0)
+    return ~(reach & reach.T)
+
+
+def _open_unidentified(
+    se: np.ndarray,
+    ci: np.ndarray,
+    gap_ci: np.ndarray | None,
+    wins: np.ndarray,
+    anchor: int | None,
+) -> None:
+    """Set to NaN (no finite interval) the intervals of gaps the data do not identify, and the
+    errors and intervals of ratings across such a gap from the anchor (every rating, for the
+    mean anchor)."""
+    open_gap = unidentified_gaps(wins)
+    if not open_gap.any():
+        return
+    if gap_ci is not None:
+        gap_ci[open_gap] = np.nan
+    rows = np.ones(len(ci), dtype=bool) if anchor is None else open_gap[:, anchor]
+    ci[rows] = np.nan
+    se[rows] = np.nan
+
+
 def _regularise(wins: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Add one virtual draw per compared pair where Zermelo's condition fails."""
     needs = _needs_prior(wins)
@@ -180,6 +212,8 @@ def fit_bradley_terry(wins: np.ndarray, counts: np.ndarray, anchor: int | None =
     elo = theta * ELO_PER_NATURAL
     z = 1.959963984540054
     ci = np.stack([elo - z * se, elo + z * se], axis=1)
+    if needs[0]:
+        _open_unidentified(se, ci, None, wins, anchor)
     return Ratings(elo, se, ci, "fisher", anchor, bool(needs[0]))
 
 
@@ -254,4 +288,6 @@ def bootstrap_ratings(
     gaps = draws[:, :, None] - draws[:, None, :]
     gap_low, gap_high = np.quantile(gaps, [tail, 1.0 - tail], axis=0)
     gap_ci = np.stack([gap_low, gap_high], axis=2)
+    if point.regularised:
+        _open_unidentified(se, ci, gap_ci, deal_wins.sum(axis=0), anchor)
     return Ratings(point.elo, se, ci, "bootstrap", anchor, point.regularised, gap_ci)

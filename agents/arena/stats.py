@@ -35,6 +35,7 @@ import numpy as np
 
 __all__ = [
     "clustered_mean",
+    "clustered_ratio_interval",
     "clustered_t_interval",
     "normal_quantile",
     "student_t_cdf",
@@ -182,12 +183,19 @@ def clustered_mean(values: np.ndarray, clusters: np.ndarray) -> tuple[float, np.
 
 
 def win_rate_interval(
-    credits: np.ndarray, clusters: np.ndarray, confidence: float = 0.95
+    credits: np.ndarray,
+    clusters: np.ndarray,
+    confidence: float = 0.95,
+    games: np.ndarray | None = None,
 ) -> tuple[float, tuple[float, float], float]:
     """Win rate, its Wilson interval with the deal-clustered effective sample size, and that size.
 
-    :param credits: win credit per game in [0, 1] (1/k for a k-way tie for the top).
-    :param clusters: the deal of each game.
+    :param credits: win credit per seat an agent held in [0, 1] (1/k for a k-way tie for the
+        top).
+    :param clusters: the deal of each entry.
+    :param games: the game of each entry (None: each its own). Where the deals give no spread
+        to measure (a rate of 0 or 1, one deal, every deal alike), the games count as
+        independent: several seats of one game (a team's two) count once.
     :returns: ``(rate, (low, high), effective_n)``.
     """
     credits = np.asarray(credits, dtype=np.float64)
@@ -197,12 +205,47 @@ def win_rate_interval(
     rate, per_cluster = clustered_mean(credits, clusters)
     spread = rate * (1.0 - rate)
     d = per_cluster.size
-    n_eff = float(n)
+    n_eff = float(n if games is None else np.unique(games).size)
     if d >= 2 and spread > 1e-12:
         se2 = float(per_cluster.var(ddof=1)) / d
         if se2 > 0:  # else no spread between deals: the games count as independent
             n_eff = spread / se2
     return (rate, wilson_interval(rate * n_eff, n_eff, confidence), n_eff)
+
+
+def clustered_ratio_interval(
+    totals: np.ndarray,
+    counts: np.ndarray,
+    clusters: np.ndarray,
+    games: np.ndarray | None = None,
+    confidence: float = 0.95,
+) -> tuple[float, tuple[float, float]]:
+    """``sum(totals) / sum(counts)`` (points per hand over every hand played) and its Student t
+    interval over clusters (deals), by the ratio estimator's linearisation: per deal ``d``,
+    ``z_d = (T_d - R C_d) / mean(C)`` with ``T_d``, ``C_d`` the deal's sums, and ``R ± t sd(z) /
+    sqrt(D)``. With one count per entry and as many entries in every deal (single hands) that is
+    the mean and the t interval over per-deal means. Where every ``z_d`` is the same (two or
+    more of them), the t interval over the games' own ratios (``games``: entries of one game are
+    pooled first; None: each its own).
+    """
+    totals = np.asarray(totals, dtype=np.float64)
+    counts = np.maximum(np.asarray(counts, dtype=np.float64), 1.0)
+    if totals.size == 0:
+        return (math.nan, (math.nan, math.nan))
+    ratio = float(totals.sum() / counts.sum())
+    keys, inverse = np.unique(np.asarray(clusters), return_inverse=True)
+    deal_totals = np.bincount(inverse, weights=totals, minlength=keys.size)
+    deal_counts = np.bincount(inverse, weights=counts, minlength=keys.size)
+    z = (deal_totals - ratio * deal_counts) / deal_counts.mean()
+    if z.size >= 2 and float(np.ptp(z)) == 0.0:
+        if games is None:
+            per_game = totals / counts
+        else:
+            _, by_game = np.unique(np.asarray(games), return_inverse=True)
+            per_game = np.bincount(by_game, weights=totals) / np.bincount(by_game, weights=counts)
+        return (ratio, t_interval(per_game, confidence))
+    low, high = t_interval(z - float(z.mean()), confidence)
+    return (ratio, (ratio + low, ratio + high))
 
 
 def clustered_t_interval(
