@@ -40,13 +40,20 @@ def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
     return options
 
 
-def output_file(path: str | Path, flag: str, suffix: str | None = None) -> Path:
+def output_file(
+    path: str | Path,
+    flag: str,
+    suffix: str | None = None,
+    suffixes: tuple[str, ...] | None = None,
+) -> Path:
     """The file a command will write (checked before any work): not a folder, its folder a
-    folder; with ``suffix``, a name without one gets it (``--out curve`` writes
-    ``curve.png``).
+    folder that can be made and written in; with ``suffix``, a name without one gets it
+    (``--out curve`` writes ``curve.png``); with ``suffixes``, the name must end in one.
 
     :raises ValueError: naming ``flag`` and what is wrong.
     """
+    import tempfile
+
     out = Path(path)
     if out.is_dir():
         raise ValueError(f"{flag} {path} is a folder: give the name of a file to write")
@@ -55,7 +62,20 @@ def output_file(path: str | Path, flag: str, suffix: str | None = None) -> Path:
         raise ValueError(f"{flag} {path}: {parent} is a file, not a folder")
     if suffix and not out.suffix:
         out = out.with_suffix(suffix)
+    if suffixes and out.suffix.lower() not in suffixes:
+        raise ValueError(f"{flag} {path}: the file must end in {' or '.join(suffixes)}")
+    # what the folder allows is only known by trying (permission bits say nothing to root);
+    # the folders still to make are made when the file is written
+    try:
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{flag} {path}: cannot write in {parent} ({exc.strerror})") from None
     return out
+
+
+#: The picture formats matplotlib writes (``--heatmap``, ``curves --out``).
+PICTURE_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg", ".webp", ".tif", ".tiff", ".eps")
 
 
 def platform_info() -> dict[str, Any]:
@@ -79,11 +99,17 @@ def platform_info() -> dict[str, Any]:
 
 def check_outputs(args: argparse.Namespace, *flags: str) -> None:
     """Check the files that ``flags`` (``"json"`` for ``--json``) name, before any work: a
-    folder or a path under a file fails now, not after the whole run (:func:`output_file`)."""
+    folder, a path under a file or a folder that cannot be written in fails now, not after the
+    whole run (:func:`output_file`); ``--heatmap`` also needs a picture's suffix (none: .png),
+    and gets it in ``args``."""
     for flag in flags:
         value = getattr(args, flag, None)
         if value:
-            output_file(value, "--" + flag.replace("_", "-"))
+            if flag == "heatmap":
+                out = output_file(value, "--heatmap", ".png", PICTURE_SUFFIXES)
+                setattr(args, flag, str(out))
+            else:
+                output_file(value, "--" + flag.replace("_", "-"))
 
 
 def seed_number(text: str) -> int:

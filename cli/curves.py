@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from rummyzoo.cli.common import Parents, output_file
+from rummyzoo.cli.common import PICTURE_SUFFIXES, Parents, output_file
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 def run(args: argparse.Namespace) -> int:
     from rummyzoo.training.curves import run_evaluations, write_curves
 
-    out = output_file(args.out, "--out", ".png")
+    out = output_file(args.out, "--out", ".png", PICTURE_SUFFIXES)
     _, history = run_evaluations(args.run)
     path = write_curves(args.run, out, args.title)
     print(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from rummyzoo.cli.common import Parents
+from rummyzoo.cli.common import Parents, output_file
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
@@ -36,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     from rummyzoo.training.rllib import export_rllib, is_rllib_checkpoint
 
     again = " ".join(["rummyzoo export", args.checkpoint, *([args.out] if args.out else [])])
+    if args.out:
+        output_file(args.out, "OUT")  # before the checkpoint is loaded
     if is_rllib_checkpoint(args.checkpoint):
         if not args.trust:
             raise ValueError(

@@ -38,7 +38,10 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         umask = os.umask(0o022)  # the only way to read the umask is to set it
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:  # name the file asked for, not the temporary one
+        raise OSError(exc.errno, f"cannot write {path}: {exc.strerror}") from None
     try:
         os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as fh:

@@ -522,3 +522,43 @@ def test_an_output_file_that_is_a_folder_is_refused_before_any_work(
     assert time.perf_counter() - started < 3  # nothing was played first
     err = capsys.readouterr().err
     assert f"{flag} {tmp_path} is a folder: give the name of a file to write" in err
+
+
+def test_outputs_that_cannot_be_written_are_refused_before_any_work(tmp_path, capsys) -> None:
+    """An output folder nothing can be written in, or a picture with a suffix matplotlib does
+    not write, is refused with one line naming the flag before a game is played; no other
+    output of the run is written."""
+    from rummyzoo.cli import main as cli
+
+    first = tmp_path / "a.json"
+    base = ["arena", "knock_rummy", "--agents", "random", "random", "--deals", "2"]
+    for extra, message in (
+        (["--json", str(first), "--csv", "/proc/x.csv"], "--csv /proc/x.csv: cannot write in"),
+        (["--json", str(first), "--heatmap", str(tmp_path / "h.txt")], "--heatmap"),
+    ):
+        assert cli.main([*base, "--workers", "1", *extra]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1
+        assert not first.exists()
+    # a heatmap named without a suffix is written as a PNG, and the line says so
+    assert cli.main([*base, "--workers", "1", "--heatmap", str(tmp_path / "h")]) == 0
+    assert f"wrote {tmp_path / 'h.png'}" in capsys.readouterr().out
+    assert (tmp_path / "h.png").is_file()
+
+
+def test_a_file_that_is_no_config_is_named_as_such(tmp_path, capsys) -> None:
+    from rummyzoo.cli import main as cli
+
+    binary = tmp_path / "last.rz"
+    binary.write_bytes(b"PK\x03\x04\xc8\xff\x00binary")
+    assert cli.main(["train", str(binary)]) == 2
+    err = capsys.readouterr().err
+    assert "is not a YAML text file (it looks like a checkpoint)" in err
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text("garbage: [")
+    assert cli.main(["curves", str(run), "--out", str(tmp_path / "c.png")]) == 2
+    err = capsys.readouterr().err
+    assert "config.yaml is not a valid YAML config" in err and len(err.strip().splitlines()) == 1
+    assert cli.main(["export", str(binary), str(tmp_path), "--trust"]) == 2
+    assert "OUT" in capsys.readouterr().err

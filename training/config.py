@@ -1256,6 +1256,9 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConf
         text = path.read_text()
     except OSError as exc:
         raise ConfigLoadError(f"cannot read config {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        hint = " (it looks like a checkpoint)" if path.suffix in (".rz", ".zip") else ""
+        raise ConfigLoadError(f"config {path} is not a YAML text file{hint}") from None
     loader = ConfigLoader(text)
     try:
         data = loader.get_single_data()

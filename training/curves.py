@@ -28,7 +28,13 @@ def run_evaluations(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str,
     config_path = run / "config.yaml"
     if not config_path.is_file():
         raise FileNotFoundError(f"{run} is not a run folder (no config.yaml in it)")
-    config = yaml.safe_load(config_path.read_text()) or {}
+    try:
+        config = yaml.safe_load(config_path.read_text()) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{config_path} is not a valid YAML config: {reason}") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{config_path} is not a run config (not a mapping of keys)")
     history = saved_evaluations(run)
     if not history:
         raise ValueError(f"run {run} has no evaluations yet (see evaluation.interval)")
