@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,13 +48,11 @@ def output_file(
     suffixes: tuple[str, ...] | None = None,
 ) -> Path:
     """The file a command will write (checked before any work): not a folder, its folder a
-    folder that can be made and written in; with ``suffix``, a name without one gets it
+    folder that can be written in; with ``suffix``, a name without one gets it
     (``--out curve`` writes ``curve.png``); with ``suffixes``, the name must end in one.
 
     :raises ValueError: naming ``flag`` and what is wrong.
     """
-    import tempfile
-
     out = Path(path)
     if out.is_dir():
         raise ValueError(f"{flag} {path} is a folder: give the name of a file to write")
