@@ -150,12 +150,13 @@ class CheckpointMeta(_Strict):
     @model_validator(mode="after")
     def _consistent(self) -> CheckpointMeta:
         from rummyzoo.agents.features import FEATURES
-        from rummyzoo.envs.registry import VARIANTS
+        from rummyzoo.envs.registry import VARIANTS, check_players
 
         if self.variant not in VARIANTS:
             raise ValueError(
                 f"variant {self.variant!r} is unknown; known variants: {', '.join(VARIANTS)}"
             )
+        check_players(self.variant, self.num_players)
         if self.features is not None and self.features not in FEATURES:
             raise ValueError(
                 f"features {self.features!r} are unknown; known: {', '.join(FEATURES)}"

@@ -509,6 +509,10 @@ def run_bench(args: Any) -> dict[str, Any]:
         raise ValueError(f"--seconds must be a positive number, got {args.seconds}")
     if args.deadwood_hands < 1:
         raise ValueError(f"--deadwood-hands must be at least 1, got {args.deadwood_hands}")
+    if args.variant != "knock_rummy" and args.deadwood_hands != DEADWOOD_HANDS:
+        raise ValueError(
+            f"--deadwood-hands times Knock Rummy's deadwood solver: {args.variant} has none"
+        )
     options = parse_options(args.option)
     if args.num_envs is not None:
         aec_only = [

@@ -367,11 +367,19 @@ def test_bench_env_times_the_deadwood_solver_for_knock_rummy_only(tmp_path, caps
 
     for variant, expected in (("knock_rummy", True), ("ditch_rummy", False), ("rummy500", False)):
         path = tmp_path / f"{variant}.json"
-        argv = ["bench-env", variant, "--seconds", "0.05", "--deadwood-hands", "50"]
+        argv = ["bench-env", variant, "--seconds", "0.05"]
+        if expected:
+            argv += ["--deadwood-hands", "50"]
         assert main([*argv, "--json", str(path)]) == 0
         out = capsys.readouterr().out
         assert ("deadwood solver:" in out) is expected, variant
         assert ("deadwood_solver" in json.loads(path.read_text())) is expected, variant
+        if not expected:  # the flag is refused where there is no solver to time
+            path.unlink()
+            assert main([*argv, "--deadwood-hands", "50", "--json", str(path)]) == 2
+            err = capsys.readouterr().err
+            assert f"--deadwood-hands times Knock Rummy's deadwood solver: {variant}" in err
+            assert not path.exists()
 
 
 @pytest.mark.parametrize("command", ["demo", "arena", "evaluate", "play"])

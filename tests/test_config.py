@@ -519,6 +519,10 @@ def test_training_games_and_the_teacher_never_share_a_seed() -> None:
         ("hyperparams.learning_rate=.inf", r"learning_rate=\.inf: .*a finite number, got inf"),
         ("reward_scale=.inf", r"reward_scale=\.inf: .*a finite number, got inf"),
         ("opponents.0.weight=.inf", r"weight=\.inf: .*a finite number, got inf"),
+        (
+            "n_envs=20000",  # accepted before: 20,000 games built, a rollout of 1.28M steps
+            r"n_envs=20000: 20000 games for a run of 256 steps \(n_timesteps\): some games",
+        ),
     ],
 )
 def test_options_that_are_no_rules_and_infinite_numbers_are_refused(

@@ -413,6 +413,12 @@ def test_a_run_folder_that_is_a_file_is_one_line(tmp_path, capsys) -> None:
         f"rummyzoo train: error: the run folder {taken} is a file: name a folder (new or empty)"
     ]
     assert taken.read_text() == "mine"
+    # a run folder below a file cannot be made: one line naming it, the file left alone
+    below = taken / "run"
+    assert main(["train", SMOKE, "--run-dir", str(below), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"rummyzoo train: error: cannot make the run folder {below}: Not a directory"]
+    assert taken.read_text() == "mine"
 
 
 def test_checkpoint_opponents_get_tensorboard_tags_without_the_machines_folders() -> None:

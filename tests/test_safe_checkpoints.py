@@ -346,6 +346,12 @@ def _with_meta(safe_file: Path, dst: Path, change) -> Path:
         ),
         ("unknown variant", lambda m: m.update(variant="gin"), "variant 'gin' is unknown"),
         (
+            "a player count the variant has not",
+            lambda m: m.update(num_players=7),
+            r"bad\.rz has metadata that does not validate .*knock_rummy supports 2-6 players, "
+            "got 7",
+        ),
+        (
             "version 0",
             lambda m: m.update(format_version=0),
             "format_version: Input should be greater than or equal to 1",

@@ -708,6 +708,17 @@ class RunConfig(Strict):
                 raise ValueError(f"{value!r} is not a shaping for {variant}")
         return value
 
+    @field_validator("n_envs")
+    @classmethod
+    def _games_within_the_steps(cls, value: int, info: ValidationInfo) -> int:
+        steps = info.data.get("n_timesteps")
+        if steps is not None and value > steps:
+            raise ValueError(
+                f"{value} games for a run of {steps} steps (n_timesteps): some games would never "
+                "get a step; play at most as many games as the run has steps"
+            )
+        return value
+
     @field_validator("workers")
     @classmethod
     def _workers_of_batched(cls, value: int, info: ValidationInfo) -> int:

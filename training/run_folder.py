@@ -73,8 +73,22 @@ def new_run_dir(config: RunConfig, config_path: str | None, root: str | Path = "
     return run_dir
 
 
+def make_run_dir(run_dir: Path) -> None:
+    """Make the run folder (and the folders above it) if missing.
+
+    :raises ValueError: naming the folder and why it cannot be made (a file in its place or
+        above it, a folder that cannot be written in).
+    """
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ValueError(f"run folder {run_dir} is a file")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot make the run folder {run_dir}: {exc.strerror or exc}") from None
+
+
 def write_run_files(run_dir: Path, config: RunConfig, argv: list[str]) -> None:
-    run_dir.mkdir(parents=True, exist_ok=True)
+    make_run_dir(run_dir)
     atomic_write_text(run_dir / "config.yaml", config_to_yaml(config))
     atomic_write_text(run_dir / "command.txt", " ".join(shlex.quote(a) for a in argv) + "\n")
     atomic_write_text(run_dir / "version.json", json.dumps(version_info(), indent=2) + "\n")
@@ -177,7 +191,7 @@ def run_lock(run_dir: Path) -> Any:
         return
     run_dir = Path(run_dir)
     made = not run_dir.exists()
-    run_dir.mkdir(parents=True, exist_ok=True)
+    make_run_dir(run_dir)
     path = run_dir / LOCK_FILE
     while True:
         handle = path.open("a+")
