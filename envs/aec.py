@@ -21,7 +21,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
-from rummyzoo.envs.core import Game
+from rummyzoo.envs.core import Game, IllegalActionError
 from rummyzoo.envs.match import HandEnd, Match, make_game
 
 __all__ = ["RummyEnv", "RummyOrderEnforcingWrapper", "VariantEnv", "env_factory", "wrap_env"]
@@ -162,17 +162,31 @@ class RummyEnv(AECEnv):
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """(observation, cumulative reward, terminated, truncated, info) of the agent to act."""
         agent = self.agent_selection
-        return (
-            self.observe(agent) if observe else None,
-            self._cumulative_rewards[agent],
-            self.terminations[agent],
-            self.truncations[agent],
-            self.infos[agent],
-        )
+        try:
+            return (
+                self.observe(agent) if observe else None,
+                self._cumulative_rewards[agent],
+                self.terminations[agent],
+                self.truncations[agent],
+                self.infos[agent],
+            )
+        except KeyError:
+            if self.agents:
+                raise
+            raise RuntimeError(self._GAME_OVER) from None
+
+    _GAME_OVER = "the game is over (every agent has left it): call reset() to play another"
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
+        if not self.agents:
+            raise IllegalActionError(f"action {action!r}: {self._GAME_OVER}")
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise IllegalActionError(
+                    f"{agent} sent action {action!r} after its game ended: the only action "
+                    "left is None (step(None) removes the agent)"
+                )
             self._was_dead_step(action)
             return
         match = self.match

@@ -158,10 +158,21 @@ def check_choice(config: Any, name: str, choices: Sequence[Any]) -> None:
         )
 
 
+#: The largest value of a whole-number option without an upper bound of its own (the games
+#: keep such numbers in numpy arrays and floats).
+INT_OPTION_MAX = 2**31 - 1
+
+
 def check_range(config: Any, name: str, low: float | None, high: float | None) -> None:
     value = getattr(config, name)
     if value is None:
         return
+    if high is None and isinstance(value, int) and value > INT_OPTION_MAX:
+        digits = len(str(value))
+        shown = repr(value) if digits <= 20 else f"an int of {digits} digits"
+        raise ConfigError(
+            f"{type(config).__name__}.{name} must be at most {INT_OPTION_MAX}, got {shown}"
+        )
     if (low is not None and value < low) or (high is not None and value > high):
         lo = "-inf" if low is None else low
         hi = "inf" if high is None else high

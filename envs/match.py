@@ -93,10 +93,14 @@ class MatchOptions:
         check_range(self, "max_turns", 1, None)
         check_range(self, "max_hands", 1, None)
         check_choice(self, "reward", REWARD_MODES)
-        if not math.isfinite(self.reward_scale) or self.reward_scale <= 0:
-            raise ConfigError(
-                f"reward_scale must be a finite positive number, got {self.reward_scale!r}"
-            )
+        try:
+            finite = math.isfinite(self.reward_scale)
+        except OverflowError:  # an int past any float
+            finite = False
+        if not finite or self.reward_scale <= 0:
+            shown = repr(self.reward_scale)
+            shown = shown if len(shown) <= 20 else f"an int of {len(shown)} digits"
+            raise ConfigError(f"reward_scale must be a finite positive number, got {shown}")
         if self.render_mode is not None:
             check_choice(self, "render_mode", RENDER_MODES)
 

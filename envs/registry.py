@@ -6,6 +6,8 @@ import importlib
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from rummyzoo.envs import match
 from rummyzoo.envs.core import ConfigError, Game
 
@@ -38,11 +40,19 @@ def variant_module(name: str) -> ModuleType:
 
 
 def check_players(name: str, num_players: int) -> None:
-    """:raises ValueError: when the variant does not support ``num_players``."""
+    """:raises ConfigError: when ``num_players`` is no int or a count the variant does not
+    support."""
     variant_module(name)
     counts = VARIANTS[name][1]
+    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
+        raise ConfigError(
+            f"{name}: num_players must be an int, got {num_players!r} "
+            f"({type(num_players).__name__})"
+        )
     if num_players not in counts:
-        raise ValueError(f"{name} supports {counts[0]}-{counts[-1]} players, got {num_players}")
+        raise ConfigError(
+            f"{name} supports {counts[0]}-{counts[-1]} players, got {int(num_players)}"
+        )
 
 
 def make_game(name: str, /, num_players: int = 2, kernels: Any = None, **options: Any) -> Game:

@@ -47,7 +47,8 @@ processes write straight into them (:mod:`rummyzoo.envs.workers`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -97,6 +98,16 @@ def next_infos(previous: list[dict[str, Any]], end: HandEnd) -> list[dict[str, A
     return list(end.infos)
 
 
+def check_engine_args(num_envs: Any, infos: Any) -> None:
+    """:raises ConfigError: ``num_envs`` that is not an int from 1, ``infos`` not a bool."""
+    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
+        raise ConfigError(f"num_envs must be an int, got {num_envs!r}")
+    if num_envs < 1:
+        raise ConfigError(f"num_envs must be at least 1, got {num_envs}")
+    if not isinstance(infos, (bool, np.bool_)):
+        raise ConfigError(f"infos must be True or False, got {infos!r}")
+
+
 def game_seeds(seed: int | Sequence[int] | None, num_envs: int) -> list[int | None]:
     """The seed of each game for ``reset(seed)``: all None, ``seed + i`` for game ``i``, or
     the given list (checked).
@@ -108,12 +119,21 @@ def game_seeds(seed: int | Sequence[int] | None, num_envs: int) -> list[int | No
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         base = check_seed(seed)
         return [base + i for i in range(num_envs)]
-    if isinstance(seed, (str, bytes)) or not isinstance(seed, Iterable):
+    ordered = isinstance(seed, Sequence) or (isinstance(seed, np.ndarray) and seed.ndim == 1)
+    if isinstance(seed, (str, bytes)) or not ordered:
+        kind = "a set, whose order is not the games'" if isinstance(seed, AbstractSet) else ""
         raise ValueError(
-            f"seed must be a non-negative int, one per game or None, got {seed!r} "
-            f"({type(seed).__name__})"
+            f"seed must be a non-negative int, a list with one per game or None, got {seed!r} "
+            f"({kind or type(seed).__name__})"
         )
-    seeds: list[int | None] = [check_seed(s) for s in seed]
+    seeds: list[int | None] = []
+    for i, s in enumerate(seed):
+        try:
+            seeds.append(None if s is None else check_seed(s))
+        except ValueError:
+            raise ValueError(
+                f"seed of game {i} must be a non-negative int or None, got {s!r}"
+            ) from None
     if len(seeds) != num_envs:
         raise ValueError(f"need one seed per game ({num_envs}), got {len(seeds)}")
     return seeds
@@ -171,10 +191,7 @@ class VectorEnv(ViewsSurviveCopies):
         infos: bool = False,
         buffers: dict[str, np.ndarray] | None = None,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
-            raise ConfigError(f"num_envs must be an int, got {num_envs!r}")
-        if num_envs < 1:
-            raise ConfigError(f"num_envs must be at least 1, got {num_envs}")
+        check_engine_args(num_envs, infos)
         self.game = game
         self.num_envs = n = int(num_envs)
         self.num_players = game.num_players
@@ -243,7 +260,8 @@ class VectorEnv(ViewsSurviveCopies):
         """Start a new match in every game.
 
         :param seed: None (continue each game's streams; fresh entropy at first), an int ``s``
-            (game ``i`` gets ``s + i``) or one seed per game.
+            (game ``i`` gets ``s + i``) or a list of one seed per game (an int, or None to
+            continue that game's streams).
         :raises ValueError: a bad seed (nothing is changed then).
         """
         if self._closed:
@@ -285,7 +303,16 @@ class VectorEnv(ViewsSurviveCopies):
                 raise ValueError(f"game indices must be in 0..{self.num_envs - 1}")
             if np.unique(idx).size != idx.size:
                 raise ValueError("each game can be stepped once per call")
-        acts = np.asarray(actions)
+        try:
+            acts = np.asarray(actions)
+        except (ValueError, TypeError):  # ragged: a sequence among the actions
+            given = isinstance(actions, (list, tuple)) and len(actions) == idx.size
+            bad = next((k for k, a in enumerate(actions) if np.ndim(a) != 0), None)
+            if given and bad is not None:
+                self._refuse(int(idx[bad]), actions[bad])
+            raise IllegalActionError(
+                f"need one action (an int) per game stepped ({idx.size}), got {actions!r}"
+            ) from None
         if isinstance(actions, (list, tuple)) and acts.dtype != object:
             # numpy reads a bool among ints as 0 or 1: refused as the AEC env refuses it
             bad = next((k for k, a in enumerate(actions) if isinstance(a, (bool, np.bool_))), None)
@@ -312,17 +339,22 @@ class VectorEnv(ViewsSurviveCopies):
             bad = next((k for k, a in enumerate(values) if no_id(a)), None)
             if bad is None:
                 bad = next(
-                    (k for k, a in enumerate(values) if not isinstance(a, (int, np.integer))), 0
+                    (k for k, a in enumerate(values) if not isinstance(a, (int, np.integer))),
+                    None,
                 )
-            self._refuse(int(idx[bad]), values[bad])
-        acts = acts.astype(np.int64, copy=False)
+            if bad is not None:
+                self._refuse(int(idx[bad]), values[bad])
+            # ids in range, each an int of some kind (numpy makes [np.uint64(0), 0] floats)
+            acts = np.asarray([int(a) for a in values], dtype=np.int64).reshape(idx.shape)
+        # compared in the given type, so an unsigned id past int64's range is named as given
         in_range = (acts >= 0) & (acts < self.num_actions)
+        acts_in = acts[in_range].astype(np.int64, copy=False)
         ok = in_range.copy()
-        ok[in_range] = self.action_masks[idx[in_range], acts[in_range]] != 0
+        ok[in_range] = self.action_masks[idx[in_range], acts_in] != 0
         if not ok.all():
             k = int(np.flatnonzero(~ok)[0])
             self._refuse(int(idx[k]), acts[k].item())
-        return idx, acts
+        return idx, acts.astype(np.int64, copy=False)
 
     def _refuse(self, game: int, action: Any) -> None:
         try:

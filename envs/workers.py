@@ -67,7 +67,13 @@ import numpy as np
 
 from rummyzoo.envs import registry
 from rummyzoo.envs.core import ConfigError, IllegalActionError
-from rummyzoo.envs.vector import VectorEnv, buffer_specs, game_seeds, read_only
+from rummyzoo.envs.vector import (
+    VectorEnv,
+    buffer_specs,
+    check_engine_args,
+    game_seeds,
+    read_only,
+)
 
 __all__ = [
     "WorkerVectorEnv",
@@ -380,10 +386,7 @@ class WorkerVectorEnv:
         self._busy = np.zeros(0, dtype=bool)  # per worker: a step sent, its reply not read
         self._poll = select.poll()
         self.game = game = registry.make_game(variant, num_players, **options)
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
-            raise ConfigError(f"num_envs must be an int, got {num_envs!r}")
-        if num_envs < 1:
-            raise ConfigError(f"num_envs must be at least 1, got {num_envs}")
+        check_engine_args(num_envs, infos)
         n = int(num_envs)
         if (
             isinstance(num_workers, bool)
@@ -559,14 +562,18 @@ class WorkerVectorEnv:
         return self._exchange([w], pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))[0]
 
     def _owner(self, game: Any) -> tuple[int, int]:
-        """(worker, index within its slice) of game ``game`` (negative counts from the end)."""
-        if isinstance(game, bool) or not isinstance(game, (int, np.integer)):
-            raise TypeError(f"game indices must be integers, got {game!r}")
+        """(worker, index within its slice) of game ``game``.
+
+        :raises ValueError: as :class:`~rummyzoo.envs.vector.VectorEnv` says it, for an index
+            that is not an int in ``0..num_envs - 1``.
+        """
+        if (
+            isinstance(game, (bool, np.bool_))
+            or not isinstance(game, (int, np.integer))
+            or not 0 <= game < self.num_envs
+        ):
+            raise ValueError(f"game must be an int in 0..{self.num_envs - 1}, got {game!r}")
         g = int(game)
-        if g < 0:
-            g += self.num_envs
-        if not 0 <= g < self.num_envs:
-            raise IndexError(f"game {game} is out of range (num_envs={self.num_envs})")
         w = self._owner_of[g]
         return w, g - int(self.bounds[w])
 

@@ -110,6 +110,53 @@ def test_only_integers_are_actions(variant: str, action: object) -> None:
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("target_score", "target_score must be at most 2147483647, got an int of 401 digits"),
+        ("max_turns", "max_turns must be at most 2147483647, got an int of 401 digits"),
+        ("max_hands", "max_hands must be at most 2147483647, got 10000000000"),
+        ("reward_scale", "reward_scale must be a finite positive number, got an int of 401"),
+    ],
+)
+def test_huge_numbers_are_refused_as_options(variant: str, option: str, message: str) -> None:
+    """Each was accepted before (most then failed building the game, with an OverflowError)."""
+    from rummyzoo.envs.core import ConfigError
+
+    value = 10**10 if option == "max_hands" else 10**400
+    with pytest.raises(ConfigError, match=message):
+        make_env(variant, 2, **{option: value})
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_an_action_after_the_game_ended_is_refused_naming_why(variant: str) -> None:
+    """An agent whose game is over may only step None; with every agent gone, the raw env
+    says the game is over (a bare KeyError before); the wrapped env warns as PettingZoo's
+    order enforcing does. Nothing changes in either case."""
+    from rummyzoo.envs.core import IllegalActionError
+
+    raw = make_env(variant, 2).unwrapped
+    raw.reset(seed=3)
+    rng = np.random.default_rng(0)
+    while not raw.terminations[raw.agent_selection] and not raw.truncations[raw.agent_selection]:
+        raw.step(int(rng.choice(np.flatnonzero(raw.observe(raw.agent_selection)["action_mask"]))))
+    agent = raw.agent_selection
+    before = _snapshot(raw)
+    with pytest.raises(IllegalActionError, match=f"{agent} sent action 0 after its game ended"):
+        raw.step(0)
+    assert _same(_snapshot(raw), before)
+    while raw.agents:
+        raw.step(None)
+    for call in (lambda: raw.step(0), lambda: raw.step(None)):
+        with pytest.raises(IllegalActionError, match=r"the game is over .*call reset\(\)"):
+            call()
+    with pytest.raises(RuntimeError, match="the game is over"):
+        raw.last()
+    raw.reset(seed=4)  # and it plays again
+    assert raw.agents and raw.last()[0]["action_mask"].any()
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
 @pytest.mark.parametrize("kind", [int, np.int64, np.int32, np.uint8])
 def test_ints_and_numpy_integers_are_actions(variant: str, kind: type) -> None:
     env = make_env(variant, 2)

@@ -222,6 +222,13 @@ def test_an_illegal_action_names_its_game_and_changes_no_game():
         ([*actions[:2].tolist(), True, *actions[3:].tolist()], r"game 2: .*True \(bool\)"),
         # a float among ints: numpy reads them all as floats, the message names the caller's
         ([*actions[:2].tolist(), 1.5, *actions[3:].tolist()], r"game 2: .*action 1\.5 \(float\)"),
+        # a list among the actions (numpy cannot make an array of them): its game is named
+        ([*actions[:1].tolist(), [0], *actions[2:].tolist()], r"game 1: .*\[0\] \(list\)"),
+        # an unsigned id past int64's range is named as given (not as -1)
+        (
+            np.where(np.arange(4) == 3, np.iinfo(np.uint64).max, actions).astype(np.uint64),
+            r"game 3: .*action 18446744073709551615 is out of range",
+        ),
     ]:
         with pytest.raises(IllegalActionError, match=fragment):
             vec.step(wrong)
@@ -230,8 +237,17 @@ def test_an_illegal_action_names_its_game_and_changes_no_game():
         with pytest.raises(ValueError, match=fragment):
             vec.step(np.zeros(np.asarray(games).shape[0], dtype=np.int64), games=games)
         _assert_unchanged(vec, before)
+    # legal ids of mixed integer types, which numpy turns into floats, are legal ids
+    import copy
+
+    clone = copy.deepcopy(vec)
+    mixed = [np.uint64(a) if i % 2 else np.int8(a) for i, a in enumerate(actions.tolist())]
+    clone.step(mixed)
+    assert [m.decisions for m in clone.matches] != list(before[2])
     # and the legal step still plays as if nothing had happened
     vec.step(actions)
+    for name, value in vec.buffers.items():
+        np.testing.assert_array_equal(clone.buffers[name], value, err_msg=name)
     for i, match in enumerate(vec.matches):
         restarted = vec.terminated[i] or vec.truncated[i]
         assert match.decisions == (0 if restarted else before[2][i] + 1)
@@ -278,8 +294,12 @@ def test_bad_settings_are_refused_clearly():
         make_vector("knock_rummy", 0, 2)
     with pytest.raises(ConfigError, match="num_envs"):
         make_vector("knock_rummy", True, 2)
-    with pytest.raises(ValueError, match="2-6 players"):
+    with pytest.raises(ConfigError, match="2-6 players, got 9"):
         make_vector("knock_rummy", 2, 9)
+    with pytest.raises(ConfigError, match=r"num_players must be an int, got '3' \(str\)"):
+        make_vector("knock_rummy", 2, "3")
+    with pytest.raises(ConfigError, match="infos must be True or False, got 'no'"):
+        make_vector("knock_rummy", 2, 2, infos="no")
     vec = make_vector("knock_rummy", 2, 2)
     with pytest.raises(RuntimeError, match="reset"):
         vec.step(np.zeros(2, dtype=np.int64))
@@ -295,10 +315,25 @@ def test_bad_settings_are_refused_clearly():
     ]:
         with pytest.raises(ValueError, match=fragment):
             call()
-    for seed in (-1, "7", [1], [1, -2], 1.5, object()):
-        with pytest.raises(ValueError, match="seed"):
+    for seed, fragment in [
+        (-1, "seed"),
+        ("7", "seed"),
+        ([1], "one seed per game"),
+        ([1, -2], "seed of game 1 must be a non-negative int or None, got -2"),
+        (1.5, "seed"),
+        (object(), "seed"),
+        (np.array(5), r"got array\(5\) \(ndarray\)"),
+        ({1, 2}, "a set, whose order is not the games'"),
+    ]:
+        with pytest.raises(ValueError, match=fragment):
             vec.reset(seed=seed)
         _assert_unchanged(vec, before)
+    # None for one game continues that game's streams, as reset(seed=None) does for all
+    other = make_vector("knock_rummy", 2, 2)
+    other.reset(seed=[3, None])
+    fresh = make_vector("knock_rummy", 1, 2)
+    fresh.reset(seed=3)
+    np.testing.assert_array_equal(other.observations[0], fresh.observations[0])
     wrong = {"observations": np.zeros((2, 3), dtype=np.float32)}
     with pytest.raises(ValueError, match="observations"):
         VectorEnv(vec.game, 2, buffers=wrong)

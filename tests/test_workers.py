@@ -190,17 +190,26 @@ def test_queries_name_the_game():
             workers.step(np.zeros(5, dtype=np.int64))
         workers.reset(seed=0)
         single.reset(seed=0)
-        for g in (1, 4, -1):
+        for g in (1, 4):
             with pytest.raises(ValueError) as expected:
-                single.final_observation(g if g >= 0 else 4, 0)
+                single.final_observation(g, 0)
             with pytest.raises(ValueError) as got:
                 workers.final_observation(g, 0)
             assert str(got.value) == str(expected.value)
-        with pytest.raises(IndexError):
-            workers.observe(5, 0)
+        # an index that is no game is refused as the single process refuses it (a negative
+        # one counted from the end before, where the single process refuses it)
+        for query in ("final_observation", "observe"):
+            for g in (-1, 5, 1.0, True):
+                with pytest.raises(ValueError) as expected:
+                    getattr(single, query)(g, 0)
+                with pytest.raises(ValueError) as got:
+                    getattr(workers, query)(g, 0)
+                assert str(got.value) == str(expected.value), (query, g)
+        with pytest.raises(ValueError, match=r"game must be an int in 0\.\.4, got -1"):
+            workers.render(-1)
         with pytest.raises(ValueError):
             workers.reset([1, 2])
-        assert np.array_equal(workers.observe(-1, 0), single.observe(4, 0))
+        assert np.array_equal(workers.observe(4, 0), single.observe(4, 0))
 
 
 def test_bad_config_starts_nothing():
