@@ -25,6 +25,7 @@ from rummyzoo.agents.arena import (
 )
 from rummyzoo.agents.arena.ratings import (
     bootstrap_ratings,
+    dominance_bound,
     expected_score,
     fit_bradley_terry,
 )
@@ -87,8 +88,9 @@ def test_unbeaten_agent_gets_a_finite_regularised_rating() -> None:
 
 def test_gaps_only_the_virtual_draw_sets_have_no_interval() -> None:
     """Agent 0 never wins: its gaps to the others rest on the prior alone, however many deals,
-    so they (and the others' ratings anchored at it) get no interval; the gap between the two
-    agents that beat each other keeps its bootstrap interval."""
+    so they (and the others' ratings anchored at it) get no two-sided interval, only the
+    one-sided one of the head-to-head record over the 40 deals they met in; the gap between
+    the two agents that beat each other keeps its bootstrap interval."""
     rng = np.random.default_rng(0)
     deals = 40
     wins = np.zeros((deals, 3, 3))
@@ -100,12 +102,74 @@ def test_gaps_only_the_virtual_draw_sets_have_no_interval() -> None:
         wins[d, 1, 2] = 4.0 - wins[d, 2, 1]
     ratings = bootstrap_ratings(wins, counts, anchor=0, resamples=200)
     assert ratings.regularised
-    assert np.isnan(ratings.ci[1:]).all() and np.isnan(ratings.se[1:]).all()
-    assert np.isnan(ratings.gap_ci[1, 0]).all() and np.isnan(ratings.gap_ci[0, 2]).all()
+    bound = dominance_bound(40)
+    assert bound == pytest.approx(400 * math.log10(0.025 ** (1 / 40) / (1 - 0.025 ** (1 / 40))))
+    assert np.isnan(ratings.se[1:]).all()
+    for i in (1, 2):
+        assert list(ratings.ci[i]) == [bound, np.inf]
+        assert list(ratings.gap_ci[i, 0]) == [bound, np.inf]
+        assert list(ratings.gap_ci[0, i]) == [-np.inf, -bound]
     low, high = ratings.gap_ci[2, 1]
     assert low < ratings.elo[2] - ratings.elo[1] < high
     fisher = fit_bradley_terry(wins.sum(axis=0), counts.sum(axis=0), anchor=0)
     assert np.isnan(fisher.ci[1:]).all() and not np.isnan(fisher.ci[0]).any()
+
+
+def test_an_open_gap_between_agents_that_never_met_has_no_interval() -> None:
+    """0 beats 1 and 1 beats 2 every time, 0 and 2 never meet: the gaps 0-1 and 1-2 get the
+    head-to-head bound, 0-2 (never met) none."""
+    deals = 30
+    wins = np.zeros((deals, 3, 3))
+    counts = np.zeros((deals, 3, 3))
+    counts[:, 0, 1] = counts[:, 1, 0] = counts[:, 1, 2] = counts[:, 2, 1] = 2.0
+    wins[:, 0, 1] = wins[:, 1, 2] = 2.0
+    counts[::2, 0, 1] = counts[::2, 1, 0] = wins[::2, 0, 1] = 0.0  # 0 and 1 meet in 15 deals
+    ratings = bootstrap_ratings(wins, counts, anchor=1, resamples=100)
+    assert list(ratings.gap_ci[0, 1]) == [dominance_bound(15), np.inf]
+    assert list(ratings.gap_ci[1, 2]) == [dominance_bound(30), np.inf]
+    assert np.isnan(ratings.gap_ci[0, 2]).all() and np.isnan(ratings.gap_ci[2, 0]).all()
+    assert list(ratings.ci[0]) == [dominance_bound(15), np.inf]
+    assert list(ratings.ci[2]) == [-np.inf, -dominance_bound(30)]
+
+
+def test_a_dominated_gap_shows_its_one_sided_interval() -> None:
+    """Random play never wins a Knock match to 100 against the heuristics in these 12 deals:
+    the report gives those gaps, and the heuristics' ratings anchored at random, the
+    head-to-head bound, open above; the gap between the heuristics keeps its interval."""
+    result = run_arena(
+        "knock_rummy", 2, ["random", "knock.greedy", "knock.smart"], deals=12, seed=3,
+        options={"target_score": 100}, workers=1,
+    )  # fmt: skip
+    report = summarize(result, resamples=100)
+    assert report["agents"]["random"]["win_rate"] == 0.0
+    bound = dominance_bound(12)
+    gaps = {(g["agent"], g["over"]): g for g in report["ratings"]["gaps"]}
+    text = format_report(report)
+    for name in ("knock.greedy", "knock.smart"):
+        assert gaps[name, "random"]["gap_ci"] == [pytest.approx(bound), None]
+        assert report["agents"][name]["rating_ci"] == [pytest.approx(bound), None]
+        shown = f"{name} over random: +{round(gaps[name, 'random']['gap'])} [+{round(bound)}, inf)"
+        assert shown in text
+    low, high = gaps["knock.smart", "knock.greedy"]["gap_ci"]
+    assert low is not None and high is not None
+    assert "a one-sided one from their head-to-head record" in text
+
+
+@pytest.mark.parametrize("deals", [1, 5, 40, 500])
+def test_the_dominance_bound_covers_the_true_gap(deals) -> None:
+    """Whatever the stronger side's true chance p in a deal, the bound (given only when it won
+    all ``deals``) lies above the true gap with probability at most 2.5%: p ** deals where the
+    bound exceeds the gap, else 0. Checked on a fine grid of p, and the bound is where it
+    stops holding (just below, the chance of a bound above the gap reaches 2.5%)."""
+    bound = dominance_bound(deals)
+    for p in np.linspace(0.5, 0.99999, 20_001):
+        gap = 400 * math.log10(p / (1 - p))
+        miss = p**deals if bound > gap else 0.0
+        assert miss <= 0.025 + 1e-12, (deals, p)
+    p_at = 1 / (1 + 10 ** (-bound / 400))
+    assert p_at**deals == pytest.approx(0.025)
+    with pytest.raises(ValueError, match="at least one deal"):
+        dominance_bound(0)
 
 
 def test_ratings_reject_bad_matrices() -> None:

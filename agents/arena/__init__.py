@@ -940,7 +940,9 @@ def summarize(
             report["notes"].append(
                 "ratings: an agent or group never lost (or never won) against some others; one "
                 "virtual draw per pair keeps the ratings finite, and the gaps it alone sets "
-                "(one side never beat the other, not even through others) have no interval: n/a"
+                "(one side never beat the other, not even through others) have no interval "
+                "(n/a), or, where the two sides met, a one-sided one from their head-to-head "
+                "record (each deal they met in one trial the stronger side won)"
             )
     if command is not None:
         report["command"] = command
@@ -953,6 +955,16 @@ def _fmt(x: float | None, spec: str) -> str:
         return "n/a"
     digits = int(spec.rsplit(".", 1)[1].rstrip("f")) if "." in spec else 6
     return format(round(x, digits) + 0.0, spec)  # + 0.0: no "-0"
+
+
+def _interval(low: float | None, high: float | None, spec: str) -> str:
+    """``[low, high]``; a one-sided interval (one end None, the other a number) open on that
+    side, ``[+852, inf)``."""
+    if (low is None) != (high is None):
+        if high is None:
+            return f"[{_fmt(low, spec)}, inf)"
+        return f"(-inf, {_fmt(high, spec)}]"
+    return f"[{_fmt(low, spec)}, {_fmt(high, spec)}]"
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -987,7 +999,7 @@ def format_report(report: dict[str, Any]) -> str:
         if has_rating:
             rlo, rhi = a["rating_ci"]
             rating = f"{_fmt(a['rating'], '+.0f')} ± {_fmt(a['rating_se'], '.0f')}"
-            row += f"  {rating:>13}  {'[' + _fmt(rlo, '+.0f') + ', ' + _fmt(rhi, '+.0f') + ']':<16}"
+            row += f"  {rating:>13}  {_interval(rlo, rhi, '+.0f'):<16}"
         lines.append(row)
     if has_rating:
         r = report["ratings"]
@@ -1000,7 +1012,7 @@ def format_report(report: dict[str, Any]) -> str:
                 lo, hi = g["gap_ci"]
                 lines.append(
                     f"  {g['agent']} over {g['over']}: {_fmt(g['gap'], '+.0f')} "
-                    f"[{_fmt(lo, '+.0f')}, {_fmt(hi, '+.0f')}]"
+                    f"{_interval(lo, hi, '+.0f')}"
                 )
     if len(labels) > 2:
         table = report["cross_table"]

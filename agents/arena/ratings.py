@@ -15,7 +15,10 @@ connected). When that fails, e.g. an agent that never lost, one virtual draw is 
 compared pair (a weak prior pulling ratings together) and the fit says ``regularised=True``.
 The gaps the data leave open (one side never beat the other, directly or through others) then
 rest on that prior alone, however many games were played: their intervals, and those of the
-ratings across them from the anchor, are NaN (no finite interval), not a 95% interval.
+ratings across them from the anchor, are NaN (no finite interval), not a 95% interval. Where
+the two sides of such a gap met directly, the bootstrap gives the gap a one-sided interval
+instead (:func:`dominance_bound`): from the head-to-head record alone, each deal in which the
+two met counted as one trial that the stronger side won.
 
 Uncertainty: the observed Fisher information treats every comparison as independent, which
 overstates the information (the comparisons inside a multiplayer game, and the games of one
@@ -35,6 +38,7 @@ __all__ = [
     "ELO_PER_NATURAL",
     "Ratings",
     "bootstrap_ratings",
+    "dominance_bound",
     "expected_score",
     "fit_bradley_terry",
 ]
@@ -54,7 +58,8 @@ class Ratings:
 
     :param elo: point estimates, shape ``(K,)``.
     :param se: standard errors, shape ``(K,)`` (0 for an anchor agent).
-    :param ci: 95% intervals, shape ``(K, 2)``.
+    :param ci: 95% intervals, shape ``(K, 2)`` (NaN where the data set none; one end
+        infinite for a one-sided interval, see the module docstring).
     :param method: ``"bootstrap"`` (over deals) or ``"fisher"`` (observed information).
     :param anchor: ``None`` for mean-anchored ratings, else the index of the agent held at 0.
     :param regularised: whether the virtual draws were needed for a finite fit.
@@ -178,6 +183,44 @@ def _open_unidentified(
     se[rows] = np.nan
 
 
+def dominance_bound(deals: int, confidence: float = 0.95) -> float:
+    """The lower end of the gap's interval (Elo) when one side won every one of ``deals``
+    independent trials against the other: the win probability's one-sided Clopper-Pearson
+    bound at ``(1 - confidence) / 2``, ``p = tail ** (1 / deals)``, as a gap
+    ``400 log10(p / (1 - p))``. A deal is one trial however many comparisons it held (a
+    deal's games are alike), which makes the bound cautious."""
+    if deals < 1:
+        raise ValueError(f"need at least one deal, got {deals}")
+    tail = (1.0 - confidence) / 2.0
+    p = tail ** (1.0 / deals)
+    return 400.0 * math.log10(p / (1.0 - p))
+
+
+def _bound_dominated(
+    ci: np.ndarray,
+    gap_ci: np.ndarray,
+    deal_wins: np.ndarray,
+    deal_counts: np.ndarray,
+    anchor: int | None,
+    confidence: float,
+) -> None:
+    """Give each gap the data leave open, where its two sides met directly, the one-sided
+    interval of :func:`dominance_bound` over the deals they met in (and so the rating across
+    it from the anchor, when the anchor is one of the two)."""
+    wins = deal_wins.sum(axis=0)
+    open_gap = unidentified_gaps(wins)
+    met = (deal_counts > 0).sum(axis=0)
+    for i, j in zip(*np.nonzero(open_gap & (met > 0) & (wins > 0)), strict=True):
+        # i scored against j, so j never did (the gap is open): i won every deal they met in
+        low = dominance_bound(int(met[i, j]), confidence)
+        gap_ci[i, j] = (low, np.inf)
+        gap_ci[j, i] = (-np.inf, -low)
+        if anchor is not None and j == anchor:
+            ci[i] = (low, np.inf)
+        elif anchor is not None and i == anchor:
+            ci[j] = (-np.inf, -low)
+
+
 def _regularise(wins: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Add one virtual draw per compared pair where Zermelo's condition fails."""
     needs = _needs_prior(wins)
@@ -290,4 +333,5 @@ def bootstrap_ratings(
     gap_ci = np.stack([gap_low, gap_high], axis=2)
     if point.regularised:
         _open_unidentified(se, ci, gap_ci, deal_wins.sum(axis=0), anchor)
+        _bound_dominated(ci, gap_ci, deal_wins, deal_counts, anchor, confidence)
     return Ratings(point.elo, se, ci, "bootstrap", anchor, point.regularised, gap_ci)
