@@ -16,10 +16,16 @@ JSON API of a game in the browser (what ``/play/<id>`` uses; a POST's body is JS
 
 * ``POST /api/games`` ``{"variant", "players", "seat", "opponent", "options", "seed"}``
   starts a game (``opponent``: ``random``, a heuristic's or an entry point's bare name, or
-  ``<run>/checkpoints/x.rz``; never a ``module:Class`` or parameters);
+  ``<run>/checkpoints/x.rz``; never a ``module:Class`` or parameters; ``seed``: an int, its
+  digits as text, or null for one the server picks, which it shows only once the game is
+  over: the seed deals every card); 64 games at once (a finished one, or one without a request
+  for 30 minutes, makes room; else 503);
 * ``GET /api/games/<id>``: the table from the human's seat, the legal moves, the log;
 * ``POST /api/games/<id>/move`` ``{"move": "discard Kh"}`` (a name, a number of the list, or
-  the words of one move, as in the terminal game) or ``{"action": 12}``.
+  the words of one move, as in the terminal game) or ``{"action": 12}``, checked against the
+  decision open when it arrives; with ``"decision"`` (the number a state gives the open
+  decision) a move answers that decision only, and one sent for a decision that has passed
+  gets 409 (two sent at once for one decision: one is played).
 
 The rules checks and messages are the terminal game's (:func:`rummyzoo.cli.play.match_move`).
 Every finished game is saved as a replay in ``RUNS_DIR/web_games/``. Bad requests (an unknown
@@ -37,6 +43,7 @@ import json
 import queue
 import socket
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -51,8 +58,13 @@ __all__ = ["create_app"]
 
 #: Seconds a move request waits for the opponents to play up to the human's next decision.
 MOVE_TIMEOUT = 60.0
-#: Games kept in memory at once (the oldest finished ones are dropped first).
+#: Games kept in memory at once (the oldest finished ones make room first, then idle ones).
 MAX_GAMES = 64
+#: Seconds without a request after which a game in play may make room for a new one.
+IDLE_LIMIT = 1800.0
+#: The largest JSON file whose keys a run's page reads to tell whether it is a replay saved
+#: in another key order (rummyzoo writes "format" first).
+MAX_SCANNED = 4 * 1024 * 1024
 #: The largest request body the server reads (a move or a new game's settings is far less).
 MAX_BODY = 64 * 1024
 #: The longest error message sent back (a long value a request sent is cut, not echoed whole).
@@ -80,6 +92,16 @@ class RequestError(Exception):
 
 
 # ---------------------------------------------------------------------------- the runs folder
+def _looks_like_replay(data: Any) -> bool:
+    """A replay's format and variant keys (a run's state or summary has neither)."""
+    return (
+        isinstance(data, dict)
+        and type(data.get("format")) is int
+        and data["format"] == 1
+        and isinstance(data.get("variant"), str)
+    )
+
+
 class RunsFolder:
     """Paths inside the runs folder, and only there."""
 
@@ -128,10 +150,14 @@ class RunsFolder:
             try:
                 with path.open() as f:
                     head = f.read(200)
-            except OSError:
+                    if '"format": 1' in head and '"variant"' in head:  # as rummyzoo saves one
+                        found.append(path)
+                    elif path.stat().st_size <= MAX_SCANNED:  # keys in another order
+                        data = json.loads(head + f.read())
+                        if _looks_like_replay(data):
+                            found.append(path)
+            except (OSError, ValueError, RecursionError):  # unreadable: not listed
                 continue
-            if '"format": 1' in head and '"variant"' in head:  # a replay, not a run's state
-                found.append(path)
         return found
 
     def checkpoints(self) -> list[str]:
@@ -177,6 +203,9 @@ class WebGame:
         self.seat = seat
         self.match = make_play_match(variant, num_players, options)
         self.seed = random_seed() if seed is None else seed
+        self.seed_given = seed is not None  # else shown only once the game is over
+        self.touched = time.monotonic()  # the last request about this game
+        self.abandoned = False
         self.labels = [opponent_label] * num_players
         self.labels[seat] = "human"
         self.policies: list[Any] = [
@@ -216,7 +245,7 @@ class WebGame:
                 labels=self.labels,
             )  # fmt: skip
         except _Abandoned:
-            pass
+            self.abandoned = True
         except Exception as exc:  # shown to the user; the thread ends cleanly
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -227,7 +256,7 @@ class WebGame:
 
         try:
             replay = self.recorder.to_dict(source="rummyzoo serve")
-            if replay["decks"]:
+            if replay["decks"] and not self.abandoned:  # a game left unfinished is not kept
                 path = save_replay(replay, self.save_dir / f"game_{self.id}.json")
                 self.replay_file = path.name
         except OSError as exc:  # a runs folder it cannot write to: the game still ends
@@ -298,15 +327,31 @@ class WebGame:
         :raises RequestError: no move is awaited, or it is not a legal move (the terminal
             game's message).
         """
+        self.touched = time.monotonic()
+        with self.changed:  # one move per decision: checked and claimed under the lock
+            if self.over:
+                raise RequestError(409, "the game is over: start a new one")
+            decision = self.waiting
+            if decision is None:
+                raise RequestError(409, "it is not your move yet")
+            version = self.version
+            answered = request.get("decision", version)
+            if answered != version:  # sent for a decision that has passed
+                raise RequestError(
+                    409, f"decision {_short(answered)} has passed: the game is at {version}"
+                )
+            action = self._chosen(decision, request)
+            self.waiting = None
+            self.moves.put(action)
+        self.wait_for_turn(version)
+
+    def _chosen(self, decision: dict[str, Any], request: dict[str, Any]) -> int:
+        """The legal action ``request`` names at ``decision``.
+
+        :raises RequestError: a malformed request or a move that is not legal.
+        """
         from rummyzoo.cli.play import match_move
 
-        with self.changed:
-            decision = self.waiting
-            version = self.version
-        if self.over:
-            raise RequestError(409, "the game is over: start a new one")
-        if decision is None:
-            raise RequestError(409, "it is not your move yet")
         legal = [m["action"] for m in decision["legal"]]
         labels = [m["description"] for m in decision["legal"]]
         game = self.match.game
@@ -336,16 +381,14 @@ class WebGame:
         )
         if action is None:
             raise RequestError(400, reason)
-        with self.changed:
-            self.waiting = None
-        self.moves.put(action)
-        self.wait_for_turn(version)
+        return action
 
     def abandon(self) -> None:
         if not self.over:
             self.moves.put(None)
 
     def state(self) -> dict[str, Any]:
+        self.touched = time.monotonic()
         with self.changed:
             decision = self.waiting
             over = self.over
@@ -355,7 +398,8 @@ class WebGame:
             "variant": self.variant,
             "seat": self.seat,
             "agents": self.labels,
-            "seed": self.seed,
+            # the seed deals every hand and seeds the opponents: known, it shows their cards
+            "seed": self.seed if over or self.seed_given else None,
             "status": "over" if over else ("your_move" if decision is not None else "waiting"),
             "log": self.log[-200:],
             "hands": [{k: h[k] for k in ("hand", "points", "totals")} for h in self.hands],
@@ -366,6 +410,7 @@ class WebGame:
             last = self.hands[-1]
             out["last_hand"] = {k: last[k] for k in ("hand", "points", "table")}
         if decision is not None:
+            out["decision"] = self.version  # a move may name it, to answer this one only
             out["table"] = decision["table"]
             out["legal"] = decision["legal"]
             out["hint"] = decision["hint"]
@@ -575,7 +620,7 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
             raise RequestError(404, f"unknown game {file!r} in run {name!r}")
         seat_text = request.args.get("seat")
         if seat_text not in (None, "", "open") and not (
-            seat_text.isascii() and seat_text.isdigit()
+            seat_text.isascii() and seat_text.isdigit() and len(seat_text) <= 3
         ):
             raise RequestError(400, f"seat must be a seat number or open, got {_short(seat_text)}")
         try:
@@ -640,7 +685,7 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
     options: Object.assign(
       { target_score: target === '' ? null : Number(target) },
       document.getElementById('teams').checked ? { teams: true } : {}),
-    seed: seed === '' ? null : Number(seed) };
+    seed: seed === '' ? null : seed };
   const r = await fetch('/api/games', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   const data = await r.json();
   if (!r.ok) { document.getElementById('form-error').innerHTML = '<div class="error" id="error"></div>';
@@ -692,7 +737,7 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
         if unknown:
             raise RequestError(400, f"unknown field(s): {', '.join(unknown)}")
         variant = data.get("variant")
-        if variant not in VARIANTS:
+        if not isinstance(variant, str) or variant not in VARIANTS:
             raise RequestError(400, f"unknown variant {variant!r}: choose {', '.join(VARIANTS)}")
         players = data.get("players", 2)
         seat = data.get("seat", 0)
@@ -701,8 +746,12 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
         for key, value in (("players", players), ("seat", seat)):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise RequestError(400, f"{key} must be an int, got {value!r}")
+        if isinstance(seed, str) and seed.isascii() and seed.isdigit() and len(seed) <= 40:
+            seed = int(seed)  # as typed in the form (a JSON number past 2**53 loses digits)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise RequestError(400, f"seed must be a non-negative int or null, got {seed!r}")
+            raise RequestError(
+                400, f"seed must be a non-negative int (or its digits) or null, got {_short(seed)}"
+            )
         if not isinstance(options, dict):
             raise RequestError(400, f"options must be an object, got {options!r}")
         opponent, label = resolve_opponent(data.get("opponent", "random"))
@@ -714,8 +763,18 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             raise RequestError(400, str(exc)) from None
         with lock:
             if len(games) >= MAX_GAMES:
-                oldest = next((k for k, g in games.items() if g.over), next(iter(games)))
-                games.pop(oldest).abandon()
+                # a finished game makes room, else one nobody has asked about for IDLE_LIMIT
+                finished = next((k for k, g in games.items() if g.over), None)
+                if finished is None:
+                    idle = min(games, key=lambda k: games[k].touched)
+                    if time.monotonic() - games[idle].touched < IDLE_LIMIT:
+                        raise RequestError(
+                            503,
+                            f"{MAX_GAMES} games are being played: finish one, or try again later",
+                        )
+                    games[idle].abandon()
+                    finished = idle
+                games.pop(finished)
             games[game.id] = game
         game.start()
         return jsonify(game.state()), 201
@@ -740,7 +799,9 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
     def play_page(game_id: str) -> Any:
         game = find_game(game_id)
         title = VARIANT_TITLES.get(game.variant, game.variant)
-        body = _header(f"{title}: you are player_{game.seat}", f"seed {game.seed}") + (
+        shown = game.over or game.seed_given
+        seed = f"seed {game.seed}" if shown else "seed shown when the game is over"
+        body = _header(f"{title}: you are player_{game.seat}", seed) + (
             '<main><div id="game"></div><div id="message"></div>'
             '<div class="panel"><div class="label">your move (click one, or type it):</div>'
             '<div class="moves" id="moves"></div>'

@@ -57,9 +57,10 @@ def replay_page(data: dict[str, Any], view: int | None = None, source: str = "<r
     final = ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(payload["final"]))
     seen = "every hand open" if view is None else f"player_{view}'s view"
     options = ", ".join(f"{k}={v!r}" for k, v in payload["options"].items()) or "default options"
+    seed = "" if payload["seed"] is None else f"seed {payload['seed']} &middot; "
     body = (
         f"<header><h1>{html.escape(variant)}, {payload['num_players']} players: "
-        f'{html.escape(who)}</h1><div class="sub">seed {payload["seed"]} &middot; '
+        f'{html.escape(who)}</h1><div class="sub">{seed}'
         f"{html.escape(options)} &middot; {html.escape(seen)} &middot; {payload['hands']} hand(s), "
         f'final {html.escape(final)}</div></header><main><div id="viewer"></div></main>'
     )

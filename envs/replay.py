@@ -295,6 +295,11 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _short_repr(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def check_replay(data: Any, source: str = "<replay>") -> None:
     """Check the keys and value types of a replay dict (not the game: see :func:`verify_replay`).
 
@@ -305,10 +310,10 @@ def check_replay(data: Any, source: str = "<replay>") -> None:
     missing = [k for k in REQUIRED_KEYS if k not in data]
     if missing:
         raise _corrupt(source, f"missing key(s): {', '.join(missing)}")
-    if data["format"] != FORMAT_VERSION:
-        raise _corrupt(source, f"format {data['format']!r} is not {FORMAT_VERSION}")
-    if data["variant"] not in VARIANTS:
-        raise _corrupt(source, f"unknown variant {data['variant']!r}")
+    if not _is_int(data["format"]) or data["format"] != FORMAT_VERSION:
+        raise _corrupt(source, f"format {_short_repr(data['format'])} is not {FORMAT_VERSION}")
+    if not isinstance(data["variant"], str) or data["variant"] not in VARIANTS:
+        raise _corrupt(source, f"unknown variant {_short_repr(data['variant'])}")
     n = data["num_players"]
     if not _is_int(n) or n < 1:
         raise _corrupt(source, f"num_players must be a positive int, got {n!r}")
@@ -614,8 +619,10 @@ def replay_frames(
                     "seat": event.seat,
                     "agent": data["agents"][event.seat],
                     "move": event.description,
+                    # a seat's view hides the others' alternatives, their number too (500
+                    # Rum's count of legal digs tells which pile cards they can meld)
                     "legal": None if hidden else [m["description"] for m in moves],
-                    "legal_count": len(moves),
+                    "legal_count": None if hidden else len(moves),
                     "table": match.game.table_view(match.state, view, totals),
                 }
             )
@@ -641,7 +648,7 @@ def replay_frames(
         "num_players": data["num_players"],
         "agents": list(data["agents"]),
         "options": dict(data["options"]),
-        "seed": data["seed"],
+        "seed": data["seed"] if view is None else None,  # the seed deals every hidden card
         "view": view,
         "hands": summary["hands"],
         "final": summary["final"],

@@ -122,12 +122,17 @@ def test_replay_frames_follow_the_game(variant):
     for frame, (seat, _name) in zip(moves, replay["actions"], strict=True):
         assert frame["seat"] == seat and frame["table"]["current"] == seat
         assert frame["move"] in frame["legal"] and len(frame["legal"]) == frame["legal_count"]
-    # From a seat's view the other hands are hidden, and so are the other seat's alternatives.
+    # From a seat's view the other hands are hidden, and so are the other seat's alternatives
+    # (their number too: 500 Rum's count of legal digs tells which pile cards they can meld),
+    # and the seed, which deals every hidden card.
     seat_view = replay_frames(replay, view=1)
+    assert payload["seed"] == replay["seed"] and seat_view["seed"] is None
     for frame in seat_view["frames"]:
         if frame["kind"] == "move":
             assert frame["table"]["seats"][0]["hand"] is None
             assert (frame["legal"] is None) == (frame["seat"] == 0)
+            assert (frame["legal_count"] is None) == (frame["seat"] == 0)
+    assert f"seed {replay['seed']}" not in replay_page(replay, 1, "x")
     with pytest.raises(ValueError, match=r"view must be a seat 0\.\.1"):
         replay_frames(replay, view=2)
 
@@ -234,6 +239,9 @@ def test_serve_lists_a_run_whose_summary_is_damaged(runs):
         ('{"variant": "knock_rummy", "seed": ' + "9" * 5000 + "}", "malformed JSON"),
         ("[1, 2]", "expected a JSON object"),
         ('{"variant": "poker"}', "unknown variant 'poker'"),
+        ('{"variant": ["knock_rummy"]}', "unknown variant ['knock_rummy']"),  # was a 500
+        ('{"variant": {}}', "unknown variant {}"),
+        ('{"variant": "knock_rummy", "seed": "12x"}', "seed must be a non-negative int"),
         ('{"variant": "knock_rummy", "players": 7}', "players"),
         ('{"variant": "knock_rummy", "seat": 3}', "seat must be 0..1"),
         ('{"variant": "knock_rummy", "opponent": "nobody"}', "nobody"),
@@ -332,6 +340,98 @@ def test_serve_plays_a_whole_game(runs, variant):
     assert summary["final"] == state["totals"]
     assert load_replay(saved)["agents"][0] == "human"
     assert client.get(f"/runs/web_games/game/{state['replay']}").status_code == 200
+
+
+def test_serve_keeps_a_seed_it_picked_secret_until_the_game_is_over(runs):
+    """The seed deals every card and seeds the opponents: the server's own pick is shown once
+    the game is over (a seed the player chose, they know already); a seed sent as its digits
+    (as the form sends it: JavaScript numbers lose digits past 2**53) is taken exactly."""
+    client = create_app(runs).test_client()
+    body = {"variant": "knock_rummy", "options": {"target_score": None}}
+    start = client.post("/api/games", json=body)
+    assert start.status_code == 201 and start.json["seed"] is None
+    game = start.json["id"]
+    page = client.get(f"/play/{game}").get_data(as_text=True)
+    assert "seed shown when the game is over" in page
+    state = start.json
+    while state["status"] == "your_move":
+        state = client.post(f"/api/games/{game}/move", json={"move": "1"}).json
+    assert state["status"] == "over" and isinstance(state["seed"], int)
+    assert load_replay(runs / "web_games" / state["replay"])["seed"] == state["seed"]
+    big = 3395192043594990118  # past 2**53
+    chosen = client.post("/api/games", json={**body, "seed": str(big)})
+    assert chosen.status_code == 201 and chosen.json["seed"] == big
+    assert f"seed {big}" in client.get(f"/play/{chosen.json['id']}").get_data(as_text=True)
+
+
+def test_serve_takes_one_move_per_decision_from_requests_sent_at_once(runs):
+    """Two moves sent at once for one decision (naming it, as the page does): one is played,
+    the other refused with 409. (Both were taken before, the second played unchecked at the
+    next decision, which ended the game with an illegal action.) A move that names no
+    decision is checked against the one open when it arrives."""
+    import threading
+
+    app = create_app(runs)
+    start = app.test_client().post(
+        "/api/games", json={"variant": "ditch_rummy", "options": {"target_score": None}, "seed": 2}
+    )
+    game = start.json["id"]
+    for _ in range(6):
+        state = app.test_client().get(f"/api/games/{game}").json
+        if state["status"] != "your_move":
+            break
+        move = {"action": state["legal"][0]["action"], "decision": state["decision"]}
+        gate = threading.Barrier(2)
+        codes = []
+
+        def send(move=move, gate=gate, codes=codes):
+            client = app.test_client()
+            gate.wait()
+            codes.append(client.post(f"/api/games/{game}/move", json=move).status_code)
+
+        threads = [threading.Thread(target=send) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(codes) == [200, 409], codes
+    final = app.test_client().get(f"/api/games/{game}").json
+    assert final["error"] is None
+    if final["status"] == "your_move":
+        stale = {"action": final["legal"][0]["action"], "decision": final["decision"] - 1}
+        refused = app.test_client().post(f"/api/games/{game}/move", json=stale)
+        assert refused.status_code == 409 and "has passed" in refused.json["error"]
+        assert app.test_client().get(f"/api/games/{game}").json == final
+
+
+def test_serve_makes_room_with_finished_or_idle_games_only(runs, monkeypatch):
+    """At the limit of games in memory, a finished game makes room, then one nobody asked
+    about for the idle limit; a game in play is never dropped for a new one (503 instead),
+    and a game left unfinished is not saved as a replay."""
+    import rummyzoo.cli.serve as serve
+
+    monkeypatch.setattr(serve, "MAX_GAMES", 2)
+    client = create_app(runs).test_client()
+    body = {"variant": "knock_rummy", "options": {"target_score": None}, "seed": 1}
+    first = client.post("/api/games", json=body).json["id"]
+    second = client.post("/api/games", json=body).json["id"]
+    refused = client.post("/api/games", json=body)
+    assert refused.status_code == 503 and "2 games are being played" in refused.json["error"]
+    for game in (first, second):  # both still there
+        assert client.get(f"/api/games/{game}").status_code == 200
+    monkeypatch.setattr(serve, "IDLE_LIMIT", 0.0)  # every game now counts as idle
+    third = client.post("/api/games", json=body)
+    assert third.status_code == 201
+    assert client.get(f"/api/games/{first}").status_code == 404  # the longest idle went
+    assert not (runs / "web_games").exists() or not list((runs / "web_games").iterdir())
+
+
+def test_serve_lists_a_replay_saved_with_its_keys_in_another_order(runs):
+    data = load_replay(runs / "r1" / "games" / "sample_000000001.json")
+    (runs / "r1" / "games" / "sorted.json").write_text(json.dumps(data, sort_keys=True))
+    (runs / "r1" / "games" / "other.json").write_text(json.dumps({"format": True, "x": 1}))
+    page = create_app(runs).test_client().get("/runs/r1").get_data(as_text=True)
+    assert "sorted.json" in page and "other.json" not in page
 
 
 def test_serve_unknown_game(runs):

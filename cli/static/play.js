@@ -8,6 +8,7 @@
   const lastHand = document.getElementById("last-hand");
   let shownHand = null;
   let busy = false;
+  let openDecision = null;  // the decision a move answers (the server refuses one that has passed)
 
   function showError(text) {
     message.replaceChildren(RZ.el("div", { class: "error", id: "error", text }));
@@ -15,6 +16,7 @@
 
   function draw(state) {
     document.body.setAttribute("data-status", state.status);
+    openDecision = state.status === "your_move" ? state.decision : null;
     if (state.table) gameBox.replaceChildren(RZ.renderTable(state.table, state.agents));
     logBox.replaceChildren(...state.log.map((line) => RZ.el("li", { text: RZ.cardText(line) })));
     logBox.scrollTop = logBox.scrollHeight;
@@ -33,7 +35,7 @@
       if (state.hint) movesBox.appendChild(RZ.el("div", { class: "hint", id: "hint", text: RZ.cardText(state.hint) }));
       state.legal.forEach((m, i) => {
         const b = RZ.el("button", { class: "move-button", "data-action": String(m.action), text: `${i + 1}) ${RZ.cardText(m.description)}` });
-        b.addEventListener("click", () => send({ action: m.action }));
+        b.addEventListener("click", () => send({ action: m.action, decision: openDecision }));
         movesBox.appendChild(b);
       });
     } else if (state.status === "over") {
@@ -55,13 +57,14 @@
       if (!r.ok) { showError(data.error); return; }
       message.replaceChildren();
       draw(data);
+      if (data.status === "waiting") setTimeout(refresh, 300);  // the opponents still think
     } finally { busy = false; }
   }
 
   document.getElementById("move-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const input = document.getElementById("move-text");
-    send({ move: input.value });
+    send({ move: input.value, decision: openDecision });
     input.value = "";
   });
 

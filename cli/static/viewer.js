@@ -163,7 +163,7 @@ const RZ = (() => {
           movePanel.appendChild(el("div", { class: "label", text: `legal moves (${frame.legal_count}):` }));
           movePanel.appendChild(list);
         } else {
-          movePanel.appendChild(el("div", { class: "legal", text: `${frame.legal_count} legal moves (hidden from this seat's view)` }));
+          movePanel.appendChild(el("div", { class: "legal", text: "legal moves hidden from this seat's view" }));
         }
       } else {
         const pts = frame.points ? frame.points.map((p, s) => `player_${s} ${p >= 0 ? "+" : ""}${p}`).join(", ") : "no points (cut by a cap)";
