@@ -23,7 +23,7 @@ __all__ = ["play_demo"]
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     demo = sub.add_parser(
         "demo",
-        parents=[parents.game(), parents.seed()],
+        parents=[parents.game(), parents.options(), parents.seed()],
         help="play and print one seeded game between random agents",
         description="Play one seeded game between random agents and print it: every move, "
         "with the table when each hand is dealt and when it ends, then every seat's points.",
@@ -39,7 +39,10 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play and print one seeded game between random agents."""
-    play_demo(args.variant, args.players, args.seed, quiet=args.quiet)
+    from rummyzoo.cli.common import parse_options
+
+    options = parse_options(args.option)
+    play_demo(args.variant, args.players, args.seed, quiet=args.quiet, options=options)
     return 0
 
 
@@ -53,8 +56,10 @@ def play_demo(
     seed: int = 0,
     quiet: bool = False,
     output: Callable[[str], None] = print,
+    options: dict[str, Any] | None = None,
 ) -> Any:
-    """Play one game of random agents with ``seed`` and write it line by line to ``output``.
+    """Play one game of random agents with ``seed`` and write it line by line to ``output``
+    (``options``: the variant's rules and match options, e.g. ``target_score``).
 
     :returns: the :class:`~rummyzoo.envs.play.Episode`; its ``points`` are the final lines.
     """
@@ -64,7 +69,7 @@ def play_demo(
     from rummyzoo.envs.play import Deal, Decision, play_episode
     from rummyzoo.envs.replay import describe_action, hand_over, make_play_match
 
-    match = make_play_match(variant, num_players)
+    match = make_play_match(variant, num_players, options)
     target = match.options.target_score
     length = "one hand" if target is None else f"a match to {target}"
     output(f"{variant}, {num_players} random agents, {length}; seed {seed}")

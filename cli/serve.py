@@ -716,6 +716,8 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             raise RequestError(400, f"opponent must be an agent name, got {spec!r}")
         if spec.endswith(".rz") or "/" in spec:
             path = folder.inside(spec, "checkpoint")
+            if path.suffix != ".rz":  # nothing else of the folder is opened as one
+                raise RequestError(400, f"a checkpoint opponent is a .rz file, got {spec!r}")
             if not path.is_file():
                 raise RequestError(404, f"unknown checkpoint {spec!r} in the runs folder")
             return str(path), spec

@@ -153,6 +153,15 @@ def test_demo_command_quiet_and_help(capsys) -> None:
         main(["demo", "--help"])
     helptext = " ".join(capsys.readouterr().out.split())
     assert "--quiet print only one line per hand (its points), the final table" in helptext
+    # the rules options every command takes: one hand instead of a match to 500
+    assert (
+        main(["demo", "ditch_rummy", "--seed", "1", "--quiet", "--option", "target_score=null"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "random agents, one hand; seed 1" in out and "game over after 1 hand(s)" in out
+    assert main(["demo", "ditch_rummy", "--option", "nosuch=1"]) == 2
+    assert "unknown option(s) for DitchRummyRules: nosuch" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------ terminal game hints

@@ -247,6 +247,7 @@ def test_serve_lists_a_run_whose_summary_is_damaged(runs):
         ('{"variant": "knock_rummy", "opponent": "nobody"}', "nobody"),
         ('{"variant": "knock_rummy", "opponent": "../secret.json"}', "not in the runs folder"),
         ('{"variant": "knock_rummy", "opponent": "json:JSONDecoder"}', "unknown opponent"),
+        ('{"variant": "knock_rummy", "opponent": "r1/config.yaml"}', "is a .rz file"),
         ('{"variant": "knock_rummy", "opponent": "knock.smart(samples=9)"}', "no parameters"),
         ('{"variant": "knock_rummy", "options": {"no_such_rule": 1}}', "no_such_rule"),
         ('{"variant": "knock_rummy", "colour": "red"}', "unknown field(s): colour"),

@@ -33,6 +33,11 @@ tag                                 what
 ``text/sample_game``                one full game against the first evaluation opponent, at every
                                     evaluation and every ``sample_game_interval`` steps: a
                                     markdown table per turn (hand, table, move, alternatives)
+``league/probability/<opponent>``   with a league: the chance a seat draws that opponent now
+``league/win_rate/<opponent>``      the learner's recent win rate against it (prioritized
+                                    fictitious self-play weighs the opponents by it)
+``train/anchor_kl``                 with ``pretrain.anchor_coef``: the KL divergence from the
+                                    warm start that PPO's loss adds (:mod:`~rummyzoo.training.ppo`)
 ``pretrain/accuracy``               a warm start's held-out imitation accuracy, in
                                     ``tb/pretrain`` (also ``cross_entropy``, ``value_loss``,
                                     ``collect_seconds``, ``fit_seconds``)
