@@ -519,6 +519,11 @@ def test_training_games_and_the_teacher_never_share_a_seed() -> None:
         ("hyperparams.learning_rate=.inf", r"learning_rate=\.inf: .*a finite number, got inf"),
         ("reward_scale=.inf", r"reward_scale=\.inf: .*a finite number, got inf"),
         ("opponents.0.weight=.inf", r"weight=\.inf: .*a finite number, got inf"),
+        # each accepted before, failing once the run folder was made
+        ("seed=4294967296", r"seed=4294967296: Input should be less than or equal to 4294967295"),
+        # the section the --set made, not the file, is named (the file has no pretrain)
+        ("pretrain.decisions=2000", r"--set pretrain.decisions=2000: pretrain.teacher: required"),
+        ("torch_threads=100000", r"torch_threads=100000: Input should be less than or equal"),
         (
             "n_envs=20000",  # accepted before: 20,000 games built, a rollout of 1.28M steps
             r"n_envs=20000: 20000 games for a run of 256 steps \(n_timesteps\): some games",
@@ -532,6 +537,16 @@ def test_options_that_are_no_rules_and_infinite_numbers_are_refused(
     (the run folder made), or as a network of infinite weights."""
     with pytest.raises(ConfigLoadError, match=message):
         load_config(str(CONFIGS / "smoke_ppo.yaml"), [override])
+
+
+def test_a_card_or_action_scorer_needs_a_value_layer() -> None:
+    """Accepted before, and the network's construction failed (an IndexError) once the run
+    folder was made; a plain MLP builds without one."""
+    smoke = str(CONFIGS / "smoke_ppo.yaml")
+    for arch in ("{pi: [8], vf: []}", "[]"):
+        with pytest.raises(ConfigLoadError, match="a ppo 'cards' network needs at least one"):
+            load_config(smoke, ["policy_kwargs.network=cards", f"policy_kwargs.net_arch={arch}"])
+        load_config(smoke, [f"policy_kwargs.net_arch={arch}"])
 
 
 def test_evaluation_options_may_change_the_match_not_the_layout() -> None:

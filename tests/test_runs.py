@@ -341,13 +341,18 @@ def test_a_run_killed_before_its_first_checkpoint_starts_over(tmp_path, monkeypa
 
     monkeypatch.setattr(callbacks.RunCallback, "_on_step", killed)
     with pytest.raises(_Killed):
-        train_from_file(SMOKE, ["env_options.target_score=null"], str(run), ["t"], progress="off")
+        first = ["train", "configs/smoke_ppo.yaml", "--set", "env_options.target_score=null"]
+        train_from_file(SMOKE, ["env_options.target_score=null"], str(run), first, progress="off")
     monkeypatch.setattr(callbacks.RunCallback, "_on_step", original)
     assert (run / "config.yaml").exists() and not (run / "checkpoints" / "last.zip").exists()
+    assert (run / "evaluations.json").exists()  # the step-0 evaluation of the killed start
     with pytest.raises(ValueError, match="already holds a run; use --resume"):
         train_from_file(SMOKE, [], str(run), ["t"], progress="off")
-    summary = resume_run(str(run), [], ["t"], progress="off")
+    summary = resume_run(str(run), [], ["train", "--resume", str(run)], progress="off")
     assert summary["steps"] == 256
+    # the command that started the run is kept (its --set above all), the resume's added
+    commands = (run / "command.txt").read_text().splitlines()
+    assert commands == [" ".join(first), f"train --resume {run}"]
     evals = [e["steps"] for e in summary["evaluations"]]
     assert evals == sorted(set(evals))
 
@@ -382,6 +387,90 @@ def test_every_scalar_is_written_once_a_step_and_the_updates_at_their_own_steps(
     )
     assert tags["_hparams_/session_start_info"] == 1
     assert tags["custom_scalars__config__"] == 1
+
+
+def test_a_resumed_run_writes_the_update_its_checkpoint_had_not_written_yet(tmp_path) -> None:
+    """The last update's train/* are written with the next rollout's logs; a run stopped at a
+    checkpoint lost them (one update's scalars missing at every resume)."""
+    single = ["env_options.target_score=null", "evaluation.interval=256"]
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    train_from_file(SMOKE, [*single, "n_timesteps=512"], str(straight), ["t"], progress="off")
+    train_from_file(SMOKE, [*single, "n_timesteps=256"], str(resumed), ["t"], progress="off")
+    resume_run(str(resumed), ["n_timesteps=512"], ["t"], progress="off")
+    want = tb_steps(straight)
+    got = tb_steps(resumed)
+    for tag in ("run_1/train/loss", "run_1/train/approx_kl", "run_1/train/entropy_loss"):
+        assert want[tag] == got[tag] == [256, 384, 512], tag
+
+
+def test_sample_games_reach_tensorboard_at_their_own_steps(tmp_path) -> None:
+    """Games sampled between evaluations were written with the next rollout's logs, under the
+    next step (two at each evaluation step, "step 128" and "step 256" both at 256)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    run = tmp_path / "run"
+    overrides = [
+        "n_timesteps=512", "evaluation.interval=256", "evaluation.sample_game_interval=128",
+        "env_options.target_score=null",
+    ]  # fmt: skip
+    train_from_file(SMOKE, overrides, str(run), ["t"], progress="off")
+    acc = EventAccumulator(str(run / "tb" / "run_1"), size_guidance={"tensors": 0})
+    acc.Reload()
+    texts = acc.Tensors("text/sample_game/text_summary")
+    steps = [t.step for t in texts]
+    assert steps == [0, 128, 256, 384, 512]
+    for event in texts:
+        text = event.tensor_proto.string_val[0].decode()
+        assert f"sample game at step {event.step:,}:" in text
+
+
+def test_a_network_that_cannot_be_built_leaves_no_run_folder(tmp_path, monkeypatch, capsys):
+    """The run's files were written before the network was built: a failure there left a
+    folder that a new run was then refused and a resume restarted into the same failure."""
+    from rummyzoo.training import train as train_module
+
+    def broken(*args, **kwargs):
+        raise ValueError("no network today")
+
+    monkeypatch.setattr(train_module, "build_model", broken)
+    run = tmp_path / "run"
+    assert main(["train", SMOKE, "--run-dir", str(run), "--quiet"]) == 2
+    assert "no network today" in capsys.readouterr().err
+    assert not run.exists()
+
+
+def test_a_dqn_resume_without_its_replay_buffer_refills_it_before_it_learns(
+    tmp_path, monkeypatch
+) -> None:
+    """A DQN checkpoint saved without its replay buffer resumes with an empty one: it plays
+    learning_starts (64) steps before its next update (it updated at once before, on the
+    handful of transitions of the first steps), and says so. A buffer left from before the
+    setting was turned off is removed with the next checkpoint, not loaded with a later one."""
+    from rummyzoo.training.dqn import MaskedDQN
+
+    updates: list[int] = []
+    target = MaskedDQN.td_target
+
+    def spy(self, *args, **kwargs):
+        updates.append(self.num_timesteps)
+        return target(self, *args, **kwargs)
+
+    monkeypatch.setattr(MaskedDQN, "td_target", spy)
+    config = str(ROOT / "configs" / "smoke_dqn.yaml")
+    run = tmp_path / "dqn"
+    buffer = run / "checkpoints" / "last_replay_buffer.pkl"
+    single = ["env_options.target_score=null", "evaluation.interval=1024"]
+    train_from_file(config, [*single, "n_timesteps=256"], str(run), ["t"], progress="off")
+    assert buffer.exists() and updates and max(updates) <= 256
+    off = ["checkpoints.save_replay_buffer=false"]
+    updates.clear()
+    resume_run(str(run), ["n_timesteps=384", *off], ["t"], progress="off")  # loads it
+    assert min(updates) <= 256 + 8  # learning on at once, with the buffer it loaded
+    assert not buffer.exists()  # the checkpoint at 384 has none: the old one is gone
+    updates.clear()
+    with pytest.warns(UserWarning, match=r"has no replay buffer .*learning_starts \(64\) steps"):
+        resume_run(str(run), ["n_timesteps=512"], ["t"], progress="off")
+    assert updates and min(updates) > 384 + 64 and max(updates) <= 512
 
 
 def test_a_finished_run_extended_takes_the_snapshot_and_checkpoint_due_where_it_ended(

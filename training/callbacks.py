@@ -51,6 +51,7 @@ strategy statistics and the league.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import shutil
@@ -158,6 +159,9 @@ class RunCallback(BaseCallback):
         #: the run's wall time before this session, and its warm start's (None: no warm start)
         self.seconds_before = float(state.get("seconds", 0.0))
         self.warm_start_seconds: float | None = state.get("warm_start_seconds")
+        #: the algorithm's records at the checkpoint that it had not written yet (the last
+        #: update's train/*): a resumed run writes them where the run would have
+        self._pending_records: list[list[Any]] = list(state.get("pending_records", []))
         self.session_started = time.perf_counter() if started is None else started
         self.progress = progress
 
@@ -188,6 +192,8 @@ class RunCallback(BaseCallback):
         if not steps:  # once a run: a resumed run's event file has them from its first session
             self._log_hparams()
             self._log_layout()
+        for name, value, exclude in self._pending_records:
+            self.logger.record(name, value, exclude=tuple(exclude) or None)
         mixture = self._league()
         if mixture is not None and self._league_results is not None:
             mixture.set_results(self._league_results)  # the league as the checkpoint had it
@@ -261,7 +267,9 @@ class RunCallback(BaseCallback):
         if steps >= self._next_sample:
             self._next_sample += cfg.evaluation.sample_game_interval
             if not self._sampled_at(steps):
-                self._sample_game()
+                with self._own_write():  # at its own step (an evaluation's goes with it)
+                    self._sample_game()
+                    self.logger.dump(steps)
         if steps >= self._next_ckpt:
             self._next_ckpt += cfg.checkpoints.interval
             self._checkpoint()
@@ -321,9 +329,11 @@ class RunCallback(BaseCallback):
     def _policy(self) -> CheckpointPolicy:
         return CheckpointPolicy(self.model, self._meta(), name="learner", deterministic=True)
 
-    def _evaluate(self) -> dict[str, Any]:
-        # The evaluation writes its own scalars at its step; what the algorithm has recorded
-        # and not written yet (the last update's train/*) waits for the algorithm's own write.
+    @contextlib.contextmanager
+    def _own_write(self) -> Any:
+        """Scheduled work (an evaluation, a sample game) writes its own records at its step;
+        what the algorithm has recorded and not written yet (the last update's train/*) waits
+        for the algorithm's own write."""
         logger = self.logger
         pending = (
             dict(logger.name_to_value),
@@ -333,11 +343,15 @@ class RunCallback(BaseCallback):
         for held in (logger.name_to_value, logger.name_to_count, logger.name_to_excluded):
             held.clear()
         try:
-            return self._evaluate_now()
+            yield
         finally:
             logger.name_to_value.update(pending[0])
             logger.name_to_count.update(pending[1])
             logger.name_to_excluded.update(pending[2])
+
+    def _evaluate(self) -> dict[str, Any]:
+        with self._own_write():
+            return self._evaluate_now()
 
     def _evaluate_now(self) -> dict[str, Any]:
         from rummyzoo.agents.arena.evaluate import evaluate_policy
@@ -484,6 +498,9 @@ class RunCallback(BaseCallback):
             shutil.copyfile(best, staging / BEST_AT_CHECKPOINT)
         atomic_write_text(staging / "state.json", json.dumps(self._state(), indent=2) + "\n")
         commit_staged(self.run_dir)
+        if self.config.algo == "dqn" and not self.config.checkpoints.save_replay_buffer:
+            # a buffer of an earlier checkpoint (saved before the setting was turned off)
+            (self.ckpt_dir / "last_replay_buffer.pkl").unlink(missing_ok=True)
         keep = {Path(p["path"]).name for p in self.pool}
         if self.pool_dir.is_dir():
             for path in self.pool_dir.glob("snapshot_*"):
@@ -511,6 +528,16 @@ class RunCallback(BaseCallback):
             state["league_results"] = mixture.results()
         if self.warm_start_seconds is not None:
             state["warm_start_seconds"] = self.warm_start_seconds
+        logger = self.logger
+        state["pending_records"] = [
+            [name, float(value), list(logger.name_to_excluded.get(name) or ())]
+            for name, value in logger.name_to_value.items()
+            if isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, bool)
+            and math.isfinite(float(value))
+        ]
+        if self.config.algo == "dqn":  # whether last_replay_buffer.pkl is this checkpoint's
+            state["replay_buffer"] = self.config.checkpoints.save_replay_buffer
         return state
 
     def _league(self) -> Any:

@@ -548,7 +548,7 @@ class RunConfig(Strict):
     """Settings of the ``rllib`` backend (defaults when omitted)."""
     n_timesteps: int = Field(200_000, gt=0)
     """Learner environment steps (decisions) to train for."""
-    seed: int = Field(0, ge=0)
+    seed: int = Field(0, ge=0, le=2**32 - 1)
     n_envs: int = Field(4, gt=0)
     """Games played at once (with ``vec_env: batched``, the games of the vector engine)."""
     vec_env: Literal["batched", "dummy", "subproc"] = "batched"
@@ -569,10 +569,10 @@ class RunConfig(Strict):
     batched``, ``backend: sb3``); none by default."""
     device: str = "cpu"
     """Torch device: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto`` (CUDA if there is one)."""
-    torch_threads: int = Field(1, ge=1)
+    torch_threads: int = Field(1, ge=1, le=1024)
     """Torch intra-op threads. Small networks on few cores run fastest single-threaded; more
     threads only fight the env processes for the cores."""
-    update_threads: int | None = Field(None, ge=1)
+    update_threads: int | None = Field(None, ge=1, le=1024)
     """Torch intra-op threads of PPO's updates. None: ``torch_threads``, or ``workers`` when
     that is more (with PPO the helper processes wait while the learner updates the network,
     so their cores are free for it)."""
@@ -829,6 +829,18 @@ class RunConfig(Strict):
     @classmethod
     def _network_fits(cls, value: PolicyKwargs, info: ValidationInfo) -> PolicyKwargs:
         game = _game(info)
+        arch = value.net_arch
+        value_layers = arch.vf if isinstance(arch, NetArch) else arch
+        if value.network != "mlp" and info.data.get("algo") == "ppo" and not value_layers:
+            raise _Issues(
+                [
+                    Issue(
+                        ("net_arch",),
+                        f"a ppo {value.network!r} network needs at least one value layer "
+                        "(net_arch.vf, or the shared list)",
+                    )
+                ]
+            )
         if value.network == "actions" and game is not None:
             from rummyzoo.agents.networks import action_layout
 
@@ -1202,6 +1214,11 @@ def _origin(issue: Issue, data: Any) -> tuple[str | None, bool]:
             named = re.search(rf"\b{re.escape(str(path[len(loc)]))}\b", issue.text())
             if created or named:
                 return text, True
+    for k in range(len(loc) - 1, 0, -1):  # a section an override made, beside the key
+        if loc[:k] in data.created:
+            for path, text in reversed(data.overrides):
+                if path[:k] == loc[:k]:
+                    return text, True
     return None, True
 
 

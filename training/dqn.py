@@ -62,6 +62,7 @@ class MaskedDQN(DQN):
         super()._setup_model()
         self._seed_draws(self.seed)
         self.demonstrations: dict[str, th.Tensor] | None = None
+        self.refill_until = 0  # no updates up to this step (a resume refilling its buffer)
         self.demo_coef = 0.0
         self.demo_margin = 0.0
         self.demo_batch_size = 32
@@ -80,7 +81,7 @@ class MaskedDQN(DQN):
 
     def _excluded_save_params(self) -> list[str]:
         # the demonstrations are saved beside the resume file (save_demonstrations), not in it
-        return [*super()._excluded_save_params(), "demonstrations", "_logged_at"]
+        return [*super()._excluded_save_params(), "demonstrations", "_logged_at", "refill_until"]
 
     def dump_logs(self) -> None:
         # stable-baselines3 writes its logs at every finished episode: games that end in the
@@ -161,7 +162,10 @@ class MaskedDQN(DQN):
             return rewards + (1 - dones) * discounts * best
 
     def train(self, gradient_steps: int, batch_size: int = 100) -> None:
-        """SB3's DQN update with the masked TD target."""
+        """SB3's DQN update with the masked TD target (none while a resumed run refills its
+        replay buffer: :attr:`refill_until`)."""
+        if self.num_timesteps <= getattr(self, "refill_until", 0):
+            return
         self.policy.set_training_mode(True)
         self._update_learning_rate(self.policy.optimizer)
         losses: list[float] = []

@@ -87,10 +87,18 @@ def make_run_dir(run_dir: Path) -> None:
         raise ValueError(f"cannot make the run folder {run_dir}: {exc.strerror or exc}") from None
 
 
-def write_run_files(run_dir: Path, config: RunConfig, argv: list[str]) -> None:
+def write_run_files(
+    run_dir: Path, config: RunConfig, argv: list[str], started_over: bool = False
+) -> None:
+    """The run's config, command and versions; a run that starts over (resumed before its
+    first checkpoint) adds its command to the ones that started it."""
     make_run_dir(run_dir)
     atomic_write_text(run_dir / "config.yaml", config_to_yaml(config))
-    atomic_write_text(run_dir / "command.txt", " ".join(shlex.quote(a) for a in argv) + "\n")
+    line = " ".join(shlex.quote(a) for a in argv) + "\n"
+    command = run_dir / "command.txt"
+    if started_over and command.is_file():
+        line = command.read_text() + line
+    atomic_write_text(command, line)
     atomic_write_text(run_dir / "version.json", json.dumps(version_info(), indent=2) + "\n")
 
 
@@ -255,7 +263,7 @@ def fresh_run_dir(run_dir: Path) -> None:
 
     for name in ("tb", "pool", "games", "checkpoints"):
         shutil.rmtree(run_dir / name, ignore_errors=True)
-    for name in ("state.json", "summary.json"):
+    for name in ("state.json", "summary.json", "evaluations.json"):
         (run_dir / name).unlink(missing_ok=True)
 
 

@@ -316,7 +316,8 @@ def train(
     if resume:
         commit_staged(run_dir)  # a checkpoint set left half moved into place
         drop_temp_files(run_dir)  # and the temporary files of writes a kill cut short
-    if resume and not last.exists():
+    started_over = resume and not last.exists()
+    if started_over:
         start_over(run_dir, last)
         resume = False
     if resume:
@@ -366,11 +367,24 @@ def train(
         if config.algo == "dqn":
             buffer = run_dir / "checkpoints" / "last_replay_buffer.pkl"
             with _damaged(run_dir, buffer):
-                if buffer.exists():
+                # the checkpoint's own (one left from before the run stopped saving them is
+                # not; state.json says which, in runs from before it said so the file alone)
+                saved = state.get("replay_buffer", buffer.exists())
+                if buffer.exists() and saved:
                     model.load_replay_buffer(str(buffer))
-                elif config.checkpoints.save_replay_buffer:
+                else:
+                    # an empty buffer: no updates on a handful of transitions; the network
+                    # goes on acting (exploring as before) while it refills
+                    starts = config.hyperparams.learning_starts
+                    model.refill_until = int(meta["steps"]) + starts
+                    why = (
+                        f"{buffer} is missing"
+                        if saved
+                        else "the checkpoint has no replay buffer (checkpoints.save_replay_buffer)"
+                    )
                     warnings.warn(
-                        f"{buffer} is missing: the run goes on with an empty replay buffer",
+                        f"{why}: the run refills an empty replay buffer for learning_starts "
+                        f"({starts}) steps before it learns again",
                         stacklevel=2,
                     )
             if keeps_demonstrations(config):  # its file was checked above
@@ -392,8 +406,9 @@ def train(
             env.env_method("add_snapshot", snap["path"], snap["steps"], snap.get("rating", 0.0))
         note_resume(run_dir, config, argv)
     else:
-        write_run_files(run_dir, config, argv or sys.argv)
+        # the network first: a config it cannot be built from leaves no run folder behind
         model = build_model(config, env, tb_dir)
+        write_run_files(run_dir, config, argv or sys.argv, started_over)
         steps_done = 0
         if config.pretrain is not None:
             begun = time.perf_counter()
