@@ -452,8 +452,11 @@ class ReplaySimulation:
         self.points = []
         self.moves = 0
 
+        dealt = [0]
+
         def watch(event: Any, match: Match) -> None:
             if type(event) is Deal:
+                dealt[0] += 1
                 if (
                     event.hand > len(decks)
                     and moves.next == len(data["actions"])
@@ -511,6 +514,10 @@ class ReplaySimulation:
                 left = len(data["actions"]) - moves.next
                 raise self._fail(
                     f"the game ends after action {moves.next}, but {left} more are recorded"
+                )
+            if dealt[0] != len(decks):
+                raise self._fail(
+                    f"the game deals {dealt[0]} hand(s), but {len(decks)} decks are recorded"
                 )
             if not data.get("finished", True):
                 raise self._fail(

@@ -314,8 +314,12 @@ class VectorEnv(ViewsSurviveCopies):
                 f"need one action (an int) per game stepped ({idx.size}), got {actions!r}"
             ) from None
         if isinstance(actions, (list, tuple)) and acts.dtype != object:
-            # numpy reads a bool among ints as 0 or 1: refused as the AEC env refuses it
-            bad = next((k for k, a in enumerate(actions) if isinstance(a, (bool, np.bool_))), None)
+            # numpy reads a bool among ints as 0 or 1, and an array of one int as the int:
+            # refused as the AEC env refuses them
+            bad = next(
+                (k for k, a in enumerate(actions) if isinstance(a, (bool, np.bool_, np.ndarray))),
+                None,
+            )
             if bad is not None and acts.shape == idx.shape:
                 self._refuse(int(idx[bad]), actions[bad])
         if acts.shape != idx.shape:

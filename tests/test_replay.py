@@ -94,6 +94,18 @@ def test_changed_deck_is_corrupt(recorded, tmp_path):
         verify_replay(bad)
 
 
+def test_a_deck_never_dealt_and_a_format_of_true_are_corrupt(recorded, tmp_path):
+    """Both were accepted: a deck past the game's last hand, and ``"format": true`` (which
+    equals 1 in Python)."""
+    bad = copy.deepcopy(recorded)
+    bad["decks"].append(list(bad["decks"][-1]))
+    hands = len(recorded["decks"])
+    _rejects(bad, tmp_path, rf"the game deals {hands} hand\(s\), but {hands + 1} decks are")
+    bad = copy.deepcopy(recorded)
+    bad["format"] = True
+    _rejects(bad, tmp_path, r"is corrupt: format True is not 1")
+
+
 def test_broken_files_are_corrupt(tmp_path):
     path = tmp_path / "broken.json"
     path.write_text('{"format": 1, "variant": ')

@@ -220,6 +220,11 @@ def test_an_illegal_action_names_its_game_and_changes_no_game():
             r"game 1: .*action 9223372036854775808 is out of range",
         ),
         ([*actions[:2].tolist(), True, *actions[3:].tolist()], r"game 2: .*True \(bool\)"),
+        # an array of one id among ints: numpy reads it as the id, the AEC env refuses it
+        (
+            [*actions[:1].tolist(), np.array(actions[1]), *actions[2:].tolist()],
+            r"game 1: .*\(ndarray\) is not an action id",
+        ),
         # a float among ints: numpy reads them all as floats, the message names the caller's
         ([*actions[:2].tolist(), 1.5, *actions[3:].tolist()], r"game 2: .*action 1\.5 \(float\)"),
         # a list among the actions (numpy cannot make an array of them): its game is named
