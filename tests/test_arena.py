@@ -32,6 +32,7 @@ from rummyzoo.agents.arena.ratings import (
 from rummyzoo.agents.arena.stats import (
     clustered_ratio_interval,
     clustered_t_interval,
+    few_deals_factor,
     student_t_quantile,
     t_interval,
     wilson_interval,
@@ -291,6 +292,30 @@ def test_clustered_win_rate_interval() -> None:
     rate, ci, n_eff = win_rate_interval(np.tile([1.0, 0.0], 3), np.repeat(np.arange(3), 2))
     assert rate == 0.5 and n_eff == 6
     assert ci == pytest.approx(wilson_interval(3, 6)) and ci[1] - ci[0] > 0.5
+
+
+def test_a_spread_measured_from_few_deals_counts_for_less() -> None:
+    """40 games in 2 deals whose rates happen to be close (0.50 and 0.55) made an effective
+    size of 399 and an interval of [0.476, 0.574]; a spread from 2 deals says little, so the
+    size is scaled as a t interval with 1 degree of freedom would scale it. From 50 deals on,
+    nothing changes."""
+    credits = np.array([1.0, 0.0] * 10 + [1.0, 0.0] * 9 + [1.0, 1.0])
+    deals = np.repeat([0, 1], 20)
+    rate, (low, high), n_eff = win_rate_interval(credits, deals)
+    raw = rate * (1 - rate) / (np.array([0.5, 0.55]).var(ddof=1) / 2)
+    assert raw == pytest.approx(399, abs=1)
+    t49, t1 = student_t_quantile(0.975, 49), student_t_quantile(0.975, 1)
+    assert n_eff == pytest.approx(raw * (t49 / t1) ** 2) and n_eff < 40
+    assert high - low > 0.4
+    assert few_deals_factor(50) == 1.0 == few_deals_factor(2000)
+    assert few_deals_factor(49) == pytest.approx((t49 / student_t_quantile(0.975, 48)) ** 2)
+    factors = [few_deals_factor(d) for d in range(2, 51)]
+    assert factors == sorted(factors) and factors[0] < 0.03  # smooth up to 1 at 50 deals
+    rng = np.random.default_rng(3)
+    many = (rng.random(400) < 0.6).astype(float)
+    _, _, n_many = win_rate_interval(many, np.repeat(np.arange(100), 4))
+    per_deal = many.reshape(100, 4).mean(axis=1)
+    assert n_many == pytest.approx(many.mean() * (1 - many.mean()) / (per_deal.var(ddof=1) / 100))
 
 
 def test_clustered_points_interval() -> None:

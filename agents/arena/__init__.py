@@ -921,7 +921,7 @@ def summarize(
         "notes": list(result.notes),
         "statistics": {
             "win_rate_ci": "95% Wilson score interval, effective sample size from the "
-            "deal-clustered standard error",
+            "deal-clustered standard error (below 50 deals scaled by (t(49) / t(deals - 1))^2)",
             "mean_points": "points per hand (all points / all hands); 95% Student t interval "
             "over deals (ratio estimator)",
         },

@@ -195,7 +195,8 @@ def win_rate_interval(
     :param clusters: the deal of each entry.
     :param games: the game of each entry (None: each its own). Where the deals give no spread
         to measure (a rate of 0 or 1, one deal, every deal alike), the games count as
-        independent: several seats of one game (a team's two) count once.
+        independent: several seats of one game (a team's two) count once. A spread measured
+        from fewer than :data:`MANY_DEALS` deals is trusted less (:func:`few_deals_factor`).
     :returns: ``(rate, (low, high), effective_n)``.
     """
     credits = np.asarray(credits, dtype=np.float64)
@@ -209,8 +210,25 @@ def win_rate_interval(
     if d >= 2 and spread > 1e-12:
         se2 = float(per_cluster.var(ddof=1)) / d
         if se2 > 0:  # else no spread between deals: the games count as independent
-            n_eff = spread / se2
+            n_eff = spread / se2 * few_deals_factor(d, confidence)
     return (rate, wilson_interval(rate * n_eff, n_eff, confidence), n_eff)
+
+
+#: From this many deals on, a spread between deals is taken as known (see few_deals_factor).
+MANY_DEALS = 50
+
+
+def few_deals_factor(deals: int, confidence: float = 0.95) -> float:
+    """What an effective sample size measured from the spread between ``deals`` deals is
+    scaled by: below :data:`MANY_DEALS`, ``(t(MANY_DEALS - 1) / t(deals - 1)) ** 2`` (Student's
+    t quantiles at the interval's level), so that a spread measured from few deals widens the
+    interval as a t interval over deals would (2 deals whose rates happen to agree no longer
+    make an interval of a few games look like one of hundreds); 1 from ``MANY_DEALS`` deals
+    on, where the normal quantile the Wilson interval uses is within 2.5% of the t's."""
+    if deals >= MANY_DEALS:
+        return 1.0
+    q = 0.5 + confidence / 2.0
+    return (student_t_quantile(q, MANY_DEALS - 1) / student_t_quantile(q, deals - 1)) ** 2
 
 
 def clustered_ratio_interval(
