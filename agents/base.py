@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -62,11 +63,14 @@ def check_parameter(
         ok = isinstance(value, int | np.integer) and not isinstance(value, bool)
         wanted = "an integer"
     else:
-        ok = (
-            isinstance(value, int | float | np.integer | np.floating)
-            and not isinstance(value, bool)
-            and bool(np.isfinite(value))
+        ok = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+            value, bool
         )
+        if ok:
+            try:  # an int too large for a float is no finite number either
+                ok = math.isfinite(float(value))
+            except OverflowError:
+                ok = False
         wanted = "a finite number"
     if ok and kind != "bool":
         if low is not None and value < low:
@@ -74,4 +78,6 @@ def check_parameter(
         elif high is not None and value > high:
             ok, wanted = False, f"{wanted} <= {high}"
     if not ok:
-        raise ValueError(f"{agent}: {name} must be {wanted}, got {value!r}")
+        shown = repr(value)
+        shown = shown if len(shown) <= 40 else f"{shown[:20]}... ({len(shown)} characters)"
+        raise ValueError(f"{agent}: {name} must be {wanted}, got {shown}")

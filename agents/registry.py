@@ -177,6 +177,12 @@ def _exists(name: str) -> bool:
         return False
 
 
+def _shown(name: str, limit: int = 80) -> str:
+    """``repr(name)``, cut to about ``limit`` characters (a name can be as long as typed)."""
+    text = repr(name)
+    return text if len(text) <= limit else f"{text[: limit - 20]}...{text[-12:]}"
+
+
 def _parameter_value(text: str) -> Any:
     """A parameter's value from its text: an int, a float, a bool, None or a string."""
     text = text.strip()
@@ -187,12 +193,17 @@ def _parameter_value(text: str) -> Any:
         return lowered == "true"
     if lowered in ("null", "none"):
         return None
-    for parse in (int, float):
-        try:
-            return parse(text)
-        except ValueError:
-            pass
-    return text
+    if not text.isascii() or "_" in text:  # Python reads 1_0 and other scripts' digits
+        return text
+    try:
+        return int(text)
+    except ValueError:  # not an int, or one too long to read
+        if text.lstrip("+-").isdigit():
+            return text
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def _split_items(args: str) -> list[str]:
@@ -223,20 +234,23 @@ def split_agent_name(name: str) -> tuple[str, dict[str, Any]]:
     example = "e.g. knock.smart(samples=48, knock_margin=-2)"
     if match is None or not match["base"]:
         raise ValueError(
-            f"agent {name!r}: parameters go in one pair of parentheses after the name, {example}"
+            f"agent {_shown(name)}: parameters go in one pair of parentheses after the name, {example}"
         )
     params: dict[str, Any] = {}
     args = match["args"].strip()
-    for item in _split_items(args) if args else []:
+    items = _split_items(args) if args else []
+    if len(items) > 1 and not items[-1].strip():  # a trailing comma, as Python allows
+        items.pop()
+    for item in items:
         key, eq, value = item.partition("=")
         key = key.strip()
         if not eq or not _PARAMETER_KEY.match(key) or not value.strip():
             raise ValueError(
-                f"agent {name!r}: {item.strip()!r} is not key=value; parameters are "
+                f"agent {_shown(name)}: {item.strip()!r} is not key=value; parameters are "
                 f"comma-separated key=value pairs, {example}"
             )
         if key in params:
-            raise ValueError(f"agent {name!r}: parameter {key!r} is given twice")
+            raise ValueError(f"agent {_shown(name)}: parameter {key!r} is given twice")
         params[key] = _parameter_value(value)
     return match["base"], params
 
@@ -411,7 +425,7 @@ def _build(
     declared = _declared_variants(cls)
     if declared is not None and variant not in declared:
         raise ValueError(
-            f"agent {name!r} plays {', '.join(declared) or 'no variant'}, not {variant}; agents "
+            f"agent {_shown(name)} plays {', '.join(declared) or 'no variant'}, not {variant}; agents "
             f"for {variant}: {', '.join(agent_names(variant))}"
         )
     missing = [m for m in _missing_members(cls) if m != "name"]  # name may be set in __init__
@@ -482,13 +496,13 @@ def make_agent(
         module, cls_name, agent_variant = AGENTS[name]
         if agent_variant is not None and agent_variant != variant:
             raise ValueError(
-                f"agent {name!r} plays {agent_variant}, not {variant}; agents for {variant}: "
+                f"agent {_shown(name)} plays {agent_variant}, not {variant}; agents for {variant}: "
                 f"{', '.join(agent_names(variant))}"
             )
-        cls, label = getattr(importlib.import_module(module), cls_name), repr(full)
+        cls, label = getattr(importlib.import_module(module), cls_name), _shown(full)
     elif name in plugins:
         ep = plugins[name]
-        cls, label = _entry_point_class(name, ep), f"{full!r} (entry point {ep.value!r})"
+        cls, label = _entry_point_class(name, ep), f"{_shown(full)} (entry point {ep.value!r})"
     elif name.endswith((".rz", ".zip", ".pt", ".pth")) or _exists(name):
         if params:
             raise ValueError(
@@ -503,7 +517,7 @@ def make_agent(
     else:
         match = _IMPORT_NAME.match(name)
         if match is not None:
-            cls, label = _import_class(match["module"], match["attr"]), repr(full)
+            cls, label = _import_class(match["module"], match["attr"]), _shown(full)
     if cls is not None:
         policy = _build(cls, name, label, variant, num_players, options, params)
         if params:
@@ -511,6 +525,6 @@ def make_agent(
                 policy.name = full.strip()
         return policy
     raise ValueError(
-        f"unknown agent {name!r}; known agents for {variant}: {', '.join(agent_names(variant))} "
+        f"unknown agent {_shown(name)}; known agents for {variant}: {', '.join(agent_names(variant))} "
         "(or a checkpoint path, or package.module:ClassName for your own agent class)"
     )

@@ -522,12 +522,16 @@ class SmartRummy500(Rummy500Policy):
             return plays  # going out
         if self.end_pressure(seen) >= 0.3:
             return plays
-        live = self.live(seen)
+        # cards an opponent could still lay off on it: unseen, in the pile, or in a hand
+        # (known from its digs)
+        in_play = self.live(seen) | self.pile_mask(seen)
+        for known in seen.opponent_known:
+            in_play |= known
         keep = []
         for p in plays:
             if p.kind in (OWN_RUN, OWN_SET) and len(p.cards) == 3:
                 # The cards that would extend it are a target for the opponents' lay-offs.
-                ext = self.extensions(p) & (live | self.pile_mask(seen))
+                ext = self.extensions(p) & in_play
                 if ext:
                     continue
             keep.append(p)

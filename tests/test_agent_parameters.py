@@ -23,6 +23,9 @@ from rummyzoo.training.train import train_from_file
     [
         ("knock.smart", "knock.smart", {}),
         ("knock.smart()", "knock.smart", {}),
+        ("knock.smart(samples=48,)", "knock.smart", {"samples": 48}),  # a trailing comma
+        # numbers as written in ASCII without underscores; other text stays text
+        ("x(a=1_0, b=\u0661, c=+7)", "x", {"a": "1_0", "b": "\u0661", "c": 7}),
         (" knock.smart ( samples = 48 ) ", "knock.smart", {"samples": 48}),
         (
             "x.y:Z(a=1, b=-2.5, c=1e-3, d=true, e=False, f=null, g='t, u', h=text)",
@@ -49,7 +52,7 @@ def test_names_split_into_the_agent_and_its_parameters(name, base, params) -> No
         ("knock.smart(samples)", "'samples' is not key=value"),
         ("knock.smart(samples=)", "'samples=' is not key=value"),
         ("knock.smart(1x=2)", "'1x=2' is not key=value"),
-        ("knock.smart(samples=1,)", "'' is not key=value"),
+        ("knock.smart(samples=1,,)", "'' is not key=value"),
         ("knock.smart(samples=1, samples=2)", "parameter 'samples' is given twice"),
     ],
 )
@@ -109,6 +112,10 @@ def test_the_parameters_of_each_heuristic_are_listed_with_their_defaults() -> No
         ("knock.smart(samples=true)", "knock_rummy", "samples must be an integer, got True"),
         ("knock.smart(knock_margin=nan)", "knock_rummy", "must be a finite number, got nan"),
         ("knock.smart(danger_weight=inf)", "knock_rummy", "must be a finite number, got inf"),
+        # an int no float holds failed in numpy without naming the parameter
+        ("knock.smart(danger_weight=" + "9" * 400 + ")", "knock_rummy", "danger_weight must be a"),
+        # too many digits for Python to read as an int: was read as a float (inf)
+        ("knock.smart(samples=" + "9" * 5000 + ")", "knock_rummy", "(5002 characters)"),
         ("knock.smart(potential_weight=x)", "knock_rummy", "must be a finite number, got 'x'"),
         ("knock.greedy(knock_threshold=-1)", "knock_rummy", "an integer >= 0, got -1"),
         ("ditch.smart(end_risk=1.5)", "ditch_rummy", "end_risk must be a finite number <= 1"),
@@ -125,8 +132,9 @@ def test_bad_parameters_name_the_agent_and_the_parameter(name, variant, message)
     with pytest.raises(ValueError) as caught:
         make_agent(name, variant, 2)
     assert message in str(caught.value)
+    assert len(str(caught.value)) < 400  # a huge name is not repeated whole
     if "unknown agent" not in message:
-        assert str(caught.value).startswith(f"agent {name!r}")
+        assert str(caught.value).startswith(f"agent {repr(name)[:20]}")
 
 
 def test_a_checkpoint_takes_no_parameters(tmp_path) -> None:

@@ -175,6 +175,52 @@ def test_smart_melds_when_the_hand_may_end(stock: int, opponent_cards: int, hold
     assert (smart.keep_back(plays, seen) == ()) == holds
 
 
+@pytest.mark.parametrize(
+    ("where", "holds"),
+    [("unseen", True), ("opponent", True), ("pile", True), ("table", False)],
+)
+def test_smart_holds_a_run_back_while_a_card_that_extends_it_is_in_play(
+    where: str, holds: bool
+) -> None:
+    """4h-5h-6h early in the hand: 7h sits in a set of sevens on the table (out of play) and 3h
+    is ``where``. Held back while 3h could still be laid off on it: unseen, in the pile, or in
+    the opponent's hand (known from a dig: that case was played at once, a lay-off handed to
+    the one player known to hold it); put down once 3h is out of play too."""
+    smart = SmartRummy500(num_players=2, options={"target_score": None})
+    hand = sum(1 << c for c in parse_cards("4h 5h 6h 2c 9d Js 7c Kd 3s Qc"))
+    three, table = parse_cards("3h")[0], sum(1 << c for c in parse_cards("7h 7d 7s"))
+    if where == "table":
+        table |= (1 << three) | sum(1 << c for c in parse_cards("3d 3c"))
+    pile = parse_cards("Tc 3h" if where == "pile" else "Tc")
+    known = 1 << three if where == "opponent" else 0
+    out = hand | table | known | sum(1 << c for c in pile)
+    if where == "unseen":
+        out &= ~(1 << three)
+    seen = Rummy500View(
+        hand=hand,
+        doubles=0,
+        discards=tuple(pile),
+        top_discard=pile[-1],
+        laid=(0, table),
+        run_cards=0,
+        fits=(0, 0, 0),
+        opponent_known=(known,),
+        unseen=(1 << 52) - 1 & ~out,
+        pending=-1,
+        stock=30,
+        hand_sizes=(10, 10),
+        table_points=(0, 0),
+        phase=Phase.PLAY,
+        to_act=0,
+        dealer=1,
+        turn=4,
+        scores=(0, 0),
+    )
+    _, plays = smart.planner.solve(seen.hand, 0, seen.fits)
+    assert [p.cards for p in plays] == [tuple(parse_cards("4h 5h 6h"))]
+    assert (smart.keep_back(plays, seen) == ()) == holds
+
+
 @pytest.mark.parametrize("cls", [GreedyRummy500, SmartRummy500])
 def test_lays_off_and_goes_out(cls: type[BasePolicy]) -> None:
     """With every card playable, it plays them all (ending the hand without a discard)."""
