@@ -142,6 +142,39 @@ def test_smart_holds_a_young_run_back() -> None:
     assert env.action_name(action) not in ("discard 4h", "discard 5h", "discard 6h")
 
 
+def _early_view(
+    hand: int,
+    pile: list[int],
+    table: int,
+    known: int,
+    unseen: int,
+    stock: int,
+    opponent_cards: int,
+    turn: int,
+) -> Rummy500View:
+    """Seat 0's view in its play phase, 2 players, the opponent's melds ``table``."""
+    return Rummy500View(
+        hand=hand,
+        doubles=0,
+        discards=tuple(pile),
+        top_discard=pile[-1],
+        laid=(0, table),
+        run_cards=0,
+        fits=(0, 0, 0),
+        opponent_known=(known,),
+        unseen=unseen,
+        pending=-1,
+        stock=stock,
+        hand_sizes=(10, opponent_cards),
+        table_points=(0, 0),
+        phase=Phase.PLAY,
+        to_act=0,
+        dealer=1,
+        turn=turn,
+        scores=(0, 0),
+    )
+
+
 @pytest.mark.parametrize(
     ("stock", "opponent_cards", "holds"), [(30, 10, True), (3, 10, False), (30, 2, False)]
 )
@@ -150,26 +183,9 @@ def test_smart_melds_when_the_hand_may_end(stock: int, opponent_cards: int, hold
     smart = SmartRummy500(num_players=2, options={"target_score": None})
     cards = parse_cards("4h 5h 6h 2c 9d Js 7c Kd 3s Qc")
     hand = sum(1 << c for c in cards)
-    seen = Rummy500View(
-        hand=hand,
-        doubles=0,
-        discards=tuple(parse_cards("Tc")),
-        top_discard=parse_cards("Tc")[0],
-        laid=(0, 0),
-        run_cards=0,
-        fits=(0, 0, 0),
-        opponent_known=(0,),
-        unseen=(1 << 52) - 1 & ~hand & ~(1 << parse_cards("Tc")[0]),
-        pending=-1,
-        stock=stock,
-        hand_sizes=(10, opponent_cards),
-        table_points=(0, 0),
-        phase=Phase.PLAY,
-        to_act=0,
-        dealer=1,
-        turn=0,
-        scores=(0, 0),
-    )
+    pile = parse_cards("Tc")
+    unseen = (1 << 52) - 1 & ~hand & ~(1 << pile[0])
+    seen = _early_view(hand, pile, 0, 0, unseen, stock, opponent_cards, turn=0)
     _, plays = smart.planner.solve(seen.hand, 0, seen.fits)
     assert [p.cards for p in plays] == [tuple(parse_cards("4h 5h 6h"))]
     assert (smart.keep_back(plays, seen) == ()) == holds
@@ -196,26 +212,7 @@ def test_smart_holds_a_run_back_while_a_card_that_extends_it_is_in_play(
     out = hand | table | known | sum(1 << c for c in pile)
     if where == "unseen":
         out &= ~(1 << three)
-    seen = Rummy500View(
-        hand=hand,
-        doubles=0,
-        discards=tuple(pile),
-        top_discard=pile[-1],
-        laid=(0, table),
-        run_cards=0,
-        fits=(0, 0, 0),
-        opponent_known=(known,),
-        unseen=(1 << 52) - 1 & ~out,
-        pending=-1,
-        stock=30,
-        hand_sizes=(10, 10),
-        table_points=(0, 0),
-        phase=Phase.PLAY,
-        to_act=0,
-        dealer=1,
-        turn=4,
-        scores=(0, 0),
-    )
+    seen = _early_view(hand, pile, table, known, (1 << 52) - 1 & ~out, 30, 10, turn=4)
     _, plays = smart.planner.solve(seen.hand, 0, seen.fits)
     assert [p.cards for p in plays] == [tuple(parse_cards("4h 5h 6h"))]
     assert (smart.keep_back(plays, seen) == ()) == holds
