@@ -62,6 +62,28 @@ def test_the_even_line_is_one_share_per_side(run, tmp_path, players, options, ev
     assert any(t.get_text() == f"even share ({even:.2g})" for t in ax.texts)
 
 
+def test_curves_keep_opponents_an_evaluation_later_dropped(run, tmp_path):
+    """A run resumed with other evaluation opponents: every opponent keeps its line through
+    the evaluations it was in (only the last evaluation's opponents were drawn)."""
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    (changed / "config.yaml").write_text((run / "config.yaml").read_text())
+    summary = json.loads((run / "summary.json").read_text())
+    last = summary["evaluations"][-1]
+    last["results"] = {"knock.smart": last["results"]["knock.greedy"]}
+    (changed / "summary.json").write_text(json.dumps(summary))
+    ax = curve_figure(changed).axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["vs random", "vs knock.greedy", "vs knock.smart"]
+    lines = {line.get_label(): len(line.get_xdata()) for line in ax.get_lines()}
+    count = len(summary["evaluations"])
+    assert [lines["vs random"], lines["vs knock.greedy"], lines["vs knock.smart"]] == [
+        count - 1,
+        count - 1,
+        1,
+    ]
+
+
 def test_curves_of_a_run_still_training(run, tmp_path):
     # before summary.json exists, the evaluations come from state.json
     partial = tmp_path / "partial"

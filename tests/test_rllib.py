@@ -196,6 +196,12 @@ def test_rllib_errors_are_clear(monkeypatch):
         (["backend=rllib", "shaping=knock_deadwood"], "shaping .* runs on backend: sb3"),
         (["backend=rllib", "learner_seat=0"], "learner_seat 0: on the rllib backend"),
         (["backend=rllib", "hyperparams.target_kl=0.02"], "target_kl stops the sb3 backend"),
+        # RLlib refused it only once Ray had started, the run folder made
+        (
+            ["backend=rllib", "n_envs=4", "hyperparams.n_steps=4", "hyperparams.batch_size=64"],
+            r"batch_size 64 is larger than the rllib backend's train batch, n_steps x n_envs x "
+            r"num_players = 4 x 4 x 2 = 32",
+        ),
     ],
 )
 def test_rllib_config_errors(overrides, message):
@@ -259,10 +265,53 @@ def test_rllib_run_without_a_checkpoint_starts_over(tmp_path, local_ray, capsys)
     run = tmp_path / "run"
     run.mkdir()  # a run stopped before its first checkpoint: its files, no checkpoint
     (run / "config.yaml").write_text(config_to_yaml(load_config(SMOKE, SHORT)))
+    (run / "command.txt").write_text("rummyzoo train first\n")
     (run / "tb").mkdir()
     summary = resume_run(str(run), [], ["t", "--resume"], progress="off")
     assert "has no checkpoint yet: starting the run from the beginning" in capsys.readouterr().out
     assert summary["steps"] >= 256 and (run / "checkpoints" / "rllib").is_dir()
+    # the command that started it is kept, the resume's added
+    assert (run / "command.txt").read_text().splitlines() == ["rummyzoo train first", "t --resume"]
+
+
+@pytest.mark.parametrize(
+    ("override", "field"),
+    [
+        ("self_play.pool_size=1", "self_play"),  # the config has 2
+        ("opponents=[{name: self}]", "opponents"),
+    ],
+)
+def test_an_rllib_resume_refuses_other_opponents_or_pool_slots(tmp_path, override, field):
+    """RLlib builds a module for every opponent and pool slot: a smaller pool crashed the
+    resumed run (and every later one, its config.yaml changed), an added ``self`` played
+    untrained networks. Refused by name, before anything changes; sb3 runs take both."""
+    from rummyzoo.training.config import config_to_yaml
+
+    for backend in ("rllib", "sb3"):
+        run = tmp_path / backend
+        run.mkdir()
+        base = [f"backend={backend}", "env_options.target_score=null", "n_timesteps=10"]
+        base += ["opponents=[{name: random}, {name: self}]"]
+        (run / "config.yaml").write_text(config_to_yaml(load_config(SMOKE, base)))
+        before = (run / "config.yaml").read_text()
+        if backend == "rllib":
+            with pytest.raises(ValueError, match=rf"cannot resume .* with {field} changed"):
+                resume_run(str(run), [override], ["t"], progress="off")
+            assert (run / "config.yaml").read_text() == before
+        else:
+            from rummyzoo.training.train import _resumed_config
+
+            assert _resumed_config(run, [override]) is not None
+
+
+def test_a_resumed_rllib_run_plays_new_deals():
+    """RLlib seeds every env from the config's seed: a resumed run took the run's seed again
+    and played the deals of its start over; it now takes one of the run's seed and its step."""
+    config = load_config(SMOKE, SHORT)
+    first = rllib.algorithm_config(config, {}, config.seed)
+    resumed = rllib.algorithm_config(config, {}, config.resume_seed(4096))
+    assert first.seed == config.seed and first.env_config["seed"] == config.seed
+    assert resumed.seed == resumed.env_config["seed"] == config.resume_seed(4096) != config.seed
 
 
 def test_bench_rllib_times_each_env_runner_count(tmp_path, local_ray, capsys):

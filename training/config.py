@@ -712,7 +712,8 @@ class RunConfig(Strict):
     @classmethod
     def _games_within_the_steps(cls, value: int, info: ValidationInfo) -> int:
         steps = info.data.get("n_timesteps")
-        if steps is not None and value > steps:
+        # (on the rllib backend n_envs sizes the train batch: no games to count)
+        if steps is not None and value > steps and info.data.get("backend") != "rllib":
             raise ValueError(
                 f"{value} games for a run of {steps} steps (n_timesteps): some games would never "
                 "get a step; play at most as many games as the run has steps"
@@ -815,6 +816,17 @@ class RunConfig(Strict):
                         )
             raise _Issues(issues) from None
         n_envs = info.data.get("n_envs")
+        players = info.data.get("num_players")
+        if info.data.get("backend") == "rllib" and isinstance(n_envs, int) and players:
+            # RLlib's train batch per learner: every seat's steps (RLlib refuses a larger
+            # minibatch only once Ray has started and the run folder is made)
+            batch = validated.n_steps * n_envs * players
+            if validated.batch_size > batch:
+                raise ValueError(
+                    f"batch_size {validated.batch_size} is larger than the rllib backend's "
+                    f"train batch, n_steps x n_envs x num_players = {validated.n_steps} x "
+                    f"{n_envs} x {players} = {batch}: lower batch_size or raise the others"
+                )
         if algo == "ppo" and isinstance(n_envs, int) and info.data.get("backend") != "rllib":
             rollout = validated.n_steps * n_envs
             if rollout % validated.batch_size == 1:  # 1 % b for a rollout of 1 too
@@ -1322,6 +1334,8 @@ RESUME_FIXED = (
 )  # fmt: skip
 #: with stable-baselines3, whose checkpoint also holds the env count
 RESUME_FIXED_SB3 = ("n_envs",)
+#: with RLlib, whose checkpoint holds a module for every opponent and self-play slot
+RESUME_FIXED_RLLIB = ("opponents", "self_play")
 RESUME_WHAT = {
     "variant": "variant",
     "num_players": "number of players",
@@ -1331,12 +1345,14 @@ RESUME_WHAT = {
     "policy_kwargs": "network",
     "hyperparams": "hyperparameters",
     "n_envs": "number of games (n_envs)",
+    "opponents": "opponents (on RLlib, a module each)",
+    "self_play": "self-play pool (on RLlib, a module per slot)",
 }
 
 
 def fixed_fields(config: RunConfig) -> dict[str, Any]:
     """The fields of ``config`` that its checkpoints fix (a resume cannot change them), as
     JSON values: what ``state.json`` records of them."""
-    names = RESUME_FIXED + (RESUME_FIXED_SB3 if config.backend == "sb3" else ())
+    names = RESUME_FIXED + (RESUME_FIXED_SB3 if config.backend == "sb3" else RESUME_FIXED_RLLIB)
     dumped = config.model_dump(mode="json")
     return {name: dumped[name] for name in names}

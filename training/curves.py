@@ -91,7 +91,8 @@ def curve_figure(run_dir: str | Path, title: str | None = None) -> Any:
     fig = Figure(figsize=(7.5, 4.2), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    opponents = list(history[-1]["results"])
+    # every opponent of every evaluation (a resume may change them), first seen first
+    opponents = list(dict.fromkeys(o for e in history for o in e["results"]))
     for opponent in opponents:
         points = [(e["steps"], e["results"][opponent]) for e in history if opponent in e["results"]]
         steps = [s for s, _ in points]

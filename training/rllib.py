@@ -80,7 +80,8 @@ def _env_parts(env_config: dict[str, Any]) -> tuple[Any, Any]:
     return match, features
 
 
-def env_config_of(config: RunConfig) -> dict[str, Any]:
+def env_config_of(config: RunConfig, seed: int | None = None) -> dict[str, Any]:
+    """The env's config (``seed``: the games' seed, the run's unless given)."""
     return {
         "variant": config.variant,
         "num_players": config.num_players,
@@ -88,7 +89,7 @@ def env_config_of(config: RunConfig) -> dict[str, Any]:
         "reward": config.reward,
         "reward_scale": config.reward_scale,
         "features": config.features,
-        "seed": config.seed,
+        "seed": config.seed if seed is None else seed,
     }
 
 
@@ -459,8 +460,10 @@ def start_ray(settings: RllibSettings) -> tuple[Any, bool]:
     return ray, address is None
 
 
-def algorithm_config(config: RunConfig, slot_steps: dict[str, int]) -> Any:
-    """The RLlib ``PPOConfig`` of a run config."""
+def algorithm_config(config: RunConfig, slot_steps: dict[str, int], seed: int | None = None) -> Any:
+    """The RLlib ``PPOConfig`` of a run config (``seed``: the run's unless given; a resumed
+    run's is of its step, so that it does not play the deals of its start again)."""
+    seed = config.seed if seed is None else seed
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -492,7 +495,9 @@ def algorithm_config(config: RunConfig, slot_steps: dict[str, int]) -> Any:
     return (
         PPOConfig()
         # (RLlib's env check steps random, illegal actions; the env refuses those)
-        .environment(match_env_class(), env_config=env_config_of(config), disable_env_checking=True)
+        .environment(
+            match_env_class(), env_config=env_config_of(config, seed), disable_env_checking=True
+        )
         .env_runners(
             num_env_runners=settings.num_env_runners,
             num_envs_per_env_runner=settings.num_envs_per_env_runner,
@@ -521,7 +526,7 @@ def algorithm_config(config: RunConfig, slot_steps: dict[str, int]) -> Any:
         .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
         .callbacks(game_facts_callback())
-        .debugging(seed=config.seed)
+        .debugging(seed=seed)
     )
 
 
@@ -637,7 +642,8 @@ def train_rllib(
     if resume:
         commit_staged(run_dir)  # a checkpoint set left half moved into place
         drop_temp_files(run_dir)  # and the temporary files of writes a kill cut short
-    if resume and not rllib_dir.is_dir():
+    started_over = resume and not rllib_dir.is_dir()
+    if started_over:
         start_over(run_dir, rllib_dir)
         resume = False
     state: dict[str, Any] = {}
@@ -652,12 +658,13 @@ def train_rllib(
     phases: dict[str, float] = {}
     try:
         if not resume:
-            write_run_files(run_dir, config, argv or sys.argv)
+            write_run_files(run_dir, config, argv or sys.argv, started_over)
         slot_steps: dict[str, int] = dict(state.get("rllib_slots", {}))
         slots = slot_ids(config)
         if slots and not slot_steps:
             slot_steps = {s: 0 for s in slots}  # every slot starts as the untrained learner
-        algo = algorithm_config(config, slot_steps).build_algo()
+        seed = config.resume_seed(steps_done) if resume else config.seed
+        algo = algorithm_config(config, slot_steps, seed).build_algo()
         shim = _Shim(build_network(config))
         if resume:
             # RLlib reads a path as a URI: a relative one has no scheme

@@ -576,7 +576,9 @@ def _resumed_config(path: Path, overrides: list[str]) -> RunConfig:
             _refuse_fixed(path, moved, edited=False)
         raise
     now = fixed_fields(config)
-    changed = [name for name in now if name in trained and now[name] != trained[name]]
+    # (a field a run's state.json does not record yet: as the stored config has it)
+    before = {**fixed_fields(stored), **trained}
+    changed = [name for name in now if name in before and now[name] != before[name]]
     if changed:
         edited = all(now[name] == fixed_fields(stored).get(name) for name in changed)
         _refuse_fixed(path, changed, edited)
