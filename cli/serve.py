@@ -52,7 +52,7 @@ from urllib.parse import quote
 import numpy as np
 
 from rummyzoo.cli.common import Parents
-from rummyzoo.envs.core import finite_number
+from rummyzoo.envs.core import finite_number, short_repr
 
 __all__ = ["create_app"]
 
@@ -69,12 +69,6 @@ MAX_SCANNED = 4 * 1024 * 1024
 MAX_BODY = 64 * 1024
 #: The longest error message sent back (a long value a request sent is cut, not echoed whole).
 MAX_MESSAGE = 600
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    """``repr(value)``, cut to ``limit`` characters."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _url(*parts: str) -> str:
@@ -338,7 +332,7 @@ class WebGame:
             answered = request.get("decision", version)
             if answered != version:  # sent for a decision that has passed
                 raise RequestError(
-                    409, f"decision {_short(answered)} has passed: the game is at {version}"
+                    409, f"decision {short_repr(answered)} has passed: the game is at {version}"
                 )
             action = self._chosen(decision, request)
             self.waiting = None
@@ -549,7 +543,7 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
         if local_only and not _loopback(_host_name(request.host)):
             raise RequestError(
                 403,
-                f"this server answers requests to localhost only, not to {_short(request.host)}",
+                f"this server answers requests to localhost only, not to {short_repr(request.host)}",
             )
 
     # -- runs and games
@@ -622,7 +616,9 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
         if seat_text not in (None, "", "open") and not (
             seat_text.isascii() and seat_text.isdigit() and len(seat_text) <= 3
         ):
-            raise RequestError(400, f"seat must be a seat number or open, got {_short(seat_text)}")
+            raise RequestError(
+                400, f"seat must be a seat number or open, got {short_repr(seat_text)}"
+            )
         try:
             data = load_replay(path)
             seat = None if seat_text in (None, "", "open") else int(seat_text)
@@ -752,7 +748,8 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             seed = int(seed)  # as typed in the form (a JSON number past 2**53 loses digits)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise RequestError(
-                400, f"seed must be a non-negative int (or its digits) or null, got {_short(seed)}"
+                400,
+                f"seed must be a non-negative int (or its digits) or null, got {short_repr(seed)}",
             )
         if not isinstance(options, dict):
             raise RequestError(400, f"options must be an object, got {options!r}")

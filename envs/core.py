@@ -158,6 +158,19 @@ def check_choice(config: Any, name: str, choices: Sequence[Any]) -> None:
         )
 
 
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a value a user sent is not echoed whole)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def number_shown(value: Any) -> str:
+    """A number for an error message: as written, or for an int of more than 20 digits, how
+    many it has."""
+    text = repr(value)
+    return text if len(text) <= 20 else f"an int of {len(text)} digits"
+
+
 #: The largest value of a whole-number option without an upper bound of its own (the games
 #: keep such numbers in numpy arrays and floats).
 INT_OPTION_MAX = 2**31 - 1
@@ -168,10 +181,9 @@ def check_range(config: Any, name: str, low: float | None, high: float | None) -
     if value is None:
         return
     if high is None and isinstance(value, int) and value > INT_OPTION_MAX:
-        digits = len(str(value))
-        shown = repr(value) if digits <= 20 else f"an int of {digits} digits"
         raise ConfigError(
-            f"{type(config).__name__}.{name} must be at most {INT_OPTION_MAX}, got {shown}"
+            f"{type(config).__name__}.{name} must be at most {INT_OPTION_MAX}, "
+            f"got {number_shown(value)}"
         )
     if (low is not None and value < low) or (high is not None and value > high):
         lo = "-inf" if low is None else low

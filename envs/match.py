@@ -31,6 +31,7 @@ from rummyzoo.envs.core import (
     check_choice,
     check_range,
     make_config,
+    number_shown,
     validate_fields,
 )
 from rummyzoo.envs.seeding import check_seed, new_generator, seed_generator
@@ -98,9 +99,10 @@ class MatchOptions:
         except OverflowError:  # an int past any float
             finite = False
         if not finite or self.reward_scale <= 0:
-            shown = repr(self.reward_scale)
-            shown = shown if len(shown) <= 20 else f"an int of {len(shown)} digits"
-            raise ConfigError(f"reward_scale must be a finite positive number, got {shown}")
+            raise ConfigError(
+                "reward_scale must be a finite positive number, "
+                f"got {number_shown(self.reward_scale)}"
+            )
         if self.render_mode is not None:
             check_choice(self, "render_mode", RENDER_MODES)
 

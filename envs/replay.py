@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.envs.cards import CARD_NAMES
-from rummyzoo.envs.core import IllegalActionError, finite_number
+from rummyzoo.envs.core import IllegalActionError, finite_number, short_repr
 from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import Deal, Decision, play_episode
 from rummyzoo.envs.registry import VARIANTS, make_match
@@ -295,11 +295,6 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _short_repr(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def check_replay(data: Any, source: str = "<replay>") -> None:
     """Check the keys and value types of a replay dict (not the game: see :func:`verify_replay`).
 
@@ -311,9 +306,9 @@ def check_replay(data: Any, source: str = "<replay>") -> None:
     if missing:
         raise _corrupt(source, f"missing key(s): {', '.join(missing)}")
     if not _is_int(data["format"]) or data["format"] != FORMAT_VERSION:
-        raise _corrupt(source, f"format {_short_repr(data['format'])} is not {FORMAT_VERSION}")
+        raise _corrupt(source, f"format {short_repr(data['format'], 60)} is not {FORMAT_VERSION}")
     if not isinstance(data["variant"], str) or data["variant"] not in VARIANTS:
-        raise _corrupt(source, f"unknown variant {_short_repr(data['variant'])}")
+        raise _corrupt(source, f"unknown variant {short_repr(data['variant'], 60)}")
     n = data["num_players"]
     if not _is_int(n) or n < 1:
         raise _corrupt(source, f"num_players must be a positive int, got {n!r}")

@@ -576,10 +576,11 @@ def _resumed_config(path: Path, overrides: list[str]) -> RunConfig:
             _refuse_fixed(path, moved, edited=False)
         raise
     now = fixed_fields(config)
+    as_stored = fixed_fields(stored)
     # (a field a run's state.json does not record yet: as the stored config has it)
-    before = {**fixed_fields(stored), **trained}
+    before = {**as_stored, **trained}
     changed = [name for name in now if name in before and now[name] != before[name]]
     if changed:
-        edited = all(now[name] == fixed_fields(stored).get(name) for name in changed)
+        edited = all(now[name] == as_stored.get(name) for name in changed)
         _refuse_fixed(path, changed, edited)
     return config
