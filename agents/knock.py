@@ -12,7 +12,9 @@
     among discards that keep deadwood low it throws dead cards (no live partners) and avoids
     cards that fit what an opponent picked up; it knocks when a Monte Carlo estimate of the
     showdown (opponents' hands sampled from the live cards and grown by the turns they have
-    had) has a positive expected value, so it weighs the undercut risk against the gain.
+    had) beats ``knock_margin`` (gin always knocks; never above ``knock_limit`` deadwood), so
+    it weighs the undercut risk against the gain. A knock ends the hand, so it knocks with the
+    card that leaves the least deadwood, which need not be the card it would discard.
 
 Both read only the observation (decoded by the rules' ``KnockRummyGame.decode``) and the rules
 config.
@@ -148,17 +150,21 @@ class SmartKnock(KnockPolicy):
         *args: Any,
         samples: int = 24,
         knock_margin: float = 1.0,
+        knock_limit: int = 25,
         danger_weight: float = 2.0,
         potential_weight: float = 0.75,
         **kwargs: Any,
     ) -> None:
         """:param samples: Monte Carlo deals of the opponents' hands per knock decision
             (1 to :data:`MAX_SAMPLES`).
-        :param knock_margin: expected points a knock must beat.
+        :param knock_margin: expected points a knock must beat (a gin knock, deadwood 0,
+            needs no estimate: it always knocks).
+        :param knock_limit: the most deadwood it knocks with, whatever the estimate says.
         :param danger_weight: a discard's cost per neighbour of it that an opponent picked up.
         :param potential_weight: a discard's cost per live card it could still meld with."""
         super().__init__(*args, **kwargs)
         check_parameter(self.name, "samples", samples, "int", low=1, high=MAX_SAMPLES)
+        check_parameter(self.name, "knock_limit", knock_limit, "int", low=0)
         for key, value in (
             ("knock_margin", knock_margin),
             ("danger_weight", danger_weight),
@@ -167,6 +173,7 @@ class SmartKnock(KnockPolicy):
             check_parameter(self.name, key, value)
         self.samples = samples
         self.knock_margin = knock_margin
+        self.knock_limit = knock_limit
         self.danger_weight = danger_weight
         self.potential_weight = potential_weight
 
@@ -260,11 +267,14 @@ class SmartKnock(KnockPolicy):
             value = d + self.danger_weight * danger + self.potential_weight * potential
             return (value, -VALUES[c], -(c % NUM_RANKS))
 
-        d, card = min(options, key=cost)
-        if (
-            action_mask[KNOCK_BASE + card]
-            and d <= 25
-            and (d == 0 or self._knock_value(d, seen, live, rng) > self.knock_margin)
-        ):
-            return KNOCK_BASE + card
-        return DISCARD_BASE + card
+        # A knock ends the hand: only the deadwood it leaves counts then, so it knocks with the
+        # legal knock card that leaves the least (ties: the discard order's), not with the card
+        # it would discard.
+        knocks = [o for o in options if action_mask[KNOCK_BASE + o[1]]]
+        if knocks:
+            d, card = min(knocks, key=lambda o: (o[0], cost(o)))
+            if d == 0 or (
+                d <= self.knock_limit and self._knock_value(d, seen, live, rng) > self.knock_margin
+            ):
+                return KNOCK_BASE + card
+        return DISCARD_BASE + min(options, key=cost)[1]

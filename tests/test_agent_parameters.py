@@ -83,6 +83,7 @@ def test_the_parameters_of_each_heuristic_are_listed_with_their_defaults() -> No
     assert agent_parameters(SmartKnock) == {
         "samples": 24,
         "knock_margin": 1.0,
+        "knock_limit": 25,
         "danger_weight": 2.0,
         "potential_weight": 0.75,
     }
@@ -104,8 +105,9 @@ def test_the_parameters_of_each_heuristic_are_listed_with_their_defaults() -> No
             "knock.smart(foo=1)",
             "knock_rummy",
             "takes no parameter 'foo'; its parameters (with defaults): samples=24, "
-            "knock_margin=1.0, danger_weight=2.0, potential_weight=0.75",
+            "knock_margin=1.0, knock_limit=25, danger_weight=2.0, potential_weight=0.75",
         ),
+        ("knock.smart(knock_limit=-1)", "knock_rummy", "knock_limit must be an integer >= 0"),
         ("random(seed=1)", "knock_rummy", "takes no parameter 'seed'; its parameters"),
         ("knock.smart(samples=0)", "knock_rummy", "samples must be an integer >= 1, got 0"),
         ("knock.smart(samples=2.5)", "knock_rummy", "samples must be an integer, got 2.5"),

@@ -91,6 +91,66 @@ def test_smart_knocks_on_gin():
     )
 
 
+def _smart_choice(env, **params):
+    obs = env.observe(env.agent_selection)
+    smart = SmartKnock(num_players=env.unwrapped.game.num_players, **params)
+    rng = np.random.default_rng(0)
+    return env.action_name(smart.act(obs["observation"], obs["action_mask"], rng))
+
+
+@pytest.mark.parametrize("params", [{}, {"knock_margin": -50.0}, {"samples": 200}])
+def test_smart_knocks_with_the_card_that_leaves_least_deadwood(params):
+    """Throwing the Ad is gin (Ac-4c, 5h-7h, 9s 9d 9h); throwing the Ac, which has fewer live
+    neighbours and is the safer discard, leaves deadwood 1. A knock ends the hand, so only the
+    deadwood counts: gin scores 103, the other knock 77."""
+    env = make(
+        2, ["Ac 2c 3c 4c 5h 6h 7h 9s 9d 9h", "Kc Qd Jh Ts 8c 8d 7s 6s 5d 4s"], up="Ks", stock="Ad"
+    )
+    env.step(env.action_index("draw stock"))
+    assert _smart_choice(env, **params) == "knock Ad"
+
+
+def test_smart_knocks_gin_at_four_players():
+    hands = [
+        "Ac 2c 3c 4c 5h 6h 7h",
+        "Kc Qd Jh Ts 8c 8d 7s",
+        "6s 5d 4s Kd Qh Js Tc",
+        "9c 9d 2h 3h Kh Qs 8h",
+    ]
+    env = make(4, hands, up="Ks", stock="Ad")
+    env.step(env.action_index("draw stock"))
+    assert _smart_choice(env) == "knock Ad"
+
+
+@pytest.mark.parametrize(
+    ("limit", "expected"), [(None, "knock 2c"), (1, "knock 2c"), (0, "discard Ad")]
+)
+def test_smart_knocks_within_the_variant_deadwood_limit(limit, expected):
+    """Only "knock 2c" (deadwood 1) is legal under knock_max_deadwood=1; smart would discard the
+    Ad (deadwood 2) but knocks with the 2c."""
+    options = {} if limit is None else {"knock_max_deadwood": limit}
+    env = make(
+        2,
+        ["As 2s 3s 5h 6h 7h 9c 9d 9h 2c", "Kc Qd Jh Ts 8c 8d 7s 6s 5d 4s"],
+        up="Ah",
+        stock="Ad",
+        **options,
+    )
+    env.step(env.action_index("draw stock"))
+    assert _smart_choice(env) == expected
+
+
+@pytest.mark.parametrize(("limit", "expected"), [(25, "discard Kc"), (27, "knock Kc")])
+def test_smart_knock_limit(limit, expected):
+    """Deadwood 27 after the Kc (As-3s, 4h-6h; Qd Jh 5c 2d left): its estimate of the knock is
+    about +33 points (the opponent holds 60), but it never knocks above knock_limit."""
+    env = make(
+        2, ["As 2s 3s 4h 5h 6h Kc Qd Jh 5c", "Ac 3c 7c Jc 2h 4d 6d 8d Td 9c"], up="Ks", stock="2d"
+    )
+    env.step(env.action_index("draw stock"))
+    assert _smart_choice(env, knock_limit=limit) == expected
+
+
 def test_smart_prefers_a_safe_discard():
     """Qc and Qd leave the same deadwood; player_1 picked up the Jc, so the Qc would feed it."""
     deck = deck_for(
