@@ -57,9 +57,10 @@ test: lint browser $(RLLIB_STAMP)
 
 bench: setup
 	@for v in $$($(BIN)/python -c "from rummyzoo.envs.registry import VARIANTS; print(' '.join(VARIANTS))"); do \
-		$(BIN)/rummyzoo bench-env $$v --players 2 --seconds 2 --repeat 5 --json results/bench_$$v.json; \
+		$(BIN)/rummyzoo bench-env $$v --players 2 --seconds 2 --repeat 5 \
+			--json results/bench_$$v.json || exit 1; \
 		$(BIN)/rummyzoo bench-env $$v --players 2 --seconds 2 --repeat 5 --num-envs 256 \
-			--json results/bench_vector_$$v.json; done
+			--json results/bench_vector_$$v.json || exit 1; done
 	$(BIN)/rummyzoo bench-train configs/knock_bench.yaml --steps 16384 --repeat 2 \
 		--compare "vec_env=batched n_envs=64 hyperparams.n_steps=32" \
 		--compare "vec_env=batched n_envs=64 hyperparams.n_steps=32 hyperparams.batch_size=512" \

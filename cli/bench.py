@@ -157,10 +157,11 @@ def bench_env(
     rng = np.random.default_rng(seed)
     games = decisions = truncated = 0
     rates = []
+    game_rates = []
     elapsed = cpu = 0.0
     env.reset(seed=seed)
     for _ in range(repeat):
-        seg_decisions = decisions
+        seg_decisions, seg_games = decisions, games
         start = time.perf_counter()
         cpu_start = time.process_time()
         deadline = start + seconds
@@ -177,6 +178,7 @@ def bench_env(
         cpu += time.process_time() - cpu_start
         elapsed += seg_seconds
         rates.append((decisions - seg_decisions) / seg_seconds)
+        game_rates.append((games - seg_games) / seg_seconds)
     profiled = None
     if profile:
         env.reset()  # the last timed game has ended
@@ -195,7 +197,8 @@ def bench_env(
         "decisions_per_s_segments": rates,
         "decisions_per_s_best": max(rates),
         "repeat": repeat,
-        "games_per_s": games / elapsed,
+        # like decisions_per_s, the median segment's rate (games that end in a segment)
+        "games_per_s": float(np.median(game_rates)),
         "decisions_per_game": decisions / max(games, 1),
         "cpu_seconds": cpu,
         "decisions_per_cpu_s": decisions / cpu if cpu > 0 else None,
@@ -411,8 +414,8 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     bench.add_argument(
         "--deadwood-hands",
         type=int,
-        default=DEADWOOD_HANDS,
-        help="hands for the Knock Rummy deadwood-solver timing (knock_rummy only)",
+        help=f"hands for the Knock Rummy deadwood-solver timing (knock_rummy only; default "
+        f"{DEADWOOD_HANDS:,})",
     )
     bench.add_argument(
         "--num-envs",
@@ -507,20 +510,28 @@ def run_bench(args: Any) -> dict[str, Any]:
 
     if not (math.isfinite(args.seconds) and args.seconds > 0):
         raise ValueError(f"--seconds must be a positive number, got {args.seconds}")
-    if args.deadwood_hands < 1:
-        raise ValueError(f"--deadwood-hands must be at least 1, got {args.deadwood_hands}")
-    if args.variant != "knock_rummy" and args.deadwood_hands != DEADWOOD_HANDS:
+    if args.repeat < 1:
+        raise ValueError(f"--repeat must be at least 1, got {args.repeat}")
+    hands = args.deadwood_hands
+    if hands is not None and hands < 1:
+        raise ValueError(f"--deadwood-hands must be at least 1, got {hands}")
+    if args.variant != "knock_rummy" and hands is not None:
         raise ValueError(
             f"--deadwood-hands times Knock Rummy's deadwood solver: {args.variant} has none"
         )
     options = parse_options(args.option)
+    if "render_mode" in options:
+        raise ValueError(
+            "--option render_mode: the benchmarks time play without rendering (the vector "
+            "engine has no renderer to match the AEC env's)"
+        )
     if args.num_envs is not None:
         aec_only = [
             flag
             for flag, on in (
                 ("--raw", args.raw),
                 ("--reseed", args.reseed),
-                ("--deadwood-hands", args.deadwood_hands != DEADWOOD_HANDS),
+                ("--deadwood-hands", hands is not None),
             )
             if on
         ]
@@ -551,13 +562,14 @@ def run_bench(args: Any) -> dict[str, Any]:
     )
     result["options"] = options
     if args.variant == "knock_rummy":  # the solver of Knock Rummy's deadwood
-        result.update(bench_deadwood(hands=args.deadwood_hands))
+        result.update(bench_deadwood(hands=DEADWOOD_HANDS if hands is None else hands))
     _platform(result)
     shown = ", ".join(f"{k}={v}" for k, v in options.items())
     print(
         f"{result['variant']} ({result['num_players']} players, {result['api']}, {result['code']}"
         f"{', ' + shown if shown else ''}): "
-        f"{result['decisions_per_s']:,.0f} decisions/s, {result['games_per_s']:,.1f} games/s, "
+        f"{result['decisions_per_s']:,.0f} decisions/s, {result['games_per_s']:,.1f} games/s"
+        f"{' (median segment)' if result['repeat'] > 1 else ''}; "
         f"{result['decisions_per_game']:.1f} decisions/game over {result['games']} games "
         f"in {result['seconds']:.1f}s ({result['decisions_per_cpu_s']:,.0f} per CPU-second)"
     )

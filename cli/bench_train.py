@@ -64,10 +64,17 @@ def run(args: argparse.Namespace) -> int:
 
     if args.repeat < 1:
         raise ValueError(f"--repeat must be at least 1, got {args.repeat}")
+    if args.steps < 1:
+        raise ValueError(f"--steps must be at least 1, got {args.steps}")
+    if args.pool < 0:
+        raise ValueError(f"--pool must be 0 or more, got {args.pool}")
     base = list(args.set or [])
     setups = [("base", base, args.pool)]
     for k, text in enumerate(args.compare, 1):
-        tokens = shlex.split(text)
+        try:
+            tokens = shlex.split(text)
+        except ValueError as exc:
+            raise ValueError(f"--compare {text!r}: {exc}") from None
         if not tokens:
             raise ValueError("--compare '' compares nothing: give KEY=VALUE settings (or pool=N)")
         pools = [t for t in tokens if t.startswith("pool=")]
@@ -82,15 +89,21 @@ def run(args: argparse.Namespace) -> int:
         overrides = base + [t for t in tokens if not t.startswith("pool=")]
         setups.append((f"#{k} {text}", overrides, pool))
     configs = []
-    for label, overrides, pool in setups:
+    for k, (label, overrides, pool) in enumerate(setups):
         try:
             configs.append((label, load_config(args.config, overrides), pool))
         except ValueError as exc:  # a --compare setting is named as such, not as a --set
+            if not k:
+                raise
             given = set(overrides) - set(base)
             message = str(exc)
             for token in given:
                 message = message.replace(f"--set {token}", f"--compare {token}")
-            raise ValueError(message) from None
+            # the setup is the base with its --compare settings: what it refuses may read as
+            # the base's (a --set, the file), which alone is valid
+            raise ValueError(
+                f"--compare {args.compare[k - 1]!r} (on top of the config and any --set): {message}"
+            ) from None
     runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in setups}
     for round_ in range(args.repeat):
         for label, config, pool in configs:

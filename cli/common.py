@@ -103,6 +103,8 @@ def check_outputs(args: argparse.Namespace, *flags: str) -> None:
     and gets it in ``args``."""
     for flag in flags:
         value = getattr(args, flag, None)
+        if value == "":
+            raise ValueError(f"--{flag.replace('_', '-')} '': give a file name")
         if value:
             if flag == "heatmap":
                 out = output_file(value, "--heatmap", ".png", PICTURE_SUFFIXES)

@@ -24,7 +24,7 @@ def test_bench_env_of_the_vector_engine_alternates_with_the_aec_loop(tmp_path, c
             "--seconds",
             "0.3",
             "--repeat",
-            "2",
+            "3",
             "--json",
             str(out),
         ]
@@ -33,11 +33,18 @@ def test_bench_env_of_the_vector_engine_alternates_with_the_aec_loop(tmp_path, c
     result = json.loads(out.read_text())
     assert result["num_envs"] == 4 and result["workers"] == 1
     assert {"python", "numpy", "machine", "cpus"} <= set(result)  # as every benchmark's JSON
-    assert len(result["vector_decisions_per_s_segments"]) == 2
-    assert len(result["aec_decisions_per_s_segments"]) == 2
+    vector = result["vector_decisions_per_s_segments"]
+    aec = result["aec_decisions_per_s_segments"]
+    assert len(vector) == len(aec) == 3
+    # the rates are the median segments' (3 segments: the middle one, not a mean)
+    assert result["vector_decisions_per_s"] == sorted(vector)[1]
+    assert result["aec_decisions_per_s"] == sorted(aec)[1]
+    assert result["vector_decisions_per_s_per_worker"] == result["vector_decisions_per_s"]
     assert result["ratio_vector_to_aec"] == pytest.approx(
         result["vector_decisions_per_s"] / result["aec_decisions_per_s"]
     )
+    # each segment's ratio pairs the two setups' segments of one round
+    assert result["ratio_segments"] == pytest.approx([v / a for v, a in zip(vector, aec)])
     assert result["memory_per_game_bytes"] > 0 and result["memory_measure"] == "traced"
     # decisions per match: whole matches only (random Ditch Rummy matches last about 2,700
     # decisions; dividing every decision made by the few matches that ended gave ten times it)
@@ -60,6 +67,9 @@ def test_bench_env_with_workers(tmp_path):
     result = json.loads(out.read_text())
     assert result["workers"] == 2 and "aec_decisions_per_s" not in result
     assert result["vector_decisions_per_s"] > 0
+    assert result["vector_decisions_per_s_per_worker"] == pytest.approx(
+        result["vector_decisions_per_s"] / 2
+    )
 
 
 @pytest.mark.parametrize(
@@ -115,6 +125,49 @@ def test_bench_train_splits_the_time_and_compares_setups(tmp_path, capsys):
     # a pool that is not a number is named
     assert main(["bench-train", str(CONFIGS / "smoke_ppo.yaml"), "--compare", "pool=x"]) == 2
     assert "pool= needs a number of snapshots, got 'x'" in capsys.readouterr().err
+
+
+def test_bench_train_takes_the_median_of_its_rounds(tmp_path, capsys):
+    """Three rounds: every figure of a setup is the median of its rounds, its ratios are of
+    those medians (and per round, of the collection rates), and each round's time split adds
+    up to its wall time, as printed."""
+    out = tmp_path / "rounds.json"
+    argv = ["bench-train", str(CONFIGS / "smoke_ppo.yaml"), "--steps", "128", "--repeat", "3"]
+    argv += ["--compare", "hyperparams.batch_size=128", "--json", str(out)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    base, other = json.loads(out.read_text())["setups"]
+    for entry in (base, other):
+        runs = entry["runs"]
+        assert len(runs) == 3
+        for key in ("steps_per_s", "collection_steps_per_s"):
+            assert entry[key] == sorted(r[key] for r in runs)[1], key
+        for run in runs:
+            parts = run["seconds_by_part"]
+            assert sum(parts.values()) == pytest.approx(run["seconds"])
+            assert run["share_by_part"] == pytest.approx(
+                {k: v / run["seconds"] for k, v in parts.items()}
+            )
+            assert run["collection_seconds"] == pytest.approx(run["seconds"] - parts["update"])
+            assert run["steps_per_s"] == pytest.approx(run["steps"] / run["seconds"])
+            assert run["collection_steps_per_s"] == pytest.approx(
+                run["steps"] / run["collection_seconds"]
+            )
+    assert other["ratio_steps_per_s"] == pytest.approx(other["steps_per_s"] / base["steps_per_s"])
+    assert other["ratio_collection_steps_per_s"] == pytest.approx(
+        other["collection_steps_per_s"] / base["collection_steps_per_s"]
+    )
+    assert other["ratio_rounds"] == pytest.approx(
+        [
+            o["collection_steps_per_s"] / b["collection_steps_per_s"]
+            for o, b in zip(other["runs"], base["runs"])
+        ]
+    )
+    # what is printed for a round is that round's JSON
+    last = other["runs"][-1]
+    update = f"update {last['share_by_part']['update']:.0%}"
+    assert f"[3/3] #1 hyperparams.batch_size=128: {last['steps_per_s']:,.0f} steps/s" in printed
+    assert update in printed.split("[3/3] #1")[1]
 
 
 def test_bench_train_times_dqn_too(tmp_path):
@@ -244,11 +297,35 @@ def test_bench_env_profile_refuses_workers(capsys):
         (["--deadwood-hands", "0"], "--deadwood-hands must be at least 1, got 0"),
         (["--num-envs", "4", "--raw"], "--raw time the AEC loop alone"),
         (["--num-envs", "4", "--reseed"], "--reseed time the AEC loop alone"),
+        (["--repeat", "0"], "--repeat must be at least 1, got 0"),
+        (["--num-envs", "4", "--repeat", "0"], "--repeat must be at least 1, got 0"),
+        # the default hand count, given, is refused where any other is
+        (["--num-envs", "4", "--deadwood-hands", "20000"], "--deadwood-hands time the AEC loop"),
+        (["--option", "render_mode=human"], "--option render_mode: the benchmarks time play"),
+        (["--json", ""], "--json '': give a file name"),
     ],
 )
 def test_bench_env_refuses_bad_settings_before_any_work(args, message, capsys) -> None:
     assert main(["bench-env", "knock_rummy", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_bench_env_refuses_deadwood_hands_outside_knock_rummy(capsys) -> None:
+    args = ["bench-env", "ditch_rummy", "--seconds", "0.05", "--deadwood-hands", "20000"]
+    assert main(args) == 2
+    assert "ditch_rummy has none" in capsys.readouterr().err
+
+
+def test_bench_env_games_per_second_is_the_median_segments(tmp_path, capsys) -> None:
+    out = tmp_path / "aec.json"
+    argv = ["bench-env", "ditch_rummy", "--seconds", "0.1", "--repeat", "3", "--json", str(out)]
+    assert main(argv) == 0
+    result = json.loads(out.read_text())
+    # random Ditch Rummy matches last thousands of decisions: the whole run's games over its
+    # time would count each game in the segment it ended in, and a median segment's decision
+    # rate beside a whole-run game rate does not add up
+    assert result["games_per_s"] <= max(result["decisions_per_s_segments"])
+    assert f"{result['games_per_s']:,.1f} games/s (median segment)" in capsys.readouterr().out
 
 
 def test_bench_train_names_a_bad_compare_setting_as_such(capsys) -> None:
@@ -257,6 +334,48 @@ def test_bench_train_names_a_bad_compare_setting_as_such(capsys) -> None:
     assert "--compare nosuch=1: unknown key" in capsys.readouterr().err
     assert main(["bench-train", config, "--steps", "64", "--compare", ""]) == 2
     assert "--compare '' compares nothing" in capsys.readouterr().err
+    # a setup the base config and --set alone do not make invalid is named by its --compare
+    args = ["bench-train", config, "--steps", "64", "--set", "workers=2", "--compare", "n_envs=1"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "--compare 'n_envs=1' (on top of the config and any --set)" in err
+    assert main(["bench-train", config, "--steps", "64", "--compare", "algo=dqn"]) == 2
+    assert "--compare 'algo=dqn' (on top of" in capsys.readouterr().err
+    assert main(["bench-train", config, "--compare", "a='b"]) == 2
+    assert '--compare "a=\'b": No closing quotation' in capsys.readouterr().err
+    for flag, value, message in (
+        ("--steps", "0", "--steps must be at least 1, got 0"),
+        ("--pool", "-1", "--pool must be 0 or more, got -1"),
+    ):
+        assert main(["bench-train", config, flag, value]) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_make_bench_stops_at_the_first_failing_benchmark(tmp_path) -> None:
+    """``make bench`` with a rummyzoo that fails: make fails at once, not after the loop."""
+    import os
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("no make")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    log = tmp_path / "calls.log"
+    (venv / "bin" / "python").write_text("#!/bin/sh\necho knock_rummy ditch_rummy\n")
+    (venv / "bin" / "rummyzoo").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexit 3\n')
+    for tool in ("python", "rummyzoo"):
+        os.chmod(venv / "bin" / tool, 0o755)
+    (venv / ".installed").touch()  # newer than what the set-up depends on: no set-up runs
+    done = subprocess.run(
+        ["make", "-C", str(CONFIGS.parent), "bench", f"VENV={venv}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    calls = log.read_text().splitlines()
+    assert len(calls) == 1 and calls[0].startswith("bench-env knock_rummy")
 
 
 def test_the_training_benchmark_of_make_bench_runs(tmp_path, capsys):
