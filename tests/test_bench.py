@@ -44,7 +44,9 @@ def test_bench_env_of_the_vector_engine_alternates_with_the_aec_loop(tmp_path, c
         result["vector_decisions_per_s"] / result["aec_decisions_per_s"]
     )
     # each segment's ratio pairs the two setups' segments of one round
-    assert result["ratio_segments"] == pytest.approx([v / a for v, a in zip(vector, aec)])
+    assert result["ratio_segments"] == pytest.approx(
+        [v / a for v, a in zip(vector, aec, strict=True)]
+    )
     assert result["memory_per_game_bytes"] > 0 and result["memory_measure"] == "traced"
     # decisions per match: whole matches only (random Ditch Rummy matches last about 2,700
     # decisions; dividing every decision made by the few matches that ended gave ten times it)
@@ -160,7 +162,7 @@ def test_bench_train_takes_the_median_of_its_rounds(tmp_path, capsys):
     assert other["ratio_rounds"] == pytest.approx(
         [
             o["collection_steps_per_s"] / b["collection_steps_per_s"]
-            for o, b in zip(other["runs"], base["runs"])
+            for o, b in zip(other["runs"], base["runs"], strict=True)
         ]
     )
     # what is printed for a round is that round's JSON
