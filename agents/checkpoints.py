@@ -131,11 +131,75 @@ def save_checkpoint(model: Any, path: str | Path, meta: dict[str, Any]) -> Path:
     """Save a shareable checkpoint (``.rz``: weights and validated JSON, see
     :mod:`rummyzoo.agents.safe`) of an SB3 model, atomically. Returns the final path.
 
-    :raises CheckpointError: metadata outside the checkpoint schema.
+    :raises CheckpointError: metadata outside the checkpoint schema, or metadata that
+        disagrees with the env the model holds (its variant, players, rules, features or mask
+        input), which would label the checkpoint with another game's rules.
     """
     from rummyzoo.agents.safe import write_checkpoint
 
+    check_meta_against_env(model, meta)
     return write_checkpoint(model, path, meta)
+
+
+def _trained_env(model: Any) -> Any:
+    """The project's training env under ``model``'s vector env and wrappers (None: another)."""
+    env = model.get_env() if hasattr(model, "get_env") else None
+    for _ in range(16):  # VecMonitor / VecEnvWrapper -> venv, DummyVecEnv -> envs[0], Monitor
+        if env is None or all(hasattr(env, a) for a in ("variant", "num_players", "env_options")):
+            return env
+        if hasattr(env, "venv"):
+            env = env.venv
+        elif getattr(env, "envs", None):
+            env = env.envs[0]
+        elif hasattr(env, "env"):
+            env = env.env
+        else:
+            return None
+    return None
+
+
+def check_meta_against_env(model: Any, meta: dict[str, Any]) -> None:
+    """Refuse metadata that says another game than the env ``model`` trained on (where the
+    model holds one of the project's training envs).
+
+    :raises CheckpointError: naming each field that differs, the metadata's and the env's.
+    """
+    from rummyzoo.agents.features import FEATURES
+
+    env = _trained_env(model)
+    if env is None:
+        return
+    env_options = {k: v for k, v in env.env_options.items() if k not in ENV_ONLY_OPTIONS}
+    names = {cls: name for name, cls in FEATURES.items()}
+    features = getattr(env, "features", None)
+    actual = {
+        "variant": env.variant,
+        "num_players": env.num_players,
+        "features": None if features is None else names.get(type(features), "?"),
+        "mask_in_obs": bool(getattr(env, "mask_in_obs", False)),
+    }
+    problems = [
+        f"{key} {meta.get(key)!r} (the env's: {value!r})"
+        for key, value in actual.items()
+        if meta.get(key) != value
+    ]
+    if not problems:
+        options = meta.get("options") or {}
+        try:
+            same = (
+                make_game(env.variant, env.num_players, **env_options).rules
+                == make_game(env.variant, env.num_players, **options).rules
+            )
+        except (TypeError, ValueError):
+            same = False
+        if not same:
+            problems.append(f"options {options!r} (the env's: {env_options!r})")
+    if problems:
+        raise CheckpointError(
+            "the checkpoint's metadata disagrees with the env the model trained on: "
+            + "; ".join(problems)
+            + " (give model_meta the env's variant, players, options, features and mask_in_obs)"
+        )
 
 
 def save_resume_checkpoint(model: Any, path: str | Path, meta: dict[str, Any]) -> Path:

@@ -35,6 +35,10 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
     for cell in nb.cells:
         if cell.cell_type == "code":
             assert not cell.outputs and cell.execution_count is None, f"{path.name} has outputs"
+    if path.name == "quickstart.ipynb":
+        # a user re-runs the training cell: it trains again into a new run folder
+        index = next(i for i, c in enumerate(nb.cells) if "train_from_file(" in c.source)
+        nb.cells.insert(index + 1, nbformat.from_dict(dict(nb.cells[index])))
     monkeypatch.setenv("RUMMYZOO_NOTEBOOK_BUDGET", "tiny")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     monkeypatch.setenv("TMPDIR", str(tmp_path))
@@ -45,7 +49,8 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
         timeout=300,
         resources={"metadata": {"path": str(path.parent)}},
     )
-    client.execute()  # raises CellExecutionError naming the failing cell
+    client.execute()  # raises CellExecutionError naming the failing cell (a curve whose tag
+    # was not logged among them: the quick start's plots refuse to draw an empty panel)
     errors = [
         out
         for cell in nb.cells

@@ -49,10 +49,10 @@ def test_saving_a_model_trained_with_your_own_code_runs_as_written(tmp_path, mon
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(source, "README: Sharing agents", "exec"), {})
-    assert out.getvalue().strip() == "10"
     import pytest
     from sb3_contrib import MaskablePPO
 
+    from rummyzoo.agents.arena import format_report, run_arena, summarize
     from rummyzoo.agents.checkpoints import (
         CheckpointError,
         load_policy,
@@ -62,10 +62,34 @@ def test_saving_a_model_trained_with_your_own_code_runs_as_written(tmp_path, mon
     from rummyzoo.training.vec_env import BatchedSeatEnv
 
     assert load_policy(tmp_path / "mine.rz", "knock_rummy", 2).meta["steps"] >= 1024
+    # it prints the arena's report of the saved checkpoint against random play
+    result = run_arena("knock_rummy", 2, [str(tmp_path / "mine.rz"), "random"], deals=10)
+    printed = out.getvalue()
+    assert "win rate" in printed and "mine.rz" in printed
+    assert (
+        printed.strip() == format_report(summarize(result)).replace(str(tmp_path) + "/", "").strip()
+    )
 
     env = BatchedSeatEnv("knock_rummy", 2, {}, opponents=["random"], num_envs=2, seed=0)
     small = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, seed=0)
     wrong = model_meta("knock_rummy", 2, algo="ppo", features="knock_deadwood")
-    with pytest.raises(CheckpointError, match="weights do not fit the network"):
+    with pytest.raises(CheckpointError, match=r"features 'knock_deadwood' \(the env's: None\)"):
         save_checkpoint(small, tmp_path / "wrong.rz", wrong)
+    # metadata of other rules, or another player count, than the model's env is refused by name
+    # (the network's shapes agree, so nothing else would catch it)
+    deadwood = BatchedSeatEnv(
+        "knock_rummy", 2, {"knock_max_deadwood": 10}, opponents=["random"], num_envs=2, seed=0
+    )
+    limited = MaskablePPO("MlpPolicy", deadwood, n_steps=8, batch_size=16, seed=0)
+    with pytest.raises(
+        CheckpointError, match=r"options \{\} \(the env's: \{'knock_max_deadwood': 10\}\)"
+    ):
+        save_checkpoint(limited, tmp_path / "rules.rz", model_meta("knock_rummy", 2, algo="ppo"))
+    assert not (tmp_path / "rules.rz").exists()
+    right = model_meta("knock_rummy", 2, {"knock_max_deadwood": 10}, algo="ppo")
+    save_checkpoint(limited, tmp_path / "rules.rz", right)
+    with pytest.raises(CheckpointError, match="mask_in_obs True"):
+        save_checkpoint(
+            small, tmp_path / "mask.rz", {**model_meta("knock_rummy", 2), "mask_in_obs": True}
+        )
     assert not (tmp_path / "wrong.rz").exists()
