@@ -43,23 +43,44 @@ def test_curves_plot_every_evaluation(run, tmp_path, capsys):
     assert list(line.get_ydata()) == [e["results"]["knock.greedy"]["win_rate"] for e in history]
 
 
-@pytest.mark.parametrize(
-    "players, options, even",
-    [(2, {}, 0.5), (4, {}, 0.25), (4, {"teams": True}, 0.5), (3, {"target_score": None}, 1 / 3)],
-)
-def test_the_even_line_is_one_share_per_side(run, tmp_path, players, options, even):
+def _with_config(run: Path, tmp_path: Path, **changes) -> Path:
+    """A copy of ``run``'s evaluations under its config with ``changes``."""
     import yaml
 
     other = tmp_path / "other"
     other.mkdir()
     config = yaml.safe_load((run / "config.yaml").read_text())
-    config.update(num_players=players, env_options=options)
+    config.update(changes)
     (other / "config.yaml").write_text(yaml.safe_dump(config))
     (other / "summary.json").write_text((run / "summary.json").read_text())
-    ax = curve_figure(other).axes[0]
+    return other
+
+
+@pytest.mark.parametrize(
+    "players, options, even",
+    [(2, {}, 0.5), (4, {}, 0.25), (4, {"teams": True}, 0.5), (3, {"target_score": None}, 1 / 3)],
+)
+def test_the_even_line_is_one_share_per_side(run, tmp_path, players, options, even):
+    ax = curve_figure(_with_config(run, tmp_path, num_players=players, env_options=options))
+    ax = ax.axes[0]
     dashed = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
     assert [list(line.get_ydata()) for line in dashed] == [[even, even]]
     assert any(t.get_text() == f"even share ({even:.2g})" for t in ax.texts)
+
+
+@pytest.mark.parametrize(
+    "variant, options, episode",
+    [
+        ("knock_rummy", {}, "one hand"),  # Knock Rummy's default: one hand
+        ("knock_rummy", {"target_score": 100}, "a match"),
+        ("ditch_rummy", {}, "a match"),  # Ditch Rummy's and 500 Rum's: a match to 500
+        ("rummy500", {"target_score": None}, "one hand"),
+    ],
+)
+def test_the_axis_says_what_an_evaluation_game_was(run, tmp_path, variant, options, episode):
+    other = _with_config(run, tmp_path, variant=variant, env_options=options)
+    label = curve_figure(other).axes[0].get_ylabel()
+    assert label.endswith(f"duplicate deals, {episode} each)")
 
 
 def test_curves_keep_opponents_an_evaluation_later_dropped(run, tmp_path):
@@ -102,7 +123,12 @@ def test_curves_errors(tmp_path, capsys):
     assert main(["curves", str(tmp_path), "--out", str(tmp_path / "c.png")]) == 2
     assert "has no evaluations yet" in capsys.readouterr().err
     assert not (tmp_path / "c.png").exists()
-    for broken, why in [("[1, 2", "is not readable JSON"), ('{"eval_history": 3}', "is corrupt")]:
+    no_interval = {"eval_history": [{"steps": 0, "results": {"random": {"win_rate": 0.5}}}]}
+    for broken, why in [
+        ("[1, 2", "is not readable JSON"),
+        ('{"eval_history": 3}', "is corrupt"),
+        (json.dumps(no_interval), "is corrupt"),  # a KeyError traceback before
+    ]:
         (tmp_path / "state.json").write_text(broken)
         assert main(["curves", str(tmp_path), "--out", str(tmp_path / "c.png")]) == 2
         assert f"state.json {why}" in capsys.readouterr().err

@@ -74,3 +74,38 @@ def test_restart_clock_counts_the_rate_from_then() -> None:
     now[0] = 70.0
     bar.update(50)
     assert bar.rate == 5.0 and "left 0:10" in bar.line()
+
+
+@pytest.mark.parametrize("size", [(0, 0), (0, 30), (120, 0), (120, 30)])
+def test_a_bar_is_drawn_on_a_terminal_of_any_reported_size(size, monkeypatch) -> None:
+    """Some pseudo-terminals report 0 x 0: the bar still draws (tqdm alone drew nothing when
+    the terminal reported no lines, and the progress lines were off, as on a terminal)."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    columns, lines = size
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+    stream = os.fdopen(slave, "w")
+    monkeypatch.setattr("sys.stderr", stream)  # as in a run: tqdm sizes only stderr / stdout
+    try:
+        with Progress("train", 10, mode="auto") as bar:
+            bar.update(7)
+            bar.set_note("eval @7: 0.9")
+        stream.flush()
+        drawn = b""
+        while True:
+            import select
+
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if not ready:
+                break
+            drawn += os.read(master, 65536)
+    finally:
+        stream.close()
+        os.close(master)
+    text = drawn.decode(errors="replace")
+    assert "train:" in text and "7/10" in text and "eval @7: 0.9" in text

@@ -375,9 +375,13 @@ def test_every_scalar_is_written_once_a_step_and_the_updates_at_their_own_steps(
     train_from_file(config, ["n_envs=8", "env_options.target_score=null"], str(dqn), ["t"])
     for tag, logged in tb_steps(dqn).items():
         assert len(logged) == len(set(logged)), (tag, logged)
-    resume_run(str(ppo), ["n_timesteps=640"], ["t"], progress="off")
+    resume_run(
+        str(ppo), ["n_timesteps=640", "evaluation.opponents=[knock.greedy]"], ["t"], progress="off"
+    )
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
     from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.plugins.custom_scalar import layout_pb2
 
     tags = Counter(
         value.tag
@@ -386,7 +390,15 @@ def test_every_scalar_is_written_once_a_step_and_the_updates_at_their_own_steps(
         for value in Event.FromString(raw).summary.value
     )
     assert tags["_hparams_/session_start_info"] == 1
-    assert tags["custom_scalars__config__"] == 1
+    # the CUSTOM SCALARS layout once a session: the resume's (which TensorBoard reads, the
+    # run's last) has a chart for the opponent the resume added, and keeps the earlier one's
+    assert tags["custom_scalars__config__"] == 2
+    logs = EventAccumulator(str(ppo / "tb" / "run_1"), size_guidance={"tensors": 0})
+    logs.Reload()
+    layout = layout_pb2.Layout()
+    layout.ParseFromString(logs.Tensors("custom_scalars__config__")[-1].tensor_proto.string_val[0])
+    charts = [c.title for category in layout.category for c in category.chart]
+    assert "win rate vs random (95% CI)" in charts and "win rate vs knock.greedy (95% CI)" in charts
 
 
 def test_a_resumed_run_writes_the_update_its_checkpoint_had_not_written_yet(tmp_path) -> None:
@@ -756,3 +768,26 @@ def test_a_run_without_run_dir_gets_a_new_folder_under_runs(tmp_path, monkeypatc
         assert (run / "checkpoints" / "best.rz").exists()
         assert str(run) in out
     assert sorted(p.name for p in Path("runs").iterdir()) == [first.name, second.name]
+
+
+def test_the_summary_times_the_scheduled_work_within_the_rl_phase(tmp_path) -> None:
+    """The RL phase's time holds the evaluations (the one at step 0 too); the summary times
+    them apart, so that a long evaluation does not pass for slow training unsaid."""
+    slow = ["env_options.target_score=null", "evaluation.deals=60", "evaluation.interval=128"]
+    summary = train_from_file(SMOKE, slow, str(tmp_path / "run"), ["t"], progress="off")
+    scheduled = summary["scheduled_seconds"]
+    assert 0 < scheduled < summary["rl_seconds"]
+    assert summary["rl_steps_per_s"] == pytest.approx(256 / summary["rl_seconds"])
+    shown = format_summary(summary)
+    assert (
+        f"of which {scheduled:.0f}s evaluations, snapshots, sample games and checkpoints" in shown
+    )
+    # three evaluations of 60 deals against random play take a visible share of the phase
+    quick = train_from_file(
+        SMOKE,
+        ["env_options.target_score=null", "evaluation.deals=2", "evaluation.interval=100000"],
+        str(tmp_path / "quick"),
+        ["t"],
+        progress="off",
+    )
+    assert quick["scheduled_seconds"] < scheduled

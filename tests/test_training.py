@@ -532,3 +532,20 @@ def test_ditch_hand_shaping_batched_matches_seat_env(players, options, reward, s
     with pytest.raises(ConfigLoadError, match="shaping"):
         validate_config({"variant": "knock_rummy", "shaping": "ditch_hand_margin"})
     validate_config({"variant": "ditch_rummy", "shaping": "ditch_hand_margin"})
+
+
+def test_the_pool_rating_stays_finite_and_follows_the_record() -> None:
+    """selfplay/rating: one virtual draw against the pool's mean keeps a record of wins only
+    finite (its maximum-likelihood rating is infinite: 1 win gave +2,445), and the rating still
+    rises with the wins and with the opponents' ratings."""
+    from rummyzoo.training.callbacks import pool_rating
+
+    assert pool_rating([]) is None
+    one = pool_rating([(0.0, 1.0)])
+    twenty = pool_rating([(0.0, 1.0)] * 20)
+    assert one == pytest.approx(400 * np.log10(3))  # 1.5 of 2: odds 3 to 1
+    assert twenty == pytest.approx(400 * np.log10(41))  # 20.5 of 21
+    assert pool_rating([(0.0, 0.5)] * 10) == pytest.approx(0.0)
+    assert pool_rating([(0.0, 0.0)] * 5) == pytest.approx(-pool_rating([(0.0, 1.0)] * 5))
+    assert pool_rating([(100.0, 0.5), (300.0, 0.5)]) == pytest.approx(200.0, abs=1e-6)
+    assert pool_rating([(0.0, 1.0), (0.0, 0.0)] * 50) == pytest.approx(0.0, abs=1e-9)

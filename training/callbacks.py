@@ -27,7 +27,9 @@ tag                                 what
 ``selfplay/rating``                 learner's Elo against the pool (snapshots keep the rating
                                     the learner had when they were taken; first one = 0), from
                                     one comparison per snapshot seated against the learner in
-                                    each game: whose side scored more
+                                    each game: whose side scored more (plus one virtual draw
+                                    against the pool's mean, which keeps a record of wins
+                                    only finite)
 ``selfplay/pool_win_rate``          learner's recent score rate in those comparisons (draws
                                     count half)
 ``text/sample_game``                one full game against the first evaluation opponent, at every
@@ -38,9 +40,11 @@ tag                                 what
                                     fictitious self-play weighs the opponents by it)
 ``train/anchor_kl``                 with ``pretrain.anchor_coef``: the KL divergence from the
                                     warm start that PPO's loss adds (:mod:`~rummyzoo.training.ppo`)
+``train/demo_margin_loss``          with ``pretrain.demo_coef`` (DQN): the large-margin term on
+                                    the teacher's decisions (:mod:`~rummyzoo.training.dqn`)
 ``pretrain/accuracy``               a warm start's held-out imitation accuracy, in
-                                    ``tb/pretrain`` (also ``cross_entropy``, ``value_loss``,
-                                    ``collect_seconds``, ``fit_seconds``)
+                                    ``tb/pretrain`` (also ``value_loss``, ``collect_seconds``,
+                                    ``fit_seconds``, and for PPO ``cross_entropy``)
 hparams                             the config's hyperparameters (HPARAMS tab)
 ==================================  ===========================================================
 
@@ -99,11 +103,14 @@ def snapshot_comparisons(game: dict[str, Any]) -> list[tuple[int, float]]:
 
 
 def pool_rating(results: list[tuple[float, float]]) -> float | None:
-    """Maximum-likelihood Elo of a player from (opponent rating, score) pairs."""
+    """Elo of a player from (opponent rating, score) pairs: the likeliest rating with one
+    virtual draw against the opponents' mean rating added, which keeps it finite (an all-win
+    record has no finite maximum-likelihood rating: 1 win of 1 gave +2,445) and pulls a few
+    comparisons towards that mean (1 win: +191; 20 straight wins: +645)."""
     if not results:
         return None
-    opp = np.asarray([r for r, _ in results])
-    score = np.asarray([s for _, s in results])
+    opp = np.asarray([r for r, _ in results] + [float(np.mean([r for r, _ in results]))])
+    score = np.asarray([s for _, s in results] + [0.5])
     rating = float(opp.mean())
     for _ in range(50):  # Newton steps on the logistic likelihood
         p = 1.0 / (1.0 + 10 ** ((opp - rating) / 400))
@@ -147,6 +154,9 @@ class RunCallback(BaseCallback):
         self.eval_history: list[dict[str, Any]] = list(state.get("eval_history", []))
         self.periodic: list[str] = list(state.get("periodic", []))
         self.self_play = any(o.name == "self" for o in config.opponents)
+        #: this session's time in the scheduled work (evaluations, snapshots, sample games,
+        #: checkpoints), which runs inside the RL phase
+        self.scheduled_seconds = 0.0
         self._games: deque[dict[str, Any]] = deque(maxlen=2000)
         self._since_log: list[dict[str, Any]] = []
         self._pool_results: deque[tuple[float, float]] = deque(
@@ -191,18 +201,21 @@ class RunCallback(BaseCallback):
         self._next_sample = first_due(cfg.evaluation.sample_game_interval, self._sampled_at(steps))
         if not steps:  # once a run: a resumed run's event file has them from its first session
             self._log_hparams()
-            self._log_layout()
+        # every session: a resume may evaluate other opponents (the layout keeps the earlier)
+        self._log_layout()
         for name, value, exclude in self._pending_records:
             self.logger.record(name, value, exclude=tuple(exclude) or None)
         mixture = self._league()
         if mixture is not None and self._league_results is not None:
             mixture.set_results(self._league_results)  # the league as the checkpoint had it
+        begun = time.perf_counter()
         if self.self_play and not self.pool:
             self._snapshot()  # the untrained learner starts the pool
         if cfg.evaluation.at_start and not self.eval_history:
             self._evaluate()  # the network before any RL (after a warm start, if any)
             if self.progress is not None:
                 self.progress.restart_clock()
+        self.scheduled_seconds += time.perf_counter() - begun
 
     def _log_hparams(self) -> None:
         cfg = self.config
@@ -236,7 +249,8 @@ class RunCallback(BaseCallback):
 
         writer = self._writer()
         if writer is not None:
-            writer.add_custom_scalars(custom_layout(self.config))
+            earlier = [o for e in self.eval_history for o in e.get("results", {})]
+            writer.add_custom_scalars(custom_layout(self.config, earlier))
 
     def _on_step(self) -> bool:
         infos = self.locals.get("infos", [])
@@ -256,6 +270,13 @@ class RunCallback(BaseCallback):
 
     def _on_rollout_start(self) -> None:
         """The scheduled work that is due, on the weights the last update left."""
+        begun = time.perf_counter()
+        try:
+            self._scheduled_work()
+        finally:
+            self.scheduled_seconds += time.perf_counter() - begun
+
+    def _scheduled_work(self) -> None:
         self.num_timesteps = steps = int(self.model.num_timesteps)
         cfg = self.config
         if self.self_play and steps >= self._next_snapshot:

@@ -68,12 +68,39 @@ def saved_evaluations(run: Path) -> list[dict[str, Any]]:
             isinstance(e, dict)
             and isinstance(e.get("steps"), int)
             and isinstance(e.get("results"), dict)
+            and all(_drawable(r) for r in e["results"].values())
             for e in history
         ):
             raise ValueError(f"{path} is corrupt: its evaluations are not a list of evaluations")
         if history:
             found.append(history)
     return max(found, key=lambda h: h[-1]["steps"], default=[])
+
+
+def _drawable(result: Any) -> bool:
+    """An opponent's result with the win rate and interval a curve draws."""
+    if not isinstance(result, dict):
+        return False
+    ci = result.get("win_rate_ci")
+    numbers = [result.get("win_rate"), *(ci if isinstance(ci, list) and len(ci) == 2 else [])]
+    return len(numbers) == 3 and all(
+        isinstance(x, int | float) and not isinstance(x, bool) for x in numbers
+    )
+
+
+def episode_target(config: dict[str, Any], options: dict[str, Any]) -> int | None:
+    """The match target of an evaluation's games (None: one hand each): the options', else
+    the variant's default (a match to 500 in Ditch Rummy and 500 Rum, one hand in Knock
+    Rummy)."""
+    from rummyzoo.envs.registry import make_game
+
+    if "target_score" in options:
+        return options["target_score"]
+    try:
+        game = make_game(str(config.get("variant")), int(config.get("num_players", 2)))
+    except (TypeError, ValueError):
+        return None
+    return game.match.target_score
 
 
 def scoring_sides(config: dict[str, Any]) -> int:
@@ -123,7 +150,7 @@ def curve_figure(run_dir: str | Path, title: str | None = None) -> Any:
         **(config.get("env_options") or {}),
         **((config.get("evaluation") or {}).get("options") or {}),
     }
-    episode = "one hand" if options.get("target_score", 0) is None else "a match"
+    episode = "one hand" if episode_target(config, options) is None else "a match"
     ax.set_ylabel(f"win rate ({deals} duplicate deals, {episode} each)")
     ax.legend(loc="lower right")
     ax.grid(alpha=0.3)

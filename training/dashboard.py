@@ -17,6 +17,7 @@ besides the win rates (see :mod:`rummyzoo.training.callbacks` for every tag).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +48,13 @@ def tag_name(name: str) -> str:
     return ".".join([*parts[-1:], path.name])
 
 
-def custom_layout(config: RunConfig) -> dict[str, dict[str, list[Any]]]:
-    """The CUSTOM SCALARS layout (``SummaryWriter.add_custom_scalars``) of a run."""
+def custom_layout(
+    config: RunConfig, earlier: Sequence[str] = ()
+) -> dict[str, dict[str, list[Any]]]:
+    """The CUSTOM SCALARS layout (``SummaryWriter.add_custom_scalars``) of a run: a chart per
+    evaluation opponent, ``earlier`` ones (those of a resumed run's evaluations so far) first."""
     evaluation: dict[str, list[Any]] = {}
-    for opponent in config.evaluation.opponents:
+    for opponent in dict.fromkeys([*earlier, *config.evaluation.opponents]):
         tag = f"eval/{tag_name(opponent)}"
         evaluation[f"win rate vs {opponent} (95% CI)"] = [
             "Margin",

@@ -27,14 +27,15 @@ def resolve_mode(mode: str, stream: TextIO) -> str:
     return "bar" if isatty is not None and isatty() else "lines"
 
 
-def _columns(stream: TextIO) -> int:
-    """The terminal width of ``stream`` (0 when unknown)."""
+def _terminal_size(stream: TextIO) -> tuple[int, int]:
+    """The terminal's (columns, lines) of ``stream`` (0 where unknown)."""
     import os
 
     try:
-        return os.get_terminal_size(stream.fileno()).columns
+        size = os.get_terminal_size(stream.fileno())
     except (AttributeError, OSError, ValueError):
-        return 0
+        return 0, 0
+    return size.columns, size.lines
 
 
 def _duration(seconds: float) -> str:
@@ -79,16 +80,19 @@ class Progress:
         if self.mode == "bar":
             from tqdm import tqdm
 
-            # A terminal that reports no width (some pseudo-terminals) gets a fixed one.
-            width = _columns(self.stream)
+            # A terminal that reports no size (some pseudo-terminals say 0 x 0) gets a fixed
+            # one: tqdm would take 0 lines for a bar it may not draw, and draw nothing.
+            width, height = _terminal_size(self.stream)
+            known = width > 0 and height > 0
             self._bar = tqdm(
                 total=self.total,
                 initial=self.start,
                 desc=label,
                 unit=unit,
                 file=self.stream,
-                dynamic_ncols=width > 0,
-                ncols=None if width > 0 else 100,
+                dynamic_ncols=known,
+                ncols=None if known else width or 100,
+                nrows=None if known else height or 24,
                 smoothing=0.1,
             )
 

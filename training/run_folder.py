@@ -350,7 +350,9 @@ def write_summary(
             else {"warm_start_seconds": callback.warm_start_seconds}
         ),
         **phases,
+        # steps over the whole RL phase, the scheduled work within it included
         "rl_steps_per_s": (steps - steps_done) / rl_seconds if rl_seconds else None,
+        "scheduled_seconds": getattr(callback, "scheduled_seconds", None),
         "last": str(run_dir / "checkpoints" / "last.rz"),
         "best": str(best) if best.exists() else None,
         "best_eval": callback.best_value,
@@ -389,9 +391,15 @@ def format_summary(summary: dict[str, Any]) -> str:
         )
     rate = summary.get("rl_steps_per_s")
     resumed = summary["steps_this_session"] != summary["steps"]
+    scheduled = summary.get("scheduled_seconds")
     lines.append(
         f"  RL{' in this session' if resumed else ''}: {summary['rl_seconds']:.0f}s"
         + (f" ({rate:,.0f} steps/s)" if rate else "")
+        + (
+            f", of which {scheduled:.0f}s evaluations, snapshots, sample games and checkpoints"
+            if scheduled is not None
+            else ""
+        )
     )
     history = summary.get("evaluations") or []
     if history:

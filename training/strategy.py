@@ -3,7 +3,8 @@
 A :class:`StrategyStats` watches games through the play loop's events (pass it as
 ``on_event``; :meth:`StrategyStats.new_game` says which seat is the learner's) and counts the
 learner's decisions and the facts of its finished hands. :meth:`StrategyStats.summary` gives
-scalars (``strategy/<name>``) and value lists for histograms:
+scalars (``strategy/<name>``) and value lists for histograms; every variant gives ``hands``
+(the learner's hands counted), and then:
 
 ==============  ==============================================================================
 variant         statistics
