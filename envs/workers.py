@@ -175,11 +175,30 @@ def pack_arrays(
 def array_views(
     buf: Any, layout: dict[str, tuple[int, tuple[int, ...], np.dtype]]
 ) -> dict[str, np.ndarray]:
-    """The arrays of a :func:`pack_arrays` layout over a shared block's buffer."""
-    return {
-        name: np.ndarray(shape, dtype=dtype, buffer=buf, offset=offset)
-        for name, (offset, shape, dtype) in layout.items()
-    }
+    """The arrays of a :func:`pack_arrays` layout over a shared block's buffer.
+
+    They hold the mapping: numpy keeps a reference to the buffer object but not an export of
+    it, so built with ``buffer=shm.buf`` they let ``SharedMemory.close()`` unmap the block
+    under arrays still in use (reading one then crashed the process). Slices of one
+    ``np.frombuffer`` array, which holds an export of the block while any of them lives, make
+    ``close()`` refuse (``BufferError``: see :func:`close_block`), and the mapping goes with the
+    last array."""
+    own = np.frombuffer(buf, dtype=np.uint8)  # holds an export of the block while it lives
+    views = {}
+    for name, (offset, shape, dtype) in layout.items():
+        size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        views[name] = own[offset : offset + size].view(dtype).reshape(shape)
+    return views
+
+
+def close_block(shm: shared_memory.SharedMemory) -> None:
+    """Close this process's mapping of a shared block, or leave it to the last of its arrays
+    that are still held (:func:`array_views`), quietly: a refused ``close()`` is not tried
+    again when the block is collected."""
+    try:
+        shm.close()
+    except BufferError:
+        shm.close = lambda: None  # type: ignore[method-assign]
 
 
 def _portable_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -314,7 +333,7 @@ def _worker_main(conn: Any, spec: dict[str, Any]) -> None:
     finally:
         del env, shared, mine, actions, selected, final, hand_done
         with contextlib.suppress(Exception):
-            shm.close()
+            close_block(shm)
         conn.close()
 
 
@@ -874,11 +893,7 @@ class WorkerVectorEnv:
         self._actions = self._selected = self._final_obs = np.zeros(0)
         with contextlib.suppress(FileNotFoundError):
             shm.unlink()
-        try:
-            shm.close()
-        except BufferError:
-            # views of the block are still held elsewhere: the mapping goes with the last one
-            shm.close = lambda: None  # type: ignore[method-assign]
+        close_block(shm)  # the arrays still held elsewhere keep the mapping
 
     def __enter__(self) -> WorkerVectorEnv:
         return self

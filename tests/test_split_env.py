@@ -125,6 +125,29 @@ def test_a_helper_that_fails_is_named_and_the_env_closes():
         SplitSeatEnv(functools.partial(_failing_share, data), 10, processes=2)
 
 
+@pytest.mark.parametrize("call", ["step", "reset"])
+def test_a_helper_that_dies_is_named_whatever_the_env_was_doing(call):
+    """A helper killed between two calls: the next call's message to it breaks the pipe, and
+    the env says which helper died and how, and closes. A bare BrokenPipeError had passed for
+    the reader of stdout gone: ``rummyzoo train`` then ended with no message at all."""
+    import os
+    import signal
+
+    env = build_batched_env(_config("workers=2"))
+    env.reset()
+    helper = env._procs[0]
+    blocks = [b.name for b in env._blocks]
+    os.kill(helper.pid, signal.SIGKILL)
+    helper.join(timeout=10)
+    with pytest.raises(RuntimeError, match=r"helper process 1 died \(exit code -9\)"):
+        if call == "step":
+            env.step(uniform_legal_actions(env.action_masks(), np.random.default_rng(0)))
+        else:
+            env.reset()
+    assert env._closed
+    assert not [name for name in blocks if Path("/dev/shm", name).exists()]
+
+
 def _share_with_a_failing_opponent(config_data, num_envs, first):
     """A share whose opponent plays an illegal action in the helper's games (first > 0)."""
     from rummyzoo.agents.random_agent import RandomPolicy

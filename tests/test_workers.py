@@ -251,11 +251,48 @@ def test_close_unlinks_and_is_idempotent():
         env.observe(0, 0)
     # a view held outside does not stop close(), nor keep the name
     with WorkerVectorEnv("knock_rummy", 2, num_workers=1) as other:
+        other.reset(seed=0)
         held = other.observations
+        before = held.copy()
         name = other._shm.name
-    assert held.shape == (2, other.obs_size)
+    assert held.shape == (2, other.obs_size) and np.array_equal(held, before)
     with pytest.raises(FileNotFoundError):
         shared_memory.SharedMemory(name=name)
+
+
+def test_arrays_held_past_close_stay_readable():
+    """An array the engine handed out stays readable after close(), and after the engine is
+    collected: it used to point at the unmapped block, and reading it crashed the process
+    (so the reading runs in a process of its own)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import gc
+        import numpy as np
+        from rummyzoo.envs.workers import WorkerVectorEnv
+
+        def arrays():
+            env = WorkerVectorEnv("knock_rummy", 4, num_workers=2)
+            env.reset(seed=0)
+            return env.observations, env.action_masks  # the engine closes when collected
+
+        with WorkerVectorEnv("knock_rummy", 4, num_workers=2) as env:
+            env.reset(seed=0)
+            obs, masks = env.observations, env.action_masks
+            want = obs.copy(), masks.copy()
+        late_obs, late_masks = arrays()
+        gc.collect()
+        assert np.array_equal(obs, want[0]) and np.array_equal(masks, want[1])
+        assert np.array_equal(late_obs, want[0]) and np.array_equal(late_masks, want[1])
+        print("read", float(obs.sum()))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("read") and "Exception ignored" not in done.stderr
 
 
 def test_dead_worker_raises_and_closes():

@@ -52,7 +52,7 @@ import pickle
 import signal
 from collections.abc import Callable
 from multiprocessing import shared_memory
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices
@@ -60,6 +60,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices
 from rummyzoo.envs.core import ConfigError
 from rummyzoo.envs.workers import (
     array_views,
+    close_block,
     pack_arrays,
     reply_failure,
     reply_ok,
@@ -198,7 +199,7 @@ def _helper_main(conn: Any, make_share: Callable[..., Any], size: int, lo: int, 
         with contextlib.suppress(Exception):
             env.close()
         with contextlib.suppress(Exception):
-            shm.close()
+            close_block(shm)
         conn.close()
 
 
@@ -277,7 +278,7 @@ class _Actor:
         for shm, views in self._blocks.values():
             views.clear()
             with contextlib.suppress(Exception):
-                shm.close()
+                close_block(shm)
         self._blocks = {}
 
 
@@ -390,19 +391,36 @@ class SplitSeatEnv(WholeBatchVecEnv):
         try:
             status, value = pickle.loads(self._conns[h].recv_bytes())
         except (EOFError, OSError):
-            code = self._procs[h].exitcode if h < len(self._procs) else None
-            self.close()
-            raise RuntimeError(f"helper process {h + 1} died (exit code {code})") from None
+            self._died(h)
         if status == "error":
             self.close()
             raise RuntimeError(f"helper process {h + 1} failed:\n{value}")
         return value
 
+    def _died(self, h: int) -> NoReturn:
+        """Helper ``h``'s pipe broke: close the env and say which helper died, and how."""
+        code = None
+        if h < len(self._procs):
+            proc = self._procs[h]
+            proc.join(timeout=5)  # its exit code is known once it is reaped
+            code = proc.exitcode
+        self.close()
+        raise RuntimeError(f"helper process {h + 1} died (exit code {code})") from None
+
+    def _post(self, h: int, message: bytes) -> None:
+        """Send helper ``h`` a message; a broken pipe (a dead helper) closes the env and says
+        so (a bare BrokenPipeError would pass for the reader of stdout gone, and end the
+        command without a word)."""
+        try:
+            self._conns[h].send_bytes(message)
+        except OSError:
+            self._died(h)
+
     def _send(self, requests: list[tuple[Any, ...]]) -> None:
         """Send each helper its request (one per helper, in order), without waiting."""
         self._not_rolling()
-        for conn, request in zip(self._conns, requests, strict=True):
-            conn.send_bytes(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
+        for h, request in enumerate(requests):
+            self._post(h, pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
 
     def _replies(self) -> list[Any]:
         return [self._reply(h) for h in range(len(self._conns))]
@@ -473,9 +491,9 @@ class SplitSeatEnv(WholeBatchVecEnv):
     def step_wait(self):
         self._not_rolling()
         actions = self._pending.astype(np.int64)
-        for part, views, conn in zip(self._slices[1:], self._views, self._conns, strict=True):
+        for h, (part, views) in enumerate(zip(self._slices[1:], self._views, strict=True)):
             views["actions"][:] = actions[part]
-            conn.send_bytes(_STEP)
+            self._post(h, _STEP)
         first = self._slices[0]
         self.local.step_async(actions[first])
         local_obs, local_rewards, local_dones, local_infos = self.local.step_wait()
@@ -647,9 +665,9 @@ class SplitSeatEnv(WholeBatchVecEnv):
         self._weights = self._rollouts = None
         for block in self._blocks:
             with contextlib.suppress(Exception):
-                block.close()
-            with contextlib.suppress(Exception):
                 block.unlink()
+            with contextlib.suppress(Exception):
+                close_block(block)
         self._procs, self._conns, self._blocks = [], [], []
         local = getattr(self, "local", None)
         if local is not None:
