@@ -60,7 +60,8 @@ Decisions in this implementation (where docs/rules.md leaves room):
   the chosen way (onto a set, below a run's low end or above its high end); for scoring and for
   what fits later only that way matters, not which of several equal melds it joins.
 * ``draw_rule="up_to_3"`` lets a hand grow past 3 cards; ``max_hand`` (default 6, at most 10)
-  bounds it so actions can keep addressing hand positions.
+  bounds it so actions can keep addressing hand positions. The bound is the environment's:
+  the game's rule sets none (see ``docs/rules.md``, 2.2).
 
 Options (``env(num_players=N, **options)``)
 -------------------------------------------

@@ -295,3 +295,19 @@ def test_reward_modes(mode, expected):
     env = make(top="Ac 5d 9h Jc Qd Kh", reward=mode, reward_scale=10)
     play(env, ["draw 3", "end turn", "draw 3", "meld 0 1 2"])
     assert [env.rewards["player_0"], env.rewards["player_1"]] == pytest.approx(expected)
+
+
+def test_the_rules_document_states_the_action_counts_of_the_hand_limit():
+    """docs/rules.md explains the environment's hand limit under up_to_3 by the action counts
+    it gives: they are the env's."""
+    import re
+    from pathlib import Path
+
+    from rummyzoo.envs.registry import make_game
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text()
+    found = re.search(r"\((\d+) at 6 cards, (\d+) at 10\)", text)
+    assert found is not None
+    for limit, stated in zip((6, 10), found.groups(), strict=True):
+        game = make_game("ditch_rummy", 2, draw_rule="up_to_3", max_hand=limit)
+        assert game.num_actions == int(stated)
