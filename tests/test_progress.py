@@ -109,3 +109,24 @@ def test_a_bar_is_drawn_on_a_terminal_of_any_reported_size(size, monkeypatch) ->
         os.close(master)
     text = drawn.decode(errors="replace")
     assert "train:" in text and "7/10" in text and "eval @7: 0.9" in text
+
+
+def test_a_bar_keeps_each_note_whole_on_a_line_above_it() -> None:
+    """Beside the bar a note may be cut by the terminal's width: each one is also printed
+    whole above the bar, and stays there."""
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    drawn = Tty()
+    long = (
+        "eval @100: win rate vs knock.greedy 0.960 [0.924, 0.979], knock.smart 0.783 [0.772, 0.794]"
+    )
+    with Progress("x", 10, mode="auto", stream=drawn) as bar:
+        bar.update(5)
+        bar.set_note(long, "eval @100: knock.greedy 0.96, knock.smart 0.78")
+        bar.set_note("eval @200: second", "eval @200")
+        bar.update(10)
+    lines = drawn.getvalue().replace("\r", "\n").splitlines()
+    assert long in lines and "eval @200: second" in lines

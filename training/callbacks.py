@@ -418,7 +418,9 @@ class RunCallback(BaseCallback):
                 f"{o} {r['win_rate']:.3f} [{r['win_rate_ci'][0]:.3f}, {r['win_rate_ci'][1]:.3f}]"
                 for o, r in results.items()
             )
-            self.progress.set_note(f"eval @{int(self.num_timesteps):,}: win rate vs {shown}")
+            at = f"eval @{int(self.num_timesteps):,}"
+            short = ", ".join(f"{o} {r['win_rate']:.2f}" for o, r in results.items())
+            self.progress.set_note(f"{at}: win rate vs {shown}", f"{at}: {short}")
         self._dashboard()
         if not self._sampled_at(self.num_timesteps):
             self._sample_game()  # every evaluation comes with a sample game of those weights

@@ -145,11 +145,14 @@ class Progress:
             bar.start_t = bar.last_print_t = bar._time()
             bar.initial = bar.last_print_n = bar.n
 
-    def set_note(self, note: str) -> None:
-        """Show ``note`` (e.g. the latest evaluation) with the progress."""
+    def set_note(self, note: str, short: str | None = None) -> None:
+        """Show ``note`` (e.g. the latest evaluation) with the progress. A bar prints it whole
+        on a line of its own above the bar, which keeps it, and shows ``short`` (default: the
+        note) beside the bar, where the terminal's width may cut it."""
         self.note = note
         if self._bar is not None:
-            self._bar.set_postfix_str(note, refresh=True)
+            self._bar.write(note, file=self.stream)
+            self._bar.set_postfix_str(short or note, refresh=True)
         elif self.mode == "lines":
             self._print()
 
