@@ -270,11 +270,12 @@ class SmartKnock(KnockPolicy):
         # A knock ends the hand: only the deadwood it leaves counts then, so it knocks with the
         # legal knock card that leaves the least (ties: the discard order's), not with the card
         # it would discard.
+        costs = {o: cost(o) for o in options}
         knocks = [o for o in options if action_mask[KNOCK_BASE + o[1]]]
         if knocks:
-            d, card = min(knocks, key=lambda o: (o[0], cost(o)))
+            d, card = min(knocks, key=lambda o: (o[0], costs[o]))
             if d == 0 or (
                 d <= self.knock_limit and self._knock_value(d, seen, live, rng) > self.knock_margin
             ):
                 return KNOCK_BASE + card
-        return DISCARD_BASE + min(options, key=cost)[1]
+        return DISCARD_BASE + min(options, key=costs.__getitem__)[1]
