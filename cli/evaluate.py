@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     """A checkpoint against the baselines of its variant, through the arena."""
     check_outputs(args, "json")
 
-    from rummyzoo.agents.arena import format_report
+    from rummyzoo.agents.arena import ArenaWorkers, format_report
     from rummyzoo.agents.arena.evaluate import baseline_names, evaluation_report
     from rummyzoo.agents.checkpoints import read_meta
 
@@ -51,15 +53,20 @@ def run(args: argparse.Namespace) -> int:
     options = {**meta["options"], **parse_options(args.option)}
     opponents = args.opponents or baseline_names(variant)
     results = {}
-    for opponent in opponents:
-        report, label = evaluation_report(
-            args.checkpoint, opponent, variant, players, options, args.deals, args.seed,
-            args.workers, args.batch, resamples=1000, quiet=args.quiet,
-        )  # fmt: skip
-        if args.report:
-            print(f"== {Path(args.checkpoint).name} vs {opponent}")
-            print(format_report(report))
-        results[opponent] = report["agents"][label]
+    # One set of worker processes for every opponent (each start imports torch: seconds);
+    # the arena checks --workers and --deals.
+    workers = (os.cpu_count() or 1) if args.workers is None else args.workers
+    shared = workers > 1 and args.deals > 1
+    with ArenaWorkers(min(workers, args.deals)) if shared else contextlib.nullcontext() as pool:
+        for opponent in opponents:
+            report, label = evaluation_report(
+                args.checkpoint, opponent, variant, players, options, args.deals, args.seed,
+                args.workers, args.batch, resamples=1000, quiet=args.quiet, pool=pool,
+            )  # fmt: skip
+            if args.report:
+                print(f"== {Path(args.checkpoint).name} vs {opponent}")
+                print(format_report(report))
+            results[opponent] = report["agents"][label]
     shown = ", ".join(f"{k}={v}" for k, v in options.items()) or "default rules"
     games = next(iter(results.values()))["games"] if results else 0
     print(

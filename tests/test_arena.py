@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from rummyzoo.agents.arena import (
+    ArenaWorkers,
     balanced_orders,
     format_report,
     make_arena_match,
@@ -568,6 +569,33 @@ def test_same_seed_same_numbers_whatever_the_workers() -> None:
     assert report_one["agents"] == report_two["agents"]
     other_seed = run_arena(*args, deals=8, seed=4, workers=1)
     assert not np.array_equal(one.points, other_seed.points)
+
+
+def test_worker_processes_kept_for_several_arenas_play_the_same_games() -> None:
+    """``rummyzoo evaluate`` plays one arena per opponent in one set of worker processes: the
+    processes start once, each run builds its own agents there, and the numbers are those of
+    one process."""
+    runs = [
+        ("knock_rummy", 2, ["random", "knock.greedy"], {}),
+        ("ditch_rummy", 2, ["ditch.greedy", "random"], {"target_score": None}),
+        ("knock_rummy", 2, ["knock.smart", "random"], {}),
+    ]
+    with ArenaWorkers(2) as pool:
+        kept = []
+        for variant, players, agents, options in runs:
+            kept.append(
+                run_arena(variant, players, agents, deals=6, seed=5, options=options, pool=pool)
+            )
+            assert kept[-1].workers == 2
+            pids = sorted(pool.executor()._processes)  # the same processes
+            if len(kept) == 1:
+                first_pids = pids
+            assert pids == first_pids and len(pids) == 2
+    assert pool._executor is None  # closed at the end of the block
+    for (variant, players, agents, options), result in zip(runs, kept, strict=True):
+        alone = run_arena(variant, players, agents, deals=6, seed=5, options=options, workers=1)
+        assert np.array_equal(alone.points, result.points)
+        assert np.array_equal(alone.decisions, result.decisions)
 
 
 def test_random_vs_random_is_even() -> None:

@@ -58,6 +58,7 @@ import multiprocessing
 import os
 import sys
 import time
+import uuid
 import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -82,6 +83,7 @@ from rummyzoo.envs.seeding import check_seed, new_generator, seed_generator
 __all__ = [
     "SEATING_DESIGNS",
     "ArenaResult",
+    "ArenaWorkers",
     "balanced_orders",
     "deal_seeds",
     "format_report",
@@ -438,20 +440,51 @@ def _keeps_state(policy: Policy) -> bool:
     return reset is not None and reset is not BasePolicy.reset
 
 
-_WORKER_TABLE: _Table | None = None
+#: the table a worker process last played at: (its run's key, the table)
+_WORKER_TABLE: tuple[str, _Table] | None = None
 
 
-def _init_worker(plan: _Plan) -> None:
-    global _WORKER_TABLE
+def _init_worker() -> None:
     # Workers run side by side; a model's math library must not spread each over every core.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     # The parent process built every agent first and has shown its warnings once already.
     warnings.simplefilter("ignore", UserWarning)
-    _WORKER_TABLE = _Table(plan)
-    _WORKER_TABLE.build_policies()
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
+
+
+class ArenaWorkers:
+    """Worker processes kept for several arena runs: ``with ArenaWorkers(2) as pool:`` then
+    ``run_arena(..., pool=pool)`` as often as needed. Each process starts once (spawned: it
+    imports numpy, the agents and torch, seconds each) and builds a run's agents at its first
+    deals of that run. ``rummyzoo evaluate`` plays one arena per opponent in them."""
+
+    def __init__(self, workers: int | None) -> None:
+        if workers is None:
+            workers = os.cpu_count() or 1
+        self.workers = _positive_int("workers", workers)
+        self._executor: ProcessPoolExecutor | None = None
+
+    def executor(self) -> ProcessPoolExecutor:
+        """The processes, started at the first call."""
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(
+                max_workers=self.workers,
+                # spawned: safe with threads (torch) in the parent
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_init_worker,
+            )
+        return self._executor
+
+    def close(self) -> None:
+        """Stop the processes (they finish the deals they are playing)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+
+    def __enter__(self) -> ArenaWorkers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _positive_int(name: str, value: Any) -> int:
@@ -476,9 +509,19 @@ def _one_torch_thread() -> Iterator[None]:
             torch.set_num_threads(threads)
 
 
-def _worker_play(start: int, stop: int) -> dict[str, Any]:
-    assert _WORKER_TABLE is not None, "worker used before initialisation"
-    return _WORKER_TABLE.play_deals(start, stop)
+def _worker_play(key: str, plan: _Plan, start: int, stop: int) -> dict[str, Any]:
+    """Deals ``start`` to ``stop`` of the run ``key`` in a worker (its agents built at the
+    run's first deals there)."""
+    global _WORKER_TABLE
+    if _WORKER_TABLE is None or _WORKER_TABLE[0] != key:
+        _WORKER_TABLE = None  # the last run's agents go before this run's are built
+        table = _Table(plan)
+        table.build_policies()
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.set_num_threads(1)
+        _WORKER_TABLE = (key, table)
+    return _WORKER_TABLE[1].play_deals(start, stop)
 
 
 @dataclass
@@ -546,6 +589,7 @@ def run_arena(
     save_limit: int | None = 10,
     batch: int = 1,
     seating: str = "balanced",
+    pool: ArenaWorkers | None = None,
 ) -> ArenaResult:
     """Play ``deals`` duplicate deals between ``agents``; see the module docstring.
 
@@ -562,13 +606,17 @@ def run_arena(
         decides for all its games with one call. 1: one game after another.
     :param seating: how each line-up is seated: ``balanced`` (every agent after and before every
         other equally often) or ``rotations`` (see the module docstring).
+    :param pool: worker processes kept from run to run (:class:`ArenaWorkers`), used in place
+        of ``workers`` new ones.
     :raises ValueError: unknown variant or agent, unsupported player count, a bad option, fewer
         than two agents, a checkpoint for another variant, or an agent playing illegally.
     """
     options = dict(options or {})
     deals = _positive_int("deals", deals)
     seed = check_seed(seed)
-    if workers is None:
+    if pool is not None:
+        workers = pool.workers
+    elif workers is None:
         workers = os.cpu_count() or 1
     workers = _positive_int("workers", workers)
     if isinstance(agents, str):
@@ -638,8 +686,11 @@ def run_arena(
                     for deal in range(deals):
                         parts.append(table.play_deals(deal, deal + 1))
                         bar.update(len(table_seatings))
+        elif pool is not None:
+            parts = _play_parallel(plan, deals, workers, bar, pool)
         else:
-            parts = _play_parallel(plan, deals, workers, bar)
+            with ArenaWorkers(workers) as own:
+                parts = _play_parallel(plan, deals, workers, bar, own)
     elapsed = time.perf_counter() - start_time
 
     replays = [path for p in parts for path in p.pop("replays")]
@@ -673,28 +724,29 @@ def run_arena(
     )
 
 
-def _play_parallel(plan: _Plan, deals: int, workers: int, bar: Any) -> list[dict[str, Any]]:
-    """Play chunks of deals in spawned worker processes; return the parts in deal order."""
+def _play_parallel(
+    plan: _Plan, deals: int, workers: int, bar: Any, pool: ArenaWorkers
+) -> list[dict[str, Any]]:
+    """Play chunks of deals in the pool's processes; return the parts in deal order."""
     chunk = max(1, math.ceil(deals / (workers * 8)))
     bounds = [(start, min(start + chunk, deals)) for start in range(0, deals, chunk)]
     parts: list[dict[str, Any] | None] = [None] * len(bounds)
-    context = multiprocessing.get_context("spawn")  # safe with threads (torch) in the parent
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(plan,)
-    ) as pool:
-        pending = {pool.submit(_worker_play, a, b): i for i, (a, b) in enumerate(bounds)}
-        try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    index = pending.pop(future)
-                    parts[index] = future.result()
-                    a, b = bounds[index]
-                    bar.update((b - a) * len(plan.seatings))
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
+    key = uuid.uuid4().hex
+    executor = pool.executor()
+    pending = {executor.submit(_worker_play, key, plan, a, b): i for i, (a, b) in enumerate(bounds)}
+    try:
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                index = pending.pop(future)
+                parts[index] = future.result()
+                a, b = bounds[index]
+                bar.update((b - a) * len(plan.seatings))
+    except BaseException:
+        for future in pending:
+            future.cancel()
+        wait(pending)  # the pool is left idle for the next run
+        raise
     return [p for p in parts if p is not None]
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from rummyzoo.agents.arena import run_arena, summarize
+from rummyzoo.agents.arena import ArenaWorkers, run_arena, summarize
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import AGENTS, make_agent
 from rummyzoo.envs.match import HandEnd, Match
@@ -41,10 +41,12 @@ def evaluation_report(
     batch: int = 64,
     resamples: int = 0,
     quiet: bool = True,
+    pool: ArenaWorkers | None = None,
 ) -> tuple[dict[str, Any], str]:
     """The arena's report of the policy against ``num_players - 1`` copies of ``opponent`` on
     ``deals`` duplicate deals (``batch`` games at once), and the policy's label in it
-    (``resamples``: the ratings' bootstrap, for 3 or more players)."""
+    (``resamples``: the ratings' bootstrap, for 3 or more players; ``pool``: worker processes
+    kept from one opponent to the next, in place of ``workers`` new ones)."""
     agents: list[Any] = [policy] + [opponent] * (num_players - 1)
     result = run_arena(
         variant,
@@ -59,6 +61,7 @@ def evaluation_report(
         # the policy sits after and before the copies alike in their rotations, and only its
         # figures are read
         seating="rotations",
+        pool=pool,
     )
     return summarize(result, resamples=resamples), result.labels[0]
 
