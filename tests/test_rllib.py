@@ -31,6 +31,8 @@ from rummyzoo.training import rllib
 from rummyzoo.training.config import RllibSettings, load_config
 from rummyzoo.training.train import resume_run, train_from_file
 
+pytestmark = pytest.mark.rllib  # make test runs these once, with the compiled kernels
+
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = str(ROOT / "configs" / "smoke_ppo.yaml")
 SHORT = ["backend=rllib", "env_options.target_score=null"]

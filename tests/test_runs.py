@@ -17,6 +17,7 @@ from run_helpers import tb_steps
 
 from rummyzoo.cli.main import main
 from rummyzoo.training import callbacks
+from rummyzoo.training.config import load_config
 from rummyzoo.training.run_folder import format_summary
 from rummyzoo.training.train import resume_run, train_from_file
 
@@ -99,8 +100,12 @@ def _on_a_terminal(command: list[str]) -> tuple[subprocess.CompletedProcess, str
 
 def test_the_default_config_draws_its_bars_on_a_terminal(tmp_path) -> None:
     """On a terminal the default is tqdm's live bars (what crashed when SB3's bar lacked rich):
-    the default config's warm start and training, then ``evaluate`` of its checkpoint as ``make
-    demo`` runs it (no ``--opponents``: the variant's baselines)."""
+    the default config's warm start and training on its batched engine, with self-play and
+    evaluations (only its lengths shortened: one rollout of 64 games x 32 steps), then
+    ``evaluate`` of its checkpoint as ``make demo`` runs it (no ``--opponents``: the variant's
+    baselines)."""
+    config = load_config(DEFAULT_CONFIG)
+    assert config.vec_env == "batched" and config.n_envs == 64 and config.pretrain is not None
     run = tmp_path / "run"
     command = [sys.executable, "-m", "rummyzoo.cli.main", "train", str(DEFAULT_CONFIG)]
     command += ["--run-dir", str(run)]
@@ -113,7 +118,11 @@ def test_the_default_config_draws_its_bars_on_a_terminal(tmp_path) -> None:
     assert proc.returncode == 0, shown
     assert "warm start (knock.smart)" in shown and "train (ppo)" in shown
     assert "2048/2048" in shown and "\r" in shown  # redrawn bars
-    assert b"trained ppo on knock_rummy" in proc.stdout
+    assert b"trained ppo on knock_rummy (2 players): 2,048 steps" in proc.stdout
+    # self-play: the network at step 0 starts the pool (scheduled work waits for a rollout's
+    # start, and the one rollout starts at step 0)
+    assert [p.name for p in (run / "pool").glob("snapshot_*.rz")] == ["snapshot_000000000.rz"]
+    assert (run / "checkpoints" / "best.rz").exists()
     command = [sys.executable, "-m", "rummyzoo.cli.main", "evaluate"]
     command += [str(run / "checkpoints" / "best.rz"), "--deals", "2"]
     proc, shown = _on_a_terminal(command)
