@@ -68,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         IsADirectoryError,
         PermissionError,
     ) as exc:  # bad input, or a path that cannot be what the command needs: one line
-        print(f"rummyzoo {args.command}: error: {exc}", file=sys.stderr)
+        # with the notes it gathered on the way (which agent raised it)
+        notes = "".join(f" ({note})" for note in getattr(exc, "__notes__", ()))
+        print(f"rummyzoo {args.command}: error: {exc}{notes}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:  # Ctrl-C: one line, no traceback
         why = f"; {exc}" if str(exc) else ""

@@ -115,7 +115,13 @@ def play_turns(
         if seat == until:
             break
         policy = policies[seat]
-        action = policy.act(match.observe(seat), match.legal_mask(), _rng_for(rngs, seat))
+        try:
+            action = policy.act(match.observe(seat), match.legal_mask(), _rng_for(rngs, seat))
+        except Exception as exc:
+            exc.add_note(
+                agent_error_note(labels[seat] if labels is not None else policy, f"seat {seat}")
+            )
+            raise
         try:
             a = match.check(action)
         except IllegalActionError as exc:
@@ -133,6 +139,14 @@ def play_turns(
                 if not end.match_over:
                     on_event(Deal(match.hand_index + 1, match.dealer, match.deck), match)
     return ends
+
+
+def agent_error_note(who: Any, where: str) -> str:
+    """The note added to an error that an agent raised while choosing its action (the error
+    keeps its type and traceback); ``where``: its seat (and game)."""
+    if not isinstance(who, str):
+        who = str(getattr(who, "name", type(who).__name__))
+    return f"raised by agent {who!r} ({where}) while choosing its action"
 
 
 def play_episode(
@@ -266,7 +280,12 @@ def play_vector(
                 entry = batched.setdefault(id(policy), (policy, []))
                 entry[1].append(k)
             else:
-                chosen = policy.act(vec.observations[i], vec.action_masks[i], rngs[i][seat])
+                try:
+                    chosen = policy.act(vec.observations[i], vec.action_masks[i], rngs[i][seat])
+                except Exception as exc:
+                    who = labels[i][seat] if labels is not None else policy
+                    exc.add_note(agent_error_note(who, f"seat {seat}"))
+                    raise
                 try:  # an int in range, as one game at a time requires (not a float cut down)
                     actions[k] = check_action(chosen, vec.num_actions)
                 except IllegalActionError as exc:
@@ -274,9 +293,18 @@ def play_vector(
         for policy, ks in batched.values():
             rows = games[ks]
             first = int(rows[0])  # its generator goes unused (the policy draws nothing)
-            actions[ks] = policy.act_batch(
-                vec.observations[rows], vec.action_masks[rows], rngs[first][vec.current[first]]
-            )
+            try:
+                actions[ks] = policy.act_batch(
+                    vec.observations[rows], vec.action_masks[rows], rngs[first][vec.current[first]]
+                )
+            except Exception as exc:
+                seats = sorted(set(vec.current[rows].tolist()))
+                who = labels[first][seats[0]] if labels is not None else policy
+                where = f"seat{'s' if len(seats) > 1 else ''} {', '.join(map(str, seats))}"
+                exc.add_note(
+                    agent_error_note(who, f"{where}, deciding for {rows.size} games at once")
+                )
+                raise
         try:
             vec.step(actions[: games.size], games=games)
         except IllegalActionError as exc:

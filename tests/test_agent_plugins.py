@@ -185,6 +185,84 @@ def test_module_class_plays_in_worker_processes(plugin) -> None:
     assert np.array_equal(serial.decisions, parallel.decisions)
 
 
+FAILING_SOURCE = """
+from rummyzoo.agents.base import BasePolicy
+
+
+class Failing(BasePolicy):
+    name = "failing"
+
+    def act(self, observation, action_mask, rng):
+        raise ValueError("my bug")
+
+
+class FailingBatch(Failing):
+    # decides for many games at once, and fails there
+    uses_rng = False
+
+    def act_batch(self, observations, masks, rng):
+        raise KeyError("batch bug")
+"""
+
+
+@pytest.mark.parametrize("workers, batch", [(1, 1), (1, 64), (2, 1)])
+def test_an_agent_that_raises_is_named_in_its_error(plugin_dir, workers, batch) -> None:
+    """An error of the agent's own keeps its type and message (and traceback), with a note
+    naming the agent and its seat, in this process or a worker, one game at a time or many."""
+    module = plugin_dir("rz_failing", FAILING_SOURCE)
+    with pytest.raises(ValueError) as raised:
+        run_arena(
+            "knock_rummy", 2, ["random", f"{module}:Failing"], deals=2, workers=workers,
+            batch=batch,
+        )  # fmt: skip
+    assert str(raised.value) == "my bug"
+    (note,) = raised.value.__notes__  # its seat in the first game that asked it
+    assert re.fullmatch(
+        rf"raised by agent '{module}:Failing' \(seat [01]\) while choosing its action", note
+    ), note
+
+
+def test_an_agent_deciding_for_many_games_that_raises_is_named(plugin_dir) -> None:
+    module = plugin_dir("rz_failing", FAILING_SOURCE)
+    with pytest.raises(KeyError, match="batch bug") as raised:
+        run_arena("knock_rummy", 2, [f"{module}:FailingBatch", "random"], deals=3, batch=64)
+    # every game's first step: the agent sits first in the first seating of each deal
+    assert raised.value.__notes__ == [
+        f"raised by agent '{module}:FailingBatch' (seat 0, deciding for 3 games at once) "
+        "while choosing its action"
+    ]
+
+
+def test_an_opponent_that_raises_in_training_is_named(plugin_dir) -> None:
+    """The batched training env names an opponent whose own code failed (its error kept)."""
+    from rummyzoo.training.vec_env import BatchedSeatEnv
+
+    module = plugin_dir("rz_failing", FAILING_SOURCE)
+    env = BatchedSeatEnv("knock_rummy", 2, {}, opponents=[f"{module}:Failing"], num_envs=4)
+    with pytest.raises(ValueError) as raised:
+        env.reset()  # the opponent acts first in the games where the learner sits second
+        for _ in range(3):
+            env.step(np.asarray([int(np.flatnonzero(m)[0]) for m in env.action_masks()]))
+    assert str(raised.value) == "my bug"
+    (note,) = raised.value.__notes__
+    assert re.fullmatch(
+        r"raised by agent 'failing' \(an opponent of the learner at seat [01], deciding for "
+        r"\d games at once\) while choosing its action",
+        note,
+    ), note
+
+
+def test_the_cli_names_the_agent_that_raised(plugin_dir, capsys) -> None:
+    module = plugin_dir("rz_failing", FAILING_SOURCE)
+    argv = ["arena", "knock_rummy", "--agents", "random", f"{module}:Failing", "--deals", "1"]
+    assert cli.main([*argv, "--workers", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"rummyzoo arena: error: my bug (raised by agent '{module}:Failing' (seat 1) while "
+        "choosing its action)"
+    )
+
+
 def test_constructor_gets_the_keywords_it_takes(plugin) -> None:
     options = {"max_turns": 40}
     counting = make_agent(f"{plugin}:CountingAgent", "knock_rummy", 3, options)

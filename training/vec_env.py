@@ -35,6 +35,7 @@ from rummyzoo.agents.features import learner_inputs, make_features, make_potenti
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.core import ConfigError
 from rummyzoo.envs.match import Match
+from rummyzoo.envs.play import agent_error_note
 from rummyzoo.envs.registry import make_vector
 from rummyzoo.training.seat_env import (
     OpponentMixture,
@@ -332,9 +333,16 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         start = time.perf_counter()
         for policy, ks in groups:
             rows = waiting[ks]
-            actions[ks] = act_batch(
-                policy, engine.observations[rows], engine.action_masks[rows], rng
-            )
+            try:
+                actions[ks] = act_batch(
+                    policy, engine.observations[rows], engine.action_masks[rows], rng
+                )
+            except Exception as exc:
+                seats = sorted(set(engine.current[rows].tolist()))
+                where = f"an opponent of the learner at seat{'s' if len(seats) > 1 else ''} "
+                where += f"{', '.join(map(str, seats))}, deciding for {rows.size} games at once"
+                exc.add_note(agent_error_note(policy, where))
+                raise
         self.opponent_seconds += time.perf_counter() - start
         return actions
 
