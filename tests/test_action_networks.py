@@ -27,6 +27,7 @@ from rummyzoo.envs.vector import uniform_legal_actions
 from rummyzoo.training.config import ConfigLoadError, validate_config
 from rummyzoo.training.seat_env import OpponentMixture
 from rummyzoo.training.train import train_from_file
+from rummyzoo.training.vec_env import BatchedSeatEnv
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -425,6 +426,81 @@ def test_pfsp_draws_the_hardest_opponents_most():
         assert drawn.count(label) / 2000 == pytest.approx(p[label], abs=0.04)
 
 
+def _game(points, opponents, opponent_points, rivals, winner, truncated=False):
+    return {
+        "points": points, "opponents": opponents, "opponent_points": opponent_points,
+        "rivals": rivals, "winner": winner, "truncated": truncated,
+    }  # fmt: skip
+
+
+def test_pfsp_head_to_head_scores_each_rival_by_points():
+    """``league.score``: ``winner`` gives every opponent at the table the learner's win or loss
+    (a tie for the win counts as a win); ``head_to_head`` scores each rival on its own by the
+    points of the two sides, and a partner not at all."""
+    entries = [("random", 1.0), ("knock.greedy", 1.0), ("knock.smart", 1.0)]
+    opponents = ["random", "knock.greedy", "knock.smart"]
+    game = _game(10.0, opponents, [5.0, 10.0, 20.0], [True, True, True], winner=False)
+    by_winner = OpponentMixture(entries, "knock_rummy", 4, pfsp_exponent=1.0)
+    by_points = OpponentMixture(
+        entries, "knock_rummy", 4, pfsp_exponent=1.0, pfsp_score="head_to_head"
+    )
+    for mixture in (by_winner, by_points):
+        mixture.record_game(game)
+        mixture.record_game({**game, "truncated": True})  # a cut game counts nothing
+    assert by_winner.results() == {label: [0.0] for label in opponents}
+    assert by_points.results() == {"random": [1.0], "knock.greedy": [0.5], "knock.smart": [0.0]}
+    # the hardest rival by points is drawn most, where the winner's count sees no difference
+    p = by_points.probabilities()
+    assert p["knock.smart"] > p["knock.greedy"] > p["random"]
+    assert by_winner.probabilities() == pytest.approx(dict.fromkeys(opponents, 1 / 3))
+    # teams: the partner (seat 2 of 4, not a rival) counts nothing; a shared win ties
+    teams = OpponentMixture(
+        [("random", 1.0), ("ditch.smart", 1.0)], "ditch_rummy", 4, pfsp_exponent=1.0,
+        pfsp_score="head_to_head",
+    )  # fmt: skip
+    teams.record_game(
+        _game(30.0, ["ditch.smart", "random", "ditch.smart"], [30.0, 30.0, 30.0],
+              [True, False, True], winner=True)
+    )  # fmt: skip
+    assert teams.results() == {"ditch.smart": [0.5, 0.5]}
+    with pytest.raises(ValueError, match="pfsp_score must be 'winner' or 'head_to_head'"):
+        OpponentMixture(entries, "knock_rummy", 4, pfsp_score="points")
+
+
+def test_pfsp_head_to_head_in_the_batched_env_scores_the_tables_it_plays():
+    """Four-player games on the batched env: each finished game scores each opponent as the
+    game's info says (its points against the learner's)."""
+    mixture = OpponentMixture(
+        [("random", 1.0), ("knock.greedy", 1.0)], "knock_rummy", 4, pfsp_exponent=1.0,
+        pfsp_score="head_to_head",
+    )  # fmt: skip
+    env = BatchedSeatEnv(
+        "knock_rummy", 4, {"target_score": None}, opponents=mixture, num_envs=8, seed=3
+    )
+    env.reset()
+    expected: dict[str, list[float]] = {}
+    rng = np.random.default_rng(0)
+    games = 0
+    while games < 30:
+        masks = env.action_masks()
+        actions = np.asarray([rng.choice(np.flatnonzero(m)) for m in masks])
+        _obs, _rewards, dones, infos = env.step(actions)
+        for i in np.flatnonzero(dones):
+            game = infos[i]["game"]
+            if not game["truncated"]:
+                games += 1
+                for label, theirs in zip(game["opponents"], game["opponent_points"], strict=True):
+                    mine = game["points"]
+                    score = 1.0 if mine > theirs else (0.5 if mine == theirs else 0.0)
+                    expected.setdefault(label, []).append(score)
+    # the same scores per opponent (the env may record a step's games in another order)
+    assert {k: sorted(v) for k, v in mixture.results().items()} == {
+        k: sorted(v) for k, v in expected.items()
+    }
+    assert set(expected) == {"random", "knock.greedy"}
+    assert len({score for scores in expected.values() for score in scores}) > 1
+
+
 def test_pfsp_without_results_keeps_the_weights():
     mixture = OpponentMixture(
         [("random", 3.0), ("ditch.greedy", 1.0)], "ditch_rummy", 2, pfsp_exponent=1.0
@@ -523,3 +599,10 @@ def test_league_config_is_validated():
         validate_config({"backend": "rllib", "league": {"tables": "distinct"}})
     with pytest.raises(ConfigLoadError, match=r"league\.exponent"):
         validate_config({"league": {"sampling": "pfsp", "exponent": 0}})
+    with pytest.raises(ConfigLoadError, match=r"league\.score"):
+        validate_config({"league": {"sampling": "pfsp", "score": "points"}})
+    with pytest.raises(ConfigLoadError, match="league score: head_to_head is what PFSP counts"):
+        validate_config({"league": {"score": "head_to_head"}})
+    league = validate_config({"league": {"sampling": "pfsp", "score": "head_to_head"}}).league
+    assert league.score == "head_to_head"
+    assert validate_config({}).league.score == "winner"

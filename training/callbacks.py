@@ -82,6 +82,7 @@ from rummyzoo.training.run_state import (
     run_relative,
     staging_dir,
 )
+from rummyzoo.training.seat_env import head_to_head
 
 
 def snapshot_comparisons(game: dict[str, Any]) -> list[tuple[int, float]]:
@@ -89,17 +90,11 @@ def snapshot_comparisons(game: dict[str, Any]) -> list[tuple[int, float]]:
     the learner in a finished game (a training env's ``info["game"]``): 1 where the learner's
     side scored more points than the snapshot's side, 0.5 for as many, else 0. A partner is no
     rival, and a game cut by a cap has no result."""
-    if game.get("truncated"):
-        return []
-    mine = game["points"]
-    found = []
-    for label, theirs, rival in zip(
-        game["opponents"], game["opponent_points"], game["rivals"], strict=True
-    ):
-        if label.startswith("self@") and rival:
-            score = 1.0 if mine > theirs else (0.5 if mine == theirs else 0.0)
-            found.append((int(label.split("@", 1)[1]), score))
-    return found
+    return [
+        (int(label.split("@", 1)[1]), score)
+        for label, score in head_to_head(game)
+        if label.startswith("self@")
+    ]
 
 
 def pool_rating(results: list[tuple[float, float]]) -> float | None:

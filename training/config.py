@@ -162,6 +162,22 @@ class League(Strict):
     """PFSP: how sharply the weakest results are preferred (1: in proportion to the losses)."""
     window: int = Field(200, gt=0)
     """PFSP: games per opponent that its win rate is measured over."""
+    score: Literal["winner", "head_to_head"] = "winner"
+    """PFSP: what a game counts against each opponent. ``winner``: whether the learner won the
+    game, the same for every opponent at the table (a tie for the win counts as a win).
+    ``head_to_head``: against each rival, 1 where the learner's side scored more points over
+    the game than the rival's side, 0.5 for as many, else 0 (the comparisons a round robin's
+    ratings count; a partner counts nothing). The two agree with two players but in ties."""
+
+    @model_validator(mode="after")
+    def _score_is_pfsps(self) -> League:
+        if self.score != "winner" and self.sampling != "pfsp":
+            raise ValueError(
+                f"league score: {self.score} is what PFSP counts; it needs sampling: pfsp "
+                f"(this league's sampling is {self.sampling!r})"
+            )
+        return self
+
     tables: Literal["independent", "distinct"] = "independent"
     """How the opponents of one game are drawn. ``independent``: each seat on its own, so a
     table may seat one entry twice. ``distinct``: without replacement among the entries (by

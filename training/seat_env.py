@@ -116,6 +116,7 @@ class OpponentMixture:
         pfsp_exponent: float | None = None,
         pfsp_window: int = 200,
         distinct: bool = False,
+        pfsp_score: str = "winner",
     ) -> None:
         if not entries:
             raise ValueError("OpponentMixture needs at least one entry")
@@ -132,6 +133,9 @@ class OpponentMixture:
             raise ValueError(f"pfsp_exponent must be positive, got {pfsp_exponent}")
         self.pfsp_exponent = pfsp_exponent
         self.pfsp_window = int(pfsp_window)
+        if pfsp_score not in ("winner", "head_to_head"):
+            raise ValueError(f"pfsp_score must be 'winner' or 'head_to_head', got {pfsp_score!r}")
+        self.pfsp_score = pfsp_score
         self.distinct = bool(distinct)
         self._results: dict[str, deque[float]] = {}
         self._stale = False
@@ -162,6 +166,17 @@ class OpponentMixture:
                 found = self._results[label] = deque(maxlen=self.pfsp_window)
             found.append(float(score))
         self._stale = True
+
+    def record_game(self, game: dict[str, Any]) -> None:
+        """A finished game's results (a training env's ``info["game"]``) against each of its
+        opponents, as ``pfsp_score`` counts them; a game cut by a cap counts nothing."""
+        if self.pfsp_exponent is None or game["truncated"]:
+            return
+        if self.pfsp_score == "winner":
+            self.record(game["opponents"], float(game["winner"]))
+        else:
+            for label, score in head_to_head(game):
+                self.record([label], score)
 
     def results(self) -> dict[str, list[float]]:
         """The recorded results per opponent label (the league's state), oldest first."""
@@ -328,6 +343,22 @@ def check_learner_seat(learner_seat: int | str, num_players: int) -> None:
         raise ValueError(
             f"learner_seat must be 0..{num_players - 1}, 'rotate' or 'random', got {learner_seat!r}"
         )
+
+
+def head_to_head(game: dict[str, Any]) -> list[tuple[str, float]]:
+    """(label, the learner's score) for each rival of a finished game (a training env's
+    ``info["game"]``): 1 where the learner's side scored more points than the rival's side,
+    0.5 for as many, else 0. A partner is no rival, and a game cut by a cap has no result."""
+    if game.get("truncated"):
+        return []
+    mine = game["points"]
+    return [
+        (label, 1.0 if mine > theirs else (0.5 if mine == theirs else 0.0))
+        for label, theirs, rival in zip(
+            game["opponents"], game["opponent_points"], game["rivals"], strict=True
+        )
+        if rival
+    ]
 
 
 def opponent_results(side_points: Any, seat: int, same_side: Any) -> dict[str, list[Any]]:
@@ -563,8 +594,7 @@ class SeatEnv(gym.Env):
                 "seat": self.seat,
                 "truncated": truncated,
             }
-            if not truncated:
-                self.opponents.record(self._opponent_labels, float(info["game"]["winner"]))
+            self.opponents.record_game(info["game"])
         return obs, float(reward), terminated, truncated, info
 
     def render(self) -> str | None:

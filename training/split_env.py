@@ -451,8 +451,8 @@ class SplitSeatEnv(WholeBatchVecEnv):
     def _record(self, info: dict[str, Any]) -> None:
         """A helper's finished match, in the local share's opponent mixture (the league)."""
         game = info.get("game")
-        if game is not None and not game["truncated"]:
-            self.local.opponents.record(game["opponents"], float(game["winner"]))
+        if game is not None:
+            self.local.opponents.record_game(game)
 
     def _gather(self, local_obs: np.ndarray) -> np.ndarray:
         """Observations and masks of every share into the env's arrays; the observations."""

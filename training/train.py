@@ -106,6 +106,7 @@ def make_mixture(config: RunConfig) -> OpponentMixture:
         sampling=config.self_play.sampling,
         pfsp_exponent=config.league.exponent if config.league.sampling == "pfsp" else None,
         pfsp_window=config.league.window,
+        pfsp_score=config.league.score,
         distinct=config.league.tables == "distinct",
         snapshot_loader=lambda path, variant, n, options: load_policy(
             path, variant, n, options, deterministic=False

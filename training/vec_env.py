@@ -399,8 +399,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                 info["terminal_observation"] = self._learner_input(final[None], zero)[0]
                 info["TimeLimit.truncated"] = truncated
                 info["game"] = game = self._game_info(i, truncated)
-                if not truncated:
-                    self.opponents.record(game["opponents"], float(game["winner"]))
+                self.opponents.record_game(game)
             self._new_match(i)
 
     def _phi_of(self, obs: np.ndarray) -> float:
