@@ -27,6 +27,7 @@ if ray is None and os.environ.get("RUMMYZOO_REQUIRE_RLLIB") != "1":
 
 from rummyzoo.agents.arena import run_arena
 from rummyzoo.agents.checkpoints import CheckpointError, load_policy, read_meta
+from rummyzoo.envs.core import IllegalActionError
 from rummyzoo.training import rllib
 from rummyzoo.training.config import RllibSettings, load_config
 from rummyzoo.training.train import resume_run, train_from_file
@@ -110,6 +111,68 @@ def test_learner_module_never_samples_an_illegal_action(local_ray):
         for _ in range(20):
             actions = dist.sample().numpy()
             assert masks[np.arange(64), actions].all()
+
+
+BAD_AGENTS = """
+import numpy as np
+
+
+class Illegal:
+    name = "illegal"
+
+    def reset(self, seat=None):
+        pass
+
+    def act(self, observation, action_mask, rng):
+        return int(np.flatnonzero(~action_mask)[0])
+
+
+class Raising(Illegal):
+    name = "raising"
+
+    def act(self, observation, action_mask, rng):
+        raise ValueError("my bug")
+"""
+
+
+def test_an_opponent_module_names_the_agent_that_fails(tmp_path, monkeypatch):
+    """A heuristic or plugin opponent on RLlib that chooses an illegal action, or whose own code
+    raises, is named in the error (the env would refuse the action without saying whose)."""
+    import torch as th
+    from ray.rllib.core.columns import Columns
+
+    (tmp_path / "rz_bad_agents.py").write_text(BAD_AGENTS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = load_config(SMOKE, SHORT)
+    env = rllib.MatchEnv(rllib.env_config_of(config))
+    obs, _ = env.reset(seed=0)
+    (seat_obs,) = obs.values()
+    batch = {Columns.OBS: {k: th.as_tensor(v[None]) for k, v in seat_obs.items()}}
+    _, agent_cls = rllib.module_classes()
+
+    def module(name):
+        return agent_cls(
+            observation_space=env.observation_spaces["player_0"],
+            action_space=env.action_spaces["player_0"],
+            model_config={
+                "agent": name, "variant": config.variant, "num_players": config.num_players,
+                "env_options": dict(config.env_options),
+            },
+        )  # fmt: skip
+
+    legal = module("random").forward_inference(batch)[Columns.ACTIONS]
+    assert seat_obs["action_mask"][int(legal[0])] == 1
+    with pytest.raises(IllegalActionError, match=r"agent 'rz_bad_agents:Illegal' \(an opponent "
+                       r"of the learner on RLlib\) chose an illegal action: action \d+ is not "
+                       r"legal now"):  # fmt: skip
+        module("rz_bad_agents:Illegal").forward_inference(batch)
+    with pytest.raises(ValueError) as raised:
+        module("rz_bad_agents:Raising").forward_inference(batch)
+    assert str(raised.value) == "my bug"
+    assert raised.value.__notes__ == [
+        "raised by agent 'rz_bad_agents:Raising' (an opponent of the learner on RLlib) while "
+        "choosing its action"
+    ]
 
 
 # ---------------------------------------------------------------------------- training

@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from rummyzoo.envs.core import IllegalActionError, check_action
+from rummyzoo.envs.play import agent_error_note
 from rummyzoo.training.config import RllibSettings, RunConfig
 
 __all__ = ["MatchEnv", "require_ray", "train_rllib"]
@@ -271,10 +273,24 @@ def _make_module_classes() -> tuple[type, type]:
         def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
             obs = batch[Columns.OBS]
             raw, masks = _numpy(obs["raw"]), _numpy(obs["action_mask"]) > 0
-            actions = [
-                self.agent.act(raw[i], masks[i], self.rng) for i in range(len(masks))
-            ]  # fmt: skip
-            return {Columns.ACTIONS: np.asarray(actions, dtype=np.int64)}
+            name = self.model_config["agent"]
+            actions = np.empty(len(masks), dtype=np.int64)
+            for i in range(len(masks)):
+                try:
+                    chosen = self.agent.act(raw[i], masks[i], self.rng)
+                except Exception as exc:
+                    exc.add_note(agent_error_note(name, "an opponent of the learner on RLlib"))
+                    raise
+                try:  # what the arena and the other training envs refuse, named the same way
+                    actions[i] = check_action(chosen, len(masks[i]))
+                    if not masks[i][actions[i]]:
+                        raise IllegalActionError(f"action {int(actions[i])} is not legal now")
+                except IllegalActionError as exc:
+                    raise IllegalActionError(
+                        f"agent {name!r} (an opponent of the learner on RLlib) chose an illegal "
+                        f"action: {exc}"
+                    ) from None
+            return {Columns.ACTIONS: actions}
 
         def _forward_train(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
             raise NotImplementedError(f"{self.model_config['agent']} is not trained")
