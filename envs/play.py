@@ -299,7 +299,8 @@ def play_vector(
                 )
             except Exception as exc:
                 seats = sorted(set(vec.current[rows].tolist()))
-                who = labels[first][seats[0]] if labels is not None else policy
+                # the policy's label in one of its games (it acts at that game's seat to act)
+                who = labels[first][int(vec.current[first])] if labels is not None else policy
                 where = f"seat{'s' if len(seats) > 1 else ''} {', '.join(map(str, seats))}"
                 exc.add_note(
                     agent_error_note(who, f"{where}, deciding for {rows.size} games at once")

@@ -186,6 +186,10 @@ def test_module_class_plays_in_worker_processes(plugin) -> None:
 
 
 FAILING_SOURCE = """
+import os
+
+import numpy as np
+
 from rummyzoo.agents.base import BasePolicy
 
 
@@ -202,6 +206,24 @@ class FailingBatch(Failing):
 
     def act_batch(self, observations, masks, rng):
         raise KeyError("batch bug")
+
+
+class FailingLater(FailingBatch):
+    # decides for many games at once, in both seats, and fails at its call number fail_at
+    calls = 0
+    fail_at = 1
+
+    def act_batch(self, observations, masks, rng):
+        type(self).calls += 1
+        if type(self).calls == type(self).fail_at:
+            raise KeyError("later bug")
+        choose = np.random.default_rng(type(self).calls).choice
+        return np.asarray([choose(np.flatnonzero(m)) for m in masks])
+
+
+class Dies(Failing):
+    def act(self, observation, action_mask, rng):
+        os._exit(3)
 """
 
 
@@ -233,6 +255,41 @@ def test_an_agent_deciding_for_many_games_that_raises_is_named(plugin_dir) -> No
     ]
 
 
+def test_an_agent_failing_in_games_where_it_sits_in_several_seats_is_named(plugin_dir) -> None:
+    """Its note names it (not whoever sits in the lowest of its seats in its first game)."""
+    module = plugin_dir("rz_failing", FAILING_SOURCE)
+    agents = ["random", f"{module}:FailingLater"]
+    notes = []
+    for fail_at in range(1, 7):  # its later calls decide in both seats at once
+        agent = importlib.import_module(module).FailingLater
+        agent.calls, agent.fail_at = 0, fail_at
+        with pytest.raises(KeyError, match="later bug") as raised:
+            run_arena("ditch_rummy", 2, agents, deals=4, batch=64, options={"target_score": None})
+        notes += raised.value.__notes__
+    assert any("seats 0, 1" in note for note in notes), notes
+    for note in notes:
+        assert note.startswith(f"raised by agent '{module}:FailingLater' (seat"), note
+
+
+def test_arena_workers_start_again_after_a_worker_died_and_refuse_use_once_closed(
+    plugin_dir,
+) -> None:
+    from concurrent.futures.process import BrokenProcessPool
+
+    from rummyzoo.agents.arena import ArenaWorkers
+
+    module = plugin_dir("rz_failing", FAILING_SOURCE)
+    with ArenaWorkers(2) as pool:
+        with pytest.raises(BrokenProcessPool):
+            run_arena("knock_rummy", 2, ["random", f"{module}:Dies"], deals=4, pool=pool)
+        # the next run gets new processes and plays as one process does
+        result = run_arena("knock_rummy", 2, ["random", "knock.greedy"], deals=4, pool=pool)
+    alone = run_arena("knock_rummy", 2, ["random", "knock.greedy"], deals=4, workers=1)
+    assert np.array_equal(result.points, alone.points)
+    with pytest.raises(ValueError, match="these arena worker processes were closed"):
+        run_arena("knock_rummy", 2, ["random", "knock.greedy"], deals=4, pool=pool)
+
+
 def test_an_opponent_that_raises_in_training_is_named(plugin_dir) -> None:
     """The batched training env names an opponent whose own code failed (its error kept)."""
     from rummyzoo.training.vec_env import BatchedSeatEnv
@@ -244,10 +301,10 @@ def test_an_opponent_that_raises_in_training_is_named(plugin_dir) -> None:
         for _ in range(3):
             env.step(np.asarray([int(np.flatnonzero(m)[0]) for m in env.action_masks()]))
     assert str(raised.value) == "my bug"
-    (note,) = raised.value.__notes__
+    (note,) = raised.value.__notes__  # named as the config names it; it decides game by game
     assert re.fullmatch(
-        r"raised by agent 'failing' \(an opponent of the learner at seat [01], deciding for "
-        r"\d games at once\) while choosing its action",
+        rf"raised by agent '{module}:Failing' \(the learner's opponent at seat [01]\) while "
+        r"choosing its action",
         note,
     ), note
 

@@ -116,7 +116,8 @@ def cross_table(
         deals=cfg.cross_table_deals,
         seed=seed,
         options=options,
-        batch=64,  # games at once (up to 64 of the deals x seatings), the same games as one by one
+        batch=64,  # games at once (of the deals x seatings): the same games as one by one, up
+        # to a network's float rounding in batches of other sizes
     )
     return summarize(result, resamples=200)
 

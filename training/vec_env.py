@@ -338,10 +338,16 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                     policy, engine.observations[rows], engine.action_masks[rows], rng
                 )
             except Exception as exc:
+                game = int(rows[0])
+                seat = int(engine.current[game])
+                # its label in that game: the opponents' labels skip the learner's seat
+                label = self.labels[game][seat - (seat > self.seats[game])]
                 seats = sorted(set(engine.current[rows].tolist()))
-                where = f"an opponent of the learner at seat{'s' if len(seats) > 1 else ''} "
-                where += f"{', '.join(map(str, seats))}, deciding for {rows.size} games at once"
-                exc.add_note(agent_error_note(policy, where))
+                where = f"the learner's opponent at seat{'s' if len(seats) > 1 else ''} "
+                where += ", ".join(map(str, seats))
+                if getattr(policy, "act_batch", None) is not None:
+                    where += f", deciding for {rows.size} games at once"
+                exc.add_note(agent_error_note(label, where))
                 raise
         self.opponent_seconds += time.perf_counter() - start
         return actions

@@ -56,12 +56,14 @@ import csv
 import math
 import multiprocessing
 import os
+import pickle
 import sys
 import time
 import uuid
 import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from itertools import combinations, permutations
 from pathlib import Path
@@ -462,9 +464,12 @@ class ArenaWorkers:
             workers = os.cpu_count() or 1
         self.workers = _positive_int("workers", workers)
         self._executor: ProcessPoolExecutor | None = None
+        self._closed = False
 
     def executor(self) -> ProcessPoolExecutor:
-        """The processes, started at the first call."""
+        """The processes, started at the first call (and again after one of them died)."""
+        if self._closed:
+            raise ValueError("these arena worker processes were closed: make a new ArenaWorkers")
         if self._executor is None:
             self._executor = ProcessPoolExecutor(
                 max_workers=self.workers,
@@ -475,7 +480,11 @@ class ArenaWorkers:
         return self._executor
 
     def close(self) -> None:
-        """Stop the processes (they finish the deals they are playing)."""
+        """Stop the processes (they finish the deals they are playing); the pool is done."""
+        self._closed = True
+        self._drop()
+
+    def _drop(self) -> None:
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
@@ -509,13 +518,13 @@ def _one_torch_thread() -> Iterator[None]:
             torch.set_num_threads(threads)
 
 
-def _worker_play(key: str, plan: _Plan, start: int, stop: int) -> dict[str, Any]:
-    """Deals ``start`` to ``stop`` of the run ``key`` in a worker (its agents built at the
-    run's first deals there)."""
+def _worker_play(key: str, plan: bytes, start: int, stop: int) -> dict[str, Any]:
+    """Deals ``start`` to ``stop`` of the run ``key`` in a worker (its pickled plan read and
+    its agents built at the run's first deals there)."""
     global _WORKER_TABLE
     if _WORKER_TABLE is None or _WORKER_TABLE[0] != key:
         _WORKER_TABLE = None  # the last run's agents go before this run's are built
-        table = _Table(plan)
+        table = _Table(pickle.loads(plan))
         table.build_policies()
         torch = sys.modules.get("torch")
         if torch is not None:
@@ -732,8 +741,12 @@ def _play_parallel(
     bounds = [(start, min(start + chunk, deals)) for start in range(0, deals, chunk)]
     parts: list[dict[str, Any] | None] = [None] * len(bounds)
     key = uuid.uuid4().hex
+    # pickled once (its agents may be networks), sent with every chunk, read once per worker
+    packed = pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL)
     executor = pool.executor()
-    pending = {executor.submit(_worker_play, key, plan, a, b): i for i, (a, b) in enumerate(bounds)}
+    pending = {
+        executor.submit(_worker_play, key, packed, a, b): i for i, (a, b) in enumerate(bounds)
+    }
     try:
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -742,6 +755,9 @@ def _play_parallel(
                 parts[index] = future.result()
                 a, b = bounds[index]
                 bar.update((b - a) * len(plan.seatings))
+    except BrokenProcessPool:
+        pool._drop()  # a worker died: the next run starts new processes
+        raise
     except BaseException:
         for future in pending:
             future.cancel()
