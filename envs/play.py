@@ -126,9 +126,7 @@ def play_turns(
             a = match.check(action)
         except IllegalActionError as exc:
             who = labels[seat] if labels is not None else getattr(policy, "name", type(policy))
-            raise IllegalActionError(
-                f"agent {who!r} (seat {seat}) chose an illegal action: {exc}"
-            ) from exc
+            raise illegal_action_error(who, f"seat {seat}", exc) from exc
         if on_event is not None:
             on_event(Decision(seat, a), match)
         end = match.play(a)
@@ -147,6 +145,17 @@ def agent_error_note(who: Any, where: str) -> str:
     if not isinstance(who, str):
         who = str(getattr(who, "name", type(who).__name__))
     return f"raised by agent {who!r} ({where}) while choosing its action"
+
+
+def illegal_action_error(who: Any, where: str, why: object) -> IllegalActionError:
+    """The error of an agent (``who``, at ``where``) that chose an illegal action."""
+    return IllegalActionError(f"agent {who!r} ({where}) chose an illegal action: {why}")
+
+
+def seats_text(seats: Any) -> str:
+    """``seat 2`` or ``seats 0, 1`` for the distinct seats in ``seats``."""
+    found = sorted({int(s) for s in seats})
+    return f"seat{'s' if len(found) > 1 else ''} {', '.join(map(str, found))}"
 
 
 def play_episode(
@@ -268,7 +277,7 @@ def play_vector(
         """The error of game ``i``'s agent to act, naming it and its seat."""
         seat = int(vec.current[i])
         who = labels[i][seat] if labels is not None else policies[i][seat]
-        return IllegalActionError(f"agent {who!r} (seat {seat}) chose an illegal action: {why}")
+        return illegal_action_error(who, f"seat {seat}", why)
 
     while live.any():
         games = np.flatnonzero(live)
@@ -298,10 +307,9 @@ def play_vector(
                     vec.observations[rows], vec.action_masks[rows], rngs[first][vec.current[first]]
                 )
             except Exception as exc:
-                seats = sorted(set(vec.current[rows].tolist()))
                 # the policy's label in one of its games (it acts at that game's seat to act)
                 who = labels[first][int(vec.current[first])] if labels is not None else policy
-                where = f"seat{'s' if len(seats) > 1 else ''} {', '.join(map(str, seats))}"
+                where = seats_text(vec.current[rows])
                 exc.add_note(
                     agent_error_note(who, f"{where}, deciding for {rows.size} games at once")
                 )

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.envs.core import IllegalActionError, check_action
-from rummyzoo.envs.play import agent_error_note
+from rummyzoo.envs.play import agent_error_note, illegal_action_error
 from rummyzoo.training.config import RllibSettings, RunConfig
 
 __all__ = ["MatchEnv", "require_ray", "train_rllib"]
@@ -286,10 +286,8 @@ def _make_module_classes() -> tuple[type, type]:
                     if not masks[i][actions[i]]:
                         raise IllegalActionError(f"action {int(actions[i])} is not legal now")
                 except IllegalActionError as exc:
-                    raise IllegalActionError(
-                        f"agent {name!r} (an opponent of the learner on RLlib) chose an illegal "
-                        f"action: {exc}"
-                    ) from None
+                    where = "an opponent of the learner on RLlib"
+                    raise illegal_action_error(name, where, exc) from None
             return {Columns.ACTIONS: actions}
 
         def _forward_train(self, *args: Any, **kwargs: Any) -> dict[str, Any]:

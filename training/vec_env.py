@@ -35,7 +35,7 @@ from rummyzoo.agents.features import learner_inputs, make_features, make_potenti
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.core import ConfigError
 from rummyzoo.envs.match import Match
-from rummyzoo.envs.play import agent_error_note
+from rummyzoo.envs.play import agent_error_note, seats_text
 from rummyzoo.envs.registry import make_vector
 from rummyzoo.training.seat_env import (
     OpponentMixture,
@@ -342,9 +342,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                 seat = int(engine.current[game])
                 # its label in that game: the opponents' labels skip the learner's seat
                 label = self.labels[game][seat - (seat > self.seats[game])]
-                seats = sorted(set(engine.current[rows].tolist()))
-                where = f"the learner's opponent at seat{'s' if len(seats) > 1 else ''} "
-                where += ", ".join(map(str, seats))
+                where = f"the learner's opponent at {seats_text(engine.current[rows])}"
                 if getattr(policy, "act_batch", None) is not None:
                     where += f", deciding for {rows.size} games at once"
                 exc.add_note(agent_error_note(label, where))
