@@ -99,13 +99,17 @@ def play_turns(
     rngs: np.random.Generator | Sequence[np.random.Generator],
     until: int | None = None,
     on_event: OnEvent | None = None,
-    labels: Sequence[str] | None = None,
+    labels: Sequence[str | None] | None = None,
+    role: str = "",
 ) -> list[HandEnd]:
     """Let the policies play while the match is live and the seat to act is not ``until``.
 
     :param policies: one per seat (the entry of ``until`` is never asked and may be None).
     :param rngs: one generator for all seats, or one per seat.
     :param until: the seat whose turn stops the loop (None: play to the end of the match).
+    :param labels: per seat, the name an agent's errors give it (else its ``name``).
+    :param role: what those errors call the seat before its number (``"the learner's
+        opponent at "``).
     :returns: the ends of the hands that finished meanwhile.
     :raises IllegalActionError: a policy chose an illegal action; the message names it.
     """
@@ -118,15 +122,14 @@ def play_turns(
         try:
             action = policy.act(match.observe(seat), match.legal_mask(), _rng_for(rngs, seat))
         except Exception as exc:
-            exc.add_note(
-                agent_error_note(labels[seat] if labels is not None else policy, f"seat {seat}")
-            )
+            who = labels[seat] if labels is not None else policy
+            exc.add_note(agent_error_note(who, f"{role}seat {seat}"))
             raise
         try:
             a = match.check(action)
         except IllegalActionError as exc:
-            who = labels[seat] if labels is not None else getattr(policy, "name", type(policy))
-            raise illegal_action_error(who, f"seat {seat}", exc) from exc
+            who = labels[seat] if labels is not None else policy
+            raise illegal_action_error(who, f"{role}seat {seat}", exc) from exc
         if on_event is not None:
             on_event(Decision(seat, a), match)
         end = match.play(a)
@@ -142,14 +145,19 @@ def play_turns(
 def agent_error_note(who: Any, where: str) -> str:
     """The note added to an error that an agent raised while choosing its action (the error
     keeps its type and traceback); ``where``: its seat (and game)."""
-    if not isinstance(who, str):
-        who = str(getattr(who, "name", type(who).__name__))
-    return f"raised by agent {who!r} ({where}) while choosing its action"
+    return f"raised by agent {_agent_name(who)!r} ({where}) while choosing its action"
+
+
+def _agent_name(who: Any) -> str:
+    """``who`` itself where it is a label, else the agent's ``name`` (or its type's)."""
+    return who if isinstance(who, str) else str(getattr(who, "name", type(who).__name__))
 
 
 def illegal_action_error(who: Any, where: str, why: object) -> IllegalActionError:
     """The error of an agent (``who``, at ``where``) that chose an illegal action."""
-    return IllegalActionError(f"agent {who!r} ({where}) chose an illegal action: {why}")
+    return IllegalActionError(
+        f"agent {_agent_name(who)!r} ({where}) chose an illegal action: {why}"
+    )
 
 
 def seats_text(seats: Any) -> str:

@@ -227,6 +227,19 @@ class Dies(Failing):
 """
 
 
+UNPICKLABLE_SOURCE = """
+
+class BadError(Exception):
+    def __init__(self, code, text):  # pickling rebuilds it from its message alone
+        super().__init__(text)
+
+
+class Unpicklable(Failing):
+    def act(self, observation, action_mask, rng):
+        raise BadError(1, "cannot cross")
+"""
+
+
 @pytest.mark.parametrize("workers, batch", [(1, 1), (1, 64), (2, 1)])
 def test_an_agent_that_raises_is_named_in_its_error(plugin_dir, workers, batch) -> None:
     """An error of the agent's own keeps its type and message (and traceback), with a note
@@ -290,23 +303,74 @@ def test_arena_workers_start_again_after_a_worker_died_and_refuse_use_once_close
         run_arena("knock_rummy", 2, ["random", "knock.greedy"], deals=4, pool=pool)
 
 
-def test_an_opponent_that_raises_in_training_is_named(plugin_dir) -> None:
-    """The batched training env names an opponent whose own code failed (its error kept)."""
-    from rummyzoo.training.vec_env import BatchedSeatEnv
+OPPONENT_NOTE = (
+    r"raised by agent '{}:Failing' \(the learner's opponent at seat [01]\) while choosing its "
+    r"action"
+)
+
+
+@pytest.mark.parametrize("learner_seat", [0, 1])  # 1: it fails as the games are built
+@pytest.mark.parametrize("vec_env", ["batched", "dummy", "subproc"])
+def test_an_opponent_that_raises_in_training_is_named(plugin_dir, vec_env, learner_seat) -> None:
+    """Every training env names an opponent whose own code failed, as the config names it (its
+    error kept); one game a process (``subproc``) raises it in the learner's process, saying
+    which game, with the game's own traceback as its cause, where it used to end the game's
+    process and leave a bare ``EOFError``."""
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import build_vec_env
 
     module = plugin_dir("rz_failing", FAILING_SOURCE)
-    env = BatchedSeatEnv("knock_rummy", 2, {}, opponents=[f"{module}:Failing"], num_envs=4)
+    config = load_config(
+        Path(__file__).resolve().parent.parent / "configs" / "knock_bench.yaml",
+        [f"vec_env={vec_env}", "n_envs=2", f"learner_seat={learner_seat}",
+         f"opponents=[{{name: '{module}:Failing', weight: 1}}]"],
+    )  # fmt: skip
+    env = None
     with pytest.raises(ValueError) as raised:
-        env.reset()  # the opponent acts first in the games where the learner sits second
+        env = build_vec_env(config)  # builds and resets each game
+        env.reset()
         for _ in range(3):
-            env.step(np.asarray([int(np.flatnonzero(m)[0]) for m in env.action_masks()]))
+            env.step(
+                np.asarray([int(np.flatnonzero(m)[0]) for m in env.env_method("action_masks")])
+            )
+    if env is not None:
+        env.close()
     assert str(raised.value) == "my bug"
-    (note,) = raised.value.__notes__  # named as the config names it; it decides game by game
-    assert re.fullmatch(
-        rf"raised by agent '{module}:Failing' \(the learner's opponent at seat [01]\) while "
-        r"choosing its action",
-        note,
-    ), note
+    note, *where = raised.value.__notes__
+    assert re.fullmatch(OPPONENT_NOTE.format(module), note), note
+    if vec_env == "subproc":
+        assert re.fullmatch(
+            r"in training game [01], which vec_env: subproc plays in its own process", *where
+        )
+        cause = raised.value.__cause__
+        assert type(cause).__name__ == "ChildTraceback"
+        assert 'raise ValueError("my bug")' in str(cause) and "in act" in str(cause)
+    else:
+        assert where == []
+
+
+def test_a_subproc_training_env_trains_and_carries_an_error_that_does_not_pickle(
+    plugin_dir, tmp_path
+) -> None:
+    """One game a process trains as the one-process env does; an exception whose type cannot
+    cross the processes comes back as a RuntimeError with its type, text and notes."""
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import build_vec_env, train
+
+    module = plugin_dir("rz_failing", FAILING_SOURCE + UNPICKLABLE_SOURCE)
+    configs = Path(__file__).resolve().parent.parent / "configs"
+    base = ["vec_env=subproc", "n_envs=2", "learner_seat=1"]
+    # with self-play: its snapshots reach every game's process
+    summary = train(load_config(configs / "smoke_ppo.yaml", base), tmp_path / "run", progress="off")
+    assert summary["steps"] >= 256
+    config = load_config(
+        configs / "knock_bench.yaml",
+        [*base, f"opponents=[{{name: '{module}:Unpicklable', weight: 1}}]"],
+    )
+    with pytest.raises(RuntimeError) as raised:
+        build_vec_env(config)
+    assert str(raised.value) == "BadError: cannot cross"
+    assert raised.value.__notes__[0].startswith(f"raised by agent '{module}:Unpicklable'")
 
 
 def test_the_cli_names_the_agent_that_raised(plugin_dir, capsys) -> None:

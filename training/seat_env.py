@@ -456,6 +456,7 @@ class SeatEnv(gym.Env):
         self._seeded = False
         self.skipped_games = 0
         self._opponent_labels: list[str] = []
+        self._seat_labels: list[str | None] = []
         self._policies: list[Policy | None] = [None] * num_players
         self._mask = np.zeros(game.num_actions, dtype=bool)
         self._reward = 0.0
@@ -505,7 +506,11 @@ class SeatEnv(gym.Env):
 
     def _play_opponents(self) -> None:
         """Let opponents act until it is the learner's turn or the game is over."""
-        self._note_hands(play_turns(self.match, self._policies, self.np_random, until=self.seat))
+        ends = play_turns(
+            self.match, self._policies, self.np_random, until=self.seat,
+            labels=self._seat_labels, role="the learner's opponent at ",
+        )  # fmt: skip
+        self._note_hands(ends)
 
     # -------------------------------------------------------------- gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -536,6 +541,9 @@ class SeatEnv(gym.Env):
                 policy.reset(s)
                 self._policies[s] = policy
                 self._opponent_labels.append(label)
+            # the config's names of the opponents, seat by seat (what their errors name)
+            self._seat_labels = list(self._opponent_labels)
+            self._seat_labels.insert(self.seat, None)
             self._hand_points: list[float] = []
             self._hand_margins: list[float] = []
             self._episode_points = 0.0

@@ -155,7 +155,7 @@ def build_batched_env(config: RunConfig, resumed_at: int = 0) -> Any:
 def build_vec_env(config: RunConfig, resumed_at: int = 0):
     """The training env of a run (``resumed_at``: the step a resumed run goes on from, whose
     games play from seeds of their own)."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
     if config.vec_env == "batched":
         return VecMonitor(build_batched_env(config, resumed_at))
@@ -163,7 +163,9 @@ def build_vec_env(config: RunConfig, resumed_at: int = 0):
         make_seat_env(config, rank, resumed_at=resumed_at) for rank in range(config.n_envs)
     ]
     if config.vec_env == "subproc" and config.n_envs > 1:
-        vec = SubprocVecEnv(factories, start_method="spawn")
+        from rummyzoo.training.subproc import subproc_vec_env
+
+        vec = subproc_vec_env(factories)
     else:
         vec = DummyVecEnv(factories)
     return VecMonitor(vec)

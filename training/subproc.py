@@ -1,0 +1,155 @@
+"""``vec_env: subproc``: an error in a game's own process raised in the learner's process.
+
+stable-baselines3's ``SubprocVecEnv`` plays each game in a process of its own; an exception
+there (an opponent's agent that raised, a refused option) ends that process, prints its
+traceback among the progress lines, and leaves the learner's process with a bare
+``EOFError``. Here every game runs inside :class:`CarryFailure`, which catches what its game
+raises (also while the game is built, which plays the opponents' first turns) and hands it
+back with the step's or the reset's infos, so that the process stays alive; the learner's
+side, :class:`RaiseFailures`, raises the same exception (its type, message and notes, which
+name the agent) with the game's index and the child's traceback as its cause, as
+:mod:`concurrent.futures` shows a worker's. The processes are then closed as usual.
+"""
+
+from __future__ import annotations
+
+import pickle
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from stable_baselines3.common.vec_env import SubprocVecEnv, VecEnv, VecEnvWrapper
+
+__all__ = ["CarryFailure", "ChildTraceback", "RaiseFailures", "subproc_vec_env"]
+
+#: The info key that carries a game's failure: (exception, traceback text).
+FAILURE = "rummyzoo_failure"
+
+
+class ChildTraceback(Exception):
+    """The traceback of an exception raised in a game's own process (as its ``__cause__``)."""
+
+    def __str__(self) -> str:
+        return f'\n"""\n{self.args[0]}"""'
+
+
+def _portable(exc: BaseException) -> tuple[BaseException, str]:
+    """``exc`` as it can cross to the learner's process, with its traceback's text."""
+    text = "".join(traceback.format_exception(exc))
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:  # a type that does not pickle or not rebuild: its text, notes kept
+        plain = RuntimeError(f"{type(exc).__name__}: {exc}")
+        for note in getattr(exc, "__notes__", ()):
+            plain.add_note(note)
+        exc = plain
+    exc.__traceback__ = None
+    return exc, text
+
+
+class _Unbuilt(gym.Env):
+    """The stand-in for a game that failed to build (its spaces are never used)."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(1)
+
+
+class CarryFailure(gym.Wrapper):
+    """A game of a ``SubprocVecEnv`` whose exceptions come back in its infos (see the module).
+
+    ``failure`` is ``(exception, traceback text)`` once the game failed; it then plays no more:
+    every later step or reset hands the failure back again.
+    """
+
+    def __init__(self, env: gym.Env, failure: tuple[BaseException, str] | None = None) -> None:
+        super().__init__(env)
+        self.failure = failure
+        self._last: Any = None
+
+    def _blank(self) -> Any:
+        return self._last if self._last is not None else self.observation_space.sample() * 0
+
+    def _fail(self, exc: BaseException) -> None:
+        self.failure = _portable(exc)
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        if self.failure is None:
+            try:
+                obs, info = self.env.reset(**kwargs)
+            except Exception as exc:
+                self._fail(exc)
+            else:
+                self._last = obs
+                return obs, info
+        return self._blank(), {FAILURE: self.failure}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self.failure is None:
+            try:
+                obs, reward, terminated, truncated, info = self.env.step(action)
+            except Exception as exc:
+                self._fail(exc)
+            else:
+                self._last = obs
+                return obs, reward, terminated, truncated, info
+        # "done": the child resets the game at once, and that reset hands the failure back too
+        return self._blank(), 0.0, True, False, {FAILURE: self.failure}
+
+
+class _Build:
+    """A picklable env factory for a child process: the game in :class:`CarryFailure`."""
+
+    def __init__(self, factory: Callable[[], gym.Env]) -> None:
+        self.factory = factory
+
+    def __call__(self) -> CarryFailure:
+        try:
+            env = self.factory()
+        except Exception as exc:
+            return CarryFailure(_Unbuilt(), _portable(exc))
+        return CarryFailure(env)
+
+
+class RaiseFailures(VecEnvWrapper):
+    """The learner's side of :class:`CarryFailure`: a game's failure raised here."""
+
+    def __init__(self, venv: VecEnv) -> None:
+        # a game that failed to build gave the stand-in's spaces: raise before anyone reads them
+        self._raise_first(venv.get_attr("failure"))
+        super().__init__(venv)
+
+    @staticmethod
+    def _raise_first(failures: Sequence[Any]) -> None:
+        for game, failure in enumerate(failures):
+            if failure:
+                exc, text = failure
+                exc.add_note(
+                    f"in training game {game}, which vec_env: subproc plays in its own process"
+                )
+                raise exc from ChildTraceback(text)
+
+    def _check(self, infos: Sequence[dict[str, Any]]) -> None:
+        self._raise_first([info.get(FAILURE) for info in infos])
+
+    def reset(self) -> Any:
+        obs = self.venv.reset()
+        self._check(self.venv.reset_infos)
+        return obs
+
+    def step_wait(self) -> Any:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        self._check(infos)
+        self._check(self.venv.reset_infos)
+        return obs, rewards, dones, infos
+
+
+def subproc_vec_env(factories: Sequence[Callable[[], gym.Env]]) -> RaiseFailures:
+    """One process per game (spawned), each game's failure raised in this process."""
+    venv = SubprocVecEnv([_Build(f) for f in factories], start_method="spawn")
+    try:
+        return RaiseFailures(venv)
+    except BaseException:
+        venv.close()
+        raise
