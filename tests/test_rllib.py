@@ -160,6 +160,19 @@ def test_an_opponent_module_names_the_agent_that_fails(tmp_path, monkeypatch):
             },
         )  # fmt: skip
 
+    # its draws follow the process's seeded state (an env runner seeds it from the run's seed
+    # and its index), which they leave as it was; they used to follow the process id
+    draws, saved = [], np.random.get_state()
+    for seed in (5, 5, 6):
+        np.random.seed(seed)
+        state = np.random.get_state()[1].copy()
+        draws.append(module("random").rng.integers(2**62, size=4).tolist())
+        assert (np.random.get_state()[1] == state).all()
+    assert draws[0] == draws[1] != draws[2]
+    np.random.seed(5)
+    assert module("knock.greedy").rng.integers(2**62, size=4).tolist() != draws[0]
+    np.random.set_state(saved)
+
     legal = module("random").forward_inference(batch)[Columns.ACTIONS]
     assert seat_obs["action_mask"][int(legal[0])] == 1
     with pytest.raises(IllegalActionError, match=r"agent 'rz_bad_agents:Illegal' \(an opponent "

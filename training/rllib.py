@@ -36,6 +36,7 @@ import os
 import random
 import re
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -268,7 +269,7 @@ def _make_module_classes() -> tuple[type, type]:
             self.agent = make_agent(
                 cfg["agent"], cfg["variant"], cfg["num_players"], cfg["env_options"]
             )
-            self.rng = np.random.default_rng(os.getpid())
+            self.rng = np.random.default_rng(module_seed(cfg["agent"]))
 
         def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
             obs = batch[Columns.OBS]
@@ -302,6 +303,16 @@ def _make_module_classes() -> tuple[type, type]:
     _LearnerModule.__name__ = _LearnerModule.__qualname__ = "LearnerModule"
     _AgentModule.__name__ = _AgentModule.__qualname__ = "AgentModule"
     return _LearnerModule, _AgentModule
+
+
+def module_seed(agent: str) -> list[int]:
+    """The seed of an opponent module's draws: the agent's name and the global numpy state of
+    the process at the module's build. An env runner seeds that state from the run's seed and
+    its index (``debugging(seed=)``) before it builds its modules, so the opponents' streams
+    follow the run's seed, each runner's its own (nothing of that state is drawn). An RLlib run
+    as a whole is not repeatable: its runners' steps interleave as they happen to."""
+    _, keys, pos, *_ = np.random.get_state()
+    return [zlib.crc32(agent.encode()), int(pos), *(int(k) for k in keys[:4])]
 
 
 @functools.cache
