@@ -122,13 +122,12 @@ def play_turns(
         try:
             action = policy.act(match.observe(seat), match.legal_mask(), _rng_for(rngs, seat))
         except Exception as exc:
-            who = labels[seat] if labels is not None else policy
-            exc.add_note(agent_error_note(who, f"{role}seat {seat}"))
+            exc.add_note(agent_error_note(_label(labels, seat, policy), f"{role}seat {seat}"))
             raise
         try:
             a = match.check(action)
         except IllegalActionError as exc:
-            who = labels[seat] if labels is not None else policy
+            who = _label(labels, seat, policy)
             raise illegal_action_error(who, f"{role}seat {seat}", exc) from exc
         if on_event is not None:
             on_event(Decision(seat, a), match)
@@ -140,6 +139,12 @@ def play_turns(
                 if not end.match_over:
                     on_event(Deal(match.hand_index + 1, match.dealer, match.deck), match)
     return ends
+
+
+def _label(labels: Sequence[str | None] | None, seat: int, policy: Any) -> Any:
+    """What an error names the agent in ``seat``: its label, else the agent itself."""
+    label = labels[seat] if labels is not None else None
+    return policy if label is None else label
 
 
 def agent_error_note(who: Any, where: str) -> str:

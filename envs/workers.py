@@ -264,12 +264,32 @@ def reply_ok(value: Any) -> bytes:
     return pickle.dumps(("ok", value), protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def portable_exception(exc: BaseException) -> BaseException:
+    """``exc`` itself where pickling rebuilds it as it is (type, arguments, message), else an
+    exception of its nearest built-in type (``RuntimeError`` where that is
+    ``Exception``) whose message is ``Type: message``: what another process can be sent and
+    raise, with ``exc``'s notes (a traceback does not cross: pickling leaves it out)."""
+    try:
+        copy = pickle.loads(pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL))
+        same = type(copy) is type(exc) and copy.args == exc.args and str(copy) == str(exc)
+    except Exception:  # a type that does not pickle, or not rebuild from its arguments
+        same = False
+    if same:
+        return exc
+    base = next(t for t in type(exc).__mro__ if t.__module__ == "builtins")
+    text = f"{type(exc).__name__}: {exc}"
+    try:
+        plain = RuntimeError(text) if base in (Exception, BaseException) else base(text)
+    except Exception:  # a built-in type that takes more than a message
+        plain = RuntimeError(text)
+    for note in getattr(exc, "__notes__", ()):
+        plain.add_note(note)
+    return plain
+
+
 def _raise(exc: BaseException) -> bytes:
     """An error of the caller's own making (a bad seat, ...): re-raised in the parent."""
-    try:
-        return pickle.dumps(("raise", exc), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:
-        return pickle.dumps(("raise", RuntimeError(f"{type(exc).__name__}: {exc}")))
+    return pickle.dumps(("raise", portable_exception(exc)), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def reply_failure() -> bytes:

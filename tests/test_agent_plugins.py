@@ -4,6 +4,7 @@ points, their errors, and the README example run for real."""
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import re
 import shlex
 import sys
@@ -237,6 +238,28 @@ class BadError(Exception):
 class Unpicklable(Failing):
     def act(self, observation, action_mask, rng):
         raise BadError(1, "cannot cross")
+
+
+class CodedError(ValueError):
+    def __init__(self, code):  # pickling rebuilds it from its message, which it words again
+        super().__init__(f"failed with code {code}")
+
+
+class Coded(Failing):
+    def act(self, observation, action_mask, rng):
+        raise CodedError(7)
+
+
+class SecondGameFails(BasePolicy):
+    games = 0
+
+    def reset(self, seat=None):  # reset 1: the game's build, 2: the env's reset()
+        type(self).games += 1
+        if type(self).games == 3:
+            raise RuntimeError("its second game")
+
+    def act(self, observation, action_mask, rng):
+        return int(np.flatnonzero(action_mask)[0])
 """
 
 
@@ -326,27 +349,34 @@ def test_an_opponent_that_raises_in_training_is_named(plugin_dir, vec_env, learn
          f"opponents=[{{name: '{module}:Failing', weight: 1}}]"],
     )  # fmt: skip
     env = None
-    with pytest.raises(ValueError) as raised:
-        env = build_vec_env(config)  # builds and resets each game
-        env.reset()
-        for _ in range(3):
-            env.step(
-                np.asarray([int(np.flatnonzero(m)[0]) for m in env.env_method("action_masks")])
-            )
-    if env is not None:
-        env.close()
+    try:
+        with pytest.raises(ValueError) as raised:
+            env = build_vec_env(config)  # builds and resets each game
+            env.reset()
+            for _ in range(3):
+                masks = env.env_method("action_masks")
+                env.step(np.asarray([int(np.flatnonzero(m)[0]) for m in masks]))
+    finally:
+        if env is not None:
+            env.close()
     assert str(raised.value) == "my bug"
     note, *where = raised.value.__notes__
     assert re.fullmatch(OPPONENT_NOTE.format(module), note), note
     if vec_env == "subproc":
-        assert re.fullmatch(
-            r"in training game [01], which vec_env: subproc plays in its own process", *where
-        )
-        cause = raised.value.__cause__
-        assert type(cause).__name__ == "ChildTraceback"
-        assert 'raise ValueError("my bug")' in str(cause) and "in act" in str(cause)
+        assert_from_a_game_process(raised.value, 'raise ValueError("my bug")', where)
     else:
         assert where == []
+
+
+def assert_from_a_game_process(exc: BaseException, line: str, notes: list[str]) -> None:
+    """``exc`` came from a game of a subproc env: its note names the game, its cause is the
+    traceback of that game's process, which shows ``line``."""
+    (game_note,) = notes
+    assert re.fullmatch(
+        r"in training game [01], which vec_env: subproc plays in its own process", game_note
+    ), game_note
+    cause = exc.__cause__
+    assert type(cause).__name__ == "ChildTraceback" and line in str(cause), cause
 
 
 def test_a_subproc_training_env_trains_and_carries_an_error_that_does_not_pickle(
@@ -360,17 +390,55 @@ def test_a_subproc_training_env_trains_and_carries_an_error_that_does_not_pickle
     module = plugin_dir("rz_failing", FAILING_SOURCE + UNPICKLABLE_SOURCE)
     configs = Path(__file__).resolve().parent.parent / "configs"
     base = ["vec_env=subproc", "n_envs=2", "learner_seat=1"]
-    # with self-play: its snapshots reach every game's process
+    # with self-play: its snapshots reach every game's process, which plays games against them
     summary = train(load_config(configs / "smoke_ppo.yaml", base), tmp_path / "run", progress="off")
     assert summary["steps"] >= 256
+    state = json.loads((tmp_path / "run" / "state.json").read_text())
+    assert state["pool"] and state["pool_results"]  # games of the learner against a snapshot
+    for agent, kind, line in [
+        ("Unpicklable", RuntimeError, 'raise BadError(1, "cannot cross")'),
+        ("Coded", ValueError, "raise CodedError(7)"),
+    ]:
+        config = load_config(
+            configs / "knock_bench.yaml",
+            [*base, f"opponents=[{{name: '{module}:{agent}', weight: 1}}]"],
+        )
+        with pytest.raises(kind) as raised:
+            build_vec_env(config)
+        assert type(raised.value) is kind  # its nearest built-in type
+        assert str(raised.value) == (
+            "BadError: cannot cross" if agent == "Unpicklable" else "CodedError: failed with code 7"
+        )
+        note, *where = raised.value.__notes__
+        assert note.startswith(f"raised by agent '{module}:{agent}'"), note
+        assert_from_a_game_process(raised.value, line, where)
+
+
+def test_a_subproc_game_that_fails_as_it_starts_its_next_game_raises_at_once(plugin_dir) -> None:
+    """A failure in the reset that follows a game's end (inside the game's process, in the same
+    step) is raised by that step, not by the next."""
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import build_vec_env
+
+    module = plugin_dir("rz_failing", FAILING_SOURCE + UNPICKLABLE_SOURCE)
     config = load_config(
-        configs / "knock_bench.yaml",
-        [*base, f"opponents=[{{name: '{module}:Unpicklable', weight: 1}}]"],
+        Path(__file__).resolve().parent.parent / "configs" / "knock_bench.yaml",
+        ["vec_env=subproc", "n_envs=2", "env_options.target_score=null",
+         f"opponents=[{{name: '{module}:SecondGameFails', weight: 1}}]"],
+    )  # fmt: skip
+    env = build_vec_env(config)
+    try:
+        env.reset()
+        with pytest.raises(RuntimeError, match="its second game") as raised:
+            for _ in range(200):  # single hands end within a few decisions
+                masks = env.env_method("action_masks")
+                _, _, dones, _ = env.step(np.asarray([int(np.flatnonzero(m)[0]) for m in masks]))
+                assert not dones.any()  # the step that ends a game raises
+    finally:
+        env.close()
+    assert_from_a_game_process(
+        raised.value, 'raise RuntimeError("its second game")', raised.value.__notes__
     )
-    with pytest.raises(RuntimeError) as raised:
-        build_vec_env(config)
-    assert str(raised.value) == "BadError: cannot cross"
-    assert raised.value.__notes__[0].startswith(f"raised by agent '{module}:Unpicklable'")
 
 
 def test_the_cli_names_the_agent_that_raised(plugin_dir, capsys) -> None:
@@ -587,3 +655,22 @@ def test_entry_point_registered_twice_keeps_the_first_and_warns(plugin, monkeypa
     with pytest.warns(UserWarning, match=rf"'twice' is registered twice.*{plugin}:KwargsOnly'"):
         agent = make_agent("twice", "knock_rummy", 2)
     assert type(agent).__name__ == "NoArguments"
+
+
+def test_a_run_that_fails_before_rl_stops_its_game_processes(plugin_dir, tmp_path) -> None:
+    """A run whose warm start fails (its teacher raises) closes its training env: the games'
+    own processes (``vec_env: subproc``) stop with it, where they used to live on."""
+    import multiprocessing
+
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import train
+
+    module = plugin_dir("rz_failing", FAILING_SOURCE)
+    config = load_config(
+        Path(__file__).resolve().parent.parent / "configs" / "knock_bench.yaml",
+        ["vec_env=subproc", "n_envs=2", f"pretrain={{teacher: '{module}:Failing', decisions: 64}}"],
+    )
+    before = set(multiprocessing.active_children())
+    with pytest.raises(ValueError, match="my bug"):
+        train(config, tmp_path / "run", progress="off")
+    assert set(multiprocessing.active_children()) <= before

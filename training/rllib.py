@@ -275,19 +275,19 @@ def _make_module_classes() -> tuple[type, type]:
             obs = batch[Columns.OBS]
             raw, masks = _numpy(obs["raw"]), _numpy(obs["action_mask"]) > 0
             name = self.model_config["agent"]
+            where = "an opponent of the learner on RLlib"
             actions = np.empty(len(masks), dtype=np.int64)
             for i in range(len(masks)):
                 try:
                     chosen = self.agent.act(raw[i], masks[i], self.rng)
                 except Exception as exc:
-                    exc.add_note(agent_error_note(name, "an opponent of the learner on RLlib"))
+                    exc.add_note(agent_error_note(name, where))
                     raise
                 try:  # what the arena and the other training envs refuse, named the same way
                     actions[i] = check_action(chosen, len(masks[i]))
                     if not masks[i][actions[i]]:
                         raise IllegalActionError(f"action {int(actions[i])} is not legal now")
                 except IllegalActionError as exc:
-                    where = "an opponent of the learner on RLlib"
                     raise illegal_action_error(name, where, exc) from None
             return {Columns.ACTIONS: actions}
 
@@ -309,8 +309,9 @@ def module_seed(agent: str) -> list[int]:
     """The seed of an opponent module's draws: the agent's name and the global numpy state of
     the process at the module's build. An env runner seeds that state from the run's seed and
     its index (``debugging(seed=)``) before it builds its modules, so the opponents' streams
-    follow the run's seed, each runner's its own (nothing of that state is drawn). An RLlib run
-    as a whole is not repeatable: its runners' steps interleave as they happen to."""
+    follow the run's seed, each runner's its own (nothing of that state is drawn; with no seed,
+    the process's own state). An RLlib run as a whole is not repeatable: its runners' steps
+    interleave as they happen to."""
     _, keys, pos, *_ = np.random.get_state()
     return [zlib.crc32(agent.encode()), int(pos), *(int(k) for k in keys[:4])]
 

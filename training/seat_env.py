@@ -31,6 +31,9 @@ from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import play_turns
 from rummyzoo.envs.registry import make_game
 
+#: How an opponent's error names its seat: ``(the learner's opponent at seat 1)``.
+OPPONENT_ROLE = "the learner's opponent at "
+
 
 @dataclass
 class Snapshot:
@@ -508,7 +511,7 @@ class SeatEnv(gym.Env):
         """Let opponents act until it is the learner's turn or the game is over."""
         ends = play_turns(
             self.match, self._policies, self.np_random, until=self.seat,
-            labels=self._seat_labels, role="the learner's opponent at ",
+            labels=self._seat_labels, role=OPPONENT_ROLE,
         )  # fmt: skip
         self._note_hands(ends)
 

@@ -4,16 +4,18 @@ stable-baselines3's ``SubprocVecEnv`` plays each game in a process of its own; a
 there (an opponent's agent that raised, a refused option) ends that process, prints its
 traceback among the progress lines, and leaves the learner's process with a bare
 ``EOFError``. Here every game runs inside :class:`CarryFailure`, which catches what its game
-raises (also while the game is built, which plays the opponents' first turns) and hands it
-back with the step's or the reset's infos, so that the process stays alive; the learner's
-side, :class:`RaiseFailures`, raises the same exception (its type, message and notes, which
-name the agent) with the game's index and the child's traceback as its cause, as
-:mod:`concurrent.futures` shows a worker's. The processes are then closed as usual.
+raises while it is built (which plays the opponents' first turns), reset or stepped, and
+hands it back with the step's or the reset's infos, so that the process stays alive; the
+learner's side, :class:`RaiseFailures`, raises the same exception (its type, message and
+notes, which name the agent; see :func:`~rummyzoo.envs.workers.portable_exception` for one
+that cannot cross as it is) with the game's index and the child's traceback as its cause, as
+:mod:`concurrent.futures` shows a worker's. The processes are then closed as usual. (A
+failure of a method called by name, ``env_method``, still ends the process: the pool's
+``add_snapshot`` only records a file, which the next reset loads.)
 """
 
 from __future__ import annotations
 
-import pickle
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,6 +23,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import SubprocVecEnv, VecEnv, VecEnvWrapper
+
+from rummyzoo.envs.workers import portable_exception
 
 __all__ = ["CarryFailure", "ChildTraceback", "RaiseFailures", "subproc_vec_env"]
 
@@ -36,17 +40,10 @@ class ChildTraceback(Exception):
 
 
 def _portable(exc: BaseException) -> tuple[BaseException, str]:
-    """``exc`` as it can cross to the learner's process, with its traceback's text."""
+    """``exc`` as it can cross to the learner's process (:func:`portable_exception`), with its
+    traceback's text."""
     text = "".join(traceback.format_exception(exc))
-    try:
-        pickle.loads(pickle.dumps(exc))
-    except Exception:  # a type that does not pickle or not rebuild: its text, notes kept
-        plain = RuntimeError(f"{type(exc).__name__}: {exc}")
-        for note in getattr(exc, "__notes__", ()):
-            plain.add_note(note)
-        exc = plain
-    exc.__traceback__ = None
-    return exc, text
+    return portable_exception(exc), text
 
 
 class _Unbuilt(gym.Env):
@@ -60,16 +57,28 @@ class CarryFailure(gym.Wrapper):
     """A game of a ``SubprocVecEnv`` whose exceptions come back in its infos (see the module).
 
     ``failure`` is ``(exception, traceback text)`` once the game failed; it then plays no more:
-    every later step or reset hands the failure back again.
+    every later step or reset hands the failure back again. Attributes other than its own are
+    set on the game (``set_attr`` sets them on the outermost wrapper), as without it.
     """
+
+    _OWN = frozenset({"env", "failure", "_last"})
 
     def __init__(self, env: gym.Env, failure: tuple[BaseException, str] | None = None) -> None:
         super().__init__(env)
         self.failure = failure
         self._last: Any = None
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._OWN or name.startswith("_"):
+            super().__setattr__(name, value)
+        else:
+            setattr(self.env, name, value)
+
     def _blank(self) -> Any:
-        return self._last if self._last is not None else self.observation_space.sample() * 0
+        if self._last is None:  # never observed (a Box: the seat env's only space)
+            space = self.observation_space
+            self._last = np.zeros(space.shape, dtype=space.dtype)
+        return self._last
 
     def _fail(self, exc: BaseException) -> None:
         self.failure = _portable(exc)
@@ -78,7 +87,9 @@ class CarryFailure(gym.Wrapper):
         if self.failure is None:
             try:
                 obs, info = self.env.reset(**kwargs)
-            except Exception as exc:
+            except KeyboardInterrupt:  # Ctrl-C: the process stops as it would without this
+                raise
+            except BaseException as exc:  # an agent's sys.exit() too
                 self._fail(exc)
             else:
                 self._last = obs
@@ -89,7 +100,9 @@ class CarryFailure(gym.Wrapper):
         if self.failure is None:
             try:
                 obs, reward, terminated, truncated, info = self.env.step(action)
-            except Exception as exc:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:
                 self._fail(exc)
             else:
                 self._last = obs
@@ -107,7 +120,9 @@ class _Build:
     def __call__(self) -> CarryFailure:
         try:
             env = self.factory()
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
             return CarryFailure(_Unbuilt(), _portable(exc))
         return CarryFailure(env)
 

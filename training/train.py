@@ -347,93 +347,99 @@ def train(
             return finished_run(run_dir, steps_done, config.n_timesteps)
     started = time.perf_counter()
     env = build_vec_env(config, resumed_at=steps_done if resume else 0)
-    phases: dict[str, float] = {}
-    if resume:
-        from rummyzoo.training.dqn import MaskedDQN
-        from rummyzoo.training.ppo import MaskedPPO
+    try:  # the env's processes (subproc, workers) end with any failure before RL too
+        phases: dict[str, float] = {}
+        if resume:
+            from rummyzoo.training.dqn import MaskedDQN
+            from rummyzoo.training.ppo import MaskedPPO
 
-        # a run goes on with the class that trained it (DQN: masked exploration and TD
-        # targets; PPO: the lean masked forward of the rollouts)
-        model, meta = load_model(
-            last, device=config.device, classes={"dqn": MaskedDQN, "ppo": MaskedPPO}
-        )
-        expected = checkpoint_meta(config, 0)
-        for key in ("variant", "num_players", "obs_size", "num_actions", "algo"):
-            if meta.get(key) != expected[key]:
-                raise ValueError(
-                    f"cannot resume {run_dir}: checkpoint {key} {meta.get(key)!r} != config {expected[key]!r}"
-                )
-        # its random draws go on from a seed of the step it resumes at, not the run's start
-        model.set_random_seed(config.resume_seed(steps_done))
-        model.set_env(env)
-        model.tensorboard_log = str(tb_dir)
-        if config.algo == "dqn":
-            buffer = run_dir / "checkpoints" / "last_replay_buffer.pkl"
-            with _damaged(run_dir, buffer):
-                # the checkpoint's own (one left from before the run stopped saving them is
-                # not; state.json says which, in runs from before it said so the file alone)
-                saved = state.get("replay_buffer", buffer.exists())
-                if buffer.exists() and saved:
-                    model.load_replay_buffer(str(buffer))
-                else:
-                    # an empty buffer: no updates on a handful of transitions; the network
-                    # goes on acting (exploring as before) while it refills
-                    starts = config.hyperparams.learning_starts
-                    model.refill_until = int(meta["steps"]) + starts
-                    why = (
-                        f"{buffer} is missing"
-                        if saved
-                        else "the checkpoint has no replay buffer (checkpoints.save_replay_buffer)"
+            # a run goes on with the class that trained it (DQN: masked exploration and TD
+            # targets; PPO: the lean masked forward of the rollouts)
+            model, meta = load_model(
+                last, device=config.device, classes={"dqn": MaskedDQN, "ppo": MaskedPPO}
+            )
+            expected = checkpoint_meta(config, 0)
+            for key in ("variant", "num_players", "obs_size", "num_actions", "algo"):
+                if meta.get(key) != expected[key]:
+                    raise ValueError(
+                        f"cannot resume {run_dir}: checkpoint {key} {meta.get(key)!r} != config {expected[key]!r}"
                     )
-                    warnings.warn(
-                        f"{why}: the run refills an empty replay buffer for learning_starts "
-                        f"({starts}) steps before it learns again",
-                        stacklevel=2,
-                    )
-            if keeps_demonstrations(config):  # its file was checked above
-                spec = config.pretrain
-                with _damaged(run_dir, demos):
-                    model.load_demonstrations(
-                        demos, spec.demo_coef, spec.margin, spec.demo_batch_size
-                    )
-        if anchors(config):  # its file was checked above
-            set_anchor(model, config, run_dir)
-        steps_done = int(meta["steps"])
-        model.num_timesteps = steps_done
-        rewind_run(run_dir, steps_done)
-        # The pool of self-play snapshots comes back as it was at the checkpoint (checked_state
-        # made sure every snapshot is there).
-        for snap in state.get("pool", []):
-            if snap["path"].endswith(".zip"):  # a run from before shareable snapshots (its own)
-                snap["path"] = str(export_checkpoint(snap["path"])["path"])
-            env.env_method("add_snapshot", snap["path"], snap["steps"], snap.get("rating", 0.0))
-        note_resume(run_dir, config, argv)
-    else:
-        # the network first: a config it cannot be built from leaves no run folder behind
-        model = build_model(config, env, tb_dir)
-        write_run_files(run_dir, config, argv or sys.argv, started_over)
-        steps_done = 0
-        if config.pretrain is not None:
-            begun = time.perf_counter()
-            state["pretrain"] = run_pretrain(model, config, run_dir, progress, progress_every)
-            phases["warm_start_seconds"] = time.perf_counter() - begun
-            state["warm_start_seconds"] = phases["warm_start_seconds"]
-            if getattr(model, "demonstrations", None) is not None:
-                model.save_demonstrations(run_dir / "checkpoints" / DEMONSTRATIONS)
-            # the network as the warm start left it, before any RL: what RL is measured against
-            save_checkpoint(model, run_dir / "checkpoints" / WARM_START, checkpoint_meta(config, 0))
-            if anchors(config):
+            # its random draws go on from a seed of the step it resumes at, not the run's start
+            model.set_random_seed(config.resume_seed(steps_done))
+            model.set_env(env)
+            model.tensorboard_log = str(tb_dir)
+            if config.algo == "dqn":
+                buffer = run_dir / "checkpoints" / "last_replay_buffer.pkl"
+                with _damaged(run_dir, buffer):
+                    # the checkpoint's own (one left from before the run stopped saving them is
+                    # not; state.json says which, in runs from before it said so the file alone)
+                    saved = state.get("replay_buffer", buffer.exists())
+                    if buffer.exists() and saved:
+                        model.load_replay_buffer(str(buffer))
+                    else:
+                        # an empty buffer: no updates on a handful of transitions; the network
+                        # goes on acting (exploring as before) while it refills
+                        starts = config.hyperparams.learning_starts
+                        model.refill_until = int(meta["steps"]) + starts
+                        why = (
+                            f"{buffer} is missing"
+                            if saved
+                            else "the checkpoint has no replay buffer (checkpoints.save_replay_buffer)"
+                        )
+                        warnings.warn(
+                            f"{why}: the run refills an empty replay buffer for learning_starts "
+                            f"({starts}) steps before it learns again",
+                            stacklevel=2,
+                        )
+                if keeps_demonstrations(config):  # its file was checked above
+                    spec = config.pretrain
+                    with _damaged(run_dir, demos):
+                        model.load_demonstrations(
+                            demos, spec.demo_coef, spec.margin, spec.demo_batch_size
+                        )
+            if anchors(config):  # its file was checked above
                 set_anchor(model, config, run_dir)
-    bar = Progress(
-        f"train ({config.algo})",
-        config.n_timesteps,
-        start=steps_done,
-        mode=progress,
-        every=progress_every,
-    )
-    callback = RunCallback(config, run_dir, state=state, progress=bar, started=started)
-    remaining = max(config.n_timesteps - steps_done, 0)
-    begun = time.perf_counter()
+            steps_done = int(meta["steps"])
+            model.num_timesteps = steps_done
+            rewind_run(run_dir, steps_done)
+            # The pool of self-play snapshots comes back as it was at the checkpoint (checked_state
+            # made sure every snapshot is there).
+            for snap in state.get("pool", []):
+                if snap["path"].endswith(".zip"):  # a run from before shareable snapshots (its own)
+                    snap["path"] = str(export_checkpoint(snap["path"])["path"])
+                env.env_method("add_snapshot", snap["path"], snap["steps"], snap.get("rating", 0.0))
+            note_resume(run_dir, config, argv)
+        else:
+            # the network first: a config it cannot be built from leaves no run folder behind
+            model = build_model(config, env, tb_dir)
+            write_run_files(run_dir, config, argv or sys.argv, started_over)
+            steps_done = 0
+            if config.pretrain is not None:
+                begun = time.perf_counter()
+                state["pretrain"] = run_pretrain(model, config, run_dir, progress, progress_every)
+                phases["warm_start_seconds"] = time.perf_counter() - begun
+                state["warm_start_seconds"] = phases["warm_start_seconds"]
+                if getattr(model, "demonstrations", None) is not None:
+                    model.save_demonstrations(run_dir / "checkpoints" / DEMONSTRATIONS)
+                # the network as the warm start left it, before any RL: what RL is measured against
+                save_checkpoint(
+                    model, run_dir / "checkpoints" / WARM_START, checkpoint_meta(config, 0)
+                )
+                if anchors(config):
+                    set_anchor(model, config, run_dir)
+        bar = Progress(
+            f"train ({config.algo})",
+            config.n_timesteps,
+            start=steps_done,
+            mode=progress,
+            every=progress_every,
+        )
+        callback = RunCallback(config, run_dir, state=state, progress=bar, started=started)
+        remaining = max(config.n_timesteps - steps_done, 0)
+        begun = time.perf_counter()
+    except BaseException:
+        env.close()
+        raise
     try:
         with settled_heap():
             model.learn(

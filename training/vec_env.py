@@ -38,6 +38,7 @@ from rummyzoo.envs.match import Match
 from rummyzoo.envs.play import agent_error_note, seats_text
 from rummyzoo.envs.registry import make_vector
 from rummyzoo.training.seat_env import (
+    OPPONENT_ROLE,
     OpponentMixture,
     as_mixture,
     check_learner_seat,
@@ -342,7 +343,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                 seat = int(engine.current[game])
                 # its label in that game: the opponents' labels skip the learner's seat
                 label = self.labels[game][seat - (seat > self.seats[game])]
-                where = f"the learner's opponent at {seats_text(engine.current[rows])}"
+                where = f"{OPPONENT_ROLE}{seats_text(engine.current[rows])}"
                 if getattr(policy, "act_batch", None) is not None:
                     where += f", deciding for {rows.size} games at once"
                 exc.add_note(agent_error_note(label, where))
