@@ -674,3 +674,26 @@ def test_a_run_that_fails_before_rl_stops_its_game_processes(plugin_dir, tmp_pat
     with pytest.raises(ValueError, match="my bug"):
         train(config, tmp_path / "run", progress="off")
     assert set(multiprocessing.active_children()) <= before
+
+
+def test_a_subproc_env_closes_when_a_game_process_has_ended() -> None:
+    """Ctrl-C ends the games' processes as well as the learner's, whose clean-up then closes
+    the env: that close joins them and raises nothing, where it used to raise a broken pipe
+    (or EOFError) in place of the interrupt."""
+    import os
+    import signal
+
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import build_vec_env
+
+    config = load_config(
+        Path(__file__).resolve().parent.parent / "configs" / "knock_bench.yaml",
+        ["vec_env=subproc", "n_envs=2"],
+    )
+    env = build_vec_env(config)
+    env.reset()
+    processes = env.venv.venv.processes  # VecMonitor, RaiseFailures, SubprocVecEnv
+    os.kill(processes[1].pid, signal.SIGKILL)
+    processes[1].join()
+    env.close()
+    assert not any(p.is_alive() for p in processes)

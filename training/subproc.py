@@ -145,6 +145,19 @@ class RaiseFailures(VecEnvWrapper):
                 )
                 raise exc from ChildTraceback(text)
 
+    def close(self) -> None:
+        """Close the games' processes; one that has already ended (Ctrl-C reaches every process
+        of the terminal's group) is joined, so that the error or interrupt that led here is
+        what the caller sees, not a broken pipe."""
+        venv = self.venv
+        try:
+            venv.close()
+        except (EOFError, OSError):
+            for process in venv.processes:
+                process.terminate()
+                process.join()
+            venv.closed = True
+
     def _check(self, infos: Sequence[dict[str, Any]]) -> None:
         self._raise_first([info.get(FAILURE) for info in infos])
 
