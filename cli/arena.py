@@ -68,9 +68,9 @@ def run(args: argparse.Namespace) -> int:
     """Play duplicate deals between agents and report win rates, points and ratings."""
     if args.save_limit < 0:
         raise ValueError(f"--save-limit must be 0 (every game) or more, got {args.save_limit}")
-    check_outputs(args, "json", "csv", "heatmap")
-    if args.save_games and Path(args.save_games).exists() and not Path(args.save_games).is_dir():
-        raise ValueError(f"--save-games {args.save_games} is a file: give a folder")
+    # the checkpoints it plays are files it reads (a name that is no file is an agent's)
+    files = [a for a in args.agents if Path(a).is_file()]
+    check_outputs(args, "json", "csv", "heatmap", inputs=files, folders=["save_games"])
     import shlex
 
     from rummyzoo.agents.arena import (

@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_outputs(args, "json")
+    check_outputs(args, "json", inputs=[args.config])
     from rummyzoo.training.config import load_config
     from rummyzoo.training.rllib import bench_rllib
 

@@ -56,7 +56,7 @@ def _line(label: str, r: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_outputs(args, "json")
+    check_outputs(args, "json", inputs=[args.config])
     import numpy as np
 
     from rummyzoo.training.bench import bench_train

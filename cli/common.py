@@ -41,18 +41,45 @@ def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
     return options
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (links and ``..`` followed; either may not exist)."""
+    try:
+        if a.exists() and b.exists():
+            return a.samefile(b)
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def check_not_inputs(out: Path, flag: str, path: str | Path, inputs: Sequence[str | Path]) -> None:
+    """Refuse an output that names a file the command reads (a checkpoint, a config, the
+    replay itself), which writing it would destroy.
+
+    :raises ValueError: naming ``flag`` and the input.
+    """
+    for item in inputs:
+        if _same_file(out, Path(item)):
+            raise ValueError(
+                f"{flag} {path} would overwrite {item}, which this command reads: name another file"
+            )
+
+
 def output_file(
     path: str | Path,
     flag: str,
     suffix: str | None = None,
     suffixes: tuple[str, ...] | None = None,
+    inputs: Sequence[str | Path] = (),
 ) -> Path:
-    """The file a command will write (checked before any work): not a folder, its folder a
-    folder that can be written in; with ``suffix``, a name without one gets it
-    (``--out curve`` writes ``curve.png``); with ``suffixes``, the name must end in one.
+    """The file a command will write (checked before any work): a name, not a folder, its
+    folder a folder that can be written in, none of the files the command reads (``inputs``:
+    see :func:`check_not_inputs`); with ``suffix``, a name without one gets it (``--out
+    curve`` writes ``curve.png``); with ``suffixes``, the name must end in one.
 
     :raises ValueError: naming ``flag`` and what is wrong.
     """
+    if str(path) == "":
+        raise ValueError(f"{flag} '': give a file name")
     out = Path(path)
     if out.is_dir():
         raise ValueError(f"{flag} {path} is a folder: give the name of a file to write")
@@ -63,13 +90,38 @@ def output_file(
         out = out.with_suffix(suffix)
     if suffixes and out.suffix.lower() not in suffixes:
         raise ValueError(f"{flag} {path}: the file must end in {' or '.join(suffixes)}")
+    check_not_inputs(out, flag, path, inputs)
+    # what the folder allows is only known by trying (permission bits say nothing to root);
+    # the folders still to make are made when the file is written
+    _check_writable(parent, flag, path)
+    return out
+
+
+def _check_writable(folder: Path, flag: str, path: str | Path) -> None:
     # what the folder allows is only known by trying (permission bits say nothing to root);
     # the folders still to make are made when the file is written
     try:
-        with tempfile.TemporaryFile(dir=parent):
+        with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as exc:
-        raise ValueError(f"{flag} {path}: cannot write in {parent} ({exc.strerror})") from None
+        raise ValueError(f"{flag} {path}: cannot write in {folder} ({exc.strerror})") from None
+
+
+def output_folder(path: str | Path, flag: str) -> Path:
+    """The folder a command will write files in (checked before any work): a name, not a
+    file, under a folder (the nearest that exists) that can be written in.
+
+    :raises ValueError: naming ``flag`` and what is wrong.
+    """
+    if str(path) == "":
+        raise ValueError(f"{flag} '': give a folder name")
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{flag} {path} is a file: give a folder")
+    nearest = next((p for p in (out, *out.parents) if p.exists()), Path("."))
+    if not nearest.is_dir():
+        raise ValueError(f"{flag} {path}: {nearest} is a file, not a folder")
+    _check_writable(nearest, flag, path)
     return out
 
 
@@ -96,21 +148,36 @@ def platform_info() -> dict[str, Any]:
     return info
 
 
-def check_outputs(args: argparse.Namespace, *flags: str) -> None:
-    """Check the files that ``flags`` (``"json"`` for ``--json``) name, before any work: a
-    folder, a path under a file or a folder that cannot be written in fails now, not after the
-    whole run (:func:`output_file`); ``--heatmap`` also needs a picture's suffix (none: .png),
-    and gets it in ``args``."""
-    for flag in flags:
+def check_outputs(
+    args: argparse.Namespace,
+    *flags: str,
+    inputs: Sequence[str | Path] = (),
+    folders: Sequence[str] = (),
+) -> None:
+    """Check the files that ``flags`` (``"json"`` for ``--json``) name, and the folders that
+    ``folders`` name, before any work: a folder, a path under a file, a folder that cannot be
+    written in, a file the command reads (``inputs``) or two outputs that name one path fail
+    now, not after the whole run (:func:`output_file`, :func:`output_folder`); ``--heatmap``
+    also needs a picture's suffix (none: .png), and gets it in ``args``."""
+    named: list[tuple[str, Path]] = []
+    for flag in (*flags, *folders):
         value = getattr(args, flag, None)
-        if value == "":
-            raise ValueError(f"--{flag.replace('_', '-')} '': give a file name")
-        if value:
-            if flag == "heatmap":
-                out = output_file(value, "--heatmap", ".png", PICTURE_SUFFIXES)
-                setattr(args, flag, str(out))
-            else:
-                output_file(value, "--" + flag.replace("_", "-"))
+        option = "--" + flag.replace("_", "-")
+        if value is None:
+            continue
+        if flag in folders:
+            out = output_folder(value, option)
+        elif flag == "heatmap":
+            out = output_file(value, option, ".png", PICTURE_SUFFIXES, inputs)
+            setattr(args, flag, str(out))
+        else:
+            out = output_file(value, option, inputs=inputs)
+        for other, path in named:
+            if _same_file(out, path):
+                raise ValueError(
+                    f"{other} and {option} name the same path ({value}): give each its own"
+                )
+        named.append((option, out.resolve()))
 
 
 def seed_number(text: str) -> int:

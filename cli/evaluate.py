@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """A checkpoint against the baselines of its variant, through the arena."""
-    check_outputs(args, "json")
+    check_outputs(args, "json", inputs=[args.checkpoint])
 
     from rummyzoo.agents.arena import ArenaWorkers, format_report
     from rummyzoo.agents.arena.evaluate import baseline_names, evaluation_report

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from rummyzoo.training.rllib import export_rllib, is_rllib_checkpoint
 
     again = " ".join(["rummyzoo export", args.checkpoint, *([args.out] if args.out else [])])
-    if args.out:
+    if args.out is not None:
         output_file(args.out, "OUT")  # before the checkpoint is loaded
     if is_rllib_checkpoint(args.checkpoint):
         if not args.trust:

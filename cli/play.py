@@ -29,6 +29,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
@@ -543,6 +544,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play a variant in the terminal against agents."""
+    files = [a for a in args.opponents or () if Path(a).is_file()]  # checkpoints it reads
     play_game(
         args.variant,
         num_players=args.players,
@@ -551,6 +553,6 @@ def run(args: argparse.Namespace) -> int:
         options=parse_options(args.option),
         seed=args.seed,
         color=False if args.no_color else None,
-        save=str(output_file(args.save, "--save")) if args.save else None,
+        save=None if args.save is None else str(output_file(args.save, "--save", inputs=files)),
     )
     return 0

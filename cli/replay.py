@@ -53,10 +53,10 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    if args.html:
+    if args.html is not None:
         from rummyzoo.cli.viewer import write_replay_html
 
-        html = output_file(args.html, "--html")
+        html = output_file(args.html, "--html", inputs=[args.file])
         view = None if args.open else args.seat
         if view is not None:
             _check_seat(load_replay(args.file), view)

@@ -50,8 +50,12 @@ def run(args: argparse.Namespace) -> int:
 
     argv = list(getattr(args, "argv", ["rummyzoo", "train"]))  # as main() parsed it
     progress = "off" if args.quiet else ("lines" if args.no_progress else "auto")
-    if args.progress_every <= 0:
-        raise ValueError(f"--progress-every must be positive, got {args.progress_every:g}")
+    if not 0 < args.progress_every < float("inf"):  # NaN too
+        raise ValueError(
+            f"--progress-every must be a positive number of seconds, got {args.progress_every:g}"
+        )
+    if args.run_dir == "" or args.resume == "":
+        raise ValueError(f"{'--run-dir' if args.run_dir == '' else '--resume'} '': give a folder")
     kwargs = {"progress": progress, "progress_every": args.progress_every}
     if args.resume:
         if args.config or args.run_dir:

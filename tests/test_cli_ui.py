@@ -418,7 +418,8 @@ def test_ctrl_c_during_a_run_says_how_to_resume_it(tmp_path, monkeypatch, capsys
     run = tmp_path / "r1"
     assert main(["train", "configs/smoke_ppo.yaml", "--run-dir", str(run)]) == 130
     err = capsys.readouterr().err
-    assert f"interrupted; continue the run with: rummyzoo train --resume {run}" in err
+    # stopped before the run wrote its config: there is nothing to resume, and it says so
+    assert f"interrupted; it stopped before {run} held a run: start it again" in err
     assert "Traceback" not in err
     run.mkdir()
     (run / "config.yaml").write_bytes(Path("configs/smoke_ppo.yaml").read_bytes())
@@ -579,3 +580,85 @@ def test_a_file_that_is_no_config_is_named_as_such(tmp_path, capsys) -> None:
     assert "config.yaml is not a valid YAML config" in err and len(err.strip().splitlines()) == 1
     assert cli.main(["export", str(binary), str(tmp_path), "--trust"]) == 2
     assert "OUT" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ outputs and inputs
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> dict[str, Path]:
+    """A checkpoint, a replay and a config that commands read."""
+    from rummyzoo.agents.arena import record_episode
+    from rummyzoo.agents.checkpoints import save_checkpoint
+    from rummyzoo.envs.replay import save_replay
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.run_folder import checkpoint_meta
+    from rummyzoo.training.train import build_model, build_vec_env
+
+    folder = tmp_path_factory.mktemp("inputs")
+    config = load_config("configs/smoke_ppo.yaml", ["n_envs=1"])
+    env = build_vec_env(config)
+    checkpoint = save_checkpoint(
+        build_model(config, env, None), folder / "a.rz", checkpoint_meta(config, 0)
+    )
+    env.close()
+    replay = save_replay(
+        record_episode("knock_rummy", 2, ["random", "random"], seed=1), folder / "g.json"
+    )
+    yaml = folder / "s.yaml"
+    yaml.write_bytes(Path("configs/smoke_ppo.yaml").read_bytes())
+    return {"CKPT": checkpoint, "REPLAY": replay, "CONFIG": yaml}
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["replay", "REPLAY", "--html", "REPLAY"], "--html REPLAY would overwrite REPLAY, which "
+         "this command reads: name another file"),
+        (["arena", "knock_rummy", "--agents", "random", "CKPT", "--json", "CKPT"],
+         "--json CKPT would overwrite CKPT"),
+        (["arena", "knock_rummy", "--agents", "random", "CKPT", "--csv", "DIR/./a.rz"],
+         "--csv DIR/./a.rz would overwrite CKPT"),
+        (["evaluate", "CKPT", "--json", "CKPT"], "--json CKPT would overwrite CKPT"),
+        (["bench-train", "CONFIG", "--steps", "64", "--json", "CONFIG"],
+         "--json CONFIG would overwrite CONFIG"),
+        (["arena", "knock_rummy", "--agents", "random", "random", "--json", "TMP/x.json",
+          "--csv", "TMP/x.json"], "--json and --csv name the same path (TMP/x.json): give each "
+         "its own"),
+        (["arena", "knock_rummy", "--agents", "random", "random", "--save-games", "TMP/sg",
+          "--json", "TMP/sg"], "--json and --save-games name the same path (TMP/sg)"),
+        (["arena", "knock_rummy", "--agents", "random", "random", "--save-games", "CONFIG/sg"],
+         "--save-games CONFIG/sg: CONFIG is a file, not a folder"),
+        (["arena", "knock_rummy", "--agents", "random", "random", "--save-games", ""],
+         "--save-games '': give a folder name"),
+        (["play", "knock_rummy", "--opponents", "CKPT", "--save", "CKPT"],
+         "--save CKPT would overwrite CKPT"),
+        (["replay", "REPLAY", "--html", ""], "--html '': give a file name"),
+        (["play", "knock_rummy", "--save", ""], "--save '': give a file name"),
+        (["export", "CKPT", "", "--trust"], "OUT '': give a file name"),
+        (["train", "CONFIG", "--run-dir", ""], "--run-dir '': give a folder"),
+        (["train", "CONFIG", "--progress-every", "nan"], "--progress-every must be a positive "
+         "number of seconds, got nan"),
+    ],
+)  # fmt: skip
+def test_an_output_that_would_destroy_an_input_or_another_output_is_refused_first(
+    inputs, tmp_path, capsys, argv, message
+) -> None:
+    """Writing over a file the command reads (the replay it shows, a checkpoint it plays, the
+    config it runs), or two outputs on one path, or an empty name, is refused before any work
+    (these used to play, then overwrite the input, or save nowhere)."""
+    names = {k: str(v) for k, v in inputs.items()} | {
+        "TMP": str(tmp_path),
+        "DIR": str(inputs["CKPT"].parent),
+    }
+
+    def filled(text: str) -> str:
+        for key, value in names.items():
+            text = text.replace(key, value)
+        return text
+
+    before = {p: p.read_bytes() for p in inputs.values()}
+    assert main([filled(a) for a in argv]) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith(f"rummyzoo {argv[0]}: error: {filled(message)}"), err
+    assert out == ""  # nothing played first
+    assert {p: p.read_bytes() for p in inputs.values()} == before
+    assert list(tmp_path.iterdir()) == []  # nothing written

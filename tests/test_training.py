@@ -260,6 +260,27 @@ def test_resume_refuses_a_run_whose_pool_snapshot_is_gone_and_changes_nothing(tm
     assert after == before  # refused before anything was rewound or written
 
 
+def test_resume_refuses_a_run_folder_it_cannot_write_in_and_changes_nothing(tmp_path, monkeypatch):
+    """A resume whose checkpoints folder cannot be written in is refused before anything
+    changes (it used to rewrite config.yaml, train to its first checkpoint and fail there)."""
+    import tempfile
+
+    run, _ = _smoke(tmp_path, "ppo", "knock_rummy")
+    real = tempfile.TemporaryFile
+
+    def refusing(*args, dir=None, **kwargs):  # a read-only folder, as root cannot make one
+        if dir is not None and Path(dir) == run / "checkpoints":
+            raise PermissionError(13, "Permission denied")
+        return real(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refusing)
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    message = f"cannot resume {run}: cannot write in {run / 'checkpoints'} \\(Permission denied\\)"
+    with pytest.raises(ValueError, match=message):
+        resume_run(str(run), ["n_timesteps=384"], ["test"])
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+
+
 @pytest.mark.parametrize("algo", ["ppo", "dqn"])
 def test_tensorboard_has_the_promised_tags(tmp_path, algo):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

@@ -257,11 +257,34 @@ def drop_temp_files(run_dir: Path) -> list[Path]:
     return left
 
 
+#: The folders of a run, each written while it trains.
+RUN_FOLDERS = ("tb", "pool", "games", "checkpoints")
+
+
+def check_writable(run_dir: Path) -> None:
+    """Refuse, before anything is changed, a run folder (or one of :data:`RUN_FOLDERS`) that
+    cannot be written in: a resume would otherwise train to its first checkpoint and fail there.
+
+    :raises ValueError: naming the folder.
+    """
+    import tempfile
+
+    for folder in (run_dir, *(run_dir / name for name in RUN_FOLDERS)):
+        if folder.is_dir():
+            try:
+                with tempfile.TemporaryFile(dir=folder):
+                    pass
+            except OSError as exc:
+                raise ValueError(
+                    f"cannot resume {run_dir}: cannot write in {folder} ({exc.strerror})"
+                ) from None
+
+
 def fresh_run_dir(run_dir: Path) -> None:
     """Clear what a run that never reached its first checkpoint left (it starts over)."""
     import shutil
 
-    for name in ("tb", "pool", "games", "checkpoints"):
+    for name in RUN_FOLDERS:
         shutil.rmtree(run_dir / name, ignore_errors=True)
     for name in ("state.json", "summary.json", "evaluations.json"):
         (run_dir / name).unlink(missing_ok=True)

@@ -47,6 +47,7 @@ from rummyzoo.training.run_folder import (
     DEMONSTRATIONS,
     LOCK_FILE,
     WARM_START,
+    check_writable,
     checked_state,
     checkpoint_meta,
     drop_temp_files,
@@ -503,13 +504,18 @@ def _damaged(run_dir: Path, path: Path) -> Any:
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped a run; its message says how to continue it."""
+    """Ctrl-C stopped a run; its message says how to continue it (or, stopped before the run
+    wrote its config, that there is nothing to continue)."""
 
     def __init__(self, run_dir: Path) -> None:
-        super().__init__(
-            f"continue the run with: rummyzoo train --resume {run_dir} (it goes on from its last "
-            "checkpoint, or starts again if it has none yet)"
-        )
+        if (Path(run_dir) / "config.yaml").exists():
+            text = (
+                f"continue the run with: rummyzoo train --resume {run_dir} (it goes on from its "
+                "last checkpoint, or starts again if it has none yet)"
+            )
+        else:
+            text = f"it stopped before {run_dir} held a run: start it again with the same command"
+        super().__init__(text)
 
 
 @contextlib.contextmanager
@@ -542,6 +548,7 @@ def resume_run(
     path = Path(run_dir)
     if not (path / "config.yaml").exists():
         raise ValueError(f"{path} is not a run folder (no config.yaml)")
+    check_writable(path)
     with run_lock(path):  # first: nothing is read or moved while another process trains it
         config = _resumed_config(path, overrides)
         with _resumable(path):
