@@ -72,8 +72,11 @@ def file_head(path: Path, example: str) -> bytes:
         )
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
-    with path.open("rb") as fh:
-        return fh.read(4)
+    try:
+        with path.open("rb") as fh:
+            return fh.read(4)
+    except OSError as exc:
+        raise CheckpointError(f"cannot read checkpoint {path}: {exc.strerror}") from None
 
 
 def env_signature(variant: str, num_players: int, options: dict[str, Any]) -> dict[str, Any]:
@@ -333,8 +336,22 @@ def load_model(
     try:
         model = cls.load(str(path), device=device)
     except Exception as exc:  # SB3 raises many kinds on a damaged archive
-        raise CheckpointError(f"checkpoint {path} could not be loaded: {exc}") from None
+        raise CheckpointError(
+            f"checkpoint {path} could not be loaded, it is damaged ({_load_failure(exc)})"
+        ) from None
     return model, meta
+
+
+def _load_failure(exc: Exception) -> str:
+    """One line of why torch or SB3 could not load a file: where torch refused a damaged
+    weights file, the cause it names after its advice about ``weights_only`` (which does not
+    fit a damaged file), else the message's first line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    for k, line in enumerate(lines):
+        if "WeightsUnpickler error" in line:
+            cause = line.split("WeightsUnpickler error:", 1)[-1].strip()
+            return cause or (lines[k + 1] if k + 1 < len(lines) else line)
+    return lines[0][:200] if lines else type(exc).__name__
 
 
 def algo_class(name: str) -> Any:

@@ -38,7 +38,16 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--iterations and --repeat must be positive, --env-runners >= 0")
     if len(set(args.env_runners)) < len(args.env_runners):
         raise ValueError(f"--env-runners names a count twice: {args.env_runners}")
-    config = load_config(args.config, ["backend=rllib", *(args.set or [])])
+    try:
+        config = load_config(args.config, ["backend=rllib", *(args.set or [])])
+    except ValueError as exc:
+        # the refusal names the backend this command sets, not what the config says
+        if "--set backend=rllib:" not in str(exc):
+            raise
+        why = str(exc).split("--set backend=rllib:", 1)[1].strip()
+        raise ValueError(
+            f"{args.config} cannot train on RLlib, which this command times: {why}"
+        ) from None
     result = bench_rllib(config, args.env_runners, args.iterations, args.repeat)
     result["command"] = " ".join(shlex.quote(a) for a in args.argv)
     result.update(platform_info())

@@ -635,16 +635,22 @@ def inputs(tmp_path_factory) -> dict[str, Path]:
         (["play", "knock_rummy", "--save", ""], "--save '': give a file name"),
         (["export", "CKPT", "", "--trust"], "OUT '': give a file name"),
         (["train", "CONFIG", "--run-dir", ""], "--run-dir '': give a folder"),
+        (["bench-rllib", "configs/smoke_dqn.yaml"], "configs/smoke_dqn.yaml cannot train on "
+         "RLlib, which this command times: the rllib backend trains algo: ppo"),
+        (["train", "CONFIG", "--run-dir", "TMP/r", "--set", "policy_kwargs.net_arch=[10000000000]"],
+         "the network of policy_kwargs ({'net_arch': [10000000000]}) does not fit in this "
+         "machine's memory: make its layers smaller"),
         (["train", "CONFIG", "--progress-every", "nan"], "--progress-every must be a positive "
          "number of seconds, got nan"),
     ],
 )  # fmt: skip
-def test_an_output_that_would_destroy_an_input_or_another_output_is_refused_first(
+def test_bad_outputs_and_settings_are_refused_in_one_line_before_any_work(
     inputs, tmp_path, capsys, argv, message
 ) -> None:
     """Writing over a file the command reads (the replay it shows, a checkpoint it plays, the
-    config it runs), or two outputs on one path, or an empty name, is refused before any work
-    (these used to play, then overwrite the input, or save nowhere)."""
+    config it runs), two outputs on one path or an empty name is refused before any work
+    (these used to play, then overwrite the input, or save nowhere); so are a progress
+    interval that is no number and a network too large for the memory (a torch traceback)."""
     names = {k: str(v) for k, v in inputs.items()} | {
         "TMP": str(tmp_path),
         "DIR": str(inputs["CKPT"].parent),

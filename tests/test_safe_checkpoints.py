@@ -214,6 +214,32 @@ def test_export_needs_trust(sb3_zip, safe_file, tmp_path, capsys) -> None:
     assert out.read_bytes() == safe_file.read_bytes()  # the same file every time
 
 
+def test_a_damaged_zip_or_an_unreadable_checkpoint_is_refused_in_one_line(
+    sb3_zip, safe_file, tmp_path, capsys, monkeypatch
+) -> None:
+    """Garbage weights in a zip are called damaged, with torch's cause (not its advice to load
+    with ``weights_only=False``, which torch's message gave over several lines); a checkpoint
+    that cannot be read says so (a bare errno message before)."""
+    damaged = _rewrite(sb3_zip, tmp_path / "damaged.zip", {"policy.pth": b"\x80\x02garbage" * 8})
+    assert main(["export", str(damaged), str(tmp_path / "out.rz"), "--trust"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rummyzoo export: error: checkpoint {damaged} could not be loaded, it "
+                          "is damaged ("), err  # fmt: skip
+    assert err.count("\n") == 1 and "weights_only" not in err, err
+    real_open = Path.open
+
+    def unreadable(self, *args, **kwargs):  # as root cannot make a file unreadable
+        if self == safe_file:
+            raise PermissionError(13, "Permission denied")
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", unreadable)
+    assert main(["evaluate", str(safe_file), "--deals", "1", "--workers", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"rummyzoo evaluate: error: cannot read checkpoint {safe_file}: Permission denied\n"
+    )
+
+
 # ------------------------------------------------------------------ bad weights and metadata
 def _weights(safe_file: Path) -> dict[str, th.Tensor]:
     from safetensors.torch import load

@@ -213,6 +213,22 @@ def policy_choice(config: RunConfig) -> tuple[Any, dict[str, Any]]:
 
 
 def build_model(config: RunConfig, env: Any, tb_dir: Path | None):
+    """The SB3 model of a run's config (fresh weights).
+
+    :raises ValueError: a network too large for this machine's memory, said in one line.
+    """
+    try:
+        return _build_model(config, env, tb_dir)
+    except (MemoryError, RuntimeError) as exc:
+        if not isinstance(exc, MemoryError) and "allocate" not in str(exc):
+            raise
+        raise ValueError(
+            f"the network of policy_kwargs ({config.policy_kwargs.model_dump(exclude_defaults=True)}) "
+            "does not fit in this machine's memory: make its layers smaller"
+        ) from None
+
+
+def _build_model(config: RunConfig, env: Any, tb_dir: Path | None):
     hp = config.hyperparams.model_dump()
     policy, kwargs = policy_choice(config)
     common = {
