@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from rummyzoo.cli.common import Parents, check_outputs, platform_info
+from rummyzoo.cli.common import Parents, check_outputs, check_overrides, platform_info
 from rummyzoo.envs.files import write_json
 
 
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     if len(set(args.env_runners)) < len(args.env_runners):
         raise ValueError(f"--env-runners names a count twice: {args.env_runners}")
     try:
-        config = load_config(args.config, ["backend=rllib", *(args.set or [])])
+        config = load_config(args.config, ["backend=rllib", *check_overrides(args.set)])
     except ValueError as exc:
         # the refusal names the backend this command sets, not what the config says
         if "--set backend=rllib:" not in str(exc):

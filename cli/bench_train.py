@@ -6,7 +6,7 @@ import argparse
 import shlex
 from typing import Any
 
-from rummyzoo.cli.common import Parents, check_outputs, platform_info
+from rummyzoo.cli.common import Parents, check_outputs, check_overrides, platform_info
 from rummyzoo.envs.files import write_json
 
 PARTS = ("env", "opponents", "inference", "buffer", "wait", "update", "other")
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--steps must be at least 1, got {args.steps}")
     if args.pool < 0:
         raise ValueError(f"--pool must be 0 or more, got {args.pool}")
-    base = list(args.set or [])
+    base = check_overrides(args.set)
     setups = [("base", base, args.pool)]
     for k, text in enumerate(args.compare, 1):
         try:
@@ -86,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
                     f"--compare {text!r}: pool= needs a number of snapshots, got {value!r}"
                 )
             pool = int(value)
-        overrides = base + [t for t in tokens if not t.startswith("pool=")]
+        own = check_overrides([t for t in tokens if not t.startswith("pool=")], "--compare")
+        overrides = base + own  # a --compare setting may change a --set one
         setups.append((f"#{k} {text}", overrides, pool))
     configs = []
     for k, (label, overrides, pool) in enumerate(setups):

@@ -180,6 +180,23 @@ def check_outputs(
         named.append((option, out.resolve()))
 
 
+def check_overrides(items: Sequence[str] | None, flag: str = "--set") -> list[str]:
+    """``items`` (``KEY.SUB=VALUE`` overrides) where no key is set twice: one of two would be
+    lost, as ``--option`` refuses too (a key inside another that is set whole, ``--set
+    self_play={...} --set self_play.pool_size=3``, applies in order and is allowed).
+
+    :raises ValueError: naming the key.
+    """
+    seen: dict[str, str] = {}
+    for item in items or []:
+        key, sep, _ = item.partition("=")
+        key = ".".join(part.strip() for part in key.split("."))
+        if sep and key in seen:
+            raise ValueError(f"{flag} {key} is given twice ({seen[key]!r}, {item!r}): give it once")
+        seen[key] = item
+    return list(items or [])
+
+
 def seed_number(text: str) -> int:
     """``--seed``'s type: a non-negative integer (argparse names the flag on an error)."""
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rummyzoo.cli.common import Parents
+from rummyzoo.cli.common import Parents, check_overrides
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
@@ -64,10 +64,12 @@ def run(args: argparse.Namespace) -> int:
                 f"--resume continues {args.resume} with its own config.yaml: give no {given} "
                 "with it (--set changes the resumed config)"
             )
-        summary = resume_run(args.resume, args.set or [], argv, **kwargs)
+        summary = resume_run(args.resume, check_overrides(args.set), argv, **kwargs)
     else:
         if not args.config:
             raise ValueError("give a CONFIG file, or --resume RUN_DIR")
-        summary = train_from_file(args.config, args.set or [], args.run_dir, argv, **kwargs)
+        summary = train_from_file(
+            args.config, check_overrides(args.set), args.run_dir, argv, **kwargs
+        )
     print(json.dumps(summary, indent=2) if args.json else format_summary(summary))
     return 0

@@ -635,6 +635,11 @@ def inputs(tmp_path_factory) -> dict[str, Path]:
         (["play", "knock_rummy", "--save", ""], "--save '': give a file name"),
         (["export", "CKPT", "", "--trust"], "OUT '': give a file name"),
         (["train", "CONFIG", "--run-dir", ""], "--run-dir '': give a folder"),
+        (["train", "CONFIG", "--set", "n_timesteps=256", "--set", "n_timesteps = 512"],
+         "--set n_timesteps is given twice ('n_timesteps=256', 'n_timesteps = 512'): give it "
+         "once"),
+        (["bench-train", "CONFIG", "--compare", "n_envs=2 n_envs=4"],
+         "--compare n_envs is given twice"),
         (["bench-rllib", "configs/smoke_dqn.yaml"], "configs/smoke_dqn.yaml cannot train on "
          "RLlib, which this command times: the rllib backend trains algo: ppo"),
         (["train", "CONFIG", "--run-dir", "TMP/r", "--set", "policy_kwargs.net_arch=[10000000000]"],
