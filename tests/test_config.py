@@ -140,6 +140,21 @@ def test_agents_are_built_for_the_config_variant_and_players():
     assert validate_config({"pretrain": {"teacher": "knock.smart"}, "num_players": 3})
 
 
+def test_a_replay_buffer_is_dqns_and_a_dqn_run_without_updates_is_warned_of(tmp_path):
+    """PPO refuses ``save_replay_buffer`` (it was accepted and did nothing); a DQN run whose
+    ``learning_starts`` is not below its steps is warned that it makes no update."""
+    from rummyzoo.training.train import train
+
+    buffer = {"checkpoints": {"save_replay_buffer": True}}
+    assert validate_config({"algo": "dqn", **buffer})
+    with pytest.raises(ConfigLoadError, match=r"save_replay_buffer saves DQN's replay buffer"):
+        validate_config(buffer)
+    config = load_config(str(CONFIGS / "smoke_dqn.yaml"), ["hyperparams.learning_starts=256"])
+    with pytest.warns(UserWarning, match=r"learning_starts \(256\) is not below n_timesteps "
+                      r"\(256\): the run makes no DQN update"):  # fmt: skip
+        train(config, tmp_path / "run", progress="off")
+
+
 def test_update_threads_is_a_setting_of_ppo_on_sb3():
     assert validate_config({"workers": 1, "update_threads": 2})
     for other in ({"algo": "dqn"}, {"backend": "rllib"}):

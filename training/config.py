@@ -750,6 +750,15 @@ class RunConfig(Strict):
                 raise ValueError(f"{value} workers need at least {value} games (n_envs: {n_envs})")
         return value
 
+    @field_validator("checkpoints")
+    @classmethod
+    def _replay_buffer_of_dqn(cls, value: Checkpoints, info: ValidationInfo) -> Checkpoints:
+        if value.save_replay_buffer and info.data.get("algo", "ppo") != "dqn":
+            raise ValueError(
+                "save_replay_buffer saves DQN's replay buffer (algo: dqn); PPO keeps none: drop it"
+            )
+        return value
+
     @field_validator("update_threads")
     @classmethod
     def _update_threads_of_ppo(cls, value: int | None, info: ValidationInfo) -> int | None:

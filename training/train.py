@@ -362,6 +362,14 @@ def train(
             )
         if steps_done >= config.n_timesteps:
             return finished_run(run_dir, steps_done, config.n_timesteps)
+    starts = getattr(config.hyperparams, "learning_starts", None)
+    if config.algo == "dqn" and starts is not None and starts >= config.n_timesteps:
+        warnings.warn(
+            f"hyperparams.learning_starts ({starts:,}) is not below n_timesteps "
+            f"({config.n_timesteps:,}): the run makes no DQN update (its network stays as it "
+            "starts); lower learning_starts or train for longer",
+            stacklevel=2,
+        )
     started = time.perf_counter()
     env = build_vec_env(config, resumed_at=steps_done if resume else 0)
     try:  # the env's processes (subproc, workers) end with any failure before RL too
