@@ -98,12 +98,36 @@ def next_infos(previous: list[dict[str, Any]], end: HandEnd) -> list[dict[str, A
     return list(end.infos)
 
 
+#: Less than any game of any variant takes in the engine (the least measured: 13 KiB a game,
+#: Knock Rummy at 2 players), so that :func:`check_engine_args` refuses only a number of games
+#: that surely cannot fit.
+GAME_BYTES_AT_LEAST = 8 * 1024
+
+
+def _memory_bytes() -> int | None:
+    """This machine's physical memory (None where the platform does not say)."""
+    import os
+
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
 def check_engine_args(num_envs: Any, infos: Any) -> None:
-    """:raises ConfigError: ``num_envs`` that is not an int from 1, ``infos`` not a bool."""
+    """:raises ConfigError: ``num_envs`` that is not an int from 1 or so many games that they
+    would not fit in this machine's memory, ``infos`` not a bool."""
     if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
         raise ConfigError(f"num_envs must be an int, got {num_envs!r}")
     if num_envs < 1:
         raise ConfigError(f"num_envs must be at least 1, got {num_envs}")
+    memory = _memory_bytes()
+    if memory is not None and num_envs * GAME_BYTES_AT_LEAST > memory:
+        raise ConfigError(
+            f"num_envs {num_envs:,} games cannot fit in this machine's memory "
+            f"({memory / 2**30:.0f} GiB, and a game takes more than "
+            f"{GAME_BYTES_AT_LEAST // 1024} KiB)"
+        )
     if not isinstance(infos, (bool, np.bool_)):
         raise ConfigError(f"infos must be True or False, got {infos!r}")
 

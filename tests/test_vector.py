@@ -299,6 +299,11 @@ def test_bad_settings_are_refused_clearly():
         make_vector("knock_rummy", 0, 2)
     with pytest.raises(ConfigError, match="num_envs"):
         make_vector("knock_rummy", True, 2)
+    # so many games that no machine's memory holds them: refused before any is built (it
+    # grew until the machine ran out)
+    with pytest.raises(ConfigError, match=r"num_envs 10,000,000,000,000 games cannot fit in "
+                       r"this machine's memory \(\d+ GiB, and a game takes more than 8 KiB\)"):  # fmt: skip
+        make_vector("knock_rummy", 10**13, 2)
     with pytest.raises(ConfigError, match="2-6 players, got 9"):
         make_vector("knock_rummy", 2, 9)
     with pytest.raises(ConfigError, match=r"num_players must be an int, got '3' \(str\)"):
