@@ -17,14 +17,12 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "two untimed ones: a warm-up, and one that reads the starting step count) with each --env-runners count, one after another in --repeat rounds (no "
         "evaluation, warm start or checkpoints), and report env steps/s (every seat's "
         "decisions, sampling and updates together) and each count's ratio to the first.",
+        parents=[parents.overrides()],
     )
     bench.add_argument("config", help="YAML run config (its backend is set to rllib)")
     bench.add_argument("--env-runners", type=int, nargs="+", default=[1, 2], metavar="K")
     bench.add_argument("--iterations", type=int, default=5, help="timed iterations per run")
     bench.add_argument("--repeat", type=int, default=2, help="rounds")
-    bench.add_argument(
-        "--set", action="append", metavar="KEY.SUB=VALUE", help="override a config key (repeatable)"
-    )
     bench.add_argument("--json", metavar="PATH", help="write the results here")
     bench.set_defaults(func=run)
 

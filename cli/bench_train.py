@@ -21,12 +21,10 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "time spent in the env, the opponents, the learner's inference, the buffer and the "
         "updates. --compare adds configurations (override sets) that run alternately with the "
         "base, --repeat times, and reports each one's ratio to the base.",
+        parents=[parents.overrides()],
     )
     bench.add_argument("config", help="YAML run config, e.g. configs/knock_bench.yaml")
     bench.add_argument("--steps", type=int, default=20_000, help="learner steps per run")
-    bench.add_argument(
-        "--set", action="append", metavar="KEY.SUB=VALUE", help="override a config key (repeatable)"
-    )
     bench.add_argument(
         "--compare",
         action="append",

@@ -238,6 +238,18 @@ class Parents:
         return parent
 
     @staticmethod
+    def overrides() -> argparse.ArgumentParser:
+        """``--set KEY.SUB=VALUE`` (repeatable) of the commands that take a run config."""
+        parent = argparse.ArgumentParser(add_help=False)
+        parent.add_argument(
+            "--set",
+            action="append",
+            metavar="KEY.SUB=VALUE",
+            help="override a config key (repeatable; a key at most once)",
+        )
+        return parent
+
+    @staticmethod
     def seed(default: int | None = 0) -> argparse.ArgumentParser:
         parent = argparse.ArgumentParser(add_help=False)
         shown = "a fresh one" if default is None else default

@@ -14,11 +14,9 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         description="Train from a YAML config into a run folder, or resume one. Progress is a "
         "live bar on a terminal and a line every --progress-every seconds otherwise (logs, CI); "
         "the end is a readable summary (the full one is RUN_DIR/summary.json).",
+        parents=[parents.overrides()],
     )
     train.add_argument("config", nargs="?", help="YAML run config, e.g. configs/knock_ppo.yaml")
-    train.add_argument(
-        "--set", action="append", metavar="KEY.SUB=VALUE", help="override a config key (repeatable)"
-    )
     train.add_argument("--run-dir", help="run folder (default: runs/<config>_<time>)")
     train.add_argument(
         "--resume", metavar="RUN_DIR", help="continue an interrupted run from its last checkpoint"
