@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rummyzoo.agents.arena import SEATING_DESIGNS
 from rummyzoo.cli.common import Parents, check_outputs, parse_options
+from rummyzoo.envs.files import is_file
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     if args.save_limit < 0:
         raise ValueError(f"--save-limit must be 0 (every game) or more, got {args.save_limit}")
     # the checkpoints it plays are files it reads (a name that is no file is an agent's)
-    files = [a for a in args.agents if Path(a).is_file()]
+    files = [a for a in args.agents if is_file(a)]
     check_outputs(args, "json", "csv", "heatmap", inputs=files, folders=["save_games"])
     import shlex
 

@@ -36,13 +36,19 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--iterations and --repeat must be positive, --env-runners >= 0")
     if len(set(args.env_runners)) < len(args.env_runners):
         raise ValueError(f"--env-runners names a count twice: {args.env_runners}")
+    overrides = check_overrides(args.set)
+    backend = [o for o in overrides if o.partition("=")[0].strip() == "backend"]
+    if backend:
+        raise ValueError(f"--set {backend[0]}: bench-rllib times the rllib backend; drop it")
+    overrides = ["backend=rllib", *overrides]
     try:
-        config = load_config(args.config, ["backend=rllib", *check_overrides(args.set)])
+        config = load_config(args.config, overrides)
     except ValueError as exc:
-        # the refusal names the backend this command sets, not what the config says
-        if "--set backend=rllib:" not in str(exc):
+        # a refusal of the backend this command sets is the config's, not the user's --set
+        text = str(exc)
+        if "--set backend=rllib:" not in text or "\n" in text:
             raise
-        why = str(exc).split("--set backend=rllib:", 1)[1].strip()
+        why = text.split("--set backend=rllib:", 1)[1].strip()
         raise ValueError(
             f"{args.config} cannot train on RLlib, which this command times: {why}"
         ) from None

@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--compare '' compares nothing: give KEY=VALUE settings (or pool=N)")
         pools = [t for t in tokens if t.startswith("pool=")]
         pool = args.pool
+        if len(pools) > 1:
+            raise ValueError(f"--compare {text!r}: pool= is given twice: give it once")
         if pools:
             value = pools[-1].partition("=")[2]
             if not value.isdigit():

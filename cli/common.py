@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rummyzoo.envs.core import ConfigError
+from rummyzoo.envs.files import unwritable
 from rummyzoo.envs.registry import VARIANTS
 
 __all__ = ["Parents", "parse_options"]
@@ -91,20 +91,15 @@ def output_file(
     if suffixes and out.suffix.lower() not in suffixes:
         raise ValueError(f"{flag} {path}: the file must end in {' or '.join(suffixes)}")
     check_not_inputs(out, flag, path, inputs)
-    # what the folder allows is only known by trying (permission bits say nothing to root);
-    # the folders still to make are made when the file is written
     _check_writable(parent, flag, path)
     return out
 
 
 def _check_writable(folder: Path, flag: str, path: str | Path) -> None:
-    # what the folder allows is only known by trying (permission bits say nothing to root);
     # the folders still to make are made when the file is written
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as exc:
-        raise ValueError(f"{flag} {path}: cannot write in {folder} ({exc.strerror})") from None
+    why = unwritable(folder)
+    if why is not None:
+        raise ValueError(f"{flag} {path}: cannot write in {folder} ({why.strerror})")
 
 
 def output_folder(path: str | Path, flag: str) -> Path:
@@ -181,18 +176,30 @@ def check_outputs(
 
 
 def check_overrides(items: Sequence[str] | None, flag: str = "--set") -> list[str]:
-    """``items`` (``KEY.SUB=VALUE`` overrides) where no key is set twice: one of two would be
-    lost, as ``--option`` refuses too (a key inside another that is set whole, ``--set
-    self_play={...} --set self_play.pool_size=3``, applies in order and is allowed).
+    """``items`` (``KEY.SUB=VALUE`` overrides) where no key is set twice and none is set whole
+    after a key inside it: one of the two would be lost, as ``--option`` refuses too (a key
+    inside another set whole before it, ``--set self_play={...} --set
+    self_play.pool_size=3``, applies in order and is allowed).
 
     :raises ValueError: naming the key.
     """
-    seen: dict[str, str] = {}
+    seen: dict[tuple[str, ...], str] = {}
     for item in items or []:
-        key, sep, _ = item.partition("=")
-        key = ".".join(part.strip() for part in key.split("."))
-        if sep and key in seen:
-            raise ValueError(f"{flag} {key} is given twice ({seen[key]!r}, {item!r}): give it once")
+        text, sep, _ = item.partition("=")
+        if not sep:
+            continue  # the config's own check names it
+        # (a list entry's number as a number: opponents.00 is opponents.0)
+        key = tuple(str(int(p)) if p.strip().isdigit() else p.strip() for p in text.split("."))
+        for earlier, given in seen.items():
+            if earlier == key:
+                raise ValueError(
+                    f"{flag} {'.'.join(key)} is given twice ({given!r}, {item!r}): give it once"
+                )
+            if earlier[: len(key)] == key:  # set whole after a key inside it: that key is lost
+                raise ValueError(
+                    f"{flag} {item!r} replaces the whole of {'.'.join(key)}, so the earlier "
+                    f"{given!r} is lost: set the whole first, then the keys inside it"
+                )
         seen[key] = item
     return list(items or [])
 

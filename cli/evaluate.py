@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rummyzoo.cli.common import Parents, check_outputs, parse_options
-from rummyzoo.envs.files import write_json
+from rummyzoo.envs.files import is_file, write_json
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """A checkpoint against the baselines of its variant, through the arena."""
-    check_outputs(args, "json", inputs=[args.checkpoint])
+    check_outputs(args, "json", inputs=[args.checkpoint, *filter(is_file, args.opponents or ())])
 
     from rummyzoo.agents.arena import ArenaWorkers, format_report
     from rummyzoo.agents.arena.evaluate import baseline_names, evaluation_report

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     again = " ".join(["rummyzoo export", args.checkpoint, *([args.out] if args.out else [])])
     if args.out is not None:
-        output_file(args.out, "OUT")  # before the checkpoint is loaded
+        output_file(args.out, "OUT", inputs=[args.checkpoint])  # before the checkpoint is loaded
     if is_rllib_checkpoint(args.checkpoint):
         if not args.trust:
             raise ValueError(

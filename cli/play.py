@@ -29,7 +29,6 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
@@ -38,6 +37,7 @@ from rummyzoo.agents.base import Policy
 from rummyzoo.agents.registry import agent_names, make_agent
 from rummyzoo.cli.common import Parents, output_file, parse_options
 from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
+from rummyzoo.envs.files import is_file
 from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import Decision, play_episode
 from rummyzoo.envs.registry import check_players, variant_module
@@ -544,7 +544,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play a variant in the terminal against agents."""
-    files = [a for a in args.opponents or () if Path(a).is_file()]  # checkpoints it reads
+    files = [a for a in args.opponents or () if is_file(a)]  # checkpoints it reads
     play_game(
         args.variant,
         num_players=args.players,

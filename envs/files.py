@@ -68,3 +68,23 @@ def write_json(data: Any, path: str | Path, indent: int | None = 2, allow_nan: b
     text = json.dumps(data, indent=indent, allow_nan=allow_nan) + "\n"
     atomic_write_text(path, text)
     return Path(path)
+
+
+def is_file(name: str | Path) -> bool:
+    """Whether ``name`` names an existing file (False for a name the OS cannot take: an agent's
+    spec longer than a file name may be, say)."""
+    try:
+        return Path(name).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def unwritable(folder: str | Path) -> OSError | None:
+    """Why files cannot be written in ``folder``, or None where they can. Only trying tells
+    (permission bits say nothing to root, and the folder may be on a read-only mount)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return exc
+    return None

@@ -121,6 +121,10 @@ def play_turns(
         policy = policies[seat]
         try:
             action = policy.act(match.observe(seat), match.legal_mask(), _rng_for(rngs, seat))
+        except SystemExit as exc:  # an agent's own exit would end the program without a word
+            error = RuntimeError(f"sys.exit({exc.code!r}) was called")
+            error.add_note(agent_error_note(_label(labels, seat, policy), f"{role}seat {seat}"))
+            raise error from exc
         except Exception as exc:
             exc.add_note(agent_error_note(_label(labels, seat, policy), f"{role}seat {seat}"))
             raise

@@ -124,7 +124,7 @@ def check_engine_args(num_envs: Any, infos: Any) -> None:
     memory = _memory_bytes()
     if memory is not None and num_envs * GAME_BYTES_AT_LEAST > memory:
         raise ConfigError(
-            f"num_envs {num_envs:,} games cannot fit in this machine's memory "
+            f"num_envs (a run config's n_envs) {num_envs:,} games cannot fit in this machine's memory "
             f"({memory / 2**30:.0f} GiB, and a game takes more than "
             f"{GAME_BYTES_AT_LEAST // 1024} KiB)"
         )

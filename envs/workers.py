@@ -266,22 +266,29 @@ def reply_ok(value: Any) -> bytes:
 
 def portable_exception(exc: BaseException) -> BaseException:
     """``exc`` itself where pickling rebuilds it as it is (type, arguments, message), else an
-    exception of its nearest built-in type (``RuntimeError`` where that is
-    ``Exception``) whose message is ``Type: message``: what another process can be sent and
-    raise, with ``exc``'s notes (a traceback does not cross: pickling leaves it out)."""
-    try:
-        copy = pickle.loads(pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL))
-        same = type(copy) is type(exc) and copy.args == exc.args and str(copy) == str(exc)
-    except Exception:  # a type that does not pickle, or not rebuild from its arguments
-        same = False
-    if same:
-        return exc
-    base = next(t for t in type(exc).__mro__ if t.__module__ == "builtins")
-    text = f"{type(exc).__name__}: {exc}"
-    try:
-        plain = RuntimeError(text) if base in (Exception, BaseException) else base(text)
-    except Exception:  # a built-in type that takes more than a message
-        plain = RuntimeError(text)
+    exception of its nearest built-in type (``RuntimeError`` where that is ``Exception``)
+    whose message is ``Type: message`` (a ``SystemExit``: a ``RuntimeError`` saying so, which
+    the receiver does not take for its own exit): what another process can be sent and raise,
+    with ``exc``'s notes (a traceback does not cross: pickling leaves it out)."""
+    if isinstance(exc, SystemExit):  # raised in the parent it would end it without a word
+        plain: BaseException = RuntimeError(f"sys.exit({exc.code!r}) was called")
+    else:
+        try:
+            copy = pickle.loads(pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL))
+            same = type(copy) is type(exc) and repr(copy.args) == repr(exc.args)
+            if same and str(copy) == str(exc):
+                return exc
+        except Exception:  # a type that does not pickle, or not rebuild from its arguments
+            pass
+        try:
+            text = f"{type(exc).__name__}: {exc}"
+        except Exception:  # an exception whose message itself fails
+            text = type(exc).__name__
+        base = next(t for t in type(exc).__mro__ if t.__module__ == "builtins")
+        try:
+            plain = RuntimeError(text) if base in (Exception, BaseException) else base(text)
+        except Exception:  # a built-in type that takes more than a message
+            plain = RuntimeError(text)
     for note in getattr(exc, "__notes__", ()):
         plain.add_note(note)
     return plain

@@ -222,6 +222,11 @@ class FailingLater(FailingBatch):
         return np.asarray([choose(np.flatnonzero(m)) for m in masks])
 
 
+class Exits(Failing):
+    def act(self, observation, action_mask, rng):
+        raise SystemExit(0)
+
+
 class Dies(Failing):
     def act(self, observation, action_mask, rng):
         os._exit(3)
@@ -697,3 +702,44 @@ def test_a_subproc_env_closes_when_a_game_process_has_ended() -> None:
     processes[1].join()
     env.close()
     assert not any(p.is_alive() for p in processes)
+
+
+@pytest.mark.parametrize("vec_env", ["dummy", "subproc"])
+def test_an_opponent_that_calls_sys_exit_is_an_error_naming_it(plugin_dir, vec_env) -> None:
+    """An agent's ``sys.exit(0)`` ended a run without a word and with status 0 (in the game's
+    own process: with a bare ``EOFError``); it is now an error that names the agent."""
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import build_vec_env
+
+    module = plugin_dir("rz_failing", FAILING_SOURCE)
+    config = load_config(
+        Path(__file__).resolve().parent.parent / "configs" / "knock_bench.yaml",
+        [f"vec_env={vec_env}", "n_envs=2", "learner_seat=1",
+         f"opponents=[{{name: '{module}:Exits', weight: 1}}]"],
+    )  # fmt: skip
+    with pytest.raises(RuntimeError) as raised:
+        build_vec_env(config).close()
+    assert str(raised.value) == "sys.exit(0) was called"
+    assert raised.value.__notes__[0] == (
+        f"raised by agent '{module}:Exits' (the learner's opponent at seat 0) while choosing its "
+        "action"
+    )
+
+
+def test_set_attr_reaches_the_game_in_its_own_process() -> None:
+    """stable-baselines3's ``set_attr`` sets on the outermost wrapper of a game in its own
+    process; the wrapper that carries its errors passes it on to the game, as without it."""
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import build_vec_env
+
+    config = load_config(
+        Path(__file__).resolve().parent.parent / "configs" / "knock_bench.yaml",
+        ["vec_env=subproc", "n_envs=2", "learner_seat=1"],
+    )
+    env = build_vec_env(config)
+    try:
+        env.set_attr("learner_seat", 0)
+        env.reset()
+        assert env.get_attr("seat") == [0, 0]  # the games' own seat, drawn at the reset
+    finally:
+        env.close()

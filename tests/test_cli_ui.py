@@ -603,6 +603,7 @@ def inputs(tmp_path_factory) -> dict[str, Path]:
     replay = save_replay(
         record_episode("knock_rummy", 2, ["random", "random"], seed=1), folder / "g.json"
     )
+    (folder / "b.rz").write_bytes(checkpoint.read_bytes())  # an opponent's checkpoint
     yaml = folder / "s.yaml"
     yaml.write_bytes(Path("configs/smoke_ppo.yaml").read_bytes())
     return {"CKPT": checkpoint, "REPLAY": replay, "CONFIG": yaml}
@@ -640,11 +641,17 @@ def inputs(tmp_path_factory) -> dict[str, Path]:
          "once"),
         (["bench-train", "CONFIG", "--compare", "n_envs=2 n_envs=4"],
          "--compare n_envs is given twice"),
+        (["train", "CONFIG", "--set", "self_play.pool_size=3", "--set", "self_play={pool_size: 2}"],
+         "--set 'self_play={pool_size: 2}' replaces the whole of self_play, so the earlier "
+         "'self_play.pool_size=3' is lost: set the whole first, then the keys inside it"),
+        (["bench-train", "CONFIG", "--compare", "pool=2 pool=3"], "--compare 'pool=2 pool=3': "
+         "pool= is given twice"),
+        (["bench-rllib", "CONFIG", "--set", "backend=sb3"], "--set backend=sb3: bench-rllib "
+         "times the rllib backend; drop it"),
+        (["evaluate", "CKPT", "--opponents", "random", "DIR/b.rz", "--json", "DIR/b.rz"],
+         "--json DIR/b.rz would overwrite DIR/b.rz"),
         (["bench-rllib", "configs/smoke_dqn.yaml"], "configs/smoke_dqn.yaml cannot train on "
          "RLlib, which this command times: the rllib backend trains algo: ppo"),
-        (["train", "CONFIG", "--run-dir", "TMP/r", "--set", "policy_kwargs.net_arch=[10000000000]"],
-         "the network of policy_kwargs ({'net_arch': [10000000000]}) does not fit in this "
-         "machine's memory: make its layers smaller"),
         (["train", "CONFIG", "--progress-every", "nan"], "--progress-every must be a positive "
          "number of seconds, got nan"),
     ],
@@ -655,7 +662,7 @@ def test_bad_outputs_and_settings_are_refused_in_one_line_before_any_work(
     """Writing over a file the command reads (the replay it shows, a checkpoint it plays, the
     config it runs), two outputs on one path or an empty name is refused before any work
     (these used to play, then overwrite the input, or save nowhere); so are a progress
-    interval that is no number and a network too large for the memory (a torch traceback)."""
+    interval that is no number, and settings one of which would be lost or undone."""
     names = {k: str(v) for k, v in inputs.items()} | {
         "TMP": str(tmp_path),
         "DIR": str(inputs["CKPT"].parent),
@@ -666,10 +673,35 @@ def test_bad_outputs_and_settings_are_refused_in_one_line_before_any_work(
             text = text.replace(key, value)
         return text
 
-    before = {p: p.read_bytes() for p in inputs.values()}
+    files = [*inputs.values(), inputs["CKPT"].parent / "b.rz"]
+    before = {p: p.read_bytes() for p in files}
     assert main([filled(a) for a in argv]) == 2
     out, err = capsys.readouterr()
     assert err.startswith(f"rummyzoo {argv[0]}: error: {filled(message)}"), err
     assert out == ""  # nothing played first
-    assert {p: p.read_bytes() for p in inputs.values()} == before
+    assert {p: p.read_bytes() for p in files} == before
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_a_network_too_large_for_the_memory_is_refused_in_one_line(
+    monkeypatch, tmp_path, capsys
+) -> None:
+    """torch's failure to allocate a network's weights, a traceback before, is one line that
+    names the setting (torch is made to fail as it does: a real attempt could succeed lazily
+    and be killed later on a machine that overcommits memory)."""
+    import rummyzoo.training.train as train_module
+
+    def too_large(*args, **kwargs):
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:118] DefaultCPUAllocator: can't "
+                           "allocate memory: you tried to allocate 124800000000 bytes")  # fmt: skip
+
+    monkeypatch.setattr(train_module, "_build_model", too_large)
+    run = tmp_path / "r"
+    argv = ["train", "configs/smoke_ppo.yaml", "--run-dir", str(run), "--set",
+            "policy_kwargs.net_arch=[100000000]"]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "rummyzoo train: error: the network (policy_kwargs.net_arch [100000000]) does not fit "
+        "in the memory of device cpu: make its layers smaller\n"
+    )
+    assert not run.exists()

@@ -151,7 +151,7 @@ def test_a_replay_buffer_is_dqns_and_a_dqn_run_without_updates_is_warned_of(tmp_
         validate_config(buffer)
     config = load_config(str(CONFIGS / "smoke_dqn.yaml"), ["hyperparams.learning_starts=256"])
     with pytest.warns(UserWarning, match=r"learning_starts \(256\) is not below n_timesteps "
-                      r"\(256\): the run makes no DQN update"):  # fmt: skip
+                      r"\(256\): DQN updates its network only after learning_starts steps"):  # fmt: skip
         train(config, tmp_path / "run", progress="off")
 
 

@@ -301,7 +301,7 @@ def test_bad_settings_are_refused_clearly():
         make_vector("knock_rummy", True, 2)
     # so many games that no machine's memory holds them: refused before any is built (it
     # grew until the machine ran out)
-    with pytest.raises(ConfigError, match=r"num_envs 10,000,000,000,000 games cannot fit in "
+    with pytest.raises(ConfigError, match=r"num_envs \(a run config's n_envs\) 10,000,000,000,000 games cannot fit in "
                        r"this machine's memory \(\d+ GiB, and a game takes more than 8 KiB\)"):  # fmt: skip
         make_vector("knock_rummy", 10**13, 2)
     with pytest.raises(ConfigError, match="2-6 players, got 9"):

@@ -755,7 +755,8 @@ class RunConfig(Strict):
     def _replay_buffer_of_dqn(cls, value: Checkpoints, info: ValidationInfo) -> Checkpoints:
         if value.save_replay_buffer and info.data.get("algo", "ppo") != "dqn":
             raise ValueError(
-                "save_replay_buffer saves DQN's replay buffer (algo: dqn); PPO keeps none: drop it"
+                "save_replay_buffer saves DQN's replay buffer (algo: dqn); PPO keeps none: drop it "
+                "(a run that has it: --resume RUN --set checkpoints.save_replay_buffer=false)"
             )
         return value
 

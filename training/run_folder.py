@@ -267,17 +267,12 @@ def check_writable(run_dir: Path) -> None:
 
     :raises ValueError: naming the folder.
     """
-    import tempfile
+    from rummyzoo.envs.files import unwritable
 
     for folder in (run_dir, *(run_dir / name for name in RUN_FOLDERS)):
-        if folder.is_dir():
-            try:
-                with tempfile.TemporaryFile(dir=folder):
-                    pass
-            except OSError as exc:
-                raise ValueError(
-                    f"cannot resume {run_dir}: cannot write in {folder} ({exc.strerror})"
-                ) from None
+        why = unwritable(folder) if folder.is_dir() else None
+        if why is not None:
+            raise ValueError(f"cannot resume {run_dir}: cannot write in {folder} ({why.strerror})")
 
 
 def fresh_run_dir(run_dir: Path) -> None:

@@ -223,8 +223,8 @@ def build_model(config: RunConfig, env: Any, tb_dir: Path | None):
         if not isinstance(exc, MemoryError) and "allocate" not in str(exc):
             raise
         raise ValueError(
-            f"the network of policy_kwargs ({config.policy_kwargs.model_dump(exclude_defaults=True)}) "
-            "does not fit in this machine's memory: make its layers smaller"
+            f"the network (policy_kwargs.net_arch {config.policy_kwargs.net_arch}) does not fit "
+            f"in the memory of device {config.device}: make its layers smaller"
         ) from None
 
 
@@ -366,8 +366,8 @@ def train(
     if config.algo == "dqn" and starts is not None and starts >= config.n_timesteps:
         warnings.warn(
             f"hyperparams.learning_starts ({starts:,}) is not below n_timesteps "
-            f"({config.n_timesteps:,}): the run makes no DQN update (its network stays as it "
-            "starts); lower learning_starts or train for longer",
+            f"({config.n_timesteps:,}): DQN updates its network only after learning_starts "
+            "steps, so this run learns next to nothing; lower learning_starts or train for longer",
             stacklevel=2,
         )
     started = time.perf_counter()
@@ -463,7 +463,8 @@ def train(
         remaining = max(config.n_timesteps - steps_done, 0)
         begun = time.perf_counter()
     except BaseException:
-        env.close()
+        with contextlib.suppress(Exception):  # the failure that led here is what to see
+            env.close()
         raise
     try:
         with settled_heap():

@@ -649,7 +649,7 @@ def run_arena(
             policies.append(make_agent(spec, variant, num_players, options))
             names.append(spec)
             # A checkpoint is shown by its file name rather than its whole path.
-            shown.append(Path(spec).name if Path(spec).is_file() else spec)
+            shown.append(Path(spec).name if files.is_file(spec) else spec)
         elif isinstance(spec, Policy):
             check_agent_object(spec, variant, num_players, options)
             policies.append(spec)
