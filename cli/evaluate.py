@@ -43,6 +43,9 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 def run(args: argparse.Namespace) -> int:
     """A checkpoint against the baselines of its variant, through the arena."""
     check_outputs(args, "json", inputs=[args.checkpoint, *filter(is_file, args.opponents or ())])
+    twice = sorted({o for o in args.opponents or () if args.opponents.count(o) > 1})
+    if twice:  # each opponent is one evaluation, reported under its name
+        raise ValueError(f"--opponents names {', '.join(twice)} twice: give each opponent once")
 
     from rummyzoo.agents.arena import ArenaWorkers, format_report
     from rummyzoo.agents.arena.evaluate import baseline_names, evaluation_report

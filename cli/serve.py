@@ -330,6 +330,10 @@ class WebGame:
                 raise RequestError(409, "it is not your move yet")
             version = self.version
             answered = request.get("decision", version)
+            if isinstance(answered, bool) or not isinstance(answered, int) or answered < 0:
+                raise RequestError(
+                    400, f"decision must be the number of a decision, got {short_repr(answered)}"
+                )
             if answered != version:  # sent for a decision that has passed
                 raise RequestError(
                     409, f"decision {short_repr(answered)} has passed: the game is at {version}"

@@ -648,6 +648,8 @@ def inputs(tmp_path_factory) -> dict[str, Path]:
          "pool= is given twice"),
         (["bench-rllib", "CONFIG", "--set", "backend=sb3"], "--set backend=sb3: bench-rllib "
          "times the rllib backend; drop it"),
+        (["evaluate", "CKPT", "--opponents", "random", "knock.greedy", "random"],
+         "--opponents names random twice: give each opponent once"),
         (["evaluate", "CKPT", "--opponents", "random", "DIR/b.rz", "--json", "DIR/b.rz"],
          "--json DIR/b.rz would overwrite DIR/b.rz"),
         (["bench-rllib", "configs/smoke_dqn.yaml"], "configs/smoke_dqn.yaml cannot train on "

@@ -402,6 +402,12 @@ def test_serve_takes_one_move_per_decision_from_requests_sent_at_once(runs):
         stale = {"action": final["legal"][0]["action"], "decision": final["decision"] - 1}
         refused = app.test_client().post(f"/api/games/{game}/move", json=stale)
         assert refused.status_code == 409 and "has passed" in refused.json["error"]
+        for bad in ("x", -1, True, 1.5):  # no decision's number: a bad request, not a stale one
+            refused = app.test_client().post(
+                f"/api/games/{game}/move", json={**stale, "decision": bad}
+            )
+            assert refused.status_code == 400, (bad, refused.json)
+            assert "decision must be the number of a decision" in refused.json["error"]
         assert app.test_client().get(f"/api/games/{game}").json == final
 
 
