@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -121,13 +121,8 @@ def play_turns(
         policy = policies[seat]
         try:
             action = policy.act(match.observe(seat), match.legal_mask(), _rng_for(rngs, seat))
-        except SystemExit as exc:  # an agent's own exit would end the program without a word
-            error = RuntimeError(f"sys.exit({exc.code!r}) was called")
-            error.add_note(agent_error_note(_label(labels, seat, policy), f"{role}seat {seat}"))
-            raise error from exc
-        except Exception as exc:
-            exc.add_note(agent_error_note(_label(labels, seat, policy), f"{role}seat {seat}"))
-            raise
+        except (Exception, SystemExit) as exc:
+            raise_agent_failure(exc, _label(labels, seat, policy), f"{role}seat {seat}")
         try:
             a = match.check(action)
         except IllegalActionError as exc:
@@ -149,6 +144,18 @@ def _label(labels: Sequence[str | None] | None, seat: int, policy: Any) -> Any:
     """What an error names the agent in ``seat``: its label, else the agent itself."""
     label = labels[seat] if labels is not None else None
     return policy if label is None else label
+
+
+def raise_agent_failure(exc: BaseException, who: Any, where: str) -> NoReturn:
+    """Raise what an agent (``who``, at ``where``) raised while choosing its action, with
+    :func:`agent_error_note` (its type and traceback kept); its own ``sys.exit()``, which would
+    end the program without a word, as a ``RuntimeError`` saying so, with the same note."""
+    if isinstance(exc, SystemExit):
+        error = RuntimeError(f"sys.exit({exc.code!r}) was called")
+        error.add_note(agent_error_note(who, where))
+        raise error from exc
+    exc.add_note(agent_error_note(who, where))
+    raise exc
 
 
 def agent_error_note(who: Any, where: str) -> str:
@@ -308,10 +315,9 @@ def play_vector(
             else:
                 try:
                     chosen = policy.act(vec.observations[i], vec.action_masks[i], rngs[i][seat])
-                except Exception as exc:
+                except (Exception, SystemExit) as exc:
                     who = labels[i][seat] if labels is not None else policy
-                    exc.add_note(agent_error_note(who, f"seat {seat}"))
-                    raise
+                    raise_agent_failure(exc, who, f"seat {seat}")
                 try:  # an int in range, as one game at a time requires (not a float cut down)
                     actions[k] = check_action(chosen, vec.num_actions)
                 except IllegalActionError as exc:
@@ -323,14 +329,11 @@ def play_vector(
                 actions[ks] = policy.act_batch(
                     vec.observations[rows], vec.action_masks[rows], rngs[first][vec.current[first]]
                 )
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 # the policy's label in one of its games (it acts at that game's seat to act)
                 who = labels[first][int(vec.current[first])] if labels is not None else policy
-                where = seats_text(vec.current[rows])
-                exc.add_note(
-                    agent_error_note(who, f"{where}, deciding for {rows.size} games at once")
-                )
-                raise
+                where = f"{seats_text(vec.current[rows])}, deciding for {rows.size} games at once"
+                raise_agent_failure(exc, who, where)
         try:
             vec.step(actions[: games.size], games=games)
         except IllegalActionError as exc:

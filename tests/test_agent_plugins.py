@@ -743,3 +743,15 @@ def test_set_attr_reaches_the_game_in_its_own_process() -> None:
         assert env.get_attr("seat") == [0, 0]  # the games' own seat, drawn at the reset
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("batch", [1, 64])
+def test_an_agent_that_calls_sys_exit_in_the_arena_is_an_error_naming_it(plugin_dir, batch):
+    """The arena too: an agent's ``sys.exit(0)`` is an error naming it, where it ended the
+    program without a word (one game at a time, and on the vector engine)."""
+    module = plugin_dir("rz_failing", FAILING_SOURCE)
+    with pytest.raises(RuntimeError) as raised:
+        run_arena("knock_rummy", 2, ["random", f"{module}:Exits"], deals=2, batch=batch)
+    assert str(raised.value) == "sys.exit(0) was called"
+    (note,) = raised.value.__notes__
+    assert note.startswith(f"raised by agent '{module}:Exits' (seat "), note

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.envs.core import IllegalActionError, check_action
-from rummyzoo.envs.play import agent_error_note, illegal_action_error
+from rummyzoo.envs.play import illegal_action_error, raise_agent_failure
 from rummyzoo.training.config import RllibSettings, RunConfig
 
 __all__ = ["MatchEnv", "require_ray", "train_rllib"]
@@ -280,9 +280,8 @@ def _make_module_classes() -> tuple[type, type]:
             for i in range(len(masks)):
                 try:
                     chosen = self.agent.act(raw[i], masks[i], self.rng)
-                except Exception as exc:
-                    exc.add_note(agent_error_note(name, where))
-                    raise
+                except (Exception, SystemExit) as exc:
+                    raise_agent_failure(exc, name, where)
                 try:  # what the arena and the other training envs refuse, named the same way
                     actions[i] = check_action(chosen, len(masks[i]))
                     if not masks[i][actions[i]]:

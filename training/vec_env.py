@@ -35,7 +35,7 @@ from rummyzoo.agents.features import learner_inputs, make_features, make_potenti
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.core import ConfigError
 from rummyzoo.envs.match import Match
-from rummyzoo.envs.play import agent_error_note, seats_text
+from rummyzoo.envs.play import raise_agent_failure, seats_text
 from rummyzoo.envs.registry import make_vector
 from rummyzoo.training.seat_env import (
     OPPONENT_ROLE,
@@ -338,7 +338,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                 actions[ks] = act_batch(
                     policy, engine.observations[rows], engine.action_masks[rows], rng
                 )
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 game = int(rows[0])
                 seat = int(engine.current[game])
                 # its label in that game: the opponents' labels skip the learner's seat
@@ -346,8 +346,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                 where = f"{OPPONENT_ROLE}{seats_text(engine.current[rows])}"
                 if getattr(policy, "act_batch", None) is not None:
                     where += f", deciding for {rows.size} games at once"
-                exc.add_note(agent_error_note(label, where))
-                raise
+                raise_agent_failure(exc, label, where)
         self.opponent_seconds += time.perf_counter() - start
         return actions
 
