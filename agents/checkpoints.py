@@ -421,12 +421,32 @@ class CheckpointPolicy(BasePolicy):
         )
         self._actor_layers: tuple[Any, ...] | None = None  # built at the first batch
 
+    def _check_inputs(self, observations: Any, masks: np.ndarray, rows: tuple[int, ...]) -> None:
+        """:raises ValueError: observations or masks (``rows`` of them, or one where ``rows``
+        is empty) of another shape than this checkpoint's game, or an all-zero mask."""
+        meta = self.meta
+        game = f"this checkpoint's game ({meta['variant']}, {meta['num_players']} players)"
+        for what, shape, size in (
+            ("observation", np.shape(observations), meta["obs_size"]),
+            ("action mask", masks.shape, meta["num_actions"]),
+        ):
+            if shape != (*rows, size):
+                raise ValueError(
+                    f"{what}s of shape {shape} where {game} has {(*rows, size)}: are they "
+                    "from another game, player count or options?"
+                )
+        empty = ~masks.any(axis=-1)
+        if empty.any():
+            where = f" (row {int(np.flatnonzero(empty)[0])})" if rows else ""
+            raise ValueError(f"{self.name}: act called with an all-zero action mask{where}")
+
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
         import torch as th
 
         mask = np.asarray(action_mask, dtype=bool)
+        self._check_inputs(observation, mask, ())
         obs = learner_input(observation, mask, self.features, self.mask_in_obs)
         with th.no_grad():
             tensor = th.as_tensor(obs, dtype=th.float32).unsqueeze(0)
@@ -481,6 +501,7 @@ class CheckpointPolicy(BasePolicy):
         import torch as th
 
         masks = np.asarray(action_masks, dtype=bool)
+        self._check_inputs(observations, masks, (len(masks),) if masks.ndim else ())
         obs = learner_inputs(observations, masks, self.features, self.mask_in_obs)
         with th.no_grad():
             tensor = th.as_tensor(obs, dtype=th.float32)

@@ -320,6 +320,9 @@ def check_agent_object(
     :raises ValueError: naming the agent and what does not fit.
     """
     label = str(getattr(policy, "name", type(policy).__name__))
+    missing = _missing_members(policy)
+    if missing:
+        raise _not_a_policy(repr(label), missing)
     declared = _declared_variants(type(policy))
     if declared is not None and variant not in declared:
         raise ValueError(
@@ -348,14 +351,29 @@ def _declared_variants(cls: type) -> tuple[str, ...] | None:
     return tuple(declared)
 
 
+#: The arguments each method of a policy is called with (bound methods: no ``self``).
+CALLS = {"act": ("observation", "action_mask", "rng"), "reset": ("seat",)}
+
+
 def _missing_members(obj: Any) -> list[str]:
-    """Which of ``name``, ``act`` and ``reset`` ``obj`` lacks (``act``/``reset``: not callable)."""
+    """Which of ``name``, ``act`` and ``reset`` ``obj`` lacks (``act``/``reset``: not callable,
+    or not callable with the arguments the players pass: on an instance, where the methods are
+    bound, so that a class's are not judged by their ``self``)."""
     missing = []
     for member in POLICY_MEMBERS:
         if not hasattr(obj, member):
             missing.append(member)
-        elif member != "name" and not callable(getattr(obj, member)):
+        elif member == "name":
+            continue
+        elif not callable(method := getattr(obj, member)):
             missing.append(f"{member} (not callable)")
+        elif not isinstance(obj, type):
+            try:
+                inspect.signature(method).bind(*CALLS[member])
+            except TypeError:
+                missing.append(f"{member} (not callable as {member}({', '.join(CALLS[member])}))")
+            except ValueError:  # no signature to read (implemented in C)
+                pass
     return missing
 
 
@@ -454,9 +472,20 @@ def _plugin_variants(ep: importlib.metadata.EntryPoint, name: str) -> tuple[str,
         return None  # listed anyway; make_agent says what is wrong
 
 
+def _check_variant(variant: Any) -> None:
+    """:raises ValueError: ``variant`` is none of the games."""
+    if not isinstance(variant, str) or variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; variants: {', '.join(sorted(VARIANTS))}")
+
+
 # ---------------------------------------------------------------------------- public
 def agent_names(variant: str | None = None) -> list[str]:
-    """Agent names usable for ``variant`` (all when None): built-ins, then entry points."""
+    """Agent names usable for ``variant`` (all when None): built-ins, then entry points.
+
+    :raises ValueError: an unknown variant.
+    """
+    if variant is not None:
+        _check_variant(variant)
     names = [n for n, (_, _, v) in AGENTS.items() if variant is None or v in (None, variant)]
     for name, ep in plugin_entry_points().items():
         if variant is None:
@@ -483,8 +512,7 @@ def make_agent(
         checkpoint loader says why), or parameters that are malformed, not taken by the
         class or refused by it.
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; variants: {', '.join(sorted(VARIANTS))}")
+    _check_variant(variant)
     options = dict(options or {})
     full = name
     params: dict[str, Any] = {}

@@ -107,6 +107,7 @@ class RummyEnv(AECEnv):
 
     def legal_actions(self) -> list[int]:
         """Legal action ids of the agent to act (empty once the episode is over)."""
+        self._check_reset("legal_actions()")
         if self.match.over:
             return []
         return np.flatnonzero(self.match.legal_mask()).tolist()
@@ -146,9 +147,16 @@ class RummyEnv(AECEnv):
         self.agent_selection = self.possible_agents[self.match.state.current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.agent_name_mapping[agent]
+        try:
+            seat = self.agent_name_mapping[agent]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"no agent {agent!r} in this game: its agents are {', '.join(self.possible_agents)}"
+            ) from None
         match = self.match
         state = match.state
+        if state is None:
+            self._check_reset("observe()")
         obs = match.game.observe(state, seat, match.seat_totals)
         if seat == state.current and not match.over:
             mask = match.mask
@@ -161,7 +169,11 @@ class RummyEnv(AECEnv):
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """(observation, cumulative reward, terminated, truncated, info) of the agent to act."""
-        agent = self.agent_selection
+        try:
+            agent = self.agent_selection
+        except AttributeError:
+            self._check_reset("last()")
+            raise
         try:
             return (
                 self.observe(agent) if observe else None,
@@ -178,7 +190,11 @@ class RummyEnv(AECEnv):
     _GAME_OVER = "the game is over (every agent has left it): call reset() to play another"
 
     def step(self, action: Any) -> None:
-        agent = self.agent_selection
+        try:
+            agent = self.agent_selection
+        except AttributeError:
+            self._check_reset("step()")
+            raise
         if not self.agents:
             raise IllegalActionError(f"action {action!r}: {self._GAME_OVER}")
         if self.terminations[agent] or self.truncations[agent]:
@@ -221,6 +237,11 @@ class RummyEnv(AECEnv):
         else:
             self.terminations = dict.fromkeys(agents, True)
 
+    def _check_reset(self, call: str) -> None:
+        """:raises RuntimeError: before the first :meth:`reset` (no game is dealt yet)."""
+        if self.match.state is None:
+            raise RuntimeError(f"call reset() before {call}")
+
     def render(self) -> str | None:
         if self.render_mode is None:
             import gymnasium
@@ -229,6 +250,7 @@ class RummyEnv(AECEnv):
                 "render() called without a render_mode; pass render_mode='ansi' or 'human'"
             )
             return None
+        self._check_reset("render()")
         match = self.match
         text = self.game.render(match.state, self.render_view, match.totals_by_seat())
         if self.render_mode == "human":

@@ -184,14 +184,19 @@ def parse_deck(deck: Iterable[str | int] | str, num_decks: int = 1) -> np.ndarra
         or len(counts) != NUM_CARDS
         or not (counts == num_decks).all()
     ):
-        bad = []
+        wrong = ""
         if counts is not None and len(counts) == NUM_CARDS:
-            bad = [
-                f"{CARD_NAMES[c]} x{counts[c]}" for c in range(NUM_CARDS) if counts[c] != num_decks
-            ]
+            for label, which in (
+                ("too many", counts > num_decks),
+                ("too few", counts < num_decks),
+            ):
+                cards = [f"{CARD_NAMES[c]} x{counts[c]}" for c in np.flatnonzero(which)]
+                if cards:
+                    more = f" and {len(cards) - 8} more" if len(cards) > 8 else ""
+                    wrong += f"; {label}: {', '.join(cards[:8])}{more}"
         raise ValueError(
             f"deck must hold each of the 52 cards exactly {num_decks} time(s) ({expected} cards); "
-            f"got {len(ids)} cards" + (f", wrong counts: {', '.join(bad[:8])}" if bad else "")
+            f"got {len(ids)} cards{wrong}"
         )
     return np.asarray(ids, dtype=np.int64)
 

@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from rummyzoo.envs.core import IllegalActionError, check_action
+from rummyzoo.envs.core import IllegalActionError, check_action, short_repr
 from rummyzoo.envs.match import HandEnd, Match
 
 __all__ = [
@@ -199,8 +199,24 @@ def play_episode(
     :raises IllegalActionError: a policy chose an illegal action; the message names it.
     """
     n = match.num_players
-    if len(policies) != n or not (isinstance(rngs, np.random.Generator) or len(rngs) == n):
-        raise ValueError(f"need one policy (and one rng, if a list) per seat ({n})")
+    if len(policies) != n:
+        raise ValueError(f"need one policy per seat ({n}), got {len(policies)}")
+    for seat, policy in enumerate(policies):
+        if not (
+            callable(getattr(policy, "act", None)) and callable(getattr(policy, "reset", None))
+        ):
+            raise ValueError(
+                f"the policy at seat {seat} is no agent (it needs act and reset methods): "
+                f"{short_repr(policy)}"
+            )
+    if not isinstance(rngs, np.random.Generator) and not (
+        isinstance(rngs, Sequence)
+        and len(rngs) == n
+        and all(isinstance(r, np.random.Generator) for r in rngs)
+    ):
+        raise ValueError(
+            f"rngs must be a numpy Generator or a list of one per seat ({n}), got {rngs!r}"
+        )
     match.reset(seed, deck)
     first_deck = np.array(match.deck, copy=True)
     for seat, policy in enumerate(policies):

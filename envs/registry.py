@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
@@ -97,7 +98,19 @@ def make_match(
         ``REPORT_OPTION_NAMES`` (rewards, rendering), which ``owner`` sets (``report``).
     :raises ConfigError: a report option among ``options`` (naming ``owner``), or a bad option.
     """
-    options = dict(options or {})
+    options = rules_options(options, owner)
+    return match.Match(make_game(name, num_players, **report, **options))
+
+
+def rules_options(options: Any, owner: str) -> dict[str, Any]:
+    """A copy of ``options``, checked to hold no report option (which ``owner`` sets).
+
+    :raises ConfigError: ``options`` not a dict, ``num_players`` or a report option among them.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"options must be a dict of rules options, got {options!r}")
     if "num_players" in options:
         raise ConfigError("num_players is not an option: pass the player count as num_players")
     reserved = sorted(set(options) & set(match.REPORT_OPTION_NAMES))
@@ -105,4 +118,4 @@ def make_match(
         raise ConfigError(
             f"option(s) {', '.join(reserved)} are set by {owner}; pass rules options only"
         )
-    return match.Match(make_game(name, num_players, **report, **options))
+    return dict(options)

@@ -186,7 +186,7 @@ class Recorder:
         self.variant = variant
         self.options = dict(options)
         self.agents = [str(a) for a in agents]
-        self.seed = check_seed(seed)
+        self.seed = check_seed(seed, none_too=False)
         self.dealt_from_seed = dealt_from_seed
         self.decks: list[list[str]] = []
         self.actions: list[list[Any]] = []

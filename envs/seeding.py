@@ -22,10 +22,12 @@ def _splitmix64(x: int) -> tuple[int, int]:
     return z ^ (z >> 31), x
 
 
-def check_seed(seed: object) -> int:
-    """:raises ValueError: unless ``seed`` is a non-negative integer."""
+def check_seed(seed: object, name: str = "seed", none_too: bool = True) -> int:
+    """:raises ValueError: unless ``seed`` is a non-negative integer (the message names it
+    ``name``, and says None is allowed where ``none_too``: the caller handles None itself)."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+        also = " or None" if none_too else ""
+        raise ValueError(f"{name} must be a non-negative int{also}, got {seed!r}")
     return int(seed)
 
 

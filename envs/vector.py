@@ -119,13 +119,14 @@ def check_engine_args(num_envs: Any, infos: Any) -> None:
     would not fit in this machine's memory, ``infos`` not a bool."""
     if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
         raise ConfigError(f"num_envs must be an int, got {num_envs!r}")
+    num_envs = int(num_envs)  # numpy's small ints would overflow the product below
     if num_envs < 1:
         raise ConfigError(f"num_envs must be at least 1, got {num_envs}")
     memory = _memory_bytes()
     if memory is not None and num_envs * GAME_BYTES_AT_LEAST > memory:
         raise ConfigError(
-            f"num_envs (a run config's n_envs) {num_envs:,} games cannot fit in this machine's memory "
-            f"({memory / 2**30:.0f} GiB, and a game takes more than "
+            f"num_envs {num_envs:,} (a run config's n_envs): that many games cannot fit in this "
+            f"machine's memory ({memory / 2**30:.0f} GiB, and a game takes more than "
             f"{GAME_BYTES_AT_LEAST // 1024} KiB)"
         )
     if not isinstance(infos, (bool, np.bool_)):
@@ -496,7 +497,11 @@ class VectorEnv(ViewsSurviveCopies):
     def _check_game_seat(
         self, game: Any, seat: Any, name: str = "seat", optional: bool = False
     ) -> None:
-        """:raises ValueError: a game index or seat out of range (or not an int)."""
+        """:raises ValueError: a game index or seat out of range (or not an int).
+        :raises RuntimeError: before the first :meth:`reset` (no game is dealt yet).
+        """
+        if not self._has_reset:
+            raise RuntimeError("call reset() before observing or rendering a game")
 
         def index(value: Any) -> bool:
             return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))

@@ -1,4 +1,4 @@
-"""Helpers for tests that read a training run's folder."""
+"""Helpers for tests that read a training run's folder or need a checkpoint."""
 
 from __future__ import annotations
 
@@ -16,3 +16,19 @@ def tb_steps(run: Path) -> dict[str, list[int]]:
         for tag in acc.Tags()["scalars"]:
             steps[f"{folder.name}/{tag}"] = [e.step for e in acc.Scalars(tag)]
     return steps
+
+
+def untrained_checkpoint(path: Path) -> Path:
+    """A checkpoint of ``configs/smoke_ppo.yaml``'s network (Knock Rummy, 2 players) before
+    any training, saved at ``path``."""
+    from rummyzoo.agents.checkpoints import save_checkpoint
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import build_model, build_vec_env, checkpoint_meta
+
+    config = load_config(Path(__file__).resolve().parent.parent / "configs" / "smoke_ppo.yaml",
+                         ["n_envs=2"])  # fmt: skip
+    env = build_vec_env(config)
+    try:
+        return save_checkpoint(build_model(config, env, None), path, checkpoint_meta(config, 0))
+    finally:
+        env.close()

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from run_helpers import untrained_checkpoint
 
 from rummyzoo.agents.arena import run_arena
 from rummyzoo.agents.arena.evaluate import evaluate_policy
 from rummyzoo.agents.base import BasePolicy
-from rummyzoo.agents.checkpoints import load_policy, save_checkpoint
-from rummyzoo.training.config import load_config
-from rummyzoo.training.train import build_model, build_vec_env, checkpoint_meta
-
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+from rummyzoo.agents.checkpoints import load_policy
 
 
 def _same(a, b):
@@ -39,12 +34,7 @@ def test_batched_arena_plays_the_same_games(variant, agents, options):
 
 
 def test_a_network_decides_for_all_its_games_with_one_call(tmp_path):
-    config = load_config(CONFIGS / "smoke_ppo.yaml", ["n_envs=2"])
-    env = build_vec_env(config)
-    path = save_checkpoint(
-        build_model(config, env, None), tmp_path / "a.rz", checkpoint_meta(config, 0)
-    )
-    env.close()
+    path = untrained_checkpoint(tmp_path / "a.rz")
     policy = load_policy(path, "knock_rummy", 2, {})
     assert not policy.uses_rng  # greedy
     calls = []

@@ -301,9 +301,13 @@ def test_bad_settings_are_refused_clearly():
         make_vector("knock_rummy", True, 2)
     # so many games that no machine's memory holds them: refused before any is built (it
     # grew until the machine ran out)
-    with pytest.raises(ConfigError, match=r"num_envs \(a run config's n_envs\) 10,000,000,000,000 games cannot fit in "
-                       r"this machine's memory \(\d+ GiB, and a game takes more than 8 KiB\)"):  # fmt: skip
+    with pytest.raises(ConfigError, match=r"num_envs 10,000,000,000,000 \(a run config's n_envs\): that many games cannot "
+                       r"fit in this machine's memory \(\d+ GiB, and a game takes more than 8 KiB\)"):  # fmt: skip
         make_vector("knock_rummy", 10**13, 2)
+    # numpy ints too: a small type must not overflow the check, a large one not slip past it
+    with pytest.raises(ConfigError, match=r"num_envs 2,000,000,000 .* cannot fit"):
+        make_vector("knock_rummy", np.int32(2_000_000_000), 2)
+    assert make_vector("knock_rummy", np.int8(3), 2).num_envs == 3
     with pytest.raises(ConfigError, match="2-6 players, got 9"):
         make_vector("knock_rummy", 2, 9)
     with pytest.raises(ConfigError, match=r"num_players must be an int, got '3' \(str\)"):

@@ -29,7 +29,7 @@ from rummyzoo.agents.features import learner_input, make_features, make_potentia
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import play_turns
-from rummyzoo.envs.registry import make_game
+from rummyzoo.envs.registry import make_game, rules_options
 
 #: How an opponent's error names its seat: ``(the learner's opponent at seat 1)``.
 OPPONENT_ROLE = "the learner's opponent at "
@@ -333,6 +333,36 @@ def as_mixture(
     return OpponentMixture([(name, 1.0) for name in opponents], variant, num_players, options)
 
 
+#: Who sets the report options (reward, rendering) of a learner's env.
+ENV_OWNER = "the learner's env (its reward, reward_scale and render_mode parameters)"
+
+
+def check_number(
+    name: str, value: Any, low: float | None = None, high: float | None = None
+) -> float:
+    """``value`` as a float, if it is a finite real number in ``[low, high]``.
+
+    :raises ValueError: naming ``name``, otherwise.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    number = float(value)
+    if (
+        not np.isfinite(number)
+        or (low is not None and number < low)
+        or (high is not None and number > high)
+    ):
+        where = (
+            ""
+            if low is None
+            else f" in [{low:g}, {high:g}]"
+            if high is not None
+            else f" >= {low:g}"
+        )
+        raise ValueError(f"{name} must be a finite number{where}, got {value!r}")
+    return number
+
+
 def check_learner_seat(learner_seat: int | str, num_players: int) -> None:
     """:raises ValueError: unless ``learner_seat`` is a seat, ``"rotate"`` or ``"random"``."""
     if not (
@@ -426,11 +456,13 @@ class SeatEnv(gym.Env):
             raise ValueError(
                 f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}"
             )
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.illegal_action = illegal_action
-        self.illegal_penalty = float(illegal_penalty)
+        self.illegal_penalty = check_number("illegal_penalty", illegal_penalty)
         self.variant = variant
         self.num_players = num_players
-        self.env_options = dict(env_options or {})
+        self.env_options = rules_options(env_options, ENV_OWNER)
         shared = {"reward": reward, "render_mode": "ansi" if render_mode == "ansi" else None}
         if reward_scale is not None:
             shared["reward_scale"] = reward_scale
@@ -447,7 +479,7 @@ class SeatEnv(gym.Env):
         self.obs_size = game.obs_size
         self.features = make_features(features, variant, num_players, self.env_options)
         self.potential = make_potential(shaping, variant, num_players, self.env_options)
-        self.gamma = float(gamma)
+        self.gamma = check_number("gamma", gamma, 0, 1)
         self.reward_scale = float(game.match.reward_scale)
         self._phi = 0.0
         extra = self.features.size if self.features is not None else 0

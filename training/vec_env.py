@@ -36,12 +36,15 @@ from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.core import ConfigError
 from rummyzoo.envs.match import Match
 from rummyzoo.envs.play import raise_agent_failure, seats_text
-from rummyzoo.envs.registry import make_vector
+from rummyzoo.envs.registry import make_vector, rules_options
+from rummyzoo.envs.seeding import check_seed
 from rummyzoo.training.seat_env import (
+    ENV_OWNER,
     OPPONENT_ROLE,
     OpponentMixture,
     as_mixture,
     check_learner_seat,
+    check_number,
     opponent_results,
 )
 
@@ -150,7 +153,8 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         duplicate_baseline: str | None = None,
     ) -> None:
         self.variant = variant
-        self.env_options = dict(env_options or {})
+        self.env_options = rules_options(env_options, ENV_OWNER)
+        self._seed = check_seed(seed, none_too=False)
         shared: dict[str, Any] = {"reward": reward}
         if reward_scale is not None:
             shared["reward_scale"] = reward_scale
@@ -163,16 +167,15 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         check_learner_seat(learner_seat, num_players)
         self.learner_seat = learner_seat
         self.mask_in_obs = mask_in_obs
-        self.illegal_penalty = float(illegal_penalty)
+        self.illegal_penalty = check_number("illegal_penalty", illegal_penalty)
         self.features = make_features(features, variant, num_players, self.env_options)
         self.potential = make_potential(shaping, variant, num_players, self.env_options)
-        self.gamma = float(gamma)
+        self.gamma = check_number("gamma", gamma, 0, 1)
         self.reward_scale = float(game.match.reward_scale)
         self.num_actions = game.num_actions
         self.obs_size = game.obs_size
         extra = self.features.size if self.features is not None else 0
         self.input_size = game.obs_size + extra + (game.num_actions if mask_in_obs else 0)
-        self._seed = int(seed)
         self.render_mode = None
         super().__init__(
             n,

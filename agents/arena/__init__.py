@@ -622,7 +622,7 @@ def run_arena(
     """
     options = dict(options or {})
     deals = _positive_int("deals", deals)
-    seed = check_seed(seed)
+    seed = check_seed(seed, none_too=False)
     if pool is not None:
         workers = pool.workers
     elif workers is None:
@@ -832,7 +832,7 @@ def save_arena_games(
     :returns: the paths written, in deal and seating order.
     """
     options = dict(options or {})
-    seed = check_seed(seed)
+    seed = check_seed(seed, none_too=False)
     if isinstance(deals, int):
         if isinstance(deals, bool) or deals < 1:
             raise ValueError(

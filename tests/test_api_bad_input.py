@@ -1,0 +1,189 @@
+"""Bad input to the Python API gets an error that names what is wrong, before anything changes:
+the envs before their first reset, the learner's envs, agent objects and classes, the deck a
+reset is given, a checkpoint's policy given another game's arrays."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+import pytest
+from run_helpers import untrained_checkpoint
+
+from rummyzoo.agents.arena import run_arena
+from rummyzoo.agents.checkpoints import load_policy
+from rummyzoo.agents.registry import make_agent
+from rummyzoo.envs import knock_rummy_v0
+from rummyzoo.envs.cards import parse_deck
+from rummyzoo.envs.replay import record_game
+from rummyzoo.training.seat_env import SeatEnv
+from rummyzoo.training.vec_env import BatchedSeatEnv
+
+
+def test_the_env_before_its_first_reset_says_to_reset():
+    raw = knock_rummy_v0.raw_env()
+    for call, name in [
+        (lambda: raw.observe("player_0"), "observe()"),
+        (raw.last, "last()"),
+        (lambda: raw.step(0), "step()"),
+        (raw.legal_actions, "legal_actions()"),
+        (lambda: knock_rummy_v0.env().unwrapped.legal_actions(), "legal_actions()"),
+    ]:
+        with pytest.raises(RuntimeError, match=rf"call reset\(\) before {name}"):
+            call()
+    ansi = knock_rummy_v0.raw_env(render_mode="ansi")
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before render\(\)"):
+        ansi.render()
+    vec = knock_rummy_v0.vector(2)
+    for call in (lambda: vec.observe(0, 0), lambda: vec.render(0)):
+        with pytest.raises(RuntimeError, match=r"call reset\(\) before observing or rendering"):
+            call()
+    vec.reset(seed=1)
+    assert vec.observe(0, 0).shape == (vec.game.obs_size,)
+
+
+def test_an_agent_the_game_does_not_have_is_named():
+    env = knock_rummy_v0.env()
+    env.reset(seed=3)
+    before = env.observe("player_0")
+    for agent in ("player_9", None, 0):
+        with pytest.raises(ValueError, match=rf"no agent {agent!r} in this game: its agents are "
+                           "player_0, player_1"):  # fmt: skip
+            env.observe(agent)
+    after = env.observe("player_0")
+    for key in before:
+        np.testing.assert_array_equal(before[key], after[key])
+
+
+def test_a_bad_deck_names_the_cards_too_many_and_too_few():
+    with pytest.raises(ValueError, match=r"got 52 cards; too many: As x52; too few: Ac x0, "
+                       r"2c x0, .* 8c x0 and 43 more$"):  # fmt: skip
+        parse_deck(["As"] * 52, 1)
+    deck = [str(c) for c in ["Ac", "2c"]] * 52
+    with pytest.raises(ValueError, match=r"too many: Ac x52, 2c x52; too few: 3c x0"):
+        parse_deck(deck[:104], 2)
+    env = knock_rummy_v0.env()
+    env.reset(seed=3)
+    hand = env.unwrapped.hand_state
+    with pytest.raises(ValueError, match="too many: As x52"):
+        env.reset(options={"deck": ["As"] * 52})
+    assert env.unwrapped.hand_state is hand  # the refused reset changed nothing
+
+
+@pytest.mark.parametrize("cls", [SeatEnv, BatchedSeatEnv])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"env_options": {"reward": "points"}}, r"option\(s\) reward are set by the learner's env "
+         r"\(its reward, reward_scale and render_mode parameters\); pass rules options only"),
+        ({"env_options": [1]}, r"options must be a dict of rules options, got \[1\]"),
+        ({"gamma": float("nan")}, r"gamma must be a finite number in \[0, 1\], got nan"),
+        ({"gamma": 2}, r"gamma must be a finite number in \[0, 1\], got 2"),
+        ({"gamma": "0.9"}, r"gamma must be a number, got '0.9'"),
+        ({"illegal_penalty": float("inf")}, "illegal_penalty must be a finite number, got inf"),
+    ],
+)  # fmt: skip
+def test_the_learners_envs_check_their_arguments(cls, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        cls("knock_rummy", 2, opponents=["random"], **kwargs)
+
+
+def test_the_batched_env_checks_its_seed_and_the_seat_env_its_render_mode():
+    for seed, shown in [(1.7, "1.7"), ("3", "'3'"), (-1, "-1"), (None, "None")]:
+        with pytest.raises(ValueError, match=rf"^seed must be a non-negative int, got {shown}$"):
+            BatchedSeatEnv("knock_rummy", 2, num_envs=2, seed=seed)
+    assert BatchedSeatEnv("knock_rummy", 2, num_envs=2, seed=np.int64(3))._seed == 3
+    with pytest.raises(ValueError, match="render_mode must be None or 'ansi', got 'bogus'"):
+        SeatEnv("knock_rummy", 2, render_mode="bogus")
+
+
+def test_the_arena_and_replays_say_which_seeds_they_take():
+    with pytest.raises(ValueError, match=r"^seed must be a non-negative int, got None$"):
+        run_arena("knock_rummy", 2, ["random", "knock.greedy"], deals=1, seed=None)
+    with pytest.raises(ValueError, match=r"^seed must be a non-negative int or None, got -2$"):
+        record_game("knock_rummy", [make_agent("random", "knock_rummy", 2)] * 2, "ab", seed=-2)
+
+
+class _NoSeat:
+    name = "noseat"
+
+    def reset(self) -> None:
+        pass
+
+    def act(self, observation, action_mask, rng):
+        return int(np.flatnonzero(action_mask)[0])
+
+
+class _TwoArgs:
+    name = "twoargs"
+
+    def reset(self, seat=None) -> None:
+        pass
+
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def test_an_agent_whose_methods_cannot_be_called_as_the_players_call_them_is_refused(
+    monkeypatch,
+):
+    module = types.ModuleType("badagents")
+    module.NoSeat, module.TwoArgs = _NoSeat, _TwoArgs
+    monkeypatch.setitem(sys.modules, "badagents", module)
+    with pytest.raises(ValueError, match=r"agent 'badagents:NoSeat' is not a Policy: it lacks "
+                       r"reset \(not callable as reset\(seat\)\)"):  # fmt: skip
+        make_agent("badagents:NoSeat", "knock_rummy", 2)
+    with pytest.raises(ValueError, match=r"lacks act \(not callable as act\(observation, "
+                       r"action_mask, rng\)\)"):  # fmt: skip
+        make_agent("badagents:TwoArgs", "knock_rummy", 2)
+    # an object handed to the arena is checked the same way (it failed mid-game without a name)
+    with pytest.raises(ValueError, match=r"agent 'noseat' is not a Policy: it lacks reset"):
+        run_arena("knock_rummy", 2, [_NoSeat(), "random"], deals=1, seed=0)
+
+
+def test_record_game_checks_its_policies_and_generators():
+    random = make_agent("random", "knock_rummy", 2)
+    with pytest.raises(ValueError, match=r"the policy at seat 0 is no agent \(it needs act and "
+                       r"reset methods\): 1"):  # fmt: skip
+        record_game("knock_rummy", [1, random], ["a", "b"], seed=1)
+    for rngs in (5, [np.random.default_rng(0)], [0, 1]):
+        with pytest.raises(ValueError, match=r"rngs must be a numpy Generator or a list of one "
+                           r"per seat \(2\)"):  # fmt: skip
+            record_game("knock_rummy", [random, random], ["a", "b"], seed=1, rngs=rngs)
+    one = record_game("knock_rummy", [random, random], ["a", "b"], seed=1,
+                      rngs=np.random.default_rng(0))  # fmt: skip
+    assert len(one["final"]) == 2
+
+
+def test_a_checkpoint_policy_refuses_another_games_arrays(tmp_path):
+    path = untrained_checkpoint(tmp_path / "a.rz")
+    policy = load_policy(path, "knock_rummy", 2, {})
+    obs_size, num_actions = policy.meta["obs_size"], policy.meta["num_actions"]
+    rng = np.random.default_rng(0)
+    obs, mask = np.zeros(obs_size, np.float32), np.ones(num_actions, bool)
+    with pytest.raises(ValueError, match=rf"observations of shape \(10,\) where this checkpoint's "
+                       rf"game \(knock_rummy, 2 players\) has \({obs_size},\)"):  # fmt: skip
+        policy.act(np.zeros(10, np.float32), mask, rng)
+    with pytest.raises(ValueError, match=r"action masks of shape \(3,\)"):
+        policy.act(obs, np.ones(3, bool), rng)
+    with pytest.raises(ValueError, match=r"a\.rz: act called with an all-zero action mask$"):
+        policy.act(obs, np.zeros(num_actions, bool), rng)
+    masks = np.ones((3, num_actions), bool)
+    masks[1] = False
+    with pytest.raises(ValueError, match=r"all-zero action mask \(row 1\)"):
+        policy.act_batch(np.zeros((3, obs_size), np.float32), masks, rng)
+    with pytest.raises(ValueError, match=rf"observations of shape \(2, {obs_size}\) where .* has "
+                       rf"\(3, {obs_size}\)"):  # fmt: skip
+        policy.act_batch(np.zeros((2, obs_size), np.float32), np.ones((3, num_actions)), rng)
+    assert 0 <= policy.act(obs, mask, rng) < num_actions
+
+
+def test_agent_names_refuses_a_variant_that_is_no_game():
+    from rummyzoo.agents.registry import agent_names
+
+    assert agent_names("ditch_rummy")[:3] == ["random", "ditch.greedy", "ditch.smart"]
+    for variant in ("bogus", ["knock_rummy"]):
+        with pytest.raises(ValueError, match=r"unknown variant .*; variants: ditch_rummy, "
+                           "knock_rummy, rummy500"):  # fmt: skip
+            agent_names(variant)
