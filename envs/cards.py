@@ -63,13 +63,21 @@ def parse_card(text: str) -> int:
 
 def parse_cards(text: str | Iterable[str]) -> list[int]:
     """Parse ``"As 2s 3s"`` (or a list of card strings) into a list of card ids, in order."""
-    parts = text.replace(",", " ").split() if isinstance(text, str) else list(text)
+    if isinstance(text, str):
+        parts = text.replace(",", " ").split()
+    elif isinstance(text, Iterable):
+        parts = list(text)
+    else:
+        raise ValueError(f"cards must be a string or a list of card strings, got {text!r}")
     return [parse_card(p) for p in parts]
 
 
 def format_card(card: int, symbols: bool = False) -> str:
     """Text form of one card id; with ``symbols`` the suit is drawn as ♣♦♥♠."""
-    if not 0 <= int(card) < NUM_CARDS:
+    if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)):
+        hint = " (parse_card reads card strings)" if isinstance(card, str) else ""
+        raise ValueError(f"card id must be an int 0-51, got {card!r}{hint}")
+    if not 0 <= card < NUM_CARDS:
         raise ValueError(f"card id must be 0-51, got {card}")
     name = CARD_NAMES[int(card)]
     return name[0] + SUIT_SYMBOLS[int(card) // NUM_RANKS] if symbols else name

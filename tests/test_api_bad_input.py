@@ -187,3 +187,18 @@ def test_agent_names_refuses_a_variant_that_is_no_game():
         with pytest.raises(ValueError, match=r"unknown variant .*; variants: ditch_rummy, "
                            "knock_rummy, rummy500"):  # fmt: skip
             agent_names(variant)
+
+
+def test_card_helpers_name_what_they_were_given():
+    from rummyzoo.envs.cards import format_cards, parse_cards
+
+    for cards, shown in [("As", r"'A' \(parse_card reads card strings\)"), ([1.0], "1.0"),
+                         ([True], "True")]:  # fmt: skip
+        with pytest.raises(ValueError, match=rf"card id must be an int 0-51, got {shown}"):
+            format_cards(cards)
+    with pytest.raises(
+        ValueError, match="cards must be a string or a list of card strings, got None"
+    ):
+        parse_cards(None)
+    assert format_cards([np.int64(0), 51]) == "Ac Ks"
+    assert format_cards(parse_cards("As 2s")) == "As 2s"
