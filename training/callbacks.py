@@ -444,9 +444,11 @@ class RunCallback(BaseCallback):
                 if entry.get("rating") is None:
                     continue
                 self.logger.record(f"rating/{label}", entry["rating"])
-                if label == "learner":
-                    self.logger.record("rating/learner_low", entry["rating_ci"][0])
-                    self.logger.record("rating/learner_high", entry["rating_ci"][1])
+                low, high = entry["rating_ci"]
+                if label == "learner" and low is not None and high is not None:
+                    # (none from fewer than 10 deals, or where the data set no finite interval)
+                    self.logger.record("rating/learner_low", low)
+                    self.logger.record("rating/learner_high", high)
             self.logger.record(
                 "eval/cross_table", Figure(heatmap_figure(report), close=True), never
             )

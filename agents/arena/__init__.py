@@ -71,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from rummyzoo.agents.arena.ratings import Ratings, bootstrap_ratings
+from rummyzoo.agents.arena.ratings import MIN_DEALS, Ratings, bootstrap_ratings
 from rummyzoo.agents.arena.stats import clustered_ratio_interval, win_rate_interval
 from rummyzoo.agents.base import BasePolicy, Policy
 from rummyzoo.agents.registry import check_agent_object, make_agent
@@ -941,9 +941,7 @@ def summarize(
     agents: dict[str, dict[str, Any]] = {}
     for i, label in enumerate(result.labels):
         mask = result.seat_agents == i
-        rate, rate_ci, n_eff = win_rate_interval(
-            credits[mask], deal_of_seat[mask], games=game_of_seat[mask]
-        )
+        rate, rate_ci, n_eff = win_rate_interval(credits[mask], deal_of_seat[mask])
         mean_points, points_ci = clustered_ratio_interval(
             result.points[mask], hands_of_seat[mask], deal_of_seat[mask], game_of_seat[mask]
         )
@@ -989,7 +987,8 @@ def summarize(
         "notes": list(result.notes),
         "statistics": {
             "win_rate_ci": "95% Wilson score interval, effective sample size from the "
-            "deal-clustered standard error (below 50 deals scaled by (t(49) / t(deals - 1))^2)",
+            "deal-clustered standard error (below 50 deals scaled by (t(49) / t(deals - 1))^2; "
+            "where the deals show no spread, the number of deals)",
             "mean_points": "points per hand (all points / all hands); 95% Student t interval "
             "over deals (ratio estimator)",
         },
@@ -998,8 +997,11 @@ def summarize(
         report["ratings"] = {
             "model": "Bradley-Terry, Elo scale (400 log10)",
             "anchor": "mean" if ratings.anchor is None else result.labels[ratings.anchor],
-            "uncertainty": ratings.method
-            + (f" over deals ({resamples} resamples)" if ratings.method == "bootstrap" else ""),
+            "uncertainty": {
+                "bootstrap": f"bootstrap over deals ({resamples} resamples)",
+                "none": f"none: fewer than {MIN_DEALS} deals, too few to measure the spread "
+                "between deals",
+            }.get(ratings.method, ratings.method),
             "regularised": ratings.regularised,
         }
         if ratings.gap_ci is not None:

@@ -183,33 +183,33 @@ def clustered_mean(values: np.ndarray, clusters: np.ndarray) -> tuple[float, np.
 
 
 def win_rate_interval(
-    credits: np.ndarray,
-    clusters: np.ndarray,
-    confidence: float = 0.95,
-    games: np.ndarray | None = None,
+    credits: np.ndarray, clusters: np.ndarray, confidence: float = 0.95
 ) -> tuple[float, tuple[float, float], float]:
     """Win rate, its Wilson interval with the deal-clustered effective sample size, and that size.
 
     :param credits: win credit per seat an agent held in [0, 1] (1/k for a k-way tie for the
         top).
     :param clusters: the deal of each entry.
-    :param games: the game of each entry (None: each its own). Where the deals give no spread
-        to measure (a rate of 0 or 1, one deal, every deal alike), the games count as
-        independent: several seats of one game (a team's two) count once. A spread measured
-        from fewer than :data:`MANY_DEALS` deals is trusted less (:func:`few_deals_factor`).
-    :returns: ``(rate, (low, high), effective_n)``.
+    :returns: ``(rate, (low, high), effective_n)``. Where the deals give no spread to measure
+        (a rate of 0 or 1, one deal, every deal alike), each deal counts as one trial, as
+        :func:`~rummyzoo.agents.arena.ratings.dominance_bound` counts it: the games of one deal
+        share its cards, so counting them as independent would claim more than they show (a
+        perfect record over 300 deals of 12 seatings each is not 3,600 independent wins). A
+        spread measured from fewer than :data:`MANY_DEALS` deals is trusted less
+        (:func:`few_deals_factor`).
     """
     credits = np.asarray(credits, dtype=np.float64)
-    n = credits.size
-    if n == 0:
+    if credits.size == 0:
         return (math.nan, (0.0, 1.0), 0.0)
     rate, per_cluster = clustered_mean(credits, clusters)
     spread = rate * (1.0 - rate)
     d = per_cluster.size
-    n_eff = float(n if games is None else np.unique(games).size)
+    n_eff = float(d)
     if d >= 2 and spread > 1e-12:
         se2 = float(per_cluster.var(ddof=1)) / d
-        if se2 > 0:  # else no spread between deals: the games count as independent
+        # deals whose rates differ by rounding alone (the same credits summed in another
+        # order) have no spread either
+        if se2 > 1e-12 * spread:
             n_eff = spread / se2 * few_deals_factor(d, confidence)
     return (rate, wilson_interval(rate * n_eff, n_eff, confidence), n_eff)
 
@@ -229,6 +229,12 @@ def few_deals_factor(deals: int, confidence: float = 0.95) -> float:
         return 1.0
     q = 0.5 + confidence / 2.0
     return (student_t_quantile(q, MANY_DEALS - 1) / student_t_quantile(q, deals - 1)) ** 2
+
+
+def _alike(values: np.ndarray, scale: float) -> bool:
+    """``values`` all the same but for rounding (relative to ``scale``, the size of what they
+    were computed from): the same sums taken in another order differ in their last bits."""
+    return float(np.ptp(values)) <= 1e-9 * float(scale)
 
 
 def clustered_ratio_interval(
@@ -255,7 +261,7 @@ def clustered_ratio_interval(
     deal_totals = np.bincount(inverse, weights=totals, minlength=keys.size)
     deal_counts = np.bincount(inverse, weights=counts, minlength=keys.size)
     z = (deal_totals - ratio * deal_counts) / deal_counts.mean()
-    if z.size >= 2 and float(np.ptp(z)) == 0.0:
+    if z.size >= 2 and _alike(z, np.abs(deal_totals).max() / deal_counts.mean()):
         if games is None:
             per_game = totals / counts
         else:
@@ -272,6 +278,6 @@ def clustered_t_interval(
     """The mean of ``values`` and its Student t interval over the per-cluster means; where
     those are all the same (two or more of them), the t interval over the values themselves."""
     mean, per_cluster = clustered_mean(values, clusters)
-    if per_cluster.size >= 2 and float(np.ptp(per_cluster)) == 0.0:
+    if per_cluster.size >= 2 and _alike(per_cluster, np.abs(per_cluster).max()):
         return (mean, t_interval(values, confidence))
     return (mean, t_interval(per_cluster, confidence))
