@@ -427,6 +427,34 @@ def test_ctrl_c_during_a_run_says_how_to_resume_it(tmp_path, monkeypatch, capsys
     assert f"continue the run with: rummyzoo train --resume {run} " in capsys.readouterr().err
 
 
+def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path) -> None:
+    """What a batch scheduler, ``docker stop`` or ``kill`` send: the run used to die without a
+    word, its lock file left behind."""
+    import signal
+    import subprocess
+    import sys
+
+    run = tmp_path / "r"
+    command = [sys.executable, "-m", "rummyzoo.cli.main", "train", "configs/smoke_ppo.yaml",
+               "--run-dir", str(run), "--set", "n_timesteps=10000000", "--quiet"]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (run / "checkpoints" / "last.zip").exists():  # training, past its start
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert (
+        f"continue the run with: rummyzoo train --resume {run} (it goes on from its last "
+        "checkpoint, at step 0)" in err
+    )
+    assert "Traceback" not in err and not (run / ".lock").exists()
+
+
 def test_a_closed_pipe_ends_the_command_quietly(monkeypatch) -> None:
     import rummyzoo.cli.demo as demo_module
 

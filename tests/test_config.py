@@ -5,6 +5,7 @@ is a one-line error naming its key, found before any run folder exists, through
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -153,6 +154,36 @@ def test_a_replay_buffer_is_dqns_and_a_dqn_run_without_updates_is_warned_of(tmp_
     with pytest.warns(UserWarning, match=r"learning_starts \(256\) is not below n_timesteps "
                       r"\(256\): DQN updates its network only after learning_starts steps"):  # fmt: skip
         train(config, tmp_path / "run", progress="off")
+
+
+def test_ppo_is_warned_where_its_rollout_and_its_minibatches_or_steps_do_not_fit():
+    """A rollout is ``n_steps x n_envs`` steps: minibatches larger than it, or that leave a
+    remainder, and a step count it overshoots by more than 1% were accepted without a word."""
+    from rummyzoo.training.train import _warn_rollout_misfits
+
+    def warned(*overrides):
+        config = load_config(str(CONFIGS / "smoke_ppo.yaml"), list(overrides))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _warn_rollout_misfits(config)
+        return [str(w.message) for w in caught]
+
+    assert warned() == []  # rollouts of 128, batches of 64, 256 steps
+    assert warned("n_envs=3", "hyperparams.batch_size=100") == [
+        "hyperparams.batch_size (100) does not divide a rollout (n_steps x n_envs = 192 steps): "
+        "each epoch ends with a minibatch of 92",
+        "n_timesteps (256) is not a whole number of rollouts (n_steps x n_envs = 192 steps): the "
+        "run trains 384 steps",
+    ]
+    (big,) = warned("hyperparams.batch_size=512")
+    assert big.startswith("hyperparams.batch_size (512) is larger than a rollout (n_steps x "
+                          "n_envs = 128 steps): every update takes the whole rollout")  # fmt: skip
+    assert warned("n_timesteps=100000", "n_envs=1") == []  # 100,032 steps: within 1%
+    for name in ("knock_ppo", "ditch_ppo", "rummy500_ppo", "knock_4p_ppo"):  # shipped: quiet
+        config = load_config(str(CONFIGS / f"{name}.yaml"), [])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            _warn_rollout_misfits(config)
 
 
 def test_update_threads_is_a_setting_of_ppo_on_sb3():

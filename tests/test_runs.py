@@ -339,7 +339,12 @@ def test_a_checkpoint_scores_what_it_holds(tmp_path) -> None:
         }, steps
 
 
-def test_a_run_killed_before_its_first_checkpoint_starts_over(tmp_path, monkeypatch) -> None:
+def test_a_run_killed_before_its_first_checkpoint_resumes_after_its_warm_start(
+    tmp_path, monkeypatch
+) -> None:
+    """The run saves its resume set once its warm start and first evaluation are done: a run
+    stopped before its first periodic checkpoint went back to the beginning, imitation
+    included (minutes of a shipped config's teacher)."""
     run = tmp_path / "run"
     original = callbacks.RunCallback._on_step
 
@@ -349,17 +354,52 @@ def test_a_run_killed_before_its_first_checkpoint_starts_over(tmp_path, monkeypa
         return original(self)
 
     monkeypatch.setattr(callbacks.RunCallback, "_on_step", killed)
+    warm = ["env_options.target_score=null", "pretrain={teacher: knock.greedy, decisions: 300}"]
+    with pytest.raises(_Killed):
+        first = ["train", "configs/smoke_ppo.yaml", "--set", "env_options.target_score=null"]
+        train_from_file(SMOKE, warm, str(run), first, progress="off")
+    monkeypatch.setattr(callbacks.RunCallback, "_on_step", original)
+    from rummyzoo.training.run_state import read_state
+
+    assert read_state(run)["steps"] == 0 and (run / "checkpoints" / "last.zip").exists()
+    assert read_state(run)["eval_history"][0]["steps"] == 0  # the first evaluation kept
+    warm_start = (run / "checkpoints" / "warm_start.rz").read_bytes()
+    with pytest.raises(ValueError, match="already holds a run; use --resume"):
+        train_from_file(SMOKE, [], str(run), ["t"], progress="off")
+    import rummyzoo.training.train as train_module
+
+    def no_second_warm_start(*args, **kwargs):
+        raise AssertionError("the warm start ran again")
+
+    monkeypatch.setattr(train_module, "run_pretrain", no_second_warm_start)
+    summary = resume_run(str(run), [], ["train", "--resume", str(run)], progress="off")
+    assert summary["steps"] == 256
+    assert (run / "checkpoints" / "warm_start.rz").read_bytes() == warm_start
+    # the command that started the run is kept (its --set above all), the resume's added
+    commands = (run / "command.txt").read_text().splitlines()
+    assert commands == [" ".join(first), f"train --resume {run}"]
+    evals = [e["steps"] for e in summary["evaluations"]]
+    assert evals == sorted(set(evals)) and evals[0] == 0
+
+
+def test_a_run_killed_before_it_saved_anything_starts_over(tmp_path, monkeypatch) -> None:
+    run = tmp_path / "run"
+    original = callbacks.RunCallback._save_last
+
+    def killed(self):
+        raise _Killed  # while saving the resume set after the first evaluation
+
+    monkeypatch.setattr(callbacks.RunCallback, "_save_last", killed)
     with pytest.raises(_Killed):
         first = ["train", "configs/smoke_ppo.yaml", "--set", "env_options.target_score=null"]
         train_from_file(SMOKE, ["env_options.target_score=null"], str(run), first, progress="off")
-    monkeypatch.setattr(callbacks.RunCallback, "_on_step", original)
+    monkeypatch.setattr(callbacks.RunCallback, "_save_last", original)
     assert (run / "config.yaml").exists() and not (run / "checkpoints" / "last.zip").exists()
     assert (run / "evaluations.json").exists()  # the step-0 evaluation of the killed start
     with pytest.raises(ValueError, match="already holds a run; use --resume"):
         train_from_file(SMOKE, [], str(run), ["t"], progress="off")
     summary = resume_run(str(run), [], ["train", "--resume", str(run)], progress="off")
     assert summary["steps"] == 256
-    # the command that started the run is kept (its --set above all), the resume's added
     commands = (run / "command.txt").read_text().splitlines()
     assert commands == [" ".join(first), f"train --resume {run}"]
     evals = [e["steps"] for e in summary["evaluations"]]

@@ -210,6 +210,10 @@ class RunCallback(BaseCallback):
             self._evaluate()  # the network before any RL (after a warm start, if any)
             if self.progress is not None:
                 self.progress.restart_clock()
+        if self.model.num_timesteps == 0 and not (self.ckpt_dir / "last.zip").exists():
+            # a run stopped before its first periodic checkpoint resumes from here, its warm
+            # start and first evaluation kept (they can take minutes)
+            self._save_last()
         self.scheduled_seconds += time.perf_counter() - begun
 
     def _log_hparams(self) -> None:

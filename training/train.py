@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import signal
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -370,6 +372,7 @@ def train(
             "steps, so this run learns next to nothing; lower learning_starts or train for longer",
             stacklevel=2,
         )
+    _warn_rollout_misfits(config)
     started = time.perf_counter()
     env = build_vec_env(config, resumed_at=steps_done if resume else 0)
     try:  # the env's processes (subproc, workers) end with any failure before RL too
@@ -425,6 +428,7 @@ def train(
             if anchors(config):  # its file was checked above
                 set_anchor(model, config, run_dir)
             steps_done = int(meta["steps"])
+            print(f"resuming {run_dir} from its checkpoint at step {steps_done:,}", flush=True)
             model.num_timesteps = steps_done
             rewind_run(run_dir, steps_done)
             # The pool of self-play snapshots comes back as it was at the checkpoint (checked_state
@@ -528,30 +532,74 @@ def _damaged(run_dir: Path, path: Path) -> Any:
         raise ValueError(f"cannot resume {run_dir}: {path} is damaged ({why})") from None
 
 
+def _warn_rollout_misfits(config: RunConfig) -> None:
+    """Warn where PPO's rollout (``n_steps x n_envs`` steps) and the settings around it do not
+    fit: minibatches that do not divide it, or a step count it overshoots by more than 1%."""
+    if config.algo != "ppo":
+        return
+    spec = config.hyperparams
+    rollout = spec.n_steps * config.n_envs
+    if spec.batch_size > rollout:
+        warnings.warn(
+            f"hyperparams.batch_size ({spec.batch_size:,}) is larger than a rollout (n_steps x "
+            f"n_envs = {rollout:,} steps): every update takes the whole rollout as one "
+            "minibatch; lower batch_size or raise n_steps or n_envs",
+            stacklevel=3,
+        )
+    elif rollout % spec.batch_size:
+        warnings.warn(
+            f"hyperparams.batch_size ({spec.batch_size:,}) does not divide a rollout (n_steps x "
+            f"n_envs = {rollout:,} steps): each epoch ends with a minibatch of "
+            f"{rollout % spec.batch_size:,}",
+            stacklevel=3,
+        )
+    whole = -(-config.n_timesteps // rollout) * rollout
+    if whole - config.n_timesteps > 0.01 * config.n_timesteps:  # (a shipped config's is less)
+        warnings.warn(
+            f"n_timesteps ({config.n_timesteps:,}) is not a whole number of rollouts (n_steps x "
+            f"n_envs = {rollout:,} steps): the run trains {whole:,} steps",
+            stacklevel=3,
+        )
+
+
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped a run; its message says how to continue it (or, stopped before the run
-    wrote its config, that there is nothing to continue)."""
+    """Ctrl-C (or SIGTERM) stopped a run; its message says how to continue it and from which
+    step (or, stopped before the run wrote its config, that there is nothing to continue)."""
 
     def __init__(self, run_dir: Path) -> None:
         if (Path(run_dir) / "config.yaml").exists():
-            text = (
-                f"continue the run with: rummyzoo train --resume {run_dir} (it goes on from its "
-                "last checkpoint, or starts again if it has none yet)"
+            steps = read_state(Path(run_dir)).get("steps")
+            where = (
+                f"from its last checkpoint, at step {steps:,}"
+                if isinstance(steps, int)
+                else "from the beginning: it saved no checkpoint yet"
             )
+            text = f"continue the run with: rummyzoo train --resume {run_dir} (it goes on {where})"
         else:
             text = f"it stopped before {run_dir} held a run: start it again with the same command"
         super().__init__(text)
 
 
+def _terminated(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt("terminated")
+
+
 @contextlib.contextmanager
 def _resumable(run_dir: Path) -> Any:
-    """Turn Ctrl-C during a run into :class:`RunInterrupted` naming the run folder."""
+    """Turn Ctrl-C during a run into :class:`RunInterrupted` naming the run folder, and SIGTERM
+    (what a batch scheduler, ``docker stop`` or ``kill`` send) into Ctrl-C for the while."""
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         yield
     except RunInterrupted:
         raise
     except KeyboardInterrupt:
         raise RunInterrupted(run_dir) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _refuse_fixed(path: Path, changed: list[str], edited: bool) -> None:
