@@ -840,3 +840,12 @@ def test_the_summary_times_the_scheduled_work_within_the_rl_phase(tmp_path) -> N
         progress="off",
     )
     assert quick["scheduled_seconds"] < scheduled
+
+
+def test_resume_given_a_runs_file_says_it_takes_the_folder(tmp_path) -> None:
+    (tmp_path / "config.yaml").write_text("variant: knock_rummy\n")
+    with pytest.raises(ValueError, match=r"config.yaml is a file: --resume takes a run's folder "
+                       r"\(the one that holds config.yaml\)"):  # fmt: skip
+        resume_run(str(tmp_path / "config.yaml"), [], ["t"], progress="off")
+    with pytest.raises(ValueError, match=r"is not a run folder \(no config.yaml\)"):
+        resume_run(str(tmp_path / "nothing"), [], ["t"], progress="off")

@@ -619,6 +619,10 @@ def resume_run(
     progress_every: float = 30.0,
 ) -> dict[str, Any]:
     path = Path(run_dir)
+    if path.is_file():
+        raise ValueError(
+            f"{path} is a file: --resume takes a run's folder (the one that holds config.yaml)"
+        )
     if not (path / "config.yaml").exists():
         raise ValueError(f"{path} is not a run folder (no config.yaml)")
     check_writable(path)
