@@ -72,9 +72,11 @@ def run(args: argparse.Namespace) -> int:
             results[opponent] = report["agents"][label]
     shown = ", ".join(f"{k}={v}" for k, v in options.items()) or "default rules"
     games = next(iter(results.values()))["games"] if results else 0
+    steps = meta.get("steps")
+    trained = f"trained {steps:,} steps, " if isinstance(steps, int) else ""
     print(
-        f"{args.checkpoint} ({variant}, {players} players, {shown}): {args.deals:,} duplicate "
-        f"deals per opponent ({games:,} games), seed {args.seed}"
+        f"{args.checkpoint} ({trained}{variant}, {players} players, {shown}): {args.deals:,} "
+        f"duplicate deals per opponent ({games:,} games), seed {args.seed}"
     )
     print(format_results(results))
     run_dir = Path(args.checkpoint).resolve().parent.parent

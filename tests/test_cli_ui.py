@@ -486,6 +486,7 @@ def test_evaluate_with_one_deal_and_a_damaged_run_summary(tmp_path, capsys) -> N
     )
     shown = capsys.readouterr().out
     assert "[none: 1 deal]" in shown and "summary.json cannot be read" in shown
+    assert f"{best} (trained 256 steps, knock_rummy, 2 players" in shown  # which network
     assert out.exists()
 
 
