@@ -78,9 +78,10 @@ def test_a_bad_deck_names_the_cards_too_many_and_too_few():
         ({"env_options": {"reward": "points"}}, r"option\(s\) reward are set by the learner's env "
          r"\(its reward, reward_scale and render_mode parameters\); pass rules options only"),
         ({"env_options": [1]}, r"options must be a dict of rules options, got \[1\]"),
-        ({"gamma": float("nan")}, r"gamma must be a finite number in \[0, 1\], got nan"),
-        ({"gamma": 2}, r"gamma must be a finite number in \[0, 1\], got 2"),
-        ({"gamma": "0.9"}, r"gamma must be a number, got '0.9'"),
+        ({"gamma": float("nan")}, r"the learner's env: gamma must be a finite number, got nan"),
+        ({"gamma": 2}, r"the learner's env: gamma must be a finite number <= 1, got 2"),
+        ({"gamma": -0.5}, r"gamma must be a finite number >= 0, got -0.5"),
+        ({"gamma": "0.9"}, r"gamma must be a finite number, got '0.9'"),
         ({"illegal_penalty": float("inf")}, "illegal_penalty must be a finite number, got inf"),
     ],
 )  # fmt: skip

@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rummyzoo.agents.base import Policy
+from rummyzoo.agents.base import Policy, check_parameter
 from rummyzoo.agents.features import learner_input, make_features, make_potential
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.match import HandEnd, Match
@@ -340,27 +340,12 @@ ENV_OWNER = "the learner's env (its reward, reward_scale and render_mode paramet
 def check_number(
     name: str, value: Any, low: float | None = None, high: float | None = None
 ) -> float:
-    """``value`` as a float, if it is a finite real number in ``[low, high]``.
+    """``value`` as a float, if it is a finite number in ``[low, high]``.
 
-    :raises ValueError: naming ``name``, otherwise.
+    :raises ValueError: naming the learner's env and ``name``, otherwise.
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    number = float(value)
-    if (
-        not np.isfinite(number)
-        or (low is not None and number < low)
-        or (high is not None and number > high)
-    ):
-        where = (
-            ""
-            if low is None
-            else f" in [{low:g}, {high:g}]"
-            if high is not None
-            else f" >= {low:g}"
-        )
-        raise ValueError(f"{name} must be a finite number{where}, got {value!r}")
-    return number
+    check_parameter("the learner's env", name, value, low=low, high=high)
+    return float(value)
 
 
 def check_learner_seat(learner_seat: int | str, num_players: int) -> None:
