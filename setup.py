@@ -11,7 +11,8 @@ setup(
     ext_modules=[
         Extension(
             "rummyzoo.envs._native",
-            sources=["envs/_native.c"],
+            sources=["envs/_native.c", "envs/_knock.c"],
+            depends=["envs/_native.h"],
             include_dirs=[numpy.get_include()],
             extra_compile_args=["-O2"],
             optional=True,

@@ -1,6 +1,7 @@
-/* Compiled kernels of rummyzoo.envs: the optimal-deadwood search of MeldSolver, the array
- * builders of the Knock Rummy hot path (the deal, observation rows, card masks, card names),
- * and the uniform pick among legal actions of the random agent (one mask, or every row of many).
+/* Compiled kernels of rummyzoo.envs: the optimal-deadwood search of MeldSolver (and the
+ * deadwood each discard leaves), two array builders of Knock Rummy (the deal, card names), and
+ * the uniform pick among legal actions of the random agent (one mask, or every row of many).
+ * Knock Rummy's compiled turn is in _knock.c.
  *
  * Deadwood search (Solver):
  * The same search as MeldSolver.solve_mask in melds.py, step for step, so the two return
@@ -15,49 +16,8 @@
  * Hands are 52-bit masks (bit c = card id c = suit * 13 + rank). Supported: runs of 3+, sets
  * of 3 or 4; the ace's run positions and the rank values come from the Python solver.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
-#include <numpy/arrayobject.h>
-#include <numpy/random/bitgen.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define NUM_RANKS 13
-#define NUM_PATTERNS 8192
-#define SUIT_BITS 0x1FFFu
-#define MAX_CHOSEN 18 /* 52 cards / 3 per meld, rounded up */
-#define MAX_CANDIDATES 512 /* runs of four suits + sets of 13 ranks, checked at construction */
-
-typedef struct {
-    int value;
-    int count;
-    uint16_t runs[5];
-} SuitBest;
-
-typedef struct {
-    uint64_t key;   /* the available cards */
-    uint32_t stamp; /* the solve that wrote this slot; older slots count as empty */
-    int value;
-    uint64_t meld; /* meld taken at this node, 0 when its lowest card stays loose */
-    uint64_t next; /* available cards of the next node on the best path */
-} MemoEntry;
-
-typedef struct {
-    PyObject_HEAD
-    int rank_values[NUM_RANKS];
-    int pattern_value[NUM_PATTERNS];
-    uint32_t run_offset[NUM_PATTERNS + 1];
-    uint16_t *run_pool;
-    SuitBest suit_best[NUM_PATTERNS];
-    uint64_t sets[NUM_RANKS][16][5];
-    int set_count[NUM_RANKS][16];
-    MemoEntry *memo;
-    size_t memo_size; /* a power of two */
-    size_t memo_used;
-    uint32_t stamp; /* current solve, so the memo needs no clearing between solves */
-} Solver;
+#define RUMMYZOO_NATIVE_MAIN
+#include "_native.h"
 
 /* ------------------------------------------------------------------ tables */
 
@@ -299,22 +259,16 @@ static PyObject *result(int deadwood, const uint64_t *chosen, int count) {
     return out;
 }
 
-static PyObject *Solver_solve(Solver *s, PyObject *arg) {
-    uint64_t hand = PyLong_AsUnsignedLongLong(arg);
-    if (hand == (uint64_t)-1 && PyErr_Occurred())
-        return NULL;
-    if (hand >> 52) {
-        PyErr_SetString(PyExc_ValueError, "a hand is a 52-bit card mask");
-        return NULL;
-    }
-    uint64_t chosen[MAX_CHOSEN + 5];
-    int count = 0;
+/* Optimal deadwood of a 52-bit hand, its melds into chosen (count of them in *count); -1 with
+ * MemoryError set when the memo cannot grow. */
+int solve_core(Solver *s, uint64_t hand, uint64_t *chosen, int *count) {
+    *count = 0;
     unsigned a = hand & SUIT_BITS, b = (hand >> 13) & SUIT_BITS, c = (hand >> 26) & SUIT_BITS,
              d = (hand >> 39) & SUIT_BITS;
     unsigned ranks = (a & b & (c | d)) | (c & d & (a | b));
     int total = hand_value(s, hand);
     if (!(ranks & (ranks - 1))) {
-        int covered = runs_only(s, hand, chosen, &count);
+        int covered = runs_only(s, hand, chosen, count);
         if (ranks) {
             int rank = 0;
             while (!(ranks >> rank & 1))
@@ -330,14 +284,58 @@ static PyObject *Solver_solve(Solver *s, PyObject *arg) {
                     covered = rest;
                     chosen[0] = meld;
                     memcpy(chosen + 1, runs, sizeof(uint64_t) * (size_t)nruns);
-                    count = nruns + 1;
+                    *count = nruns + 1;
                 }
             }
         }
-        return result(total - covered, chosen, count);
+        return total - covered;
     }
-    /* Candidate melds: runs suit by suit, then sets rank by rank. */
     uint64_t cands[MAX_CANDIDATES];
+    int ncands = candidate_melds(s, hand, cands);
+    uint64_t uni = 0;
+    int size = 0;
+    for (int i = 0; i < ncands; i++) {
+        uni |= cands[i];
+        size += __builtin_popcountll(cands[i]);
+    }
+    if (size == __builtin_popcountll(uni)) {
+        memcpy(chosen, cands, sizeof(uint64_t) * (size_t)ncands);
+        *count = ncands;
+        return total - hand_value(s, uni);
+    }
+    if (!s->memo && memo_grow(s) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (++s->stamp == 0) { /* wrapped: clear the stamps once */
+        memset(s->memo, 0, sizeof(MemoEntry) * s->memo_size);
+        s->stamp = 1;
+    }
+    s->memo_used = 0;
+    int covered = search(s, cands, ncands, uni);
+    if (covered < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    uint64_t avail = uni;
+    for (;;) {
+        int found;
+        MemoEntry *e = memo_find(s, avail, &found);
+        if (!found)
+            break;
+        if (e->meld)
+            chosen[(*count)++] = e->meld;
+        avail = e->next;
+    }
+    return total - covered;
+}
+
+/* Candidate melds of a hand: runs suit by suit, then sets rank by rank (the order of
+ * MeldSolver.candidate_melds); returns how many were written to cands. */
+int candidate_melds(const Solver *s, uint64_t hand, uint64_t *cands) {
+    unsigned a = hand & SUIT_BITS, b = (hand >> 13) & SUIT_BITS, c = (hand >> 26) & SUIT_BITS,
+             d = (hand >> 39) & SUIT_BITS;
+    unsigned ranks = (a & b & (c | d)) | (c & d & (a | b));
     int ncands = 0;
     for (int suit = 0; suit < 4; suit++) {
         unsigned pattern = (hand >> (13 * suit)) & SUIT_BITS;
@@ -351,35 +349,77 @@ static PyObject *Solver_solve(Solver *s, PyObject *arg) {
         for (int i = 0; i < s->set_count[rank][pattern]; i++)
             cands[ncands++] = s->sets[rank][pattern][i];
     }
+    return ncands;
+}
+
+/* Optimal deadwood of the hand without each of its cards, into after[card] (the cards of the
+ * hand only); the cards in the order MeldSolver.deadwood_after_discards lists them (those in
+ * no candidate meld, then the others, each lowest first) into order, *count of them. A card
+ * in no candidate meld leaves the optimum but for its own value, so only the others need a
+ * search of their own. -1 with MemoryError set on failure. */
+int deadwood_after(Solver *s, uint64_t hand, int *after, int *order, int *count) {
+    uint64_t cands[MAX_CANDIDATES], chosen[MAX_CHOSEN + 5];
+    int ncands = candidate_melds(s, hand, cands), nchosen;
     uint64_t uni = 0;
-    int size = 0;
-    for (int i = 0; i < ncands; i++) {
+    for (int i = 0; i < ncands; i++)
         uni |= cands[i];
-        size += __builtin_popcountll(cands[i]);
+    int full = ncands ? solve_core(s, hand, chosen, &nchosen) : hand_value(s, hand);
+    if (full < 0)
+        return -1;
+    *count = 0;
+    for (uint64_t rest = hand & ~uni; rest; rest &= rest - 1) {
+        int card = __builtin_ctzll(rest);
+        after[card] = full - s->rank_values[card % NUM_RANKS];
+        order[(*count)++] = card;
     }
-    if (size == __builtin_popcountll(uni))
-        return result(total - hand_value(s, uni), cands, ncands);
-    if (!s->memo && memo_grow(s) < 0)
-        return PyErr_NoMemory();
-    if (++s->stamp == 0) { /* wrapped: clear the stamps once */
-        memset(s->memo, 0, sizeof(MemoEntry) * s->memo_size);
-        s->stamp = 1;
+    for (uint64_t melded = hand & uni; melded; melded &= melded - 1) {
+        int card = __builtin_ctzll(melded);
+        int value = solve_core(s, hand & ~(1ULL << card), chosen, &nchosen);
+        if (value < 0)
+            return -1;
+        after[card] = value;
+        order[(*count)++] = card;
     }
-    s->memo_used = 0;
-    int covered = search(s, cands, ncands, uni);
-    if (covered < 0)
-        return PyErr_NoMemory();
-    uint64_t avail = uni;
-    for (;;) {
-        int found;
-        MemoEntry *e = memo_find(s, avail, &found);
-        if (!found)
-            break;
-        if (e->meld)
-            chosen[count++] = e->meld;
-        avail = e->next;
+    return 0;
+}
+
+static int read_hand(PyObject *arg, uint64_t *hand) {
+    *hand = PyLong_AsUnsignedLongLong(arg);
+    if (*hand == (uint64_t)-1 && PyErr_Occurred())
+        return -1;
+    if (*hand >> 52) {
+        PyErr_SetString(PyExc_ValueError, "a hand is a 52-bit card mask");
+        return -1;
     }
-    return result(total - covered, chosen, count);
+    return 0;
+}
+
+static PyObject *Solver_solve(Solver *s, PyObject *arg) {
+    uint64_t hand;
+    if (read_hand(arg, &hand) < 0)
+        return NULL;
+    uint64_t chosen[MAX_CHOSEN + 5];
+    int count;
+    int deadwood = solve_core(s, hand, chosen, &count);
+    return deadwood < 0 ? NULL : result(deadwood, chosen, count);
+}
+
+static PyObject *Solver_deadwood_after_discards(Solver *s, PyObject *arg) {
+    uint64_t hand;
+    if (read_hand(arg, &hand) < 0)
+        return NULL;
+    int after[64], order[64], count;
+    if (deadwood_after(s, hand, after, order, &count) < 0)
+        return NULL;
+    PyObject *out = PyDict_New();
+    for (int i = 0; out && i < count; i++) {
+        PyObject *key = PyLong_FromLong(order[i]), *value = PyLong_FromLong(after[order[i]]);
+        if (!key || !value || PyDict_SetItem(out, key, value) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(key);
+        Py_XDECREF(value);
+    }
+    return out;
 }
 
 /* ------------------------------------------------------------------ type */
@@ -437,10 +477,12 @@ static void Solver_dealloc(Solver *s) {
 static PyMethodDef Solver_methods[] = {
     {"solve", (PyCFunction)Solver_solve, METH_O,
      "solve(hand) -> (deadwood, melds): optimal deadwood of a 52-bit hand mask."},
+    {"deadwood_after_discards", (PyCFunction)Solver_deadwood_after_discards, METH_O,
+     "deadwood_after_discards(hand) -> {card: optimal deadwood of the hand without it}."},
     {NULL, NULL, 0, NULL},
 };
 
-static PyTypeObject SolverType = {
+PyTypeObject SolverType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "rummyzoo.envs._native.Solver",
     .tp_basicsize = sizeof(Solver),
@@ -454,12 +496,11 @@ static PyTypeObject SolverType = {
 
 /* ------------------------------------------------------------------ array builders
  *
- * Mechanics only: who gets which card, which rows and scalar features make an observation, and
- * which actions a card opens stay in the Python rules (envs/knock_rummy/rules.py), which also
- * carry the numpy version of each builder for installs without this module.
+ * Mechanics only: who gets which card stays in the Python rules (envs/knock_rummy/rules.py),
+ * which also carry the numpy version of each builder for installs without this module.
  */
 
-static int check_planes(PyObject *obj, int ndim) {
+int check_planes(PyObject *obj, int ndim) {
     if (!PyArray_Check(obj) || PyArray_TYPE((PyArrayObject *)obj) != NPY_FLOAT32 ||
         PyArray_NDIM((PyArrayObject *)obj) != ndim ||
         !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)obj)) {
@@ -467,103 +508,6 @@ static int check_planes(PyObject *obj, int ndim) {
         return -1;
     }
     return 0;
-}
-
-/* gather_rows(planes, rows, index, value, index, value, ...) -> float32 vector
- * The rows of a 2-d float32 array named by the bytes ``rows`` (one row index per byte), one
- * after the other, with value written at each index afterwards. */
-static PyObject *gather_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    if (nargs < 2 || nargs % 2) {
-        PyErr_SetString(PyExc_TypeError,
-                        "gather_rows(planes, rows, index, value, ...) takes index/value pairs");
-        return NULL;
-    }
-    if (check_planes(args[0], 2) < 0)
-        return NULL;
-    PyArrayObject *planes = (PyArrayObject *)args[0];
-    if (!PyBytes_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "rows must be bytes");
-        return NULL;
-    }
-    const unsigned char *rows = (const unsigned char *)PyBytes_AS_STRING(args[1]);
-    npy_intp nrows = PyBytes_GET_SIZE(args[1]);
-    npy_intp height = PyArray_DIM(planes, 0), width = PyArray_DIM(planes, 1);
-    npy_intp size = nrows * width;
-    PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(1, &size, NPY_FLOAT32);
-    if (!out)
-        return NULL;
-    float *dst = (float *)PyArray_DATA(out);
-    const float *src = (const float *)PyArray_DATA(planes);
-    for (npy_intp r = 0; r < nrows; r++) {
-        if (rows[r] >= height) {
-            Py_DECREF(out);
-            PyErr_SetString(PyExc_IndexError, "row index out of range");
-            return NULL;
-        }
-        memcpy(dst + r * width, src + rows[r] * width, sizeof(float) * (size_t)width);
-    }
-    for (Py_ssize_t i = 2; i < nargs; i += 2) {
-        Py_ssize_t at = PyLong_AsSsize_t(args[i]);
-        double value = PyFloat_AsDouble(args[i + 1]);
-        if ((at == -1 || value == -1.0) && PyErr_Occurred()) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        if (at < 0 || at >= size) {
-            Py_DECREF(out);
-            PyErr_SetString(PyExc_IndexError, "feature index out of range");
-            return NULL;
-        }
-        dst[at] = (float)value;
-    }
-    return (PyObject *)out;
-}
-
-/* card_mask(planes, row, size, first_base, second_base, excluded) -> int8 vector of length size
- * 1 at first_base + c (and at second_base + c when second_base >= 0) for every card c with a
- * nonzero entry in row ``row`` of the 2-d float32 planes, except card ``excluded`` (none when
- * negative). */
-static PyObject *card_mask(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "card_mask(planes, row, size, first_base, second_base, "
-                                         "excluded) takes 6 arguments");
-        return NULL;
-    }
-    if (check_planes(args[0], 2) < 0)
-        return NULL;
-    PyArrayObject *planes = (PyArrayObject *)args[0];
-    Py_ssize_t row = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t size = PyLong_AsSsize_t(args[2]);
-    Py_ssize_t first = PyLong_AsSsize_t(args[3]);
-    Py_ssize_t second = PyLong_AsSsize_t(args[4]);
-    Py_ssize_t excluded = PyLong_AsSsize_t(args[5]);
-    if (PyErr_Occurred())
-        return NULL;
-    npy_intp cards = PyArray_DIM(planes, 1);
-    if (row < 0 || row >= PyArray_DIM(planes, 0)) {
-        PyErr_SetString(PyExc_IndexError, "card_mask: row out of range");
-        return NULL;
-    }
-    if (size < 0 || first < 0 || first + cards > size || (second >= 0 && second + cards > size)) {
-        PyErr_SetString(PyExc_IndexError, "card_mask: the card blocks do not fit in size");
-        return NULL;
-    }
-    npy_intp dims = size;
-    PyArrayObject *out = (PyArrayObject *)PyArray_ZEROS(1, &dims, NPY_INT8, 0);
-    if (!out)
-        return NULL;
-    npy_int8 *dst = (npy_int8 *)PyArray_DATA(out);
-    const float *src = (const float *)PyArray_DATA(planes) + row * cards;
-    for (npy_intp c = 0; c < cards; c++) {
-        if (src[c] != 0.0f && c != excluded) {
-            dst[first + c] = 1;
-            if (second >= 0)
-                dst[second + c] = 1;
-        }
-    }
-    return (PyObject *)out;
 }
 
 /* deal(planes, deck, count, players, first_row) -> (hand masks, deck as a list)
@@ -762,10 +706,6 @@ static PyObject *mask_names(PyObject *self, PyObject *const *args, Py_ssize_t na
 }
 
 static PyMethodDef module_methods[] = {
-    {"gather_rows", (PyCFunction)(void (*)(void))gather_rows, METH_FASTCALL,
-     "gather_rows(planes, rows, index, value, ...) -> float32 vector of the named rows."},
-    {"card_mask", (PyCFunction)(void (*)(void))card_mask, METH_FASTCALL,
-     "card_mask(planes, row, size, first_base, second_base, excluded) -> int8 action mask."},
     {"uniform_nonzero", (PyCFunction)(void (*)(void))uniform_nonzero, METH_FASTCALL,
      "uniform_nonzero(mask, bitgen_capsule) -> a uniformly drawn nonzero index."},
     {"uniform_nonzero_rows", (PyCFunction)(void (*)(void))uniform_nonzero_rows, METH_FASTCALL,
@@ -780,27 +720,26 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_native",
-    .m_doc = "Compiled kernels: optimal-deadwood search, observation rows, card masks.",
+    .m_doc = "Compiled kernels: optimal-deadwood search, Knock Rummy's turn, random picks.",
     .m_size = -1,
     .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
     import_array();
-    if (PyType_Ready(&SolverType) < 0)
+    if (PyType_Ready(&SolverType) < 0 || PyType_Ready(&KnockKernelType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
     /* Raised whenever a kernel is added or changed; rummyzoo.envs.native checks it, so a build
      * older than the Python code is set aside (with a warning) instead of half used. */
-    if (PyModule_AddIntConstant(m, "API_VERSION", 2) < 0) {
+    if (PyModule_AddIntConstant(m, "API_VERSION", 3) < 0) {
         Py_DECREF(m);
         return NULL;
     }
-    Py_INCREF(&SolverType);
-    if (PyModule_AddObject(m, "Solver", (PyObject *)&SolverType) < 0) {
-        Py_DECREF(&SolverType);
+    if (PyModule_AddObjectRef(m, "Solver", (PyObject *)&SolverType) < 0 ||
+        PyModule_AddObjectRef(m, "KnockKernel", (PyObject *)&KnockKernelType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

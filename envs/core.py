@@ -428,6 +428,12 @@ class Game:
     action_names: tuple[str, ...]
     observation_layout: dict[str, tuple[int, int]]
     score_groups: np.ndarray  # group (team) of each seat; seat i alone unless teams
+    #: A compiled step of many games for the vector engine, where the variant has one:
+    #: ``play_batch(matches, games, actions, observations, action_masks, current)`` plays each
+    #: ``actions[j]`` in ``matches[games[j]]`` as :meth:`Match.play` would, where the move
+    #: needs no Python (it ends no hand and reaches no cap), writes that game's rows, and
+    #: answers the positions ``j`` it left for the Python code (an int64 array).
+    play_batch: Any = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (and deep-copied) as what built it: its class, rules, match options and

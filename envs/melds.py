@@ -260,10 +260,16 @@ class MeldSolver:
         self._set_min = min(self.set_sizes) if self.set_sizes else 5
         #: ``"compiled"`` or ``"python"``: which search :meth:`solve_mask` runs.
         self.backend = "python"
+        #: The compiled search (a ``Solver`` of the kernels) where :attr:`backend` is compiled.
+        self.compiled_solver: Any = None
         core = resolve_kernels(kernels)
         if core is not None and min_run == 3 and max_run is None and self.set_sizes == (3, 4):
-            # The compiled search takes the same tables; it shadows the Python method.
-            self.solve_mask = core.Solver(list(self.table.positions), self.rank_values).solve
+            # The compiled search takes the same tables; it shadows the Python methods.
+            compiled = self.compiled_solver = core.Solver(
+                list(self.table.positions), self.rank_values
+            )
+            self.solve_mask = compiled.solve
+            self.deadwood_after_discards = compiled.deadwood_after_discards
             self.backend = "compiled"
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -1,7 +1,10 @@
 """The vector engine: ``N`` matches of one variant stepped together, into preallocated arrays.
 
 :class:`VectorEnv` plays ``num_envs`` independent matches (each a
-:class:`~rummyzoo.envs.match.Match`, the same rules code as the AEC env). One call of
+:class:`~rummyzoo.envs.match.Match`, the same rules code as the AEC env; where the game has a
+compiled step of many games, :attr:`~rummyzoo.envs.core.Game.play_batch`, as Knock Rummy has,
+it plays every move that needs no Python in one call and the rest go through the matches). One
+call of
 :meth:`~VectorEnv.step` takes one action per game (for the seat to act there) and writes what
 follows into arrays that it owns and reuses (read-only views: copy a row to change it, so that no
 edit, of a mask say, can let an illegal action through):
@@ -416,9 +419,16 @@ class VectorEnv(ViewsSurviveCopies):
             return
         # the seat that acts has its cumulative reward cleared (the AEC env does so too)
         rewards[idx, self._current[idx]] = 0.0
+        play_batch = self.game.play_batch
+        if play_batch is not None:
+            # the compiled step plays the games whose moves need no Python, rows included
+            idx, acts = np.ascontiguousarray(idx), np.ascontiguousarray(acts)
+            left = play_batch(self.matches, idx, acts, self._obs, self._masks, self._current)
+            if not left.size:
+                return
+            idx, acts = idx[left], acts[left]
         matches = self.matches
         ended = self._ended
-        keep = self.keep_infos
         any_end = False
         for i, a in zip(idx.tolist(), acts.tolist(), strict=True):
             end = matches[i].play(a)
@@ -426,7 +436,7 @@ class VectorEnv(ViewsSurviveCopies):
                 ended[i] = end
                 any_end = True
         if any_end:
-            self._hands_ended(idx, keep)
+            self._hands_ended(idx, self.keep_infos)
         self._write_rows(idx)
 
     def _hands_ended(self, idx: np.ndarray, keep: bool) -> None:

@@ -230,6 +230,9 @@ def test_compiled_search_matches_python(ace, low, width, picks, dense):
         picks = [pool[p % len(pool)] for p in picks]
     hand = to_mask(set(picks))
     assert compiled.solve_mask(hand) == pure.solve_mask(hand)
+    # the deadwood left by each discard, listed in the same order
+    after = compiled.deadwood_after_discards(hand)
+    assert list(after.items()) == list(pure.deadwood_after_discards(hand).items())
 
 
 def test_compiled_search_on_many_game_hands():
@@ -239,12 +242,17 @@ def test_compiled_search_on_many_game_hands():
     for i in range(20000):
         hand = to_mask(rng.choice(52, size=10 + i % 2, replace=False))
         assert compiled.solve_mask(hand) == pure.solve_mask(hand), mask_cards(hand)
+        if i % 2:  # a hand about to discard
+            after = compiled.deadwood_after_discards(hand)
+            assert list(after.items()) == list(pure.deadwood_after_discards(hand).items())
 
 
 def test_compiled_search_rejects_bad_masks():
     solver, _ = _solver_pair()
     with pytest.raises(ValueError, match="52-bit"):
         solver.solve_mask(1 << 52)
+    with pytest.raises(ValueError, match="52-bit"):
+        solver.deadwood_after_discards(1 << 52)
     with pytest.raises(OverflowError):
         solver.solve_mask(-1)
     with pytest.raises(TypeError):

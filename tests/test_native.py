@@ -1,4 +1,5 @@
-"""The compiled array builders (``envs/_native.c``): results and clear errors on bad input."""
+"""The compiled kernels (``envs/_native.c``, ``envs/_knock.c``): results and clear errors on bad
+input."""
 
 from __future__ import annotations
 
@@ -16,59 +17,6 @@ REQUIRED = os.environ.get("RUMMYZOO_REQUIRE_COMPILED", "") not in ("", "0")
 needs_kernels = pytest.mark.skipif(
     kernels is None and not REQUIRED, reason="the compiled kernels are not built here"
 )
-
-
-@needs_kernels
-def test_gather_rows_copies_rows_then_writes_features():
-    planes = np.arange(12, dtype=np.float32).reshape(3, 4)
-    out = kernels.gather_rows(planes, bytes([2, 0]), 1, 9.5, 7, 0.25)
-    assert out.dtype == np.float32 and out.flags.writeable and out.flags.owndata
-    assert out.tolist() == [8.0, 9.5, 10.0, 11.0, 0.0, 1.0, 2.0, 0.25]
-    out[0] = -1.0  # a copy: the planes stay as they were
-    assert planes[2, 0] == 8.0
-
-
-@needs_kernels
-@pytest.mark.parametrize(
-    ("args", "error"),
-    [
-        ((np.zeros((3, 4), np.float64), b"\x00"), TypeError),  # wrong dtype
-        ((np.zeros((3, 4), np.float32)[:, ::2], b"\x00"), TypeError),  # not contiguous
-        ((np.zeros(4, np.float32), b"\x00"), TypeError),  # not 2-d
-        ((np.zeros((3, 4), np.float32), [0]), TypeError),  # rows not bytes
-        ((np.zeros((3, 4), np.float32), b"\x03"), IndexError),  # no row 3
-        ((np.zeros((3, 4), np.float32), b"\x00", 4, 1.0), IndexError),  # feature past the end
-        ((np.zeros((3, 4), np.float32), b"\x00", 1), TypeError),  # an index without a value
-        ((np.zeros((3, 4), np.float32), b"\x00", 1, "x"), TypeError),
-    ],
-)
-def test_gather_rows_rejects_bad_input(args, error):
-    with pytest.raises(error):
-        kernels.gather_rows(*args)
-
-
-@needs_kernels
-def test_card_mask_marks_both_blocks_but_the_excluded_card():
-    planes = np.zeros((2, 5), np.float32)
-    planes[1, [0, 2, 4]] = 1.0
-    mask = kernels.card_mask(planes, 1, 12, 2, 7, 4)
-    assert mask.dtype == np.int8
-    assert np.flatnonzero(mask).tolist() == [2, 4, 7, 9]
-    assert np.flatnonzero(kernels.card_mask(planes, 1, 12, 1, -1, -1)).tolist() == [1, 3, 5]
-
-
-@needs_kernels
-@pytest.mark.parametrize(
-    "args",
-    [
-        (2, 12, 2, 7, -1),  # no row 2
-        (1, 8, 2, 7, -1),  # second block past the end
-        (1, 12, -1, 7, -1),  # negative base
-    ],
-)
-def test_card_mask_rejects_bad_input(args):
-    with pytest.raises(IndexError):
-        kernels.card_mask(np.zeros((2, 5), np.float32), *args)
 
 
 @needs_kernels
@@ -176,3 +124,82 @@ def test_mask_names_lists_the_cards_lowest_first():
 def test_solver_rejects_bad_tables(positions, values):
     with pytest.raises(ValueError):
         kernels.Solver(list(positions), list(values))
+
+
+# ------------------------------------------------------------------ Knock Rummy's compiled turn
+def _knock_pair(**options):
+    """A compiled Knock Rummy match and its game."""
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.registry import make_game
+
+    game = make_game("knock_rummy", 2, kernels=kernels, **options)
+    match = Match(game)
+    match.reset(seed=5)
+    return game, match
+
+
+@needs_kernels
+def test_knock_kernel_leaves_moves_it_does_not_play_untouched():
+    """A knock, a discard at the stock's end and a move of the wrong phase are the Python
+    code's: ``apply`` answers False and the state is as it was."""
+    import copy
+
+    from rummyzoo.envs.knock_rummy.rules import DRAW_STOCK, KNOCK_BASE, Phase
+
+    game, match = _knock_pair(void_threshold=2)
+    kernel, state = game._kernel, match.state
+    assert state.phase is Phase.DRAW
+    before = copy.deepcopy(state)
+    held = state.hand_cards(state.current)[0]
+    assert kernel.apply(state, 2 + held) is False  # a discard in the draw phase
+    assert kernel.apply(state, DRAW_STOCK) is True
+    assert state.phase is Phase.DISCARD and state.stock_pos == before.stock_pos + 1
+    after_draw = copy.deepcopy(state)
+    assert kernel.apply(state, KNOCK_BASE + held) is False
+    state.stock_pos = len(state.stock) - 2  # the stock at its threshold: the Python code ends it
+    assert kernel.apply(state, 2 + held) is False
+    state.stock_pos = after_draw.stock_pos
+    for name in ("bits", "stock", "discard", "current", "turn", "taken", "phase"):
+        assert getattr(state, name) == getattr(after_draw, name), name
+    assert state.planes.tobytes() == after_draw.planes.tobytes()
+
+
+@needs_kernels
+def test_knock_kernel_rejects_bad_input():
+    game, match = _knock_pair()
+    kernel = game._kernel
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        kernel.apply(match.state)
+    with pytest.raises(AttributeError):
+        kernel.apply(object(), 0)
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.registry import make_game
+
+    wide = Match(make_game("knock_rummy", 4, kernels=kernels))
+    wide.reset(seed=1)
+    with pytest.raises(ValueError, match="not a Knock Rummy state of this game"):
+        kernel.mask(wide.state)  # four players' planes for a two-player game
+    state = match.state
+    state.stock = tuple(state.stock)
+    with pytest.raises(TypeError, match="stock must be a list"):
+        kernel.apply(state, 0)
+    with pytest.raises(ValueError, match=r"seat must be in 0\.\.1"):
+        kernel.observe(match.state, 2, match.seat_totals)
+    n, size = 3, game.obs_size
+    arrays = (
+        np.zeros(1, np.int64),
+        np.zeros(1, np.int64),
+        np.zeros((n, size), np.float32),
+        np.zeros((n, 106), np.int8),
+        np.zeros(n, np.int64),
+    )
+    with pytest.raises(TypeError, match="matches must be a list"):
+        kernel.step((match,) * n, *arrays)
+    with pytest.raises(TypeError, match="observations has the wrong type or shape"):
+        kernel.step([match] * n, arrays[0], arrays[1], np.zeros((n, size), np.float64), *arrays[3:])
+    with pytest.raises(IndexError, match="game 5 out of range"):
+        kernel.step([match] * n, np.array([5]), *arrays[1:])
+    with pytest.raises(TypeError):
+        kernels.KnockKernel(object(), {})
+    with pytest.raises(KeyError, match="missing players"):
+        kernels.KnockKernel(game.solver.compiled_solver, {})

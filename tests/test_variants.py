@@ -132,7 +132,14 @@ EXAMPLES = {
 }
 #: Per variant, a state's whole record (to compare two games move by move).
 STATE = {
-    "knock_rummy": lambda s: (s.bits, list(s.stock), s.stock_pos, s.planes.tobytes()),
+    "knock_rummy": lambda s: (
+        s.bits,
+        list(s.stock),
+        s.stock_pos,
+        s.planes.tobytes(),
+        list(s.discard),
+        (s.current, s.phase, type(s.phase), s.turn, s.taken, s.knocker, s.over, s.void),
+    ),
     "ditch_rummy": lambda s: (s.hands, s.pile, s.pile_pos, s.views.tobytes()),
     "rummy500": lambda s: (s.counts, list(s.stock), s.stock_pos, s.buf.tobytes()),
 }

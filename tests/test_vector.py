@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 from rummyzoo.envs import ConfigError, IllegalActionError, knock_rummy_v0
-from rummyzoo.envs.native import PURE, compiled_kernels
+from rummyzoo.envs.knock_rummy.rules import KNOCK_BASE
+from rummyzoo.envs.native import PURE, compiled_kernels, load_kernels
 from rummyzoo.envs.registry import make_env, make_vector
 from rummyzoo.envs.vector import VectorEnv, uniform_legal_actions
 
@@ -436,3 +439,61 @@ def test_a_copied_engine_plays_on_exactly_as_the_original(variant, players, how)
             assert np.array_equal(getattr(copied, name), getattr(vec, name)), name
         hands += int(vec.hand_done.sum())
     assert hands > 0  # the copies went on past hands' ends alike
+
+
+KNOCK_KERNEL_CASES = [
+    (2, {}),
+    (2, {"knock_max_deadwood": 10, "target_score": 20, "max_turns": 60}),
+    (3, {"knock_max_deadwood": 25, "stock_exhaustion": "reshuffle", "void_threshold": 2}),
+    (4, {"stock_exhaustion": "showdown", "allow_discard_of_taken": True, "max_turns": 25}),
+    (6, {"knock_max_deadwood": 0, "target_score": None, "reward": "win_loss"}),
+]
+
+
+@pytest.mark.parametrize(("players", "options"), KNOCK_KERNEL_CASES)
+def test_knock_compiled_step_plays_as_the_python_code(players, options):
+    """Knock Rummy's compiled step (``play_batch``, envs/_knock.c) and the Python code, side by
+    side: every array, the infos and each game's whole state alike after every step, through
+    the stock's end, reshuffles, the turn cap and match ends (a policy that seldom knocks)."""
+    kernels = load_kernels()  # whatever RUMMYZOO_PURE_PYTHON says
+    if kernels is None:
+        if os.environ.get("RUMMYZOO_REQUIRE_COMPILED", "") not in ("", "0"):
+            pytest.fail("the compiled kernels were not built (envs/_native.c)")
+        pytest.skip("the compiled kernels are not built here")
+    n = 12
+    fast = make_vector("knock_rummy", n, players, infos=True, kernels=kernels, **options)
+    slow = make_vector("knock_rummy", n, players, infos=True, kernels=PURE, **options)
+    assert fast.game.play_batch is not None and slow.game.play_batch is None
+    fast.reset(seed=7)
+    slow.reset(seed=7)
+    rng = np.random.default_rng(players)
+    knock = KNOCK_BASE
+    counts = {"hands": 0, "matches": 0, "reshuffles": 0}
+    for step in range(400):
+        for name in fast.buffers:
+            np.testing.assert_array_equal(fast.buffers[name], slow.buffers[name], err_msg=name)
+        assert fast.infos == slow.infos
+        for a, b in zip(fast.matches, slow.matches, strict=True):
+            sa, sb = a.state, b.state
+            assert (sa.bits, sa.stock, sa.stock_pos, sa.discard) == (
+                sb.bits, sb.stock, sb.stock_pos, sb.discard
+            ), step  # fmt: skip
+            assert (sa.current, sa.phase, type(sa.phase), sa.turn, sa.taken) == (
+                sb.current, sb.phase, type(sb.phase), sb.turn, sb.taken
+            )  # fmt: skip
+            assert sa.planes.tobytes() == sb.planes.tobytes()
+            assert (a.decisions, a.hand_index, a.totals) == (b.decisions, b.hand_index, b.totals)
+            counts["reshuffles"] += sa.stock_pos == 0
+        masks = fast.action_masks.copy()
+        quiet = masks.copy()
+        quiet[:, knock:] = 0  # knock one time in ten where a discard is open
+        keep = (rng.random(n) < 0.9) & (quiet.sum(axis=1) > 0)
+        masks[keep] = quiet[keep]
+        actions = uniform_legal_actions(masks, rng)
+        fast.step(actions)
+        slow.step(actions)
+        counts["hands"] += int(fast.hand_done.sum())
+        counts["matches"] += int((fast.terminated | fast.truncated).sum())
+    assert counts["hands"] > 0 and counts["matches"] > 0, counts
+    if options.get("stock_exhaustion") == "reshuffle":
+        assert counts["reshuffles"] > 0

@@ -3,6 +3,13 @@
 The state keeps every 52-card plane the observation needs in one float32 matrix ``planes`` so an
 observation is a single gather of rows: per seat its hand, the cards it is known to hold (taken
 from the discard pile) and the cards it threw; then the top discard and the buried discards.
+
+Where the compiled kernels are built, the moves that end no hand (drawing, taking the top
+discard, discarding without a knock before the stock's end), the legal mask and the observation
+run compiled (``envs/_knock.c``), called by :meth:`KnockRummyGame.apply`, ``legal_mask`` and
+``observe`` for one game and by the vector engine for all its games at once
+(:attr:`KnockRummyGame.play_batch`). The Python code here is their twin: it runs every move
+under ``kernels=PURE``, and the test suite compares the two move for move.
 """
 
 from __future__ import annotations
@@ -386,13 +393,40 @@ class KnockRummyGame(Game):
         self._plane_shape = (self._num_rows, NUM_CARDS)
         self._seat_names = tuple(f"player_{i}" for i in range(n))
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
-        # The compiled builders of the deal, observations, discard masks and card names, when
-        # built (the Python code below gives the same state, arrays and names).
+        # The compiled deal, card names and turn (envs/_knock.c: the simple moves, the legal
+        # mask, the observation), when built; the Python code below is their twin, giving the
+        # same states, arrays and names.
         self._deal = None if kernels is None else kernels.deal
-        self._gather_rows = None if kernels is None else kernels.gather_rows
-        self._card_mask = None if kernels is None else kernels.card_mask
-        self._view_row_bytes = [bytes(rows.tolist()) for rows in self._view_rows]
         self._mask_names = _card_names if kernels is None else kernels.mask_names
+        self._kernel = (
+            None
+            if kernels is None
+            else kernels.KnockKernel(self.solver.compiled_solver, self._native_layout())
+        )
+        #: The vector engine's step over many games (see :class:`~rummyzoo.envs.core.Game`).
+        self.play_batch = None if self._kernel is None else self._kernel.step
+
+    def _native_layout(self) -> dict[str, Any]:
+        """The constants of this config that the compiled turn reads."""
+        limit = self.rules.knock_max_deadwood
+        return {
+            "players": self.num_players,
+            "knock_limit": -1 if limit is None else limit,
+            "allow_taken": int(self.rules.allow_discard_of_taken),
+            "void_threshold": self.rules.void_threshold,
+            "max_turns": self.match.max_turns,
+            "view_rows": [bytes(rows.tolist()) for rows in self._view_rows],
+            "stock_at": self._stock_at,
+            "phase_at": self._phase_at,
+            "turn_at": self._turn_at,
+            "scores_at": -1 if self.match.target_score is None else self._scores_at,
+            "score_scale": self._score_scale,
+            "turn_scale": self._max_turns,
+            "to_act_cells": [cells[0] for cells in self._seat_cells],
+            "dealer_cells": [cells[1] for cells in self._seat_cells],
+            "draw_masks": _DRAW_MASKS,
+            "phases": (_DRAW, _DISCARD),
+        }
 
     # ------------------------------------------------------------------ deal
     def new_hand(self, rng: np.random.Generator, dealer: int, deck: np.ndarray) -> KnockState:
@@ -434,6 +468,9 @@ class KnockRummyGame(Game):
     def legal_mask(self, s: KnockState) -> np.ndarray:
         """Legal actions (int8, 0/1). Masks of the draw phase and of a finished hand are
         shared read-only arrays; copy one before changing it."""
+        kernel = self._kernel
+        if kernel is not None:
+            return kernel.mask(s)
         if s.over:
             return _DRAW_MASKS[0]
         if s.phase == _DRAW:
@@ -442,17 +479,12 @@ class KnockRummyGame(Game):
         # it), and knocked with when there is no deadwood limit.
         excluded = -1 if self.rules.allow_discard_of_taken else s.taken
         limit = self.rules.knock_max_deadwood
-        card_mask = self._card_mask
-        if card_mask is not None:
-            knock = KNOCK_BASE if limit is None else -1
-            mask = card_mask(s.planes, s.current, NUM_ACTIONS, DISCARD_BASE, knock, excluded)
-        else:
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            mask[DISCARD_BASE:KNOCK_BASE] = s.planes[s.current]
-            if excluded >= 0:
-                mask[DISCARD_BASE + excluded] = 0
-            if limit is None:
-                mask[KNOCK_BASE:] = mask[DISCARD_BASE:KNOCK_BASE]
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        mask[DISCARD_BASE:KNOCK_BASE] = s.planes[s.current]
+        if excluded >= 0:
+            mask[DISCARD_BASE + excluded] = 0
+        if limit is None:
+            mask[KNOCK_BASE:] = mask[DISCARD_BASE:KNOCK_BASE]
         if limit is not None:
             after = self.solver.deadwood_after_discards(s.bits[s.current])
             for c, d in after.items():
@@ -462,6 +494,9 @@ class KnockRummyGame(Game):
 
     # ----------------------------------------------------------------- apply
     def apply(self, s: KnockState, action: int, rng: np.random.Generator) -> None:
+        kernel = self._kernel
+        if kernel is not None and kernel.apply(s, action):
+            return  # a simple move, played by the compiled turn
         seat = s.current
         planes = s.planes
         if action == DRAW_STOCK:
@@ -553,29 +588,20 @@ class KnockRummyGame(Game):
 
     # ----------------------------------------------------------- observation
     def observe(self, s: KnockState, seat: int, totals: np.ndarray) -> np.ndarray:
+        kernel = self._kernel
+        if kernel is not None:
+            return kernel.observe(s, seat, totals)
         to_act_cells, dealer_cells = self._seat_cells[seat]
         current = s.current
-        stock = (len(s.stock) - s.stock_pos) / NUM_CARDS
+        # One gather of rows; the last (scratch) row of the planes is all zeros, and the
+        # viewer's scalar features are written into the copy.
+        obs = s.planes.take(self._view_rows[seat], axis=0).ravel()  # a view: take copies
+        obs[self._stock_at] = (len(s.stock) - s.stock_pos) / NUM_CARDS
         # The phase one-hot is set only for the player to act (else its cell stays 0).
-        acting = 1.0 if seat == current and not s.over else 0.0
-        phase = self._phase_at + s.phase
-        turn = s.turn / self._max_turns
-        gather = self._gather_rows
-        if gather is not None:
-            # One compiled call: the viewer's rows, then the scalar features written in.
-            obs = gather(
-                s.planes, self._view_row_bytes[seat], self._stock_at, stock, phase, acting,
-                to_act_cells[current], 1.0, dealer_cells[s.dealer], 1.0, self._turn_at, turn,
-            )  # fmt: skip
-        else:
-            # One gather of rows; the last (scratch) row of the planes is all zeros, and the
-            # viewer's scalar features are written into the copy.
-            obs = s.planes.take(self._view_rows[seat], axis=0).ravel()  # a view: take copies
-            obs[self._stock_at] = stock
-            obs[phase] = acting
-            obs[to_act_cells[current]] = 1.0
-            obs[dealer_cells[s.dealer]] = 1.0
-            obs[self._turn_at] = turn
+        obs[self._phase_at + s.phase] = 1.0 if seat == current and not s.over else 0.0
+        obs[to_act_cells[current]] = 1.0
+        obs[dealer_cells[s.dealer]] = 1.0
+        obs[self._turn_at] = s.turn / self._max_turns
         if self.match.target_score is not None:
             start = self._scores_at
             obs[start : start + self.num_players] = totals[self._rel[seat]] / self._score_scale

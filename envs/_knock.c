@@ -1,0 +1,666 @@
+/* Knock Rummy's compiled turn (KnockKernel): the moves of a hand that neither end it nor touch
+ * a random stream, the legal mask and the observation, on the game's own state objects.
+ *
+ * KnockRummyGame (envs/knock_rummy/rules.py) holds one kernel per game and calls it from both
+ * faces: the AEC env through the game's apply / legal_mask / observe, one state at a time, and
+ * the vector engine through step(), every game of a call in one loop, so that no game goes
+ * through Python between two of its decisions. The rules' Python code does the rest (the deal,
+ * a knock and its showdown, the end of the stock, the turn cap) and is the pure-Python twin of
+ * every part here: the test suite runs both and compares them move for move.
+ *
+ * "Simple" moves, played here: drawing from the stock, taking the top discard, and discarding
+ * without knocking while the stock stays above the exhaustion threshold. Any other move is left
+ * to the Python code, the state untouched (apply answers False, step lists the game).
+ */
+#include "_native.h"
+
+#define KNOCK_MAX_PLAYERS 6
+#define KNOCK_CARDS 52
+#define DRAW_STOCK 0
+#define TAKE_DISCARD 1
+#define DISCARD_BASE 2
+#define KNOCK_BASE (DISCARD_BASE + KNOCK_CARDS)
+#define KNOCK_ACTIONS (KNOCK_BASE + KNOCK_CARDS)
+#define MAX_VIEW_ROWS (3 * KNOCK_MAX_PLAYERS + 3)
+
+typedef struct {
+    PyObject_HEAD
+    Solver *solver; /* a Solver (owned) */
+    int players, knock_limit, allow_taken, void_threshold, max_turns;
+    int rows_per_view, obs_size, stock_at, phase_at, turn_at, scores_at; /* scores_at -1: none */
+    double score_scale, turn_scale;
+    unsigned char view_rows[KNOCK_MAX_PLAYERS][MAX_VIEW_ROWS];
+    int to_act_cell[KNOCK_MAX_PLAYERS][KNOCK_MAX_PLAYERS];
+    int dealer_cell[KNOCK_MAX_PLAYERS][KNOCK_MAX_PLAYERS];
+    PyObject *draw_masks[4]; /* read-only int8 masks by (stock left) + 2 * (discard pile) */
+    PyObject *phases[2];     /* the Phase members DRAW and DISCARD, set on the states */
+} KnockKernel;
+
+/* Attribute names, interned once. */
+static PyObject *n_current, *n_planes, *n_stock, *n_stock_pos, *n_discard, *n_bits, *n_taken,
+    *n_phase, *n_turn, *n_dealer, *n_over, *n_state, *n_mask, *n_decisions, *n_seat_totals;
+
+static int intern_names(void) {
+    if (n_current)
+        return 0;
+#define INTERN(var, text)                                                                          \
+    if (!(var = PyUnicode_InternFromString(text)))                                                 \
+        return -1;
+    INTERN(n_current, "current")
+    INTERN(n_planes, "planes")
+    INTERN(n_stock, "stock")
+    INTERN(n_stock_pos, "stock_pos")
+    INTERN(n_discard, "discard")
+    INTERN(n_bits, "bits")
+    INTERN(n_taken, "taken")
+    INTERN(n_phase, "phase")
+    INTERN(n_turn, "turn")
+    INTERN(n_dealer, "dealer")
+    INTERN(n_over, "over")
+    INTERN(n_state, "state")
+    INTERN(n_mask, "mask")
+    INTERN(n_decisions, "decisions")
+    INTERN(n_seat_totals, "seat_totals")
+#undef INTERN
+    return 0;
+}
+
+/* ------------------------------------------------------------------ state access */
+
+static int get_long(PyObject *obj, PyObject *name, long *out) {
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (!value)
+        return -1;
+    *out = PyLong_AsLong(value);
+    Py_DECREF(value);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int set_long(PyObject *obj, PyObject *name, long value) {
+    PyObject *v = PyLong_FromLong(value);
+    if (!v)
+        return -1;
+    int r = PyObject_SetAttr(obj, name, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* A new reference to the list attribute ``name``; TypeError where it is not a list. */
+static PyObject *get_list(PyObject *obj, PyObject *name) {
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value && !PyList_CheckExact(value)) {
+        PyErr_Format(PyExc_TypeError, "a Knock Rummy state's %U must be a list", name);
+        Py_CLEAR(value);
+    }
+    return value;
+}
+
+/* What one hand's state holds, read from the state object (new references). */
+typedef struct {
+    PyObject *planes, *stock, *discard, *bits;
+    float *rows; /* the planes' data */
+    long current, phase, stock_pos, turn, taken, dealer;
+} Hand;
+
+static void hand_release(Hand *h) {
+    Py_CLEAR(h->planes);
+    Py_CLEAR(h->stock);
+    Py_CLEAR(h->discard);
+    Py_CLEAR(h->bits);
+}
+
+static int hand_read(KnockKernel *k, PyObject *state, Hand *h) {
+    memset(h, 0, sizeof(Hand));
+    if (get_long(state, n_current, &h->current) < 0 || get_long(state, n_phase, &h->phase) < 0 ||
+        get_long(state, n_stock_pos, &h->stock_pos) < 0 || get_long(state, n_turn, &h->turn) < 0 ||
+        get_long(state, n_taken, &h->taken) < 0 || get_long(state, n_dealer, &h->dealer) < 0)
+        return -1;
+    if (!(h->planes = PyObject_GetAttr(state, n_planes)) || check_planes(h->planes, 2) < 0 ||
+        !(h->stock = get_list(state, n_stock)) || !(h->discard = get_list(state, n_discard)) ||
+        !(h->bits = get_list(state, n_bits)))
+        goto fail;
+    PyArrayObject *planes = (PyArrayObject *)h->planes;
+    if (PyArray_DIM(planes, 0) != 3 * k->players + 3 || PyArray_DIM(planes, 1) != KNOCK_CARDS ||
+        !PyArray_ISWRITEABLE(planes) || PyList_GET_SIZE(h->bits) != k->players ||
+        h->current < 0 || h->current >= k->players || h->dealer < 0 ||
+        h->dealer >= k->players || h->phase < 0 || h->phase > 1 || h->stock_pos < 0) {
+        PyErr_SetString(PyExc_ValueError, "not a Knock Rummy state of this game");
+        goto fail;
+    }
+    h->rows = (float *)PyArray_DATA(planes);
+    return 0;
+fail:
+    hand_release(h);
+    return -1;
+}
+
+static int card_at(PyObject *list, Py_ssize_t i, long *card) {
+    *card = PyLong_AsLong(PyList_GET_ITEM(list, i));
+    if (*card == -1 && PyErr_Occurred())
+        return -1;
+    if (*card < 0 || *card >= KNOCK_CARDS) {
+        PyErr_SetString(PyExc_ValueError, "a Knock Rummy card id is in 0..51");
+        return -1;
+    }
+    return 0;
+}
+
+static int hand_bits(Hand *h, long seat, uint64_t *bits) {
+    *bits = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(h->bits, seat));
+    return (*bits == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int set_hand_bits(Hand *h, long seat, uint64_t bits) {
+    PyObject *v = PyLong_FromUnsignedLongLong(bits);
+    return v ? PyList_SetItem(h->bits, seat, v) : -1;
+}
+
+/* ------------------------------------------------------------------ the moves */
+
+/* Play ``action`` if it is a simple move (see the top of this file): 1 when played (h then
+ * describes the state after it), 0 when it is left to the Python code (nothing changed), -1 on
+ * error. ``turn_cap``: a discard that
+ * reaches the match's turn cap is left to the Python code too (the vector engine's step). */
+static int play_simple(KnockKernel *k, PyObject *state, Hand *h, long action, int turn_cap) {
+    const long n = k->players, seat = h->current, top = 3 * n;
+    float *rows = h->rows;
+    long card;
+    uint64_t bits;
+    if (action == DRAW_STOCK) {
+        if (h->phase != 0 || h->stock_pos >= PyList_GET_SIZE(h->stock) ||
+            (turn_cap && h->turn >= k->max_turns))
+            return 0;
+        if (card_at(h->stock, h->stock_pos, &card) < 0 || hand_bits(h, seat, &bits) < 0)
+            return -1;
+        rows[seat * KNOCK_CARDS + card] = 1.0f;
+        if (set_hand_bits(h, seat, bits | 1ULL << card) < 0 ||
+            set_long(state, n_stock_pos, h->stock_pos + 1) < 0 ||
+            set_long(state, n_taken, -1) < 0 ||
+            PyObject_SetAttr(state, n_phase, k->phases[1]) < 0)
+            return -1;
+        h->stock_pos++;
+        h->taken = -1;
+        h->phase = 1;
+        return 1;
+    }
+    Py_ssize_t piled = PyList_GET_SIZE(h->discard);
+    if (action == TAKE_DISCARD) {
+        if (h->phase != 0 || piled == 0 || (turn_cap && h->turn >= k->max_turns))
+            return 0;
+        if (card_at(h->discard, piled - 1, &card) < 0 || hand_bits(h, seat, &bits) < 0)
+            return -1;
+        long below = -1;
+        if (piled > 1 && card_at(h->discard, piled - 2, &below) < 0)
+            return -1;
+        if (PyList_SetSlice(h->discard, piled - 1, piled, NULL) < 0)
+            return -1;
+        rows[top * KNOCK_CARDS + card] = 0.0f;
+        if (below >= 0) {
+            rows[top * KNOCK_CARDS + below] = 1.0f;
+            rows[(top + 1) * KNOCK_CARDS + below] = 0.0f;
+        }
+        rows[seat * KNOCK_CARDS + card] = 1.0f;
+        rows[(n + seat) * KNOCK_CARDS + card] = 1.0f;
+        if (set_hand_bits(h, seat, bits | 1ULL << card) < 0 ||
+            set_long(state, n_taken, card) < 0 ||
+            PyObject_SetAttr(state, n_phase, k->phases[1]) < 0)
+            return -1;
+        h->taken = card;
+        h->phase = 1;
+        return 1;
+    }
+    if (action < DISCARD_BASE || action >= KNOCK_BASE || h->phase != 1)
+        return 0; /* a knock (or not a move here) */
+    if (PyList_GET_SIZE(h->stock) - h->stock_pos <= k->void_threshold ||
+        (turn_cap && h->turn + 1 >= k->max_turns))
+        return 0; /* the stock's end or the turn cap: the Python code ends the hand */
+    card = action - DISCARD_BASE;
+    if (hand_bits(h, seat, &bits) < 0)
+        return -1;
+    if (!(bits >> card & 1))
+        return 0;
+    long old = -1;
+    if (piled && card_at(h->discard, piled - 1, &old) < 0)
+        return -1;
+    PyObject *thrown = PyLong_FromLong(card);
+    if (!thrown)
+        return -1;
+    int appended = PyList_Append(h->discard, thrown);
+    Py_DECREF(thrown);
+    if (appended < 0)
+        return -1;
+    rows[seat * KNOCK_CARDS + card] = 0.0f;
+    rows[(n + seat) * KNOCK_CARDS + card] = 0.0f;
+    rows[(2 * n + seat) * KNOCK_CARDS + card] = 1.0f;
+    if (old >= 0) {
+        rows[top * KNOCK_CARDS + old] = 0.0f;
+        rows[(top + 1) * KNOCK_CARDS + old] = 1.0f;
+    }
+    rows[top * KNOCK_CARDS + card] = 1.0f;
+    if (set_hand_bits(h, seat, bits & ~(1ULL << card)) < 0 || set_long(state, n_taken, -1) < 0 ||
+        set_long(state, n_turn, h->turn + 1) < 0 ||
+        set_long(state, n_current, (seat + 1) % n) < 0 ||
+        PyObject_SetAttr(state, n_phase, k->phases[0]) < 0)
+        return -1;
+    h->taken = -1;
+    h->turn++;
+    h->current = (seat + 1) % n;
+    h->phase = 0;
+    return 1;
+}
+
+/* The legal actions of the seat to act in a hand not over: a shared draw mask (*shared, a
+ * borrowed reference) or written into out (KNOCK_ACTIONS entries, *shared NULL). */
+static int legal_into(KnockKernel *k, Hand *h, npy_int8 *out, PyObject **shared) {
+    *shared = NULL;
+    if (h->phase == 0) {
+        int which = (h->stock_pos < PyList_GET_SIZE(h->stock)) + 2 * (PyList_GET_SIZE(h->discard) > 0);
+        *shared = k->draw_masks[which];
+        return 0;
+    }
+    uint64_t hand;
+    if (hand_bits(h, h->current, &hand) < 0)
+        return -1;
+    long excluded = k->allow_taken ? -1 : h->taken;
+    memset(out, 0, KNOCK_ACTIONS);
+    for (uint64_t rest = hand; rest; rest &= rest - 1) {
+        int card = __builtin_ctzll(rest);
+        if (card != excluded) {
+            out[DISCARD_BASE + card] = 1;
+            if (k->knock_limit < 0)
+                out[KNOCK_BASE + card] = 1;
+        }
+    }
+    if (k->knock_limit >= 0) {
+        int after[64], order[64], count;
+        if (deadwood_after(k->solver, hand, after, order, &count) < 0)
+            return -1;
+        for (int i = 0; i < count; i++) {
+            int card = order[i];
+            if (after[card] <= k->knock_limit && out[DISCARD_BASE + card])
+                out[KNOCK_BASE + card] = 1;
+        }
+    }
+    return 0;
+}
+
+/* The observation of ``seat`` into out (obs_size floats); totals: the match totals by seat
+ * (read only where the observation shows scores). */
+static int observe_into(KnockKernel *k, Hand *h, long seat, int over, PyObject *totals,
+                        float *out) {
+    const unsigned char *rows = k->view_rows[seat];
+    for (int r = 0; r < k->rows_per_view; r++)
+        memcpy(out + r * KNOCK_CARDS, h->rows + rows[r] * KNOCK_CARDS, sizeof(float) * KNOCK_CARDS);
+    double stock = (double)(PyList_GET_SIZE(h->stock) - h->stock_pos) / KNOCK_CARDS;
+    out[k->stock_at] = (float)stock;
+    out[k->phase_at + h->phase] = (seat == h->current && !over) ? 1.0f : 0.0f;
+    out[k->to_act_cell[seat][h->current]] = 1.0f;
+    out[k->dealer_cell[seat][h->dealer]] = 1.0f;
+    out[k->turn_at] = (float)((double)h->turn / k->turn_scale);
+    if (k->scores_at >= 0) {
+        if (!PyArray_Check(totals) || PyArray_TYPE((PyArrayObject *)totals) != NPY_FLOAT64 ||
+            PyArray_NDIM((PyArrayObject *)totals) != 1 ||
+            PyArray_DIM((PyArrayObject *)totals, 0) != k->players ||
+            !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)totals)) {
+            PyErr_SetString(PyExc_TypeError, "the match totals must be a float64 vector, one per seat");
+            return -1;
+        }
+        const double *by_seat = (const double *)PyArray_DATA((PyArrayObject *)totals);
+        for (long j = 0; j < k->players; j++)
+            out[k->scores_at + j] = (float)(by_seat[(seat + j) % k->players] / k->score_scale);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ methods */
+
+static PyObject *KnockKernel_apply(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "apply(state, action) takes 2 arguments");
+        return NULL;
+    }
+    long action = PyLong_AsLong(args[1]);
+    if (action == -1 && PyErr_Occurred())
+        return NULL;
+    Hand h;
+    if (hand_read(k, args[0], &h) < 0)
+        return NULL;
+    int played = play_simple(k, args[0], &h, action, 0);
+    hand_release(&h);
+    if (played < 0)
+        return NULL;
+    return PyBool_FromLong(played);
+}
+
+/* Whether the hand is over: 1 or 0, -1 on error. */
+static int hand_over(PyObject *state) {
+    PyObject *over = PyObject_GetAttr(state, n_over);
+    if (!over)
+        return -1;
+    int answer = PyObject_IsTrue(over);
+    Py_DECREF(over);
+    return answer;
+}
+
+static PyObject *KnockKernel_mask(KnockKernel *k, PyObject *state) {
+    int is_over = hand_over(state);
+    if (is_over < 0)
+        return NULL;
+    if (is_over) {
+        Py_INCREF(k->draw_masks[0]);
+        return k->draw_masks[0];
+    }
+    Hand h;
+    if (hand_read(k, state, &h) < 0)
+        return NULL;
+    npy_intp size = KNOCK_ACTIONS;
+    PyObject *out = PyArray_SimpleNew(1, &size, NPY_INT8), *shared;
+    if (out && legal_into(k, &h, (npy_int8 *)PyArray_DATA((PyArrayObject *)out), &shared) < 0)
+        Py_CLEAR(out);
+    hand_release(&h);
+    if (out && shared) {
+        Py_DECREF(out);
+        Py_INCREF(shared);
+        return shared;
+    }
+    return out;
+}
+
+static PyObject *KnockKernel_observe(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "observe(state, seat, totals) takes 3 arguments");
+        return NULL;
+    }
+    long seat = PyLong_AsLong(args[1]);
+    if (seat == -1 && PyErr_Occurred())
+        return NULL;
+    if (seat < 0 || seat >= k->players) {
+        PyErr_Format(PyExc_ValueError, "seat must be in 0..%d, got %ld", k->players - 1, seat);
+        return NULL;
+    }
+    int is_over = hand_over(args[0]);
+    if (is_over < 0)
+        return NULL;
+    Hand h;
+    if (hand_read(k, args[0], &h) < 0)
+        return NULL;
+    npy_intp size = k->obs_size;
+    PyObject *out = PyArray_ZEROS(1, &size, NPY_FLOAT32, 0);
+    if (out && observe_into(k, &h, seat, is_over, args[2],
+                            (float *)PyArray_DATA((PyArrayObject *)out)) < 0)
+        Py_CLEAR(out);
+    hand_release(&h);
+    return out;
+}
+
+static int check_array(PyObject *obj, int type, int ndim, npy_intp rows, npy_intp cols,
+                       const char *what) {
+    PyArrayObject *a = (PyArrayObject *)obj;
+    if (!PyArray_Check(obj) || PyArray_TYPE(a) != type || PyArray_NDIM(a) != ndim ||
+        !PyArray_IS_C_CONTIGUOUS(a) || (rows >= 0 && PyArray_DIM(a, 0) != rows) ||
+        (ndim == 2 && PyArray_DIM(a, 1) != cols)) {
+        PyErr_Format(PyExc_TypeError, "step: %s has the wrong type or shape", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* step(matches, games, actions, observations, action_masks, current) -> int64 positions
+ * Plays actions[j] in the match matches[games[j]] for every j whose move is simple (in the
+ * order given), as Match.play does (the move, its mask cleared, one more decision), and writes
+ * that game's row of the arrays; answers the positions j it left to the Python code. */
+static PyObject *KnockKernel_step(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "step(matches, games, actions, observations, action_masks, current) "
+                        "takes 6 arguments");
+        return NULL;
+    }
+    PyObject *matches = args[0];
+    if (!PyList_CheckExact(matches)) {
+        PyErr_SetString(PyExc_TypeError, "step: matches must be a list");
+        return NULL;
+    }
+    Py_ssize_t num = PyList_GET_SIZE(matches);
+    if (check_array(args[1], NPY_INT64, 1, -1, 0, "games") < 0)
+        return NULL;
+    npy_intp count = PyArray_DIM((PyArrayObject *)args[1], 0);
+    if (check_array(args[2], NPY_INT64, 1, count, 0, "actions") < 0 ||
+        check_array(args[3], NPY_FLOAT32, 2, num, k->obs_size, "observations") < 0 ||
+        check_array(args[4], NPY_INT8, 2, num, KNOCK_ACTIONS, "action_masks") < 0 ||
+        check_array(args[5], NPY_INT64, 1, num, 0, "current") < 0)
+        return NULL;
+    const int64_t *games = (const int64_t *)PyArray_DATA((PyArrayObject *)args[1]);
+    const int64_t *actions = (const int64_t *)PyArray_DATA((PyArrayObject *)args[2]);
+    float *obs = (float *)PyArray_DATA((PyArrayObject *)args[3]);
+    npy_int8 *masks = (npy_int8 *)PyArray_DATA((PyArrayObject *)args[4]);
+    int64_t *current = (int64_t *)PyArray_DATA((PyArrayObject *)args[5]);
+    for (npy_intp j = 0; j < count; j++) {
+        if (games[j] < 0 || games[j] >= num) {
+            PyErr_Format(PyExc_IndexError, "step: game %lld out of range", (long long)games[j]);
+            return NULL;
+        }
+    }
+    npy_intp left_count = 0;
+    int64_t *left = PyMem_Malloc(sizeof(int64_t) * (size_t)(count ? count : 1));
+    if (!left)
+        return PyErr_NoMemory();
+    for (npy_intp j = 0; j < count; j++) {
+        int64_t i = games[j];
+        PyObject *match = PyList_GET_ITEM(matches, i);
+        PyObject *state = PyObject_GetAttr(match, n_state), *totals = NULL;
+        Hand h;
+        if (!state)
+            goto fail;
+        if (hand_read(k, state, &h) < 0) {
+            Py_DECREF(state);
+            goto fail;
+        }
+        int played = play_simple(k, state, &h, (long)actions[j], 1);
+        int bad = played < 0;
+        if (played > 0) {
+            long decisions;
+            PyObject *shared;
+            npy_int8 *row = masks + i * KNOCK_ACTIONS;
+            float *obs_row = obs + i * k->obs_size;
+            /* Match.play's own bookkeeping, then the rows of the state after the move */
+            bad = PyObject_SetAttr(match, n_mask, Py_None) < 0 ||
+                  get_long(match, n_decisions, &decisions) < 0 ||
+                  set_long(match, n_decisions, decisions + 1) < 0 ||
+                  (k->scores_at >= 0 && !(totals = PyObject_GetAttr(match, n_seat_totals)));
+            if (!bad) {
+                current[i] = h.current;
+                bad = observe_into(k, &h, h.current, 0, totals, obs_row) < 0 ||
+                      legal_into(k, &h, row, &shared) < 0;
+                if (!bad && shared)
+                    memcpy(row, PyArray_DATA((PyArrayObject *)shared), KNOCK_ACTIONS);
+            }
+        } else if (played == 0) {
+            left[left_count++] = j;
+        }
+        hand_release(&h);
+        Py_XDECREF(totals);
+        Py_DECREF(state);
+        if (bad)
+            goto fail;
+    }
+    PyObject *out = PyArray_SimpleNew(1, &left_count, NPY_INT64);
+    if (out)
+        memcpy(PyArray_DATA((PyArrayObject *)out), left, sizeof(int64_t) * (size_t)left_count);
+    PyMem_Free(left);
+    return out;
+fail:
+    PyMem_Free(left);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ type */
+
+static int read_int(PyObject *dict, const char *key, int *out, long low, long high) {
+    PyObject *v = PyDict_GetItemString(dict, key); /* borrowed */
+    if (!v) {
+        PyErr_Format(PyExc_KeyError, "KnockKernel: missing %s", key);
+        return -1;
+    }
+    long x = PyLong_AsLong(v);
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    if (x < low || x > high) {
+        PyErr_Format(PyExc_ValueError, "KnockKernel: %s=%ld is outside %ld..%ld", key, x, low, high);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+static int read_cells(PyObject *dict, const char *key, int players, int cells[][KNOCK_MAX_PLAYERS],
+                      int size) {
+    PyObject *v = PyDict_GetItemString(dict, key);
+    PyObject *outer = v ? PySequence_Fast(v, key) : NULL;
+    if (!outer) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_KeyError, "KnockKernel: missing %s", key);
+        return -1;
+    }
+    int ok = PySequence_Fast_GET_SIZE(outer) == players;
+    for (int viewer = 0; ok && viewer < players; viewer++) {
+        PyObject *inner = PySequence_Fast(PySequence_Fast_GET_ITEM(outer, viewer), key);
+        ok = inner && PySequence_Fast_GET_SIZE(inner) == players;
+        for (int seat = 0; ok && seat < players; seat++) {
+            long cell = PyLong_AsLong(PySequence_Fast_GET_ITEM(inner, seat));
+            ok = cell >= 0 && cell < size;
+            cells[viewer][seat] = (int)cell;
+        }
+        Py_XDECREF(inner);
+    }
+    Py_DECREF(outer);
+    if (!ok && !PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "KnockKernel: %s must be players x players cells", key);
+    return ok ? 0 : -1;
+}
+
+/* KnockKernel(solver, layout): layout is a dict of the game's constants (see
+ * KnockRummyGame._native_layout). */
+static int KnockKernel_init(KnockKernel *k, PyObject *args, PyObject *kwds) {
+    PyObject *solver, *layout;
+    static char *kwlist[] = {"solver", "layout", NULL};
+    if (intern_names() < 0 ||
+        !PyArg_ParseTupleAndKeywords(args, kwds, "O!O!", kwlist, &SolverType, &solver,
+                                     &PyDict_Type, &layout))
+        return -1;
+    int big = 1 << 20;
+    if (read_int(layout, "players", &k->players, 2, KNOCK_MAX_PLAYERS) < 0 ||
+        read_int(layout, "knock_limit", &k->knock_limit, -1, big) < 0 ||
+        read_int(layout, "allow_taken", &k->allow_taken, 0, 1) < 0 ||
+        read_int(layout, "void_threshold", &k->void_threshold, 0, KNOCK_CARDS) < 0 ||
+        read_int(layout, "max_turns", &k->max_turns, 1, 1 << 30) < 0 ||
+        read_int(layout, "stock_at", &k->stock_at, 0, big) < 0 ||
+        read_int(layout, "phase_at", &k->phase_at, 0, big) < 0 ||
+        read_int(layout, "turn_at", &k->turn_at, 0, big) < 0 ||
+        read_int(layout, "scores_at", &k->scores_at, -1, big) < 0)
+        return -1;
+    PyObject *rows = PyDict_GetItemString(layout, "view_rows");
+    PyObject *rows_seq = rows ? PySequence_Fast(rows, "view_rows") : NULL;
+    if (!rows_seq) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_KeyError, "KnockKernel: missing view_rows");
+        return -1;
+    }
+    int ok = PySequence_Fast_GET_SIZE(rows_seq) == k->players;
+    k->rows_per_view = -1;
+    for (int v = 0; ok && v < k->players; v++) {
+        PyObject *b = PySequence_Fast_GET_ITEM(rows_seq, v);
+        ok = PyBytes_Check(b) && PyBytes_GET_SIZE(b) <= MAX_VIEW_ROWS &&
+             (k->rows_per_view < 0 || PyBytes_GET_SIZE(b) == k->rows_per_view);
+        for (Py_ssize_t r = 0; ok && r < PyBytes_GET_SIZE(b); r++)
+            ok = (unsigned char)PyBytes_AS_STRING(b)[r] < 3 * k->players + 3;
+        if (ok) {
+            k->rows_per_view = (int)PyBytes_GET_SIZE(b);
+            memcpy(k->view_rows[v], PyBytes_AS_STRING(b), (size_t)k->rows_per_view);
+        }
+    }
+    Py_DECREF(rows_seq);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "KnockKernel: view_rows must hold one bytes per seat");
+        return -1;
+    }
+    k->obs_size = k->rows_per_view * KNOCK_CARDS;
+    if (k->stock_at >= k->obs_size || k->phase_at + 1 >= k->obs_size ||
+        k->turn_at >= k->obs_size || k->scores_at + k->players > k->obs_size) {
+        PyErr_SetString(PyExc_ValueError, "KnockKernel: a feature lies outside the observation");
+        return -1;
+    }
+    if (read_cells(layout, "to_act_cells", k->players, k->to_act_cell, k->obs_size) < 0 ||
+        read_cells(layout, "dealer_cells", k->players, k->dealer_cell, k->obs_size) < 0)
+        return -1;
+    PyObject *scale = PyDict_GetItemString(layout, "score_scale");
+    PyObject *turns = PyDict_GetItemString(layout, "turn_scale");
+    k->score_scale = scale ? PyFloat_AsDouble(scale) : -1.0;
+    k->turn_scale = turns ? PyFloat_AsDouble(turns) : -1.0;
+    if (PyErr_Occurred())
+        return -1;
+    if (!(k->score_scale > 0) || !(k->turn_scale > 0)) {
+        PyErr_SetString(PyExc_ValueError, "KnockKernel: score_scale and turn_scale must be > 0");
+        return -1;
+    }
+    PyObject *masks = PyDict_GetItemString(layout, "draw_masks");
+    PyObject *phases = PyDict_GetItemString(layout, "phases");
+    if (!masks || !PyList_Check(masks) || PyList_GET_SIZE(masks) != 4 || !phases ||
+        !PyTuple_Check(phases) || PyTuple_GET_SIZE(phases) != 2) {
+        PyErr_SetString(PyExc_ValueError, "KnockKernel: draw_masks (4) and phases (2) needed");
+        return -1;
+    }
+    for (int i = 0; i < 4; i++) {
+        PyObject *m = PyList_GET_ITEM(masks, i);
+        if (check_array(m, NPY_INT8, 1, KNOCK_ACTIONS, 0, "a draw mask") < 0)
+            return -1;
+        Py_INCREF(m);
+        Py_XSETREF(k->draw_masks[i], m);
+    }
+    for (int i = 0; i < 2; i++) {
+        PyObject *p = PyTuple_GET_ITEM(phases, i);
+        if (PyLong_AsLong(p) != i) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "KnockKernel: phases are DRAW (0), DISCARD (1)");
+            return -1;
+        }
+        Py_INCREF(p);
+        Py_XSETREF(k->phases[i], p);
+    }
+    Py_INCREF(solver);
+    Py_XSETREF(k->solver, (Solver *)solver);
+    return 0;
+}
+
+static void KnockKernel_dealloc(KnockKernel *k) {
+    Py_XDECREF(k->solver);
+    for (int i = 0; i < 4; i++)
+        Py_XDECREF(k->draw_masks[i]);
+    for (int i = 0; i < 2; i++)
+        Py_XDECREF(k->phases[i]);
+    Py_TYPE(k)->tp_free((PyObject *)k);
+}
+
+static PyMethodDef KnockKernel_methods[] = {
+    {"apply", (PyCFunction)(void (*)(void))KnockKernel_apply, METH_FASTCALL,
+     "apply(state, action) -> True where the move was simple and is played, else False."},
+    {"mask", (PyCFunction)KnockKernel_mask, METH_O,
+     "mask(state) -> the legal actions (int8) of the seat to act."},
+    {"observe", (PyCFunction)(void (*)(void))KnockKernel_observe, METH_FASTCALL,
+     "observe(state, seat, totals) -> the observation (float32) of seat."},
+    {"step", (PyCFunction)(void (*)(void))KnockKernel_step, METH_FASTCALL,
+     "step(matches, games, actions, observations, action_masks, current) -> positions left."},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject KnockKernelType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rummyzoo.envs._native.KnockKernel",
+    .tp_basicsize = sizeof(KnockKernel),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "KnockKernel(solver, layout): Knock Rummy's compiled turn for one game config.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)KnockKernel_init,
+    .tp_dealloc = (destructor)KnockKernel_dealloc,
+    .tp_methods = KnockKernel_methods,
+};
