@@ -1,16 +1,18 @@
-/* Knock Rummy's compiled turn (KnockKernel): the moves of a hand that neither end it nor touch
- * a random stream, the legal mask and the observation, on the game's own state objects.
+/* Knock Rummy's compiled turn (KnockKernel): the moves of a hand that touch no random stream
+ * (all but a discard at the stock's end), the legal mask and the observation, on the game's
+ * own state objects.
  *
  * KnockRummyGame (envs/knock_rummy/rules.py) holds one kernel per game and calls it from both
  * faces: the AEC env through the game's apply / legal_mask / observe, one state at a time, and
  * the vector engine through step(), every game of a call in one loop, so that no game goes
  * through Python between two of its decisions. The rules' Python code does the rest (the deal,
- * a knock and its showdown, the end of the stock, the turn cap) and is the pure-Python twin of
- * every part here: the test suite runs both and compares them move for move.
+ * the end of the stock, the turn cap) and is the pure-Python twin of every part here: the test
+ * suite runs both and compares them move for move.
  *
- * "Simple" moves, played here: drawing from the stock, taking the top discard, and discarding
- * without knocking while the stock stays above the exhaustion threshold. Any other move is left
- * to the Python code, the state untouched (apply answers False, step lists the game).
+ * Moves played here: drawing from the stock, taking the top discard, discarding while the stock
+ * stays above the exhaustion threshold, and knocking, up to the showdown's points (the match's
+ * totals and the next deal stay with the Python code). A discard at the stock's end is left to
+ * the Python code, the state untouched (apply answers False, step lists the game).
  */
 #include "_native.h"
 
@@ -27,6 +29,7 @@ typedef struct {
     PyObject_HEAD
     Solver *solver; /* a Solver (owned) */
     int players, knock_limit, allow_taken, void_threshold, max_turns;
+    int rummy_bonus, undercut_penalty, penalty_to_winners_only, floor_shares;
     int rows_per_view, obs_size, stock_at, phase_at, turn_at, scores_at; /* scores_at -1: none */
     double score_scale, turn_scale;
     unsigned char view_rows[KNOCK_MAX_PLAYERS][MAX_VIEW_ROWS];
@@ -38,7 +41,8 @@ typedef struct {
 
 /* Attribute names, interned once. */
 static PyObject *n_current, *n_planes, *n_stock, *n_stock_pos, *n_discard, *n_bits, *n_taken,
-    *n_phase, *n_turn, *n_dealer, *n_over, *n_state, *n_mask, *n_decisions, *n_seat_totals;
+    *n_phase, *n_turn, *n_dealer, *n_over, *n_state, *n_mask, *n_decisions, *n_seat_totals,
+    *n_knocker, *n_deadwood, *n_melds, *n_winners, *n_points;
 
 static int intern_names(void) {
     if (n_current)
@@ -61,6 +65,11 @@ static int intern_names(void) {
     INTERN(n_mask, "mask")
     INTERN(n_decisions, "decisions")
     INTERN(n_seat_totals, "seat_totals")
+    INTERN(n_knocker, "knocker")
+    INTERN(n_deadwood, "deadwood")
+    INTERN(n_melds, "melds")
+    INTERN(n_winners, "winners")
+    INTERN(n_points, "points")
 #undef INTERN
     return 0;
 }
@@ -157,11 +166,123 @@ static int set_hand_bits(Hand *h, long seat, uint64_t bits) {
 
 /* ------------------------------------------------------------------ the moves */
 
-/* Play ``action`` if it is a simple move (see the top of this file): 1 when played (h then
- * describes the state after it), 0 when it is left to the Python code (nothing changed), -1 on
- * error. ``turn_cap``: a discard that
+/* The showdown after ``knocker``'s knock (KnockRummyGame._showdown and score_showdown): each
+ * seat's optimal deadwood and melds, the winners (the lowest deadwood; a knocker tying for it
+ * leaves the win to the others), and the points, exactly: every value is kept as a numerator
+ * over the winners' count where a split share is fractional, and divided once at the end, as
+ * Python's float() of a Fraction rounds. Sets deadwood, melds, winners, points, knocker, over. */
+static int showdown(KnockKernel *k, PyObject *state, Hand *h, long knocker) {
+    const int n = k->players;
+    long long deadwood[KNOCK_MAX_PLAYERS], points[KNOCK_MAX_PLAYERS];
+    PyObject *dead = PyList_New(n), *melds = PyList_New(n), *winners = NULL, *values = NULL;
+    if (!dead || !melds)
+        goto fail;
+    long long low = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t bits, chosen[MAX_CHOSEN + 5];
+        int count;
+        if (hand_bits(h, i, &bits) < 0)
+            goto fail;
+        int value = solve_core(k->solver, bits, chosen, &count);
+        if (value < 0)
+            goto fail;
+        deadwood[i] = value;
+        low = (i == 0 || value < low) ? value : low;
+        PyObject *d = PyLong_FromLong(value), *m = PyTuple_New(count);
+        if (d)
+            PyList_SET_ITEM(dead, i, d);
+        if (m)
+            PyList_SET_ITEM(melds, i, m);
+        if (!d || !m)
+            goto fail;
+        for (int j = 0; j < count; j++) {
+            PyObject *meld = PyLong_FromUnsignedLongLong(chosen[j]);
+            if (!meld)
+                goto fail;
+            PyTuple_SET_ITEM(m, j, meld);
+        }
+    }
+    int won[KNOCK_MAX_PLAYERS], nwon = 0, knocker_won = 0;
+    for (int i = 0; i < n; i++) {
+        won[i] = deadwood[i] == low;
+        nwon += won[i];
+    }
+    if (nwon > 1 && won[knocker]) {
+        won[knocker] = 0;
+        nwon--;
+    }
+    knocker_won = won[knocker];
+    long long pot = 0;
+    for (int i = 0; i < n; i++) {
+        points[i] = low - deadwood[i];
+        pot -= points[i];
+    }
+    /* pot >= 0: split it among the winners (a numerator over scale where it does not divide) */
+    long long scale = 1;
+    if (nwon == 1 || pot % nwon == 0 || k->floor_shares) {
+        long long share = nwon == 1 ? pot : pot / nwon;
+        for (int i = 0; i < n; i++)
+            points[i] += won[i] ? share : 0;
+    } else {
+        scale = nwon;
+        for (int i = 0; i < n; i++)
+            points[i] = points[i] * scale + (won[i] ? pot : 0);
+    }
+    long long mine = deadwood[knocker];
+    if (mine == 0 && nwon == 1 && knocker_won) {
+        for (int i = 0; i < n; i++) {
+            if (i != knocker) {
+                points[i] -= k->rummy_bonus * scale;
+                points[knocker] += k->rummy_bonus * scale;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (deadwood[i] < mine && !(k->penalty_to_winners_only && !won[i])) {
+            points[knocker] -= k->undercut_penalty * scale;
+            points[i] += k->undercut_penalty * scale;
+        }
+    }
+    winners = PyList_New(nwon);
+    values = PyList_New(n);
+    if (!winners || !values)
+        goto fail;
+    for (int i = 0, w = 0; i < n; i++) {
+        PyObject *v = PyFloat_FromDouble((double)points[i] / (double)scale);
+        if (!v)
+            goto fail;
+        PyList_SET_ITEM(values, i, v);
+        if (won[i]) {
+            PyObject *seat = PyLong_FromLong(i);
+            if (!seat)
+                goto fail;
+            PyList_SET_ITEM(winners, w++, seat);
+        }
+    }
+    int failed = set_long(state, n_knocker, knocker) < 0 ||
+                 PyObject_SetAttr(state, n_deadwood, dead) < 0 ||
+                 PyObject_SetAttr(state, n_melds, melds) < 0 ||
+                 PyObject_SetAttr(state, n_winners, winners) < 0 ||
+                 PyObject_SetAttr(state, n_points, values) < 0 ||
+                 PyObject_SetAttr(state, n_over, Py_True) < 0;
+    Py_DECREF(dead);
+    Py_DECREF(melds);
+    Py_DECREF(winners);
+    Py_DECREF(values);
+    return failed ? -1 : 0;
+fail:
+    Py_XDECREF(dead);
+    Py_XDECREF(melds);
+    Py_XDECREF(winners);
+    Py_XDECREF(values);
+    return -1;
+}
+
+/* Play ``action`` if it is a move played here (see the top of this file): 1 when played (h
+ * then describes the state after it), 2 when played and it ended the hand (a knock), 0 when it
+ * is left to the Python code (nothing changed), -1 on error. ``turn_cap``: a discard that
  * reaches the match's turn cap is left to the Python code too (the vector engine's step). */
-static int play_simple(KnockKernel *k, PyObject *state, Hand *h, long action, int turn_cap) {
+static int play_move(KnockKernel *k, PyObject *state, Hand *h, long action, int turn_cap) {
     const long n = k->players, seat = h->current, top = 3 * n;
     float *rows = h->rows;
     long card;
@@ -209,12 +330,13 @@ static int play_simple(KnockKernel *k, PyObject *state, Hand *h, long action, in
         h->phase = 1;
         return 1;
     }
-    if (action < DISCARD_BASE || action >= KNOCK_BASE || h->phase != 1)
-        return 0; /* a knock (or not a move here) */
-    if (PyList_GET_SIZE(h->stock) - h->stock_pos <= k->void_threshold ||
-        (turn_cap && h->turn + 1 >= k->max_turns))
+    if (action < DISCARD_BASE || action >= KNOCK_ACTIONS || h->phase != 1)
+        return 0; /* not a move of this phase */
+    int knock = action >= KNOCK_BASE;
+    if (!knock && (PyList_GET_SIZE(h->stock) - h->stock_pos <= k->void_threshold ||
+                   (turn_cap && h->turn + 1 >= k->max_turns)))
         return 0; /* the stock's end or the turn cap: the Python code ends the hand */
-    card = action - DISCARD_BASE;
+    card = action - (knock ? KNOCK_BASE : DISCARD_BASE);
     if (hand_bits(h, seat, &bits) < 0)
         return -1;
     if (!(bits >> card & 1))
@@ -238,12 +360,15 @@ static int play_simple(KnockKernel *k, PyObject *state, Hand *h, long action, in
     }
     rows[top * KNOCK_CARDS + card] = 1.0f;
     if (set_hand_bits(h, seat, bits & ~(1ULL << card)) < 0 || set_long(state, n_taken, -1) < 0 ||
-        set_long(state, n_turn, h->turn + 1) < 0 ||
-        set_long(state, n_current, (seat + 1) % n) < 0 ||
-        PyObject_SetAttr(state, n_phase, k->phases[0]) < 0)
+        set_long(state, n_turn, h->turn + 1) < 0)
         return -1;
     h->taken = -1;
     h->turn++;
+    if (knock)
+        return showdown(k, state, h, seat) < 0 ? -1 : 2;
+    if (set_long(state, n_current, (seat + 1) % n) < 0 ||
+        PyObject_SetAttr(state, n_phase, k->phases[0]) < 0)
+        return -1;
     h->current = (seat + 1) % n;
     h->phase = 0;
     return 1;
@@ -325,7 +450,7 @@ static PyObject *KnockKernel_apply(KnockKernel *k, PyObject *const *args, Py_ssi
     Hand h;
     if (hand_read(k, args[0], &h) < 0)
         return NULL;
-    int played = play_simple(k, args[0], &h, action, 0);
+    int played = play_move(k, args[0], &h, action, 0);
     hand_release(&h);
     if (played < 0)
         return NULL;
@@ -399,99 +524,171 @@ static int check_array(PyObject *obj, int type, int ndim, npy_intp rows, npy_int
     if (!PyArray_Check(obj) || PyArray_TYPE(a) != type || PyArray_NDIM(a) != ndim ||
         !PyArray_IS_C_CONTIGUOUS(a) || (rows >= 0 && PyArray_DIM(a, 0) != rows) ||
         (ndim == 2 && PyArray_DIM(a, 1) != cols)) {
-        PyErr_Format(PyExc_TypeError, "step: %s has the wrong type or shape", what);
+        PyErr_Format(PyExc_TypeError, "%s has the wrong type or shape", what);
         return -1;
     }
     return 0;
 }
 
-/* step(matches, games, actions, observations, action_masks, current) -> int64 positions
- * Plays actions[j] in the match matches[games[j]] for every j whose move is simple (in the
- * order given), as Match.play does (the move, its mask cleared, one more decision), and writes
- * that game's row of the arrays; answers the positions j it left to the Python code. */
-static PyObject *KnockKernel_step(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError,
-                        "step(matches, games, actions, observations, action_masks, current) "
-                        "takes 6 arguments");
-        return NULL;
+/* The arrays of step() and rows(): matches (a list), games (int64 indices into it, checked),
+ * observations, action_masks and current (one row per match). */
+typedef struct {
+    PyObject *matches;
+    const int64_t *games;
+    npy_intp count;
+    float *obs;
+    npy_int8 *masks;
+    int64_t *current;
+} Batch;
+
+static int batch_read(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs, int with_actions,
+                      Batch *b) {
+    const char *what = with_actions ? "step" : "rows";
+    if (nargs != 5 + with_actions) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s(matches, games, %sobservations, action_masks, current) takes %d "
+                     "arguments",
+                     what, with_actions ? "actions, " : "", 5 + with_actions);
+        return -1;
     }
-    PyObject *matches = args[0];
-    if (!PyList_CheckExact(matches)) {
-        PyErr_SetString(PyExc_TypeError, "step: matches must be a list");
-        return NULL;
+    PyObject *const *arrays = args + 2 + with_actions;
+    b->matches = args[0];
+    if (!PyList_CheckExact(b->matches)) {
+        PyErr_Format(PyExc_TypeError, "%s: matches must be a list", what);
+        return -1;
     }
-    Py_ssize_t num = PyList_GET_SIZE(matches);
+    Py_ssize_t num = PyList_GET_SIZE(b->matches);
     if (check_array(args[1], NPY_INT64, 1, -1, 0, "games") < 0)
-        return NULL;
-    npy_intp count = PyArray_DIM((PyArrayObject *)args[1], 0);
-    if (check_array(args[2], NPY_INT64, 1, count, 0, "actions") < 0 ||
-        check_array(args[3], NPY_FLOAT32, 2, num, k->obs_size, "observations") < 0 ||
-        check_array(args[4], NPY_INT8, 2, num, KNOCK_ACTIONS, "action_masks") < 0 ||
-        check_array(args[5], NPY_INT64, 1, num, 0, "current") < 0)
-        return NULL;
-    const int64_t *games = (const int64_t *)PyArray_DATA((PyArrayObject *)args[1]);
-    const int64_t *actions = (const int64_t *)PyArray_DATA((PyArrayObject *)args[2]);
-    float *obs = (float *)PyArray_DATA((PyArrayObject *)args[3]);
-    npy_int8 *masks = (npy_int8 *)PyArray_DATA((PyArrayObject *)args[4]);
-    int64_t *current = (int64_t *)PyArray_DATA((PyArrayObject *)args[5]);
-    for (npy_intp j = 0; j < count; j++) {
-        if (games[j] < 0 || games[j] >= num) {
-            PyErr_Format(PyExc_IndexError, "step: game %lld out of range", (long long)games[j]);
-            return NULL;
+        return -1;
+    b->count = PyArray_DIM((PyArrayObject *)args[1], 0);
+    if ((with_actions && check_array(args[2], NPY_INT64, 1, b->count, 0, "actions") < 0) ||
+        check_array(arrays[0], NPY_FLOAT32, 2, num, k->obs_size, "observations") < 0 ||
+        check_array(arrays[1], NPY_INT8, 2, num, KNOCK_ACTIONS, "action_masks") < 0 ||
+        check_array(arrays[2], NPY_INT64, 1, num, 0, "current") < 0)
+        return -1;
+    b->games = (const int64_t *)PyArray_DATA((PyArrayObject *)args[1]);
+    b->obs = (float *)PyArray_DATA((PyArrayObject *)arrays[0]);
+    b->masks = (npy_int8 *)PyArray_DATA((PyArrayObject *)arrays[1]);
+    b->current = (int64_t *)PyArray_DATA((PyArrayObject *)arrays[2]);
+    for (npy_intp j = 0; j < b->count; j++) {
+        if (b->games[j] < 0 || b->games[j] >= num) {
+            PyErr_Format(PyExc_IndexError, "%s: game %lld out of range", what,
+                         (long long)b->games[j]);
+            return -1;
         }
     }
-    npy_intp left_count = 0;
-    int64_t *left = PyMem_Malloc(sizeof(int64_t) * (size_t)(count ? count : 1));
+    return 0;
+}
+
+/* The hand of a match (a new reference to its state, h read from it), NULL on error. */
+static PyObject *match_hand(KnockKernel *k, PyObject *match, Hand *h) {
+    PyObject *state = PyObject_GetAttr(match, n_state);
+    if (state && hand_read(k, state, h) < 0)
+        Py_CLEAR(state);
+    return state;
+}
+
+/* Game i's rows (the seat to act, its observation and legal mask) from its hand h. */
+static int write_rows(KnockKernel *k, Batch *b, int64_t i, PyObject *match, Hand *h, int over) {
+    PyObject *totals = NULL, *shared;
+    if (k->scores_at >= 0 && !(totals = PyObject_GetAttr(match, n_seat_totals)))
+        return -1;
+    npy_int8 *row = b->masks + i * KNOCK_ACTIONS;
+    b->current[i] = h->current;
+    int bad = observe_into(k, h, h->current, over, totals, b->obs + i * k->obs_size) < 0;
+    Py_XDECREF(totals);
+    if (bad)
+        return -1;
+    if (over) {
+        memcpy(row, PyArray_DATA((PyArrayObject *)k->draw_masks[0]), KNOCK_ACTIONS);
+        return 0;
+    }
+    if (legal_into(k, h, row, &shared) < 0)
+        return -1;
+    if (shared)
+        memcpy(row, PyArray_DATA((PyArrayObject *)shared), KNOCK_ACTIONS);
+    return 0;
+}
+
+static PyObject *positions(const int64_t *items, npy_intp count) {
+    PyObject *out = PyArray_SimpleNew(1, &count, NPY_INT64);
+    if (out)
+        memcpy(PyArray_DATA((PyArrayObject *)out), items, sizeof(int64_t) * (size_t)count);
+    return out;
+}
+
+/* step(matches, games, actions, observations, action_masks, current) -> (unplayed, ended)
+ * Plays actions[j] in the match matches[games[j]] for every j whose move is played here (in
+ * the order given). A move that leaves the hand going on gets Match.play's bookkeeping (the
+ * match's mask cleared, one more decision) and the game's rows; a knock is played up to its
+ * showdown and listed in ``ended`` (the caller finishes it: Match.played, then the rows). The
+ * positions j of the moves left to the Python code are listed in ``unplayed``. */
+static PyObject *KnockKernel_step(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
+    Batch b;
+    if (batch_read(k, args, nargs, 1, &b) < 0)
+        return NULL;
+    const int64_t *actions = (const int64_t *)PyArray_DATA((PyArrayObject *)args[2]);
+    npy_intp nleft = 0, nended = 0;
+    int64_t *left = PyMem_Malloc(sizeof(int64_t) * (size_t)(2 * b.count + 1));
     if (!left)
         return PyErr_NoMemory();
-    for (npy_intp j = 0; j < count; j++) {
-        int64_t i = games[j];
-        PyObject *match = PyList_GET_ITEM(matches, i);
-        PyObject *state = PyObject_GetAttr(match, n_state), *totals = NULL;
+    int64_t *ended = left + b.count;
+    for (npy_intp j = 0; j < b.count; j++) {
+        int64_t i = b.games[j];
+        PyObject *match = PyList_GET_ITEM(b.matches, i);
         Hand h;
+        PyObject *state = match_hand(k, match, &h);
         if (!state)
             goto fail;
-        if (hand_read(k, state, &h) < 0) {
-            Py_DECREF(state);
-            goto fail;
-        }
-        int played = play_simple(k, state, &h, (long)actions[j], 1);
+        int played = play_move(k, state, &h, (long)actions[j], 1);
         int bad = played < 0;
-        if (played > 0) {
+        if (played == 1) {
             long decisions;
-            PyObject *shared;
-            npy_int8 *row = masks + i * KNOCK_ACTIONS;
-            float *obs_row = obs + i * k->obs_size;
-            /* Match.play's own bookkeeping, then the rows of the state after the move */
             bad = PyObject_SetAttr(match, n_mask, Py_None) < 0 ||
                   get_long(match, n_decisions, &decisions) < 0 ||
                   set_long(match, n_decisions, decisions + 1) < 0 ||
-                  (k->scores_at >= 0 && !(totals = PyObject_GetAttr(match, n_seat_totals)));
-            if (!bad) {
-                current[i] = h.current;
-                bad = observe_into(k, &h, h.current, 0, totals, obs_row) < 0 ||
-                      legal_into(k, &h, row, &shared) < 0;
-                if (!bad && shared)
-                    memcpy(row, PyArray_DATA((PyArrayObject *)shared), KNOCK_ACTIONS);
-            }
+                  write_rows(k, &b, i, match, &h, 0) < 0;
+        } else if (played == 2) {
+            ended[nended++] = j;
         } else if (played == 0) {
-            left[left_count++] = j;
+            left[nleft++] = j;
         }
         hand_release(&h);
-        Py_XDECREF(totals);
         Py_DECREF(state);
         if (bad)
             goto fail;
     }
-    PyObject *out = PyArray_SimpleNew(1, &left_count, NPY_INT64);
-    if (out)
-        memcpy(PyArray_DATA((PyArrayObject *)out), left, sizeof(int64_t) * (size_t)left_count);
+    PyObject *out = Py_BuildValue("(NN)", positions(left, nleft), positions(ended, nended));
     PyMem_Free(left);
     return out;
 fail:
     PyMem_Free(left);
     return NULL;
+}
+
+/* rows(matches, games, observations, action_masks, current): the rows of each game named, from
+ * its match's hand now (as the vector engine writes them after the Python code played). */
+static PyObject *KnockKernel_rows(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
+    Batch b;
+    if (batch_read(k, args, nargs, 0, &b) < 0)
+        return NULL;
+    for (npy_intp j = 0; j < b.count; j++) {
+        int64_t i = b.games[j];
+        PyObject *match = PyList_GET_ITEM(b.matches, i);
+        Hand h;
+        PyObject *state = match_hand(k, match, &h);
+        if (!state)
+            return NULL;
+        int over = hand_over(state);
+        int bad = over < 0;
+        if (!bad)
+            bad = write_rows(k, &b, i, match, &h, over) < 0;
+        hand_release(&h);
+        Py_DECREF(state);
+        if (bad)
+            return NULL;
+    }
+    Py_RETURN_NONE;
 }
 
 /* ------------------------------------------------------------------ type */
@@ -554,6 +751,10 @@ static int KnockKernel_init(KnockKernel *k, PyObject *args, PyObject *kwds) {
         read_int(layout, "allow_taken", &k->allow_taken, 0, 1) < 0 ||
         read_int(layout, "void_threshold", &k->void_threshold, 0, KNOCK_CARDS) < 0 ||
         read_int(layout, "max_turns", &k->max_turns, 1, 1 << 30) < 0 ||
+        read_int(layout, "rummy_bonus", &k->rummy_bonus, 0, big) < 0 ||
+        read_int(layout, "undercut_penalty", &k->undercut_penalty, 0, big) < 0 ||
+        read_int(layout, "penalty_to_winners_only", &k->penalty_to_winners_only, 0, 1) < 0 ||
+        read_int(layout, "floor_shares", &k->floor_shares, 0, 1) < 0 ||
         read_int(layout, "stock_at", &k->stock_at, 0, big) < 0 ||
         read_int(layout, "phase_at", &k->phase_at, 0, big) < 0 ||
         read_int(layout, "turn_at", &k->turn_at, 0, big) < 0 ||
@@ -643,13 +844,16 @@ static void KnockKernel_dealloc(KnockKernel *k) {
 
 static PyMethodDef KnockKernel_methods[] = {
     {"apply", (PyCFunction)(void (*)(void))KnockKernel_apply, METH_FASTCALL,
-     "apply(state, action) -> True where the move was simple and is played, else False."},
+     "apply(state, action) -> True where the move is played here, else False (untouched)."},
     {"mask", (PyCFunction)KnockKernel_mask, METH_O,
      "mask(state) -> the legal actions (int8) of the seat to act."},
     {"observe", (PyCFunction)(void (*)(void))KnockKernel_observe, METH_FASTCALL,
      "observe(state, seat, totals) -> the observation (float32) of seat."},
     {"step", (PyCFunction)(void (*)(void))KnockKernel_step, METH_FASTCALL,
-     "step(matches, games, actions, observations, action_masks, current) -> positions left."},
+     "step(matches, games, actions, observations, action_masks, current) -> (unplayed, "
+     "ended)."},
+    {"rows", (PyCFunction)(void (*)(void))KnockKernel_rows, METH_FASTCALL,
+     "rows(matches, games, observations, action_masks, current): each game's rows now."},
     {NULL, NULL, 0, NULL},
 };
 

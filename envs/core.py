@@ -430,10 +430,14 @@ class Game:
     score_groups: np.ndarray  # group (team) of each seat; seat i alone unless teams
     #: A compiled step of many games for the vector engine, where the variant has one:
     #: ``play_batch(matches, games, actions, observations, action_masks, current)`` plays each
-    #: ``actions[j]`` in ``matches[games[j]]`` as :meth:`Match.play` would, where the move
-    #: needs no Python (it ends no hand and reaches no cap), writes that game's rows, and
-    #: answers the positions ``j`` it left for the Python code (an int64 array).
+    #: ``actions[j]`` in ``matches[games[j]]`` that it can play without Python and answers
+    #: ``(unplayed, ended)``, two int64 arrays of positions ``j``: the moves it left alone, and
+    #: those it played that ended the hand (the caller goes on with :meth:`Match.played`). For
+    #: every other move it did what :meth:`Match.play` does and wrote the game's rows.
     play_batch: Any = None
+    #: ``rows_batch(matches, games, observations, action_masks, current)``: each game's rows
+    #: (the seat to act, its observation and mask) from its match now, where the variant has it.
+    rows_batch: Any = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (and deep-copied) as what built it: its class, rules, match options and

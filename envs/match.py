@@ -359,8 +359,14 @@ class Match(ViewsSurviveCopies):
 
     def play(self, action: int) -> HandEnd | None:
         """Play an action id that :meth:`check` accepted (not checked again)."""
+        self.game.apply(self.state, action, self.play_rng)
+        return self.played()
+
+    def played(self) -> HandEnd | None:
+        """What follows a move applied to :attr:`state` (the second half of :meth:`play`, for
+        a compiled step of many games that applied the move itself): a :class:`HandEnd` when
+        the move ended the hand or reached the turn cap, else None."""
         state = self.state
-        self.game.apply(state, action, self.play_rng)
         self.mask = None
         self.decisions += 1
         if state.over:
@@ -414,6 +420,10 @@ class Match(ViewsSurviveCopies):
             if winners is None:
                 best = max(group_points)
                 won = [group_points[g] == best for g in groups]
+            elif not self._teams:  # a seat is its own group
+                won = [False] * len(groups)
+                for w in winners:
+                    won[w] = True
             else:
                 won_groups = {groups[w] for w in winners}
                 won = [g in won_groups for g in groups]

@@ -419,18 +419,28 @@ class VectorEnv(ViewsSurviveCopies):
             return
         # the seat that acts has its cumulative reward cleared (the AEC env does so too)
         rewards[idx, self._current[idx]] = 0.0
-        play_batch = self.game.play_batch
-        if play_batch is not None:
-            # the compiled step plays the games whose moves need no Python, rows included
-            idx, acts = np.ascontiguousarray(idx), np.ascontiguousarray(acts)
-            left = play_batch(self.matches, idx, acts, self._obs, self._masks, self._current)
-            if not left.size:
-                return
-            idx, acts = idx[left], acts[left]
         matches = self.matches
         ended = self._ended
         any_end = False
-        for i, a in zip(idx.tolist(), acts.tolist(), strict=True):
+        play_batch = self.game.play_batch
+        if play_batch is not None:
+            # the compiled step plays what needs no Python, rows included; a hand it ended is
+            # finished here, and the moves it left are played by the matches
+            idx, acts = np.ascontiguousarray(idx), np.ascontiguousarray(acts)
+            unplayed, finished = play_batch(
+                matches, idx, acts, self._obs, self._masks, self._current
+            )
+            if not unplayed.size and not finished.size:
+                return
+            done = idx[finished]
+            for i in done.tolist():
+                ended[i] = matches[i].played()
+                any_end = True
+            idx, acts = np.concatenate((done, idx[unplayed])), acts[unplayed]
+            played = idx[len(done) :].tolist()
+        else:
+            played = idx.tolist()
+        for i, a in zip(played, acts.tolist(), strict=True):
             end = matches[i].play(a)
             if end is not None:
                 ended[i] = end
@@ -440,36 +450,51 @@ class VectorEnv(ViewsSurviveCopies):
         self._write_rows(idx)
 
     def _hands_ended(self, idx: np.ndarray, keep: bool) -> None:
-        ended = self._ended
-        rewards = self._rewards
+        ended, matches, final = self._ended, self.matches, self._final
+        nan = [np.nan] * self.num_players
+        # Rows gathered over the games, then written into the arrays once per array.
+        done, points, won, won_rows, paid, paid_rows, decided, cut = [], [], [], [], [], [], [], []
         for i in idx.tolist():
             end = ended[i]
             if end is None:
                 continue
             ended[i] = None
-            self._hand_done[i] = True
-            self._hand_points[i] = np.nan if end.points is None else end.points
+            done.append(i)
+            points.append(nan if end.points is None else end.points)
             if end.winners is not None:
-                self._winners[i] = end.winners
+                won_rows.append(i)
+                won.append(end.winners)
             if end.rewards is not None:
-                rewards[i] += end.rewards
+                paid_rows.append(i)
+                paid.append(end.rewards)
             if keep:
                 self.infos[i] = next_infos(self.infos[i], end)
             if end.match_over:
-                match = self.matches[i]
-                if end.truncated_by is not None:
-                    self._truncated[i] = True
-                else:
-                    self._terminated[i] = True
-                self._final[i] = (match.state, match.seat_totals)
-                self._matches_done[i] += 1
-                self._clear[i] = True
+                (cut if end.truncated_by is not None else decided).append(i)
+                match = matches[i]
+                final[i] = (match.state, match.seat_totals)
                 match.reset()
+        self._hand_done[done] = True
+        self._hand_points[done] = points
+        if won_rows:
+            self._winners[won_rows] = won
+        if paid_rows:
+            self._rewards[paid_rows] += paid
+        if decided or cut:
+            self._terminated[decided] = True
+            self._truncated[cut] = True
+            over = decided + cut
+            self._matches_done[over] += 1
+            self._clear[over] = True
 
     def _write_rows(self, idx: np.ndarray) -> None:
         """Observation, mask and seat to act of the games ``idx``."""
         obs, masks, current = self._obs, self._masks, self._current
         matches = self.matches
+        rows_batch = self.game.rows_batch
+        if rows_batch is not None:
+            rows_batch(matches, np.ascontiguousarray(idx, dtype=np.int64), obs, masks, current)
+            return
         observe = self.game.observe
         for i in idx.tolist():
             match = matches[i]

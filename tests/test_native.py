@@ -3,6 +3,7 @@ input."""
 
 from __future__ import annotations
 
+import copy
 import os
 
 import numpy as np
@@ -140,8 +141,9 @@ def _knock_pair(**options):
 
 @needs_kernels
 def test_knock_kernel_leaves_moves_it_does_not_play_untouched():
-    """A knock, a discard at the stock's end and a move of the wrong phase are the Python
-    code's: ``apply`` answers False and the state is as it was."""
+    """A discard at the stock's end (the Python code ends the hand there, by the rules' option)
+    and a move of the other phase are the Python code's: ``apply`` answers False and the state
+    is as it was. A knock is played through its showdown."""
     import copy
 
     from rummyzoo.envs.knock_rummy.rules import DRAW_STOCK, KNOCK_BASE, Phase
@@ -149,19 +151,21 @@ def test_knock_kernel_leaves_moves_it_does_not_play_untouched():
     game, match = _knock_pair(void_threshold=2)
     kernel, state = game._kernel, match.state
     assert state.phase is Phase.DRAW
-    before = copy.deepcopy(state)
     held = state.hand_cards(state.current)[0]
     assert kernel.apply(state, 2 + held) is False  # a discard in the draw phase
     assert kernel.apply(state, DRAW_STOCK) is True
-    assert state.phase is Phase.DISCARD and state.stock_pos == before.stock_pos + 1
+    assert state.phase is Phase.DISCARD
     after_draw = copy.deepcopy(state)
-    assert kernel.apply(state, KNOCK_BASE + held) is False
-    state.stock_pos = len(state.stock) - 2  # the stock at its threshold: the Python code ends it
+    state.stock_pos = len(state.stock) - 2  # the stock at its threshold
     assert kernel.apply(state, 2 + held) is False
+    assert kernel.apply(state, DRAW_STOCK) is False  # a draw in the discard phase
     state.stock_pos = after_draw.stock_pos
-    for name in ("bits", "stock", "discard", "current", "turn", "taken", "phase"):
+    names = ("bits", "stock", "discard", "current", "turn", "taken", "phase", "over", "points")
+    for name in names:
         assert getattr(state, name) == getattr(after_draw, name), name
     assert state.planes.tobytes() == after_draw.planes.tobytes()
+    assert kernel.apply(state, KNOCK_BASE + held) is True
+    assert state.over and state.knocker == after_draw.current and sum(state.points) == 0
 
 
 @needs_kernels
@@ -203,3 +207,51 @@ def test_knock_kernel_rejects_bad_input():
         kernels.KnockKernel(object(), {})
     with pytest.raises(KeyError, match="missing players"):
         kernels.KnockKernel(game.solver.compiled_solver, {})
+
+
+@needs_kernels
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"num_players": 6, "split_rounding": "exact", "undercut_penalty_to": "all_lower"},
+        {"num_players": 5, "split_rounding": "floor", "undercut_penalty_to": "winners_only"},
+        {"num_players": 2, "hand_size": 3, "rummy_bonus": 7, "undercut_penalty": 3},
+    ],
+)
+def test_knock_kernel_scores_showdowns_as_the_python_code(options):
+    """Knocks with every card of the hand in many deals, compiled and in Python: the same
+    deadwood, melds, winners and points to the bit, split pots (fractional and floored shares),
+    rummy bonuses and undercuts among them."""
+    from rummyzoo.envs.knock_rummy.rules import DRAW_STOCK, KNOCK_BASE
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.native import PURE
+    from rummyzoo.envs.registry import make_game
+
+    players = options.pop("num_players")
+    fast = Match(make_game("knock_rummy", players, kernels=kernels, **options))
+    slow = Match(make_game("knock_rummy", players, kernels=PURE, **options))
+    seen = {"split": 0, "fraction": 0, "gin": 0, "undercut": 0}
+    for seed in range(150):
+        fast.reset(seed=seed)
+        slow.reset(seed=seed)
+        fast.play(DRAW_STOCK)
+        slow.play(DRAW_STOCK)
+        seat = fast.state.current
+        for card in slow.state.hand_cards(seat):
+            a, b = copy.deepcopy(fast), copy.deepcopy(slow)
+            a.play(KNOCK_BASE + card)
+            b.play(KNOCK_BASE + card)
+            sa, sb = a.state, b.state
+            assert (sa.deadwood, sa.melds, sa.winners, sa.knocker) == (
+                sb.deadwood, sb.melds, sb.winners, sb.knocker
+            )  # fmt: skip
+            assert [p.hex() for p in sa.points] == [p.hex() for p in sb.points]
+            assert sa.over and sb.over
+            seen["split"] += len(sb.winners) > 1
+            seen["fraction"] += any(p != int(p) for p in sb.points)
+            seen["gin"] += sb.deadwood[seat] == 0 and sb.winners == [seat]
+            seen["undercut"] += any(d < sb.deadwood[seat] for d in sb.deadwood)
+    # two players never split a pot (a tie goes to the knocker's opponent)
+    wanted = {"undercut", "gin"} if players == 2 else {"undercut", "split"}
+    wanted |= {"fraction"} if players == 6 else set()
+    assert all(seen[k] > 0 for k in wanted), seen

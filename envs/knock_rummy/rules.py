@@ -4,9 +4,9 @@ The state keeps every 52-card plane the observation needs in one float32 matrix 
 observation is a single gather of rows: per seat its hand, the cards it is known to hold (taken
 from the discard pile) and the cards it threw; then the top discard and the buried discards.
 
-Where the compiled kernels are built, the moves that end no hand (drawing, taking the top
-discard, discarding without a knock before the stock's end), the legal mask and the observation
-run compiled (``envs/_knock.c``), called by :meth:`KnockRummyGame.apply`, ``legal_mask`` and
+Where the compiled kernels are built, the moves that touch no random stream (drawing, taking
+the top discard, discarding before the stock's end, knocking and its showdown), the legal mask
+and the observation run compiled (``envs/_knock.c``), called by :meth:`KnockRummyGame.apply`, ``legal_mask`` and
 ``observe`` for one game and by the vector engine for all its games at once
 (:attr:`KnockRummyGame.play_batch`). The Python code here is their twin: it runs every move
 under ``kernels=PURE``, and the test suite compares the two move for move.
@@ -403,8 +403,9 @@ class KnockRummyGame(Game):
             if kernels is None
             else kernels.KnockKernel(self.solver.compiled_solver, self._native_layout())
         )
-        #: The vector engine's step over many games (see :class:`~rummyzoo.envs.core.Game`).
+        #: The vector engine's step and rows over many games (see :class:`~rummyzoo.envs.core.Game`).
         self.play_batch = None if self._kernel is None else self._kernel.step
+        self.rows_batch = None if self._kernel is None else self._kernel.rows
 
     def _native_layout(self) -> dict[str, Any]:
         """The constants of this config that the compiled turn reads."""
@@ -415,6 +416,10 @@ class KnockRummyGame(Game):
             "allow_taken": int(self.rules.allow_discard_of_taken),
             "void_threshold": self.rules.void_threshold,
             "max_turns": self.match.max_turns,
+            "rummy_bonus": self.rules.rummy_bonus,
+            "undercut_penalty": self.rules.undercut_penalty,
+            "penalty_to_winners_only": int(self.rules.undercut_penalty_to == "winners_only"),
+            "floor_shares": int(self.rules.split_rounding == "floor"),
             "view_rows": [bytes(rows.tolist()) for rows in self._view_rows],
             "stock_at": self._stock_at,
             "phase_at": self._phase_at,
@@ -496,7 +501,7 @@ class KnockRummyGame(Game):
     def apply(self, s: KnockState, action: int, rng: np.random.Generator) -> None:
         kernel = self._kernel
         if kernel is not None and kernel.apply(s, action):
-            return  # a simple move, played by the compiled turn
+            return  # played by the compiled turn
         seat = s.current
         planes = s.planes
         if action == DRAW_STOCK:
