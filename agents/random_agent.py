@@ -35,13 +35,15 @@ class RandomPolicy(BasePolicy):
     ) -> int:
         pick = self._pick
         if pick is not None:
-            if rng is not self._rng:
+            if rng is not self._rng or self._capsule is None:
+                _check_rng(rng)
                 self._rng, self._capsule = rng, rng.bit_generator.capsule
             action = pick(action_mask, self._capsule)
             if action is not None:  # None: a mask of another dtype, left to numpy below
                 if action < 0:
                     raise ValueError("RandomPolicy.act called with an all-zero action mask")
                 return action
+        _check_rng(rng)
         legal = action_mask.nonzero()[0]
         if legal.size == 0:
             raise ValueError("RandomPolicy.act called with an all-zero action mask")
@@ -54,8 +56,19 @@ class RandomPolicy(BasePolicy):
         row with the same generator)."""
         from rummyzoo.envs.vector import uniform_legal_actions
 
+        _check_rng(rng)
         masks = np.ascontiguousarray(action_masks, dtype=np.int8)
         actions = uniform_legal_actions(masks, rng)
         if (actions < 0).any():
             raise ValueError("RandomPolicy.act_batch called with an all-zero action mask")
         return actions
+
+
+def _check_rng(rng: Any) -> None:
+    """:raises TypeError: ``rng`` that is not a numpy Generator (a seed, None, the legacy
+    RandomState), which the pick draws from."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            "RandomPolicy draws from a numpy Generator (rng=np.random.default_rng(seed)), "
+            f"got {type(rng).__name__} {rng!r:.60}"
+        )

@@ -29,9 +29,18 @@ COMMANDS = (
 )  # fmt: skip
 
 
+class _WholeNamesParser(argparse.ArgumentParser):
+    """A command's parser that takes options by their whole names only: argparse would read
+    ``--progress off`` as ``--progress-every off`` and then complain about a number."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rummyzoo", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="rummyzoo", description=__doc__, allow_abbrev=False)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_WholeNamesParser)
     parents = Parents()
     for command in COMMANDS:
         command.register(sub, parents)

@@ -482,8 +482,26 @@ class MeldSolver:
         return out
 
     def solve(self, cards: Iterable[int]) -> tuple[int, list[list[int]]]:
-        """Optimal deadwood of a one-deck hand given as card ids: ``(deadwood, melds)``."""
-        cards = list(cards)
+        """Optimal deadwood of a one-deck hand given as card ids: ``(deadwood, melds)``.
+
+        :raises TypeError: ``cards`` that are not card ids (a card string: see
+            :func:`~rummyzoo.envs.cards.parse_cards`).
+        :raises ValueError: an id outside 0..51, or the same card twice.
+        """
+        if isinstance(cards, (str, bytes)):
+            raise TypeError(
+                f"cards must be card ids (ints 0..51), got the string {cards!r}: "
+                "parse_cards() reads card strings"
+            )
+        try:
+            cards = list(cards)
+        except TypeError:
+            raise TypeError(f"cards must be card ids (ints 0..51), got {cards!r:.60}") from None
+        for c in cards:
+            if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)):
+                raise TypeError(f"a card id is an int 0..51, got {c!r:.60}")
+            if not 0 <= c < NUM_CARDS:
+                raise ValueError(f"a card id is an int 0..51, got {c}")
         mask = to_mask(cards)
         if mask.bit_count() != len(cards):
             raise ValueError("a one-deck hand cannot hold the same card twice")

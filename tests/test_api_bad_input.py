@@ -203,3 +203,38 @@ def test_card_helpers_name_what_they_were_given():
         parse_cards(None)
     assert format_cards([np.int64(0), 51]) == "Ac Ks"
     assert format_cards(parse_cards("As 2s")) == "As 2s"
+
+
+def test_random_play_and_the_deadwood_solver_name_what_they_were_given():
+    from rummyzoo.agents.random_agent import RandomPolicy
+    from rummyzoo.envs.melds import optimal_deadwood
+
+    mask = np.array([0, 1, 1], dtype=np.int8)
+    policy = RandomPolicy()
+    for rng in (None, 7, np.random.RandomState(0)):
+        with pytest.raises(TypeError, match="numpy Generator"):
+            policy.act(np.zeros(3), mask, rng)
+        with pytest.raises(TypeError, match="numpy Generator"):
+            policy.act_batch(np.zeros((1, 3)), mask[None], rng)
+    assert policy.act(np.zeros(3), mask, np.random.default_rng(0)) in (1, 2)
+    with pytest.raises(TypeError, match="parse_cards"):
+        optimal_deadwood("As 2s 3s")
+    for bad, error in [(None, TypeError), ([1.5], TypeError), ([True], TypeError), ([52], ValueError), ([-1], ValueError)]:  # fmt: skip
+        with pytest.raises(error, match="card id"):
+            optimal_deadwood(bad)
+    assert optimal_deadwood(np.array([0, 1, 2]))[0] == 0  # A-2-3 of clubs
+
+
+def test_command_line_options_are_taken_by_whole_names_only(capsys):
+    """argparse would read ``--progress off`` as ``--progress-every off`` and complain about a
+    number: a shortened or mistyped option is refused by its own name."""
+    from rummyzoo.cli.main import main
+
+    for argv, shown in [
+        (["train", "configs/knock_ppo.yaml", "--progress", "off"], "--progress off"),
+        (["arena", "knock_rummy", "--agents", "random", "random", "--deal", "5"], "--deal 5"),
+    ]:
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2
+        assert f"unrecognized arguments: {shown}" in capsys.readouterr().err
