@@ -27,6 +27,7 @@
 
 typedef struct {
     PyObject_HEAD
+    int ready;      /* 1 once __init__ succeeded (a failed one leaves it 0: the methods refuse) */
     Solver *solver; /* a Solver (owned) */
     int players, knock_limit, allow_taken, void_threshold, max_turns;
     int rummy_bonus, undercut_penalty, penalty_to_winners_only, floor_shares;
@@ -44,7 +45,7 @@ static PyObject *n_current, *n_planes, *n_stock, *n_stock_pos, *n_discard, *n_bi
     *n_phase, *n_turn, *n_dealer, *n_over, *n_state, *n_mask, *n_decisions, *n_seat_totals,
     *n_knocker, *n_deadwood, *n_melds, *n_winners, *n_points;
 
-static int intern_names(void) {
+int knock_intern_names(void) {
     if (n_current)
         return 0;
 #define INTERN(var, text)                                                                          \
@@ -132,7 +133,8 @@ static int hand_read(KnockKernel *k, PyObject *state, Hand *h) {
     if (PyArray_DIM(planes, 0) != 3 * k->players + 3 || PyArray_DIM(planes, 1) != KNOCK_CARDS ||
         !PyArray_ISWRITEABLE(planes) || PyList_GET_SIZE(h->bits) != k->players ||
         h->current < 0 || h->current >= k->players || h->dealer < 0 ||
-        h->dealer >= k->players || h->phase < 0 || h->phase > 1 || h->stock_pos < 0) {
+        h->dealer >= k->players || h->phase < 0 || h->phase > 1 || h->stock_pos < 0 ||
+        h->turn < 0 || h->turn >= INT_MAX) {
         PyErr_SetString(PyExc_ValueError, "not a Knock Rummy state of this game");
         goto fail;
     }
@@ -156,7 +158,13 @@ static int card_at(PyObject *list, Py_ssize_t i, long *card) {
 
 static int hand_bits(Hand *h, long seat, uint64_t *bits) {
     *bits = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(h->bits, seat));
-    return (*bits == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
+    if (*bits == (uint64_t)-1 && PyErr_Occurred())
+        return -1;
+    if (*bits >> KNOCK_CARDS) {
+        PyErr_SetString(PyExc_ValueError, "a Knock Rummy hand is a 52-bit card mask");
+        return -1;
+    }
+    return 0;
 }
 
 static int set_hand_bits(Hand *h, long seat, uint64_t bits) {
@@ -439,7 +447,15 @@ static int observe_into(KnockKernel *k, Hand *h, long seat, int over, PyObject *
 
 /* ------------------------------------------------------------------ methods */
 
+static int check_ready(KnockKernel *k) {
+    if (!k->ready)
+        PyErr_SetString(PyExc_RuntimeError, "this KnockKernel was not initialised");
+    return k->ready ? 0 : -1;
+}
+
 static PyObject *KnockKernel_apply(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
+    if (check_ready(k) < 0)
+        return NULL;
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "apply(state, action) takes 2 arguments");
         return NULL;
@@ -468,6 +484,8 @@ static int hand_over(PyObject *state) {
 }
 
 static PyObject *KnockKernel_mask(KnockKernel *k, PyObject *state) {
+    if (check_ready(k) < 0)
+        return NULL;
     int is_over = hand_over(state);
     if (is_over < 0)
         return NULL;
@@ -478,20 +496,26 @@ static PyObject *KnockKernel_mask(KnockKernel *k, PyObject *state) {
     Hand h;
     if (hand_read(k, state, &h) < 0)
         return NULL;
-    npy_intp size = KNOCK_ACTIONS;
-    PyObject *out = PyArray_SimpleNew(1, &size, NPY_INT8), *shared;
-    if (out && legal_into(k, &h, (npy_int8 *)PyArray_DATA((PyArrayObject *)out), &shared) < 0)
-        Py_CLEAR(out);
-    hand_release(&h);
-    if (out && shared) {
-        Py_DECREF(out);
-        Py_INCREF(shared);
-        return shared;
+    npy_int8 row[KNOCK_ACTIONS];
+    PyObject *shared, *out = NULL;
+    if (legal_into(k, &h, row, &shared) == 0) {
+        if (shared) {
+            Py_INCREF(shared);
+            out = shared;
+        } else {
+            npy_intp size = KNOCK_ACTIONS;
+            out = PyArray_SimpleNew(1, &size, NPY_INT8);
+            if (out)
+                memcpy(PyArray_DATA((PyArrayObject *)out), row, KNOCK_ACTIONS);
+        }
     }
+    hand_release(&h);
     return out;
 }
 
 static PyObject *KnockKernel_observe(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
+    if (check_ready(k) < 0)
+        return NULL;
     if (nargs != 3) {
         PyErr_SetString(PyExc_TypeError, "observe(state, seat, totals) takes 3 arguments");
         return NULL;
@@ -518,13 +542,17 @@ static PyObject *KnockKernel_observe(KnockKernel *k, PyObject *const *args, Py_s
     return out;
 }
 
-static int check_array(PyObject *obj, int type, int ndim, npy_intp rows, npy_intp cols,
+/* An array of the given type, shape (rows < 0: any length), C-contiguous, aligned and in the
+ * machine's byte order; writeable where ``out``. */
+static int check_array(PyObject *obj, int type, int ndim, npy_intp rows, npy_intp cols, int out,
                        const char *what) {
     PyArrayObject *a = (PyArrayObject *)obj;
     if (!PyArray_Check(obj) || PyArray_TYPE(a) != type || PyArray_NDIM(a) != ndim ||
-        !PyArray_IS_C_CONTIGUOUS(a) || (rows >= 0 && PyArray_DIM(a, 0) != rows) ||
+        !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISBEHAVED_RO(a) ||
+        (out && !PyArray_ISWRITEABLE(a)) || (rows >= 0 && PyArray_DIM(a, 0) != rows) ||
         (ndim == 2 && PyArray_DIM(a, 1) != cols)) {
-        PyErr_Format(PyExc_TypeError, "%s has the wrong type or shape", what);
+        PyErr_Format(PyExc_TypeError, "%s has the wrong type or shape%s", what,
+                     out ? " (or is not writeable)" : "");
         return -1;
     }
     return 0;
@@ -543,6 +571,8 @@ typedef struct {
 
 static int batch_read(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs, int with_actions,
                       Batch *b) {
+    if (check_ready(k) < 0)
+        return -1;
     const char *what = with_actions ? "step" : "rows";
     if (nargs != 5 + with_actions) {
         PyErr_Format(PyExc_TypeError,
@@ -558,13 +588,13 @@ static int batch_read(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs, i
         return -1;
     }
     Py_ssize_t num = PyList_GET_SIZE(b->matches);
-    if (check_array(args[1], NPY_INT64, 1, -1, 0, "games") < 0)
+    if (check_array(args[1], NPY_INT64, 1, -1, 0, 0, "games") < 0)
         return -1;
     b->count = PyArray_DIM((PyArrayObject *)args[1], 0);
-    if ((with_actions && check_array(args[2], NPY_INT64, 1, b->count, 0, "actions") < 0) ||
-        check_array(arrays[0], NPY_FLOAT32, 2, num, k->obs_size, "observations") < 0 ||
-        check_array(arrays[1], NPY_INT8, 2, num, KNOCK_ACTIONS, "action_masks") < 0 ||
-        check_array(arrays[2], NPY_INT64, 1, num, 0, "current") < 0)
+    if ((with_actions && check_array(args[2], NPY_INT64, 1, b->count, 0, 0, "actions") < 0) ||
+        check_array(arrays[0], NPY_FLOAT32, 2, num, k->obs_size, 1, "observations") < 0 ||
+        check_array(arrays[1], NPY_INT8, 2, num, KNOCK_ACTIONS, 1, "action_masks") < 0 ||
+        check_array(arrays[2], NPY_INT64, 1, num, 0, 1, "current") < 0)
         return -1;
     b->games = (const int64_t *)PyArray_DATA((PyArrayObject *)args[1]);
     b->obs = (float *)PyArray_DATA((PyArrayObject *)arrays[0]);
@@ -586,6 +616,18 @@ static PyObject *match_hand(KnockKernel *k, PyObject *match, Hand *h) {
     if (state && hand_read(k, state, h) < 0)
         Py_CLEAR(state);
     return state;
+}
+
+/* A new reference to match i of the batch; IndexError where i is out of range (checked at each
+ * use: the arrays may share memory, and the list may change while Python code runs). */
+static PyObject *batch_match(Batch *b, int64_t i) {
+    if (i < 0 || i >= PyList_GET_SIZE(b->matches)) {
+        PyErr_Format(PyExc_IndexError, "game %lld out of range", (long long)i);
+        return NULL;
+    }
+    PyObject *match = PyList_GET_ITEM(b->matches, i);
+    Py_INCREF(match);
+    return match;
 }
 
 /* Game i's rows (the seat to act, its observation and legal mask) from its hand h. */
@@ -634,12 +676,14 @@ static PyObject *KnockKernel_step(KnockKernel *k, PyObject *const *args, Py_ssiz
         return PyErr_NoMemory();
     int64_t *ended = left + b.count;
     for (npy_intp j = 0; j < b.count; j++) {
-        int64_t i = b.games[j];
-        PyObject *match = PyList_GET_ITEM(b.matches, i);
+        int64_t i = b.games[j]; /* read again: an output array may share games' memory */
+        PyObject *match = batch_match(&b, i);
         Hand h;
-        PyObject *state = match_hand(k, match, &h);
-        if (!state)
+        PyObject *state = match ? match_hand(k, match, &h) : NULL;
+        if (!state) {
+            Py_XDECREF(match);
             goto fail;
+        }
         int played = play_move(k, state, &h, (long)actions[j], 1);
         int bad = played < 0;
         if (played == 1) {
@@ -655,12 +699,18 @@ static PyObject *KnockKernel_step(KnockKernel *k, PyObject *const *args, Py_ssiz
         }
         hand_release(&h);
         Py_DECREF(state);
+        Py_DECREF(match);
         if (bad)
             goto fail;
     }
-    PyObject *out = Py_BuildValue("(NN)", positions(left, nleft), positions(ended, nended));
+    PyObject *unplayed = positions(left, nleft);
+    PyObject *finished = unplayed ? positions(ended, nended) : NULL;
     PyMem_Free(left);
-    return out;
+    if (!finished) {
+        Py_XDECREF(unplayed);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", unplayed, finished);
 fail:
     PyMem_Free(left);
     return NULL;
@@ -673,18 +723,21 @@ static PyObject *KnockKernel_rows(KnockKernel *k, PyObject *const *args, Py_ssiz
     if (batch_read(k, args, nargs, 0, &b) < 0)
         return NULL;
     for (npy_intp j = 0; j < b.count; j++) {
-        int64_t i = b.games[j];
-        PyObject *match = PyList_GET_ITEM(b.matches, i);
+        int64_t i = b.games[j]; /* read again: an output array may share games' memory */
+        PyObject *match = batch_match(&b, i);
         Hand h;
-        PyObject *state = match_hand(k, match, &h);
-        if (!state)
+        PyObject *state = match ? match_hand(k, match, &h) : NULL;
+        if (!state) {
+            Py_XDECREF(match);
             return NULL;
+        }
         int over = hand_over(state);
         int bad = over < 0;
         if (!bad)
             bad = write_rows(k, &b, i, match, &h, over) < 0;
         hand_release(&h);
         Py_DECREF(state);
+        Py_DECREF(match);
         if (bad)
             return NULL;
     }
@@ -741,16 +794,16 @@ static int read_cells(PyObject *dict, const char *key, int players, int cells[][
 static int KnockKernel_init(KnockKernel *k, PyObject *args, PyObject *kwds) {
     PyObject *solver, *layout;
     static char *kwlist[] = {"solver", "layout", NULL};
-    if (intern_names() < 0 ||
-        !PyArg_ParseTupleAndKeywords(args, kwds, "O!O!", kwlist, &SolverType, &solver,
+    k->ready = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!", kwlist, &SolverType, &solver,
                                      &PyDict_Type, &layout))
         return -1;
-    int big = 1 << 20;
+    int big = INT_MAX;
     if (read_int(layout, "players", &k->players, 2, KNOCK_MAX_PLAYERS) < 0 ||
         read_int(layout, "knock_limit", &k->knock_limit, -1, big) < 0 ||
         read_int(layout, "allow_taken", &k->allow_taken, 0, 1) < 0 ||
         read_int(layout, "void_threshold", &k->void_threshold, 0, KNOCK_CARDS) < 0 ||
-        read_int(layout, "max_turns", &k->max_turns, 1, 1 << 30) < 0 ||
+        read_int(layout, "max_turns", &k->max_turns, 1, INT_MAX) < 0 ||
         read_int(layout, "rummy_bonus", &k->rummy_bonus, 0, big) < 0 ||
         read_int(layout, "undercut_penalty", &k->undercut_penalty, 0, big) < 0 ||
         read_int(layout, "penalty_to_winners_only", &k->penalty_to_winners_only, 0, 1) < 0 ||
@@ -813,7 +866,7 @@ static int KnockKernel_init(KnockKernel *k, PyObject *args, PyObject *kwds) {
     }
     for (int i = 0; i < 4; i++) {
         PyObject *m = PyList_GET_ITEM(masks, i);
-        if (check_array(m, NPY_INT8, 1, KNOCK_ACTIONS, 0, "a draw mask") < 0)
+        if (check_array(m, NPY_INT8, 1, KNOCK_ACTIONS, 0, 0, "a draw mask") < 0)
             return -1;
         Py_INCREF(m);
         Py_XSETREF(k->draw_masks[i], m);
@@ -830,6 +883,7 @@ static int KnockKernel_init(KnockKernel *k, PyObject *args, PyObject *kwds) {
     }
     Py_INCREF(solver);
     Py_XSETREF(k->solver, (Solver *)solver);
+    k->ready = 1;
     return 0;
 }
 

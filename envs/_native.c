@@ -727,7 +727,8 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__native(void) {
     import_array();
-    if (PyType_Ready(&SolverType) < 0 || PyType_Ready(&KnockKernelType) < 0)
+    if (PyType_Ready(&SolverType) < 0 || PyType_Ready(&KnockKernelType) < 0 ||
+        knock_intern_names() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m)

@@ -58,5 +58,6 @@ int solve_core(Solver *s, uint64_t hand, uint64_t *chosen, int *count);
 int candidate_melds(const Solver *s, uint64_t hand, uint64_t *cands);
 int deadwood_after(Solver *s, uint64_t hand, int *after, int *order, int *count);
 int check_planes(PyObject *obj, int ndim);
+int knock_intern_names(void);
 
 #endif

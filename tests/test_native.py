@@ -255,3 +255,55 @@ def test_knock_kernel_scores_showdowns_as_the_python_code(options):
     wanted = {"undercut", "gin"} if players == 2 else {"undercut", "split"}
     wanted |= {"fraction"} if players == 6 else set()
     assert all(seen[k] > 0 for k in wanted), seen
+
+
+@needs_kernels
+def test_knock_kernel_refuses_what_would_write_out_of_bounds():
+    """Each of these crashed the interpreter or wrote past an array's end: a hand mask past
+    card 51, a kernel never initialised or whose re-initialisation failed, read-only output
+    arrays, and indices that the kernel's own writes would change (games sharing current's
+    memory)."""
+    from rummyzoo.envs.registry import make_game
+
+    game, match = _knock_pair()
+    kernel = game._kernel
+    n, size = 1, game.obs_size
+
+    def arrays(writeable=True):
+        out = (np.zeros((n, size), np.float32), np.zeros((n, 106), np.int8), np.zeros(n, np.int64))
+        for a in out:
+            a.flags.writeable = writeable
+        return out
+
+    match.play(0)  # drawn: the mask of the discard reads the hand
+    state = match.state
+    held = state.bits[state.current]
+    state.bits[state.current] = held | 1 << 60
+    with pytest.raises(ValueError, match="52-bit card mask"):
+        kernel.rows([match], np.zeros(1, np.int64), *arrays())
+    state.bits[state.current] = held
+    with pytest.raises(TypeError, match="not writeable"):
+        kernel.rows([match], np.zeros(1, np.int64), *arrays(writeable=False))
+    # two games of 4 seats whose seat to act is 2: games [0, 1] and current share memory, so
+    # writing game 0's seat to act makes the next index 2, past the two games
+    from rummyzoo.envs.match import Match
+
+    four = make_game("knock_rummy", 4, kernels=kernels, first_dealer=1)
+    pair = [Match(four), Match(four)]
+    for m in pair:
+        m.reset(seed=2)
+    shared = np.array([0, 1, 0], np.int64)
+    outs = (np.zeros((2, four.obs_size), np.float32), np.zeros((2, 106), np.int8))
+    with pytest.raises(IndexError, match="game 2 out of range"):
+        four._kernel.rows(pair, shared[:2], *outs, shared[1:])
+    blank = kernels.KnockKernel.__new__(kernels.KnockKernel)
+    with pytest.raises(RuntimeError, match="not initialised"):
+        blank.mask(state)
+    broken = make_game("knock_rummy", 2, kernels=kernels)._kernel
+    layout = game._native_layout()
+    with pytest.raises(ValueError, match="outside the observation"):
+        broken.__init__(game.solver.compiled_solver, {**layout, "stock_at": 1 << 20})
+    with pytest.raises(RuntimeError, match="not initialised"):
+        broken.observe(state, 0, match.seat_totals)
+    # the rules' whole ranges build compiled as they do in Python
+    assert make_game("knock_rummy", 2, kernels=kernels, rummy_bonus=2**30, max_turns=2**31 - 1)
