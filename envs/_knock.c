@@ -453,15 +453,23 @@ static int check_ready(KnockKernel *k) {
     return k->ready ? 0 : -1;
 }
 
-static PyObject *KnockKernel_apply(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
+/* The checks that open apply() and observe(): an initialised kernel, ``want`` arguments (else
+ * a TypeError showing ``usage``), and args[1] read as a C long into *value. */
+static int method_args(KnockKernel *k, Py_ssize_t nargs, Py_ssize_t want, const char *usage,
+                       PyObject *const *args, long *value) {
     if (check_ready(k) < 0)
-        return NULL;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "apply(state, action) takes 2 arguments");
-        return NULL;
+        return -1;
+    if (nargs != want) {
+        PyErr_Format(PyExc_TypeError, "%s takes %zd arguments", usage, want);
+        return -1;
     }
-    long action = PyLong_AsLong(args[1]);
-    if (action == -1 && PyErr_Occurred())
+    *value = PyLong_AsLong(args[1]);
+    return (*value == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static PyObject *KnockKernel_apply(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
+    long action;
+    if (method_args(k, nargs, 2, "apply(state, action)", args, &action) < 0)
         return NULL;
     Hand h;
     if (hand_read(k, args[0], &h) < 0)
@@ -514,14 +522,8 @@ static PyObject *KnockKernel_mask(KnockKernel *k, PyObject *state) {
 }
 
 static PyObject *KnockKernel_observe(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
-    if (check_ready(k) < 0)
-        return NULL;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "observe(state, seat, totals) takes 3 arguments");
-        return NULL;
-    }
-    long seat = PyLong_AsLong(args[1]);
-    if (seat == -1 && PyErr_Occurred())
+    long seat;
+    if (method_args(k, nargs, 3, "observe(state, seat, totals)", args, &seat) < 0)
         return NULL;
     if (seat < 0 || seat >= k->players) {
         PyErr_Format(PyExc_ValueError, "seat must be in 0..%d, got %ld", k->players - 1, seat);
