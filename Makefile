@@ -50,12 +50,15 @@ browser:
 	else echo "no chromium and no root apt-get: the browser tests will be skipped (they fail where RUMMYZOO_REQUIRE_BROWSER=1)"; fi
 
 # The suite runs twice: with the compiled kernels (where they were built), then on the pure-Python
-# code that an install without a C compiler runs. The second pass leaves out the Ray RLlib tests:
-# RLlib runs the same envs and agents in its own processes, and the kernels and their Python code
-# are compared directly (tests/test_native.py and the rules' tests in both passes).
+# code that an install without a C compiler runs. The second pass runs the rules, the vector
+# engine, the agents, the arena and the training of every shipped config, and leaves out the Ray
+# RLlib tests and the layers above the rules (marked above_rules: run folders and resumes,
+# worker splits, plugins, pages, CLI screens, benchmarks), which reach the kernels only through
+# the envs; the kernels and their Python code are compared directly (tests/test_native.py,
+# tests/test_vector.py and the rules' tests in both passes).
 test: lint browser $(RLLIB_STAMP)
 	RUMMYZOO_REQUIRE_RLLIB=1 $(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
-	RUMMYZOO_PURE_PYTHON=1 $(BIN)/python -m pytest -q -n 2 -p no:cacheprovider -m 'not rllib'
+	RUMMYZOO_PURE_PYTHON=1 $(BIN)/python -m pytest -q -n 2 -p no:cacheprovider -m 'not rllib and not above_rules'
 
 bench: setup
 	@for v in $$($(BIN)/python -c "from rummyzoo.envs.registry import VARIANTS; print(' '.join(VARIANTS))"); do \

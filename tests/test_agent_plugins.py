@@ -193,6 +193,8 @@ import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
 
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
+
 
 class Failing(BasePolicy):
     name = "failing"

@@ -22,9 +22,12 @@ from rummyzoo.envs.replay import load_replay, record_game, replay_frames, save_r
 MISSING = browser_missing()
 #: CI installs the browser and sets this: a failed install then fails the suite.
 REQUIRED = os.environ.get("RUMMYZOO_REQUIRE_BROWSER", "") not in ("", "0")
-pytestmark = pytest.mark.skipif(
-    MISSING is not None and not REQUIRED, reason=f"no headless browser: {MISSING}"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        MISSING is not None and not REQUIRED, reason=f"no headless browser: {MISSING}"
+    ),
+    pytest.mark.above_rules,  # make test runs these once, with the compiled kernels
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -15,6 +15,8 @@ from rummyzoo.cli.demo import play_demo
 from rummyzoo.cli.main import main
 from rummyzoo.envs.files import atomic_write_bytes, atomic_write_text
 
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
+
 VARIANTS = ("knock_rummy", "ditch_rummy", "rummy500")
 
 

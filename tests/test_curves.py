@@ -10,6 +10,8 @@ import pytest
 from rummyzoo.cli.main import main
 from rummyzoo.training.curves import curve_figure, run_evaluations
 
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
+
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 

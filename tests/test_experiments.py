@@ -7,6 +7,9 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
 
 SCRIPT = Path(__file__).resolve().parent.parent / "docs" / "experiments" / "ditch_rollouts.py"
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"envs": "rummyzoo.envs", "agents": "rummyzoo.agents", "training": "rummyzoo.training"}
 PACKAGES["cli"] = "rummyzoo.cli"

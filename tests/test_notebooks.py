@@ -9,6 +9,8 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from nbclient import NotebookClient
 
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
+
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 
 

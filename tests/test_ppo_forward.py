@@ -12,6 +12,8 @@ from rummyzoo.training.config import validate_config
 from rummyzoo.training.ppo import MaskedPPO, masked_evaluate_actions, masked_forward
 from rummyzoo.training.train import build_model, build_vec_env
 
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
+
 NETWORKS = [
     ("knock_rummy", "mlp", None),
     ("knock_rummy", "cards", "knock_deadwood"),

@@ -8,6 +8,8 @@ import pytest
 
 from rummyzoo.training.progress import Progress, resolve_mode
 
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
+
 
 def _run(every: float, steps: int = 130, dt: float = 0.6) -> list[str]:
     stream, now = io.StringIO(), [0.0]

@@ -21,6 +21,8 @@ from rummyzoo.training.config import load_config
 from rummyzoo.training.run_folder import format_summary
 from rummyzoo.training.train import resume_run, train_from_file
 
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
+
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = str(ROOT / "configs" / "smoke_ppo.yaml")
 DEFAULT_CONFIG = ROOT / "configs" / "knock_ppo.yaml"  # what make demo trains

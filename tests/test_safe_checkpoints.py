@@ -34,6 +34,8 @@ from rummyzoo.training.config import load_config
 from rummyzoo.training.seat_env import SeatEnv
 from rummyzoo.training.train import build_model, build_vec_env, checkpoint_meta
 
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
+
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "configs"
 CARDS = ["features=knock_deadwood", "policy_kwargs.network=cards"]

@@ -15,6 +15,8 @@ from rummyzoo.training.config import load_config
 from rummyzoo.training.split_env import SplitSeatEnv
 from rummyzoo.training.train import build_batched_env, build_model, build_vec_env
 
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
+
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 

@@ -24,6 +24,8 @@ from rummyzoo.envs.replay import (
     verify_replay,
 )
 
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
+
 HEURISTIC = {
     "knock_rummy": "knock.smart",
     "ditch_rummy": "ditch.smart",
