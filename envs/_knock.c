@@ -42,15 +42,11 @@ typedef struct {
 
 /* Attribute names, interned once. */
 static PyObject *n_current, *n_planes, *n_stock, *n_stock_pos, *n_discard, *n_bits, *n_taken,
-    *n_phase, *n_turn, *n_dealer, *n_over, *n_state, *n_mask, *n_decisions, *n_seat_totals,
-    *n_knocker, *n_deadwood, *n_melds, *n_winners, *n_points;
+    *n_phase, *n_turn, *n_dealer, *n_knocker, *n_deadwood, *n_melds, *n_winners, *n_points;
 
 int knock_intern_names(void) {
     if (n_current)
         return 0;
-#define INTERN(var, text)                                                                          \
-    if (!(var = PyUnicode_InternFromString(text)))                                                 \
-        return -1;
     INTERN(n_current, "current")
     INTERN(n_planes, "planes")
     INTERN(n_stock, "stock")
@@ -61,49 +57,15 @@ int knock_intern_names(void) {
     INTERN(n_phase, "phase")
     INTERN(n_turn, "turn")
     INTERN(n_dealer, "dealer")
-    INTERN(n_over, "over")
-    INTERN(n_state, "state")
-    INTERN(n_mask, "mask")
-    INTERN(n_decisions, "decisions")
-    INTERN(n_seat_totals, "seat_totals")
     INTERN(n_knocker, "knocker")
     INTERN(n_deadwood, "deadwood")
     INTERN(n_melds, "melds")
     INTERN(n_winners, "winners")
     INTERN(n_points, "points")
-#undef INTERN
     return 0;
 }
 
 /* ------------------------------------------------------------------ state access */
-
-static int get_long(PyObject *obj, PyObject *name, long *out) {
-    PyObject *value = PyObject_GetAttr(obj, name);
-    if (!value)
-        return -1;
-    *out = PyLong_AsLong(value);
-    Py_DECREF(value);
-    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
-}
-
-static int set_long(PyObject *obj, PyObject *name, long value) {
-    PyObject *v = PyLong_FromLong(value);
-    if (!v)
-        return -1;
-    int r = PyObject_SetAttr(obj, name, v);
-    Py_DECREF(v);
-    return r;
-}
-
-/* A new reference to the list attribute ``name``; TypeError where it is not a list. */
-static PyObject *get_list(PyObject *obj, PyObject *name) {
-    PyObject *value = PyObject_GetAttr(obj, name);
-    if (value && !PyList_CheckExact(value)) {
-        PyErr_Format(PyExc_TypeError, "a Knock Rummy state's %U must be a list", name);
-        Py_CLEAR(value);
-    }
-    return value;
-}
 
 /* What one hand's state holds, read from the state object (new references). */
 typedef struct {
@@ -126,8 +88,8 @@ static int hand_read(KnockKernel *k, PyObject *state, Hand *h) {
         get_long(state, n_taken, &h->taken) < 0 || get_long(state, n_dealer, &h->dealer) < 0)
         return -1;
     if (!(h->planes = PyObject_GetAttr(state, n_planes)) || check_planes(h->planes, 2) < 0 ||
-        !(h->stock = get_list(state, n_stock)) || !(h->discard = get_list(state, n_discard)) ||
-        !(h->bits = get_list(state, n_bits)))
+        !(h->stock = get_list(state, n_stock, "Knock Rummy")) || !(h->discard = get_list(state, n_discard, "Knock Rummy")) ||
+        !(h->bits = get_list(state, n_bits, "Knock Rummy")))
         goto fail;
     PyArrayObject *planes = (PyArrayObject *)h->planes;
     if (PyArray_DIM(planes, 0) != 3 * k->players + 3 || PyArray_DIM(planes, 1) != KNOCK_CARDS ||
@@ -431,14 +393,9 @@ static int observe_into(KnockKernel *k, Hand *h, long seat, int over, PyObject *
     out[k->dealer_cell[seat][h->dealer]] = 1.0f;
     out[k->turn_at] = (float)((double)h->turn / k->turn_scale);
     if (k->scores_at >= 0) {
-        if (!PyArray_Check(totals) || PyArray_TYPE((PyArrayObject *)totals) != NPY_FLOAT64 ||
-            PyArray_NDIM((PyArrayObject *)totals) != 1 ||
-            PyArray_DIM((PyArrayObject *)totals, 0) != k->players ||
-            !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)totals)) {
-            PyErr_SetString(PyExc_TypeError, "the match totals must be a float64 vector, one per seat");
+        const double *by_seat;
+        if (read_scores(totals, k->players, &by_seat) < 0)
             return -1;
-        }
-        const double *by_seat = (const double *)PyArray_DATA((PyArrayObject *)totals);
         for (long j = 0; j < k->players; j++)
             out[k->scores_at + j] = (float)(by_seat[(seat + j) % k->players] / k->score_scale);
     }
@@ -447,29 +404,11 @@ static int observe_into(KnockKernel *k, Hand *h, long seat, int over, PyObject *
 
 /* ------------------------------------------------------------------ methods */
 
-static int check_ready(KnockKernel *k) {
-    if (!k->ready)
-        PyErr_SetString(PyExc_RuntimeError, "this KnockKernel was not initialised");
-    return k->ready ? 0 : -1;
-}
-
-/* The checks that open apply() and observe(): an initialised kernel, ``want`` arguments (else
- * a TypeError showing ``usage``), and args[1] read as a C long into *value. */
-static int method_args(KnockKernel *k, Py_ssize_t nargs, Py_ssize_t want, const char *usage,
-                       PyObject *const *args, long *value) {
-    if (check_ready(k) < 0)
-        return -1;
-    if (nargs != want) {
-        PyErr_Format(PyExc_TypeError, "%s takes %zd arguments", usage, want);
-        return -1;
-    }
-    *value = PyLong_AsLong(args[1]);
-    return (*value == -1 && PyErr_Occurred()) ? -1 : 0;
-}
+#define KERNEL_NAME "KnockKernel"
 
 static PyObject *KnockKernel_apply(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
     long action;
-    if (method_args(k, nargs, 2, "apply(state, action)", args, &action) < 0)
+    if (method_args(k->ready, KERNEL_NAME, nargs, 2, "apply(state, action)", args, &action) < 0)
         return NULL;
     Hand h;
     if (hand_read(k, args[0], &h) < 0)
@@ -481,18 +420,8 @@ static PyObject *KnockKernel_apply(KnockKernel *k, PyObject *const *args, Py_ssi
     return PyBool_FromLong(played);
 }
 
-/* Whether the hand is over: 1 or 0, -1 on error. */
-static int hand_over(PyObject *state) {
-    PyObject *over = PyObject_GetAttr(state, n_over);
-    if (!over)
-        return -1;
-    int answer = PyObject_IsTrue(over);
-    Py_DECREF(over);
-    return answer;
-}
-
 static PyObject *KnockKernel_mask(KnockKernel *k, PyObject *state) {
-    if (check_ready(k) < 0)
+    if (check_ready(k->ready, KERNEL_NAME) < 0)
         return NULL;
     int is_over = hand_over(state);
     if (is_over < 0)
@@ -523,14 +452,8 @@ static PyObject *KnockKernel_mask(KnockKernel *k, PyObject *state) {
 
 static PyObject *KnockKernel_observe(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
     long seat;
-    if (method_args(k, nargs, 3, "observe(state, seat, totals)", args, &seat) < 0)
-        return NULL;
-    if (seat < 0 || seat >= k->players) {
-        PyErr_Format(PyExc_ValueError, "seat must be in 0..%d, got %ld", k->players - 1, seat);
-        return NULL;
-    }
-    int is_over = hand_over(args[0]);
-    if (is_over < 0)
+    int is_over;
+    if (observe_args(k->ready, KERNEL_NAME, nargs, args, k->players, &seat, &is_over) < 0)
         return NULL;
     Hand h;
     if (hand_read(k, args[0], &h) < 0)
@@ -544,92 +467,12 @@ static PyObject *KnockKernel_observe(KnockKernel *k, PyObject *const *args, Py_s
     return out;
 }
 
-/* An array of the given type, shape (rows < 0: any length), C-contiguous, aligned and in the
- * machine's byte order; writeable where ``out``. */
-static int check_array(PyObject *obj, int type, int ndim, npy_intp rows, npy_intp cols, int out,
-                       const char *what) {
-    PyArrayObject *a = (PyArrayObject *)obj;
-    if (!PyArray_Check(obj) || PyArray_TYPE(a) != type || PyArray_NDIM(a) != ndim ||
-        !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISBEHAVED_RO(a) ||
-        (out && !PyArray_ISWRITEABLE(a)) || (rows >= 0 && PyArray_DIM(a, 0) != rows) ||
-        (ndim == 2 && PyArray_DIM(a, 1) != cols)) {
-        PyErr_Format(PyExc_TypeError, "%s has the wrong type or shape%s", what,
-                     out ? " (or is not writeable)" : "");
-        return -1;
-    }
-    return 0;
-}
-
-/* The arrays of step() and rows(): matches (a list), games (int64 indices into it, checked),
- * observations, action_masks and current (one row per match). */
-typedef struct {
-    PyObject *matches;
-    const int64_t *games;
-    npy_intp count;
-    float *obs;
-    npy_int8 *masks;
-    int64_t *current;
-} Batch;
-
-static int batch_read(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs, int with_actions,
-                      Batch *b) {
-    if (check_ready(k) < 0)
-        return -1;
-    const char *what = with_actions ? "step" : "rows";
-    if (nargs != 5 + with_actions) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s(matches, games, %sobservations, action_masks, current) takes %d "
-                     "arguments",
-                     what, with_actions ? "actions, " : "", 5 + with_actions);
-        return -1;
-    }
-    PyObject *const *arrays = args + 2 + with_actions;
-    b->matches = args[0];
-    if (!PyList_CheckExact(b->matches)) {
-        PyErr_Format(PyExc_TypeError, "%s: matches must be a list", what);
-        return -1;
-    }
-    Py_ssize_t num = PyList_GET_SIZE(b->matches);
-    if (check_array(args[1], NPY_INT64, 1, -1, 0, 0, "games") < 0)
-        return -1;
-    b->count = PyArray_DIM((PyArrayObject *)args[1], 0);
-    if ((with_actions && check_array(args[2], NPY_INT64, 1, b->count, 0, 0, "actions") < 0) ||
-        check_array(arrays[0], NPY_FLOAT32, 2, num, k->obs_size, 1, "observations") < 0 ||
-        check_array(arrays[1], NPY_INT8, 2, num, KNOCK_ACTIONS, 1, "action_masks") < 0 ||
-        check_array(arrays[2], NPY_INT64, 1, num, 0, 1, "current") < 0)
-        return -1;
-    b->games = (const int64_t *)PyArray_DATA((PyArrayObject *)args[1]);
-    b->obs = (float *)PyArray_DATA((PyArrayObject *)arrays[0]);
-    b->masks = (npy_int8 *)PyArray_DATA((PyArrayObject *)arrays[1]);
-    b->current = (int64_t *)PyArray_DATA((PyArrayObject *)arrays[2]);
-    for (npy_intp j = 0; j < b->count; j++) {
-        if (b->games[j] < 0 || b->games[j] >= num) {
-            PyErr_Format(PyExc_IndexError, "%s: game %lld out of range", what,
-                         (long long)b->games[j]);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* The hand of a match (a new reference to its state, h read from it), NULL on error. */
 static PyObject *match_hand(KnockKernel *k, PyObject *match, Hand *h) {
     PyObject *state = PyObject_GetAttr(match, n_state);
     if (state && hand_read(k, state, h) < 0)
         Py_CLEAR(state);
     return state;
-}
-
-/* A new reference to match i of the batch; IndexError where i is out of range (checked at each
- * use: the arrays may share memory, and the list may change while Python code runs). */
-static PyObject *batch_match(Batch *b, int64_t i) {
-    if (i < 0 || i >= PyList_GET_SIZE(b->matches)) {
-        PyErr_Format(PyExc_IndexError, "game %lld out of range", (long long)i);
-        return NULL;
-    }
-    PyObject *match = PyList_GET_ITEM(b->matches, i);
-    Py_INCREF(match);
-    return match;
 }
 
 /* Game i's rows (the seat to act, its observation and legal mask) from its hand h. */
@@ -654,116 +497,51 @@ static int write_rows(KnockKernel *k, Batch *b, int64_t i, PyObject *match, Hand
     return 0;
 }
 
-static PyObject *positions(const int64_t *items, npy_intp count) {
-    PyObject *out = PyArray_SimpleNew(1, &count, NPY_INT64);
-    if (out)
-        memcpy(PyArray_DATA((PyArrayObject *)out), items, sizeof(int64_t) * (size_t)count);
-    return out;
+/* A move of the vector engine's step (batch_play_fn): a knock is played up to its showdown and
+ * left for the caller to finish; a move that reaches the turn cap is left to the Python code. */
+static int batch_play(PyObject *kernel, Batch *b, int64_t i, PyObject *match, long action) {
+    KnockKernel *k = (KnockKernel *)kernel;
+    Hand h;
+    PyObject *state = match_hand(k, match, &h);
+    if (!state)
+        return -1;
+    int played = play_move(k, state, &h, action, 1);
+    if (played == 1 && write_rows(k, b, i, match, &h, 0) < 0)
+        played = -1;
+    hand_release(&h);
+    Py_DECREF(state);
+    return played;
 }
 
-/* step(matches, games, actions, observations, action_masks, current) -> (unplayed, ended)
- * Plays actions[j] in the match matches[games[j]] for every j whose move is played here (in
- * the order given). A move that leaves the hand going on gets Match.play's bookkeeping (the
- * match's mask cleared, one more decision) and the game's rows; a knock is played up to its
- * showdown and listed in ``ended`` (the caller finishes it: Match.played, then the rows). The
- * positions j of the moves left to the Python code are listed in ``unplayed``. */
+static int batch_write_rows(PyObject *kernel, Batch *b, int64_t i, PyObject *match) {
+    KnockKernel *k = (KnockKernel *)kernel;
+    Hand h;
+    PyObject *state = match_hand(k, match, &h);
+    if (!state)
+        return -1;
+    int over = hand_over(state);
+    int bad = over < 0 || write_rows(k, b, i, match, &h, over) < 0;
+    hand_release(&h);
+    Py_DECREF(state);
+    return bad ? -1 : 0;
+}
+
+/* step(matches, games, actions, observations, action_masks, current) -> (unplayed, ended), as
+ * Game.play_batch describes: a knock is played up to its showdown's points and listed in
+ * ``ended``; the moves left to the Python code are listed in ``unplayed``. */
 static PyObject *KnockKernel_step(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
-    Batch b;
-    if (batch_read(k, args, nargs, 1, &b) < 0)
-        return NULL;
-    const int64_t *actions = (const int64_t *)PyArray_DATA((PyArrayObject *)args[2]);
-    npy_intp nleft = 0, nended = 0;
-    int64_t *left = PyMem_Malloc(sizeof(int64_t) * (size_t)(2 * b.count + 1));
-    if (!left)
-        return PyErr_NoMemory();
-    int64_t *ended = left + b.count;
-    for (npy_intp j = 0; j < b.count; j++) {
-        int64_t i = b.games[j]; /* read again: an output array may share games' memory */
-        PyObject *match = batch_match(&b, i);
-        Hand h;
-        PyObject *state = match ? match_hand(k, match, &h) : NULL;
-        if (!state) {
-            Py_XDECREF(match);
-            goto fail;
-        }
-        int played = play_move(k, state, &h, (long)actions[j], 1);
-        int bad = played < 0;
-        if (played == 1) {
-            long decisions;
-            bad = PyObject_SetAttr(match, n_mask, Py_None) < 0 ||
-                  get_long(match, n_decisions, &decisions) < 0 ||
-                  set_long(match, n_decisions, decisions + 1) < 0 ||
-                  write_rows(k, &b, i, match, &h, 0) < 0;
-        } else if (played == 2) {
-            ended[nended++] = j;
-        } else if (played == 0) {
-            left[nleft++] = j;
-        }
-        hand_release(&h);
-        Py_DECREF(state);
-        Py_DECREF(match);
-        if (bad)
-            goto fail;
-    }
-    PyObject *unplayed = positions(left, nleft);
-    PyObject *finished = unplayed ? positions(ended, nended) : NULL;
-    PyMem_Free(left);
-    if (!finished) {
-        Py_XDECREF(unplayed);
-        return NULL;
-    }
-    return Py_BuildValue("(NN)", unplayed, finished);
-fail:
-    PyMem_Free(left);
-    return NULL;
+    return kernel_step((PyObject *)k, k->ready, KERNEL_NAME, args, nargs, k->obs_size, KNOCK_ACTIONS,
+                       batch_play);
 }
 
 /* rows(matches, games, observations, action_masks, current): the rows of each game named, from
  * its match's hand now (as the vector engine writes them after the Python code played). */
 static PyObject *KnockKernel_rows(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
-    Batch b;
-    if (batch_read(k, args, nargs, 0, &b) < 0)
-        return NULL;
-    for (npy_intp j = 0; j < b.count; j++) {
-        int64_t i = b.games[j]; /* read again: an output array may share games' memory */
-        PyObject *match = batch_match(&b, i);
-        Hand h;
-        PyObject *state = match ? match_hand(k, match, &h) : NULL;
-        if (!state) {
-            Py_XDECREF(match);
-            return NULL;
-        }
-        int over = hand_over(state);
-        int bad = over < 0;
-        if (!bad)
-            bad = write_rows(k, &b, i, match, &h, over) < 0;
-        hand_release(&h);
-        Py_DECREF(state);
-        Py_DECREF(match);
-        if (bad)
-            return NULL;
-    }
-    Py_RETURN_NONE;
+    return kernel_rows((PyObject *)k, k->ready, KERNEL_NAME, args, nargs, k->obs_size, KNOCK_ACTIONS,
+                       batch_write_rows);
 }
 
 /* ------------------------------------------------------------------ type */
-
-static int read_int(PyObject *dict, const char *key, int *out, long low, long high) {
-    PyObject *v = PyDict_GetItemString(dict, key); /* borrowed */
-    if (!v) {
-        PyErr_Format(PyExc_KeyError, "KnockKernel: missing %s", key);
-        return -1;
-    }
-    long x = PyLong_AsLong(v);
-    if (x == -1 && PyErr_Occurred())
-        return -1;
-    if (x < low || x > high) {
-        PyErr_Format(PyExc_ValueError, "KnockKernel: %s=%ld is outside %ld..%ld", key, x, low, high);
-        return -1;
-    }
-    *out = (int)x;
-    return 0;
-}
 
 static int read_cells(PyObject *dict, const char *key, int players, int cells[][KNOCK_MAX_PLAYERS],
                       int size) {
@@ -801,19 +579,19 @@ static int KnockKernel_init(KnockKernel *k, PyObject *args, PyObject *kwds) {
                                      &PyDict_Type, &layout))
         return -1;
     int big = INT_MAX;
-    if (read_int(layout, "players", &k->players, 2, KNOCK_MAX_PLAYERS) < 0 ||
-        read_int(layout, "knock_limit", &k->knock_limit, -1, big) < 0 ||
-        read_int(layout, "allow_taken", &k->allow_taken, 0, 1) < 0 ||
-        read_int(layout, "void_threshold", &k->void_threshold, 0, KNOCK_CARDS) < 0 ||
-        read_int(layout, "max_turns", &k->max_turns, 1, INT_MAX) < 0 ||
-        read_int(layout, "rummy_bonus", &k->rummy_bonus, 0, big) < 0 ||
-        read_int(layout, "undercut_penalty", &k->undercut_penalty, 0, big) < 0 ||
-        read_int(layout, "penalty_to_winners_only", &k->penalty_to_winners_only, 0, 1) < 0 ||
-        read_int(layout, "floor_shares", &k->floor_shares, 0, 1) < 0 ||
-        read_int(layout, "stock_at", &k->stock_at, 0, big) < 0 ||
-        read_int(layout, "phase_at", &k->phase_at, 0, big) < 0 ||
-        read_int(layout, "turn_at", &k->turn_at, 0, big) < 0 ||
-        read_int(layout, "scores_at", &k->scores_at, -1, big) < 0)
+    if (read_int(layout, KERNEL_NAME, "players", &k->players, 2, KNOCK_MAX_PLAYERS) < 0 ||
+        read_int(layout, KERNEL_NAME, "knock_limit", &k->knock_limit, -1, big) < 0 ||
+        read_int(layout, KERNEL_NAME, "allow_taken", &k->allow_taken, 0, 1) < 0 ||
+        read_int(layout, KERNEL_NAME, "void_threshold", &k->void_threshold, 0, KNOCK_CARDS) < 0 ||
+        read_int(layout, KERNEL_NAME, "max_turns", &k->max_turns, 1, INT_MAX) < 0 ||
+        read_int(layout, KERNEL_NAME, "rummy_bonus", &k->rummy_bonus, 0, big) < 0 ||
+        read_int(layout, KERNEL_NAME, "undercut_penalty", &k->undercut_penalty, 0, big) < 0 ||
+        read_int(layout, KERNEL_NAME, "penalty_to_winners_only", &k->penalty_to_winners_only, 0, 1) < 0 ||
+        read_int(layout, KERNEL_NAME, "floor_shares", &k->floor_shares, 0, 1) < 0 ||
+        read_int(layout, KERNEL_NAME, "stock_at", &k->stock_at, 0, big) < 0 ||
+        read_int(layout, KERNEL_NAME, "phase_at", &k->phase_at, 0, big) < 0 ||
+        read_int(layout, KERNEL_NAME, "turn_at", &k->turn_at, 0, big) < 0 ||
+        read_int(layout, KERNEL_NAME, "scores_at", &k->scores_at, -1, big) < 0)
         return -1;
     PyObject *rows = PyDict_GetItemString(layout, "view_rows");
     PyObject *rows_seq = rows ? PySequence_Fast(rows, "view_rows") : NULL;
@@ -898,20 +676,7 @@ static void KnockKernel_dealloc(KnockKernel *k) {
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
 
-static PyMethodDef KnockKernel_methods[] = {
-    {"apply", (PyCFunction)(void (*)(void))KnockKernel_apply, METH_FASTCALL,
-     "apply(state, action) -> True where the move is played here, else False (untouched)."},
-    {"mask", (PyCFunction)KnockKernel_mask, METH_O,
-     "mask(state) -> the legal actions (int8) of the seat to act."},
-    {"observe", (PyCFunction)(void (*)(void))KnockKernel_observe, METH_FASTCALL,
-     "observe(state, seat, totals) -> the observation (float32) of seat."},
-    {"step", (PyCFunction)(void (*)(void))KnockKernel_step, METH_FASTCALL,
-     "step(matches, games, actions, observations, action_masks, current) -> (unplayed, "
-     "ended)."},
-    {"rows", (PyCFunction)(void (*)(void))KnockKernel_rows, METH_FASTCALL,
-     "rows(matches, games, observations, action_masks, current): each game's rows now."},
-    {NULL, NULL, 0, NULL},
-};
+KERNEL_METHODS(KnockKernel)
 
 PyTypeObject KnockKernelType = {
     PyVarObject_HEAD_INIT(NULL, 0)

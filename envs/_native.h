@@ -1,5 +1,6 @@
 /* Shared declarations of the compiled kernels' files: _native.c (the module, the deadwood
- * search, the array builders) and _knock.c (Knock Rummy's compiled turn). */
+ * search, the array builders), _kernel.c (what the compiled turns share), _knock.c and _ditch.c
+ * (Knock Rummy's and Ditch Rummy's compiled turns). */
 #ifndef RUMMYZOO_NATIVE_H
 #define RUMMYZOO_NATIVE_H
 #define PY_SSIZE_T_CLEAN
@@ -53,11 +54,98 @@ typedef struct {
 
 extern PyTypeObject SolverType;
 extern PyTypeObject KnockKernelType;
+extern PyTypeObject DitchKernelType;
 
 int solve_core(Solver *s, uint64_t hand, uint64_t *chosen, int *count);
 int candidate_melds(const Solver *s, uint64_t hand, uint64_t *cands);
 int deadwood_after(Solver *s, uint64_t hand, int *after, int *order, int *count);
 int check_planes(PyObject *obj, int ndim);
+/* Interns ``text`` into ``var`` in a names function that answers -1 on failure. */
+#define INTERN(var, text)                                                                          \
+    if (!(var = PyUnicode_InternFromString(text)))                                                 \
+        return -1;
 int knock_intern_names(void);
+int ditch_intern_names(void);
+
+/* _kernel.c: attribute names every compiled turn reads (interned by kernel_intern_names). */
+extern PyObject *n_state, *n_mask, *n_decisions, *n_seat_totals, *n_over;
+int kernel_intern_names(void);
+int get_long(PyObject *obj, PyObject *name, long *out);
+int set_long(PyObject *obj, PyObject *name, long value);
+/* A new reference to the list attribute ``name``; TypeError naming the variant where it is not a
+ * list. */
+PyObject *get_list(PyObject *obj, PyObject *name, const char *variant);
+/* Whether the state's hand is over: 1 or 0, -1 on error. */
+int hand_over(PyObject *state);
+/* RuntimeError naming the kernel type unless ``ready`` (its __init__ succeeded). */
+int check_ready(int ready, const char *kernel);
+/* The checks that open apply() and observe(): a ready kernel, ``want`` arguments (else a
+ * TypeError showing ``usage``), and args[1] read as a C long into *value. */
+int method_args(int ready, const char *kernel, Py_ssize_t nargs, Py_ssize_t want,
+                const char *usage, PyObject *const *args, long *value);
+/* The checks that open observe(state, seat, totals): method_args, the seat in 0..players-1
+ * (ValueError), and whether the state's hand is over into *over. */
+int observe_args(int ready, const char *kernel, Py_ssize_t nargs, PyObject *const *args,
+                 int players, long *seat, int *over);
+/* An array of the given type, shape (rows < 0: any length), C-contiguous, aligned and in the
+ * machine's byte order; writeable where ``out``. */
+int check_array(PyObject *obj, int type, int ndim, npy_intp rows, npy_intp cols, int out,
+                const char *what);
+/* The match totals (a float64 vector of ``players``) as a C array. */
+int read_scores(PyObject *totals, int players, const double **by_seat);
+/* An int of the layout dict within low..high (KeyError / ValueError naming the kernel). */
+int read_int(PyObject *dict, const char *kernel, const char *key, int *out, long low, long high);
+
+/* The arrays of a kernel's step() and rows(): matches (a list), games (int64 indices into it,
+ * checked), actions (step only), observations, action_masks and current (one row per match). */
+typedef struct {
+    PyObject *matches;
+    const int64_t *games, *actions;
+    npy_intp count, obs_size, num_actions;
+    float *obs;
+    npy_int8 *masks;
+    int64_t *current;
+} Batch;
+
+int batch_read(PyObject *const *args, Py_ssize_t nargs, int with_actions, npy_intp obs_size,
+               npy_intp num_actions, Batch *b);
+/* A variant's move in game i of a batch (its match given): 1 played and the hand goes on (the
+ * game's rows written), 2 played and the hand is over or at the turn cap (the caller finishes it
+ * with Match.played), 0 left to the Python code (nothing changed), -1 on error. */
+typedef int (*batch_play_fn)(PyObject *kernel, Batch *b, int64_t i, PyObject *match, long action);
+/* A variant's rows of game i (the seat to act, its observation and mask) from its match now. */
+typedef int (*batch_rows_fn)(PyObject *kernel, Batch *b, int64_t i, PyObject *match);
+/* step(): plays b->actions[j] in matches[games[j]] for every j in order; a move played that
+ * leaves the hand going on gets Match.play's bookkeeping (the match's mask cleared, one more
+ * decision). Answers (unplayed, ended): the positions j left to the Python code, and those whose
+ * hand the caller finishes. */
+PyObject *batch_step(PyObject *kernel, Batch *b, batch_play_fn play);
+/* rows(): each game's rows from its match now. */
+PyObject *batch_rows(PyObject *kernel, Batch *b, batch_rows_fn rows);
+/* A kernel's step(...) and rows(...) methods: the checks, then batch_step / batch_rows. */
+PyObject *kernel_step(PyObject *kernel, int ready, const char *name, PyObject *const *args,
+                      Py_ssize_t nargs, npy_intp obs_size, npy_intp num_actions,
+                      batch_play_fn play);
+PyObject *kernel_rows(PyObject *kernel, int ready, const char *name, PyObject *const *args,
+                      Py_ssize_t nargs, npy_intp obs_size, npy_intp num_actions,
+                      batch_rows_fn rows);
+
+/* The method table of a compiled turn type ``Prefix`` (Prefix_apply, _mask, _observe, _step,
+ * _rows), the same calls in every variant. */
+#define KERNEL_METHODS(Prefix)                                                                     \
+    static PyMethodDef Prefix##_methods[] = {                                                      \
+        {"apply", (PyCFunction)(void (*)(void))Prefix##_apply, METH_FASTCALL,                      \
+         "apply(state, action) -> True where the move is played here, else False (untouched)."},  \
+        {"mask", (PyCFunction)Prefix##_mask, METH_O,                                               \
+         "mask(state) -> the legal actions (int8) of the seat to act."},                          \
+        {"observe", (PyCFunction)(void (*)(void))Prefix##_observe, METH_FASTCALL,                  \
+         "observe(state, seat, totals) -> the observation (float32) of seat."},                   \
+        {"step", (PyCFunction)(void (*)(void))Prefix##_step, METH_FASTCALL,                        \
+         "step(matches, games, actions, observations, action_masks, current) -> (unplayed, "      \
+         "ended)."},                                                                               \
+        {"rows", (PyCFunction)(void (*)(void))Prefix##_rows, METH_FASTCALL,                        \
+         "rows(matches, games, observations, action_masks, current): each game's rows now."},     \
+        {NULL, NULL, 0, NULL},                                                                     \
+    };
 
 #endif

@@ -1,5 +1,5 @@
-"""The compiled kernels (``envs/_native.c``, ``envs/_knock.c``): results and clear errors on bad
-input."""
+"""The compiled kernels (``envs/_native.c``, ``envs/_knock.c``, ``envs/_ditch.c``): results and
+clear errors on bad input."""
 
 from __future__ import annotations
 
@@ -307,3 +307,173 @@ def test_knock_kernel_refuses_what_would_write_out_of_bounds():
         broken.observe(state, 0, match.seat_totals)
     # the rules' whole ranges build compiled as they do in Python
     assert make_game("knock_rummy", 2, kernels=kernels, rummy_bonus=2**30, max_turns=2**31 - 1)
+
+
+# ------------------------------------------------------------------ Ditch Rummy's compiled turn
+DITCH_OPTIONS = [
+    (2, {}),
+    (3, {"single_extends_meld": True}),
+    (4, {"teams": True, "single_extends_meld": True, "runs_same_suit": True}),
+    (2, {"draw_rule": "up_to_3", "max_hand": 10, "hand_penalty": "none", "points_run": 7}),
+]
+
+
+def _ditch_matches(players, options, seed):
+    """A compiled Ditch Rummy match and its pure-Python twin, reset alike."""
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.native import PURE
+    from rummyzoo.envs.registry import make_game
+
+    fast = Match(make_game("ditch_rummy", players, kernels=kernels, **options))
+    slow = Match(make_game("ditch_rummy", players, kernels=PURE, **options))
+    fast.reset(seed=seed)
+    slow.reset(seed=seed)
+    return fast, slow
+
+
+@needs_kernels
+@pytest.mark.parametrize(("players", "options"), DITCH_OPTIONS)
+def test_ditch_kernel_plays_every_legal_move_as_the_python_code(players, options):
+    """At every decision of random games, every legal move played by the kernel and by the Python
+    code on copies of the state: the kernel plays each one itself (``apply`` answers True), the
+    states after it are alike in every field, and so are the masks and every seat's
+    observation before it. Melds, singles onto each target, blind runs and ditching the whole
+    hand all occur (the test counts them)."""
+    from ditch_helpers import ditch_state
+
+    fast, slow = _ditch_matches(players, options, seed=players)
+    kernel, python = fast.game, slow.game
+    rng = np.random.default_rng(players)
+    seen = {"meld": 0, "single": 0, "ditch all": 0, "blind_run": 0, "stall": 0}
+    single_kinds = set()
+    for _ in range(1500):
+        a, b = fast.state, slow.state
+        assert ditch_state(a) == ditch_state(b)
+        mask = kernel.legal_mask(a)
+        assert np.array_equal(mask, python.legal_mask(b))
+        for seat in range(players):
+            obs = kernel.observe(a, seat, fast.seat_totals)
+            assert np.array_equal(obs, python.observe(b, seat, slow.seat_totals))
+        for action in np.flatnonzero(mask).tolist():
+            x, y = a.copy(), b.copy()
+            assert kernel._kernel.apply(x, action) is True, python.action_names[action]
+            python.apply(y, action, None)
+            assert ditch_state(x) == ditch_state(y), python.action_names[action]
+            name = python.action_names[action]
+            kind = name.rsplit(" ", 1)[0] if name.startswith(("meld", "single")) else name
+            seen["meld"] += name.startswith("meld")
+            seen["single"] += name.startswith("single")
+            single_kinds.add(name.split()[-1] if name.startswith("single") else None)
+            seen["ditch all"] += kind == "ditch all"
+            seen["blind_run"] += y.end_reason == "blind_run"
+            seen["stall"] += y.end_reason == "stall"
+        action = int(rng.choice(np.flatnonzero(mask)))
+        end_a, end_b = fast.play(action), slow.play(action)
+        if (end_a is None) != (end_b is None):
+            pytest.fail("one match ended a hand and the other did not")
+        if end_a is not None and end_a.match_over:
+            fast, slow = _ditch_matches(players, options, seed=int(rng.integers(1 << 30)))
+    if options.get("runs_same_suit"):
+        seen.pop("blind_run")  # a blind run of one suit is rare
+    assert all(count > 0 for count in seen.values()), seen
+    if options.get("single_extends_meld"):
+        assert {"set", "below", "above"} <= single_kinds, single_kinds
+
+
+@needs_kernels
+def test_ditch_kernel_leaves_moves_that_are_not_legal_untouched():
+    """Moves not legal now are the Python code's (which the env never sends them to: it checks
+    them first): ``apply`` answers False and the state is as it was."""
+    from ditch_helpers import ditch_state
+
+    fast, _ = _ditch_matches(2, {"single_extends_meld": True}, seed=3)
+    game, state = fast.game, fast.state
+    kernel = game._kernel
+    before = ditch_state(state)
+    names = ["ditch 0", "end turn", "ditch all", "meld 0 1", "single 0 set", "draw 0"]
+    refused = [game.action_index(name) for name in names[:5]] + [-1, game.num_actions]
+    for action in refused:  # the draw step: only draws are legal
+        assert kernel.apply(state, action) is False, action
+    assert ditch_state(state) == before
+    fast.play(game.action_index("draw 3"))
+    before = ditch_state(state)
+    mask = game.legal_mask(state)
+    for action in np.flatnonzero(mask == 0).tolist():
+        if not game.action_names[action].startswith("draw"):
+            assert kernel.apply(state, action) is False, game.action_names[action]
+    assert kernel.apply(state, game.action_index("draw 1")) is False
+    assert ditch_state(state) == before
+
+
+@needs_kernels
+def test_ditch_kernel_rejects_bad_input():
+    """Clear errors, nothing written: wrong arguments, another game's state, hands that are not
+    sorted tuples of order ids, wrong arrays, a kernel never initialised, a bad layout."""
+    from ditch_helpers import ditch_state
+
+    fast, _ = _ditch_matches(2, {}, seed=1)
+    game, state = fast.game, fast.state
+    kernel = game._kernel
+    fast.play(game.action_index("draw 3"))
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        kernel.apply(state)
+    with pytest.raises(AttributeError):
+        kernel.apply(object(), 0)
+    wide, _ = _ditch_matches(4, {}, seed=1)
+    with pytest.raises(TypeError, match="views has the wrong type or shape"):
+        kernel.mask(wide.state)  # four players' views for a two-player game
+    before = ditch_state(state)
+    seat = state.current
+    held = state.hands[seat]
+    for bad, error in [
+        (list(held), "hand must be a tuple"),
+        (held[::-1], "sorted order ids"),
+        ((60, *held[1:]), "sorted order ids"),
+        (held * 4, "not a Ditch Rummy state"),  # more cards than a hand may hold
+    ]:
+        state.hands[seat] = bad
+        with pytest.raises((TypeError, ValueError), match=error):
+            kernel.apply(state, game.action_index("ditch 0"))
+    state.hands[seat] = held
+    state.pile = tuple(state.pile)
+    with pytest.raises(TypeError, match="pile must be a list"):
+        kernel.apply(state, game.action_index("ditch 0"))
+    state.pile = list(state.pile)
+    assert ditch_state(state) == before
+    with pytest.raises(ValueError, match=r"seat must be in 0\.\.1"):
+        kernel.observe(state, 2, fast.seat_totals)
+    with pytest.raises(TypeError, match="float64 vector"):
+        kernel.observe(state, 0, [0.0, 0.0])
+    n, size = 2, game.obs_size
+    arrays = (
+        np.zeros(1, np.int64),
+        np.zeros(1, np.int64),
+        np.zeros((n, size), np.float32),
+        np.zeros((n, game.num_actions), np.int8),
+        np.zeros(n, np.int64),
+    )
+    with pytest.raises(TypeError, match="matches must be a list"):
+        kernel.step((fast,) * n, *arrays)
+    with pytest.raises(TypeError, match="action_masks has the wrong type or shape"):
+        kernel.step([fast] * n, *arrays[:3], np.zeros((n, 5), np.int8), arrays[4])
+    with pytest.raises(IndexError, match="game 5 out of range"):
+        kernel.step([fast] * n, np.array([5]), *arrays[1:])
+    blank = kernels.DitchKernel.__new__(kernels.DitchKernel)
+    with pytest.raises(RuntimeError, match="not initialised"):
+        blank.mask(state)
+    layout = game._native_layout()
+    with pytest.raises(KeyError, match="missing players"):
+        kernels.DitchKernel({})
+    for far in (1 << 40, -1, len(layout["dest"]) * game.obs_size):
+        with pytest.raises(ValueError, match="dest lists positions in the views"):
+            kernels.DitchKernel({**layout, "dest": [(far,), *layout["dest"][1:]]})
+    with pytest.raises(ValueError, match="fl_scores"):
+        kernels.DitchKernel({**layout, "fl_scores": len(layout["dest"])})
+    with pytest.raises(ValueError, match="52 small ints"):
+        kernels.DitchKernel({**layout, "card_penalty": [1] * 51})
+    again = kernels.DitchKernel(layout)
+    with pytest.raises(ValueError, match="pair_kind"):
+        again.__init__({**layout, "pair_kind": b""})
+    with pytest.raises(RuntimeError, match="not initialised"):
+        again.mask(state)
+    assert ditch_state(state) == before

@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+from ditch_helpers import ditch_state
 
 from rummyzoo.envs import ConfigError, IllegalActionError, knock_rummy_v0
 from rummyzoo.envs.knock_rummy.rules import KNOCK_BASE
@@ -441,6 +442,22 @@ def test_a_copied_engine_plays_on_exactly_as_the_original(variant, players, how)
     assert hands > 0  # the copies went on past hands' ends alike
 
 
+def compiled_and_pure(variant, n, players, options, seed):
+    """Two engines of ``n`` games reset alike: with the compiled step (the kernels module,
+    whatever RUMMYZOO_PURE_PYTHON says; skipped where it is not built) and in Python."""
+    kernels = load_kernels()
+    if kernels is None:
+        if os.environ.get("RUMMYZOO_REQUIRE_COMPILED", "") not in ("", "0"):
+            pytest.fail("the compiled kernels were not built (envs/_native.c)")
+        pytest.skip("the compiled kernels are not built here")
+    fast = make_vector(variant, n, players, infos=True, kernels=kernels, **options)
+    slow = make_vector(variant, n, players, infos=True, kernels=PURE, **options)
+    assert fast.game.play_batch is not None and slow.game.play_batch is None
+    fast.reset(seed=seed)
+    slow.reset(seed=seed)
+    return fast, slow
+
+
 KNOCK_KERNEL_CASES = [
     (2, {}),
     (2, {"knock_max_deadwood": 10, "target_score": 20, "max_turns": 60}),
@@ -455,17 +472,8 @@ def test_knock_compiled_step_plays_as_the_python_code(players, options):
     """Knock Rummy's compiled step (``play_batch``, envs/_knock.c) and the Python code, side by
     side: every array, the infos and each game's whole state alike after every step, through
     the stock's end, reshuffles, the turn cap and match ends (a policy that seldom knocks)."""
-    kernels = load_kernels()  # whatever RUMMYZOO_PURE_PYTHON says
-    if kernels is None:
-        if os.environ.get("RUMMYZOO_REQUIRE_COMPILED", "") not in ("", "0"):
-            pytest.fail("the compiled kernels were not built (envs/_native.c)")
-        pytest.skip("the compiled kernels are not built here")
     n = 12
-    fast = make_vector("knock_rummy", n, players, infos=True, kernels=kernels, **options)
-    slow = make_vector("knock_rummy", n, players, infos=True, kernels=PURE, **options)
-    assert fast.game.play_batch is not None and slow.game.play_batch is None
-    fast.reset(seed=7)
-    slow.reset(seed=7)
+    fast, slow = compiled_and_pure("knock_rummy", n, players, options, seed=7)
     rng = np.random.default_rng(players)
     knock = KNOCK_BASE
     counts = {"hands": 0, "matches": 0, "reshuffles": 0}
@@ -497,3 +505,61 @@ def test_knock_compiled_step_plays_as_the_python_code(players, options):
     assert counts["hands"] > 0 and counts["matches"] > 0, counts
     if options.get("stock_exhaustion") == "reshuffle":
         assert counts["reshuffles"] > 0
+
+
+DITCH_KERNEL_CASES = [
+    (2, {"target_score": 60}),
+    (3, {"target_score": 100, "max_turns": 40}),
+    (4, {"teams": True, "single_extends_meld": True, "runs_same_suit": True, "target_score": 30}),
+    (
+        2,
+        {
+            "draw_rule": "up_to_3",
+            "max_hand": 10,
+            "hand_penalty": "none",
+            "reward": "win_loss",
+            "target_score": 50,
+        },
+    ),
+    (4, {"draw_rule": "up_to_3", "single_extends_meld": True, "target_score": None}),
+]
+
+
+@pytest.mark.parametrize(("players", "options"), DITCH_KERNEL_CASES)
+def test_ditch_compiled_step_plays_as_the_python_code(players, options):
+    """Ditch Rummy's compiled step (``play_batch``, envs/_ditch.c) and the Python code, side by
+    side: every array, the infos and each game's whole state alike after every step, through
+    melds and singles (left to the Python code), the draw pile's end, stalls, the turn cap and
+    match ends. A policy that passes more than uniform play makes stalls happen."""
+    n = 12
+    fast, slow = compiled_and_pure("ditch_rummy", n, players, options, seed=11)
+    game = fast.game
+    rng = np.random.default_rng(players)
+    counts = {"hands": 0, "matches": 0, "cut": 0, "stall": 0, "draw_pile_empty": 0, "blind_run": 0}
+    for step in range(500):
+        for name in fast.buffers:
+            np.testing.assert_array_equal(fast.buffers[name], slow.buffers[name], err_msg=name)
+        assert fast.infos == slow.infos
+        for a, b in zip(fast.matches, slow.matches, strict=True):
+            assert ditch_state(a.state) == ditch_state(b.state), step
+            assert (a.decisions, a.hand_index, a.totals) == (b.decisions, b.hand_index, b.totals)
+        masks = fast.action_masks.copy()
+        passing = masks.copy()
+        passing[:, 1 : game.meld_base] = 0  # draw nothing, then end the turn, where it can
+        keep = (rng.random(n) < 0.06) & (passing.sum(axis=1) > 0)
+        masks[keep] = passing[keep]
+        actions = uniform_legal_actions(masks, rng)
+        fast.step(actions)
+        slow.step(actions)
+        counts["hands"] += int(fast.hand_done.sum())
+        counts["matches"] += int((fast.terminated | fast.truncated).sum())
+        counts["cut"] += int(fast.truncated.sum())
+        for i in np.flatnonzero(fast.hand_done).tolist():
+            for info in fast.infos[i]:
+                reason = info.get("end_reason")
+                if reason in counts:
+                    counts[reason] += 1
+                    break
+    assert counts["matches"] > 0 and counts["stall"] > 0 and counts["draw_pile_empty"] > 0, counts
+    if "max_turns" in options:
+        assert counts["cut"] > 0, counts

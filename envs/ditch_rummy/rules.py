@@ -360,9 +360,9 @@ class DitchRummyGame(Game):
         ]
 
     def __init__(self, rules: DitchRummyRules, match: Any, kernels: Any = None) -> None:
-        # ``kernels`` (see rummyzoo.envs.native.resolve_kernels) is accepted like every variant's;
-        # Ditch Rummy has no compiled code, so both settings run the same Python.
-        self.kernels = resolve_kernels(kernels)
+        # ``kernels``: None = the compiled kernels where built, PURE = the Python code, or a
+        # kernels module (rummyzoo.envs.native.resolve_kernels).
+        kernels = self.kernels = resolve_kernels(kernels)
         self.rules = rules
         self.match = match
         n = self.num_players = rules.num_players
@@ -373,6 +373,61 @@ class DitchRummyGame(Game):
         self._build_flat(n)
         self._build_observation(n, hmax)
         self._build_masks(hmax)
+        # The compiled turn (envs/_ditch.c: every move, the legal mask, the observation), when
+        # built; the Python code below is its twin, giving the same states and arrays.
+        self._kernel = None if kernels is None else kernels.DitchKernel(self._native_layout())
+        #: The vector engine's step and rows over many games (see :class:`~rummyzoo.envs.core.Game`).
+        self.play_batch = None if self._kernel is None else self._kernel.step
+        self.rows_batch = None if self._kernel is None else self._kernel.rows
+
+    def _native_layout(self) -> dict[str, Any]:
+        """The constants of this config that the compiled turn reads."""
+        return {
+            "players": self.num_players,
+            "max_hand": self.max_hand,
+            "max_turns": self.match.max_turns,
+            "obs_size": self.obs_size,
+            "num_actions": self.num_actions,
+            "meld_base": self.meld_base,
+            "single_base": self.single_base,
+            "single_targets": self.single_targets,
+            "ditch_base": self.ditch_base,
+            "ditch_all": self.ditch_all,
+            "end_turn": self.end_turn,
+            "off_hand": self._off_hand,
+            "off_pos": self._off_pos,
+            "off_phase": self._off_phase,
+            "fl_pile": self._fl_pile,
+            "fl_sizes": self._fl_sizes,
+            "fl_drawn": self._fl_drawn,
+            "fl_discard": self._fl_discard,
+            "fl_turn": self._fl_turn,
+            "fl_idle": self._fl_idle,
+            "fl_to_act": self._fl_to_act,
+            "fl_scores": self._fl_scores,
+            "score_scale": self._score_scale,
+            "dest": self._dest,
+            "meld_positions": self.meld_positions,
+            "pair_kind": bytes(k for row in self._pair_kind for k in row),
+            "card_penalty": list(self.card_penalty),
+            "single_points": list(self.single_points),
+            "points_set": self.rules.points_set,
+            "points_run": self.rules.points_run,
+            "runs_same_suit": int(self.rules.runs_same_suit),
+            "fl_hand_points": self._fl_hand_points,
+            "fl_sets": self._fl_sets,
+            "fl_runs": self._fl_runs,
+            "fl_singles": self._fl_singles,
+            "fl_fit_set": self._fl_fit_set,
+            "fl_fit_below": self._fl_fit_below,
+            "fl_fit_above": self._fl_fit_above,
+            "meld_class": TableMeld,
+            "draw_masks": self._draw_masks,
+            "ditch_masks": self._ditch_masks,
+            "empty_mask": self._empty_mask,
+            "phases": (_DRAW, _PLAY, _DITCH),
+            "end_reasons": (END_DRAW_PILE, END_STALL, END_BLIND_RUN),
+        }
 
     # ------------------------------------------------------------ tables
     def _build_actions(self, hmax: int, extends: bool) -> None:
@@ -636,6 +691,9 @@ class DitchRummyGame(Game):
 
         Masks of the draw and ditch steps are shared, read-only tables: copy before editing.
         """
+        kernel = self._kernel
+        if kernel is not None:
+            return kernel.mask(s)
         if s.over:
             return self._empty_mask
         hand = s.hands[s.current]
@@ -668,6 +726,9 @@ class DitchRummyGame(Game):
     # ------------------------------------------------------------- apply
     def apply(self, s: DitchState, action: int, rng: np.random.Generator) -> None:
         """Play a legal action of the player to act (no chance here: ``rng`` is unused)."""
+        kernel = self._kernel
+        if kernel is not None and kernel.apply(s, action):
+            return
         seat = s.current
         if action < self.meld_base:
             self._draw(s, seat, action)
@@ -880,6 +941,9 @@ class DitchRummyGame(Game):
     # ------------------------------------------------------- observation
     def observe(self, s: DitchState, seat: int, totals: np.ndarray) -> np.ndarray:
         """A new float32 observation for ``seat``; ``totals`` are the match totals per seat."""
+        kernel = self._kernel
+        if kernel is not None:
+            return kernel.observe(s, seat, totals)
         key = totals.tobytes()
         if key != s.totals_key:
             for i, total in enumerate(totals.tolist()):
