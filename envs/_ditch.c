@@ -42,6 +42,9 @@ static const int fact_span[NUM_FACTS] = {SPAN_ONE,   SPAN_SEATS,      SPAN_ONE, 
 #define JACK 9
 #define HAND_POINTS_SCALE 100.0
 
+enum { S_CURRENT, S_PHASE, S_HANDS, S_PILE, S_PILE_POS, S_DISCARD, S_DRAWN, S_ACTIVE, S_IDLE, S_TURN, S_VIEWS, S_EARNED, S_SET_COUNT, S_BELOW, S_ABOVE, S_POINTS, S_END_REASON, S_ENDED_BY, S_TOTALS_KEY, S_MELDS, S_SINGLES, S_OVER, NUM_STATE_SLOTS };
+enum { M_KIND, M_LOW, M_HIGH, M_SUIT, M_ADDED, NUM_MELD_SLOTS };
+
 typedef struct {
     PyObject_HEAD
     int ready; /* 1 once __init__ succeeded (a failed one leaves it 0: the methods refuse) */
@@ -62,6 +65,7 @@ typedef struct {
     PyObject *phases[3];
     PyObject *end_pile, *end_stall, *end_run; /* the end reasons' strings */
     PyObject *meld_class;                     /* TableMeld */
+    Slots slots, meld_slots, match_slots;     /* DitchState's, TableMeld's and Match's fields */
 } DitchKernel;
 
 /* order id -> card id (rules.py's ORDER_TO_CARD) */
@@ -104,7 +108,23 @@ int ditch_intern_names(void) {
     return 0;
 }
 
+static PyObject **const state_names[NUM_STATE_SLOTS] = {
+    &n_current, &n_phase, &n_hands,   &n_pile,     &n_pile_pos,   &n_discard, &n_drawn, &n_active,
+    &n_idle,    &n_turn,  &n_views,   &n_earned,   &n_set_count,  &n_below,   &n_above, &n_points,
+    &n_end_reason, &n_ended_by, &n_totals_key, &n_melds, &n_singles, &n_over};
+static PyObject **const meld_names[NUM_MELD_SLOTS] = {&n_kind, &n_low, &n_high, &n_suit, &n_added};
+
 /* ------------------------------------------------------------------ state access */
+
+/* Whether the state's hand is over: 1 or 0, -1 on error. */
+static int state_over(DitchKernel *k, PyObject *state) {
+    PyObject *over = slot_get(&k->slots, state, S_OVER);
+    if (!over)
+        return -1;
+    int answer = PyObject_IsTrue(over);
+    Py_DECREF(over);
+    return answer;
+}
 
 /* What one hand's state holds, read from the state object (new references). */
 typedef struct {
@@ -154,19 +174,19 @@ static int read_seat_hand(DitchKernel *k, Hand *h, long seat, int *cards, int *s
 static int hand_read(DitchKernel *k, PyObject *state, Hand *h) {
     memset(h, 0, sizeof(Hand));
     PyObject *active = NULL;
-    if (get_long(state, n_current, &h->current) < 0 || get_long(state, n_phase, &h->phase) < 0 ||
-        get_long(state, n_pile_pos, &h->pile_pos) < 0 || get_long(state, n_drawn, &h->drawn) < 0 ||
-        get_long(state, n_idle, &h->idle) < 0 || get_long(state, n_turn, &h->turn) < 0 ||
-        !(active = PyObject_GetAttr(state, n_active)))
+    if (slot_long(&k->slots, state, S_CURRENT, &h->current) < 0 || slot_long(&k->slots, state, S_PHASE, &h->phase) < 0 ||
+        slot_long(&k->slots, state, S_PILE_POS, &h->pile_pos) < 0 || slot_long(&k->slots, state, S_DRAWN, &h->drawn) < 0 ||
+        slot_long(&k->slots, state, S_IDLE, &h->idle) < 0 || slot_long(&k->slots, state, S_TURN, &h->turn) < 0 ||
+        !(active = slot_get(&k->slots, state, S_ACTIVE)))
         return -1;
     h->active = PyObject_IsTrue(active);
     Py_DECREF(active);
     if (h->active < 0)
         return -1;
-    if (!(h->hands = get_list(state, n_hands, "Ditch Rummy")) ||
-        !(h->pile = get_list(state, n_pile, "Ditch Rummy")) ||
-        !(h->discard = get_list(state, n_discard, "Ditch Rummy")) ||
-        !(h->views = PyObject_GetAttr(state, n_views)))
+    if (!(h->hands = slot_list(&k->slots, state, S_HANDS, "Ditch Rummy")) ||
+        !(h->pile = slot_list(&k->slots, state, S_PILE, "Ditch Rummy")) ||
+        !(h->discard = slot_list(&k->slots, state, S_DISCARD, "Ditch Rummy")) ||
+        !(h->views = slot_get(&k->slots, state, S_VIEWS)))
         goto fail;
     if (check_array(h->views, NPY_FLOAT32, 1, (npy_intp)k->players * k->obs_size, 0, 1,
                     "a Ditch Rummy state's views") < 0)
@@ -193,8 +213,8 @@ static void put(DitchKernel *k, Hand *h, int f, float value) {
         h->v[k->dest[j]] = value;
 }
 
-static int set_bool(PyObject *state, PyObject *name, int value) {
-    return PyObject_SetAttr(state, name, value ? Py_True : Py_False);
+static int set_active(DitchKernel *k, PyObject *state, int value) {
+    return slot_set(&k->slots, state, S_ACTIVE, value ? Py_True : Py_False);
 }
 
 /* The hand of the seat to act becomes cards[0..size) (a new tuple). */
@@ -235,7 +255,7 @@ static int discard_card(DitchKernel *k, Hand *h, int order) {
 /* The hand's end (DitchRummyGame._end_hand): each seat's points, what it earned less the penalty
  * of every card it still holds; ``by``: the seat that ended it (-1: none). Answers 2. */
 static int end_hand(DitchKernel *k, PyObject *state, Hand *h, PyObject *reason, long by) {
-    PyObject *earned = get_list(state, n_earned, "Ditch Rummy");
+    PyObject *earned = slot_list(&k->slots, state, S_EARNED, "Ditch Rummy");
     if (!earned)
         return -1;
     npy_intp n = k->players;
@@ -257,11 +277,11 @@ static int end_hand(DitchKernel *k, PyObject *state, Hand *h, PyObject *reason, 
             total -= k->penalty[cards[i]];
         p[seat] = (double)total;
     }
-    int failed = PyObject_SetAttr(state, n_points, points) < 0 ||
-                 PyObject_SetAttr(state, n_end_reason, reason) < 0 ||
-                 (by < 0 ? PyObject_SetAttr(state, n_ended_by, Py_None)
-                         : set_long(state, n_ended_by, by)) < 0 ||
-                 PyObject_SetAttr(state, n_over, Py_True) < 0;
+    int failed = slot_set(&k->slots, state, S_POINTS, points) < 0 ||
+                 slot_set(&k->slots, state, S_END_REASON, reason) < 0 ||
+                 (by < 0 ? slot_set(&k->slots, state, S_ENDED_BY, Py_None)
+                         : slot_set_long(&k->slots, state, S_ENDED_BY, by)) < 0 ||
+                 slot_set(&k->slots, state, S_OVER, Py_True) < 0;
     Py_DECREF(points);
     Py_DECREF(earned);
     return failed ? -1 : 2;
@@ -276,12 +296,12 @@ fail:
 static int end_turn(DitchKernel *k, PyObject *state, Hand *h) {
     const long n = k->players;
     h->turn++;
-    if (set_long(state, n_turn, h->turn) < 0)
+    if (slot_set_long(&k->slots, state, S_TURN, h->turn) < 0)
         return -1;
     put(k, h, k->fact[FACT_TURN], (float)((double)h->turn / k->max_turns));
     if (!h->active || h->idle) {
         h->idle = h->active ? 0 : h->idle + 1;
-        if (set_long(state, n_idle, h->idle) < 0)
+        if (slot_set_long(&k->slots, state, S_IDLE, h->idle) < 0)
             return -1;
         put(k, h, k->fact[FACT_IDLE], (float)((double)h->idle / n));
     }
@@ -297,9 +317,9 @@ static int end_turn(DitchKernel *k, PyObject *state, Hand *h) {
     h->phase = PHASE_DRAW;
     h->drawn = 0;
     h->active = 0;
-    if (set_long(state, n_current, h->current) < 0 ||
-        PyObject_SetAttr(state, n_phase, k->phases[PHASE_DRAW]) < 0 ||
-        set_long(state, n_drawn, 0) < 0 || set_bool(state, n_active, 0) < 0)
+    if (slot_set_long(&k->slots, state, S_CURRENT, h->current) < 0 ||
+        slot_set(&k->slots, state, S_PHASE, k->phases[PHASE_DRAW]) < 0 ||
+        slot_set_long(&k->slots, state, S_DRAWN, 0) < 0 || set_active(k, state, 0) < 0)
         return -1;
     /* the seat to act's hand, for the rows written next */
     if (read_seat_hand(k, h, h->current, h->hand, &h->size) < 0)
@@ -323,12 +343,12 @@ static void table_release(Table *t) {
 
 static int table_read(DitchKernel *k, PyObject *state, Table *t) {
     memset(t, 0, sizeof(Table));
-    if (!(t->melds = get_list(state, n_melds, "Ditch Rummy")) ||
-        !(t->singles = get_list(state, n_singles, "Ditch Rummy")) ||
-        !(t->set_count = get_list(state, n_set_count, "Ditch Rummy")) ||
-        !(t->below = get_list(state, n_below, "Ditch Rummy")) ||
-        !(t->above = get_list(state, n_above, "Ditch Rummy")) ||
-        !(t->earned = get_list(state, n_earned, "Ditch Rummy")))
+    if (!(t->melds = slot_list(&k->slots, state, S_MELDS, "Ditch Rummy")) ||
+        !(t->singles = slot_list(&k->slots, state, S_SINGLES, "Ditch Rummy")) ||
+        !(t->set_count = slot_list(&k->slots, state, S_SET_COUNT, "Ditch Rummy")) ||
+        !(t->below = slot_list(&k->slots, state, S_BELOW, "Ditch Rummy")) ||
+        !(t->above = slot_list(&k->slots, state, S_ABOVE, "Ditch Rummy")) ||
+        !(t->earned = slot_list(&k->slots, state, S_EARNED, "Ditch Rummy")))
         goto fail;
     if (PyList_GET_SIZE(t->singles) != k->players || PyList_GET_SIZE(t->earned) != k->players ||
         PyList_GET_SIZE(t->set_count) != 13 || PyList_GET_SIZE(t->below) != DITCH_CARDS ||
@@ -398,17 +418,16 @@ static int score(DitchKernel *k, Hand *h, Table *t, long gain) {
 }
 
 /* A meld's int attribute. */
-static int meld_long(PyObject *meld, PyObject *name, long *out) { return get_long(meld, name, out); }
 
 /* The earliest meld that a single (order id o) joins in the way ``target`` names (_extend):
  * its index, -1 where none does, -2 on error. */
-static int find_meld(Table *t, int o, int target) {
+static int find_meld(DitchKernel *k, Table *t, int o, int target) {
     long rank = o >> 2, suit = o & 3;
     for (Py_ssize_t j = 0; j < PyList_GET_SIZE(t->melds); j++) {
         PyObject *meld = PyList_GET_ITEM(t->melds, j);
         long msuit, kind, low, high;
-        if (meld_long(meld, n_suit, &msuit) < 0 || meld_long(meld, n_kind, &kind) < 0 ||
-            meld_long(meld, n_low, &low) < 0 || meld_long(meld, n_high, &high) < 0)
+        if (slot_long(&k->meld_slots, meld, M_SUIT, &msuit) < 0 || slot_long(&k->meld_slots, meld, M_KIND, &kind) < 0 ||
+            slot_long(&k->meld_slots, meld, M_LOW, &low) < 0 || slot_long(&k->meld_slots, meld, M_HIGH, &high) < 0)
             return -2;
         if (msuit >= 0 && msuit != suit)
             continue;
@@ -425,22 +444,22 @@ static int extend(DitchKernel *k, Hand *h, Table *t, Py_ssize_t j, int o, int ta
     PyObject *meld = PyList_GET_ITEM(t->melds, j);
     int rank = o >> 2;
     long msuit;
-    if (meld_long(meld, n_suit, &msuit) < 0)
+    if (slot_long(&k->meld_slots, meld, M_SUIT, &msuit) < 0)
         return -1;
     if (target == 1) {
         if (move_end(k, h, t->below, k->fact[FACT_FIT_BELOW], rank, (int)msuit, -1) < 0 ||
             (rank > 0 &&
              move_end(k, h, t->below, k->fact[FACT_FIT_BELOW], rank - 1, (int)msuit, 1) < 0) ||
-            set_long(meld, n_low, rank) < 0)
+            slot_set_long(&k->meld_slots, meld, M_LOW, rank) < 0)
             return -1;
     } else if (target == 2) {
         if (move_end(k, h, t->above, k->fact[FACT_FIT_ABOVE], rank, (int)msuit, -1) < 0 ||
             (rank < ACE &&
              move_end(k, h, t->above, k->fact[FACT_FIT_ABOVE], rank + 1, (int)msuit, 1) < 0) ||
-            set_long(meld, n_high, rank) < 0)
+            slot_set_long(&k->meld_slots, meld, M_HIGH, rank) < 0)
             return -1;
     }
-    PyObject *added = get_list(meld, n_added, "Ditch Rummy meld");
+    PyObject *added = slot_list(&k->meld_slots, meld, M_ADDED, "Ditch Rummy meld");
     if (!added)
         return -1;
     int r = append_long(added, order_card(o));
@@ -503,12 +522,12 @@ static int play_meld(DitchKernel *k, PyObject *state, Hand *h, Table *t, int j) 
             return -1;
         gain = k->points_run;
     }
-    if (score(k, h, t, gain) < 0 || set_bool(state, n_active, 1) < 0)
+    if (score(k, h, t, gain) < 0 || set_active(k, state, 1) < 0)
         return -1;
     h->active = 1;
     if (kind == RUN && csize == 3 && low >= JACK) { /* a blind J-Q-K or Q-K-A run */
         h->turn++;
-        if (set_long(state, n_turn, h->turn) < 0)
+        if (slot_set_long(&k->slots, state, S_TURN, h->turn) < 0)
             return -1;
         put(k, h, k->fact[FACT_TURN], (float)((double)h->turn / k->max_turns));
         return end_hand(k, state, h, k->end_run, seat);
@@ -528,7 +547,7 @@ static int play_single(DitchKernel *k, PyObject *state, Hand *h, Table *t, int i
     int o = h->hand[pos], fits = single_fits(k, t, o, target), j = -1;
     if (fits <= 0)
         return fits;
-    if (k->single_targets > 1 && (j = find_meld(t, o, target)) < 0)
+    if (k->single_targets > 1 && (j = find_meld(k, t, o, target)) < 0)
         return j == -1 ? 0 : -1; /* no meld takes it: the Python code says so */
     int rest[DITCH_MAX_HAND], size = 0;
     for (int i = 0; i < h->size; i++)
@@ -542,7 +561,7 @@ static int play_single(DitchKernel *k, PyObject *state, Hand *h, Table *t, int i
     }
     if (append_long(mine, card) < 0 || set_hand(k, h, rest, size) < 0 ||
         (j >= 0 && extend(k, h, t, j, o, target) < 0) || score(k, h, t, k->single_points[o]) < 0 ||
-        set_bool(state, n_active, 1) < 0)
+        set_active(k, state, 1) < 0)
         return -1;
     put(k, h, k->fact[FACT_SINGLES] + DITCH_CARDS * (int)(h->current) + card, 1.0f);
     h->active = 1;
@@ -576,14 +595,14 @@ static int play_move(DitchKernel *k, PyObject *state, Hand *h, long action) {
         }
         h->drawn = action;
         h->phase = PHASE_PLAY;
-        if (set_long(state, n_drawn, action) < 0 ||
-            PyObject_SetAttr(state, n_phase, k->phases[PHASE_PLAY]) < 0)
+        if (slot_set_long(&k->slots, state, S_DRAWN, action) < 0 ||
+            slot_set(&k->slots, state, S_PHASE, k->phases[PHASE_PLAY]) < 0)
             return -1;
         if (action) {
             h->pile_pos += action;
             h->active = 1;
-            if (set_hand(k, h, cards, size) < 0 || set_long(state, n_pile_pos, h->pile_pos) < 0 ||
-                set_bool(state, n_active, 1) < 0)
+            if (set_hand(k, h, cards, size) < 0 || slot_set_long(&k->slots, state, S_PILE_POS, h->pile_pos) < 0 ||
+                set_active(k, state, 1) < 0)
                 return -1;
             put(k, h, k->fact[FACT_PILE], (float)((double)(left - action) / DITCH_CARDS));
             put(k, h, k->fact[FACT_DRAWN], (float)((double)action / DITCH_MAX_DRAW));
@@ -628,8 +647,8 @@ static int play_move(DitchKernel *k, PyObject *state, Hand *h, long action) {
     if (action != k->end_turn) {
         h->active = 1;
         h->phase = PHASE_DITCH;
-        if (set_bool(state, n_active, 1) < 0 ||
-            PyObject_SetAttr(state, n_phase, k->phases[PHASE_DITCH]) < 0)
+        if (set_active(k, state, 1) < 0 ||
+            slot_set(&k->slots, state, S_PHASE, k->phases[PHASE_DITCH]) < 0)
             return -1;
         if (h->size && action != k->ditch_all)
             return 1;
@@ -663,9 +682,9 @@ static int legal_into(DitchKernel *k, PyObject *state, Hand *h, npy_int8 *out, P
         if (first && (k->combo_size[j] == 2 || k->pair_kind[hand[c[1]]][hand[c[2]]] == first))
             out[k->meld_base + j] = 1;
     }
-    PyObject *sets = get_list(state, n_set_count, "Ditch Rummy");
-    PyObject *below = sets ? get_list(state, n_below, "Ditch Rummy") : NULL;
-    PyObject *above = below ? get_list(state, n_above, "Ditch Rummy") : NULL;
+    PyObject *sets = slot_list(&k->slots, state, S_SET_COUNT, "Ditch Rummy");
+    PyObject *below = sets ? slot_list(&k->slots, state, S_BELOW, "Ditch Rummy") : NULL;
+    PyObject *above = below ? slot_list(&k->slots, state, S_ABOVE, "Ditch Rummy") : NULL;
     int bad = !above;
     if (!bad && (PyList_GET_SIZE(sets) != 13 || PyList_GET_SIZE(below) != DITCH_CARDS ||
                  PyList_GET_SIZE(above) != DITCH_CARDS))
@@ -695,7 +714,7 @@ static int observe_into(DitchKernel *k, PyObject *state, Hand *h, long seat, int
     if (read_scores(totals, k->players, &by_seat) < 0)
         return -1;
     Py_ssize_t nbytes = (Py_ssize_t)sizeof(double) * k->players;
-    PyObject *key = PyObject_GetAttr(state, n_totals_key);
+    PyObject *key = slot_get(&k->slots, state, S_TOTALS_KEY);
     if (!key)
         return -1;
     int same = PyBytes_CheckExact(key) && PyBytes_GET_SIZE(key) == nbytes &&
@@ -705,7 +724,7 @@ static int observe_into(DitchKernel *k, PyObject *state, Hand *h, long seat, int
         for (int i = 0; i < k->players; i++)
             put(k, h, k->fact[FACT_SCORES] + i, (float)(by_seat[i] / k->score_scale));
         key = PyBytes_FromStringAndSize((const char *)by_seat, nbytes);
-        int r = key ? PyObject_SetAttr(state, n_totals_key, key) : -1;
+        int r = key ? slot_set(&k->slots, state, S_TOTALS_KEY, key) : -1;
         Py_XDECREF(key);
         if (r < 0)
             return -1;
@@ -743,7 +762,7 @@ static PyObject *DitchKernel_apply(DitchKernel *k, PyObject *const *args, Py_ssi
 static PyObject *DitchKernel_mask(DitchKernel *k, PyObject *state) {
     if (check_ready(k->ready, KERNEL_NAME) < 0)
         return NULL;
-    int is_over = hand_over(state);
+    int is_over = state_over(k, state);
     if (is_over < 0)
         return NULL;
     if (is_over) {
@@ -787,7 +806,7 @@ static PyObject *DitchKernel_observe(DitchKernel *k, PyObject *const *args, Py_s
 /* Game i's rows (the seat to act, its observation and legal mask) from its state. */
 static int write_rows(DitchKernel *k, Batch *b, int64_t i, PyObject *match, PyObject *state,
                       Hand *h, int over) {
-    PyObject *totals = PyObject_GetAttr(match, n_seat_totals), *shared;
+    PyObject *totals = slot_get(&k->match_slots, match, MATCH_SEAT_TOTALS), *shared;
     if (!totals)
         return -1;
     npy_int8 *row = b->masks + i * k->num_actions;
@@ -809,7 +828,7 @@ static int write_rows(DitchKernel *k, Batch *b, int64_t i, PyObject *match, PyOb
 
 static int batch_play(PyObject *kernel, Batch *b, int64_t i, PyObject *match, long action) {
     DitchKernel *k = (DitchKernel *)kernel;
-    PyObject *state = PyObject_GetAttr(match, n_state);
+    PyObject *state = slot_get(&k->match_slots, match, MATCH_STATE);
     if (!state)
         return -1;
     Hand h;
@@ -827,11 +846,11 @@ static int batch_play(PyObject *kernel, Batch *b, int64_t i, PyObject *match, lo
 
 static int batch_write_rows(PyObject *kernel, Batch *b, int64_t i, PyObject *match) {
     DitchKernel *k = (DitchKernel *)kernel;
-    PyObject *state = PyObject_GetAttr(match, n_state);
+    PyObject *state = slot_get(&k->match_slots, match, MATCH_STATE);
     if (!state)
         return -1;
     Hand h;
-    int over = hand_over(state);
+    int over = state_over(k, state);
     int bad = over < 0 || hand_read(k, state, &h) < 0;
     if (!bad) {
         bad = write_rows(k, b, i, match, state, &h, over) < 0;
@@ -846,7 +865,7 @@ static int batch_write_rows(PyObject *kernel, Batch *b, int64_t i, PyObject *mat
  * ``ended``; melds, singles and moves not legal now are listed in ``unplayed``. */
 static PyObject *DitchKernel_step(DitchKernel *k, PyObject *const *args, Py_ssize_t nargs) {
     return kernel_step((PyObject *)k, k->ready, KERNEL_NAME, args, nargs, k->obs_size, k->num_actions,
-                       batch_play);
+                       batch_play, &k->match_slots);
 }
 
 /* rows(matches, games, observations, action_masks, current): each game's rows from its state. */
@@ -994,12 +1013,19 @@ static int DitchKernel_init(DitchKernel *k, PyObject *args, PyObject *kwds) {
         read_card_ints(layout, "single_points", k->single_points) < 0)
         return -1;
     PyObject *meld_class = item(layout, "meld_class");
-    if (!meld_class)
+    PyObject *state_class = meld_class ? item(layout, "state_class") : NULL;
+    if (!state_class)
         return -1;
-    if (!PyType_Check(meld_class)) {
-        PyErr_SetString(PyExc_TypeError, KERNEL_NAME ": meld_class is the TableMeld class");
+    if (!PyType_Check(meld_class) || !PyType_Check(state_class)) {
+        PyErr_SetString(PyExc_TypeError,
+                        KERNEL_NAME ": meld_class and state_class are TableMeld and DitchState");
         return -1;
     }
+    PyObject *match_class = item(layout, "match_class");
+    if (!match_class || slots_init(&k->slots, state_class, state_names, NUM_STATE_SLOTS) < 0 ||
+        slots_init(&k->meld_slots, meld_class, meld_names, NUM_MELD_SLOTS) < 0 ||
+        match_slots_init(&k->match_slots, match_class) < 0)
+        return -1;
     Py_INCREF(meld_class);
     Py_XSETREF(k->meld_class, meld_class);
     if (k->single_targets == 2) {
@@ -1117,6 +1143,9 @@ static void DitchKernel_dealloc(DitchKernel *k) {
     Py_XDECREF(k->end_stall);
     Py_XDECREF(k->end_run);
     Py_XDECREF(k->meld_class);
+    slots_clear(&k->slots);
+    slots_clear(&k->meld_slots);
+    slots_clear(&k->match_slots);
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
 

@@ -3,6 +3,7 @@
  * from, and the vector engine's step and rows loops over many games, each game's move and rows
  * given by the variant as callbacks. */
 #include "_native.h"
+#include <structmember.h>
 
 PyObject *n_state, *n_mask, *n_decisions, *n_seat_totals, *n_over;
 
@@ -130,6 +131,86 @@ int read_int(PyObject *dict, const char *kernel, const char *key, int *out, long
     return 0;
 }
 
+/* ------------------------------------------------------------------ slots */
+
+int slots_init(Slots *s, PyObject *cls, PyObject **const *names, int count) {
+    slots_clear(s);
+    if (count > KERNEL_MAX_SLOTS) {
+        PyErr_SetString(PyExc_ValueError, "too many slots");
+        return -1;
+    }
+    s->count = count;
+    for (int i = 0; i < count; i++)
+        s->names[i] = names[i];
+    if (!PyType_Check(cls))
+        return 0;
+    PyTypeObject *type = (PyTypeObject *)cls;
+    if (type->tp_getattro != PyObject_GenericGetAttr ||
+        type->tp_setattro != PyObject_GenericSetAttr)
+        return 0;
+    for (int i = 0; i < count; i++) {
+        PyObject *d = PyObject_GetAttr(cls, *names[i]);
+        if (!d) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                return -1;
+            PyErr_Clear();
+            return 0;
+        }
+        int member = Py_IS_TYPE(d, &PyMemberDescr_Type);
+        PyMemberDef *m = member ? ((PyMemberDescrObject *)d)->d_member : NULL;
+        int usable = m && m->type == T_OBJECT_EX && !(m->flags & READONLY) &&
+                     PyType_IsSubtype(type, PyDescr_TYPE(d));
+        if (usable)
+            s->offset[i] = m->offset;
+        Py_DECREF(d);
+        if (!usable)
+            return 0;
+    }
+    s->version = type->tp_version_tag;
+    if (!s->version)
+        return 0;
+    Py_INCREF(cls);
+    s->type = type;
+    return 0;
+}
+
+int match_slots_init(Slots *s, PyObject *match_class) {
+    PyObject **const names[NUM_MATCH_SLOTS] = {&n_state, &n_mask, &n_decisions, &n_seat_totals};
+    return slots_init(s, match_class, names, NUM_MATCH_SLOTS);
+}
+
+void slots_clear(Slots *s) {
+    Py_CLEAR(s->type);
+    s->version = 0;
+}
+
+int slot_long(const Slots *s, PyObject *obj, int i, long *out) {
+    PyObject *value = slot_get(s, obj, i);
+    if (!value)
+        return -1;
+    *out = PyLong_AsLong(value);
+    Py_DECREF(value);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+int slot_set_long(const Slots *s, PyObject *obj, int i, long value) {
+    PyObject *v = PyLong_FromLong(value);
+    if (!v)
+        return -1;
+    int r = slot_set(s, obj, i, v);
+    Py_DECREF(v);
+    return r;
+}
+
+PyObject *slot_list(const Slots *s, PyObject *obj, int i, const char *variant) {
+    PyObject *value = slot_get(s, obj, i);
+    if (value && !PyList_CheckExact(value)) {
+        PyErr_Format(PyExc_TypeError, "a %s state's %U must be a list", variant, *s->names[i]);
+        Py_CLEAR(value);
+    }
+    return value;
+}
+
 /* ------------------------------------------------------------------ many games */
 
 int batch_read(PyObject *const *args, Py_ssize_t nargs, int with_actions, npy_intp obs_size,
@@ -193,7 +274,7 @@ static PyObject *positions(const int64_t *items, npy_intp count) {
     return out;
 }
 
-PyObject *batch_step(PyObject *kernel, Batch *b, batch_play_fn play) {
+PyObject *batch_step(PyObject *kernel, Batch *b, batch_play_fn play, const Slots *match_slots) {
     npy_intp nleft = 0, nended = 0;
     int64_t *left = PyMem_Malloc(sizeof(int64_t) * (size_t)(2 * b->count + 1));
     if (!left)
@@ -208,9 +289,9 @@ PyObject *batch_step(PyObject *kernel, Batch *b, batch_play_fn play) {
         int bad = played < 0;
         if (played == 1) {
             long decisions;
-            bad = PyObject_SetAttr(match, n_mask, Py_None) < 0 ||
-                  get_long(match, n_decisions, &decisions) < 0 ||
-                  set_long(match, n_decisions, decisions + 1) < 0;
+            bad = slot_set(match_slots, match, MATCH_MASK, Py_None) < 0 ||
+                  slot_long(match_slots, match, MATCH_DECISIONS, &decisions) < 0 ||
+                  slot_set_long(match_slots, match, MATCH_DECISIONS, decisions + 1) < 0;
         } else if (played == 2) {
             ended[nended++] = j;
         } else if (played == 0) {
@@ -249,11 +330,11 @@ PyObject *batch_rows(PyObject *kernel, Batch *b, batch_rows_fn rows) {
 
 PyObject *kernel_step(PyObject *kernel, int ready, const char *name, PyObject *const *args,
                       Py_ssize_t nargs, npy_intp obs_size, npy_intp num_actions,
-                      batch_play_fn play) {
+                      batch_play_fn play, const Slots *match_slots) {
     Batch b;
     if (check_ready(ready, name) < 0 || batch_read(args, nargs, 1, obs_size, num_actions, &b) < 0)
         return NULL;
-    return batch_step(kernel, &b, play);
+    return batch_step(kernel, &b, play, match_slots);
 }
 
 PyObject *kernel_rows(PyObject *kernel, int ready, const char *name, PyObject *const *args,

@@ -38,6 +38,7 @@ typedef struct {
     int dealer_cell[KNOCK_MAX_PLAYERS][KNOCK_MAX_PLAYERS];
     PyObject *draw_masks[4]; /* read-only int8 masks by (stock left) + 2 * (discard pile) */
     PyObject *phases[2];     /* the Phase members DRAW and DISCARD, set on the states */
+    Slots match_slots;       /* Match's fields */
 } KnockKernel;
 
 /* Attribute names, interned once. */
@@ -469,7 +470,7 @@ static PyObject *KnockKernel_observe(KnockKernel *k, PyObject *const *args, Py_s
 
 /* The hand of a match (a new reference to its state, h read from it), NULL on error. */
 static PyObject *match_hand(KnockKernel *k, PyObject *match, Hand *h) {
-    PyObject *state = PyObject_GetAttr(match, n_state);
+    PyObject *state = slot_get(&k->match_slots, match, MATCH_STATE);
     if (state && hand_read(k, state, h) < 0)
         Py_CLEAR(state);
     return state;
@@ -478,7 +479,7 @@ static PyObject *match_hand(KnockKernel *k, PyObject *match, Hand *h) {
 /* Game i's rows (the seat to act, its observation and legal mask) from its hand h. */
 static int write_rows(KnockKernel *k, Batch *b, int64_t i, PyObject *match, Hand *h, int over) {
     PyObject *totals = NULL, *shared;
-    if (k->scores_at >= 0 && !(totals = PyObject_GetAttr(match, n_seat_totals)))
+    if (k->scores_at >= 0 && !(totals = slot_get(&k->match_slots, match, MATCH_SEAT_TOTALS)))
         return -1;
     npy_int8 *row = b->masks + i * KNOCK_ACTIONS;
     b->current[i] = h->current;
@@ -531,7 +532,7 @@ static int batch_write_rows(PyObject *kernel, Batch *b, int64_t i, PyObject *mat
  * ``ended``; the moves left to the Python code are listed in ``unplayed``. */
 static PyObject *KnockKernel_step(KnockKernel *k, PyObject *const *args, Py_ssize_t nargs) {
     return kernel_step((PyObject *)k, k->ready, KERNEL_NAME, args, nargs, k->obs_size, KNOCK_ACTIONS,
-                       batch_play);
+                       batch_play, &k->match_slots);
 }
 
 /* rows(matches, games, observations, action_masks, current): the rows of each game named, from
@@ -661,6 +662,13 @@ static int KnockKernel_init(KnockKernel *k, PyObject *args, PyObject *kwds) {
         Py_INCREF(p);
         Py_XSETREF(k->phases[i], p);
     }
+    PyObject *match_class = PyDict_GetItemString(layout, "match_class");
+    if (!match_class) {
+        PyErr_SetString(PyExc_KeyError, "KnockKernel: missing match_class");
+        return -1;
+    }
+    if (match_slots_init(&k->match_slots, match_class) < 0)
+        return -1;
     Py_INCREF(solver);
     Py_XSETREF(k->solver, (Solver *)solver);
     k->ready = 1;
@@ -673,6 +681,7 @@ static void KnockKernel_dealloc(KnockKernel *k) {
         Py_XDECREF(k->draw_masks[i]);
     for (int i = 0; i < 2; i++)
         Py_XDECREF(k->phases[i]);
+    slots_clear(&k->match_slots);
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
 

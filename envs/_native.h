@@ -83,6 +83,65 @@ int check_ready(int ready, const char *kernel);
  * TypeError showing ``usage``), and args[1] read as a C long into *value. */
 int method_args(int ready, const char *kernel, Py_ssize_t nargs, Py_ssize_t want,
                 const char *usage, PyObject *const *args, long *value);
+/* Direct access to a state class's slots: where a state object is exactly of the class seen
+ * at construction (its __slots__ members, generic attribute access, the class unchanged since:
+ * the same version tag), a field is read and written at its offset, as the member descriptor
+ * itself does; any other object goes through getattr / setattr, with their errors. */
+#define KERNEL_MAX_SLOTS 32
+typedef struct {
+    PyTypeObject *type; /* owned; NULL: every access through getattr / setattr */
+    unsigned int version;
+    int count;
+    PyObject **names[KERNEL_MAX_SLOTS]; /* the interned names */
+    Py_ssize_t offset[KERNEL_MAX_SLOTS];
+} Slots;
+
+/* The offsets of ``names`` in ``cls`` (which may be any object: the fast path is off where it
+ * is not such a class). -1 only on memory or interpreter errors. */
+int slots_init(Slots *s, PyObject *cls, PyObject **const *names, int count);
+void slots_clear(Slots *s);
+
+static inline PyObject **slot_at(const Slots *s, PyObject *obj, int i) {
+    PyTypeObject *type = s->type;
+    if (type && Py_TYPE(obj) == type && type->tp_version_tag == s->version
+#ifdef Py_TPFLAGS_VALID_VERSION_TAG
+        && (type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)
+#endif
+    )
+        return (PyObject **)((char *)obj + s->offset[i]);
+    return NULL;
+}
+
+/* A new reference to field i of obj. */
+static inline PyObject *slot_get(const Slots *s, PyObject *obj, int i) {
+    PyObject **at = slot_at(s, obj, i);
+    if (at && *at) {
+        Py_INCREF(*at);
+        return *at;
+    }
+    return PyObject_GetAttr(obj, *s->names[i]); /* unset slots raise AttributeError there */
+}
+
+static inline int slot_set(const Slots *s, PyObject *obj, int i, PyObject *value) {
+    PyObject **at = slot_at(s, obj, i);
+    if (!at)
+        return PyObject_SetAttr(obj, *s->names[i], value);
+    PyObject *old = *at;
+    Py_INCREF(value);
+    *at = value;
+    Py_XDECREF(old);
+    return 0;
+}
+
+/* The fields of a Match that the vector engine's step reads and writes. */
+enum { MATCH_STATE, MATCH_MASK, MATCH_DECISIONS, MATCH_SEAT_TOTALS, NUM_MATCH_SLOTS };
+int match_slots_init(Slots *s, PyObject *match_class);
+
+int slot_long(const Slots *s, PyObject *obj, int i, long *out);
+int slot_set_long(const Slots *s, PyObject *obj, int i, long value);
+/* A new reference to list field i; TypeError naming the variant where it is not a list. */
+PyObject *slot_list(const Slots *s, PyObject *obj, int i, const char *variant);
+
 /* The checks that open observe(state, seat, totals): method_args, the seat in 0..players-1
  * (ValueError), and whether the state's hand is over into *over. */
 int observe_args(int ready, const char *kernel, Py_ssize_t nargs, PyObject *const *args,
@@ -119,13 +178,13 @@ typedef int (*batch_rows_fn)(PyObject *kernel, Batch *b, int64_t i, PyObject *ma
  * leaves the hand going on gets Match.play's bookkeeping (the match's mask cleared, one more
  * decision). Answers (unplayed, ended): the positions j left to the Python code, and those whose
  * hand the caller finishes. */
-PyObject *batch_step(PyObject *kernel, Batch *b, batch_play_fn play);
+PyObject *batch_step(PyObject *kernel, Batch *b, batch_play_fn play, const Slots *match_slots);
 /* rows(): each game's rows from its match now. */
 PyObject *batch_rows(PyObject *kernel, Batch *b, batch_rows_fn rows);
 /* A kernel's step(...) and rows(...) methods: the checks, then batch_step / batch_rows. */
 PyObject *kernel_step(PyObject *kernel, int ready, const char *name, PyObject *const *args,
                       Py_ssize_t nargs, npy_intp obs_size, npy_intp num_actions,
-                      batch_play_fn play);
+                      batch_play_fn play, const Slots *match_slots);
 PyObject *kernel_rows(PyObject *kernel, int ready, const char *name, PyObject *const *args,
                       Py_ssize_t nargs, npy_intp obs_size, npy_intp num_actions,
                       batch_rows_fn rows);

@@ -361,7 +361,13 @@ class ViewsSurviveCopies:
     __slots__ = ()
 
     def _copied_attributes(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        """The fields to copy: the instance dict where there is one, and every slot set."""
+        found = dict(getattr(self, "__dict__", {}))
+        for cls in type(self).__mro__:
+            for name in getattr(cls, "__slots__", ()):
+                if hasattr(self, name):
+                    found[name] = getattr(self, name)
+        return found
 
     def __getstate__(self) -> tuple[list[np.ndarray], dict[str, Any]]:
         return pack_views(self._copied_attributes())
@@ -387,14 +393,6 @@ class HandState(ViewsSurviveCopies):
     turn: int  # completed turns in this hand
     over: bool  # the hand has ended (points are final)
     points: Any  # per seat, raw hand points once ``over`` (list of floats or float64 array)
-
-    def _copied_attributes(self) -> dict[str, Any]:
-        return {
-            name: getattr(self, name)
-            for cls in type(self).__mro__
-            for name in getattr(cls, "__slots__", ())
-            if hasattr(self, name)
-        }
 
 
 def _rebuilt_game(cls: type[Game], rules: Any, match: Any, compiled: bool) -> Game:

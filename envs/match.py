@@ -208,6 +208,37 @@ class Match(ViewsSurviveCopies):
     empty), for loops that do not read them.
     """
 
+    # Fixed fields (the compiled turns read and write a few of them at their offsets).
+    __slots__ = (
+        "_deal_rng",
+        "_deck_batch",
+        "_deck_next",
+        "_decks",
+        "_first_dealer",
+        "_group_list",
+        "_groups",
+        "_infos",
+        "_max_turns",
+        "_num_actions",
+        "_num_groups",
+        "_teams",
+        "_zero_totals",
+        "dealer",
+        "decisions",
+        "deck",
+        "game",
+        "hand_index",
+        "mask",
+        "num_players",
+        "options",
+        "over",
+        "play_rng",
+        "seat_names",
+        "seat_totals",
+        "state",
+        "totals",
+    )
+
     def __init__(self, game: Game, infos: bool = True) -> None:
         self.game = game
         self._infos = infos

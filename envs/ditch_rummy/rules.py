@@ -40,6 +40,7 @@ from rummyzoo.envs.core import (
     check_range,
     validate_fields,
 )
+from rummyzoo.envs.match import Match
 from rummyzoo.envs.melds import ditch_melds, meld_table
 from rummyzoo.envs.native import resolve_kernels
 
@@ -422,6 +423,8 @@ class DitchRummyGame(Game):
             "fl_fit_below": self._fl_fit_below,
             "fl_fit_above": self._fl_fit_above,
             "meld_class": TableMeld,
+            "state_class": DitchState,
+            "match_class": Match,
             "draw_masks": self._draw_masks,
             "ditch_masks": self._ditch_masks,
             "empty_mask": self._empty_mask,

@@ -39,6 +39,7 @@ from rummyzoo.envs.core import (
     check_range,
     validate_fields,
 )
+from rummyzoo.envs.match import Match
 from rummyzoo.envs.melds import knock_solver
 from rummyzoo.envs.native import PURE, resolve_kernels
 
@@ -431,6 +432,7 @@ class KnockRummyGame(Game):
             "dealer_cells": [cells[1] for cells in self._seat_cells],
             "draw_masks": _DRAW_MASKS,
             "phases": (_DRAW, _DISCARD),
+            "match_class": Match,
         }
 
     # ------------------------------------------------------------------ deal
