@@ -477,3 +477,64 @@ def test_ditch_kernel_rejects_bad_input():
     with pytest.raises(RuntimeError, match="not initialised"):
         again.mask(state)
     assert ditch_state(state) == before
+
+
+@needs_kernels
+def test_kernels_read_other_state_classes_through_their_attributes():
+    """The kernels read a state's fields at their slots' offsets only where the object is
+    exactly the class they were built with, and that class is unchanged; a subclass (here one
+    whose ``turn`` is a property that counts its reads) and a class changed since go through
+    Python's attribute access, with the same results."""
+    from ditch_helpers import ditch_state
+
+    from rummyzoo.envs.ditch_rummy.rules import DitchState
+
+    reads = []
+
+    class Counted(DitchState):
+        __slots__ = ("_turn",)
+
+        @property
+        def turn(self):
+            reads.append(1)
+            return self._turn
+
+        @turn.setter
+        def turn(self, value):
+            self._turn = value
+
+    fast, slow = _ditch_matches(2, {}, seed=4)
+    game = fast.game
+    for _ in range(3):  # the draw step, the play step, and the next seat's draw
+        action = int(np.flatnonzero(game.legal_mask(fast.state))[-1])
+        plain, source = fast.state.copy(), fast.state.copy()
+        counted = Counted()
+        for cls in DitchState.__mro__:
+            for name in getattr(cls, "__slots__", ()):
+                if hasattr(source, name):
+                    setattr(counted, name, getattr(source, name))
+        assert game._kernel.apply(counted, action) is True
+        assert game._kernel.apply(plain, action) is True
+        assert ditch_state(counted) == ditch_state(plain)
+        fast.play(action)
+        slow.play(action)
+    assert reads  # the subclass's property was read, not its slot
+    # the class itself changed since the kernel was built: its ``turn`` now a property
+    slot = DitchState.__dict__["turn"]
+    reads.clear()
+    DitchState.turn = property(
+        lambda s: reads.append(1) or slot.__get__(s), lambda s, v: slot.__set__(s, v)
+    )
+    try:
+        for _ in range(20):
+            action = int(np.flatnonzero(game.legal_mask(fast.state))[0])
+            mine, theirs = fast.state.copy(), slow.state.copy()
+            reads.clear()
+            assert game._kernel.apply(mine, action) is True
+            assert reads  # read through the property, not at the slot's offset
+            slow.game.apply(theirs, action, None)
+            assert ditch_state(mine) == ditch_state(theirs)
+            fast.play(action)
+            slow.play(action)
+    finally:
+        DitchState.turn = slot
