@@ -24,17 +24,18 @@
 enum { PHASE_DRAW = 0, PHASE_PLAY = 1, PHASE_DITCH = 2 };
 enum { FACT_PILE, FACT_SIZES, FACT_DRAWN, FACT_DISCARD, FACT_TURN, FACT_IDLE, FACT_TO_ACT,
        FACT_SCORES, FACT_HAND_POINTS, FACT_SETS, FACT_RUNS, FACT_SINGLES, FACT_FIT_SET,
-       FACT_FIT_BELOW, FACT_FIT_ABOVE, NUM_FACTS };
+       FACT_FIT_BELOW, FACT_FIT_ABOVE, FACT_DEALER, NUM_FACTS };
 static const char *fact_keys[NUM_FACTS] = {
     "fl_pile",        "fl_sizes", "fl_drawn", "fl_discard", "fl_turn",
     "fl_idle",        "fl_to_act", "fl_scores", "fl_hand_points", "fl_sets",
-    "fl_runs",        "fl_singles", "fl_fit_set", "fl_fit_below", "fl_fit_above"};
+    "fl_runs",        "fl_singles", "fl_fit_set", "fl_fit_below", "fl_fit_above", "fl_dealer"};
 /* how many flat facts each block spans: per seat, per card or per seat and card */
 enum { SPAN_ONE, SPAN_SEATS, SPAN_CARDS, SPAN_SEAT_CARDS };
 static const int fact_span[NUM_FACTS] = {SPAN_ONE,   SPAN_SEATS,      SPAN_ONE,       SPAN_CARDS,
                                          SPAN_ONE,   SPAN_ONE,        SPAN_SEATS,     SPAN_SEATS,
                                          SPAN_SEATS, SPAN_SEAT_CARDS, SPAN_SEAT_CARDS,
-                                         SPAN_SEAT_CARDS, SPAN_CARDS, SPAN_CARDS, SPAN_CARDS};
+                                         SPAN_SEAT_CARDS, SPAN_CARDS, SPAN_CARDS, SPAN_CARDS,
+                                         SPAN_SEATS};
 #define NO_MELD 0
 #define SET 1
 #define RUN 2
@@ -42,7 +43,7 @@ static const int fact_span[NUM_FACTS] = {SPAN_ONE,   SPAN_SEATS,      SPAN_ONE, 
 #define JACK 9
 #define HAND_POINTS_SCALE 100.0
 
-enum { S_CURRENT, S_PHASE, S_HANDS, S_PILE, S_PILE_POS, S_DISCARD, S_DRAWN, S_ACTIVE, S_IDLE, S_TURN, S_VIEWS, S_EARNED, S_SET_COUNT, S_BELOW, S_ABOVE, S_POINTS, S_END_REASON, S_ENDED_BY, S_TOTALS_KEY, S_MELDS, S_SINGLES, S_OVER, NUM_STATE_SLOTS };
+enum { S_CURRENT, S_PHASE, S_HANDS, S_PILE, S_PILE_POS, S_DISCARD, S_DRAWN, S_ACTIVE, S_IDLE, S_TURN, S_VIEWS, S_EARNED, S_SET_COUNT, S_BELOW, S_ABOVE, S_POINTS, S_END_REASON, S_ENDED_BY, S_TOTALS_KEY, S_MELDS, S_SINGLES, S_OVER, S_DEALER, S_ROWS, NUM_STATE_SLOTS };
 enum { M_KIND, M_LOW, M_HIGH, M_SUIT, M_ADDED, NUM_MELD_SLOTS };
 
 typedef struct {
@@ -59,6 +60,7 @@ typedef struct {
     unsigned char combo_size[MAX_MELD_COMBOS], combo[MAX_MELD_COMBOS][3];
     unsigned char pair_kind[DITCH_CARDS][DITCH_CARDS];
     int penalty[DITCH_CARDS]; /* by order id */
+    int card_order[DITCH_CARDS]; /* card id -> order id */
     int flat_size;
     int *dest_start, *dest; /* flat fact f is shown at views[dest[dest_start[f] .. f + 1]] */
     PyObject *draw_masks[DITCH_MAX_DRAW + 1], *ditch_masks[DITCH_MAX_HAND + 1], *empty_mask;
@@ -66,6 +68,7 @@ typedef struct {
     PyObject *end_pile, *end_stall, *end_run; /* the end reasons' strings */
     PyObject *meld_class;                     /* TableMeld */
     Slots slots, meld_slots, match_slots;     /* DitchState's, TableMeld's and Match's fields */
+    PyObject *state_class, *views_template;   /* DitchState, every seat's row at a deal */
 } DitchKernel;
 
 /* order id -> card id (rules.py's ORDER_TO_CARD) */
@@ -74,7 +77,7 @@ static int order_card(int o) { return (o & 3) * 13 + ((o >> 2) + 1) % 13; }
 static PyObject *n_current, *n_phase, *n_hands, *n_pile, *n_pile_pos, *n_discard, *n_drawn,
     *n_active, *n_idle, *n_turn, *n_views, *n_earned, *n_set_count, *n_below, *n_above,
     *n_points, *n_end_reason, *n_ended_by, *n_totals_key, *n_melds, *n_singles, *n_kind, *n_low,
-    *n_high, *n_suit, *n_added;
+    *n_high, *n_suit, *n_added, *n_dealer, *n_rows;
 
 int ditch_intern_names(void) {
     if (n_current)
@@ -105,13 +108,15 @@ int ditch_intern_names(void) {
     INTERN(n_high, "high")
     INTERN(n_suit, "suit")
     INTERN(n_added, "added")
+    INTERN(n_dealer, "dealer")
+    INTERN(n_rows, "rows")
     return 0;
 }
 
 static PyObject **const state_names[NUM_STATE_SLOTS] = {
     &n_current, &n_phase, &n_hands,   &n_pile,     &n_pile_pos,   &n_discard, &n_drawn, &n_active,
     &n_idle,    &n_turn,  &n_views,   &n_earned,   &n_set_count,  &n_below,   &n_above, &n_points,
-    &n_end_reason, &n_ended_by, &n_totals_key, &n_melds, &n_singles, &n_over};
+    &n_end_reason, &n_ended_by, &n_totals_key, &n_melds, &n_singles, &n_over, &n_dealer, &n_rows};
 static PyObject **const meld_names[NUM_MELD_SLOTS] = {&n_kind, &n_low, &n_high, &n_suit, &n_added};
 
 /* ------------------------------------------------------------------ state access */
@@ -743,6 +748,137 @@ static int observe_into(DitchKernel *k, PyObject *state, Hand *h, long seat, int
     return 0;
 }
 
+/* ------------------------------------------------------------------ the deal */
+
+/* A new list of ``count`` zeros. */
+static PyObject *zeros_list(Py_ssize_t count) {
+    PyObject *list = PyList_New(count), *zero = PyLong_FromLong(0);
+    if (!list || !zero) {
+        Py_XDECREF(list);
+        Py_XDECREF(zero);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_INCREF(zero);
+        PyList_SET_ITEM(list, i, zero);
+    }
+    Py_DECREF(zero);
+    return list;
+}
+
+/* deal(dealer, deck) -> a new hand's state (DitchRummyGame.new_hand): no cards dealt, the whole
+ * deck (card ids, top first) the draw pile; the seat after the dealer to act. */
+static PyObject *DitchKernel_deal(DitchKernel *k, PyObject *const *args, Py_ssize_t nargs) {
+    if (check_ready(k->ready, KERNEL_NAME) < 0)
+        return NULL;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "deal(dealer, deck) takes 2 arguments");
+        return NULL;
+    }
+    long dealer = PyLong_AsLong(args[0]);
+    if (dealer == -1 && PyErr_Occurred())
+        return NULL;
+    const long n = k->players;
+    if (dealer < 0 || dealer >= n) {
+        PyErr_Format(PyExc_ValueError, "dealer must be in 0..%ld, got %ld", n - 1, dealer);
+        return NULL;
+    }
+    PyArrayObject *deck = (PyArrayObject *)PyArray_FROMANY(args[1], NPY_INT64, 1, 1,
+                                                           NPY_ARRAY_CARRAY_RO);
+    if (!deck)
+        return NULL;
+    PyObject *state = NULL, *views = NULL, *values[NUM_STATE_SLOTS] = {NULL};
+    const int64_t *cards = (const int64_t *)PyArray_DATA(deck);
+    npy_intp size = PyArray_DIM(deck, 0);
+    int bad = size != DITCH_CARDS;
+    for (npy_intp i = 0; !bad && i < size; i++)
+        bad = cards[i] < 0 || cards[i] >= DITCH_CARDS;
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "a Ditch Rummy deck is 52 card ids");
+        goto fail;
+    }
+    if (!(state = PyObject_CallNoArgs(k->state_class)) ||
+        !(views = PyArray_NewCopy((PyArrayObject *)k->views_template, NPY_CORDER)))
+        goto fail;
+    PyObject *rows = values[S_ROWS] = PyList_New(n);
+    for (long v = 0; rows && v < n; v++) {
+        PyObject *row = PySequence_GetSlice(views, v * k->obs_size, (v + 1) * k->obs_size);
+        if (!row)
+            goto fail;
+        PyList_SET_ITEM(rows, v, row);
+    }
+    PyObject *pile = values[S_PILE] = PyList_New(DITCH_CARDS);
+    for (int i = 0; pile && i < DITCH_CARDS; i++) {
+        PyObject *o = PyLong_FromLong(k->card_order[cards[i]]);
+        if (!o)
+            goto fail;
+        PyList_SET_ITEM(pile, i, o);
+    }
+    PyObject *hands = values[S_HANDS] = PyList_New(n);
+    PyObject *singles = values[S_SINGLES] = PyList_New(n);
+    for (long v = 0; hands && singles && v < n; v++) {
+        PyObject *none = PyTuple_New(0), *mine = PyList_New(0);
+        if (none)
+            PyList_SET_ITEM(hands, v, none);
+        if (mine)
+            PyList_SET_ITEM(singles, v, mine);
+        if (!none || !mine)
+            goto fail;
+    }
+    npy_intp seats = n;
+    long current = (dealer + 1) % n;
+    values[S_DISCARD] = PyList_New(0);
+    values[S_MELDS] = PyList_New(0);
+    values[S_SET_COUNT] = zeros_list(13);
+    values[S_BELOW] = zeros_list(DITCH_CARDS);
+    values[S_ABOVE] = zeros_list(DITCH_CARDS);
+    values[S_EARNED] = zeros_list(n);
+    values[S_POINTS] = PyArray_ZEROS(1, &seats, NPY_FLOAT64, 0);
+    values[S_CURRENT] = PyLong_FromLong(current);
+    values[S_DEALER] = PyLong_FromLong(dealer);
+    Py_INCREF(views);
+    values[S_VIEWS] = views;
+    /* the fields set from shared objects below */
+    static const int shared[] = {S_PILE_POS, S_TURN,       S_DRAWN,    S_IDLE,      S_PHASE,
+                                 S_ACTIVE,   S_OVER,       S_END_REASON, S_ENDED_BY, S_TOTALS_KEY};
+    for (int i = 0; i < NUM_STATE_SLOTS; i++) {
+        int later = 0;
+        for (size_t j = 0; j < sizeof(shared) / sizeof(int); j++)
+            later |= shared[j] == i;
+        if (!later && !values[i])
+            goto fail;
+    }
+    Hand h = {.v = (float *)PyArray_DATA((PyArrayObject *)views)};
+    put(k, &h, k->fact[FACT_DEALER] + (int)dealer, 1.0f);
+    put(k, &h, k->fact[FACT_TO_ACT] + (int)current, 1.0f);
+    for (int i = 0; i < NUM_STATE_SLOTS; i++)
+        if (values[i] && slot_set(&k->slots, state, i, values[i]) < 0)
+            goto fail;
+    if (slot_set_long(&k->slots, state, S_PILE_POS, 0) < 0 ||
+        slot_set_long(&k->slots, state, S_TURN, 0) < 0 ||
+        slot_set_long(&k->slots, state, S_DRAWN, 0) < 0 ||
+        slot_set_long(&k->slots, state, S_IDLE, 0) < 0 ||
+        slot_set(&k->slots, state, S_PHASE, k->phases[PHASE_DRAW]) < 0 ||
+        slot_set(&k->slots, state, S_ACTIVE, Py_False) < 0 ||
+        slot_set(&k->slots, state, S_OVER, Py_False) < 0 ||
+        slot_set(&k->slots, state, S_END_REASON, Py_None) < 0 ||
+        slot_set(&k->slots, state, S_ENDED_BY, Py_None) < 0 ||
+        slot_set(&k->slots, state, S_TOTALS_KEY, Py_None) < 0)
+        goto fail;
+    for (int i = 0; i < NUM_STATE_SLOTS; i++)
+        Py_XDECREF(values[i]);
+    Py_DECREF(views);
+    Py_DECREF(deck);
+    return state;
+fail:
+    for (int i = 0; i < NUM_STATE_SLOTS; i++)
+        Py_XDECREF(values[i]);
+    Py_XDECREF(views);
+    Py_XDECREF(state);
+    Py_DECREF(deck);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ methods */
 
 static PyObject *DitchKernel_apply(DitchKernel *k, PyObject *const *args, Py_ssize_t nargs) {
@@ -1022,7 +1158,18 @@ static int DitchKernel_init(DitchKernel *k, PyObject *args, PyObject *kwds) {
         return -1;
     }
     PyObject *match_class = item(layout, "match_class");
-    if (!match_class || slots_init(&k->slots, state_class, state_names, NUM_STATE_SLOTS) < 0 ||
+    PyObject *template = match_class ? item(layout, "views_template") : NULL;
+    if (!template ||
+        check_array(template, NPY_FLOAT32, 1, (npy_intp)k->players * k->obs_size, 0, 0,
+                    "views_template") < 0)
+        return -1;
+    Py_INCREF(template);
+    Py_XSETREF(k->views_template, template);
+    Py_INCREF(state_class);
+    Py_XSETREF(k->state_class, state_class);
+    for (int o = 0; o < DITCH_CARDS; o++)
+        k->card_order[order_card(o)] = o;
+    if (slots_init(&k->slots, state_class, state_names, NUM_STATE_SLOTS) < 0 ||
         slots_init(&k->meld_slots, meld_class, meld_names, NUM_MELD_SLOTS) < 0 ||
         match_slots_init(&k->match_slots, match_class) < 0)
         return -1;
@@ -1146,10 +1293,14 @@ static void DitchKernel_dealloc(DitchKernel *k) {
     slots_clear(&k->slots);
     slots_clear(&k->meld_slots);
     slots_clear(&k->match_slots);
+    Py_XDECREF(k->state_class);
+    Py_XDECREF(k->views_template);
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
 
-KERNEL_METHODS(DitchKernel)
+KERNEL_METHODS(DitchKernel,
+               {"deal", (PyCFunction)(void (*)(void))DitchKernel_deal, METH_FASTCALL,
+                "deal(dealer, deck) -> a new hand's state, the deck its draw pile."}, )
 
 PyTypeObject DitchKernelType = {
     PyVarObject_HEAD_INIT(NULL, 0)

@@ -184,31 +184,9 @@ void slots_clear(Slots *s) {
     s->version = 0;
 }
 
-int slot_long(const Slots *s, PyObject *obj, int i, long *out) {
-    PyObject *value = slot_get(s, obj, i);
-    if (!value)
-        return -1;
-    *out = PyLong_AsLong(value);
-    Py_DECREF(value);
-    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
-}
-
-int slot_set_long(const Slots *s, PyObject *obj, int i, long value) {
-    PyObject *v = PyLong_FromLong(value);
-    if (!v)
-        return -1;
-    int r = slot_set(s, obj, i, v);
-    Py_DECREF(v);
-    return r;
-}
-
-PyObject *slot_list(const Slots *s, PyObject *obj, int i, const char *variant) {
-    PyObject *value = slot_get(s, obj, i);
-    if (value && !PyList_CheckExact(value)) {
-        PyErr_Format(PyExc_TypeError, "a %s state's %U must be a list", variant, *s->names[i]);
-        Py_CLEAR(value);
-    }
-    return value;
+int slot_not_list(const Slots *s, int i, const char *variant) {
+    PyErr_Format(PyExc_TypeError, "a %s state's %U must be a list", variant, *s->names[i]);
+    return -1;
 }
 
 /* ------------------------------------------------------------------ many games */

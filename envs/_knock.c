@@ -685,7 +685,7 @@ static void KnockKernel_dealloc(KnockKernel *k) {
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
 
-KERNEL_METHODS(KnockKernel)
+KERNEL_METHODS(KnockKernel, )
 
 PyTypeObject KnockKernelType = {
     PyVarObject_HEAD_INIT(NULL, 0)

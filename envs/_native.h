@@ -137,10 +137,37 @@ static inline int slot_set(const Slots *s, PyObject *obj, int i, PyObject *value
 enum { MATCH_STATE, MATCH_MASK, MATCH_DECISIONS, MATCH_SEAT_TOTALS, NUM_MATCH_SLOTS };
 int match_slots_init(Slots *s, PyObject *match_class);
 
-int slot_long(const Slots *s, PyObject *obj, int i, long *out);
-int slot_set_long(const Slots *s, PyObject *obj, int i, long value);
+static inline int slot_long(const Slots *s, PyObject *obj, int i, long *out) {
+    PyObject *value = slot_get(s, obj, i);
+    if (!value)
+        return -1;
+    *out = PyLong_AsLong(value);
+    Py_DECREF(value);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static inline int slot_set_long(const Slots *s, PyObject *obj, int i, long value) {
+    PyObject *v = PyLong_FromLong(value);
+    if (!v)
+        return -1;
+    int r = slot_set(s, obj, i, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* TypeError: field i of a ``variant`` state is not a list. */
+int slot_not_list(const Slots *s, int i, const char *variant);
+
 /* A new reference to list field i; TypeError naming the variant where it is not a list. */
-PyObject *slot_list(const Slots *s, PyObject *obj, int i, const char *variant);
+static inline PyObject *slot_list(const Slots *s, PyObject *obj, int i, const char *variant) {
+    PyObject *value = slot_get(s, obj, i);
+    if (value && !PyList_CheckExact(value)) {
+        Py_DECREF(value);
+        slot_not_list(s, i, variant);
+        return NULL;
+    }
+    return value;
+}
 
 /* The checks that open observe(state, seat, totals): method_args, the seat in 0..players-1
  * (ValueError), and whether the state's hand is over into *over. */
@@ -190,8 +217,8 @@ PyObject *kernel_rows(PyObject *kernel, int ready, const char *name, PyObject *c
                       batch_rows_fn rows);
 
 /* The method table of a compiled turn type ``Prefix`` (Prefix_apply, _mask, _observe, _step,
- * _rows), the same calls in every variant. */
-#define KERNEL_METHODS(Prefix)                                                                     \
+ * _rows), the same calls in every variant, and the variant's own (``...``: entries, or empty). */
+#define KERNEL_METHODS(Prefix, ...)                                                                \
     static PyMethodDef Prefix##_methods[] = {                                                      \
         {"apply", (PyCFunction)(void (*)(void))Prefix##_apply, METH_FASTCALL,                      \
          "apply(state, action) -> True where the move is played here, else False (untouched)."},  \
@@ -204,7 +231,7 @@ PyObject *kernel_rows(PyObject *kernel, int ready, const char *name, PyObject *c
          "ended)."},                                                                               \
         {"rows", (PyCFunction)(void (*)(void))Prefix##_rows, METH_FASTCALL,                        \
          "rows(matches, games, observations, action_masks, current): each game's rows now."},     \
-        {NULL, NULL, 0, NULL},                                                                     \
+        __VA_ARGS__ {NULL, NULL, 0, NULL},                                                         \
     };
 
 #endif

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 
 def ditch_state(s) -> tuple:
     """Every field of a Ditch Rummy hand's state (the table's melds by their fields, the types of
@@ -17,4 +19,10 @@ def ditch_state(s) -> tuple:
         (s.set_count, s.below, s.above, s.earned),
         (s.current, s.phase, type(s.phase), s.drawn, type(s.active), s.active, s.idle, s.turn),
         (s.over, list(s.points), type(s.points), s.end_reason, s.ended_by, s.totals_key),
+        (s.dealer, type(s.pile), type(s.hands), [type(h) for h in s.hands]),
+        # each seat's row: a view of ``views`` at the seat's offset
+        [
+            (np.shares_memory(r, s.views), r.ctypes.data - s.views.ctypes.data, r.shape)
+            for r in s.rows
+        ],
     )

@@ -458,9 +458,24 @@ def test_ditch_kernel_rejects_bad_input():
         kernel.step([fast] * n, *arrays[:3], np.zeros((n, 5), np.int8), arrays[4])
     with pytest.raises(IndexError, match="game 5 out of range"):
         kernel.step([fast] * n, np.array([5]), *arrays[1:])
+    deck = np.arange(52)
+    for dealer, cards, error in [
+        (2, deck, r"dealer must be in 0\.\.1, got 2"),
+        (0, deck[:51], "52 card ids"),
+        (0, np.r_[deck[:51], 52], "52 card ids"),
+        (0, np.zeros((2, 52), np.int64), "too deep"),
+    ]:
+        with pytest.raises(ValueError, match=error):
+            kernel.deal(dealer, cards)
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        kernel.deal(0)
+    dealt = kernel.deal(1, deck)
+    assert dealt.current == 0 and dealt.pile_cards() == deck.tolist()
     blank = kernels.DitchKernel.__new__(kernels.DitchKernel)
     with pytest.raises(RuntimeError, match="not initialised"):
         blank.mask(state)
+    with pytest.raises(RuntimeError, match="not initialised"):
+        blank.deal(0, deck)
     layout = game._native_layout()
     with pytest.raises(KeyError, match="missing players"):
         kernels.DitchKernel({})

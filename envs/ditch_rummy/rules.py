@@ -425,6 +425,8 @@ class DitchRummyGame(Game):
             "meld_class": TableMeld,
             "state_class": DitchState,
             "match_class": Match,
+            "views_template": self._views_template,
+            "fl_dealer": self._fl_dealer,
             "draw_masks": self._draw_masks,
             "ditch_masks": self._ditch_masks,
             "empty_mask": self._empty_mask,
@@ -619,6 +621,9 @@ class DitchRummyGame(Game):
     # -------------------------------------------------------------- deal
     def new_hand(self, rng: np.random.Generator, dealer: int, deck: np.ndarray) -> DitchState:
         """No cards are dealt: the whole deck is the draw pile, ``deck[0]`` on top."""
+        kernel = self._kernel
+        if kernel is not None:
+            return kernel.deal(dealer, deck)
         n = self.num_players
         s = DitchState()
         s.views = self._views_template.copy()
