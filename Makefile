@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 # CPU build (2.13.0+cpu) ranks above it where this index is reachable (a local wheel serves too).
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 
-$(STAMP): pyproject.toml setup.py envs/_native.c envs/_kernel.c envs/_knock.c envs/_ditch.c envs/_native.h
+$(STAMP): pyproject.toml setup.py envs/_native.c envs/_kernel.c envs/_knock.c envs/_ditch.c envs/_rummy500.c envs/_native.h
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --retries 1 --extra-index-url $(TORCH_CPU_INDEX) torch==2.13.0

@@ -11,7 +11,13 @@ setup(
     ext_modules=[
         Extension(
             "rummyzoo.envs._native",
-            sources=["envs/_native.c", "envs/_kernel.c", "envs/_knock.c", "envs/_ditch.c"],
+            sources=[
+                "envs/_native.c",
+                "envs/_kernel.c",
+                "envs/_knock.c",
+                "envs/_ditch.c",
+                "envs/_rummy500.c",
+            ],
             depends=["envs/_native.h"],
             include_dirs=[numpy.get_include()],
             extra_compile_args=["-O2"],

@@ -728,21 +728,23 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__native(void) {
     import_array();
     if (PyType_Ready(&SolverType) < 0 || PyType_Ready(&KnockKernelType) < 0 ||
-        PyType_Ready(&DitchKernelType) < 0 || kernel_intern_names() < 0 ||
-        knock_intern_names() < 0 || ditch_intern_names() < 0)
+        PyType_Ready(&DitchKernelType) < 0 || PyType_Ready(&Rummy500KernelType) < 0 ||
+        kernel_intern_names() < 0 || knock_intern_names() < 0 || ditch_intern_names() < 0 ||
+        rummy500_intern_names() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
     /* Raised whenever a kernel is added or changed; rummyzoo.envs.native checks it, so a build
      * older than the Python code is set aside (with a warning) instead of half used. */
-    if (PyModule_AddIntConstant(m, "API_VERSION", 4) < 0) {
+    if (PyModule_AddIntConstant(m, "API_VERSION", 5) < 0) {
         Py_DECREF(m);
         return NULL;
     }
     if (PyModule_AddObjectRef(m, "Solver", (PyObject *)&SolverType) < 0 ||
         PyModule_AddObjectRef(m, "KnockKernel", (PyObject *)&KnockKernelType) < 0 ||
-        PyModule_AddObjectRef(m, "DitchKernel", (PyObject *)&DitchKernelType) < 0) {
+        PyModule_AddObjectRef(m, "DitchKernel", (PyObject *)&DitchKernelType) < 0 ||
+        PyModule_AddObjectRef(m, "Rummy500Kernel", (PyObject *)&Rummy500KernelType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

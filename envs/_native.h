@@ -1,6 +1,6 @@
 /* Shared declarations of the compiled kernels' files: _native.c (the module, the deadwood
- * search, the array builders), _kernel.c (what the compiled turns share), _knock.c and _ditch.c
- * (Knock Rummy's and Ditch Rummy's compiled turns). */
+ * search, the array builders), _kernel.c (what the compiled turns share), _knock.c, _ditch.c and
+ * _rummy500.c (the variants' compiled turns). */
 #ifndef RUMMYZOO_NATIVE_H
 #define RUMMYZOO_NATIVE_H
 #define PY_SSIZE_T_CLEAN
@@ -55,6 +55,7 @@ typedef struct {
 extern PyTypeObject SolverType;
 extern PyTypeObject KnockKernelType;
 extern PyTypeObject DitchKernelType;
+extern PyTypeObject Rummy500KernelType;
 
 int solve_core(Solver *s, uint64_t hand, uint64_t *chosen, int *count);
 int candidate_melds(const Solver *s, uint64_t hand, uint64_t *cands);
@@ -66,6 +67,7 @@ int check_planes(PyObject *obj, int ndim);
         return -1;
 int knock_intern_names(void);
 int ditch_intern_names(void);
+int rummy500_intern_names(void);
 
 /* _kernel.c: attribute names every compiled turn reads (interned by kernel_intern_names). */
 extern PyObject *n_state, *n_mask, *n_decisions, *n_seat_totals, *n_over;

@@ -339,7 +339,7 @@ def test_ditch_kernel_plays_every_legal_move_as_the_python_code(players, options
     states after it are alike in every field, and so are the masks and every seat's
     observation before it. Melds, singles onto each target, blind runs and ditching the whole
     hand all occur (the test counts them)."""
-    from ditch_helpers import ditch_state
+    from state_helpers import ditch_state
 
     fast, slow = _ditch_matches(players, options, seed=players)
     kernel, python = fast.game, slow.game
@@ -384,7 +384,7 @@ def test_ditch_kernel_plays_every_legal_move_as_the_python_code(players, options
 def test_ditch_kernel_leaves_moves_that_are_not_legal_untouched():
     """Moves not legal now are the Python code's (which the env never sends them to: it checks
     them first): ``apply`` answers False and the state is as it was."""
-    from ditch_helpers import ditch_state
+    from state_helpers import ditch_state
 
     fast, _ = _ditch_matches(2, {"single_extends_meld": True}, seed=3)
     game, state = fast.game, fast.state
@@ -409,7 +409,7 @@ def test_ditch_kernel_leaves_moves_that_are_not_legal_untouched():
 def test_ditch_kernel_rejects_bad_input():
     """Clear errors, nothing written: wrong arguments, another game's state, hands that are not
     sorted tuples of order ids, wrong arrays, a kernel never initialised, a bad layout."""
-    from ditch_helpers import ditch_state
+    from state_helpers import ditch_state
 
     fast, _ = _ditch_matches(2, {}, seed=1)
     game, state = fast.game, fast.state
@@ -500,7 +500,7 @@ def test_kernels_read_other_state_classes_through_their_attributes():
     exactly the class they were built with, and that class is unchanged; a subclass (here one
     whose ``turn`` is a property that counts its reads) and a class changed since go through
     Python's attribute access, with the same results."""
-    from ditch_helpers import ditch_state
+    from state_helpers import ditch_state
 
     from rummyzoo.envs.ditch_rummy.rules import DitchState
 
@@ -553,3 +553,64 @@ def test_kernels_read_other_state_classes_through_their_attributes():
             slow.play(action)
     finally:
         DitchState.turn = slot
+
+
+# ------------------------------------------------------------------ 500 Rum's compiled turn
+@needs_kernels
+@pytest.mark.parametrize(
+    ("players", "options"),
+    [
+        (2, {}),
+        (3, {"top_discard_free": True}),
+        (4, {"stock_exhaustion": "end_after_last_stock_turn"}),
+        (6, {}),
+    ],
+)
+def test_rummy500_kernel_plays_every_legal_move_as_the_python_code(players, options):
+    """At every decision of random games, two legal moves picked at random played by the
+    compiled game and by the Python code on copies of the state: the same states after it in
+    every field, and the same masks and observations before it. Draws,
+    discards and passes are the kernel's own (``apply`` answers True), digs, melds and lay-offs
+    the Python code's (False, untouched)."""
+    from state_helpers import rummy500_state
+
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.native import PURE
+    from rummyzoo.envs.registry import make_game
+
+    fast = Match(make_game("rummy500", players, kernels=kernels, **options))
+    slow = Match(make_game("rummy500", players, kernels=PURE, **options))
+    compiled, python = fast.game, slow.game
+    rng = np.random.default_rng(players)
+    seen = {"kernel": 0, "python": 0, "went out": 0, "stock exhausted": 0, "pass": 0}
+    for game_number in range(6):
+        fast.reset(seed=game_number)
+        slow.reset(seed=game_number)
+        while not fast.over:
+            a, b = fast.state, slow.state
+            assert rummy500_state(a) == rummy500_state(b)
+            for seat in range(players):
+                obs = compiled.observe(a, seat, fast.seat_totals)
+                assert np.array_equal(obs, python.observe(b, seat, slow.seat_totals))
+            mask = fast.legal_mask()
+            assert np.array_equal(mask, slow.legal_mask())
+            legal = np.flatnonzero(mask)
+            for action in rng.choice(legal, size=min(2, legal.size), replace=False).tolist():
+                x, y = copy.deepcopy(a), copy.deepcopy(b)
+                before = rummy500_state(x)
+                mine = compiled._kernel.apply(x, action)
+                seen["kernel" if mine else "python"] += 1
+                if not mine:
+                    assert rummy500_state(x) == before, python.action_names[action]
+                    compiled.apply(x, action, None)
+                python.apply(y, action, None)
+                assert rummy500_state(x) == rummy500_state(y), python.action_names[action]
+                if y.over:
+                    seen[y.end_reason] += 1
+            action = int(rng.choice(np.flatnonzero(mask)))
+            fast.play(action)
+            slow.play(action)
+            if fast.hand_index:
+                break  # one hand a game
+    assert seen["kernel"] and seen["python"], seen
+    assert seen["went out"] + seen["stock exhausted"] + seen["pass"] > 0, seen

@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 import pytest
-from ditch_helpers import ditch_state
+from state_helpers import ditch_state, rummy500_state
 from hidden_info import SWAP_HIDDEN, SWAP_OWN, hidden_swap_check
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -142,7 +142,7 @@ STATE = {
         (s.current, s.phase, type(s.phase), s.turn, s.taken, s.knocker, s.over, s.void),
     ),
     "ditch_rummy": ditch_state,
-    "rummy500": lambda s: (s.counts, list(s.stock), s.stock_pos, s.buf.tobytes()),
+    "rummy500": rummy500_state,
 }
 #: Per variant, what a hand dealt: (hands, the turned-up card(s), the stock from the top).
 DEALT = {

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 import pytest
-from ditch_helpers import ditch_state
+from state_helpers import ditch_state, rummy500_state
 
 from rummyzoo.envs import ConfigError, IllegalActionError, knock_rummy_v0
 from rummyzoo.envs.knock_rummy.rules import KNOCK_BASE
@@ -561,5 +561,46 @@ def test_ditch_compiled_step_plays_as_the_python_code(players, options):
                     counts[reason] += 1
                     break
     assert counts["matches"] > 0 and counts["stall"] > 0 and counts["draw_pile_empty"] > 0, counts
+    if "max_turns" in options:
+        assert counts["cut"] > 0, counts
+
+
+RUMMY500_KERNEL_CASES = [
+    (2, {"target_score": 150}),
+    (3, {"top_discard_free": True, "target_score": 200, "max_turns": 40}),
+    (4, {"stock_exhaustion": "end_after_last_stock_turn", "target_score": None}),
+    (6, {"target_score": 250}),
+]
+
+
+@pytest.mark.parametrize(("players", "options"), RUMMY500_KERNEL_CASES)
+def test_rummy500_compiled_step_plays_as_the_python_code(players, options):
+    """500 Rum's compiled step (``play_batch``, envs/_rummy500.c) and the Python code, side by
+    side: every array, the infos and each game's whole state alike after every step, through
+    digs, melds and lay-offs (left to the Python code), going out, the stock's end, the turn cap
+    and match ends, with one deck and two."""
+    n = 10
+    fast, slow = compiled_and_pure("rummy500", n, players, options, seed=5)
+    counts = {"matches": 0, "cut": 0, "went out": 0, "stock exhausted": 0, "pass": 0}
+    rng = np.random.default_rng(players)
+    for step in range(500):
+        for name in fast.buffers:
+            np.testing.assert_array_equal(fast.buffers[name], slow.buffers[name], err_msg=name)
+        assert fast.infos == slow.infos
+        for a, b in zip(fast.matches, slow.matches, strict=True):
+            assert rummy500_state(a.state) == rummy500_state(b.state), step
+            assert (a.decisions, a.hand_index, a.totals) == (b.decisions, b.hand_index, b.totals)
+        actions = uniform_legal_actions(fast.action_masks, rng)
+        fast.step(actions)
+        slow.step(actions)
+        counts["matches"] += int((fast.terminated | fast.truncated).sum())
+        counts["cut"] += int(fast.truncated.sum())
+        for i in np.flatnonzero(fast.hand_done).tolist():
+            reason = fast.matches[i].state.end_reason if not fast.truncated[i] else None
+            for info in fast.infos[i]:
+                reason = info.get("end_reason", reason)
+            if reason in counts:
+                counts[reason] += 1
+    assert counts["matches"] > 0 and counts["went out"] > 0, counts
     if "max_turns" in options:
         assert counts["cut"] > 0, counts

@@ -40,6 +40,7 @@ from rummyzoo.envs.core import (
     check_range,
     validate_fields,
 )
+from rummyzoo.envs.match import Match
 from rummyzoo.envs.native import resolve_kernels
 from rummyzoo.envs.rummy500.tables import (
     ACE_HIGH_POS,
@@ -63,7 +64,11 @@ from rummyzoo.envs.rummy500.tables import (
     MELDS_WITH,
     NUM_ACTIONS,
     PASS,
+    QKA_AT_BIT,
     RANK_REPEAT,
+    RUN_AT_BIT,
+    RUN_OK,
+    SET_IDS,
     SUIT_BITS,
     meldable,
     melds_in,
@@ -361,9 +366,9 @@ class Rummy500Game(Game):
         return text
 
     def __init__(self, rules: Rummy500Rules, match: Any, kernels: Any = None) -> None:
-        # ``kernels`` (see rummyzoo.envs.native.resolve_kernels) is accepted like every variant's;
-        # 500 Rum has no compiled code, so both settings run the same Python.
-        self.kernels = resolve_kernels(kernels)
+        # ``kernels``: None = the compiled kernels where built, PURE = the Python code, or a
+        # kernels module (rummyzoo.envs.native.resolve_kernels).
+        kernels = self.kernels = resolve_kernels(kernels)
         self.rules = rules
         self.match = match
         n = self.num_players = rules.num_players
@@ -457,6 +462,48 @@ class Rummy500Game(Game):
         self._build_decoder()
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
         self._deal_seats = [[(d + 1 + k) % n for k in range(n * rules.hand_size)] for d in range(n)]
+        # The compiled turn (envs/_rummy500.c: drawing, discarding, passing, the legal mask, the
+        # observation), when built; the Python code below is its twin, giving the same states
+        # and arrays.
+        self._kernel = None if kernels is None else kernels.Rummy500Kernel(self._native_layout())
+        #: The vector engine's step and rows over many games (see :class:`~rummyzoo.envs.core.Game`).
+        self.play_batch = None if self._kernel is None else self._kernel.step
+        self.rows_batch = None if self._kernel is None else self._kernel.rows
+
+    def _native_layout(self) -> dict[str, Any]:
+        """The constants of this config that the compiled turn reads."""
+        n = self.num_players
+        return {
+            "players": n,
+            "decks": self.num_decks,
+            "free_top": int(self._free_top),
+            "end_after_stock": int(self._end_after_stock),
+            "max_turns": self.match.max_turns,
+            "obs_size": self.obs_size,
+            "extra": self._extra,
+            "buf_size": self._buf_size,
+            "row_pile": self._row_pile,
+            "row_pile_low": self._row_pile_low,
+            "row_top": self._row_top,
+            "row_known": 2 * n,
+            "off_phase": self._off_phase,
+            "scores_at": -1 if self.match.target_score is None else self._extra + 4 + 4 * n,
+            "inv_cards": self._inv_cards,
+            "inv_turns": self._inv_turns,
+            "score_scale": self._score_scale,
+            "card_value": list(CARD_VALUE),
+            "run_at_bit": [RUN_AT_BIT.get(c, -1) for c in range(NUM_CARDS)],
+            "qka_at_bit": [QKA_AT_BIT.get(c, -1) for c in range(NUM_CARDS)],
+            "melds_with": MELDS_WITH,
+            "set_ids": SET_IDS,
+            "run_ok": b"".join(RUN_OK),
+            "gather": self._gather,
+            "phases": (_DRAW, _PLAY),
+            "end_reasons": ("pass", "stock exhausted", "went out"),
+            "empty_mask": self._empty_mask,
+            "state_class": Rummy500State,
+            "match_class": Match,
+        }
 
     def action_index(self, name: str) -> int:
         """Action id of a readable name; a meld's cards may be named in any order."""
@@ -541,6 +588,9 @@ class Rummy500Game(Game):
 
     # ------------------------------------------------------------------ mask
     def legal_mask(self, s: Rummy500State) -> np.ndarray:
+        kernel = self._kernel
+        if kernel is not None:
+            return kernel.mask(s)
         cached = s.mask_cache
         if cached is not None:  # computed by the end of the previous turn (stock exhausted)
             s.mask_cache = None
@@ -634,6 +684,9 @@ class Rummy500Game(Game):
 
     # ----------------------------------------------------------------- apply
     def apply(self, s: Rummy500State, action: int, rng: np.random.Generator) -> None:
+        kernel = self._kernel
+        if kernel is not None and kernel.apply(s, action):
+            return
         s.mask_cache = None
         seat = s.current
         if action >= DISCARD_BASE:
@@ -895,6 +948,9 @@ class Rummy500Game(Game):
 
     # ----------------------------------------------------------- observation
     def observe(self, s: Rummy500State, seat: int, totals: np.ndarray) -> np.ndarray:
+        kernel = self._kernel
+        if kernel is not None:
+            return kernel.observe(s, seat, totals)
         n = self.num_players
         if totals is not s.totals or s.over:
             # Totals change only when a hand ends; refresh the buffer then (or for new arrays).

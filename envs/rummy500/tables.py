@@ -139,7 +139,8 @@ def _run_ok_tables() -> tuple[bytes, ...]:
     return tuple(row.astype(np.uint8).tobytes() for row in ok)
 
 
-_RUN_OK = _run_ok_tables()
+#: Per rank, 8192 bytes (see :func:`_run_ok_tables`).
+RUN_OK = _run_ok_tables()
 #: Per card: (rank, shift of its suit, the other suits' bits at rank 0, run table of its rank).
 #: A card has a meld inside ``cards`` when at least two other suits of its rank are there
 #: (``((cards >> rank) & other).bit_count() >= 2``) or ``run_table[(cards >> shift) & SUIT_BITS]``.
@@ -148,7 +149,7 @@ MELD_TEST: tuple[tuple[int, int, int, bytes], ...] = tuple(
         c % NUM_RANKS,
         NUM_RANKS * (c // NUM_RANKS),
         RANK_REPEAT & ~(1 << (NUM_RANKS * (c // NUM_RANKS))),
-        _RUN_OK[c % NUM_RANKS],
+        RUN_OK[c % NUM_RANKS],
     )
     for c in range(NUM_CARDS)
 )

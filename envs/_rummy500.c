@@ -1,0 +1,995 @@
+/* 500 Rum's compiled turn (Rummy500Kernel): drawing from the stock, discarding (the turn's end,
+ * going out, the stock's end), passing, the end of the hand they bring, the legal mask (digs,
+ * melds, lay-offs and discards) and the observation, on the game's own state objects.
+ *
+ * Rummy500Game (envs/rummy500/rules.py) holds one kernel per game and calls it from both faces,
+ * as the other variants do (envs/_knock.c, envs/_ditch.c). Digs, melds and lay-offs are left to
+ * the Python code, the state untouched, as is a move not legal now; that code is the
+ * pure-Python twin of every part here, and the test suite compares them move for move.
+ *
+ * Cards are card ids (suit * 13 + rank, the ace rank 0); a hand, the discard pile and the
+ * lay-off targets are 52-bit masks. The state's numpy rows all live in one float32 buffer
+ * (``buf``): planes of 52 cards, then the per-hand numbers (see Rummy500Game.__init__).
+ */
+#include "_native.h"
+
+#define R5_MAX_PLAYERS 8
+#define R5_CARDS 52
+#define R5_RANKS 13
+#define R5_MELDS 100
+#define R5_ACTIONS 414
+#define DRAW_STOCK 0
+#define PASS 1
+#define DIG_BASE 2
+#define DIG_DEEP_BASE (DIG_BASE + R5_CARDS)
+#define MELD_BASE (DIG_DEEP_BASE + R5_CARDS)
+#define LAY_SET_BASE (MELD_BASE + R5_MELDS)
+#define LAY_LOW_BASE (LAY_SET_BASE + R5_CARDS)
+#define LAY_HIGH_BASE (LAY_LOW_BASE + R5_CARDS)
+#define DISCARD_BASE (LAY_HIGH_BASE + R5_CARDS)
+#define LONG_PILE 3
+#define R5_SUIT_BITS 0x1FFFULL
+#define RANK_REPEAT (1ULL | 1ULL << 13 | 1ULL << 26 | 1ULL << 39)
+#define KERNEL_NAME "Rummy500Kernel"
+
+enum { S_BITS, S_COUNTS, S_PRESENT, S_SIZES, S_KNOWN_COUNTS, S_PILE, S_PILE_COUNTS, S_PILE_BITS,
+       S_PILE_DOUBLE, S_STOCK, S_STOCK_POS, S_FITS, S_FITS_ANY, S_TABLE_POINTS, S_PENDING,
+       S_CURRENT, S_TURN, S_PHASE, S_OVER, S_POINTS, S_HAND_VALUES, S_WENT_OUT, S_END_REASON,
+       S_MASK_CACHE, S_BUF, S_TOTALS, NUM_STATE_SLOTS };
+
+static PyObject *n_bits, *n_counts, *n_present, *n_sizes, *n_known_counts, *n_pile, *n_pile_counts,
+    *n_pile_bits, *n_pile_double, *n_stock, *n_stock_pos, *n_fits, *n_fits_any, *n_table_points,
+    *n_pending, *n_current, *n_turn, *n_phase, *n_points, *n_hand_values, *n_went_out,
+    *n_end_reason, *n_mask_cache, *n_buf, *n_totals;
+
+static PyObject **const state_names[NUM_STATE_SLOTS] = {
+    &n_bits,      &n_counts,     &n_present,        &n_sizes,      &n_known_counts, &n_pile,
+    &n_pile_counts, &n_pile_bits, &n_pile_double,   &n_stock,      &n_stock_pos,    &n_fits,
+    &n_fits_any,  &n_table_points, &n_pending,      &n_current,    &n_turn,         &n_phase,
+    &n_over,      &n_points,     &n_hand_values,    &n_went_out,   &n_end_reason,   &n_mask_cache,
+    &n_buf,       &n_totals};
+
+int rummy500_intern_names(void) {
+    if (n_bits)
+        return 0;
+    INTERN(n_bits, "bits")
+    INTERN(n_counts, "counts")
+    INTERN(n_present, "present")
+    INTERN(n_sizes, "sizes")
+    INTERN(n_known_counts, "known_counts")
+    INTERN(n_pile, "pile")
+    INTERN(n_pile_counts, "pile_counts")
+    INTERN(n_pile_bits, "pile_bits")
+    INTERN(n_pile_double, "pile_double")
+    INTERN(n_stock, "stock")
+    INTERN(n_stock_pos, "stock_pos")
+    INTERN(n_fits, "fits")
+    INTERN(n_fits_any, "fits_any")
+    INTERN(n_table_points, "table_points")
+    INTERN(n_pending, "pending")
+    INTERN(n_current, "current")
+    INTERN(n_turn, "turn")
+    INTERN(n_phase, "phase")
+    INTERN(n_points, "points")
+    INTERN(n_hand_values, "hand_values")
+    INTERN(n_went_out, "went_out")
+    INTERN(n_end_reason, "end_reason")
+    INTERN(n_mask_cache, "mask_cache")
+    INTERN(n_buf, "buf")
+    INTERN(n_totals, "totals")
+    return 0;
+}
+
+typedef struct {
+    PyObject_HEAD
+    int ready;
+    int players, decks, free_top, end_after_stock, max_turns, obs_size, buf_size, extra;
+    int row_pile, row_pile_low, row_top, row_known, off_phase, scores_at; /* scores_at -1: none */
+    double inv_cards, inv_turns, score_scale;
+    int card_value[R5_CARDS];
+    int run_at_bit[R5_CARDS], qka_at_bit[R5_CARDS]; /* meld ids, -1 where none */
+    uint64_t run_start_bits;
+    signed char set_ids[R5_RANKS][16][4]; /* set meld ids of a rank in a suit pattern, -1 ends */
+    int melds_with_count[R5_CARDS];
+    int melds_with_id[R5_CARDS][16];
+    uint64_t melds_with_mask[R5_CARDS][16];
+    unsigned char run_ok[R5_RANKS][1 << R5_RANKS];
+    int *gather; /* players x obs_size indices into buf */
+    PyObject *phases[2], *end_pass, *end_stock, *end_out, *empty_mask;
+    Slots slots, match_slots;
+} Rummy500Kernel;
+
+/* ------------------------------------------------------------------ state access */
+
+typedef struct {
+    PyObject *buf, *bits, *counts, *present, *sizes, *known_counts, *pile, *pile_counts, *stock,
+        *table_points;
+    float *v;
+    long current, phase, stock_pos, pending, turn;
+    uint64_t pile_bits, pile_double, fits[3], fits_any;
+} Hand;
+
+static void hand_release(Hand *h) {
+    Py_CLEAR(h->buf);
+    Py_CLEAR(h->bits);
+    Py_CLEAR(h->counts);
+    Py_CLEAR(h->present);
+    Py_CLEAR(h->sizes);
+    Py_CLEAR(h->known_counts);
+    Py_CLEAR(h->pile);
+    Py_CLEAR(h->pile_counts);
+    Py_CLEAR(h->stock);
+    Py_CLEAR(h->table_points);
+}
+
+static int bad_state(void) {
+    PyErr_SetString(PyExc_ValueError, "not a 500 Rum state of this game");
+    return -1;
+}
+
+/* A 52-bit card mask from a Python int. */
+static int as_mask(PyObject *v, uint64_t *out) {
+    *out = PyLong_AsUnsignedLongLong(v);
+    if (*out == (uint64_t)-1 && PyErr_Occurred())
+        return -1;
+    if (*out >> R5_CARDS) {
+        PyErr_SetString(PyExc_ValueError, "a 500 Rum card mask has 52 bits");
+        return -1;
+    }
+    return 0;
+}
+
+static int slot_mask(Rummy500Kernel *k, PyObject *state, int i, uint64_t *out) {
+    PyObject *v = slot_get(&k->slots, state, i);
+    if (!v)
+        return -1;
+    int r = as_mask(v, out);
+    Py_DECREF(v);
+    return r;
+}
+
+static int slot_set_mask(Rummy500Kernel *k, PyObject *state, int i, uint64_t value) {
+    PyObject *v = PyLong_FromUnsignedLongLong(value);
+    if (!v)
+        return -1;
+    int r = slot_set(&k->slots, state, i, v);
+    Py_DECREF(v);
+    return r;
+}
+
+static int hand_read(Rummy500Kernel *k, PyObject *state, Hand *h) {
+    memset(h, 0, sizeof(Hand));
+    const char *name = "500 Rum";
+    PyObject *fits = NULL;
+    if (slot_long(&k->slots, state, S_CURRENT, &h->current) < 0 ||
+        slot_long(&k->slots, state, S_PHASE, &h->phase) < 0 ||
+        slot_long(&k->slots, state, S_STOCK_POS, &h->stock_pos) < 0 ||
+        slot_long(&k->slots, state, S_PENDING, &h->pending) < 0 ||
+        slot_long(&k->slots, state, S_TURN, &h->turn) < 0 ||
+        slot_mask(k, state, S_PILE_BITS, &h->pile_bits) < 0 ||
+        slot_mask(k, state, S_PILE_DOUBLE, &h->pile_double) < 0 ||
+        slot_mask(k, state, S_FITS_ANY, &h->fits_any) < 0 || !(fits = slot_get(&k->slots, state, S_FITS)))
+        return -1;
+    int ok = PyTuple_CheckExact(fits) && PyTuple_GET_SIZE(fits) == 3;
+    for (int i = 0; ok && i < 3; i++)
+        ok = as_mask(PyTuple_GET_ITEM(fits, i), &h->fits[i]) == 0;
+    Py_DECREF(fits);
+    if (!ok) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "a 500 Rum state's fits is a tuple of 3 masks");
+        return -1;
+    }
+    if (!(h->buf = slot_get(&k->slots, state, S_BUF)) ||
+        check_array(h->buf, NPY_FLOAT32, 1, k->buf_size, 0, 1, "a 500 Rum state's buf") < 0 ||
+        !(h->bits = slot_list(&k->slots, state, S_BITS, name)) ||
+        !(h->counts = slot_list(&k->slots, state, S_COUNTS, name)) ||
+        !(h->present = slot_list(&k->slots, state, S_PRESENT, name)) ||
+        !(h->sizes = slot_list(&k->slots, state, S_SIZES, name)) ||
+        !(h->known_counts = slot_list(&k->slots, state, S_KNOWN_COUNTS, name)) ||
+        !(h->pile = slot_list(&k->slots, state, S_PILE, name)) ||
+        !(h->pile_counts = slot_list(&k->slots, state, S_PILE_COUNTS, name)) ||
+        !(h->stock = slot_list(&k->slots, state, S_STOCK, name)) ||
+        !(h->table_points = slot_list(&k->slots, state, S_TABLE_POINTS, name)))
+        goto fail;
+    const Py_ssize_t n = k->players;
+    if (PyList_GET_SIZE(h->bits) != n || PyList_GET_SIZE(h->counts) != n ||
+        PyList_GET_SIZE(h->present) != n || PyList_GET_SIZE(h->sizes) != n ||
+        PyList_GET_SIZE(h->known_counts) != n || PyList_GET_SIZE(h->table_points) != n ||
+        PyList_GET_SIZE(h->pile_counts) != R5_CARDS || h->current < 0 || h->current >= n ||
+        h->phase < 0 || h->phase > 1 || h->stock_pos < 0 ||
+        h->stock_pos > PyList_GET_SIZE(h->stock) || h->pending < -1 || h->pending >= R5_CARDS ||
+        h->turn < 0 || h->turn >= INT_MAX) {
+        bad_state();
+        goto fail;
+    }
+    h->v = (float *)PyArray_DATA((PyArrayObject *)h->buf);
+    return 0;
+fail:
+    hand_release(h);
+    return -1;
+}
+
+static int list_long(PyObject *list, Py_ssize_t i, long *out) {
+    *out = PyLong_AsLong(PyList_GET_ITEM(list, i));
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int list_set_long(PyObject *list, Py_ssize_t i, long value) {
+    PyObject *v = PyLong_FromLong(value);
+    return v ? PyList_SetItem(list, i, v) : -1;
+}
+
+/* Item ``card`` of the seat's list in ``lists`` (counts, known counts): checked. */
+static PyObject *seat_list(PyObject *lists, long seat) {
+    PyObject *list = PyList_GET_ITEM(lists, seat);
+    if (!PyList_CheckExact(list) || PyList_GET_SIZE(list) != R5_CARDS) {
+        bad_state();
+        return NULL;
+    }
+    return list;
+}
+
+static int card_of(PyObject *list, Py_ssize_t i, long *card) {
+    if (list_long(list, i, card) < 0)
+        return -1;
+    return (*card < 0 || *card >= R5_CARDS) ? bad_state() : 0;
+}
+
+static int hand_mask(Hand *h, long seat, uint64_t *out) {
+    return as_mask(PyList_GET_ITEM(h->bits, seat), out);
+}
+
+/* The seat's int8 row of present cards (a writeable array of 52). */
+static npy_int8 *present_row(Hand *h, long seat) {
+    PyObject *row = PyList_GET_ITEM(h->present, seat);
+    if (check_array(row, NPY_INT8, 1, R5_CARDS, 0, 1, "a 500 Rum state's present row") < 0)
+        return NULL;
+    return (npy_int8 *)PyArray_DATA((PyArrayObject *)row);
+}
+
+/* ------------------------------------------------------------------ the mask */
+
+/* Cards of ``cards`` that belong to some 3-card meld inside it (tables.meldable). */
+static uint64_t meldable(Rummy500Kernel *k, uint64_t cards) {
+    uint64_t t = cards & (cards >> 1) & (cards >> 2) & k->run_start_bits;
+    uint64_t covered = t | (t << 1) | (t << 2);
+    t = cards & (cards >> 11) & (cards >> 12) & RANK_REPEAT;
+    covered |= t | (t << 11) | (t << 12);
+    uint64_t a = cards & R5_SUIT_BITS, b = (cards >> 13) & R5_SUIT_BITS, c = (cards >> 26) & R5_SUIT_BITS,
+             d = (cards >> 39) & R5_SUIT_BITS;
+    uint64_t three = (a & b & (c | d)) | (c & d & (a | b));
+    if (three)
+        covered |= cards & (three * RANK_REPEAT);
+    return covered;
+}
+
+/* Whether ``card`` has a 3-card meld inside ``acc`` (tables.MELD_TEST). */
+static int meld_test(Rummy500Kernel *k, int card, uint64_t acc) {
+    int rank = card % R5_RANKS, shift = R5_RANKS * (card / R5_RANKS);
+    uint64_t others = RANK_REPEAT & ~(1ULL << shift);
+    return __builtin_popcountll((acc >> rank) & others) > 1 ||
+           k->run_ok[rank][(acc >> shift) & R5_SUIT_BITS];
+}
+
+/* Rummy500Game.dig_options: the cards the seat may dig to (topmost copy, lower copy). */
+static int dig_options(Rummy500Kernel *k, Hand *h, long seat, uint64_t *usable_out,
+                       uint64_t *deep_out) {
+    Py_ssize_t size = PyList_GET_SIZE(h->pile);
+    *usable_out = *deep_out = 0;
+    if (!size)
+        return 0;
+    uint64_t hand;
+    if (hand_mask(h, seat, &hand) < 0)
+        return -1;
+    uint64_t usable = h->pile_bits & h->fits_any, cand = h->pile_bits & ~h->fits_any;
+    if (size > LONG_PILE)
+        cand &= meldable(k, hand | h->pile_bits);
+    uint64_t deep_found = 0;
+    if (cand) {
+        uint64_t acc = hand, seen = 0;
+        for (Py_ssize_t idx = size - 1; idx >= 0; idx--) {
+            long card;
+            if (card_of(h->pile, idx, &card) < 0)
+                return -1;
+            uint64_t b = 1ULL << card;
+            acc |= b;
+            if (cand & b) {
+                if (meld_test(k, (int)card, acc)) {
+                    if (seen & b)
+                        deep_found |= b;
+                    else
+                        usable |= b;
+                    cand ^= b;
+                }
+                if (!cand)
+                    break;
+            }
+            seen |= b;
+        }
+    }
+    uint64_t deep = h->pile_double & (usable | deep_found);
+    if (k->free_top) {
+        long top;
+        if (card_of(h->pile, size - 1, &top) < 0)
+            return -1;
+        usable |= 1ULL << top;
+    }
+    *usable_out = usable;
+    *deep_out = deep;
+    return 0;
+}
+
+/* The legal actions of the seat to act in a hand not over (Rummy500Game.legal_mask, without
+ * its cache) into out (R5_ACTIONS entries). */
+static int legal_into(Rummy500Kernel *k, Hand *h, npy_int8 *out) {
+    memset(out, 0, R5_ACTIONS);
+    long seat = h->current;
+    if (h->phase == 0) {
+        out[h->stock_pos < PyList_GET_SIZE(h->stock) ? DRAW_STOCK : PASS] = 1;
+        uint64_t top, deep;
+        if (dig_options(k, h, seat, &top, &deep) < 0)
+            return -1;
+        for (; top; top &= top - 1)
+            out[DIG_BASE + __builtin_ctzll(top)] = 1;
+        for (; deep; deep &= deep - 1)
+            out[DIG_DEEP_BASE + __builtin_ctzll(deep)] = 1;
+        return 0;
+    }
+    uint64_t hand;
+    if (hand_mask(h, seat, &hand) < 0)
+        return -1;
+    if (h->pending >= 0) {
+        int p = (int)h->pending;
+        for (int j = 0; j < k->melds_with_count[p]; j++)
+            if (!(k->melds_with_mask[p][j] & ~hand))
+                out[MELD_BASE + k->melds_with_id[p][j]] = 1;
+        uint64_t b = 1ULL << p;
+        if (h->fits[0] & b)
+            out[LAY_SET_BASE + p] = 1;
+        if (h->fits[1] & b)
+            out[LAY_LOW_BASE + p] = 1;
+        if (h->fits[2] & b)
+            out[LAY_HIGH_BASE + p] = 1;
+        return 0;
+    }
+    npy_int8 *present = present_row(h, seat);
+    if (!present)
+        return -1;
+    memcpy(out + DISCARD_BASE, present, R5_CARDS);
+    uint64_t t = hand & (hand >> 1) & (hand >> 2) & k->run_start_bits;
+    for (; t; t &= t - 1)
+        out[MELD_BASE + k->run_at_bit[__builtin_ctzll(t)]] = 1;
+    t = hand & (hand >> 11) & (hand >> 12) & RANK_REPEAT;
+    for (; t; t &= t - 1)
+        out[MELD_BASE + k->qka_at_bit[__builtin_ctzll(t)]] = 1;
+    uint64_t a = hand & R5_SUIT_BITS, b = (hand >> 13) & R5_SUIT_BITS, c = (hand >> 26) & R5_SUIT_BITS,
+             d = (hand >> 39) & R5_SUIT_BITS;
+    uint64_t three = (a & b & (c | d)) | (c & d & (a | b));
+    for (; three; three &= three - 1) {
+        int rank = __builtin_ctzll(three);
+        int pattern = (int)((a >> rank & 1) | (b >> rank & 1) << 1 | (c >> rank & 1) << 2 |
+                            (d >> rank & 1) << 3);
+        for (int j = 0; j < 4 && k->set_ids[rank][pattern][j] >= 0; j++)
+            out[MELD_BASE + k->set_ids[rank][pattern][j]] = 1;
+    }
+    for (uint64_t lay = hand & h->fits_any; lay; lay &= lay - 1) {
+        int card = __builtin_ctzll(lay);
+        uint64_t low = 1ULL << card;
+        if (h->fits[0] & low)
+            out[LAY_SET_BASE + card] = 1;
+        if (h->fits[1] & low)
+            out[LAY_LOW_BASE + card] = 1;
+        if (h->fits[2] & low)
+            out[LAY_HIGH_BASE + card] = 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the moves */
+
+static float *row(Rummy500Kernel *k, Hand *h, int r) { return h->v + (size_t)r * R5_CARDS; }
+static float *scalars(Rummy500Kernel *k, Hand *h) { return h->v + k->extra; }
+/* the per-seat numbers: block 0 to act, 1 dealer, 2 hand size, 3 table points, 4 totals */
+static float *seat_row(Rummy500Kernel *k, Hand *h, int block) {
+    return h->v + k->extra + 4 + block * k->players;
+}
+
+/* Rummy500Game._finish: each seat's hand value, the points, the reason. Answers 2. */
+static int finish(Rummy500Kernel *k, PyObject *state, Hand *h, PyObject *reason) {
+    npy_intp n = k->players;
+    PyObject *values = PyList_New(n), *points = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
+    if (!values || !points)
+        goto fail;
+    double *p = (double *)PyArray_DATA((PyArrayObject *)points);
+    for (long seat = 0; seat < n; seat++) {
+        uint64_t hand;
+        long earned;
+        PyObject *counts = seat_list(h->counts, seat);
+        if (!counts || hand_mask(h, seat, &hand) < 0 || list_long(h->table_points, seat, &earned) < 0)
+            goto fail;
+        long value = 0;
+        for (; hand; hand &= hand - 1) {
+            int card = __builtin_ctzll(hand);
+            long count;
+            if (list_long(counts, card, &count) < 0)
+                goto fail;
+            value += k->card_value[card] * count;
+        }
+        PyObject *v = PyLong_FromLong(value);
+        if (!v)
+            goto fail;
+        PyList_SET_ITEM(values, seat, v);
+        p[seat] = (double)(earned - value);
+    }
+    int failed = slot_set(&k->slots, state, S_HAND_VALUES, values) < 0 ||
+                 slot_set(&k->slots, state, S_POINTS, points) < 0 ||
+                 slot_set(&k->slots, state, S_END_REASON, reason) < 0 ||
+                 slot_set(&k->slots, state, S_OVER, Py_True) < 0 ||
+                 slot_set(&k->slots, state, S_MASK_CACHE, Py_None) < 0;
+    Py_DECREF(values);
+    Py_DECREF(points);
+    return failed ? -1 : 2;
+fail:
+    Py_XDECREF(values);
+    Py_XDECREF(points);
+    return -1;
+}
+
+/* One copy of ``card`` into (delta 1) or out of (-1) the seat's hand (_add / _remove). */
+static int move_card(Rummy500Kernel *k, Hand *h, long seat, int card, int delta) {
+    PyObject *counts = seat_list(h->counts, seat);
+    npy_int8 *present = counts ? present_row(h, seat) : NULL;
+    long count, size;
+    if (!present || list_long(counts, card, &count) < 0 || count + delta < 0 ||
+        list_long(h->sizes, seat, &size) < 0)
+        return present && !PyErr_Occurred() ? bad_state() : -1;
+    count += delta;
+    if (list_set_long(counts, card, count) < 0)
+        return -1;
+    row(k, h, (int)seat)[card] = (float)count;
+    uint64_t bits;
+    if (hand_mask(h, seat, &bits) < 0)
+        return -1;
+    if (delta > 0 && count == 1) {
+        present[card] = 1;
+        PyObject *v = PyLong_FromUnsignedLongLong(bits | 1ULL << card);
+        if (!v || PyList_SetItem(h->bits, seat, v) < 0)
+            return -1;
+    } else if (delta < 0 && count == 0) {
+        present[card] = 0;
+        PyObject *v = PyLong_FromUnsignedLongLong(bits & ~(1ULL << card));
+        if (!v || PyList_SetItem(h->bits, seat, v) < 0)
+            return -1;
+    }
+    if (delta < 0) {
+        PyObject *known = seat_list(h->known_counts, seat);
+        long held;
+        if (!known || list_long(known, card, &held) < 0)
+            return -1;
+        if (held) {
+            if (list_set_long(known, card, held - 1) < 0)
+                return -1;
+            row(k, h, k->row_known + (int)seat)[card] = (float)(held - 1);
+        }
+    }
+    size += delta;
+    if (list_set_long(h->sizes, seat, size) < 0)
+        return -1;
+    seat_row(k, h, 2)[seat] = (float)((double)size / R5_CARDS);
+    return 0;
+}
+
+/* Rummy500Game._discard, up to the next seat's turn (or the hand's end). */
+static int discard(Rummy500Kernel *k, PyObject *state, Hand *h, int card) {
+    long seat = h->current;
+    if (move_card(k, h, seat, card, -1) < 0)
+        return -1;
+    Py_ssize_t piled = PyList_GET_SIZE(h->pile);
+    float *top = row(k, h, k->row_top), *pile = row(k, h, k->row_pile);
+    if (piled) {
+        long old;
+        if (card_of(h->pile, piled - 1, &old) < 0)
+            return -1;
+        top[old] = 0.0f;
+    }
+    PyObject *c = PyLong_FromLong(card);
+    if (!c)
+        return -1;
+    int appended = PyList_Append(h->pile, c);
+    Py_DECREF(c);
+    if (appended < 0)
+        return -1;
+    top[card] = 1.0f;
+    long count;
+    if (list_long(h->pile_counts, card, &count) < 0)
+        return -1;
+    if (count) { /* the other copy is in the pile already and becomes the lower one */
+        if (k->row_pile_low < 0)
+            return bad_state();
+        row(k, h, k->row_pile_low)[card] = pile[card];
+        h->pile_double |= 1ULL << card;
+    }
+    h->pile_bits |= 1ULL << card;
+    if (list_set_long(h->pile_counts, card, count + 1) < 0 ||
+        slot_set_mask(k, state, S_PILE_DOUBLE, h->pile_double) < 0 ||
+        slot_set_mask(k, state, S_PILE_BITS, h->pile_bits) < 0)
+        return -1;
+    float piled_value = (float)((double)(piled + 1) * k->inv_cards);
+    pile[card] = piled_value;
+    scalars(k, h)[2] = piled_value;
+    long size;
+    if (list_long(h->sizes, seat, &size) < 0)
+        return -1;
+    h->turn++;
+    if (slot_set_long(&k->slots, state, S_TURN, h->turn) < 0)
+        return -1;
+    scalars(k, h)[3] = (float)((double)h->turn * k->inv_turns);
+    if (!size) { /* went out */
+        if (slot_set_long(&k->slots, state, S_WENT_OUT, seat) < 0)
+            return -1;
+        return finish(k, state, h, k->end_out);
+    }
+    long next = (seat + 1) % k->players;
+    seat_row(k, h, 0)[seat] = 0.0f;
+    seat_row(k, h, 0)[next] = 1.0f;
+    h->current = next;
+    h->phase = 0;
+    if (slot_set_long(&k->slots, state, S_CURRENT, next) < 0 ||
+        slot_set(&k->slots, state, S_PHASE, k->phases[0]) < 0)
+        return -1;
+    if (h->stock_pos >= PyList_GET_SIZE(h->stock)) { /* the stock is gone */
+        if (k->end_after_stock)
+            return finish(k, state, h, k->end_stock);
+        npy_intp size = R5_ACTIONS;
+        PyObject *mask = PyArray_SimpleNew(1, &size, NPY_INT8);
+        if (!mask)
+            return -1;
+        npy_int8 *m = (npy_int8 *)PyArray_DATA((PyArrayObject *)mask);
+        int any = 0;
+        if (legal_into(k, h, m) < 0) {
+            Py_DECREF(mask);
+            return -1;
+        }
+        for (int a = DIG_BASE; a < MELD_BASE; a++)
+            any |= m[a];
+        int r = any ? slot_set(&k->slots, state, S_MASK_CACHE, mask) : 0;
+        Py_DECREF(mask);
+        if (r < 0)
+            return -1;
+        if (!any)
+            return finish(k, state, h, k->end_stock);
+    }
+    return h->turn >= k->max_turns ? 2 : 1;
+}
+
+/* Play ``action`` if it is a move played here and legal now: 1 when played and the hand goes on,
+ * 2 when played and the hand is over or at the turn cap, 0 when left to the Python code
+ * (nothing changed), -1 on error. */
+static int play_move(Rummy500Kernel *k, PyObject *state, Hand *h, long action) {
+    long seat = h->current;
+    if (action == DRAW_STOCK) {
+        if (h->phase != 0 || h->stock_pos >= PyList_GET_SIZE(h->stock))
+            return 0;
+        long card;
+        if (card_of(h->stock, h->stock_pos, &card) < 0)
+            return -1;
+        h->stock_pos++;
+        if (slot_set_long(&k->slots, state, S_STOCK_POS, h->stock_pos) < 0 ||
+            slot_set(&k->slots, state, S_MASK_CACHE, Py_None) < 0)
+            return -1;
+        scalars(k, h)[1] =
+            (float)((double)(PyList_GET_SIZE(h->stock) - h->stock_pos) * k->inv_cards);
+        if (move_card(k, h, seat, (int)card, 1) < 0)
+            return -1;
+        h->phase = 1;
+        return slot_set(&k->slots, state, S_PHASE, k->phases[1]) < 0 ? -1 : 1;
+    }
+    if (action == PASS) {
+        if (h->phase != 0 || h->stock_pos < PyList_GET_SIZE(h->stock))
+            return 0;
+        return slot_set(&k->slots, state, S_MASK_CACHE, Py_None) < 0
+                   ? -1
+                   : finish(k, state, h, k->end_pass);
+    }
+    if (action < DISCARD_BASE || action >= R5_ACTIONS || h->phase != 1 || h->pending >= 0)
+        return 0; /* digs, melds and lay-offs: the Python code */
+    int card = (int)(action - DISCARD_BASE);
+    uint64_t hand;
+    if (hand_mask(h, seat, &hand) < 0)
+        return -1;
+    if (!(hand >> card & 1))
+        return 0;
+    if (slot_set(&k->slots, state, S_MASK_CACHE, Py_None) < 0)
+        return -1;
+    return discard(k, state, h, card);
+}
+
+/* The observation of ``seat`` into out: the match totals written into the buffer where they
+ * are a new array (or the hand is over), then one gather, then the phase. */
+static int observe_into(Rummy500Kernel *k, PyObject *state, Hand *h, long seat, int over,
+                        PyObject *totals, float *out) {
+    PyObject *last = slot_get(&k->slots, state, S_TOTALS);
+    if (!last)
+        return -1;
+    int fresh = last != totals || over;
+    Py_DECREF(last);
+    if (fresh) {
+        if (slot_set(&k->slots, state, S_TOTALS, totals) < 0)
+            return -1;
+        if (k->scores_at >= 0) {
+            const double *by_seat;
+            if (read_scores(totals, k->players, &by_seat) < 0)
+                return -1;
+            for (int i = 0; i < k->players; i++)
+                h->v[k->scores_at + i] = (float)(by_seat[i] / k->score_scale);
+        }
+    }
+    const int *index = k->gather + (size_t)seat * k->obs_size;
+    for (int i = 0; i < k->obs_size; i++)
+        out[i] = h->v[index[i]];
+    if (seat == h->current && !over)
+        out[k->off_phase + (h->phase == 0 ? 0 : h->pending >= 0 ? 1 : 2)] = 1.0f;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ methods */
+
+static int state_over(Rummy500Kernel *k, PyObject *state) {
+    PyObject *over = slot_get(&k->slots, state, S_OVER);
+    if (!over)
+        return -1;
+    int answer = PyObject_IsTrue(over);
+    Py_DECREF(over);
+    return answer;
+}
+
+static PyObject *Rummy500Kernel_apply(Rummy500Kernel *k, PyObject *const *args, Py_ssize_t nargs) {
+    long action;
+    if (method_args(k->ready, KERNEL_NAME, nargs, 2, "apply(state, action)", args, &action) < 0)
+        return NULL;
+    Hand h;
+    if (hand_read(k, args[0], &h) < 0)
+        return NULL;
+    int played = play_move(k, args[0], &h, action);
+    hand_release(&h);
+    if (played < 0)
+        return NULL;
+    return PyBool_FromLong(played > 0);
+}
+
+/* The mask (Rummy500Game.legal_mask): the one cached at the stock's end, taken once, else a new
+ * array. */
+static PyObject *mask_of(Rummy500Kernel *k, PyObject *state, Hand *h, int over) {
+    PyObject *cached = slot_get(&k->slots, state, S_MASK_CACHE);
+    if (!cached)
+        return NULL;
+    if (cached != Py_None) {
+        if (slot_set(&k->slots, state, S_MASK_CACHE, Py_None) < 0)
+            Py_CLEAR(cached);
+        return cached;
+    }
+    Py_DECREF(cached);
+    npy_intp size = R5_ACTIONS;
+    PyObject *out = PyArray_ZEROS(1, &size, NPY_INT8, 0);
+    if (out && !over && legal_into(k, h, (npy_int8 *)PyArray_DATA((PyArrayObject *)out)) < 0)
+        Py_CLEAR(out);
+    return out;
+}
+
+static PyObject *Rummy500Kernel_mask(Rummy500Kernel *k, PyObject *state) {
+    if (check_ready(k->ready, KERNEL_NAME) < 0)
+        return NULL;
+    int over = state_over(k, state);
+    if (over < 0)
+        return NULL;
+    Hand h;
+    if (hand_read(k, state, &h) < 0)
+        return NULL;
+    PyObject *out = mask_of(k, state, &h, over);
+    hand_release(&h);
+    return out;
+}
+
+static PyObject *Rummy500Kernel_observe(Rummy500Kernel *k, PyObject *const *args,
+                                        Py_ssize_t nargs) {
+    long seat;
+    int is_over;
+    if (observe_args(k->ready, KERNEL_NAME, nargs, args, k->players, &seat, &is_over) < 0)
+        return NULL;
+    Hand h;
+    if (hand_read(k, args[0], &h) < 0)
+        return NULL;
+    npy_intp size = k->obs_size;
+    PyObject *out = PyArray_SimpleNew(1, &size, NPY_FLOAT32);
+    if (out && observe_into(k, args[0], &h, seat, is_over, args[2],
+                            (float *)PyArray_DATA((PyArrayObject *)out)) < 0)
+        Py_CLEAR(out);
+    hand_release(&h);
+    return out;
+}
+
+static int write_rows(Rummy500Kernel *k, Batch *b, int64_t i, PyObject *match, PyObject *state,
+                      Hand *h, int over) {
+    PyObject *totals = slot_get(&k->match_slots, match, MATCH_SEAT_TOTALS);
+    if (!totals)
+        return -1;
+    b->current[i] = h->current;
+    int bad = observe_into(k, state, h, h->current, over, totals, b->obs + i * k->obs_size) < 0;
+    Py_DECREF(totals);
+    if (bad)
+        return -1;
+    PyObject *mask = mask_of(k, state, h, over);
+    if (!mask)
+        return -1;
+    memcpy(b->masks + i * R5_ACTIONS, PyArray_DATA((PyArrayObject *)mask), R5_ACTIONS);
+    Py_DECREF(mask);
+    return 0;
+}
+
+static int batch_play(PyObject *kernel, Batch *b, int64_t i, PyObject *match, long action) {
+    Rummy500Kernel *k = (Rummy500Kernel *)kernel;
+    PyObject *state = slot_get(&k->match_slots, match, MATCH_STATE);
+    if (!state)
+        return -1;
+    Hand h;
+    if (hand_read(k, state, &h) < 0) {
+        Py_DECREF(state);
+        return -1;
+    }
+    int played = play_move(k, state, &h, action);
+    if (played == 1 && write_rows(k, b, i, match, state, &h, 0) < 0)
+        played = -1;
+    hand_release(&h);
+    Py_DECREF(state);
+    return played;
+}
+
+static int batch_write_rows(PyObject *kernel, Batch *b, int64_t i, PyObject *match) {
+    Rummy500Kernel *k = (Rummy500Kernel *)kernel;
+    PyObject *state = slot_get(&k->match_slots, match, MATCH_STATE);
+    if (!state)
+        return -1;
+    Hand h;
+    int over = state_over(k, state);
+    int bad = over < 0 || hand_read(k, state, &h) < 0;
+    if (!bad) {
+        bad = write_rows(k, b, i, match, state, &h, over) < 0;
+        hand_release(&h);
+    }
+    Py_DECREF(state);
+    return bad ? -1 : 0;
+}
+
+static PyObject *Rummy500Kernel_step(Rummy500Kernel *k, PyObject *const *args, Py_ssize_t nargs) {
+    return kernel_step((PyObject *)k, k->ready, KERNEL_NAME, args, nargs, k->obs_size, R5_ACTIONS,
+                       batch_play, &k->match_slots);
+}
+
+static PyObject *Rummy500Kernel_rows(Rummy500Kernel *k, PyObject *const *args, Py_ssize_t nargs) {
+    return kernel_rows((PyObject *)k, k->ready, KERNEL_NAME, args, nargs, k->obs_size, R5_ACTIONS,
+                       batch_write_rows);
+}
+
+/* ------------------------------------------------------------------ type */
+
+static PyObject *item(PyObject *layout, const char *key) {
+    PyObject *v = PyDict_GetItemString(layout, key);
+    if (!v)
+        PyErr_Format(PyExc_KeyError, KERNEL_NAME ": missing %s", key);
+    return v;
+}
+
+/* layout[key]: ``count`` ints within low..high into out. */
+static int read_ints(PyObject *layout, const char *key, int *out, int count, long low, long high) {
+    PyObject *v = item(layout, key);
+    PyObject *seq = v ? PySequence_Fast(v, key) : NULL;
+    if (!seq)
+        return -1;
+    int ok = PySequence_Fast_GET_SIZE(seq) == count;
+    for (int i = 0; ok && i < count; i++) {
+        long x = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        ok = !(x == -1 && PyErr_Occurred()) && x >= low && x <= high;
+        out[i] = (int)x;
+    }
+    Py_DECREF(seq);
+    if (!ok && !PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, KERNEL_NAME ": %s is %d ints in %ld..%ld", key, count, low,
+                     high);
+    return ok ? 0 : -1;
+}
+
+static int read_double(PyObject *layout, const char *key, double *out) {
+    PyObject *v = item(layout, key);
+    if (!v)
+        return -1;
+    *out = PyFloat_AsDouble(v);
+    if (PyErr_Occurred())
+        return -1;
+    if (!(*out > 0)) {
+        PyErr_Format(PyExc_ValueError, KERNEL_NAME ": %s must be > 0", key);
+        return -1;
+    }
+    return 0;
+}
+
+/* layout["melds_with"]: per card, its melds' (id, mask) pairs; layout["set_ids"]: per rank and
+ * suit pattern, the set meld ids. */
+static int read_meld_tables(Rummy500Kernel *k, PyObject *layout) {
+    PyObject *v = item(layout, "melds_with");
+    PyObject *cards = v ? PySequence_Fast(v, "melds_with") : NULL;
+    if (!cards)
+        return -1;
+    int ok = PySequence_Fast_GET_SIZE(cards) == R5_CARDS;
+    for (int c = 0; ok && c < R5_CARDS; c++) {
+        PyObject *pairs = PySequence_Fast(PySequence_Fast_GET_ITEM(cards, c), "melds_with");
+        ok = pairs && PySequence_Fast_GET_SIZE(pairs) <= 16;
+        k->melds_with_count[c] = ok ? (int)PySequence_Fast_GET_SIZE(pairs) : 0;
+        for (int j = 0; ok && j < k->melds_with_count[c]; j++) {
+            PyObject *pair = PySequence_Fast_GET_ITEM(pairs, j);
+            long id = -1;
+            ok = PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 &&
+                 (id = PyLong_AsLong(PyTuple_GET_ITEM(pair, 0))) >= 0 && id < R5_MELDS &&
+                 as_mask(PyTuple_GET_ITEM(pair, 1), &k->melds_with_mask[c][j]) == 0;
+            k->melds_with_id[c][j] = (int)id;
+        }
+        Py_XDECREF(pairs);
+    }
+    Py_DECREF(cards);
+    v = ok ? item(layout, "set_ids") : NULL;
+    PyObject *ranks = v ? PySequence_Fast(v, "set_ids") : NULL;
+    ok = ranks && PySequence_Fast_GET_SIZE(ranks) == R5_RANKS;
+    memset(k->set_ids, -1, sizeof(k->set_ids));
+    for (int r = 0; ok && r < R5_RANKS; r++) {
+        PyObject *patterns = PySequence_Fast(PySequence_Fast_GET_ITEM(ranks, r), "set_ids");
+        ok = patterns && PySequence_Fast_GET_SIZE(patterns) == 16;
+        for (int p = 0; ok && p < 16; p++) {
+            PyObject *ids = PySequence_Fast(PySequence_Fast_GET_ITEM(patterns, p), "set_ids");
+            ok = ids && PySequence_Fast_GET_SIZE(ids) <= 4;
+            for (int j = 0; ok && j < PySequence_Fast_GET_SIZE(ids); j++) {
+                long id = PyLong_AsLong(PySequence_Fast_GET_ITEM(ids, j));
+                ok = id >= 0 && id < R5_MELDS;
+                k->set_ids[r][p][j] = (signed char)id;
+            }
+            Py_XDECREF(ids);
+        }
+        Py_XDECREF(patterns);
+    }
+    Py_XDECREF(ranks);
+    if (!ok && !PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": bad melds_with or set_ids");
+    return ok ? 0 : -1;
+}
+
+/* layout["gather"]: per seat, the buffer index of each observation entry. */
+static int read_gather(Rummy500Kernel *k, PyObject *layout) {
+    PyObject *v = item(layout, "gather");
+    PyObject *seats = v ? PySequence_Fast(v, "gather") : NULL;
+    if (!seats)
+        return -1;
+    PyMem_Free(k->gather);
+    k->gather = PyMem_Malloc(sizeof(int) * (size_t)k->players * (size_t)k->obs_size);
+    int ok = k->gather && PySequence_Fast_GET_SIZE(seats) == k->players;
+    if (!k->gather)
+        PyErr_NoMemory();
+    for (int s = 0; ok && s < k->players; s++) {
+        PyArrayObject *index = (PyArrayObject *)PyArray_FROMANY(
+            PySequence_Fast_GET_ITEM(seats, s), NPY_INT64, 1, 1, NPY_ARRAY_CARRAY_RO);
+        ok = index && PyArray_DIM(index, 0) == k->obs_size;
+        const int64_t *at = ok ? (const int64_t *)PyArray_DATA(index) : NULL;
+        for (int i = 0; ok && i < k->obs_size; i++) {
+            ok = at[i] >= 0 && at[i] < k->buf_size;
+            k->gather[(size_t)s * k->obs_size + i] = (int)at[i];
+        }
+        Py_XDECREF(index);
+    }
+    Py_DECREF(seats);
+    if (!ok && !PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": gather indexes the buffer, per seat");
+    return ok ? 0 : -1;
+}
+
+static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds) {
+    PyObject *layout;
+    static char *kwlist[] = {"layout", NULL};
+    k->ready = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!", kwlist, &PyDict_Type, &layout))
+        return -1;
+    const int big = INT_MAX / 2;
+    if (read_int(layout, KERNEL_NAME, "players", &k->players, 2, R5_MAX_PLAYERS) < 0 ||
+        read_int(layout, KERNEL_NAME, "decks", &k->decks, 1, 2) < 0 ||
+        read_int(layout, KERNEL_NAME, "free_top", &k->free_top, 0, 1) < 0 ||
+        read_int(layout, KERNEL_NAME, "end_after_stock", &k->end_after_stock, 0, 1) < 0 ||
+        read_int(layout, KERNEL_NAME, "max_turns", &k->max_turns, 1, INT_MAX) < 0 ||
+        read_int(layout, KERNEL_NAME, "obs_size", &k->obs_size, 1, big) < 0 ||
+        read_int(layout, KERNEL_NAME, "extra", &k->extra, 0, big) < 0 ||
+        read_int(layout, KERNEL_NAME, "buf_size", &k->buf_size, k->extra + 4 + 5 * k->players,
+                 k->extra + 4 + 5 * k->players) < 0 ||
+        read_int(layout, KERNEL_NAME, "row_pile", &k->row_pile, 0, k->extra / R5_CARDS - 1) < 0 ||
+        read_int(layout, KERNEL_NAME, "row_pile_low", &k->row_pile_low, -1,
+                 k->extra / R5_CARDS - 1) < 0 ||
+        read_int(layout, KERNEL_NAME, "row_top", &k->row_top, 0, k->extra / R5_CARDS - 1) < 0 ||
+        read_int(layout, KERNEL_NAME, "row_known", &k->row_known, 0,
+                 k->extra / R5_CARDS - k->players) < 0 ||
+        read_int(layout, KERNEL_NAME, "off_phase", &k->off_phase, 0, k->obs_size - 3) < 0 ||
+        read_int(layout, KERNEL_NAME, "scores_at", &k->scores_at, -1,
+                 k->buf_size - k->players) < 0 ||
+        read_double(layout, "inv_cards", &k->inv_cards) < 0 ||
+        read_double(layout, "inv_turns", &k->inv_turns) < 0 ||
+        read_double(layout, "score_scale", &k->score_scale) < 0 ||
+        read_ints(layout, "card_value", k->card_value, R5_CARDS, 0, 1000) < 0 ||
+        read_ints(layout, "run_at_bit", k->run_at_bit, R5_CARDS, -1, R5_MELDS - 1) < 0 ||
+        read_ints(layout, "qka_at_bit", k->qka_at_bit, R5_CARDS, -1, R5_MELDS - 1) < 0 ||
+        read_meld_tables(k, layout) < 0 || read_gather(k, layout) < 0)
+        return -1;
+    if (k->players * 3 > k->extra / R5_CARDS || (k->decks == 2) != (k->row_pile_low >= 0)) {
+        PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": rows outside the planes");
+        return -1;
+    }
+    k->run_start_bits = 0;
+    for (int c = 0; c < R5_CARDS; c++)
+        if (k->run_at_bit[c] >= 0)
+            k->run_start_bits |= 1ULL << c;
+    PyObject *ok_table = item(layout, "run_ok");
+    if (!ok_table)
+        return -1;
+    if (!PyBytes_Check(ok_table) || PyBytes_GET_SIZE(ok_table) != R5_RANKS << R5_RANKS) {
+        PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": run_ok is 13 x 8192 bytes");
+        return -1;
+    }
+    memcpy(k->run_ok, PyBytes_AS_STRING(ok_table), R5_RANKS << R5_RANKS);
+    PyObject *phases = item(layout, "phases"), *reasons = item(layout, "end_reasons");
+    PyObject *empty = item(layout, "empty_mask"), *state_class = item(layout, "state_class");
+    PyObject *match_class = item(layout, "match_class");
+    if (!phases || !reasons || !empty || !state_class || !match_class)
+        return -1;
+    if (!PyTuple_Check(phases) || PyTuple_GET_SIZE(phases) != 2 ||
+        PyLong_AsLong(PyTuple_GET_ITEM(phases, 0)) != 0 ||
+        PyLong_AsLong(PyTuple_GET_ITEM(phases, 1)) != 1 || !PyTuple_Check(reasons) ||
+        PyTuple_GET_SIZE(reasons) != 3) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": phases (2) and end_reasons (3)");
+        return -1;
+    }
+    if (check_array(empty, NPY_INT8, 1, R5_ACTIONS, 0, 0, "empty_mask") < 0 ||
+        slots_init(&k->slots, state_class, state_names, NUM_STATE_SLOTS) < 0 ||
+        match_slots_init(&k->match_slots, match_class) < 0)
+        return -1;
+    PyObject **keep[] = {&k->phases[0], &k->phases[1], &k->end_pass, &k->end_stock, &k->end_out,
+                         &k->empty_mask};
+    PyObject *values[] = {PyTuple_GET_ITEM(phases, 0),  PyTuple_GET_ITEM(phases, 1),
+                          PyTuple_GET_ITEM(reasons, 0), PyTuple_GET_ITEM(reasons, 1),
+                          PyTuple_GET_ITEM(reasons, 2), empty};
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        Py_INCREF(values[i]);
+        Py_XSETREF(*keep[i], values[i]);
+    }
+    k->ready = 1;
+    return 0;
+}
+
+static void Rummy500Kernel_dealloc(Rummy500Kernel *k) {
+    PyMem_Free(k->gather);
+    Py_XDECREF(k->phases[0]);
+    Py_XDECREF(k->phases[1]);
+    Py_XDECREF(k->end_pass);
+    Py_XDECREF(k->end_stock);
+    Py_XDECREF(k->end_out);
+    Py_XDECREF(k->empty_mask);
+    slots_clear(&k->slots);
+    slots_clear(&k->match_slots);
+    Py_TYPE(k)->tp_free((PyObject *)k);
+}
+
+KERNEL_METHODS(Rummy500Kernel, )
+
+PyTypeObject Rummy500KernelType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rummyzoo.envs._native.Rummy500Kernel",
+    .tp_basicsize = sizeof(Rummy500Kernel),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Rummy500Kernel(layout): 500 Rum's compiled turn for one game config.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Rummy500Kernel_init,
+    .tp_dealloc = (destructor)Rummy500Kernel_dealloc,
+    .tp_methods = Rummy500Kernel_methods,
+};

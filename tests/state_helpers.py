@@ -1,0 +1,61 @@
+"""Helpers for the rules' tests: everything a hand's state holds, to compare two states."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def ditch_state(s) -> tuple:
+    """Every field of a Ditch Rummy hand's state (the table's melds by their fields, the types of
+    the phase, the active flag and the points), equal for two states exactly when they are."""
+    return (
+        s.hands,
+        s.pile,
+        s.pile_pos,
+        s.views.tobytes(),
+        s.discard,
+        [(m.owner, m.kind, m.cards, m.low, m.high, m.suit, m.added) for m in s.melds],
+        s.singles,
+        (s.set_count, s.below, s.above, s.earned),
+        (s.current, s.phase, type(s.phase), s.drawn, type(s.active), s.active, s.idle, s.turn),
+        (s.over, list(s.points), type(s.points), s.end_reason, s.ended_by, s.totals_key),
+        (s.dealer, type(s.pile), type(s.hands), [type(h) for h in s.hands]),
+        # each seat's row: a view of ``views`` at the seat's offset
+        [
+            (np.shares_memory(r, s.views), r.ctypes.data - s.views.ctypes.data, r.shape)
+            for r in s.rows
+        ],
+    )
+
+
+def rummy500_state(s) -> tuple:
+    """Every field of a 500 Rum hand's state (its numpy rows through the one buffer they view),
+    equal for two states exactly when they are."""
+    return (
+        s.buf.tobytes(),
+        (s.bits, s.counts, [p.tolist() for p in s.present], s.sizes, s.known_counts),
+        (s.pile, s.pile_counts, s.pile_bits, s.pile_double, s.stock, s.stock_pos),
+        (s.runs, s.sets, s.runs_by_suit, s.sets_by_rank, s.fits, s.fits_any, s.table_points),
+        (s.current, s.phase, type(s.phase), s.turn, s.pending, s.dealer),
+        (s.over, list(s.points), type(s.points), s.hand_values, s.went_out, s.end_reason),
+        None if s.mask_cache is None else s.mask_cache.tolist(),
+        # the rows the rules write through: views of the buffer at their offsets
+        [
+            (np.shares_memory(r, s.buf), r.ctypes.data - s.buf.ctypes.data, r.shape)
+            for r in (
+                s.planes,
+                s.scalars,
+                s.act_row,
+                s.size_row,
+                s.points_row,
+                s.hands,
+                s.laid,
+                s.known,
+                s.pile_row,
+                s.top_row,
+                s.runs_row,
+                s.fit_rows,
+                s.pending_row,
+            )
+        ],
+    )
