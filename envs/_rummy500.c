@@ -1,11 +1,11 @@
-/* 500 Rum's compiled turn (Rummy500Kernel): drawing from the stock, discarding (the turn's end,
- * going out, the stock's end), passing, the end of the hand they bring, the legal mask (digs,
- * melds, lay-offs and discards) and the observation, on the game's own state objects.
+/* 500 Rum's compiled turn (Rummy500Kernel): every move (drawing from the stock, digging into the
+ * discard pile, melds, lay-offs, discarding, passing), the end of the hand they bring (going
+ * out, the stock's end), the legal mask and the observation, on the game's own state objects.
  *
  * Rummy500Game (envs/rummy500/rules.py) holds one kernel per game and calls it from both faces,
- * as the other variants do (envs/_knock.c, envs/_ditch.c). Digs, melds and lay-offs are left to
- * the Python code, the state untouched, as is a move not legal now; that code is the
- * pure-Python twin of every part here, and the test suite compares them move for move.
+ * as the other variants do (envs/_knock.c, envs/_ditch.c). A move not legal now is left to the
+ * Python code, the state untouched; that code is the pure-Python twin of every part here, and
+ * the test suite compares them move for move.
  *
  * Cards are card ids (suit * 13 + rank, the ace rank 0); a hand, the discard pile and the
  * lay-off targets are 52-bit masks. The state's numpy rows all live in one float32 buffer
@@ -35,19 +35,21 @@
 enum { S_BITS, S_COUNTS, S_PRESENT, S_SIZES, S_KNOWN_COUNTS, S_PILE, S_PILE_COUNTS, S_PILE_BITS,
        S_PILE_DOUBLE, S_STOCK, S_STOCK_POS, S_FITS, S_FITS_ANY, S_TABLE_POINTS, S_PENDING,
        S_CURRENT, S_TURN, S_PHASE, S_OVER, S_POINTS, S_HAND_VALUES, S_WENT_OUT, S_END_REASON,
-       S_MASK_CACHE, S_BUF, S_TOTALS, NUM_STATE_SLOTS };
+       S_MASK_CACHE, S_BUF, S_TOTALS, S_RUNS, S_SETS, S_RUNS_BY_SUIT, S_SETS_BY_RANK,
+       NUM_STATE_SLOTS };
 
 static PyObject *n_bits, *n_counts, *n_present, *n_sizes, *n_known_counts, *n_pile, *n_pile_counts,
     *n_pile_bits, *n_pile_double, *n_stock, *n_stock_pos, *n_fits, *n_fits_any, *n_table_points,
     *n_pending, *n_current, *n_turn, *n_phase, *n_points, *n_hand_values, *n_went_out,
-    *n_end_reason, *n_mask_cache, *n_buf, *n_totals;
+    *n_end_reason, *n_mask_cache, *n_buf, *n_totals, *n_runs, *n_sets, *n_runs_by_suit,
+    *n_sets_by_rank;
 
 static PyObject **const state_names[NUM_STATE_SLOTS] = {
     &n_bits,      &n_counts,     &n_present,        &n_sizes,      &n_known_counts, &n_pile,
     &n_pile_counts, &n_pile_bits, &n_pile_double,   &n_stock,      &n_stock_pos,    &n_fits,
     &n_fits_any,  &n_table_points, &n_pending,      &n_current,    &n_turn,         &n_phase,
     &n_over,      &n_points,     &n_hand_values,    &n_went_out,   &n_end_reason,   &n_mask_cache,
-    &n_buf,       &n_totals};
+    &n_buf,       &n_totals,     &n_runs,           &n_sets,       &n_runs_by_suit, &n_sets_by_rank};
 
 int rummy500_intern_names(void) {
     if (n_bits)
@@ -77,6 +79,10 @@ int rummy500_intern_names(void) {
     INTERN(n_mask_cache, "mask_cache")
     INTERN(n_buf, "buf")
     INTERN(n_totals, "totals")
+    INTERN(n_runs, "runs")
+    INTERN(n_sets, "sets")
+    INTERN(n_runs_by_suit, "runs_by_suit")
+    INTERN(n_sets_by_rank, "sets_by_rank")
     return 0;
 }
 
@@ -85,6 +91,11 @@ typedef struct {
     int ready;
     int players, decks, free_top, end_after_stock, max_turns, obs_size, buf_size, extra;
     int row_pile, row_pile_low, row_top, row_known, off_phase, scores_at; /* scores_at -1: none */
+    int row_laid, row_runs, row_fits, row_pending;
+    /* the meld table: cards, run positions (runs) or suits (sets), suit (-1: a set), rank (-1:
+     * a run), points */
+    int meld_cards[R5_MELDS][3], meld_positions[R5_MELDS][3], meld_suit[R5_MELDS],
+        meld_rank[R5_MELDS], meld_value[R5_MELDS];
     double inv_cards, inv_turns, score_scale;
     int card_value[R5_CARDS];
     int run_at_bit[R5_CARDS], qka_at_bit[R5_CARDS]; /* meld ids, -1 where none */
@@ -562,6 +573,365 @@ static int discard(Rummy500Kernel *k, PyObject *state, Hand *h, int card) {
     return h->turn >= k->max_turns ? 2 : 1;
 }
 
+/* ------------------------------------------------------------------ digs, melds, lay-offs */
+
+/* The table's melds (new references): the runs and sets, by suit and by rank. */
+typedef struct {
+    PyObject *runs, *sets, *runs_by_suit, *sets_by_rank;
+} Table;
+
+static void table_release(Table *t) {
+    Py_CLEAR(t->runs);
+    Py_CLEAR(t->sets);
+    Py_CLEAR(t->runs_by_suit);
+    Py_CLEAR(t->sets_by_rank);
+}
+
+static int table_read(Rummy500Kernel *k, PyObject *state, Table *t) {
+    memset(t, 0, sizeof(Table));
+    const char *name = "500 Rum";
+    if (!(t->runs = slot_list(&k->slots, state, S_RUNS, name)) ||
+        !(t->sets = slot_list(&k->slots, state, S_SETS, name)) ||
+        !(t->runs_by_suit = slot_list(&k->slots, state, S_RUNS_BY_SUIT, name)) ||
+        !(t->sets_by_rank = slot_list(&k->slots, state, S_SETS_BY_RANK, name)))
+        goto fail;
+    if (PyList_GET_SIZE(t->runs_by_suit) != 4 || PyList_GET_SIZE(t->sets_by_rank) != R5_RANKS) {
+        bad_state();
+        goto fail;
+    }
+    return 0;
+fail:
+    table_release(t);
+    return -1;
+}
+
+/* The list at index i of a list of lists (the runs of a suit, the sets of a rank, a meld). */
+static PyObject *inner_list(PyObject *lists, Py_ssize_t i, Py_ssize_t size) {
+    PyObject *list = PyList_GET_ITEM(lists, i);
+    if (!PyList_CheckExact(list) || (size >= 0 && PyList_GET_SIZE(list) != size)) {
+        bad_state();
+        return NULL;
+    }
+    return list;
+}
+
+/* Points laid on the table by the seat (_score_play). */
+static int score_play(Rummy500Kernel *k, Hand *h, long seat, long value) {
+    long points;
+    if (list_long(h->table_points, seat, &points) < 0 ||
+        list_set_long(h->table_points, seat, points + value) < 0)
+        return -1;
+    seat_row(k, h, 3)[seat] = (float)((double)(points + value) / 100.0);
+    return 0;
+}
+
+/* The lay-off targets become new[] (_set_fits): the fit planes where they changed. */
+static int set_fits(Rummy500Kernel *k, PyObject *state, Hand *h, const uint64_t *new) {
+    for (int r = 0; r < 3; r++) {
+        float *fit = row(k, h, k->row_fits + r);
+        for (uint64_t changed = h->fits[r] ^ new[r]; changed; changed &= changed - 1) {
+            int card = __builtin_ctzll(changed);
+            fit[card] = new[r] >> card & 1 ? 1.0f : 0.0f;
+        }
+        h->fits[r] = new[r];
+    }
+    h->fits_any = new[0] | new[1] | new[2];
+    PyObject *fits = Py_BuildValue("(NNN)", PyLong_FromUnsignedLongLong(new[0]),
+                                   PyLong_FromUnsignedLongLong(new[1]),
+                                   PyLong_FromUnsignedLongLong(new[2]));
+    if (!fits)
+        return -1;
+    int r = slot_set(&k->slots, state, S_FITS, fits);
+    Py_DECREF(fits);
+    return r < 0 ? -1 : slot_set_mask(k, state, S_FITS_ANY, h->fits_any);
+}
+
+/* Where cards of ``rank`` could be laid off on sets (_refresh_set_fits). */
+static int refresh_set_fits(Rummy500Kernel *k, PyObject *state, Hand *h, Table *t, int rank) {
+    PyObject *sets = inner_list(t->sets_by_rank, rank, -1);
+    if (!sets)
+        return -1;
+    uint64_t fit = 0;
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(sets); j++) {
+        PyObject *group = inner_list(sets, j, 3);
+        long suits;
+        if (!group || list_long(group, 1, &suits) < 0)
+            return -1;
+        for (int suit = 0; suit < 4; suit++)
+            if (!(suits >> suit & 1))
+                fit |= 1ULL << (suit * R5_RANKS + rank);
+    }
+    uint64_t new[3] = {(h->fits[0] & ~(RANK_REPEAT << rank)) | fit, h->fits[1], h->fits[2]};
+    return set_fits(k, state, h, new);
+}
+
+/* Which cards of ``suit`` could extend a run below or above (_refresh_run_fits). */
+static int refresh_run_fits(Rummy500Kernel *k, PyObject *state, Hand *h, Table *t, int suit) {
+    PyObject *runs = inner_list(t->runs_by_suit, suit, -1);
+    if (!runs)
+        return -1;
+    uint64_t low = 0, high = 0;
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(runs); j++) {
+        PyObject *run = inner_list(runs, j, 4);
+        long lo, hi;
+        if (!run || list_long(run, 1, &lo) < 0 || list_long(run, 2, &hi) < 0)
+            return -1;
+        if (lo >= 1 && !(lo == 1 && hi == 13))
+            low |= 1ULL << (suit * R5_RANKS + (lo - 1) % R5_RANKS);
+        if (hi <= 12 && !(hi == 12 && lo == 0))
+            high |= 1ULL << (suit * R5_RANKS + (hi + 1) % R5_RANKS);
+    }
+    uint64_t keep = ~(R5_SUIT_BITS << (suit * R5_RANKS));
+    uint64_t new[3] = {h->fits[0], (h->fits[1] & keep) | low, (h->fits[2] & keep) | high};
+    return set_fits(k, state, h, new);
+}
+
+static int clear_pending(Rummy500Kernel *k, PyObject *state, Hand *h) {
+    row(k, h, k->row_pending)[h->pending] = 0.0f;
+    h->pending = -1;
+    return slot_set_long(&k->slots, state, S_PENDING, -1);
+}
+
+/* What follows a meld or a lay-off of the seat: going out where its hand is empty. */
+static int after_play(Rummy500Kernel *k, PyObject *state, Hand *h, long seat) {
+    long size;
+    if (list_long(h->sizes, seat, &size) < 0)
+        return -1;
+    if (size)
+        return 1;
+    h->turn++;
+    if (slot_set_long(&k->slots, state, S_TURN, h->turn) < 0 ||
+        slot_set_long(&k->slots, state, S_WENT_OUT, seat) < 0)
+        return -1;
+    scalars(k, h)[3] = (float)((double)h->turn * k->inv_turns);
+    return finish(k, state, h, k->end_out);
+}
+
+/* A list of ``count`` copies of ``value`` (new). */
+static PyObject *filled_list(Py_ssize_t count, long value) {
+    PyObject *list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && i < count; i++) {
+        PyObject *v = PyLong_FromLong(value);
+        if (!v) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, v);
+    }
+    return list;
+}
+
+/* Meld ``m`` of the table from the seat's hand (_meld), where legal now. */
+static int play_meld(Rummy500Kernel *k, PyObject *state, Hand *h, int m) {
+    long seat = h->current;
+    uint64_t hand, cards = 0;
+    if (hand_mask(h, seat, &hand) < 0)
+        return -1;
+    for (int j = 0; j < 3; j++)
+        cards |= 1ULL << k->meld_cards[m][j];
+    if (cards & ~hand || (h->pending >= 0 && !(cards >> h->pending & 1)))
+        return 0;
+    Table t;
+    if (table_read(k, state, &t) < 0)
+        return -1;
+    int result = -1, run = k->meld_suit[m] >= 0;
+    PyObject *owners = NULL, *meld = NULL;
+    for (int j = 0; j < 3; j++) {
+        int card = k->meld_cards[m][j];
+        if (move_card(k, h, seat, card, -1) < 0)
+            goto done;
+        row(k, h, k->row_laid + (int)seat)[card] += 1.0f;
+    }
+    if (!(owners = filled_list(run ? 14 : 4, -1)))
+        goto done;
+    long mask = 0;
+    for (int j = 0; j < 3; j++) {
+        if (list_set_long(owners, k->meld_positions[m][j], seat) < 0)
+            goto done;
+        mask |= 1L << k->meld_positions[m][j];
+        if (run)
+            row(k, h, k->row_runs)[k->meld_cards[m][j]] += 1.0f;
+    }
+    if (run)
+        meld = Py_BuildValue("[iiiO]", k->meld_suit[m], k->meld_positions[m][0],
+                             k->meld_positions[m][2], owners);
+    else
+        meld = Py_BuildValue("[ilO]", k->meld_rank[m], mask, owners);
+    PyObject *by = meld ? inner_list(run ? t.runs_by_suit : t.sets_by_rank,
+                                     run ? k->meld_suit[m] : k->meld_rank[m], -1)
+                        : NULL;
+    if (!by || PyList_Append(run ? t.runs : t.sets, meld) < 0 || PyList_Append(by, meld) < 0 ||
+        score_play(k, h, seat, k->meld_value[m]) < 0 ||
+        (h->pending >= 0 && (cards >> h->pending & 1) && clear_pending(k, state, h) < 0) ||
+        (run ? refresh_run_fits(k, state, h, &t, k->meld_suit[m])
+             : refresh_set_fits(k, state, h, &t, k->meld_rank[m])) < 0)
+        goto done;
+    result = after_play(k, state, h, seat);
+done:
+    Py_XDECREF(owners);
+    Py_XDECREF(meld);
+    table_release(&t);
+    return result;
+}
+
+/* Lay off ``card`` on a set (kind 0), below a run (1) or above one (2) (_lay_off), where legal
+ * now. */
+static int play_lay_off(Rummy500Kernel *k, PyObject *state, Hand *h, int card, int kind) {
+    long seat = h->current;
+    uint64_t hand;
+    if (hand_mask(h, seat, &hand) < 0)
+        return -1;
+    if (!(hand >> card & 1) || !(h->fits[kind] >> card & 1) ||
+        (h->pending >= 0 && h->pending != card))
+        return 0;
+    Table t;
+    if (table_read(k, state, &t) < 0)
+        return -1;
+    int result = -1, rank = card % R5_RANKS, suit = card / R5_RANKS;
+    long value = k->card_value[card];
+    PyObject *target = NULL;
+    if (kind == 0) {
+        PyObject *sets = inner_list(t.sets_by_rank, rank, -1);
+        for (Py_ssize_t j = 0; sets && j < PyList_GET_SIZE(sets) && !target; j++) {
+            PyObject *group = inner_list(sets, j, 3);
+            long suits;
+            if (!group || list_long(group, 1, &suits) < 0)
+                goto done;
+            if (!(suits >> suit & 1))
+                target = group;
+        }
+        PyObject *owners = target ? inner_list(target, 2, 4) : NULL;
+        long suits;
+        if (!owners || list_long(target, 1, &suits) < 0 ||
+            list_set_long(target, 1, suits | 1L << suit) < 0 ||
+            list_set_long(owners, suit, seat) < 0)
+            goto done;
+    } else {
+        int pos = kind == 1 ? rank : (rank == 0 ? 13 : rank);
+        PyObject *runs = inner_list(t.runs_by_suit, suit, -1);
+        long best = 0;
+        for (Py_ssize_t j = 0; runs && j < PyList_GET_SIZE(runs); j++) {
+            PyObject *run = inner_list(runs, j, 4);
+            long lo, hi;
+            if (!run || list_long(run, 1, &lo) < 0 || list_long(run, 2, &hi) < 0)
+                goto done;
+            /* below: the shortest run keeps the others' ends open (min by its high end); above:
+             * max by its low end; the first of equals */
+            if (kind == 1 && lo == pos + 1 && !(pos == 0 && hi == 13) && (!target || hi < best)) {
+                target = run;
+                best = hi;
+            } else if (kind == 2 && hi == pos - 1 && !(pos == 13 && lo == 0) &&
+                       (!target || lo > best)) {
+                target = run;
+                best = lo;
+            }
+        }
+        PyObject *owners = target ? inner_list(target, 3, 14) : NULL;
+        if (!owners || list_set_long(target, kind == 1 ? 1 : 2, pos) < 0 ||
+            list_set_long(owners, pos, seat) < 0)
+            goto done;
+        if (kind == 1 && pos == 0)
+            value = 1; /* the ace low */
+        row(k, h, k->row_runs)[card] += 1.0f;
+    }
+    if (move_card(k, h, seat, card, -1) < 0)
+        goto done;
+    row(k, h, k->row_laid + (int)seat)[card] += 1.0f;
+    if (score_play(k, h, seat, value) < 0 ||
+        (h->pending == card && clear_pending(k, state, h) < 0) ||
+        (kind == 0 ? refresh_set_fits(k, state, h, &t, rank)
+                   : refresh_run_fits(k, state, h, &t, suit)) < 0)
+        goto done;
+    result = after_play(k, state, h, seat);
+done:
+    if (!target && !PyErr_Occurred())
+        bad_state(); /* the fit planes name a target the table does not have */
+    table_release(&t);
+    return result;
+}
+
+/* Dig to ``card`` (its topmost copy, or the one under it when ``deep``) (_dig), where legal. */
+static int play_dig(Rummy500Kernel *k, PyObject *state, Hand *h, int card, int deep) {
+    long seat = h->current;
+    uint64_t top, lower;
+    if (dig_options(k, h, seat, &top, &lower) < 0)
+        return -1;
+    if (!((deep ? lower : top) >> card & 1))
+        return 0;
+    Py_ssize_t size = PyList_GET_SIZE(h->pile), index = -1;
+    for (Py_ssize_t i = size - 1, copies = deep ? 2 : 1; i >= 0 && copies; i--) {
+        long c;
+        if (card_of(h->pile, i, &c) < 0)
+            return -1;
+        if (c == card && !--copies)
+            index = i;
+    }
+    if (index < 0)
+        return bad_state();
+    int taken[2 * R5_CARDS], count = 0;
+    for (Py_ssize_t i = index; i < size; i++) {
+        long c;
+        if (card_of(h->pile, i, &c) < 0)
+            return -1;
+        taken[count++] = (int)c;
+    }
+    if (PyList_SetSlice(h->pile, index, size, NULL) < 0)
+        return -1;
+    float *top_row = row(k, h, k->row_top), *pile_row = row(k, h, k->row_pile);
+    float *low_row = k->row_pile_low >= 0 ? row(k, h, k->row_pile_low) : NULL;
+    top_row[taken[count - 1]] = 0.0f;
+    for (int j = 0; j < count; j++) {
+        long left;
+        if (list_long(h->pile_counts, taken[j], &left) < 0 ||
+            list_set_long(h->pile_counts, taken[j], left - 1) < 0)
+            return -1;
+    }
+    PyObject *known = seat_list(h->known_counts, seat);
+    if (!known)
+        return -1;
+    for (int j = 0; j < count; j++) {
+        int c = taken[j];
+        long left, held;
+        if (list_long(h->pile_counts, c, &left) < 0)
+            return -1;
+        if (!left) {
+            pile_row[c] = 0.0f;
+            h->pile_bits &= ~(1ULL << c);
+            if (low_row)
+                low_row[c] = 0.0f;
+        } else { /* the lower copy stays: it becomes the topmost one */
+            if (!low_row)
+                return bad_state();
+            pile_row[c] = low_row[c];
+            low_row[c] = 0.0f;
+        }
+        h->pile_double &= ~(1ULL << c);
+        if (move_card(k, h, seat, c, 1) < 0 || list_long(known, c, &held) < 0 ||
+            list_set_long(known, c, held + 1) < 0)
+            return -1;
+        row(k, h, k->row_known + (int)seat)[c] = (float)(held + 1);
+    }
+    Py_ssize_t left = PyList_GET_SIZE(h->pile);
+    if (left) {
+        long c;
+        if (card_of(h->pile, left - 1, &c) < 0)
+            return -1;
+        top_row[c] = 1.0f;
+    }
+    scalars(k, h)[2] = (float)((double)left * k->inv_cards);
+    if (slot_set_mask(k, state, S_PILE_BITS, h->pile_bits) < 0 ||
+        slot_set_mask(k, state, S_PILE_DOUBLE, h->pile_double) < 0)
+        return -1;
+    if (!(k->free_top && index == size - 1)) {
+        h->pending = card;
+        row(k, h, k->row_pending)[card] = 1.0f;
+        if (slot_set_long(&k->slots, state, S_PENDING, card) < 0)
+            return -1;
+    }
+    h->phase = 1;
+    return slot_set(&k->slots, state, S_PHASE, k->phases[1]) < 0 ? -1 : 1;
+}
+
 /* Play ``action`` if it is a move played here and legal now: 1 when played and the hand goes on,
  * 2 when played and the hand is over or at the turn cap, 0 when left to the Python code
  * (nothing changed), -1 on error. */
@@ -591,8 +961,26 @@ static int play_move(Rummy500Kernel *k, PyObject *state, Hand *h, long action) {
                    ? -1
                    : finish(k, state, h, k->end_pass);
     }
-    if (action < DISCARD_BASE || action >= R5_ACTIONS || h->phase != 1 || h->pending >= 0)
-        return 0; /* digs, melds and lay-offs: the Python code */
+    if (action < DIG_BASE || action >= R5_ACTIONS)
+        return 0;
+    if (action < MELD_BASE) {
+        if (h->phase != 0)
+            return 0;
+        int deep = action >= DIG_DEEP_BASE;
+        int played = play_dig(k, state, h, (int)(action - (deep ? DIG_DEEP_BASE : DIG_BASE)), deep);
+        return played > 0 && slot_set(&k->slots, state, S_MASK_CACHE, Py_None) < 0 ? -1 : played;
+    }
+    if (h->phase != 1)
+        return 0;
+    if (action < DISCARD_BASE) {
+        int played = action < LAY_SET_BASE
+                         ? play_meld(k, state, h, (int)(action - MELD_BASE))
+                         : play_lay_off(k, state, h, (int)((action - LAY_SET_BASE) % R5_CARDS),
+                                        (int)((action - LAY_SET_BASE) / R5_CARDS));
+        return played > 0 && slot_set(&k->slots, state, S_MASK_CACHE, Py_None) < 0 ? -1 : played;
+    }
+    if (h->pending >= 0)
+        return 0;
     int card = (int)(action - DISCARD_BASE);
     uint64_t hand;
     if (hand_mask(h, seat, &hand) < 0)
@@ -888,6 +1276,38 @@ static int read_gather(Rummy500Kernel *k, PyObject *layout) {
     return ok ? 0 : -1;
 }
 
+/* layout["melds"]: per meld id, (cards, positions, suit, rank, value). */
+static int read_melds(Rummy500Kernel *k, PyObject *layout) {
+    PyObject *v = item(layout, "melds");
+    PyObject *melds = v ? PySequence_Fast(v, "melds") : NULL;
+    if (!melds)
+        return -1;
+    int ok = PySequence_Fast_GET_SIZE(melds) == R5_MELDS;
+    for (int m = 0; ok && m < R5_MELDS; m++) {
+        int cards[3], positions[3], suit, rank, value;
+        ok = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(melds, m), "(iii)(iii)iii", &cards[0],
+                              &cards[1], &cards[2], &positions[0], &positions[1], &positions[2],
+                              &suit, &rank, &value);
+        for (int j = 0; ok && j < 3; j++)
+            ok = cards[j] >= 0 && cards[j] < R5_CARDS && positions[j] >= 0 &&
+                 positions[j] < (suit >= 0 ? 14 : 4);
+        ok = ok && suit >= -1 && suit < 4 && rank >= -1 && rank < R5_RANKS && (suit < 0) != (rank < 0);
+        if (ok) {
+            memcpy(k->meld_cards[m], cards, sizeof(cards));
+            memcpy(k->meld_positions[m], positions, sizeof(positions));
+            k->meld_suit[m] = suit;
+            k->meld_rank[m] = rank;
+            k->meld_value[m] = value;
+        }
+    }
+    Py_DECREF(melds);
+    if (!ok) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": melds lists the meld table");
+    }
+    return ok ? 0 : -1;
+}
+
 static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds) {
     PyObject *layout;
     static char *kwlist[] = {"layout", NULL};
@@ -920,6 +1340,13 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
         read_ints(layout, "run_at_bit", k->run_at_bit, R5_CARDS, -1, R5_MELDS - 1) < 0 ||
         read_ints(layout, "qka_at_bit", k->qka_at_bit, R5_CARDS, -1, R5_MELDS - 1) < 0 ||
         read_meld_tables(k, layout) < 0 || read_gather(k, layout) < 0)
+        return -1;
+    int rows = k->extra / R5_CARDS;
+    if (read_int(layout, KERNEL_NAME, "row_laid", &k->row_laid, 0, rows - k->players) < 0 ||
+        read_int(layout, KERNEL_NAME, "row_runs", &k->row_runs, 0, rows - 1) < 0 ||
+        read_int(layout, KERNEL_NAME, "row_fits", &k->row_fits, 0, rows - 3) < 0 ||
+        read_int(layout, KERNEL_NAME, "row_pending", &k->row_pending, 0, rows - 1) < 0 ||
+        read_melds(k, layout) < 0)
         return -1;
     if (k->players * 3 > k->extra / R5_CARDS || (k->decks == 2) != (k->row_pile_low >= 0)) {
         PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": rows outside the planes");

@@ -462,9 +462,8 @@ class Rummy500Game(Game):
         self._build_decoder()
         self._rel = [np.asarray([(v + r) % n for r in range(n)], dtype=np.intp) for v in range(n)]
         self._deal_seats = [[(d + 1 + k) % n for k in range(n * rules.hand_size)] for d in range(n)]
-        # The compiled turn (envs/_rummy500.c: drawing, discarding, passing, the legal mask, the
-        # observation), when built; the Python code below is its twin, giving the same states
-        # and arrays.
+        # The compiled turn (envs/_rummy500.c: every move, the legal mask, the observation), when
+        # built; the Python code below is its twin, giving the same states and arrays.
         self._kernel = None if kernels is None else kernels.Rummy500Kernel(self._native_layout())
         #: The vector engine's step and rows over many games (see :class:`~rummyzoo.envs.core.Game`).
         self.play_batch = None if self._kernel is None else self._kernel.step
@@ -486,6 +485,11 @@ class Rummy500Game(Game):
             "row_pile_low": self._row_pile_low,
             "row_top": self._row_top,
             "row_known": 2 * n,
+            "row_laid": n,
+            "row_runs": self._row_runs,
+            "row_fits": self._row_fits,
+            "row_pending": self._row_pending,
+            "melds": [(m.cards, m.positions, m.suit, m.rank, m.value) for m in MELDS],
             "off_phase": self._off_phase,
             "scores_at": -1 if self.match.target_score is None else self._extra + 4 + 4 * n,
             "inv_cards": self._inv_cards,
