@@ -106,6 +106,7 @@ typedef struct {
     uint64_t melds_with_mask[R5_CARDS][16];
     unsigned char run_ok[R5_RANKS][1 << R5_RANKS];
     int *gather; /* players x obs_size indices into buf */
+    int *segments, *segment_count; /* per seat: (to, from, length) runs of the gather, and how many */
     PyObject *phases[2], *end_pass, *end_stock, *end_out, *empty_mask;
     Slots slots, match_slots;
 } Rummy500Kernel;
@@ -116,6 +117,7 @@ typedef struct {
     PyObject *buf, *bits, *counts, *present, *sizes, *known_counts, *pile, *pile_counts, *stock,
         *table_points;
     float *v;
+    npy_int8 *present_at[R5_MAX_PLAYERS]; /* each seat's present row, once checked */
     long current, phase, stock_pos, pending, turn;
     uint64_t pile_bits, pile_double, fits[3], fits_any;
 } Hand;
@@ -140,10 +142,15 @@ static int bad_state(void) {
 
 /* A 52-bit card mask from a Python int. */
 static int as_mask(PyObject *v, uint64_t *out) {
-    *out = PyLong_AsUnsignedLongLong(v);
+    if (!PyLong_CheckExact(v)) {
+        PyErr_SetString(PyExc_TypeError, "a 500 Rum card mask is an int");
+        return -1;
+    }
+    /* the low 64 bits (a negative or wider int has bits past 52 there, refused below) */
+    *out = PyLong_AsUnsignedLongLongMask(v);
     if (*out == (uint64_t)-1 && PyErr_Occurred())
         return -1;
-    if (*out >> R5_CARDS) {
+    if (*out >> R5_CARDS || _PyLong_Sign(v) < 0 || _PyLong_NumBits(v) > R5_CARDS) {
         PyErr_SetString(PyExc_ValueError, "a 500 Rum card mask has 52 bits");
         return -1;
     }
@@ -252,10 +259,12 @@ static int hand_mask(Hand *h, long seat, uint64_t *out) {
 
 /* The seat's int8 row of present cards (a writeable array of 52). */
 static npy_int8 *present_row(Hand *h, long seat) {
+    if (h->present_at[seat])
+        return h->present_at[seat];
     PyObject *row = PyList_GET_ITEM(h->present, seat);
     if (check_array(row, NPY_INT8, 1, R5_CARDS, 0, 1, "a 500 Rum state's present row") < 0)
         return NULL;
-    return (npy_int8 *)PyArray_DATA((PyArrayObject *)row);
+    return h->present_at[seat] = (npy_int8 *)PyArray_DATA((PyArrayObject *)row);
 }
 
 /* ------------------------------------------------------------------ the mask */
@@ -1012,9 +1021,9 @@ static int observe_into(Rummy500Kernel *k, PyObject *state, Hand *h, long seat, 
                 h->v[k->scores_at + i] = (float)(by_seat[i] / k->score_scale);
         }
     }
-    const int *index = k->gather + (size_t)seat * k->obs_size;
-    for (int i = 0; i < k->obs_size; i++)
-        out[i] = h->v[index[i]];
+    const int *run = k->segments + (size_t)seat * 3 * k->obs_size;
+    for (int j = 0; j < k->segment_count[seat]; j++, run += 3)
+        memcpy(out + run[0], h->v + run[1], sizeof(float) * (size_t)run[2]);
     if (seat == h->current && !over)
         out[k->off_phase + (h->phase == 0 ? 0 : h->pending >= 0 ? 1 : 2)] = 1.0f;
     return 0;
@@ -1106,10 +1115,27 @@ static int write_rows(Rummy500Kernel *k, Batch *b, int64_t i, PyObject *match, P
     Py_DECREF(totals);
     if (bad)
         return -1;
+    npy_int8 *out = b->masks + i * R5_ACTIONS;
+    PyObject *cached = slot_get(&k->slots, state, S_MASK_CACHE);
+    if (!cached)
+        return -1;
+    if (cached == Py_None) { /* the common case: written in place */
+        Py_DECREF(cached);
+        if (over) {
+            memset(out, 0, R5_ACTIONS);
+            return 0;
+        }
+        return legal_into(k, h, out);
+    }
+    Py_DECREF(cached);
     PyObject *mask = mask_of(k, state, h, over);
     if (!mask)
         return -1;
-    memcpy(b->masks + i * R5_ACTIONS, PyArray_DATA((PyArrayObject *)mask), R5_ACTIONS);
+    if (check_array(mask, NPY_INT8, 1, R5_ACTIONS, 0, 0, "a 500 Rum state's mask_cache") < 0) {
+        Py_DECREF(mask);
+        return -1;
+    }
+    memcpy(out, PyArray_DATA((PyArrayObject *)mask), R5_ACTIONS);
     Py_DECREF(mask);
     return 0;
 }
@@ -1273,7 +1299,34 @@ static int read_gather(Rummy500Kernel *k, PyObject *layout) {
     Py_DECREF(seats);
     if (!ok && !PyErr_Occurred())
         PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": gather indexes the buffer, per seat");
-    return ok ? 0 : -1;
+    if (!ok)
+        return -1;
+    /* the gather as runs of consecutive entries, one memcpy each */
+    PyMem_Free(k->segments);
+    PyMem_Free(k->segment_count);
+    k->segments = PyMem_Malloc(sizeof(int) * 3 * (size_t)k->players * (size_t)k->obs_size);
+    k->segment_count = PyMem_Malloc(sizeof(int) * (size_t)k->players);
+    if (!k->segments || !k->segment_count) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int s = 0; s < k->players; s++) {
+        const int *index = k->gather + (size_t)s * k->obs_size;
+        int *run = k->segments + (size_t)s * 3 * k->obs_size, count = 0;
+        for (int i = 0; i < k->obs_size; i++) {
+            if (count && index[i] == run[3 * (count - 1) + 1] + run[3 * (count - 1) + 2] &&
+                i == run[3 * (count - 1)] + run[3 * (count - 1) + 2]) {
+                run[3 * (count - 1) + 2]++;
+            } else {
+                run[3 * count] = i;
+                run[3 * count + 1] = index[i];
+                run[3 * count + 2] = 1;
+                count++;
+            }
+        }
+        k->segment_count[s] = count;
+    }
+    return 0;
 }
 
 /* layout["melds"]: per meld id, (cards, positions, suit, rank, value). */
@@ -1396,6 +1449,8 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
 
 static void Rummy500Kernel_dealloc(Rummy500Kernel *k) {
     PyMem_Free(k->gather);
+    PyMem_Free(k->segments);
+    PyMem_Free(k->segment_count);
     Py_XDECREF(k->phases[0]);
     Py_XDECREF(k->phases[1]);
     Py_XDECREF(k->end_pass);
