@@ -14,11 +14,11 @@ import os
 
 import numpy as np
 import pytest
-from state_helpers import ditch_state, rummy500_state
 from hidden_info import SWAP_HIDDEN, SWAP_OWN, hidden_swap_check
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pettingzoo.test import api_test, seed_test
+from state_helpers import ditch_state, rummy500_state
 
 from rummyzoo.envs.aec import RummyEnv
 from rummyzoo.envs.cards import CARD_NAMES, parse_cards
