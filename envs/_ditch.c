@@ -204,6 +204,22 @@ static int hand_read(DitchKernel *k, PyObject *state, Hand *h) {
         goto fail;
     }
     h->v = (float *)PyArray_DATA((PyArrayObject *)h->views);
+    /* every seat's hand and points checked before a move writes anything (the hand's end
+     * reads them all) */
+    for (long seat = 0; seat < k->players; seat++) {
+        int cards[DITCH_MAX_HAND], size;
+        if (read_seat_hand(k, h, seat, cards, &size) < 0)
+            goto fail;
+    }
+    PyObject *earned = slot_list(&k->slots, state, S_EARNED, "Ditch Rummy");
+    if (!earned)
+        goto fail;
+    int sized = PyList_GET_SIZE(earned) == k->players;
+    Py_DECREF(earned);
+    if (!sized) {
+        bad_state();
+        goto fail;
+    }
     if (read_seat_hand(k, h, h->current, h->hand, &h->size) < 0)
         goto fail;
     return 0;
@@ -769,20 +785,10 @@ static PyObject *zeros_list(Py_ssize_t count) {
 /* deal(dealer, deck) -> a new hand's state (DitchRummyGame.new_hand): no cards dealt, the whole
  * deck (card ids, top first) the draw pile; the seat after the dealer to act. */
 static PyObject *DitchKernel_deal(DitchKernel *k, PyObject *const *args, Py_ssize_t nargs) {
-    if (check_ready(k->ready, KERNEL_NAME) < 0)
-        return NULL;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "deal(dealer, deck) takes 2 arguments");
-        return NULL;
-    }
-    long dealer = PyLong_AsLong(args[0]);
-    if (dealer == -1 && PyErr_Occurred())
+    long dealer;
+    if (deal_args(k->ready, KERNEL_NAME, nargs, args, k->players, &dealer) < 0)
         return NULL;
     const long n = k->players;
-    if (dealer < 0 || dealer >= n) {
-        PyErr_Format(PyExc_ValueError, "dealer must be in 0..%ld, got %ld", n - 1, dealer);
-        return NULL;
-    }
     PyArrayObject *deck = (PyArrayObject *)PyArray_FROMANY(args[1], NPY_INT64, 1, 1,
                                                            NPY_ARRAY_CARRAY_RO);
     if (!deck)

@@ -87,6 +87,24 @@ int observe_args(int ready, const char *kernel, Py_ssize_t nargs, PyObject *cons
     return *over < 0 ? -1 : 0;
 }
 
+int deal_args(int ready, const char *kernel, Py_ssize_t nargs, PyObject *const *args,
+              int players, long *dealer) {
+    if (check_ready(ready, kernel) < 0)
+        return -1;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "deal(dealer, deck) takes 2 arguments");
+        return -1;
+    }
+    *dealer = PyLong_AsLong(args[0]);
+    if (*dealer == -1 && PyErr_Occurred())
+        return -1;
+    if (*dealer < 0 || *dealer >= players) {
+        PyErr_Format(PyExc_ValueError, "dealer must be in 0..%d, got %ld", players - 1, *dealer);
+        return -1;
+    }
+    return 0;
+}
+
 int check_array(PyObject *obj, int type, int ndim, npy_intp rows, npy_intp cols, int out,
                 const char *what) {
     PyArrayObject *a = (PyArrayObject *)obj;

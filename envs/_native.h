@@ -89,7 +89,7 @@ int method_args(int ready, const char *kernel, Py_ssize_t nargs, Py_ssize_t want
  * at construction (its __slots__ members, generic attribute access, the class unchanged since:
  * the same version tag), a field is read and written at its offset, as the member descriptor
  * itself does; any other object goes through getattr / setattr, with their errors. */
-#define KERNEL_MAX_SLOTS 32
+#define KERNEL_MAX_SLOTS 64
 typedef struct {
     PyTypeObject *type; /* owned; NULL: every access through getattr / setattr */
     unsigned int version;
@@ -175,6 +175,9 @@ static inline PyObject *slot_list(const Slots *s, PyObject *obj, int i, const ch
  * (ValueError), and whether the state's hand is over into *over. */
 int observe_args(int ready, const char *kernel, Py_ssize_t nargs, PyObject *const *args,
                  int players, long *seat, int *over);
+/* The checks that open deal(dealer, deck): a ready kernel, 2 arguments, the dealer a seat. */
+int deal_args(int ready, const char *kernel, Py_ssize_t nargs, PyObject *const *args,
+              int players, long *dealer);
 /* An array of the given type, shape (rows < 0: any length), C-contiguous, aligned and in the
  * machine's byte order; writeable where ``out``. */
 int check_array(PyObject *obj, int type, int ndim, npy_intp rows, npy_intp cols, int out,

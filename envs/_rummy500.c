@@ -36,20 +36,21 @@ enum { S_BITS, S_COUNTS, S_PRESENT, S_SIZES, S_KNOWN_COUNTS, S_PILE, S_PILE_COUN
        S_PILE_DOUBLE, S_STOCK, S_STOCK_POS, S_FITS, S_FITS_ANY, S_TABLE_POINTS, S_PENDING,
        S_CURRENT, S_TURN, S_PHASE, S_OVER, S_POINTS, S_HAND_VALUES, S_WENT_OUT, S_END_REASON,
        S_MASK_CACHE, S_BUF, S_TOTALS, S_RUNS, S_SETS, S_RUNS_BY_SUIT, S_SETS_BY_RANK,
-       NUM_STATE_SLOTS };
+       S_PLANES, S_SCALARS, S_ACT_ROW, S_SIZE_ROW, S_POINTS_ROW, S_HANDS, S_LAID, S_KNOWN, S_PILE_ROW, S_PILE_LOW_ROW, S_TOP_ROW, S_RUNS_ROW, S_FIT_ROWS, S_PENDING_ROW, S_HAND_ROWS, S_DEALER, NUM_STATE_SLOTS };
 
 static PyObject *n_bits, *n_counts, *n_present, *n_sizes, *n_known_counts, *n_pile, *n_pile_counts,
     *n_pile_bits, *n_pile_double, *n_stock, *n_stock_pos, *n_fits, *n_fits_any, *n_table_points,
     *n_pending, *n_current, *n_turn, *n_phase, *n_points, *n_hand_values, *n_went_out,
     *n_end_reason, *n_mask_cache, *n_buf, *n_totals, *n_runs, *n_sets, *n_runs_by_suit,
-    *n_sets_by_rank;
+    *n_sets_by_rank, *n_planes, *n_scalars, *n_act_row, *n_size_row, *n_points_row, *n_hands, *n_laid, *n_known, *n_pile_row, *n_pile_low_row, *n_top_row, *n_runs_row, *n_fit_rows, *n_pending_row, *n_hand_rows, *n_dealer;
 
 static PyObject **const state_names[NUM_STATE_SLOTS] = {
     &n_bits,      &n_counts,     &n_present,        &n_sizes,      &n_known_counts, &n_pile,
     &n_pile_counts, &n_pile_bits, &n_pile_double,   &n_stock,      &n_stock_pos,    &n_fits,
     &n_fits_any,  &n_table_points, &n_pending,      &n_current,    &n_turn,         &n_phase,
     &n_over,      &n_points,     &n_hand_values,    &n_went_out,   &n_end_reason,   &n_mask_cache,
-    &n_buf,       &n_totals,     &n_runs,           &n_sets,       &n_runs_by_suit, &n_sets_by_rank};
+    &n_buf,       &n_totals,     &n_runs,           &n_sets,       &n_runs_by_suit, &n_sets_by_rank,
+    &n_planes, &n_scalars, &n_act_row, &n_size_row, &n_points_row, &n_hands, &n_laid, &n_known, &n_pile_row, &n_pile_low_row, &n_top_row, &n_runs_row, &n_fit_rows, &n_pending_row, &n_hand_rows, &n_dealer};
 
 int rummy500_intern_names(void) {
     if (n_bits)
@@ -83,6 +84,22 @@ int rummy500_intern_names(void) {
     INTERN(n_sets, "sets")
     INTERN(n_runs_by_suit, "runs_by_suit")
     INTERN(n_sets_by_rank, "sets_by_rank")
+    INTERN(n_planes, "planes")
+    INTERN(n_scalars, "scalars")
+    INTERN(n_act_row, "act_row")
+    INTERN(n_size_row, "size_row")
+    INTERN(n_points_row, "points_row")
+    INTERN(n_hands, "hands")
+    INTERN(n_laid, "laid")
+    INTERN(n_known, "known")
+    INTERN(n_pile_row, "pile_row")
+    INTERN(n_pile_low_row, "pile_low_row")
+    INTERN(n_top_row, "top_row")
+    INTERN(n_runs_row, "runs_row")
+    INTERN(n_fit_rows, "fit_rows")
+    INTERN(n_pending_row, "pending_row")
+    INTERN(n_hand_rows, "hand_rows")
+    INTERN(n_dealer, "dealer")
     return 0;
 }
 
@@ -91,7 +108,8 @@ typedef struct {
     int ready;
     int players, decks, free_top, end_after_stock, max_turns, obs_size, buf_size, extra;
     int row_pile, row_pile_low, row_top, row_known, off_phase, scores_at; /* scores_at -1: none */
-    int row_laid, row_runs, row_fits, row_pending;
+    int row_laid, row_runs, row_fits, row_pending, hand_size;
+    PyObject *state_class;
     /* the meld table: cards, run positions (runs) or suits (sets), suit (-1: a set), rank (-1:
      * a run), points */
     int meld_cards[R5_MELDS][3], meld_positions[R5_MELDS][3], meld_suit[R5_MELDS],
@@ -175,6 +193,9 @@ static int slot_set_mask(Rummy500Kernel *k, PyObject *state, int i, uint64_t val
     return r;
 }
 
+static PyObject *seat_list(PyObject *lists, long seat);
+static npy_int8 *present_row(Hand *h, long seat);
+
 static int hand_read(Rummy500Kernel *k, PyObject *state, Hand *h) {
     memset(h, 0, sizeof(Hand));
     const char *name = "500 Rum";
@@ -221,6 +242,14 @@ static int hand_read(Rummy500Kernel *k, PyObject *state, Hand *h) {
         goto fail;
     }
     h->v = (float *)PyArray_DATA((PyArrayObject *)h->buf);
+    /* every seat's hand checked before a move writes anything */
+    for (long seat = 0; seat < n; seat++) {
+        uint64_t bits;
+        if (as_mask(PyList_GET_ITEM(h->bits, seat), &bits) < 0 ||
+            !seat_list(h->counts, seat) || !seat_list(h->known_counts, seat) ||
+            !present_row(h, seat))
+            goto fail;
+    }
     return 0;
 fail:
     hand_release(h);
@@ -1029,6 +1058,203 @@ static int observe_into(Rummy500Kernel *k, PyObject *state, Hand *h, long seat, 
     return 0;
 }
 
+/* ------------------------------------------------------------------ the deal */
+
+/* A new list of ``count`` new lists made by ``make`` (zeros of 52, or empty). */
+static PyObject *lists_of(Py_ssize_t count, Py_ssize_t zeros) {
+    PyObject *out = PyList_New(count);
+    for (Py_ssize_t i = 0; out && i < count; i++) {
+        PyObject *inner = PyList_New(zeros);
+        for (Py_ssize_t j = 0; inner && j < zeros; j++)
+            PyList_SET_ITEM(inner, j, PyLong_FromLong(0)); /* a cached small int */
+        if (!inner)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, i, inner);
+    }
+    return out;
+}
+
+/* Item i (a row view) or slice [a, b) of an array, as numpy indexing gives them. */
+static PyObject *at(PyObject *array, Py_ssize_t i) { return PySequence_GetItem(array, i); }
+static PyObject *span(PyObject *array, Py_ssize_t a, Py_ssize_t b) {
+    return PySequence_GetSlice(array, a, b);
+}
+
+/* The rows of an array (the list of its first axis' views). */
+static PyObject *rows_of(PyObject *array) {
+    Py_ssize_t n = PySequence_Length(array);
+    PyObject *out = n < 0 ? NULL : PyList_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *r = at(array, i);
+        if (!r)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, i, r);
+    }
+    return out;
+}
+
+/* ``size`` floats of buf from ``start`` shaped (rows, cols). */
+static PyObject *block(PyObject *buf, npy_intp start, npy_intp rows, npy_intp cols) {
+    PyObject *flat = span(buf, start, start + rows * cols);
+    if (!flat)
+        return NULL;
+    npy_intp dims[2] = {rows, cols};
+    PyArray_Dims shape = {dims, 2};
+    PyObject *out = PyArray_Newshape((PyArrayObject *)flat, &shape, NPY_CORDER);
+    Py_DECREF(flat);
+    return out;
+}
+
+/* deal(dealer, deck) -> a new hand's state (Rummy500Game.new_hand): hand_size cards to each
+ * seat one at a time from the dealer's left, the next card face up, the rest the stock. */
+static PyObject *Rummy500Kernel_deal(Rummy500Kernel *k, PyObject *const *args,
+                                     Py_ssize_t nargs) {
+    long dealer;
+    if (deal_args(k->ready, KERNEL_NAME, nargs, args, k->players, &dealer) < 0)
+        return NULL;
+    const long n = k->players, size = k->hand_size;
+    PyArrayObject *deck = (PyArrayObject *)PyArray_FROMANY(args[1], NPY_INT64, 1, 1,
+                                                           NPY_ARRAY_CARRAY_RO);
+    if (!deck)
+        return NULL;
+    const int64_t *cards = (const int64_t *)PyArray_DATA(deck);
+    npy_intp total = PyArray_DIM(deck, 0);
+    int bad = total != (npy_intp)R5_CARDS * k->decks;
+    for (npy_intp i = 0; !bad && i < total; i++)
+        bad = cards[i] < 0 || cards[i] >= R5_CARDS;
+    if (bad) {
+        PyErr_Format(PyExc_ValueError, "a 500 Rum deck is %d card ids", R5_CARDS * k->decks);
+        Py_DECREF(deck);
+        return NULL;
+    }
+    PyObject *values[NUM_STATE_SLOTS] = {NULL};
+    PyObject *state = PyObject_CallNoArgs(k->state_class), *seat_rows = NULL, *present = NULL;
+    npy_intp buf_size = k->buf_size, rows = k->extra / R5_CARDS, seats = n;
+    PyObject *buf = values[S_BUF] = state ? PyArray_ZEROS(1, &buf_size, NPY_FLOAT32, 0) : NULL;
+    PyObject *planes = values[S_PLANES] = buf ? block(buf, 0, rows, R5_CARDS) : NULL;
+    if (!planes || !(seat_rows = block(buf, k->extra + 4, 5, n)))
+        goto fail;
+    float *v = (float *)PyArray_DATA((PyArrayObject *)buf);
+    values[S_SCALARS] = span(buf, k->extra, k->extra + 4);
+    values[S_ACT_ROW] = at(seat_rows, 0);
+    values[S_SIZE_ROW] = at(seat_rows, 2);
+    values[S_POINTS_ROW] = at(seat_rows, 3);
+    values[S_HANDS] = span(planes, 0, n);
+    values[S_LAID] = span(planes, n, 2 * n);
+    values[S_KNOWN] = span(planes, 2 * n, 3 * n);
+    values[S_PILE_ROW] = at(planes, k->row_pile);
+    if (k->row_pile_low >= 0)
+        values[S_PILE_LOW_ROW] = at(planes, k->row_pile_low);
+    else
+        values[S_PILE_LOW_ROW] = Py_NewRef(Py_None);
+    values[S_TOP_ROW] = at(planes, k->row_top);
+    values[S_RUNS_ROW] = at(planes, k->row_runs);
+    values[S_FIT_ROWS] = span(planes, k->row_fits, k->row_fits + 3);
+    values[S_PENDING_ROW] = at(planes, k->row_pending);
+    values[S_HAND_ROWS] = values[S_HANDS] ? rows_of(values[S_HANDS]) : NULL;
+    /* the deal, one card at a time clockwise from the dealer's left */
+    PyObject *counts = values[S_COUNTS] = lists_of(n, R5_CARDS);
+    npy_intp dims[2] = {n, R5_CARDS};
+    present = PyArray_ZEROS(2, dims, NPY_INT8, 0);
+    if (!counts || !present)
+        goto fail;
+    npy_int8 *held = (npy_int8 *)PyArray_DATA((PyArrayObject *)present);
+    uint64_t bits[R5_MAX_PLAYERS] = {0};
+    for (long j = 0; j < n * size; j++) {
+        long seat = (dealer + 1 + j) % n;
+        int card = (int)cards[j];
+        float *count = v + (size_t)seat * R5_CARDS + card;
+        *count += 1.0f;
+        held[seat * R5_CARDS + card] = 1;
+        bits[seat] |= 1ULL << card;
+    }
+    for (long seat = 0; seat < n; seat++) {
+        PyObject *mine = PyList_GET_ITEM(counts, seat);
+        for (int card = 0; card < R5_CARDS; card++) {
+            long count = (long)v[seat * R5_CARDS + card];
+            if (count && list_set_long(mine, card, count) < 0)
+                goto fail;
+        }
+    }
+    values[S_PRESENT] = rows_of(present);
+    values[S_BITS] = PyList_New(n);
+    values[S_SIZES] = PyList_New(n);
+    values[S_TABLE_POINTS] = PyList_New(n);
+    for (long seat = 0; values[S_BITS] && values[S_SIZES] && values[S_TABLE_POINTS] && seat < n;
+         seat++) {
+        PyList_SET_ITEM(values[S_BITS], seat, PyLong_FromUnsignedLongLong(bits[seat]));
+        PyList_SET_ITEM(values[S_SIZES], seat, PyLong_FromLong(size));
+        PyList_SET_ITEM(values[S_TABLE_POINTS], seat, PyLong_FromLong(0));
+    }
+    values[S_KNOWN_COUNTS] = lists_of(n, R5_CARDS);
+    int up = (int)cards[n * size];
+    values[S_PILE] = Py_BuildValue("[i]", up);
+    PyObject *pile_counts = values[S_PILE_COUNTS] = lists_of(1, R5_CARDS);
+    if (pile_counts) { /* the one list of 52 */
+        values[S_PILE_COUNTS] = Py_NewRef(PyList_GET_ITEM(pile_counts, 0));
+        Py_DECREF(pile_counts);
+        if (list_set_long(values[S_PILE_COUNTS], up, 1) < 0)
+            goto fail;
+    }
+    values[S_PILE_BITS] = PyLong_FromUnsignedLongLong(1ULL << up);
+    values[S_PILE_DOUBLE] = PyLong_FromLong(0);
+    values[S_STOCK] = PyList_New(total - n * size - 1);
+    for (npy_intp j = n * size + 1; values[S_STOCK] && j < total; j++)
+        PyList_SET_ITEM(values[S_STOCK], j - n * size - 1, PyLong_FromLong((long)cards[j]));
+    values[S_STOCK_POS] = PyLong_FromLong(0);
+    values[S_RUNS] = PyList_New(0);
+    values[S_SETS] = PyList_New(0);
+    values[S_RUNS_BY_SUIT] = lists_of(4, 0);
+    values[S_SETS_BY_RANK] = lists_of(R5_RANKS, 0);
+    values[S_FITS] = Py_BuildValue("(iii)", 0, 0, 0);
+    values[S_FITS_ANY] = PyLong_FromLong(0);
+    values[S_DEALER] = PyLong_FromLong(dealer);
+    long current = (dealer + 1) % n;
+    values[S_CURRENT] = PyLong_FromLong(current);
+    values[S_TURN] = PyLong_FromLong(0);
+    values[S_PHASE] = Py_NewRef(k->phases[0]);
+    values[S_PENDING] = PyLong_FromLong(-1);
+    values[S_OVER] = Py_NewRef(Py_False);
+    values[S_POINTS] = PyArray_ZEROS(1, &seats, NPY_FLOAT64, 0);
+    values[S_HAND_VALUES] = Py_NewRef(Py_None);
+    values[S_WENT_OUT] = PyLong_FromLong(-1);
+    values[S_END_REASON] = PyUnicode_FromString("");
+    values[S_MASK_CACHE] = Py_NewRef(Py_None);
+    values[S_TOTALS] = Py_NewRef(Py_None);
+    for (int i = 0; i < NUM_STATE_SLOTS; i++)
+        if (!values[i] || slot_set(&k->slots, state, i, values[i]) < 0)
+            goto fail;
+    /* the numbers the buffer shows */
+    float *pile = v + (size_t)k->row_pile * R5_CARDS, *top = v + (size_t)k->row_top * R5_CARDS;
+    pile[up] = (float)k->inv_cards;
+    top[up] = 1.0f;
+    float *extra = v + k->extra, *by_seat = extra + 4;
+    for (long seat = 0; seat < n; seat++)
+        by_seat[2 * n + seat] = (float)((double)size / R5_CARDS);
+    extra[1] = (float)((double)(total - n * size - 1) * k->inv_cards);
+    extra[2] = (float)k->inv_cards;
+    by_seat[current] = 1.0f;
+    by_seat[n + dealer] = 1.0f;
+    for (int i = 0; i < NUM_STATE_SLOTS; i++)
+        Py_XDECREF(values[i]);
+    Py_DECREF(seat_rows);
+    Py_DECREF(present);
+    Py_DECREF(deck);
+    return state;
+fail:
+    if (!PyErr_Occurred())
+        PyErr_NoMemory();
+    for (int i = 0; i < NUM_STATE_SLOTS; i++)
+        Py_XDECREF(values[i]);
+    Py_XDECREF(seat_rows);
+    Py_XDECREF(present);
+    Py_XDECREF(state);
+    Py_DECREF(deck);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ methods */
 
 static int state_over(Rummy500Kernel *k, PyObject *state) {
@@ -1399,8 +1625,13 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
         read_int(layout, KERNEL_NAME, "row_runs", &k->row_runs, 0, rows - 1) < 0 ||
         read_int(layout, KERNEL_NAME, "row_fits", &k->row_fits, 0, rows - 3) < 0 ||
         read_int(layout, KERNEL_NAME, "row_pending", &k->row_pending, 0, rows - 1) < 0 ||
+        read_int(layout, KERNEL_NAME, "hand_size", &k->hand_size, 1, R5_CARDS) < 0 ||
         read_melds(k, layout) < 0)
         return -1;
+    if (k->players * k->hand_size + 2 > R5_CARDS * k->decks) {
+        PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": the hands leave no stock");
+        return -1;
+    }
     if (k->players * 3 > k->extra / R5_CARDS || (k->decks == 2) != (k->row_pile_low >= 0)) {
         PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": rows outside the planes");
         return -1;
@@ -1430,6 +1661,12 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
             PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": phases (2) and end_reasons (3)");
         return -1;
     }
+    if (!PyType_Check(state_class)) {
+        PyErr_SetString(PyExc_TypeError, KERNEL_NAME ": state_class is Rummy500State");
+        return -1;
+    }
+    Py_INCREF(state_class);
+    Py_XSETREF(k->state_class, state_class);
     if (check_array(empty, NPY_INT8, 1, R5_ACTIONS, 0, 0, "empty_mask") < 0 ||
         slots_init(&k->slots, state_class, state_names, NUM_STATE_SLOTS) < 0 ||
         match_slots_init(&k->match_slots, match_class) < 0)
@@ -1448,6 +1685,7 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
 }
 
 static void Rummy500Kernel_dealloc(Rummy500Kernel *k) {
+    Py_XDECREF(k->state_class);
     PyMem_Free(k->gather);
     PyMem_Free(k->segments);
     PyMem_Free(k->segment_count);
@@ -1462,7 +1700,9 @@ static void Rummy500Kernel_dealloc(Rummy500Kernel *k) {
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
 
-KERNEL_METHODS(Rummy500Kernel, )
+KERNEL_METHODS(Rummy500Kernel,
+               {"deal", (PyCFunction)(void (*)(void))Rummy500Kernel_deal, METH_FASTCALL,
+                "deal(dealer, deck) -> a new hand's state."}, )
 
 PyTypeObject Rummy500KernelType = {
     PyVarObject_HEAD_INIT(NULL, 0)

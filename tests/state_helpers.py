@@ -56,6 +56,9 @@ def rummy500_state(s) -> tuple:
                 s.runs_row,
                 s.fit_rows,
                 s.pending_row,
+                *s.hand_rows,
+                *([] if s.pile_low_row is None else [s.pile_low_row]),
             )
         ],
+        (type(s.pile_low_row), [(p.dtype, p.shape) for p in s.present]),
     )

@@ -435,6 +435,13 @@ def test_ditch_kernel_rejects_bad_input():
         with pytest.raises((TypeError, ValueError), match=error):
             kernel.apply(state, game.action_index("ditch 0"))
     state.hands[seat] = held
+    # another seat's hand, read only when the hand ends: checked before anything is written
+    other = 1 - seat
+    theirs = state.hands[other]
+    state.hands[other] = (60,)
+    with pytest.raises(ValueError, match="sorted order ids"):
+        kernel.apply(state, game.action_index("end turn"))
+    state.hands[other] = theirs
     state.pile = tuple(state.pile)
     with pytest.raises(TypeError, match="pile must be a list"):
         kernel.apply(state, game.action_index("ditch 0"))
@@ -611,3 +618,61 @@ def test_rummy500_kernel_plays_every_legal_move_as_the_python_code(players, opti
                 break  # one hand a game
     assert all(seen.get(kind) for kind in ("draw", "dig", "meld", "lay", "discard")), seen
     assert seen["went out"] + seen["stock exhausted"] + seen["pass"] > 0, seen
+
+
+@needs_kernels
+def test_rummy500_kernel_rejects_bad_input():
+    """Clear errors, nothing written: wrong arguments, another game's state, card masks that are
+    not 52-bit ints, a bad deck or dealer, a kernel never initialised, a bad layout."""
+    from state_helpers import rummy500_state
+
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.registry import make_game
+
+    game = make_game("rummy500", 2, kernels=kernels)
+    match = Match(game)
+    match.reset(seed=3)
+    kernel, state = game._kernel, match.state
+    before = rummy500_state(state)
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        kernel.apply(state)
+    wide = Match(make_game("rummy500", 3, kernels=kernels))
+    wide.reset(seed=1)
+    with pytest.raises((TypeError, ValueError), match=r"buf|not a 500 Rum state"):
+        kernel.mask(wide.state)
+    held = state.bits[0]
+    for bad, error in [(-1, "52 bits"), (1 << 60, "52 bits"), (1.0, "is an int")]:
+        state.bits[0] = bad
+        with pytest.raises((TypeError, ValueError), match=error):
+            kernel.apply(state, 0)
+    state.bits[0] = held
+    state.fits = [0, 0, 0]
+    with pytest.raises(TypeError, match="tuple of 3 masks"):
+        kernel.mask(state)
+    state.fits = (0, 0, 0)
+    assert rummy500_state(state) == before
+    deck = np.arange(52)
+    for dealer, cards, error in [
+        (2, deck, r"dealer must be in 0\.\.1, got 2"),
+        (0, deck[:51], "52 card ids"),
+        (0, np.r_[deck[:51], -1], "52 card ids"),
+    ]:
+        with pytest.raises(ValueError, match=error):
+            kernel.deal(dealer, cards)
+    dealt = kernel.deal(1, deck)
+    assert dealt.current == 0 and dealt.hand_cards(0) == list(range(0, 20, 2))
+    blank = kernels.Rummy500Kernel.__new__(kernels.Rummy500Kernel)
+    for call in (lambda: blank.mask(state), lambda: blank.deal(0, deck)):
+        with pytest.raises(RuntimeError, match="not initialised"):
+            call()
+    layout = game._native_layout()
+    with pytest.raises(KeyError, match="missing players"):
+        kernels.Rummy500Kernel({})
+    with pytest.raises(ValueError, match="melds lists the meld table"):
+        kernels.Rummy500Kernel({**layout, "melds": layout["melds"][:-1]})
+    with pytest.raises(ValueError, match="gather indexes the buffer"):
+        kernels.Rummy500Kernel(
+            {**layout, "gather": [g + layout["buf_size"] for g in layout["gather"]]}
+        )
+    with pytest.raises(ValueError, match="leave no stock"):
+        kernels.Rummy500Kernel({**layout, "hand_size": 26})

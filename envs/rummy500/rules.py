@@ -489,6 +489,7 @@ class Rummy500Game(Game):
             "row_runs": self._row_runs,
             "row_fits": self._row_fits,
             "row_pending": self._row_pending,
+            "hand_size": self.rules.hand_size,
             "melds": [(m.cards, m.positions, m.suit, m.rank, m.value) for m in MELDS],
             "off_phase": self._off_phase,
             "scores_at": -1 if self.match.target_score is None else self._extra + 4 + 4 * n,
@@ -524,6 +525,9 @@ class Rummy500Game(Game):
 
     # ------------------------------------------------------------------ deal
     def new_hand(self, rng: np.random.Generator, dealer: int, deck: np.ndarray) -> Rummy500State:
+        kernel = self._kernel
+        if kernel is not None:
+            return kernel.deal(dealer, deck)
         n, size = self.num_players, self.rules.hand_size
         s = Rummy500State()
         s.buf = buf = np.zeros(self._buf_size, dtype=np.float32)
