@@ -22,6 +22,8 @@ from rummyzoo.agents.random_agent import RandomPolicy
 from rummyzoo.agents.registry import agent_names, make_agent
 from rummyzoo.cli import main as cli
 
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 PLUGIN_SOURCE = """
@@ -192,8 +194,6 @@ import os
 import numpy as np
 
 from rummyzoo.agents.base import BasePolicy
-
-pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
 
 
 class Failing(BasePolicy):

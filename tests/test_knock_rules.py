@@ -328,11 +328,12 @@ _THIRDS = [
 ]
 
 
-def test_a_total_that_reaches_the_target_exactly_through_split_shares_ends_the_match():
+def test_a_total_that_reaches_the_target_exactly_through_split_shares_ends_the_match(monkeypatch):
     env = knock_rummy_v0.raw_env(num_players=5, target_score=29)
     env.reset(options={"deck": _THIRDS[0].split()})
     later = iter([np.asarray(parse_cards(d)) for d in _THIRDS[1:]])
-    env.match._next_deck = lambda: next(later)  # the next hands' decks, in turn
+    # the next hands' decks, in turn (a Match has fixed slots: its class is patched, for this test)
+    monkeypatch.setattr(type(env.match), "_next_deck", lambda self: next(later))
     exact = [Fraction(0)] * 5
     for _ in range(6):
         assert not env.match.over
