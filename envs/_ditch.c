@@ -163,8 +163,8 @@ static int read_seat_hand(DitchKernel *k, Hand *h, long seat, int *cards, int *s
     if (n > k->max_hand)
         return bad_state();
     for (Py_ssize_t i = 0; i < n; i++) {
-        long o = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
-        if (o == -1 && PyErr_Occurred())
+        long o;
+        if (int_value(PyTuple_GET_ITEM(t, i), &o) < 0)
             return -1;
         if (o < 0 || o >= DITCH_CARDS || (i && o <= cards[i - 1])) {
             PyErr_SetString(PyExc_ValueError, "a Ditch Rummy hand holds sorted order ids 0..51");
@@ -290,8 +290,9 @@ static int end_hand(DitchKernel *k, PyObject *state, Hand *h, PyObject *reason, 
     double *p = (double *)PyArray_DATA((PyArrayObject *)points);
     for (long seat = 0; seat < n; seat++) {
         int cards[DITCH_MAX_HAND], size;
-        long gain = PyLong_AsLong(PyList_GET_ITEM(earned, seat));
-        if ((gain == -1 && PyErr_Occurred()) || read_seat_hand(k, h, seat, cards, &size) < 0)
+        long gain;
+        if (int_value(PyList_GET_ITEM(earned, seat), &gain) < 0 ||
+            read_seat_hand(k, h, seat, cards, &size) < 0)
             goto fail;
         long long total = gain;
         for (int i = 0; i < size; i++)
@@ -384,8 +385,7 @@ fail:
 }
 
 static int list_long(PyObject *list, Py_ssize_t i, long *out) {
-    *out = PyLong_AsLong(PyList_GET_ITEM(list, i));
-    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+    return int_value(PyList_GET_ITEM(list, i), out);
 }
 
 static int list_set_long(PyObject *list, Py_ssize_t i, long value) {
@@ -447,9 +447,18 @@ static int find_meld(DitchKernel *k, Table *t, int o, int target) {
     for (Py_ssize_t j = 0; j < PyList_GET_SIZE(t->melds); j++) {
         PyObject *meld = PyList_GET_ITEM(t->melds, j);
         long msuit, kind, low, high;
-        if (slot_long(&k->meld_slots, meld, M_SUIT, &msuit) < 0 || slot_long(&k->meld_slots, meld, M_KIND, &kind) < 0 ||
-            slot_long(&k->meld_slots, meld, M_LOW, &low) < 0 || slot_long(&k->meld_slots, meld, M_HIGH, &high) < 0)
+        Py_INCREF(meld); /* its attributes may run Python code (a subclass' properties) */
+        int bad = slot_long(&k->meld_slots, meld, M_SUIT, &msuit) < 0 ||
+                  slot_long(&k->meld_slots, meld, M_KIND, &kind) < 0 ||
+                  slot_long(&k->meld_slots, meld, M_LOW, &low) < 0 ||
+                  slot_long(&k->meld_slots, meld, M_HIGH, &high) < 0;
+        Py_DECREF(meld);
+        if (bad)
             return -2;
+        if (msuit < -1 || msuit > 3) {
+            bad_state();
+            return -2;
+        }
         if (msuit >= 0 && msuit != suit)
             continue;
         if ((target == 0 && kind == SET && low == rank) ||
@@ -460,13 +469,14 @@ static int find_meld(DitchKernel *k, Table *t, int o, int target) {
     return -1;
 }
 
-/* The single joins meld j (_extend): its end moves, the fit planes with it. */
-static int extend(DitchKernel *k, Hand *h, Table *t, Py_ssize_t j, int o, int target) {
-    PyObject *meld = PyList_GET_ITEM(t->melds, j);
+/* What extend does to a meld (held by the caller). */
+static int extend_meld(DitchKernel *k, Hand *h, Table *t, PyObject *meld, int o, int target) {
     int rank = o >> 2;
     long msuit;
     if (slot_long(&k->meld_slots, meld, M_SUIT, &msuit) < 0)
         return -1;
+    if (msuit < -1 || msuit > 3)
+        return bad_state();
     if (target == 1) {
         if (move_end(k, h, t->below, k->fact[FACT_FIT_BELOW], rank, (int)msuit, -1) < 0 ||
             (rank > 0 &&
@@ -485,6 +495,17 @@ static int extend(DitchKernel *k, Hand *h, Table *t, Py_ssize_t j, int o, int ta
         return -1;
     int r = append_long(added, order_card(o));
     Py_DECREF(added);
+    return r;
+}
+
+/* The single joins meld j (_extend): its end moves, the fit planes with it. */
+static int extend(DitchKernel *k, Hand *h, Table *t, Py_ssize_t j, int o, int target) {
+    if (j >= PyList_GET_SIZE(t->melds))
+        return bad_state();
+    PyObject *meld = PyList_GET_ITEM(t->melds, j);
+    Py_INCREF(meld); /* held: its attributes may run Python code (a subclass' properties) */
+    int r = extend_meld(k, h, t, meld, o, target);
+    Py_DECREF(meld);
     return r;
 }
 
@@ -602,8 +623,8 @@ static int play_move(DitchKernel *k, PyObject *state, Hand *h, long action) {
         int cards[DITCH_MAX_HAND], size = h->size;
         memcpy(cards, h->hand, sizeof(int) * (size_t)size);
         for (long j = 0; j < action; j++) {
-            long o = PyLong_AsLong(PyList_GET_ITEM(h->pile, h->pile_pos + j));
-            if (o == -1 && PyErr_Occurred())
+            long o;
+            if (int_value(PyList_GET_ITEM(h->pile, h->pile_pos + j), &o) < 0)
                 return -1;
             if (o < 0 || o >= DITCH_CARDS)
                 return bad_state();
@@ -715,9 +736,9 @@ static int legal_into(DitchKernel *k, PyObject *state, Hand *h, npy_int8 *out, P
         PyObject *fits[3] = {PyList_GET_ITEM(sets, o >> 2), PyList_GET_ITEM(below, o),
                              PyList_GET_ITEM(above, o)};
         for (int t = 0; !bad && t < 3; t++) {
-            int yes = PyObject_IsTrue(fits[t]);
-            bad = yes < 0;
-            if (yes > 0)
+            long yes;
+            bad = int_value(fits[t], &yes) < 0;
+            if (!bad && yes)
                 out[k->single_base + (k->single_targets == 1 ? i : 3 * i + t)] = 1;
         }
     }
@@ -1122,7 +1143,8 @@ static int read_card_ints(PyObject *layout, const char *key, int *out) {
 static int DitchKernel_init(DitchKernel *k, PyObject *args, PyObject *kwds) {
     PyObject *layout;
     static char *kwlist[] = {"layout", NULL};
-    k->ready = 0;
+    if (init_once(k->ready, KERNEL_NAME) < 0)
+        return -1;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!", kwlist, &PyDict_Type, &layout))
         return -1;
     const int big = INT_MAX / 2;

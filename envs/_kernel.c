@@ -25,9 +25,9 @@ int get_long(PyObject *obj, PyObject *name, long *out) {
     PyObject *value = PyObject_GetAttr(obj, name);
     if (!value)
         return -1;
-    *out = PyLong_AsLong(value);
+    int r = int_value(value, out);
     Py_DECREF(value);
-    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+    return r;
 }
 
 int set_long(PyObject *obj, PyObject *name, long value) {
@@ -61,6 +61,12 @@ int check_ready(int ready, const char *kernel) {
     if (!ready)
         PyErr_Format(PyExc_RuntimeError, "this %s was not initialised", kernel);
     return ready ? 0 : -1;
+}
+
+int init_once(int ready, const char *kernel) {
+    if (ready)
+        PyErr_Format(PyExc_RuntimeError, "this %s is initialised already: build a new one", kernel);
+    return ready ? -1 : 0;
 }
 
 int method_args(int ready, const char *kernel, Py_ssize_t nargs, Py_ssize_t want,
@@ -122,6 +128,7 @@ int check_array(PyObject *obj, int type, int ndim, npy_intp rows, npy_intp cols,
 int read_scores(PyObject *totals, int players, const double **by_seat) {
     if (!PyArray_Check(totals) || PyArray_TYPE((PyArrayObject *)totals) != NPY_FLOAT64 ||
         PyArray_NDIM((PyArrayObject *)totals) != 1 ||
+        !PyArray_ISBEHAVED_RO((PyArrayObject *)totals) ||
         PyArray_DIM((PyArrayObject *)totals, 0) != players ||
         !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)totals)) {
         PyErr_SetString(PyExc_TypeError, "the match totals must be a float64 vector, one per seat");
@@ -241,6 +248,7 @@ int batch_read(PyObject *const *args, Py_ssize_t nargs, int with_actions, npy_in
     b->current = (int64_t *)PyArray_DATA((PyArrayObject *)arrays[2]);
     b->obs_size = obs_size;
     b->num_actions = num_actions;
+    b->rows = num;
     for (npy_intp j = 0; j < b->count; j++) {
         if (b->games[j] < 0 || b->games[j] >= num) {
             PyErr_Format(PyExc_IndexError, "%s: game %lld out of range", what,
@@ -254,7 +262,7 @@ int batch_read(PyObject *const *args, Py_ssize_t nargs, int with_actions, npy_in
 /* A new reference to match i of the batch; IndexError where i is out of range (checked at each
  * use: the arrays may share memory, and the list may change while Python code runs). */
 static PyObject *batch_match(Batch *b, int64_t i) {
-    if (i < 0 || i >= PyList_GET_SIZE(b->matches)) {
+    if (i < 0 || i >= b->rows || i >= PyList_GET_SIZE(b->matches)) {
         PyErr_Format(PyExc_IndexError, "game %lld out of range", (long long)i);
         return NULL;
     }

@@ -575,7 +575,8 @@ static int read_cells(PyObject *dict, const char *key, int players, int cells[][
 static int KnockKernel_init(KnockKernel *k, PyObject *args, PyObject *kwds) {
     PyObject *solver, *layout;
     static char *kwlist[] = {"solver", "layout", NULL};
-    k->ready = 0;
+    if (init_once(k->ready, KERNEL_NAME) < 0)
+        return -1;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!", kwlist, &SolverType, &solver,
                                      &PyDict_Type, &layout))
         return -1;

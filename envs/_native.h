@@ -81,6 +81,9 @@ PyObject *get_list(PyObject *obj, PyObject *name, const char *variant);
 int hand_over(PyObject *state);
 /* RuntimeError naming the kernel type unless ``ready`` (its __init__ succeeded). */
 int check_ready(int ready, const char *kernel);
+/* The check that opens a kernel's __init__: a kernel initialised once is not initialised again
+ * (a call in progress, which may run Python code, holds its tables). */
+int init_once(int ready, const char *kernel);
 /* The checks that open apply() and observe(): a ready kernel, ``want`` arguments (else a
  * TypeError showing ``usage``), and args[1] read as a C long into *value. */
 int method_args(int ready, const char *kernel, Py_ssize_t nargs, Py_ssize_t want,
@@ -139,13 +142,25 @@ static inline int slot_set(const Slots *s, PyObject *obj, int i, PyObject *value
 enum { MATCH_STATE, MATCH_MASK, MATCH_DECISIONS, MATCH_SEAT_TOTALS, NUM_MATCH_SLOTS };
 int match_slots_init(Slots *s, PyObject *match_class);
 
+/* The value of an int (or int subclass) of a state: no other object is converted, so reading a
+ * number never runs Python code (which could change the lists the kernels are reading). */
+static inline int int_value(PyObject *v, long *out) {
+    if (!PyLong_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "a state's numbers are ints, not %.100s",
+                     Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    *out = PyLong_AsLong(v);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
 static inline int slot_long(const Slots *s, PyObject *obj, int i, long *out) {
     PyObject *value = slot_get(s, obj, i);
     if (!value)
         return -1;
-    *out = PyLong_AsLong(value);
+    int r = int_value(value, out);
     Py_DECREF(value);
-    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+    return r;
 }
 
 static inline int slot_set_long(const Slots *s, PyObject *obj, int i, long value) {
@@ -192,7 +207,7 @@ int read_int(PyObject *dict, const char *kernel, const char *key, int *out, long
 typedef struct {
     PyObject *matches;
     const int64_t *games, *actions;
-    npy_intp count, obs_size, num_actions;
+    npy_intp count, obs_size, num_actions, rows; /* rows: of every output array */
     float *obs;
     npy_int8 *masks;
     int64_t *current;

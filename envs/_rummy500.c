@@ -136,11 +136,14 @@ typedef struct {
         *table_points;
     float *v;
     npy_int8 *present_at[R5_MAX_PLAYERS]; /* each seat's present row, once checked */
+    PyObject *present_rows[R5_MAX_PLAYERS]; /* held while their data is used */
     long current, phase, stock_pos, pending, turn;
     uint64_t pile_bits, pile_double, fits[3], fits_any;
 } Hand;
 
 static void hand_release(Hand *h) {
+    for (int i = 0; i < R5_MAX_PLAYERS; i++)
+        Py_CLEAR(h->present_rows[i]);
     Py_CLEAR(h->buf);
     Py_CLEAR(h->bits);
     Py_CLEAR(h->counts);
@@ -236,6 +239,8 @@ static int hand_read(Rummy500Kernel *k, PyObject *state, Hand *h) {
         PyList_GET_SIZE(h->known_counts) != n || PyList_GET_SIZE(h->table_points) != n ||
         PyList_GET_SIZE(h->pile_counts) != R5_CARDS || h->current < 0 || h->current >= n ||
         h->phase < 0 || h->phase > 1 || h->stock_pos < 0 ||
+        PyList_GET_SIZE(h->pile) > (Py_ssize_t)R5_CARDS * k->decks ||
+        PyList_GET_SIZE(h->stock) > (Py_ssize_t)R5_CARDS * k->decks ||
         h->stock_pos > PyList_GET_SIZE(h->stock) || h->pending < -1 || h->pending >= R5_CARDS ||
         h->turn < 0 || h->turn >= INT_MAX) {
         bad_state();
@@ -257,8 +262,7 @@ fail:
 }
 
 static int list_long(PyObject *list, Py_ssize_t i, long *out) {
-    *out = PyLong_AsLong(PyList_GET_ITEM(list, i));
-    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+    return int_value(PyList_GET_ITEM(list, i), out);
 }
 
 static int list_set_long(PyObject *list, Py_ssize_t i, long value) {
@@ -293,6 +297,8 @@ static npy_int8 *present_row(Hand *h, long seat) {
     PyObject *row = PyList_GET_ITEM(h->present, seat);
     if (check_array(row, NPY_INT8, 1, R5_CARDS, 0, 1, "a 500 Rum state's present row") < 0)
         return NULL;
+    Py_INCREF(row);
+    h->present_rows[seat] = row;
     return h->present_at[seat] = (npy_int8 *)PyArray_DATA((PyArrayObject *)row);
 }
 
@@ -714,6 +720,8 @@ static int refresh_run_fits(Rummy500Kernel *k, PyObject *state, Hand *h, Table *
         long lo, hi;
         if (!run || list_long(run, 1, &lo) < 0 || list_long(run, 2, &hi) < 0)
             return -1;
+        if (lo < 0 || hi > 13 || lo > hi)
+            return bad_state();
         if (lo >= 1 && !(lo == 1 && hi == 13))
             low |= 1ULL << (suit * R5_RANKS + (lo - 1) % R5_RANKS);
         if (hi <= 12 && !(hi == 12 && lo == 0))
@@ -853,6 +861,10 @@ static int play_lay_off(Rummy500Kernel *k, PyObject *state, Hand *h, int card, i
             long lo, hi;
             if (!run || list_long(run, 1, &lo) < 0 || list_long(run, 2, &hi) < 0)
                 goto done;
+            if (lo < 0 || hi > 13 || lo > hi) {
+                bad_state();
+                goto done;
+            }
             /* below: the shortest run keeps the others' ends open (min by its high end); above:
              * max by its low end; the first of equals */
             if (kind == 1 && lo == pos + 1 && !(pos == 0 && hi == 13) && (!target || hi < best)) {
@@ -1040,15 +1052,13 @@ static int observe_into(Rummy500Kernel *k, PyObject *state, Hand *h, long seat, 
     int fresh = last != totals || over;
     Py_DECREF(last);
     if (fresh) {
-        if (slot_set(&k->slots, state, S_TOTALS, totals) < 0)
+        const double *by_seat;
+        if (read_scores(totals, k->players, &by_seat) < 0 ||
+            slot_set(&k->slots, state, S_TOTALS, totals) < 0)
             return -1;
-        if (k->scores_at >= 0) {
-            const double *by_seat;
-            if (read_scores(totals, k->players, &by_seat) < 0)
-                return -1;
+        if (k->scores_at >= 0)
             for (int i = 0; i < k->players; i++)
                 h->v[k->scores_at + i] = (float)(by_seat[i] / k->score_scale);
-        }
     }
     const int *run = k->segments + (size_t)seat * 3 * k->obs_size;
     for (int j = 0; j < k->segment_count[seat]; j++, run += 3)
@@ -1184,7 +1194,10 @@ static PyObject *Rummy500Kernel_deal(Rummy500Kernel *k, PyObject *const *args,
     values[S_TABLE_POINTS] = PyList_New(n);
     for (long seat = 0; values[S_BITS] && values[S_SIZES] && values[S_TABLE_POINTS] && seat < n;
          seat++) {
-        PyList_SET_ITEM(values[S_BITS], seat, PyLong_FromUnsignedLongLong(bits[seat]));
+        PyObject *mine = PyLong_FromUnsignedLongLong(bits[seat]);
+        if (!mine)
+            goto fail;
+        PyList_SET_ITEM(values[S_BITS], seat, mine);
         PyList_SET_ITEM(values[S_SIZES], seat, PyLong_FromLong(size));
         PyList_SET_ITEM(values[S_TABLE_POINTS], seat, PyLong_FromLong(0));
     }
@@ -1590,7 +1603,8 @@ static int read_melds(Rummy500Kernel *k, PyObject *layout) {
 static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds) {
     PyObject *layout;
     static char *kwlist[] = {"layout", NULL};
-    k->ready = 0;
+    if (init_once(k->ready, KERNEL_NAME) < 0)
+        return -1;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!", kwlist, &PyDict_Type, &layout))
         return -1;
     const int big = INT_MAX / 2;

@@ -299,8 +299,11 @@ def test_knock_kernel_refuses_what_would_write_out_of_bounds():
     blank = kernels.KnockKernel.__new__(kernels.KnockKernel)
     with pytest.raises(RuntimeError, match="not initialised"):
         blank.mask(state)
-    broken = make_game("knock_rummy", 2, kernels=kernels)._kernel
     layout = game._native_layout()
+    ready = make_game("knock_rummy", 2, kernels=kernels)._kernel
+    with pytest.raises(RuntimeError, match="initialised already"):  # a call may hold its tables
+        ready.__init__(game.solver.compiled_solver, layout)
+    broken = kernels.KnockKernel.__new__(kernels.KnockKernel)
     with pytest.raises(ValueError, match="outside the observation"):
         broken.__init__(game.solver.compiled_solver, {**layout, "stock_at": 1 << 20})
     with pytest.raises(RuntimeError, match="not initialised"):
@@ -493,7 +496,9 @@ def test_ditch_kernel_rejects_bad_input():
         kernels.DitchKernel({**layout, "fl_scores": len(layout["dest"])})
     with pytest.raises(ValueError, match="52 small ints"):
         kernels.DitchKernel({**layout, "card_penalty": [1] * 51})
-    again = kernels.DitchKernel(layout)
+    with pytest.raises(RuntimeError, match="initialised already"):
+        kernels.DitchKernel(layout).__init__(layout)
+    again = kernels.DitchKernel.__new__(kernels.DitchKernel)
     with pytest.raises(ValueError, match="pair_kind"):
         again.__init__({**layout, "pair_kind": b""})
     with pytest.raises(RuntimeError, match="not initialised"):
@@ -676,3 +681,80 @@ def test_rummy500_kernel_rejects_bad_input():
         )
     with pytest.raises(ValueError, match="leave no stock"):
         kernels.Rummy500Kernel({**layout, "hand_size": 26})
+
+
+@needs_kernels
+def test_kernels_refuse_states_that_would_crash_them():
+    """Each of these crashed the interpreter, wrote past an array or read another game's state:
+    a 500 Rum discard pile longer than the decks, numbers that run Python code when read (here
+    one that empties the hands being read), a Ditch Rummy meld whose suit is out of range, a
+    batch whose list of matches grows while it is played, totals in another byte order, and
+    totals refused once and then taken as read. Now each is a clear error."""
+    from rummyzoo.envs.ditch_rummy.rules import RUN, TableMeld
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.registry import make_game
+
+    r5 = make_game("rummy500", 2, kernels=kernels)
+    match = Match(r5)
+    match.reset(seed=3)
+    state = match.state
+    state.pile = [0] + [1] * 120
+    with pytest.raises(ValueError, match="not a 500 Rum state"):
+        r5._kernel.apply(state, 2)  # a dig into the too-long pile
+    match.reset(seed=3)
+    state = match.state
+    for bad in ([0.0, 0.0], np.array([100.0, 50.0]).astype(">f8")):
+        for _ in range(2):  # refused each time, not kept as the last totals
+            with pytest.raises(TypeError, match="float64 vector"):
+                r5._kernel.observe(state, 0, bad)
+
+    fast, _ = _ditch_matches(2, {"single_extends_meld": True}, seed=2)
+    game, state = fast.game, fast.state
+    seat = state.current
+
+    class Emptying(int):  # an int subclass: its value is read as it is
+        pass
+
+    class Index:
+        def __index__(self):
+            state.hands.clear()
+            return 0
+
+    state.hands[seat] = (Index(),)
+    with pytest.raises(TypeError, match="numbers are ints"):
+        game._kernel.mask(state)
+    state.hands[seat] = (Emptying(48),)
+    state.phase = type(state.phase)(1)  # the play step, the hand a king
+    state.above[48] = 1
+    state.melds.append(TableMeld(1 - seat, RUN, [11, 12], 10, 11, -(1 << 32) + 5))
+    with pytest.raises(ValueError, match="not a Ditch Rummy state"):
+        game._kernel.apply(state, game.action_index("single 0 above"))
+
+    plain = Match(game)
+    plain.reset(seed=1)
+    matches = [plain, plain]
+    games = np.array([0, 1], np.int64)
+
+    class Growing(Match):
+        __slots__ = ()
+
+        @property
+        def state(self):
+            matches.extend([plain] * 3)
+            games[1] = 3  # a game past the two rows of the arrays
+            return Match.__dict__["state"].__get__(self)
+
+        @state.setter
+        def state(self, value):
+            Match.__dict__["state"].__set__(self, value)
+
+    grower = Growing(game)
+    grower.reset(seed=1)
+    matches[0] = grower
+    arrays = (
+        np.zeros((2, game.obs_size), np.float32),
+        np.zeros((2, game.num_actions), np.int8),
+        np.zeros(2, np.int64),
+    )
+    with pytest.raises(IndexError, match="game 3 out of range"):
+        game._kernel.rows(matches, games, *arrays)
