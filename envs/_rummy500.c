@@ -167,11 +167,12 @@ static int as_mask(PyObject *v, uint64_t *out) {
         PyErr_SetString(PyExc_TypeError, "a 500 Rum card mask is an int");
         return -1;
     }
-    /* the low 64 bits (a negative or wider int has bits past 52 there, refused below) */
-    *out = PyLong_AsUnsignedLongLongMask(v);
-    if (*out == (uint64_t)-1 && PyErr_Occurred())
+    int overflow;
+    long long value = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (value == -1 && PyErr_Occurred())
         return -1;
-    if (*out >> R5_CARDS || _PyLong_Sign(v) < 0 || _PyLong_NumBits(v) > R5_CARDS) {
+    *out = (uint64_t)value;
+    if (overflow || value < 0 || *out >> R5_CARDS) {
         PyErr_SetString(PyExc_ValueError, "a 500 Rum card mask has 52 bits");
         return -1;
     }
@@ -247,14 +248,15 @@ static int hand_read(Rummy500Kernel *k, PyObject *state, Hand *h) {
         goto fail;
     }
     h->v = (float *)PyArray_DATA((PyArrayObject *)h->buf);
-    /* every seat's hand checked before a move writes anything */
+    /* checked before a move writes anything: every seat's hand (the hand's end reads them all),
+     * and what the seat to act's moves read */
     for (long seat = 0; seat < n; seat++) {
         uint64_t bits;
-        if (as_mask(PyList_GET_ITEM(h->bits, seat), &bits) < 0 ||
-            !seat_list(h->counts, seat) || !seat_list(h->known_counts, seat) ||
-            !present_row(h, seat))
+        if (as_mask(PyList_GET_ITEM(h->bits, seat), &bits) < 0 || !seat_list(h->counts, seat))
             goto fail;
     }
+    if (!seat_list(h->known_counts, h->current) || !present_row(h, h->current))
+        goto fail;
     return 0;
 fail:
     hand_release(h);
