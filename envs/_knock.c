@@ -39,11 +39,15 @@ typedef struct {
     PyObject *draw_masks[4]; /* read-only int8 masks by (stock left) + 2 * (discard pile) */
     PyObject *phases[2];     /* the Phase members DRAW and DISCARD, set on the states */
     Slots match_slots;       /* Match's fields */
+    Slots slots;             /* KnockState's fields */
 } KnockKernel;
 
 /* Attribute names, interned once. */
 static PyObject *n_current, *n_planes, *n_stock, *n_stock_pos, *n_discard, *n_bits, *n_taken,
     *n_phase, *n_turn, *n_dealer, *n_knocker, *n_deadwood, *n_melds, *n_winners, *n_points;
+
+enum { S_CURRENT, S_PLANES, S_STOCK, S_STOCK_POS, S_DISCARD, S_BITS, S_TAKEN, S_PHASE, S_TURN, S_DEALER, S_KNOCKER, S_DEADWOOD, S_MELDS, S_WINNERS, S_POINTS, S_OVER, NUM_STATE_SLOTS };
+static PyObject **const state_names[NUM_STATE_SLOTS] = {&n_current, &n_planes, &n_stock, &n_stock_pos, &n_discard, &n_bits, &n_taken, &n_phase, &n_turn, &n_dealer, &n_knocker, &n_deadwood, &n_melds, &n_winners, &n_points, &n_over};
 
 int knock_intern_names(void) {
     if (n_current)
@@ -68,6 +72,16 @@ int knock_intern_names(void) {
 
 /* ------------------------------------------------------------------ state access */
 
+/* Whether the state's hand is over: 1 or 0, -1 on error. */
+static int state_over(KnockKernel *k, PyObject *state) {
+    PyObject *over = slot_get(&k->slots, state, S_OVER);
+    if (!over)
+        return -1;
+    int answer = PyObject_IsTrue(over);
+    Py_DECREF(over);
+    return answer;
+}
+
 /* What one hand's state holds, read from the state object (new references). */
 typedef struct {
     PyObject *planes, *stock, *discard, *bits;
@@ -84,13 +98,13 @@ static void hand_release(Hand *h) {
 
 static int hand_read(KnockKernel *k, PyObject *state, Hand *h) {
     memset(h, 0, sizeof(Hand));
-    if (get_long(state, n_current, &h->current) < 0 || get_long(state, n_phase, &h->phase) < 0 ||
-        get_long(state, n_stock_pos, &h->stock_pos) < 0 || get_long(state, n_turn, &h->turn) < 0 ||
-        get_long(state, n_taken, &h->taken) < 0 || get_long(state, n_dealer, &h->dealer) < 0)
+    if (slot_long(&k->slots, state, S_CURRENT, &h->current) < 0 || slot_long(&k->slots, state, S_PHASE, &h->phase) < 0 ||
+        slot_long(&k->slots, state, S_STOCK_POS, &h->stock_pos) < 0 || slot_long(&k->slots, state, S_TURN, &h->turn) < 0 ||
+        slot_long(&k->slots, state, S_TAKEN, &h->taken) < 0 || slot_long(&k->slots, state, S_DEALER, &h->dealer) < 0)
         return -1;
-    if (!(h->planes = PyObject_GetAttr(state, n_planes)) || check_planes(h->planes, 2) < 0 ||
-        !(h->stock = get_list(state, n_stock, "Knock Rummy")) || !(h->discard = get_list(state, n_discard, "Knock Rummy")) ||
-        !(h->bits = get_list(state, n_bits, "Knock Rummy")))
+    if (!(h->planes = slot_get(&k->slots, state, S_PLANES)) || check_planes(h->planes, 2) < 0 ||
+        !(h->stock = slot_list(&k->slots, state, S_STOCK, "Knock Rummy")) || !(h->discard = slot_list(&k->slots, state, S_DISCARD, "Knock Rummy")) ||
+        !(h->bits = slot_list(&k->slots, state, S_BITS, "Knock Rummy")))
         goto fail;
     PyArrayObject *planes = (PyArrayObject *)h->planes;
     if (PyArray_DIM(planes, 0) != 3 * k->players + 3 || PyArray_DIM(planes, 1) != KNOCK_CARDS ||
@@ -230,12 +244,12 @@ static int showdown(KnockKernel *k, PyObject *state, Hand *h, long knocker) {
             PyList_SET_ITEM(winners, w++, seat);
         }
     }
-    int failed = set_long(state, n_knocker, knocker) < 0 ||
-                 PyObject_SetAttr(state, n_deadwood, dead) < 0 ||
-                 PyObject_SetAttr(state, n_melds, melds) < 0 ||
-                 PyObject_SetAttr(state, n_winners, winners) < 0 ||
-                 PyObject_SetAttr(state, n_points, values) < 0 ||
-                 PyObject_SetAttr(state, n_over, Py_True) < 0;
+    int failed = slot_set_long(&k->slots, state, S_KNOCKER, knocker) < 0 ||
+                 slot_set(&k->slots, state, S_DEADWOOD, dead) < 0 ||
+                 slot_set(&k->slots, state, S_MELDS, melds) < 0 ||
+                 slot_set(&k->slots, state, S_WINNERS, winners) < 0 ||
+                 slot_set(&k->slots, state, S_POINTS, values) < 0 ||
+                 slot_set(&k->slots, state, S_OVER, Py_True) < 0;
     Py_DECREF(dead);
     Py_DECREF(melds);
     Py_DECREF(winners);
@@ -266,9 +280,9 @@ static int play_move(KnockKernel *k, PyObject *state, Hand *h, long action, int 
             return -1;
         rows[seat * KNOCK_CARDS + card] = 1.0f;
         if (set_hand_bits(h, seat, bits | 1ULL << card) < 0 ||
-            set_long(state, n_stock_pos, h->stock_pos + 1) < 0 ||
-            set_long(state, n_taken, -1) < 0 ||
-            PyObject_SetAttr(state, n_phase, k->phases[1]) < 0)
+            slot_set_long(&k->slots, state, S_STOCK_POS, h->stock_pos + 1) < 0 ||
+            slot_set_long(&k->slots, state, S_TAKEN, -1) < 0 ||
+            slot_set(&k->slots, state, S_PHASE, k->phases[1]) < 0)
             return -1;
         h->stock_pos++;
         h->taken = -1;
@@ -294,8 +308,8 @@ static int play_move(KnockKernel *k, PyObject *state, Hand *h, long action, int 
         rows[seat * KNOCK_CARDS + card] = 1.0f;
         rows[(n + seat) * KNOCK_CARDS + card] = 1.0f;
         if (set_hand_bits(h, seat, bits | 1ULL << card) < 0 ||
-            set_long(state, n_taken, card) < 0 ||
-            PyObject_SetAttr(state, n_phase, k->phases[1]) < 0)
+            slot_set_long(&k->slots, state, S_TAKEN, card) < 0 ||
+            slot_set(&k->slots, state, S_PHASE, k->phases[1]) < 0)
             return -1;
         h->taken = card;
         h->phase = 1;
@@ -330,15 +344,15 @@ static int play_move(KnockKernel *k, PyObject *state, Hand *h, long action, int 
         rows[(top + 1) * KNOCK_CARDS + old] = 1.0f;
     }
     rows[top * KNOCK_CARDS + card] = 1.0f;
-    if (set_hand_bits(h, seat, bits & ~(1ULL << card)) < 0 || set_long(state, n_taken, -1) < 0 ||
-        set_long(state, n_turn, h->turn + 1) < 0)
+    if (set_hand_bits(h, seat, bits & ~(1ULL << card)) < 0 || slot_set_long(&k->slots, state, S_TAKEN, -1) < 0 ||
+        slot_set_long(&k->slots, state, S_TURN, h->turn + 1) < 0)
         return -1;
     h->taken = -1;
     h->turn++;
     if (knock)
         return showdown(k, state, h, seat) < 0 ? -1 : 2;
-    if (set_long(state, n_current, (seat + 1) % n) < 0 ||
-        PyObject_SetAttr(state, n_phase, k->phases[0]) < 0)
+    if (slot_set_long(&k->slots, state, S_CURRENT, (seat + 1) % n) < 0 ||
+        slot_set(&k->slots, state, S_PHASE, k->phases[0]) < 0)
         return -1;
     h->current = (seat + 1) % n;
     h->phase = 0;
@@ -424,7 +438,7 @@ static PyObject *KnockKernel_apply(KnockKernel *k, PyObject *const *args, Py_ssi
 static PyObject *KnockKernel_mask(KnockKernel *k, PyObject *state) {
     if (check_ready(k->ready, KERNEL_NAME) < 0)
         return NULL;
-    int is_over = hand_over(state);
+    int is_over = state_over(k, state);
     if (is_over < 0)
         return NULL;
     if (is_over) {
@@ -520,7 +534,7 @@ static int batch_write_rows(PyObject *kernel, Batch *b, int64_t i, PyObject *mat
     PyObject *state = match_hand(k, match, &h);
     if (!state)
         return -1;
-    int over = hand_over(state);
+    int over = state_over(k, state);
     int bad = over < 0 || write_rows(k, b, i, match, &h, over) < 0;
     hand_release(&h);
     Py_DECREF(state);
@@ -668,7 +682,13 @@ static int KnockKernel_init(KnockKernel *k, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_KeyError, "KnockKernel: missing match_class");
         return -1;
     }
-    if (match_slots_init(&k->match_slots, match_class) < 0)
+    PyObject *state_class = PyDict_GetItemString(layout, "state_class");
+    if (!state_class) {
+        PyErr_SetString(PyExc_KeyError, "KnockKernel: missing state_class");
+        return -1;
+    }
+    if (match_slots_init(&k->match_slots, match_class) < 0 ||
+        slots_init(&k->slots, state_class, state_names, NUM_STATE_SLOTS) < 0)
         return -1;
     Py_INCREF(solver);
     Py_XSETREF(k->solver, (Solver *)solver);
@@ -683,6 +703,7 @@ static void KnockKernel_dealloc(KnockKernel *k) {
     for (int i = 0; i < 2; i++)
         Py_XDECREF(k->phases[i]);
     slots_clear(&k->match_slots);
+    slots_clear(&k->slots);
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
 

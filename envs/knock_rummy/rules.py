@@ -433,6 +433,7 @@ class KnockRummyGame(Game):
             "draw_masks": _DRAW_MASKS,
             "phases": (_DRAW, _DISCARD),
             "match_class": Match,
+            "state_class": KnockState,
         }
 
     # ------------------------------------------------------------------ deal
