@@ -121,16 +121,6 @@ static PyObject **const meld_names[NUM_MELD_SLOTS] = {&n_kind, &n_low, &n_high, 
 
 /* ------------------------------------------------------------------ state access */
 
-/* Whether the state's hand is over: 1 or 0, -1 on error. */
-static int state_over(DitchKernel *k, PyObject *state) {
-    PyObject *over = slot_get(&k->slots, state, S_OVER);
-    if (!over)
-        return -1;
-    int answer = PyObject_IsTrue(over);
-    Py_DECREF(over);
-    return answer;
-}
-
 /* What one hand's state holds, read from the state object (new references). */
 typedef struct {
     PyObject *hands, *pile, *discard, *views;
@@ -925,7 +915,7 @@ static PyObject *DitchKernel_apply(DitchKernel *k, PyObject *const *args, Py_ssi
 static PyObject *DitchKernel_mask(DitchKernel *k, PyObject *state) {
     if (check_ready(k->ready, KERNEL_NAME) < 0)
         return NULL;
-    int is_over = state_over(k, state);
+    int is_over = slot_true(&k->slots, state, S_OVER);
     if (is_over < 0)
         return NULL;
     if (is_over) {
@@ -1013,7 +1003,7 @@ static int batch_write_rows(PyObject *kernel, Batch *b, int64_t i, PyObject *mat
     if (!state)
         return -1;
     Hand h;
-    int over = state_over(k, state);
+    int over = slot_true(&k->slots, state, S_OVER);
     int bad = over < 0 || hand_read(k, state, &h) < 0;
     if (!bad) {
         bad = write_rows(k, b, i, match, state, &h, over) < 0;

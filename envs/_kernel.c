@@ -209,6 +209,15 @@ void slots_clear(Slots *s) {
     s->version = 0;
 }
 
+int slot_true(const Slots *s, PyObject *obj, int i) {
+    PyObject *value = slot_get(s, obj, i);
+    if (!value)
+        return -1;
+    int answer = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    return answer;
+}
+
 int slot_not_list(const Slots *s, int i, const char *variant) {
     PyErr_Format(PyExc_TypeError, "a %s state's %U must be a list", variant, *s->names[i]);
     return -1;

@@ -72,16 +72,6 @@ int knock_intern_names(void) {
 
 /* ------------------------------------------------------------------ state access */
 
-/* Whether the state's hand is over: 1 or 0, -1 on error. */
-static int state_over(KnockKernel *k, PyObject *state) {
-    PyObject *over = slot_get(&k->slots, state, S_OVER);
-    if (!over)
-        return -1;
-    int answer = PyObject_IsTrue(over);
-    Py_DECREF(over);
-    return answer;
-}
-
 /* What one hand's state holds, read from the state object (new references). */
 typedef struct {
     PyObject *planes, *stock, *discard, *bits;
@@ -438,7 +428,7 @@ static PyObject *KnockKernel_apply(KnockKernel *k, PyObject *const *args, Py_ssi
 static PyObject *KnockKernel_mask(KnockKernel *k, PyObject *state) {
     if (check_ready(k->ready, KERNEL_NAME) < 0)
         return NULL;
-    int is_over = state_over(k, state);
+    int is_over = slot_true(&k->slots, state, S_OVER);
     if (is_over < 0)
         return NULL;
     if (is_over) {
@@ -534,7 +524,7 @@ static int batch_write_rows(PyObject *kernel, Batch *b, int64_t i, PyObject *mat
     PyObject *state = match_hand(k, match, &h);
     if (!state)
         return -1;
-    int over = state_over(k, state);
+    int over = slot_true(&k->slots, state, S_OVER);
     int bad = over < 0 || write_rows(k, b, i, match, &h, over) < 0;
     hand_release(&h);
     Py_DECREF(state);

@@ -172,6 +172,9 @@ static inline int slot_set_long(const Slots *s, PyObject *obj, int i, long value
     return r;
 }
 
+/* The truth of field i (a hand's ``over``): 1 or 0, -1 on error. */
+int slot_true(const Slots *s, PyObject *obj, int i);
+
 /* TypeError: field i of a ``variant`` state is not a list. */
 int slot_not_list(const Slots *s, int i, const char *variant);
 

@@ -1272,15 +1272,6 @@ fail:
 
 /* ------------------------------------------------------------------ methods */
 
-static int state_over(Rummy500Kernel *k, PyObject *state) {
-    PyObject *over = slot_get(&k->slots, state, S_OVER);
-    if (!over)
-        return -1;
-    int answer = PyObject_IsTrue(over);
-    Py_DECREF(over);
-    return answer;
-}
-
 static PyObject *Rummy500Kernel_apply(Rummy500Kernel *k, PyObject *const *args, Py_ssize_t nargs) {
     long action;
     if (method_args(k->ready, KERNEL_NAME, nargs, 2, "apply(state, action)", args, &action) < 0)
@@ -1317,7 +1308,7 @@ static PyObject *mask_of(Rummy500Kernel *k, PyObject *state, Hand *h, int over) 
 static PyObject *Rummy500Kernel_mask(Rummy500Kernel *k, PyObject *state) {
     if (check_ready(k->ready, KERNEL_NAME) < 0)
         return NULL;
-    int over = state_over(k, state);
+    int over = slot_true(&k->slots, state, S_OVER);
     if (over < 0)
         return NULL;
     Hand h;
@@ -1405,7 +1396,7 @@ static int batch_write_rows(PyObject *kernel, Batch *b, int64_t i, PyObject *mat
     if (!state)
         return -1;
     Hand h;
-    int over = state_over(k, state);
+    int over = slot_true(&k->slots, state, S_OVER);
     int bad = over < 0 || hand_read(k, state, &h) < 0;
     if (!bad) {
         bad = write_rows(k, b, i, match, state, &h, over) < 0;
