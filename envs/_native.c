@@ -1,7 +1,8 @@
 /* Compiled kernels of rummyzoo.envs: the optimal-deadwood search of MeldSolver (and the
  * deadwood each discard leaves), two array builders of Knock Rummy (the deal, card names), and
  * the uniform pick among legal actions of the random agent (one mask, or every row of many).
- * Knock Rummy's compiled turn is in _knock.c.
+ * The variants' compiled turns are in _knock.c, _ditch.c and _rummy500.c, what they share in
+ * _kernel.c.
  *
  * Deadwood search (Solver):
  * The same search as MeldSolver.solve_mask in melds.py, step for step, so the two return
