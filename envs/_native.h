@@ -239,6 +239,52 @@ PyObject *kernel_rows(PyObject *kernel, int ready, const char *name, PyObject *c
                       Py_ssize_t nargs, npy_intp obs_size, npy_intp num_actions,
                       batch_rows_fn rows);
 
+/* The vector engine's side of a compiled turn whose file defines a ``Kernel`` type with ``slots``
+ * and ``match_slots``, a ``Hand`` with hand_read / hand_release, play_move and write_rows(k, b,
+ * i, match, state, &h, over), and S_OVER: the callbacks of batch_step and batch_rows (a move
+ * played, then its game's rows; a game's rows), and the Kernel_step and Kernel_rows methods. */
+#define KERNEL_BATCH(Kernel, NUM_ACTIONS)                                                          \
+    static int batch_play(PyObject *kernel, Batch *b, int64_t i, PyObject *match, long action) {  \
+        Kernel *k = (Kernel *)kernel;                                                              \
+        PyObject *state = slot_get(&k->match_slots, match, MATCH_STATE);                           \
+        if (!state)                                                                                \
+            return -1;                                                                             \
+        Hand h;                                                                                    \
+        if (hand_read(k, state, &h) < 0) {                                                         \
+            Py_DECREF(state);                                                                      \
+            return -1;                                                                             \
+        }                                                                                          \
+        int played = play_move(k, state, &h, action);                                              \
+        if (played == 1 && write_rows(k, b, i, match, state, &h, 0) < 0)                           \
+            played = -1;                                                                           \
+        hand_release(&h);                                                                          \
+        Py_DECREF(state);                                                                          \
+        return played;                                                                             \
+    }                                                                                              \
+    static int batch_write_rows(PyObject *kernel, Batch *b, int64_t i, PyObject *match) {          \
+        Kernel *k = (Kernel *)kernel;                                                              \
+        PyObject *state = slot_get(&k->match_slots, match, MATCH_STATE);                           \
+        if (!state)                                                                                \
+            return -1;                                                                             \
+        Hand h;                                                                                    \
+        int over = slot_true(&k->slots, state, S_OVER);                                            \
+        int bad = over < 0 || hand_read(k, state, &h) < 0;                                         \
+        if (!bad) {                                                                                \
+            bad = write_rows(k, b, i, match, state, &h, over) < 0;                                 \
+            hand_release(&h);                                                                      \
+        }                                                                                          \
+        Py_DECREF(state);                                                                          \
+        return bad ? -1 : 0;                                                                       \
+    }                                                                                              \
+    static PyObject *Kernel##_step(Kernel *k, PyObject *const *args, Py_ssize_t nargs) {           \
+        return kernel_step((PyObject *)k, k->ready, KERNEL_NAME, args, nargs, k->obs_size,         \
+                           NUM_ACTIONS, batch_play, &k->match_slots);                              \
+    }                                                                                              \
+    static PyObject *Kernel##_rows(Kernel *k, PyObject *const *args, Py_ssize_t nargs) {           \
+        return kernel_rows((PyObject *)k, k->ready, KERNEL_NAME, args, nargs, k->obs_size,         \
+                           NUM_ACTIONS, batch_write_rows);                                         \
+    }
+
 /* The method table of a compiled turn type ``Prefix`` (Prefix_apply, _mask, _observe, _step,
  * _rows), the same calls in every variant, and the variant's own (``...``: entries, or empty). */
 #define KERNEL_METHODS(Prefix, ...)                                                                \

@@ -1372,49 +1372,8 @@ static int write_rows(Rummy500Kernel *k, Batch *b, int64_t i, PyObject *match, P
     return 0;
 }
 
-static int batch_play(PyObject *kernel, Batch *b, int64_t i, PyObject *match, long action) {
-    Rummy500Kernel *k = (Rummy500Kernel *)kernel;
-    PyObject *state = slot_get(&k->match_slots, match, MATCH_STATE);
-    if (!state)
-        return -1;
-    Hand h;
-    if (hand_read(k, state, &h) < 0) {
-        Py_DECREF(state);
-        return -1;
-    }
-    int played = play_move(k, state, &h, action);
-    if (played == 1 && write_rows(k, b, i, match, state, &h, 0) < 0)
-        played = -1;
-    hand_release(&h);
-    Py_DECREF(state);
-    return played;
-}
-
-static int batch_write_rows(PyObject *kernel, Batch *b, int64_t i, PyObject *match) {
-    Rummy500Kernel *k = (Rummy500Kernel *)kernel;
-    PyObject *state = slot_get(&k->match_slots, match, MATCH_STATE);
-    if (!state)
-        return -1;
-    Hand h;
-    int over = slot_true(&k->slots, state, S_OVER);
-    int bad = over < 0 || hand_read(k, state, &h) < 0;
-    if (!bad) {
-        bad = write_rows(k, b, i, match, state, &h, over) < 0;
-        hand_release(&h);
-    }
-    Py_DECREF(state);
-    return bad ? -1 : 0;
-}
-
-static PyObject *Rummy500Kernel_step(Rummy500Kernel *k, PyObject *const *args, Py_ssize_t nargs) {
-    return kernel_step((PyObject *)k, k->ready, KERNEL_NAME, args, nargs, k->obs_size, R5_ACTIONS,
-                       batch_play, &k->match_slots);
-}
-
-static PyObject *Rummy500Kernel_rows(Rummy500Kernel *k, PyObject *const *args, Py_ssize_t nargs) {
-    return kernel_rows((PyObject *)k, k->ready, KERNEL_NAME, args, nargs, k->obs_size, R5_ACTIONS,
-                       batch_write_rows);
-}
+/* step() as Game.play_batch describes, and rows() (envs/_native.h). */
+KERNEL_BATCH(Rummy500Kernel, R5_ACTIONS)
 
 /* ------------------------------------------------------------------ type */
 
