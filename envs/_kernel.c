@@ -117,7 +117,7 @@ int check_array(PyObject *obj, int type, int ndim, npy_intp rows, npy_intp cols,
     if (!PyArray_Check(obj) || PyArray_TYPE(a) != type || PyArray_NDIM(a) != ndim ||
         !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISBEHAVED_RO(a) ||
         (out && !PyArray_ISWRITEABLE(a)) || (rows >= 0 && PyArray_DIM(a, 0) != rows) ||
-        (ndim == 2 && PyArray_DIM(a, 1) != cols)) {
+        (ndim == 2 && cols >= 0 && PyArray_DIM(a, 1) != cols)) {
         PyErr_Format(PyExc_TypeError, "%s has the wrong type or shape%s", what,
                      out ? " (or is not writeable)" : "");
         return -1;

@@ -280,7 +280,7 @@ int solve_core(Solver *s, uint64_t hand, uint64_t *chosen, int *count) {
                 uint64_t runs[MAX_CHOSEN];
                 int nruns = 0;
                 int rest = runs_only(s, hand & ~meld, runs, &nruns);
-                rest += s->rank_values[rank] * __builtin_popcountll(meld);
+                rest += s->rank_values[rank] * popcount64(meld);
                 if (rest > covered) {
                     covered = rest;
                     chosen[0] = meld;
@@ -297,9 +297,9 @@ int solve_core(Solver *s, uint64_t hand, uint64_t *chosen, int *count) {
     int size = 0;
     for (int i = 0; i < ncands; i++) {
         uni |= cands[i];
-        size += __builtin_popcountll(cands[i]);
+        size += popcount64(cands[i]);
     }
-    if (size == __builtin_popcountll(uni)) {
+    if (size == popcount64(uni)) {
         memcpy(chosen, cands, sizeof(uint64_t) * (size_t)ncands);
         *count = ncands;
         return total - hand_value(s, uni);
@@ -579,6 +579,61 @@ fail:
     return NULL;
 }
 
+/* The nonzero bytes of ``size`` 1-byte items: their count, and the index of the k-th (0-based;
+ * -1 where there is none). Eight items at a time: a word's nonzero bytes are the high bits of
+ * ((w & 0x7f..) + 0x7f..) | w, then kept to 0x80 each. */
+#define NONZERO_LOW7 0x7f7f7f7f7f7f7f7fULL
+#define NONZERO_HIGH 0x8080808080808080ULL
+
+/* Eight items as a word whose low byte is the first item (any byte order). */
+static inline uint64_t load_items(const char *items) {
+    uint64_t w;
+    memcpy(&w, items, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
+static inline uint64_t nonzero_bytes(uint64_t w) {
+    return (((w & NONZERO_LOW7) + NONZERO_LOW7) | w) & NONZERO_HIGH;
+}
+
+/* How many bytes of nonzero_bytes(w) are set (a multiply adds the eight 0/1 bytes: no popcount
+ * instruction needed where the build does not target one). */
+static inline npy_intp count_flags(uint64_t flags) {
+    return (npy_intp)(((flags >> 7) * 0x0101010101010101ULL) >> 56);
+}
+
+static npy_intp count_nonzero_bytes(const char *items, npy_intp size) {
+    npy_intp count = 0, i = 0;
+    for (; i + 8 <= size; i += 8) {
+        count += count_flags(nonzero_bytes(load_items(items + i)));
+    }
+    for (; i < size; i++)
+        count += items[i] != 0;
+    return count;
+}
+
+static npy_intp kth_nonzero_byte(const char *items, npy_intp size, npy_intp k) {
+    npy_intp i = 0;
+    for (; i + 8 <= size; i += 8) {
+        uint64_t bits = nonzero_bytes(load_items(items + i));
+        npy_intp here = count_flags(bits);
+        if (k >= here) {
+            k -= here;
+            continue;
+        }
+        for (; k; k--)
+            bits &= bits - 1;
+        return i + (npy_intp)(__builtin_ctzll(bits) >> 3);
+    }
+    for (; i < size; i++)
+        if (items[i] != 0 && k-- == 0)
+            return i;
+    return -1;
+}
+
 /* uniform_nonzero(mask, bitgen_capsule) -> int or None
  * A uniformly random index among the nonzero entries of a 1-d array of 1-byte items (int8,
  * uint8 or bool), drawn as numpy's Generator.random() would draw it from the same bit generator
@@ -604,17 +659,12 @@ static PyObject *uniform_nonzero(PyObject *self, PyObject *const *args, Py_ssize
           PyArray_TYPE(mask) == NPY_BOOL))
         Py_RETURN_NONE;
     const char *items = (const char *)PyArray_DATA(mask);
-    npy_intp size = PyArray_DIM(mask, 0), count = 0;
-    for (npy_intp i = 0; i < size; i++)
-        count += items[i] != 0;
+    npy_intp size = PyArray_DIM(mask, 0), count = count_nonzero_bytes(items, size);
     if (count == 0)
         return PyLong_FromLong(-1);
     npy_intp k = (npy_intp)(bitgen->next_double(bitgen->state) * (double)count);
-    for (npy_intp i = 0; i < size; i++) {
-        if (items[i] != 0 && k-- == 0)
-            return PyLong_FromSsize_t(i);
-    }
-    return PyLong_FromSsize_t(size - 1); /* not reached: k < count */
+    npy_intp pick = kth_nonzero_byte(items, size, k < count ? k : count - 1);
+    return PyLong_FromSsize_t(pick);
 }
 
 /* uniform_nonzero_rows(masks, bitgen_capsule, out) -> None
@@ -654,24 +704,50 @@ static PyObject *uniform_nonzero_rows(PyObject *self, PyObject *const *args, Py_
     const char *items = (const char *)PyArray_DATA(masks);
     int64_t *picks = (int64_t *)PyArray_DATA(out);
     for (npy_intp r = 0; r < rows; r++, items += size) {
-        npy_intp count = 0;
-        for (npy_intp i = 0; i < size; i++)
-            count += items[i] != 0;
+        npy_intp count = count_nonzero_bytes(items, size);
         double u = bitgen->next_double(bitgen->state);
         if (count == 0) {
             picks[r] = -1;
             continue;
         }
-        npy_intp k = (npy_intp)(u * (double)count), pick = size - 1;
-        for (npy_intp i = 0; i < size; i++) {
-            if (items[i] != 0 && k-- == 0) {
-                pick = i;
-                break;
-            }
-        }
-        picks[r] = pick;
+        npy_intp k = (npy_intp)(u * (double)count);
+        picks[r] = kth_nonzero_byte(items, size, k < count ? k : count - 1);
     }
     Py_RETURN_NONE;
+}
+
+/* first_illegal(masks, games, actions) -> int
+ * The first position j whose action is not legal in its game: actions[j] outside
+ * 0..columns-1, or masks[games[j], actions[j]] zero; -1 where every one is legal. masks: a 2-d
+ * C-contiguous int8 array; games and actions: int64 vectors of one length, games within the
+ * rows (IndexError naming the first that is not). Nothing is written. */
+static PyObject *first_illegal(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "first_illegal(masks, games, actions) takes 3 arguments");
+        return NULL;
+    }
+    if (check_array(args[0], NPY_INT8, 2, -1, -1, 0, "masks") < 0 ||
+        check_array(args[1], NPY_INT64, 1, -1, 0, 0, "games") < 0 ||
+        check_array(args[2], NPY_INT64, 1, PyArray_DIM((PyArrayObject *)args[1], 0), 0, 0,
+                    "actions") < 0)
+        return NULL;
+    PyArrayObject *masks = (PyArrayObject *)args[0];
+    npy_intp rows = PyArray_DIM(masks, 0), cols = PyArray_DIM(masks, 1);
+    npy_intp count = PyArray_DIM((PyArrayObject *)args[1], 0);
+    const npy_int8 *m = (const npy_int8 *)PyArray_DATA(masks);
+    const int64_t *games = (const int64_t *)PyArray_DATA((PyArrayObject *)args[1]);
+    const int64_t *actions = (const int64_t *)PyArray_DATA((PyArrayObject *)args[2]);
+    for (npy_intp j = 0; j < count; j++) {
+        int64_t g = games[j], a = actions[j];
+        if (g < 0 || g >= rows) {
+            PyErr_Format(PyExc_IndexError, "game %lld out of range", (long long)g);
+            return NULL;
+        }
+        if (a < 0 || a >= cols || !m[g * cols + a])
+            return PyLong_FromSsize_t(j);
+    }
+    return PyLong_FromLong(-1);
 }
 
 /* mask_names(mask, names) -> list of str
@@ -694,7 +770,7 @@ static PyObject *mask_names(PyObject *self, PyObject *const *args, Py_ssize_t na
         PyErr_SetString(PyExc_ValueError, "a card mask has 52 bits");
         return NULL;
     }
-    PyObject *out = PyList_New(__builtin_popcountll(mask));
+    PyObject *out = PyList_New(popcount64(mask));
     if (!out)
         return NULL;
     for (Py_ssize_t i = 0; mask; i++) {
@@ -711,6 +787,8 @@ static PyMethodDef module_methods[] = {
      "uniform_nonzero(mask, bitgen_capsule) -> a uniformly drawn nonzero index."},
     {"uniform_nonzero_rows", (PyCFunction)(void (*)(void))uniform_nonzero_rows, METH_FASTCALL,
      "uniform_nonzero_rows(masks, bitgen_capsule, out): uniform_nonzero of every row."},
+    {"first_illegal", (PyCFunction)(void (*)(void))first_illegal, METH_FASTCALL,
+     "first_illegal(masks, games, actions) -> the first position of an illegal action, or -1."},
     {"mask_names", (PyCFunction)(void (*)(void))mask_names, METH_FASTCALL,
      "mask_names(mask, names) -> names of the cards in a 52-bit mask, lowest first."},
     {"deal", (PyCFunction)(void (*)(void))deal, METH_FASTCALL,
@@ -738,7 +816,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         return NULL;
     /* Raised whenever a kernel is added or changed; rummyzoo.envs.native checks it, so a build
      * older than the Python code is set aside (with a warning) instead of half used. */
-    if (PyModule_AddIntConstant(m, "API_VERSION", 5) < 0) {
+    if (PyModule_AddIntConstant(m, "API_VERSION", 6) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -17,6 +17,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The set bits of a word: the instruction where the build targets it, else a few shifts and a
+ * multiply (cheaper than the library call that __builtin_popcountll becomes there). */
+static inline int popcount64(uint64_t x) {
+#ifdef __POPCNT__
+    return __builtin_popcountll(x);
+#else
+    x -= (x >> 1) & 0x5555555555555555ULL;
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 #define NUM_RANKS 13
 #define NUM_PATTERNS 8192
 #define SUIT_BITS 0x1FFFu
@@ -196,7 +209,7 @@ int observe_args(int ready, const char *kernel, Py_ssize_t nargs, PyObject *cons
 /* The checks that open deal(dealer, deck): a ready kernel, 2 arguments, the dealer a seat. */
 int deal_args(int ready, const char *kernel, Py_ssize_t nargs, PyObject *const *args,
               int players, long *dealer);
-/* An array of the given type, shape (rows < 0: any length), C-contiguous, aligned and in the
+/* An array of the given type, shape (rows, cols < 0: any length), C-contiguous, aligned and in the
  * machine's byte order; writeable where ``out``. */
 int check_array(PyObject *obj, int type, int ndim, npy_intp rows, npy_intp cols, int out,
                 const char *what);

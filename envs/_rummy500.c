@@ -324,7 +324,8 @@ static uint64_t meldable(Rummy500Kernel *k, uint64_t cards) {
 static int meld_test(Rummy500Kernel *k, int card, uint64_t acc) {
     int rank = card % R5_RANKS, shift = R5_RANKS * (card / R5_RANKS);
     uint64_t others = RANK_REPEAT & ~(1ULL << shift);
-    return __builtin_popcountll((acc >> rank) & others) > 1 ||
+    uint64_t same_rank = (acc >> rank) & others; /* two or more: a set */
+    return (same_rank & (same_rank - 1)) != 0 ||
            k->run_ok[rank][(acc >> shift) & R5_SUIT_BITS];
 }
 

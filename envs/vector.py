@@ -194,6 +194,35 @@ def uniform_legal_actions(
     return out
 
 
+#: Below this many rows, _put_rows writes row by row (numpy's indexing by a list costs more).
+_FEW_ROWS = 10
+
+
+def _put_rows(array: np.ndarray, rows: list[int], values: Any, add: bool = False) -> None:
+    """``array[rows] = values`` (``+=`` where ``add``): ``values`` one per row, or one for all;
+    ``rows`` distinct."""
+    if len(rows) >= _FEW_ROWS:
+        if add:
+            array[rows] += values
+        else:
+            array[rows] = values
+        return
+    each = isinstance(values, list)
+    for k, i in enumerate(rows):
+        value = values[k] if each else values
+        if add:
+            array[i] += value
+        else:
+            array[i] = value
+
+
+def compiled_check(game: Game) -> Any:
+    """The compiled check of one action per game (``first_illegal(masks, games, actions)``)
+    where ``game`` runs the compiled kernels, else None (``VectorEnv.check`` then takes the
+    numpy route)."""
+    return getattr(getattr(game, "kernels", None), "first_illegal", None)
+
+
 def read_only(array: np.ndarray) -> np.ndarray:
     """A view of ``array`` that cannot be written through (the array itself still can)."""
     view = array.view()
@@ -265,9 +294,9 @@ class VectorEnv(ViewsSurviveCopies):
         self._matches_done = np.zeros(n, dtype=np.int64)
         self.matches_done = read_only(self._matches_done)
         self._final: list[tuple[Any, np.ndarray] | None] = [None] * n
-        self._ended: list[HandEnd | None] = [None] * n
         self._clear = np.zeros(n, dtype=bool)  # rewards to clear at the next step
         self._all = np.arange(n)
+        self._first_illegal = compiled_check(game)
         self._has_reset = False
         self._closed = False
 
@@ -298,7 +327,6 @@ class VectorEnv(ViewsSurviveCopies):
         for i, match in enumerate(self.matches):
             match.reset(seeds[i])
             self._final[i] = None
-            self._ended[i] = None
             if self.keep_infos:
                 self.infos[i] = [{} for _ in range(self.num_players)]
         self._rewards[:] = 0.0
@@ -322,6 +350,20 @@ class VectorEnv(ViewsSurviveCopies):
             raise RuntimeError(f"this {type(self).__name__} is closed")
         if not self._has_reset:
             raise RuntimeError("call reset() before step()")
+        first_illegal = self._first_illegal
+        if (
+            games is None
+            and first_illegal is not None
+            and type(actions) is np.ndarray
+            and actions.dtype == np.int64
+            and actions.shape == self._all.shape
+            and actions.flags.c_contiguous
+        ):
+            # the common case (an int64 action per game) checked in one compiled pass
+            bad = first_illegal(self.action_masks, self._all, actions)
+            if bad >= 0:
+                self._refuse(bad, actions[bad].item())
+            return self._all, actions
         idx = self._all if games is None else np.asarray(games)
         if games is not None:
             if idx.ndim != 1 or (not np.issubdtype(idx.dtype, np.integer) and idx.size):
@@ -420,8 +462,7 @@ class VectorEnv(ViewsSurviveCopies):
         # the seat that acts has its cumulative reward cleared (the AEC env does so too)
         rewards[idx, self._current[idx]] = 0.0
         matches = self.matches
-        ended = self._ended
-        any_end = False
+        ends: list[tuple[int, HandEnd]] = []  # (game, what ended there), in the order played
         play_batch = self.game.play_batch
         if play_batch is not None:
             # the compiled step plays what needs no Python, rows included; a hand it ended is
@@ -432,33 +473,31 @@ class VectorEnv(ViewsSurviveCopies):
             )
             if not unplayed.size and not finished.size:
                 return
-            done = idx[finished]
-            for i in done.tolist():
-                ended[i] = matches[i].played()
-                any_end = True
-            idx, acts = np.concatenate((done, idx[unplayed])), acts[unplayed]
-            played = idx[len(done) :].tolist()
+            done = idx[finished].tolist()
+            for i in done:
+                end = matches[i].played()
+                if end is not None:
+                    ends.append((i, end))
+            played, moves = idx[unplayed].tolist(), acts[unplayed].tolist()
         else:
-            played = idx.tolist()
-        for i, a in zip(played, acts.tolist(), strict=True):
+            done, played, moves = [], idx.tolist(), acts.tolist()
+        for i, a in zip(played, moves, strict=True):
             end = matches[i].play(a)
             if end is not None:
-                ended[i] = end
-                any_end = True
-        if any_end:
-            self._hands_ended(idx, self.keep_infos)
-        self._write_rows(idx)
+                ends.append((i, end))
+        if ends:
+            self._hands_ended(ends, self.keep_infos)
+        # the rows of the games the matches played or finished (the compiled step wrote the rest)
+        rows = idx if play_batch is None else np.asarray(done + played, dtype=np.int64)
+        self._write_rows(rows)
 
-    def _hands_ended(self, idx: np.ndarray, keep: bool) -> None:
-        ended, matches, final = self._ended, self.matches, self._final
+    def _hands_ended(self, ends: list[tuple[int, HandEnd]], keep: bool) -> None:
+        """Each game's row of the flags, points, winners and rewards of the hand that ended
+        there; a decided or cut match is kept for :meth:`final_observation` and reset."""
+        matches, final = self.matches, self._final
         nan = [np.nan] * self.num_players
-        # Rows gathered over the games, then written into the arrays once per array.
         done, points, won, won_rows, paid, paid_rows, decided, cut = [], [], [], [], [], [], [], []
-        for i in idx.tolist():
-            end = ended[i]
-            if end is None:
-                continue
-            ended[i] = None
+        for i, end in ends:
             done.append(i)
             points.append(nan if end.points is None else end.points)
             if end.winners is not None:
@@ -474,18 +513,15 @@ class VectorEnv(ViewsSurviveCopies):
                 match = matches[i]
                 final[i] = (match.state, match.seat_totals)
                 match.reset()
-        self._hand_done[done] = True
-        self._hand_points[done] = points
-        if won_rows:
-            self._winners[won_rows] = won
-        if paid_rows:
-            self._rewards[paid_rows] += paid
-        if decided or cut:
-            self._terminated[decided] = True
-            self._truncated[cut] = True
-            over = decided + cut
-            self._matches_done[over] += 1
-            self._clear[over] = True
+        over = decided + cut
+        _put_rows(self._hand_done, done, True)
+        _put_rows(self._hand_points, done, points)
+        _put_rows(self._winners, won_rows, won)
+        _put_rows(self._rewards, paid_rows, paid, add=True)
+        _put_rows(self._terminated, decided, True)
+        _put_rows(self._truncated, cut, True)
+        _put_rows(self._matches_done, over, 1, add=True)
+        _put_rows(self._clear, over, True)
 
     def _write_rows(self, idx: np.ndarray) -> None:
         """Observation, mask and seat to act of the games ``idx``."""

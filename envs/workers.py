@@ -71,6 +71,7 @@ from rummyzoo.envs.vector import (
     VectorEnv,
     buffer_specs,
     check_engine_args,
+    compiled_check,
     game_seeds,
     read_only,
 )
@@ -468,6 +469,7 @@ class WorkerVectorEnv:
         self._poll = select.poll()  # the pipes of the workers with a step in flight
         self._by_fd: dict[int, int] = {}
         self._all = np.arange(n)
+        self._first_illegal = compiled_check(game)  # VectorEnv.check's compiled route
         self._clear = np.zeros(n, dtype=bool)  # games whose rewards and infos go next step
         self._has_reset = False
 

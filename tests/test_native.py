@@ -95,6 +95,59 @@ def test_uniform_nonzero_rejects_a_bad_capsule():
 
 
 @needs_kernels
+def test_uniform_picks_agree_with_numpy_over_odd_sizes_and_byte_values():
+    # the picks are made eight mask bytes at a time: sizes around the word, and masks whose
+    # nonzero entries are any byte value (negative ones, 0x80) as well as ones
+    rng = np.random.default_rng(3)
+    for trial in range(2000):
+        size = int(rng.integers(0, 70)) if trial % 2 else int(rng.integers(0, 500))
+        mask = (rng.random(size) < rng.random()).astype(np.int8)
+        if trial % 3 == 0:
+            mask *= rng.integers(-128, 128, size).astype(np.int8)
+        legal = np.flatnonzero(mask)
+        draw = np.random.default_rng(trial).random()
+        expected = -1 if legal.size == 0 else int(legal[int(draw * legal.size)])
+        pick = kernels.uniform_nonzero(mask, np.random.default_rng(trial).bit_generator.capsule)
+        assert pick == expected, (trial, size)
+        rows = np.stack([mask, np.roll(mask, 1), np.zeros_like(mask)])
+        out = np.empty(3, np.int64)
+        kernels.uniform_nonzero_rows(rows, np.random.default_rng(trial).bit_generator.capsule, out)
+        draws = np.random.default_rng(trial).random(3)
+        for r in range(3):
+            legal = np.flatnonzero(rows[r])
+            assert out[r] == (-1 if legal.size == 0 else legal[int(draws[r] * legal.size)])
+
+
+@needs_kernels
+def test_first_illegal_finds_the_first_action_not_legal_in_its_game():
+    rng = np.random.default_rng(4)
+    for _ in range(500):
+        masks = (rng.random((20, 13)) < 0.5).astype(np.int8)
+        games = rng.permutation(20)[: int(rng.integers(0, 21))].astype(np.int64)
+        actions = rng.integers(-2, 16, games.size).astype(np.int64)
+        if rng.random() < 0.5:  # mostly legal: the first illegal one late, or none
+            for j, g in enumerate(games):
+                legal = np.flatnonzero(masks[g])
+                if legal.size and rng.random() < 0.97:
+                    actions[j] = rng.choice(legal)
+        ok = [0 <= a < 13 and masks[g, a] != 0 for g, a in zip(games, actions, strict=True)]
+        expected = next((j for j, good in enumerate(ok) if not good), -1)
+        assert kernels.first_illegal(masks, games, actions) == expected
+    masks = np.ones((4, 5), np.int8)
+    games, actions = np.arange(4), np.zeros(4, np.int64)
+    with pytest.raises(IndexError, match="game 4 out of range"):
+        kernels.first_illegal(masks, np.array([0, 4]), np.zeros(2, np.int64))
+    with pytest.raises(TypeError, match="actions"):
+        kernels.first_illegal(masks, games, np.zeros(3, np.int64))
+    with pytest.raises(TypeError, match="actions"):
+        kernels.first_illegal(masks, games, np.zeros(4, np.int32))
+    with pytest.raises(TypeError, match="masks"):
+        kernels.first_illegal(masks.astype(bool), games, actions)
+    with pytest.raises(TypeError, match="3 arguments"):
+        kernels.first_illegal(masks, games)
+
+
+@needs_kernels
 def test_mask_names_lists_the_cards_lowest_first():
     from rummyzoo.envs.cards import CARD_NAMES, parse_cards, to_mask
 

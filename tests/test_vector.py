@@ -186,8 +186,12 @@ def test_the_documented_reward_reading_counts_each_reward_once(variant, players,
     assert ended > 0
 
 
-def test_an_illegal_action_names_its_game_and_changes_no_game():
-    vec = make_vector("knock_rummy", 4, 2)
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "pure"])
+def test_an_illegal_action_names_its_game_and_changes_no_game(compiled):
+    # an int64 array of one action per game is checked by the compiled kernels where built
+    # (first_illegal), anything else and the pure-Python engine by numpy: the same errors
+    vec = make_vector("knock_rummy", 4, 2, kernels=built_kernels() if compiled else PURE)
+    assert (vec._first_illegal is not None) == compiled
     vec.reset(seed=8)
     rng = np.random.default_rng(2)
     for _ in range(3):
@@ -442,14 +446,20 @@ def test_a_copied_engine_plays_on_exactly_as_the_original(variant, players, how)
     assert hands > 0  # the copies went on past hands' ends alike
 
 
-def compiled_and_pure(variant, n, players, options, seed):
-    """Two engines of ``n`` games reset alike: with the compiled step (the kernels module,
-    whatever RUMMYZOO_PURE_PYTHON says; skipped where it is not built) and in Python."""
+def built_kernels():
+    """The kernels module, whatever RUMMYZOO_PURE_PYTHON says (skipped where not built)."""
     kernels = load_kernels()
     if kernels is None:
         if os.environ.get("RUMMYZOO_REQUIRE_COMPILED", "") not in ("", "0"):
             pytest.fail("the compiled kernels were not built (envs/_native.c)")
         pytest.skip("the compiled kernels are not built here")
+    return kernels
+
+
+def compiled_and_pure(variant, n, players, options, seed):
+    """Two engines of ``n`` games reset alike: with the compiled step (the kernels module,
+    whatever RUMMYZOO_PURE_PYTHON says; skipped where it is not built) and in Python."""
+    kernels = built_kernels()
     fast = make_vector(variant, n, players, infos=True, kernels=kernels, **options)
     slow = make_vector(variant, n, players, infos=True, kernels=PURE, **options)
     assert fast.game.play_batch is not None and slow.game.play_batch is None
@@ -604,3 +614,36 @@ def test_rummy500_compiled_step_plays_as_the_python_code(players, options):
     assert counts["matches"] > 0 and counts["went out"] > 0, counts
     if "max_turns" in options:
         assert counts["cut"] > 0, counts
+
+
+@pytest.mark.parametrize(
+    ("variant", "options"),
+    [
+        ("knock_rummy", {"target_score": 20}),
+        ("knock_rummy", {"max_turns": 3, "reward": "win_loss"}),
+    ],
+)
+def test_hand_ends_written_row_by_row_or_all_at_once_alike(monkeypatch, variant, options):
+    # the ends of a step are written row by row when few, by numpy's indexing when many: both
+    # ways give the same arrays (hands, matches decided and cut, rewards, winners)
+    import rummyzoo.envs.vector as vector_module
+
+    runs = []
+    for few in (0, 10**9):  # 0: always all at once; 10**9: always row by row
+        monkeypatch.setattr(vector_module, "_FEW_ROWS", few)
+        vec = make_vector(variant, 64, 2, **options)
+        vec.reset(seed=5)
+        rng = np.random.default_rng(6)
+        steps, ends = [], []
+        for _ in range(60):
+            vec.step(uniform_legal_actions(vec.action_masks, rng))
+            steps.append({k: v.copy() for k, v in vec.buffers.items()})
+            ends.append(int(vec.hand_done.sum()))
+        runs.append((steps, ends, vec.matches_done.copy()))
+    (steps, ends, done), (other, other_ends, other_done) = runs
+    assert ends == other_ends and max(ends) >= 2
+    assert done.sum() > 0
+    np.testing.assert_array_equal(done, other_done)
+    for k, (mine, theirs) in enumerate(zip(steps, other, strict=True)):
+        for name, value in mine.items():
+            np.testing.assert_array_equal(value, theirs[name], err_msg=f"step {k}: {name}")
