@@ -193,7 +193,8 @@ def test_a_killed_run_resumes_where_its_checkpoint_was(tmp_path, monkeypatch) ->
         counts = Counter(steps)
         assert all(n == 1 for n in counts.values()), (tag, counts)
     ckpts = sorted(p.name for p in (run / "checkpoints").glob("ckpt_*"))
-    assert ckpts == ["ckpt_000000256.rz"]  # no extra checkpoint from a restarted schedule
+    # no extra checkpoint from a restarted schedule; the run ends on a checkpoint's step
+    assert ckpts == ["ckpt_000000256.rz", "ckpt_000000512.rz"]
     final = json.loads((run / "state.json").read_text())
     on_disk = sorted(p.name for p in (run / "pool").glob("*"))
     assert on_disk == sorted(Path(p["path"]).name for p in final["pool"])
@@ -272,7 +273,7 @@ def test_a_copied_run_resumes_anywhere_and_leaves_the_original_alone(tmp_path, m
     monkeypatch.chdir(tmp_path)
     assert _digest(original) == before  # the original run folder is untouched
     ckpts = sorted(p.name for p in (tmp_path / "copy" / "checkpoints").glob("ckpt_*"))
-    assert ckpts == ["ckpt_000000512.rz", "ckpt_000000768.rz"]  # keep: 2, the copy's own
+    assert ckpts == ["ckpt_000000768.rz", "ckpt_000001024.rz"]  # keep: 2, the copy's own
 
 
 def test_resume_refuses_a_config_edited_by_hand_or_a_broken_state(tmp_path) -> None:
@@ -305,6 +306,16 @@ def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:
     first = train_from_file(
         SMOKE, ["env_options.target_score=null"], str(run), ["t"], progress="off"
     )
+    ckpt_dir = run / "checkpoints"
+
+    def periodic():
+        return sorted(p.name for p in ckpt_dir.glob("ckpt_*"))
+
+    # the run ends on a checkpoint's step (interval 128): that periodic checkpoint is written
+    assert periodic() == ["ckpt_000000128.rz", "ckpt_000000256.rz"]
+    state = json.loads((run / "state.json").read_text())
+    assert [Path(p).name for p in state["periodic"]] == periodic()
+    at_256 = (ckpt_dir / "ckpt_000000256.rz").read_bytes()
     before = _digest(run)
     assert main(["train", "--resume", str(run)]) == 0
     assert "is finished: 256 of 256 steps done" in capsys.readouterr().out
@@ -320,6 +331,9 @@ def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:
 
     assert read_meta(run / "checkpoints" / "last.rz")["steps"] == 384
     assert "n_timesteps: 384" in (run / "config.yaml").read_text()
+    # extended, it does not write step 256's checkpoint again (keep: 2)
+    assert periodic() == ["ckpt_000000256.rz", "ckpt_000000384.rz"]
+    assert (ckpt_dir / "ckpt_000000256.rz").read_bytes() == at_256
 
 
 def test_a_checkpoint_scores_what_it_holds(tmp_path) -> None:

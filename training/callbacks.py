@@ -577,9 +577,14 @@ class RunCallback(BaseCallback):
 
     def finish(self, model: Any) -> None:
         """At the end of training: an evaluation of the final weights (unless these very
-        weights were just scored) and the last checkpoint."""
+        weights were just scored) and the last checkpoint, with the periodic one where the run
+        ends on its step (as a rollout starting there would have written it)."""
         self.model = model
         self.num_timesteps = int(model.num_timesteps)
         if not self.eval_history or self.eval_history[-1]["steps"] != self.num_timesteps:
             self._evaluate()
-        self._save_last()
+        if self.num_timesteps >= self._next_ckpt:
+            self._next_ckpt += self.config.checkpoints.interval
+            self._checkpoint()  # the resume set as well
+        else:
+            self._save_last()
