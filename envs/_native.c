@@ -19,6 +19,9 @@
  */
 #define RUMMYZOO_NATIVE_MAIN
 #include "_native.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* ------------------------------------------------------------------ tables */
 
@@ -607,6 +610,22 @@ static inline npy_intp count_flags(uint64_t flags) {
 
 static npy_intp count_nonzero_bytes(const char *items, npy_intp size) {
     npy_intp count = 0, i = 0;
+#ifdef __SSE2__
+    /* sixteen items at a time: each lane of acc counts its zero items (a compare gives -1
+     * there), at most 255 blocks before the lanes are summed */
+    const __m128i zero = _mm_setzero_si128();
+    while (i + 16 <= size) {
+        npy_intp blocks = (size - i) / 16;
+        if (blocks > 255)
+            blocks = 255;
+        __m128i acc = zero;
+        for (npy_intp b = 0; b < blocks; b++, i += 16)
+            acc = _mm_sub_epi8(acc,
+                               _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(items + i)), zero));
+        __m128i sums = _mm_sad_epu8(acc, zero);
+        count += 16 * blocks - (_mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4));
+    }
+#endif
     for (; i + 8 <= size; i += 8) {
         count += count_flags(nonzero_bytes(load_items(items + i)));
     }
@@ -615,18 +634,33 @@ static npy_intp count_nonzero_bytes(const char *items, npy_intp size) {
     return count;
 }
 
+/* The position of the k-th (0-based) set bit of bits (k below their count). */
+static inline int kth_set_bit(uint64_t bits, npy_intp k) {
+    for (; k; k--)
+        bits &= bits - 1;
+    return __builtin_ctzll(bits);
+}
+
 static npy_intp kth_nonzero_byte(const char *items, npy_intp size, npy_intp k) {
     npy_intp i = 0;
+#ifdef __SSE2__
+    const __m128i zero = _mm_setzero_si128();
+    for (; i + 16 <= size; i += 16) {
+        uint64_t bits = (uint64_t)(~_mm_movemask_epi8(_mm_cmpeq_epi8(
+                                       _mm_loadu_si128((const __m128i *)(items + i)), zero)) &
+                                   0xFFFF); /* bit j: item i + j is nonzero */
+        npy_intp here = popcount64(bits);
+        if (k < here)
+            return i + kth_set_bit(bits, k);
+        k -= here;
+    }
+#endif
     for (; i + 8 <= size; i += 8) {
         uint64_t bits = nonzero_bytes(load_items(items + i));
         npy_intp here = count_flags(bits);
-        if (k >= here) {
-            k -= here;
-            continue;
-        }
-        for (; k; k--)
-            bits &= bits - 1;
-        return i + (npy_intp)(__builtin_ctzll(bits) >> 3);
+        if (k < here)
+            return i + (kth_set_bit(bits, k) >> 3); /* a flag is a byte's high bit */
+        k -= here;
     }
     for (; i < size; i++)
         if (items[i] != 0 && k-- == 0)

@@ -261,10 +261,11 @@ class VectorEnv(ViewsSurviveCopies):
             given = None if buffers is None else buffers.get(name)
             if given is None:
                 arrays[name] = np.zeros(shape, dtype=dtype)
-            elif given.shape != shape or given.dtype != dtype:
+            elif given.shape != shape or given.dtype != dtype or not given.flags.c_contiguous:
                 raise ValueError(
-                    f"buffer {name!r} must be {dtype} of shape {shape}, "
+                    f"buffer {name!r} must be C-contiguous {dtype} of shape {shape}, "
                     f"got {given.dtype} of shape {given.shape}"
+                    + ("" if given.flags.c_contiguous else " (not C-contiguous)")
                 )
             else:
                 arrays[name] = given
@@ -296,6 +297,10 @@ class VectorEnv(ViewsSurviveCopies):
         self._final: list[tuple[Any, np.ndarray] | None] = [None] * n
         self._clear = np.zeros(n, dtype=bool)  # rewards to clear at the next step
         self._all = np.arange(n)
+        # the acting seats' rewards as flat positions: row starts, and a buffer for the sum
+        self._rewards_flat = self._rewards.reshape(-1)
+        self._row_starts = self._all * self.num_players
+        self._acting = np.empty(n, dtype=np.int64)
         self._first_illegal = compiled_check(game)
         self._has_reset = False
         self._closed = False
@@ -454,13 +459,17 @@ class VectorEnv(ViewsSurviveCopies):
                 for i in np.flatnonzero(clear).tolist():
                     self.infos[i] = [{} for _ in range(self.num_players)]
             clear[:] = False
-        self._hand_done[:] = False
-        self._terminated[:] = False
-        self._truncated[:] = False
+        self._hand_done.fill(False)
+        self._terminated.fill(False)
+        self._truncated.fill(False)
         if idx.size == 0:
             return
         # the seat that acts has its cumulative reward cleared (the AEC env does so too)
-        rewards[idx, self._current[idx]] = 0.0
+        if idx is self._all:
+            acting = np.add(self._row_starts, self._current, out=self._acting)
+            self._rewards_flat[acting] = 0.0
+        else:
+            rewards[idx, self._current[idx]] = 0.0
         matches = self.matches
         ends: list[tuple[int, HandEnd]] = []  # (game, what ended there), in the order played
         play_batch = self.game.play_batch
@@ -478,7 +487,9 @@ class VectorEnv(ViewsSurviveCopies):
                 end = matches[i].played()
                 if end is not None:
                     ends.append((i, end))
-            played, moves = idx[unplayed].tolist(), acts[unplayed].tolist()
+            played, moves = (
+                (idx[unplayed].tolist(), acts[unplayed].tolist()) if unplayed.size else ([], [])
+            )
         else:
             done, played, moves = [], idx.tolist(), acts.tolist()
         for i, a in zip(played, moves, strict=True):

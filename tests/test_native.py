@@ -96,14 +96,21 @@ def test_uniform_nonzero_rejects_a_bad_capsule():
 
 @needs_kernels
 def test_uniform_picks_agree_with_numpy_over_odd_sizes_and_byte_values():
-    # the picks are made eight mask bytes at a time: sizes around the word, and masks whose
-    # nonzero entries are any byte value (negative ones, 0x80) as well as ones
+    # the picks are made sixteen or eight mask bytes at a time: sizes around those blocks and
+    # past 255 blocks (a count per lane kept in a byte), masks whose nonzero entries are any
+    # byte value (negative ones, 0x80) as well as ones, and long masks almost all zero
     rng = np.random.default_rng(3)
-    for trial in range(2000):
+    long_sizes = [4079, 4080, 4081, 4096, 8160, 9001]  # 255 blocks of 16 items and past them
+    for trial in range(2000 + len(long_sizes)):
         size = int(rng.integers(0, 70)) if trial % 2 else int(rng.integers(0, 500))
+        if trial >= 2000:
+            size = long_sizes[trial - 2000]
         mask = (rng.random(size) < rng.random()).astype(np.int8)
         if trial % 3 == 0:
             mask *= rng.integers(-128, 128, size).astype(np.int8)
+        if trial >= 2000 and trial % 2:
+            mask[:] = 0
+            mask[-1] = 1
         legal = np.flatnonzero(mask)
         draw = np.random.default_rng(trial).random()
         expected = -1 if legal.size == 0 else int(legal[int(draw * legal.size)])

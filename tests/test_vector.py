@@ -359,6 +359,10 @@ def test_bad_settings_are_refused_clearly():
     wrong = {"observations": np.zeros((2, 3), dtype=np.float32)}
     with pytest.raises(ValueError, match="observations"):
         VectorEnv(vec.game, 2, buffers=wrong)
+    # a strided view of the right shape and type: the engine writes rows through flat views
+    strided = {"rewards": np.zeros((2, 4), dtype=np.float64)[:, ::2]}
+    with pytest.raises(ValueError, match=r"rewards.*not C-contiguous"):
+        VectorEnv(vec.game, 2, buffers=strided)
 
 
 def test_supplied_buffers_are_written_in_place():
