@@ -420,6 +420,10 @@ class CheckpointPolicy(BasePolicy):
             meta.get("features"), meta["variant"], meta["num_players"], meta["options"]
         )
         self._actor_layers: tuple[Any, ...] | None = None  # built at the first batch
+        self._game_key = json.dumps(
+            [meta["variant"], meta["num_players"], meta["options"], meta.get("features")],
+            sort_keys=True,
+        )
 
     def _check_inputs(self, observations: Any, masks: np.ndarray, rows: tuple[int, ...]) -> None:
         """:raises ValueError: observations or masks (``rows`` of them, or one where ``rows``
@@ -490,6 +494,17 @@ class CheckpointPolicy(BasePolicy):
         features = policy.extract_features(tensor, policy.pi_features_extractor)
         return policy.action_net(policy.mlp_extractor.forward_actor(features))
 
+    @property
+    def inputs_key(self) -> tuple[Any, ...]:
+        """What checkpoints must share to decide rows together (:func:`act_groups`): the
+        algorithm, greedy or sampled, and the network input (the game, its features, the mask
+        appended or not)."""
+        return (self.algo, self.deterministic, self.mask_in_obs, self._game_key)
+
+    def _scores(self, tensor: Any) -> Any:
+        """The network's output for a batch of inputs: Q-values (DQN) or logits (PPO)."""
+        return self.model.q_net(tensor) if self.algo == "dqn" else self._logits(tensor)
+
     def act_batch(
         self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
@@ -498,34 +513,80 @@ class CheckpointPolicy(BasePolicy):
         Greedy actions are those of :meth:`act` row by row; sampled ones are drawn from the
         same distributions (one uniform draw per row, inverse CDF).
         """
-        import torch as th
+        rows = np.shape(action_masks)[:1] or (0,)
+        return act_groups([self], [rows[0]], observations, action_masks, rng)
 
-        masks = np.asarray(action_masks, dtype=bool)
-        self._check_inputs(observations, masks, (len(masks),) if masks.ndim else ())
-        obs = learner_inputs(observations, masks, self.features, self.mask_in_obs)
-        with th.no_grad():
-            tensor = th.as_tensor(obs, dtype=th.float32)
-            if self.algo == "dqn":
-                q = self.model.q_net(tensor)
-                q[~th.as_tensor(masks)] = -th.inf
-                actions = q.argmax(dim=1).numpy()
+
+def act_groups(
+    policies: list[CheckpointPolicy],
+    counts: list[int],
+    observations: np.ndarray,
+    action_masks: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Actions of several checkpoints of one :attr:`~CheckpointPolicy.inputs_key` for runs of
+    rows: ``policies[g]`` decides the next ``counts[g]`` rows. Each network is called on its
+    rows; the inputs, the masking and the draws are made once for all rows, with the same
+    results as :meth:`~CheckpointPolicy.act_batch` on each run in turn (the same uniform draws,
+    in the same order).
+
+    :raises ValueError: checkpoints of different keys, counts that do not add up to the rows,
+        or rows a checkpoint refuses (naming it).
+    """
+    import torch as th
+
+    if not policies:
+        raise ValueError("act_groups: no checkpoints")
+    first = policies[0]
+    key = first.inputs_key
+    if len(counts) != len(policies) or any(p.inputs_key != key for p in policies[1:]):
+        raise ValueError("act_groups: one count per checkpoint, all of the same inputs_key")
+    masks = np.asarray(action_masks, dtype=bool)
+    if masks.ndim != 2:  # refused there, with the shapes it expects
+        first._check_inputs(observations, masks, masks.shape[:1])
+    if sum(counts) != len(masks) or min(counts) < 0:
+        raise ValueError(f"act_groups: counts {list(counts)} for {len(masks)} rows")
+    bounds = np.cumsum([0, *counts]).tolist()
+    # the checkpoints share their game (inputs_key), so one check covers every row; where it
+    # refuses, each checks its own rows, so that the error names the one refused
+    try:
+        first._check_inputs(observations, masks, (len(masks),))
+    except ValueError:
+        for policy, start, stop in zip(policies, bounds, bounds[1:], strict=False):
+            policy._check_inputs(observations[start:stop], masks[start:stop], (stop - start,))
+        raise
+    obs = learner_inputs(observations, masks, first.features, first.mask_in_obs)
+    with th.no_grad():
+        tensor = th.as_tensor(obs, dtype=th.float32)
+        if len(policies) == 1:
+            scores = first._scores(tensor)
+        else:
+            scores = th.cat(
+                [
+                    p._scores(tensor[start:stop])
+                    for p, start, stop in zip(policies, bounds, bounds[1:], strict=False)
+                ]
+            )
+        if first.algo == "dqn":
+            scores[~th.as_tensor(masks)] = -th.inf
+            actions = scores.argmax(dim=1).numpy()
+        else:
+            # the logits of the policy's distribution, masked here (the masked
+            # distribution object costs more than the network itself)
+            logits = scores.numpy().astype(np.float64)
+            logits[~masks] = -np.inf
+            if first.deterministic:
+                actions = logits.argmax(axis=1)
             else:
-                # the logits of the policy's distribution, masked here (the masked
-                # distribution object costs more than the network itself)
-                logits = self._logits(tensor).numpy().astype(np.float64)
-                logits[~masks] = -np.inf
-                if self.deterministic:
-                    actions = logits.argmax(axis=1)
-                else:
-                    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
-                    cdf = np.cumsum(probs, axis=1)
-                    u = rng.random(len(cdf)) * cdf[:, -1]
-                    actions = np.minimum((cdf <= u[:, None]).sum(axis=1), masks.shape[1] - 1)
-        actions = np.asarray(actions, dtype=np.int64)
-        bad = ~masks[np.arange(len(actions)), actions]
-        if bad.any():  # cannot happen with masking; kept as a guard
-            actions[bad] = masks[bad].argmax(axis=1)
-        return actions
+                probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+                cdf = np.cumsum(probs, axis=1)
+                u = rng.random(len(cdf)) * cdf[:, -1]
+                actions = np.minimum((cdf <= u[:, None]).sum(axis=1), masks.shape[1] - 1)
+    actions = np.asarray(actions, dtype=np.int64)
+    bad = ~masks[np.arange(len(actions)), actions]
+    if bad.any():  # cannot happen with masking; kept as a guard
+        actions[bad] = masks[bad].argmax(axis=1)
+    return actions
 
 
 def load_policy(

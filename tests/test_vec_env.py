@@ -639,3 +639,94 @@ def test_a_copied_batched_env_plays_on_as_the_original(variant):
         obs2, rewards2, dones2, _ = copied.step(actions)
         assert np.array_equal(obs, obs2) and np.array_equal(rewards, rewards2)
         assert np.array_equal(dones, dones2)
+
+
+def _pool_env(tmp_path, snapshots, deterministic=False, algo="ppo"):
+    """Knock Rummy's batched env against a self-play pool of ``snapshots`` fresh networks."""
+    from rummyzoo.training.bench import _fill_pool
+    from rummyzoo.training.config import validate_config
+
+    config = validate_config(
+        {
+            "variant": "knock_rummy",
+            "algo": algo,
+            "vec_env": "batched",
+            "n_envs": 48,
+            "seed": 3,
+            "opponents": [{"name": "self"}],
+            "self_play": {"pool_size": snapshots, "sampling": "uniform"},
+            "env_options": {"target_score": None},
+            "policy_kwargs": {"net_arch": [32, 32]},
+        }
+    )
+    env = build_vec_env(config)
+    _fill_pool(config, env, snapshots, tmp_path)
+    batched = env.venv if hasattr(env, "venv") else env
+    if deterministic:
+        for snap in batched.opponents.pool:
+            batched.opponents._snapshot_policy(snap).deterministic = True
+    return env, batched
+
+
+@pytest.mark.parametrize(("algo", "deterministic"), [("ppo", False), ("ppo", True), ("dqn", False)])
+def test_a_pool_decides_in_one_call_as_snapshot_by_snapshot(
+    tmp_path, monkeypatch, algo, deterministic
+):
+    """The snapshots of a self-play pool decide together (one act_groups call: inputs, masks
+    and draws once) and play exactly the games they play one by one."""
+    from rummyzoo.agents import checkpoints
+    from rummyzoo.training import vec_env as vec_module
+
+    calls = []
+    act_groups = checkpoints.act_groups
+
+    def counted(policies, counts, *args):
+        calls.append(len(policies))
+        return act_groups(policies, counts, *args)
+
+    monkeypatch.setattr(checkpoints, "act_groups", counted)
+    runs = []
+    for together in (True, False):
+        if not together:
+            monkeypatch.setattr(vec_module, "_act_together", lambda *args: None)
+        env, batched = _pool_env(tmp_path / str(together), 3, deterministic, algo)
+        obs = env.reset()
+        rng = np.random.default_rng(4)
+        seen = []
+        for _ in range(60):
+            obs, rewards, dones, _ = env.step(_random_actions(env, rng))
+            seen.append((obs.copy(), rewards.copy(), dones.copy()))
+        runs.append((seen, batched.rng.bit_generator.state))
+        env.close()
+    assert max(calls) == 3  # the three snapshots decided together
+    assert runs[0][1] == runs[1][1]  # the same draws
+    for (a, ra, da), (b, rb, db) in zip(runs[0][0], runs[1][0], strict=True):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(ra, rb)
+        np.testing.assert_array_equal(da, db)
+
+
+def test_act_groups_refuses_what_it_cannot_decide(tmp_path):
+    from rummyzoo.agents.checkpoints import act_groups
+
+    env, batched = _pool_env(tmp_path, 2)
+    env.reset()
+    engine = batched.engine
+    obs, masks = engine.observations[:6].copy(), engine.action_masks[:6].astype(bool)
+    a, b = (batched.opponents._snapshot_policy(s) for s in batched.opponents.pool)
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match="counts"):
+        act_groups([a, b], [2, 3], obs, masks, rng)
+    empty = masks.copy()
+    empty[4] = False
+    with pytest.raises(ValueError, match=f"{b.name}: act called with an all-zero action mask"):
+        act_groups([a, b], [3, 3], obs, empty, rng)
+    b.deterministic = True
+    with pytest.raises(ValueError, match="inputs_key"):
+        act_groups([a, b], [3, 3], obs, masks, rng)
+    assert rng.bit_generator.state == state  # nothing drawn
+    b.deterministic = False
+    got = act_groups([a, b], [3, 3], obs, masks, rng)
+    assert masks[np.arange(6), got].all()
+    env.close()

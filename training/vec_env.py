@@ -67,6 +67,39 @@ def act_batch(
     )
 
 
+def _act_together(
+    groups: list[tuple[Policy, Any]], waiting: np.ndarray, engine: Any, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where every group's policy is a checkpoint with the same inputs (a self-play pool), the
+    actions of all of them from one call of
+    :func:`~rummyzoo.agents.checkpoints.act_groups` (each network on its own rows): the
+    positions in ``waiting`` in group order, and their actions; else (or where that call
+    refuses the rows: the groups one by one then name the opponent) None."""
+    if len(groups) < 2:
+        return None
+    from rummyzoo.agents.checkpoints import CheckpointPolicy, act_groups
+
+    policies = [policy for policy, _ in groups]
+    if not all(type(p) is CheckpointPolicy for p in policies):
+        return None
+    key = policies[0].inputs_key
+    if any(p.inputs_key != key for p in policies[1:]):
+        return None
+    order = np.concatenate([ks for _, ks in groups])
+    rows = waiting[order]
+    try:
+        acts = act_groups(
+            policies,
+            [len(ks) for _, ks in groups],
+            engine.observations[rows],
+            engine.action_masks[rows],
+            rng,
+        )
+    except (Exception, SystemExit):
+        return None
+    return order, acts
+
+
 class WholeBatchVecEnv(VecEnv):
     """A ``VecEnv`` that is one object for all its games: attributes and methods are those of
     the whole batch (``action_masks`` and ``add_snapshot`` too), set and called once."""
@@ -335,6 +368,11 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             groups = [(self._policy_list[u], np.flatnonzero(ids == u)) for u in np.unique(ids)]
         actions = self._actions[: waiting.size]
         start = time.perf_counter()
+        together = _act_together(groups, waiting, engine, rng)
+        if together is not None:
+            order, acts = together
+            actions[order] = acts
+            groups = []  # done
         for policy, ks in groups:
             rows = waiting[ks]
             try:
