@@ -163,3 +163,33 @@ def test_handing_every_kind_over_plays_smart_and_none_plays_the_network(
             assert {mine for (_, mine, _) in mod.CHOICES} > {"draw"}
         # the untrained network and smart disagree somewhere, and it is counted by kind
         assert any(not same for (_, _, same) in mod.CHOICES)
+
+
+def test_the_vector_engine_timers_split_a_step_and_leave_the_engine_as_it_was(tmp_path) -> None:
+    spec = importlib.util.spec_from_file_location("vector_parts", SCRIPT.parent / "vector_parts.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.vector import VectorEnv
+
+    before = (VectorEnv.check, VectorEnv._hands_ended, VectorEnv._write_rows, Match.played)
+    out = tmp_path / "parts.json"
+    spans = mod.main(
+        ["knock_rummy", "--num-envs", "16", "--seconds", "0.2", "--spans", "2", "--json", str(out)]
+    )["result"]
+    assert json.loads(out.read_text()) == spans and len(spans) == 2
+    for row in spans:
+        # random Knock Rummy games end every few decisions: every part is timed
+        assert {"check", "hands' rows", "Match.played", "random picks", "decision"} <= set(row)
+        parts = sum(v for k, v in row.items() if k not in ("decision", "hands' rows"))
+        assert 0 < parts < row["decision"]  # the hands' rows include the next match's deal
+    assert before == (VectorEnv.check, VectorEnv._hands_ended, VectorEnv._write_rows, Match.played)
+    sizes = mod.main(["ditch_rummy", "--sizes", "2", "8", "--seconds", "0.1", "--spans", "2"])
+    assert set(sizes["result"]) == {"2", "8"}
+    assert all(len(r["segments"]) == 2 and r["median"] > 0 for r in sizes["result"].values())
+    switched = mod.main(["rummy500", "--gc", "--num-envs", "4", "--seconds", "0.1", "--spans", "2"])
+    ratio = switched["result"]["off / on"]["median"]
+    assert 0.2 < ratio < 5
+    import gc
+
+    assert gc.isenabled()
