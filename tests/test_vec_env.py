@@ -641,8 +641,9 @@ def test_a_copied_batched_env_plays_on_as_the_original(variant):
         assert np.array_equal(dones, dones2)
 
 
-def _pool_env(tmp_path, snapshots, deterministic=False, algo="ppo"):
-    """Knock Rummy's batched env against a self-play pool of ``snapshots`` fresh networks."""
+def _pool_env(tmp_path, snapshots, deterministic=False, algo="ppo", others=()):
+    """Knock Rummy's batched env against a self-play pool of ``snapshots`` fresh networks (and
+    the agents ``others`` as well, each as likely as the pool)."""
     from rummyzoo.training.bench import _fill_pool
     from rummyzoo.training.config import validate_config
 
@@ -653,7 +654,7 @@ def _pool_env(tmp_path, snapshots, deterministic=False, algo="ppo"):
             "vec_env": "batched",
             "n_envs": 48,
             "seed": 3,
-            "opponents": [{"name": "self"}],
+            "opponents": [{"name": name} for name in (*others, "self")],
             "self_play": {"pool_size": snapshots, "sampling": "uniform"},
             "env_options": {"target_score": None},
             "policy_kwargs": {"net_arch": [32, 32]},
@@ -668,12 +669,21 @@ def _pool_env(tmp_path, snapshots, deterministic=False, algo="ppo"):
     return env, batched
 
 
-@pytest.mark.parametrize(("algo", "deterministic"), [("ppo", False), ("ppo", True), ("dqn", False)])
+@pytest.mark.parametrize(
+    ("algo", "deterministic", "others"),
+    [
+        ("ppo", False, ()),
+        ("ppo", True, ()),
+        ("dqn", False, ()),
+        ("ppo", False, ("random", "knock.greedy")),
+    ],
+)
 def test_a_pool_decides_in_one_call_as_snapshot_by_snapshot(
-    tmp_path, monkeypatch, algo, deterministic
+    tmp_path, monkeypatch, algo, deterministic, others
 ):
     """The snapshots of a self-play pool decide together (one act_groups call: inputs, masks
-    and draws once) and play exactly the games they play one by one."""
+    and draws once) and play exactly the games they play one by one, other opponents (random
+    play draws from the same generator) among them."""
     from rummyzoo.agents import checkpoints
     from rummyzoo.training import vec_env as vec_module
 
@@ -688,8 +698,8 @@ def test_a_pool_decides_in_one_call_as_snapshot_by_snapshot(
     runs = []
     for together in (True, False):
         if not together:
-            monkeypatch.setattr(vec_module, "_act_together", lambda *args: None)
-        env, batched = _pool_env(tmp_path / str(together), 3, deterministic, algo)
+            monkeypatch.setattr(vec_module, "_runs_together", lambda groups: [[g] for g in groups])
+        env, batched = _pool_env(tmp_path / str(together), 3, deterministic, algo, others)
         obs = env.reset()
         rng = np.random.default_rng(4)
         seen = []
@@ -698,7 +708,9 @@ def test_a_pool_decides_in_one_call_as_snapshot_by_snapshot(
             seen.append((obs.copy(), rewards.copy(), dones.copy()))
         runs.append((seen, batched.rng.bit_generator.state))
         env.close()
-    assert max(calls) == 3  # the three snapshots decided together
+    # the three snapshots decided together; with other opponents, those next to each other
+    # in the opponents' order (here two)
+    assert max(calls) == (2 if others else 3)
     assert runs[0][1] == runs[1][1]  # the same draws
     for (a, ra, da), (b, rb, db) in zip(runs[0][0], runs[1][0], strict=True):
         np.testing.assert_array_equal(a, b)
@@ -729,4 +741,50 @@ def test_act_groups_refuses_what_it_cannot_decide(tmp_path):
     b.deterministic = False
     got = act_groups([a, b], [3, 3], obs, masks, rng)
     assert masks[np.arange(6), got].all()
+    env.close()
+
+
+def test_runs_together_keep_the_opponents_order():
+    """Snapshots next to each other in the order share a call; another opponent between them
+    cuts the run, so every policy draws where it drew alone."""
+    from types import SimpleNamespace
+
+    from rummyzoo.agents.checkpoints import CheckpointPolicy
+    from rummyzoo.agents.random_agent import RandomPolicy
+    from rummyzoo.training.vec_env import _runs_together
+
+    def checkpoint(key):
+        policy = CheckpointPolicy.__new__(CheckpointPolicy)
+        policy.algo, policy.deterministic, policy.mask_in_obs = "ppo", False, False
+        policy._game_key = key
+        return policy
+
+    a, b, c, d = (checkpoint("knock") for _ in range(4))
+    other_game = checkpoint("ditch")
+    rand = RandomPolicy()
+    groups = [(p, SimpleNamespace(name=i)) for i, p in enumerate([a, b, rand, c, d, other_game])]
+    runs = _runs_together(groups)
+    assert [[ks.name for _, ks in run] for run in runs] == [[0, 1], [2], [3, 4], [5]]
+
+
+def test_a_snapshot_that_fails_in_the_pools_call_is_named(tmp_path):
+    """Where one snapshot's network raises inside the pool's one call, the snapshots decide
+    one by one again and the error names the snapshot that raised, with its games."""
+    env, batched = _pool_env(tmp_path, 3)
+    env.reset()
+    snapshots = [batched.opponents._snapshot_policy(s) for s in batched.opponents.pool]
+    broken = snapshots[1]
+
+    def fail(tensor):
+        raise RuntimeError("network bug")
+
+    broken._scores = fail
+    labels = {batched.opponents.snapshot_label(s) for s in batched.opponents.pool}
+    with pytest.raises(RuntimeError, match="network bug") as raised:
+        for _ in range(20):
+            env.step(_random_actions(env, np.random.default_rng(0)))
+    (note,) = raised.value.__notes__
+    named = note.split("'")[1]
+    assert named in labels and "games at once" in note
+    assert named == batched.opponents.snapshot_label(batched.opponents.pool[1])
     env.close()

@@ -67,37 +67,24 @@ def act_batch(
     )
 
 
-def _act_together(
-    groups: list[tuple[Policy, Any]], waiting: np.ndarray, engine: Any, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Where every group's policy is a checkpoint with the same inputs (a self-play pool), the
-    actions of all of them from one call of
-    :func:`~rummyzoo.agents.checkpoints.act_groups` (each network on its own rows): the
-    positions in ``waiting`` in group order, and their actions; else (or where that call
-    refuses the rows: the groups one by one then name the opponent) None."""
-    if len(groups) < 2:
-        return None
-    from rummyzoo.agents.checkpoints import CheckpointPolicy, act_groups
+def _runs_together(groups: list[tuple[Policy, Any]]) -> list[list[tuple[Policy, Any]]]:
+    """The groups (in their order) cut into runs that decide in one call: next to each other,
+    checkpoints of the same inputs (the snapshots of a self-play pool) share a run
+    (:func:`~rummyzoo.agents.checkpoints.act_groups`); every other policy is a run of its own.
+    Each run decides in the groups' order, so the random draws are those of one group after
+    another."""
+    from rummyzoo.agents.checkpoints import CheckpointPolicy
 
-    policies = [policy for policy, _ in groups]
-    if not all(type(p) is CheckpointPolicy for p in policies):
-        return None
-    key = policies[0].inputs_key
-    if any(p.inputs_key != key for p in policies[1:]):
-        return None
-    order = np.concatenate([ks for _, ks in groups])
-    rows = waiting[order]
-    try:
-        acts = act_groups(
-            policies,
-            [len(ks) for _, ks in groups],
-            engine.observations[rows],
-            engine.action_masks[rows],
-            rng,
-        )
-    except (Exception, SystemExit):
-        return None
-    return order, acts
+    runs: list[list[tuple[Policy, Any]]] = []
+    last_key = None
+    for policy, ks in groups:
+        key = policy.inputs_key if type(policy) is CheckpointPolicy else None
+        if key is not None and key == last_key:
+            runs[-1].append((policy, ks))
+        else:
+            runs.append([(policy, ks)])
+        last_key = key
+    return runs
 
 
 class WholeBatchVecEnv(VecEnv):
@@ -358,7 +345,9 @@ class BatchedSeatEnv(WholeBatchVecEnv):
 
     def _opponent_actions(self, waiting: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The actions of the opponents to act in the games ``waiting``, one ``act_batch`` call
-        per opponent (a scratch array, valid until the next call)."""
+        per opponent, or one call for the snapshots of a self-play pool next to each other in
+        the opponents' order (:func:`_runs_together`); a scratch array, valid until the next
+        call."""
         engine = self.engine
         ids = self._policy_ids[waiting, engine.current[waiting]]
         first = ids[0]
@@ -368,12 +357,39 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             groups = [(self._policy_list[u], np.flatnonzero(ids == u)) for u in np.unique(ids)]
         actions = self._actions[: waiting.size]
         start = time.perf_counter()
-        together = _act_together(groups, waiting, engine, rng)
-        if together is not None:
-            order, acts = together
-            actions[order] = acts
-            groups = []  # done
-        for policy, ks in groups:
+        for run in _runs_together(groups) if len(groups) > 1 else [groups]:
+            self._act_run(run, waiting, actions, rng)
+        self.opponent_seconds += time.perf_counter() - start
+        return actions
+
+    def _act_run(
+        self,
+        run: list[tuple[Policy, Any]],
+        waiting: np.ndarray,
+        actions: np.ndarray,
+        rng: np.random.Generator,
+    ) -> None:
+        """The actions of a run of groups (:func:`_runs_together`): one call for a run of
+        checkpoints, else (or where that call refuses the rows: nothing is drawn then) one
+        call per group, where a failure names the opponent and its games."""
+        engine = self.engine
+        if len(run) > 1:
+            from rummyzoo.agents.checkpoints import act_groups
+
+            order = np.concatenate([ks for _, ks in run])
+            rows = waiting[order]
+            try:
+                actions[order] = act_groups(
+                    [policy for policy, _ in run],
+                    [len(ks) for _, ks in run],
+                    engine.observations[rows],
+                    engine.action_masks[rows],
+                    rng,
+                )
+                return
+            except (Exception, SystemExit):
+                pass  # the groups one by one name the one refused
+        for policy, ks in run:
             rows = waiting[ks]
             try:
                 actions[ks] = act_batch(
@@ -388,8 +404,6 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                 if getattr(policy, "act_batch", None) is not None:
                     where += f", deciding for {rows.size} games at once"
                 raise_agent_failure(exc, label, where)
-        self.opponent_seconds += time.perf_counter() - start
-        return actions
 
     def _play_opponents(
         self,
