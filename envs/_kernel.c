@@ -3,6 +3,7 @@
  * from, and the vector engine's step and rows loops over many games, each game's move and rows
  * given by the variant as callbacks. */
 #include "_native.h"
+#include <math.h>
 #include <structmember.h>
 
 PyObject *n_state, *n_mask, *n_decisions, *n_seat_totals, *n_over;
@@ -357,4 +358,382 @@ PyObject *kernel_rows(PyObject *kernel, int ready, const char *name, PyObject *c
     if (check_ready(ready, name) < 0 || batch_read(args, nargs, 0, obs_size, num_actions, &b) < 0)
         return NULL;
     return batch_rows(kernel, &b, rows);
+}
+
+/* ------------------------------------------------------------------ hands' ends */
+
+/* The Match fields that finish_hands reads and writes (their slots, where a match is exactly the
+ * class seen first and that class is unchanged; getattr / setattr otherwise). */
+enum {
+    END_STATE,
+    END_MASK,
+    END_DECISIONS,
+    END_SEAT_TOTALS,
+    END_TOTALS,
+    END_HAND_INDEX,
+    END_OVER,
+    END_DEALER,
+    END_PLAYERS,
+    NUM_END_SLOTS
+};
+static Slots end_slots;
+static PyObject *n_totals, *n_hand_index, *n_dealer, *n_num_players, *n_points, *n_round,
+    *n_nine;
+
+static int end_slots_for(PyObject *match) {
+    if (!n_totals && !((n_totals = PyUnicode_InternFromString("totals")) &&
+                       (n_hand_index = PyUnicode_InternFromString("hand_index")) &&
+                       (n_dealer = PyUnicode_InternFromString("dealer")) &&
+                       (n_num_players = PyUnicode_InternFromString("num_players")) &&
+                       (n_points = PyUnicode_InternFromString("points")) &&
+                       (n_round = PyUnicode_InternFromString("__round__")) &&
+                       (n_nine = PyLong_FromLong(9))))
+        return -1;
+    if (end_slots.type == Py_TYPE(match) && end_slots.version == Py_TYPE(match)->tp_version_tag)
+        return 0;
+    PyObject **const names[NUM_END_SLOTS] = {&n_state,  &n_mask,       &n_decisions,
+                                             &n_seat_totals, &n_totals, &n_hand_index,
+                                             &n_over,   &n_dealer,     &n_num_players};
+    return slots_init(&end_slots, (PyObject *)Py_TYPE(match), names, NUM_END_SLOTS);
+}
+
+/* sum() of Python floats, as the interpreter adds them (compensated from 3.12 on). */
+static double python_sum(const double *x, int n) {
+    double s = 0.0;
+#if PY_VERSION_HEX >= 0x030C0000
+    double c = 0.0;
+    for (int k = 0; k < n; k++) {
+        if (k == 0) {
+            s = x[0];
+            continue;
+        }
+        double t = s + x[k];
+        c += fabs(s) >= fabs(x[k]) ? (s - t) + x[k] : (x[k] - t) + s;
+        s = t;
+    }
+    if (c != 0.0 && isfinite(c))
+        s += c;
+#else
+    for (int k = 0; k < n; k++)
+        s += x[k];
+#endif
+    return s;
+}
+
+/* A hand's points into p (n of them): a list or tuple of floats, or a float64 vector. 1 read, 0
+ * another form (left to the Python code), -1 on error. */
+static int read_points(PyObject *points, int n, double *p) {
+    if (PyList_CheckExact(points) || PyTuple_CheckExact(points)) {
+        if (PySequence_Fast_GET_SIZE(points) != n)
+            return 0;
+        PyObject **items = PySequence_Fast_ITEMS(points);
+        for (int s = 0; s < n; s++) {
+            if (!PyFloat_CheckExact(items[s]))
+                return 0;
+            p[s] = PyFloat_AS_DOUBLE(items[s]);
+        }
+        return 1;
+    }
+    if (PyArray_CheckExact(points)) {
+        PyArrayObject *a = (PyArrayObject *)points;
+        if (PyArray_TYPE(a) != NPY_FLOAT64 || PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != n ||
+            !PyArray_ISBEHAVED_RO(a) || !PyArray_IS_C_CONTIGUOUS(a))
+            return 0;
+        memcpy(p, PyArray_DATA(a), sizeof(double) * (size_t)n);
+        return 1;
+    }
+    return 0;
+}
+
+#define END_MAX_SEATS 16
+enum { REWARD_POINTS, REWARD_SCALED, REWARD_MARGIN, REWARD_WIN_LOSS };
+
+/* One game's hand end (see finish_hands): 1 finished, 0 left to the Python code (nothing
+ * changed), -1 on error. *next: 1 deal the next hand, 2 restart the match. */
+static int finish_one(PyObject *match, int64_t i, int n, const int *groups, int num_groups,
+                      int teams, int has_target, double target, int mode, double scale,
+                      long max_hands, PyObject *hand_winners, double *rewards, double *hand_points,
+                      npy_bool *winners, npy_bool *hand_done, npy_bool *terminated,
+                      int64_t *matches_done, npy_bool *clear, PyObject *final, int *next) {
+    const Slots *S = &end_slots;
+    double p[END_MAX_SEATS], gp[END_MAX_SEATS], totals_now[END_MAX_SEATS];
+    int won[END_MAX_SEATS];
+    long players, hand_index, decisions, dealer;
+    int result = -1, read, over;
+    PyObject *state = slot_get(S, match, END_STATE), *points = NULL, *totals = NULL;
+    PyObject *seat_totals = NULL, *who = NULL;
+    if (!state)
+        return -1;
+    if (slot_long(S, match, END_PLAYERS, &players) < 0)
+        goto done;
+    result = 0;
+    if (players != n)
+        goto done;
+    read = hand_over(state);
+    if (read <= 0) { /* the turn cap: Match.played cuts the match */
+        result = read;
+        goto done;
+    }
+    if (slot_long(S, match, END_HAND_INDEX, &hand_index) < 0 ||
+        slot_long(S, match, END_DECISIONS, &decisions) < 0 ||
+        slot_long(S, match, END_DEALER, &dealer) < 0) {
+        result = -1;
+        goto done;
+    }
+    if (max_hands >= 0 && hand_index + 1 >= max_hands)
+        goto done;
+    if (!(points = PyObject_GetAttr(state, n_points)) || !(totals = slot_get(S, match, END_TOTALS))) {
+        result = -1;
+        goto done;
+    }
+    if (!PyList_CheckExact(totals) || PyList_GET_SIZE(totals) != num_groups)
+        goto done;
+    for (int g = 0; g < num_groups; g++) {
+        PyObject *t = PyList_GET_ITEM(totals, g);
+        if (!PyFloat_CheckExact(t))
+            goto done;
+        totals_now[g] = PyFloat_AS_DOUBLE(t);
+    }
+    read = read_points(points, n, p);
+    if (read <= 0) {
+        result = read;
+        goto done;
+    }
+    /* The hand is this code's from here: Match._finish_hand's arithmetic, in its order. */
+    result = -1;
+    if (teams) {
+        for (int g = 0; g < num_groups; g++)
+            gp[g] = 0.0;
+        for (int s = 0; s < n; s++)
+            gp[groups[s]] += p[s];
+    } else {
+        for (int s = 0; s < n; s++)
+            gp[s] = p[s];
+    }
+    for (int g = 0; g < num_groups; g++) {
+        totals_now[g] += gp[g];
+        PyObject *t = PyFloat_FromDouble(totals_now[g]);
+        if (!t)
+            goto done;
+        PyList_SetItem(totals, g, t); /* steals t */
+    }
+    if (slot_set_long(S, match, END_HAND_INDEX, hand_index + 1) < 0 ||
+        slot_set(S, match, END_MASK, Py_None) < 0 ||
+        slot_set_long(S, match, END_DECISIONS, decisions + 1) < 0)
+        goto done;
+    if (!has_target) {
+        over = 1;
+        who = PyObject_CallOneArg(hand_winners, state);
+        if (!who)
+            goto done;
+        if (who == Py_None) {
+            double best = gp[0];
+            for (int g = 1; g < num_groups; g++)
+                best = gp[g] > best ? gp[g] : best;
+            for (int s = 0; s < n; s++)
+                won[s] = gp[groups[s]] == best;
+        } else {
+            if (!PyList_CheckExact(who) && !PyTuple_CheckExact(who)) {
+                PyErr_SetString(PyExc_TypeError, "hand_winners must give a list of seats");
+                goto done;
+            }
+            int won_group[END_MAX_SEATS] = {0};
+            for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(who); k++) {
+                long w = PyLong_AsLong(PySequence_Fast_GET_ITEM(who, k));
+                if (w == -1 && PyErr_Occurred())
+                    goto done;
+                if (w < 0 || w >= n) {
+                    PyErr_Format(PyExc_ValueError, "hand winner %ld is not a seat", w);
+                    goto done;
+                }
+                won_group[groups[w]] = 1;
+            }
+            for (int s = 0; s < n; s++)
+                won[s] = won_group[groups[s]];
+        }
+    } else {
+        npy_intp dims[1] = {n};
+        seat_totals = PyArray_SimpleNew(1, dims, NPY_FLOAT64);
+        if (!seat_totals)
+            goto done;
+        double *by_seat = (double *)PyArray_DATA((PyArrayObject *)seat_totals);
+        for (int s = 0; s < n; s++)
+            by_seat[s] = totals_now[groups[s]];
+        if (slot_set(S, match, END_SEAT_TOTALS, seat_totals) < 0)
+            goto done;
+        double settled[END_MAX_SEATS], lead = 0.0;
+        for (int g = 0; g < num_groups; g++) {
+            /* round(total, 9), as Match._settled does */
+            PyObject *r = PyObject_CallMethodOneArg(PyList_GET_ITEM(totals, g), n_round, n_nine);
+            if (!r)
+                goto done;
+            settled[g] = PyFloat_AsDouble(r);
+            Py_DECREF(r);
+            if (settled[g] == -1.0 && PyErr_Occurred())
+                goto done;
+            lead = g == 0 || settled[g] > lead ? settled[g] : lead;
+        }
+        int leaders = 0;
+        for (int g = 0; g < num_groups; g++)
+            leaders += settled[g] == lead;
+        over = lead >= target && leaders == 1;
+        for (int s = 0; s < n; s++)
+            won[s] = settled[groups[s]] == lead;
+    }
+    double *paid = NULL, r[END_MAX_SEATS];
+    if (mode == REWARD_POINTS || mode == REWARD_SCALED) {
+        for (int s = 0; s < n; s++)
+            r[s] = mode == REWARD_POINTS ? gp[groups[s]] : gp[groups[s]] / scale;
+        paid = r;
+    } else if (mode == REWARD_MARGIN) {
+        double total = python_sum(gp, num_groups);
+        for (int s = 0; s < n; s++) {
+            double mine = gp[groups[s]];
+            r[s] = (mine - (total - mine) / (num_groups - 1)) / scale;
+        }
+        paid = r;
+    } else if (over) { /* win_loss */
+        int all = 1, any = 0;
+        for (int s = 0; s < n; s++) {
+            all &= won[s];
+            any |= won[s];
+        }
+        for (int s = 0; s < n; s++)
+            r[s] = (all || !any) ? 0.0 : (won[s] ? 1.0 : -1.0);
+        paid = r;
+    }
+    /* the engine's rows of the hand (VectorEnv._hands_ended) */
+    hand_done[i] = 1;
+    for (int s = 0; s < n; s++) {
+        hand_points[i * n + s] = p[s];
+        if (over)
+            winners[i * n + s] = (npy_bool)won[s];
+        if (paid)
+            rewards[i * n + s] += paid[s];
+    }
+    if (over) {
+        if (slot_set(S, match, END_OVER, Py_True) < 0)
+            goto done;
+        PyObject *kept = slot_get(S, match, END_SEAT_TOTALS);
+        PyObject *pair = kept ? PyTuple_Pack(2, state, kept) : NULL;
+        Py_XDECREF(kept);
+        if (!pair || PyList_SetItem(final, i, pair) < 0) /* steals pair */
+            goto done;
+        terminated[i] = 1;
+        matches_done[i] += 1;
+        clear[i] = 1;
+        *next = 2;
+    } else {
+        if (slot_set_long(S, match, END_DEALER, (dealer + 1) % n) < 0)
+            goto done;
+        *next = 1;
+    }
+    result = 1;
+done:
+    Py_DECREF(state);
+    Py_XDECREF(points);
+    Py_XDECREF(totals);
+    Py_XDECREF(seat_totals);
+    Py_XDECREF(who);
+    return result;
+}
+
+PyObject *finish_hands(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError,
+                        "finish_hands(matches, games, rewards, hand_points, winners, hand_done, "
+                        "terminated, matches_done, clear, final, settings) takes 11 arguments");
+        return NULL;
+    }
+    PyObject *matches = args[0], *final = args[9], *settings = args[10];
+    if (!PyList_CheckExact(matches) || !PyList_CheckExact(final) ||
+        PyList_GET_SIZE(final) != PyList_GET_SIZE(matches)) {
+        PyErr_SetString(PyExc_TypeError, "finish_hands: matches and final must be lists of one "
+                                         "length");
+        return NULL;
+    }
+    npy_intp num = PyList_GET_SIZE(matches);
+    PyObject *groups_obj, *target_obj, *hand_winners;
+    int teams, mode;
+    double scale;
+    long max_hands;
+    if (!PyTuple_Check(settings) ||
+        !PyArg_ParseTuple(settings, "O!pOidlO", &PyTuple_Type, &groups_obj, &teams, &target_obj,
+                          &mode, &scale, &max_hands, &hand_winners))
+        return NULL;
+    int n = (int)PyTuple_GET_SIZE(groups_obj), groups[END_MAX_SEATS], num_groups = 0;
+    if (n < 2 || n > END_MAX_SEATS || mode < REWARD_POINTS || mode > REWARD_WIN_LOSS) {
+        PyErr_SetString(PyExc_ValueError, "finish_hands: 2 to 16 seats and a reward mode 0-3");
+        return NULL;
+    }
+    for (int s = 0; s < n; s++) {
+        long g = PyLong_AsLong(PyTuple_GET_ITEM(groups_obj, s));
+        if (g == -1 && PyErr_Occurred())
+            return NULL;
+        if (g < 0 || g >= n) {
+            PyErr_SetString(PyExc_ValueError, "finish_hands: a seat's group is out of range");
+            return NULL;
+        }
+        groups[s] = (int)g;
+        num_groups = g + 1 > num_groups ? (int)g + 1 : num_groups;
+    }
+    int has_target = target_obj != Py_None;
+    double target = has_target ? PyFloat_AsDouble(target_obj) : 0.0;
+    if (has_target && target == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (check_array(args[1], NPY_INT64, 1, -1, 0, 0, "games") < 0 ||
+        check_array(args[2], NPY_FLOAT64, 2, num, n, 1, "rewards") < 0 ||
+        check_array(args[3], NPY_FLOAT64, 2, num, n, 1, "hand_points") < 0 ||
+        check_array(args[4], NPY_BOOL, 2, num, n, 1, "winners") < 0 ||
+        check_array(args[5], NPY_BOOL, 1, num, 0, 1, "hand_done") < 0 ||
+        check_array(args[6], NPY_BOOL, 1, num, 0, 1, "terminated") < 0 ||
+        check_array(args[7], NPY_INT64, 1, num, 0, 1, "matches_done") < 0 ||
+        check_array(args[8], NPY_BOOL, 1, num, 0, 1, "clear") < 0)
+        return NULL;
+    npy_intp count = PyArray_DIM((PyArrayObject *)args[1], 0);
+    const int64_t *games = (const int64_t *)PyArray_DATA((PyArrayObject *)args[1]);
+    double *rewards = (double *)PyArray_DATA((PyArrayObject *)args[2]);
+    double *hand_points = (double *)PyArray_DATA((PyArrayObject *)args[3]);
+    npy_bool *winners = (npy_bool *)PyArray_DATA((PyArrayObject *)args[4]);
+    npy_bool *hand_done = (npy_bool *)PyArray_DATA((PyArrayObject *)args[5]);
+    npy_bool *terminated = (npy_bool *)PyArray_DATA((PyArrayObject *)args[6]);
+    int64_t *matches_done = (int64_t *)PyArray_DATA((PyArrayObject *)args[7]);
+    npy_bool *clear = (npy_bool *)PyArray_DATA((PyArrayObject *)args[8]);
+    npy_intp sizes[3] = {0, 0, 0};
+    int64_t *lists = PyMem_Malloc(sizeof(int64_t) * (size_t)(3 * count + 1));
+    if (!lists)
+        return PyErr_NoMemory();
+    PyObject *out = NULL;
+    for (npy_intp j = 0; j < count; j++) {
+        int64_t i = games[j];
+        if (i < 0 || i >= num || i >= PyList_GET_SIZE(matches) || i >= PyList_GET_SIZE(final)) {
+            PyErr_Format(PyExc_IndexError, "finish_hands: game %lld out of range", (long long)i);
+            goto fail;
+        }
+        PyObject *match = PyList_GET_ITEM(matches, i);
+        Py_INCREF(match);
+        int next = 0, r = end_slots_for(match);
+        if (r == 0)
+            r = finish_one(match, i, n, groups, num_groups, teams, has_target, target, mode,
+                           scale, max_hands, hand_winners, rewards, hand_points, winners,
+                           hand_done, terminated, matches_done, clear, final, &next);
+        Py_DECREF(match);
+        if (r < 0)
+            goto fail;
+        int which = r == 0 ? 0 : next; /* 0 left, 1 deal, 2 restart */
+        lists[which * count + sizes[which]++] = i;
+    }
+    out = PyTuple_New(3);
+    for (int k = 0; out && k < 3; k++) {
+        PyObject *a = positions(lists + k * count, sizes[k]);
+        if (!a) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyTuple_SET_ITEM(out, k, a);
+    }
+fail:
+    PyMem_Free(lists);
+    return out;
 }

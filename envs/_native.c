@@ -823,6 +823,8 @@ static PyMethodDef module_methods[] = {
      "uniform_nonzero_rows(masks, bitgen_capsule, out): uniform_nonzero of every row."},
     {"first_illegal", (PyCFunction)(void (*)(void))first_illegal, METH_FASTCALL,
      "first_illegal(masks, games, actions) -> the first position of an illegal action, or -1."},
+    {"finish_hands", (PyCFunction)(void (*)(void))finish_hands, METH_FASTCALL,
+     "finish_hands(matches, games, ..., final, settings) -> (left, deal, restart)."},
     {"mask_names", (PyCFunction)(void (*)(void))mask_names, METH_FASTCALL,
      "mask_names(mask, names) -> names of the cards in a 52-bit mask, lowest first."},
     {"deal", (PyCFunction)(void (*)(void))deal, METH_FASTCALL,
@@ -850,7 +852,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         return NULL;
     /* Raised whenever a kernel is added or changed; rummyzoo.envs.native checks it, so a build
      * older than the Python code is set aside (with a warning) instead of half used. */
-    if (PyModule_AddIntConstant(m, "API_VERSION", 6) < 0) {
+    if (PyModule_AddIntConstant(m, "API_VERSION", 7) < 0) {
         Py_DECREF(m);
         return NULL;
     }

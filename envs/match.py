@@ -313,6 +313,12 @@ class Match(ViewsSurviveCopies):
         self._deck_next = k + 1
         return decks[k]
 
+    def deal_next(self) -> None:
+        """Deal the next hand of the match from the deal stream (the dealer has moved on: the
+        compiled finish of a hand's end, :func:`~rummyzoo.envs.vector.compiled_finish`, scored
+        the hand and moved the dealer)."""
+        self._deal(None)
+
     def _deal(self, deck: np.ndarray | None) -> None:
         if deck is None:
             deck = self._next_deck()

@@ -208,6 +208,8 @@ _FEW_ROWS = 10
 def _put_rows(array: np.ndarray, rows: list[int], values: Any, add: bool = False) -> None:
     """``array[rows] = values`` (``+=`` where ``add``): ``values`` one per row, or one for all;
     ``rows`` distinct."""
+    if not rows:
+        return
     if len(rows) >= _FEW_ROWS:
         if add:
             array[rows] += values
@@ -228,6 +230,31 @@ def compiled_check(game: Game) -> Any:
     where ``game`` runs the compiled kernels, else None (``VectorEnv.check`` then takes the
     numpy route)."""
     return getattr(getattr(game, "kernels", None), "first_illegal", None)
+
+
+#: The reward modes whose hands' ends the compiled code finishes (its codes for them).
+_COMPILED_REWARDS = {"points": 0, "scaled": 1, "margin": 2, "win_loss": 3}
+
+
+def compiled_finish(game: Game, infos: bool) -> tuple[Any, tuple | None]:
+    """The compiled finish of many hands' ends (``finish_hands``) and its settings, where
+    ``game`` runs the compiled kernels, no infos are kept and the reward mode is one it knows;
+    else (None, None) and every hand's end goes through :meth:`Match.played`."""
+    finish = getattr(getattr(game, "kernels", None), "finish_hands", None)
+    options = game.match
+    if finish is None or infos or options.reward not in _COMPILED_REWARDS:
+        return None, None
+    groups = tuple(int(g) for g in game.score_groups)
+    settings = (
+        groups,
+        max(groups) + 1 < len(groups),  # teams
+        options.target_score,
+        _COMPILED_REWARDS[options.reward],
+        float(options.reward_scale),
+        -1 if options.max_hands is None else int(options.max_hands),
+        game.hand_winners,
+    )
+    return finish, settings
 
 
 def read_only(array: np.ndarray) -> np.ndarray:
@@ -309,6 +336,7 @@ class VectorEnv(ViewsSurviveCopies):
         self._row_starts = self._all * self.num_players
         self._acting = np.empty(n, dtype=np.int64)
         self._first_illegal = compiled_check(game)
+        self._finish, self._finish_settings = compiled_finish(game, self.keep_infos)
         self._has_reset = False
         self._closed = False
 
@@ -489,8 +517,9 @@ class VectorEnv(ViewsSurviveCopies):
             )
             if not unplayed.size and not finished.size:
                 return
-            done = idx[finished].tolist()
-            for i in done:
+            ended = idx[finished]
+            done = ended.tolist()
+            for i in done if self._finish is None else self._finish_compiled(ended):
                 end = matches[i].played()
                 if end is not None:
                     ends.append((i, end))
@@ -508,6 +537,31 @@ class VectorEnv(ViewsSurviveCopies):
         # the rows of the games the matches played or finished (the compiled step wrote the rest)
         rows = idx if play_batch is None else np.asarray(done + played, dtype=np.int64)
         self._write_rows(rows)
+
+    def _finish_compiled(self, ended: np.ndarray) -> list[int]:
+        """The common case of the hands ended in ``ended`` finished by the compiled code (the
+        totals, rewards and rows of :meth:`Match.played` and :meth:`_hands_ended`), then the
+        next hand dealt or the decided match restarted; the games it left, for the Python
+        code."""
+        left, deal, restart = self._finish(
+            self.matches,
+            ended,
+            self._rewards,
+            self._hand_points,
+            self._winners,
+            self._hand_done,
+            self._terminated,
+            self._matches_done,
+            self._clear,
+            self._final,
+            self._finish_settings,
+        )
+        matches = self.matches
+        for i in deal.tolist():
+            matches[i].deal_next()
+        for i in restart.tolist():
+            matches[i].reset()
+        return left.tolist()
 
     def _hands_ended(self, ends: list[tuple[int, HandEnd]], keep: bool) -> None:
         """Each game's row of the flags, points, winners and rewards of the hand that ended

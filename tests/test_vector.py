@@ -651,3 +651,121 @@ def test_hand_ends_written_row_by_row_or_all_at_once_alike(monkeypatch, variant,
     for k, (mine, theirs) in enumerate(zip(steps, other, strict=True)):
         for name, value in mine.items():
             np.testing.assert_array_equal(value, theirs[name], err_msg=f"step {k}: {name}")
+
+
+FINISH_CASES = [
+    ("knock_rummy", 2, {}),
+    ("knock_rummy", 3, {"target_score": 40, "reward": "points", "max_hands": 4}),
+    ("knock_rummy", 2, {"knock_max_deadwood": 10, "target_score": 30, "reward": "win_loss"}),
+    ("knock_rummy", 4, {"max_turns": 4, "reward": "scaled", "reward_scale": 7.0}),
+    ("ditch_rummy", 2, {"target_score": 60}),
+    ("ditch_rummy", 4, {"teams": True, "target_score": 80, "reward": "margin"}),
+    ("ditch_rummy", 4, {"teams": True, "target_score": None, "reward": "win_loss"}),
+    ("ditch_rummy", 3, {"target_score": 70, "reward": "win_loss", "max_hands": 2}),
+    ("rummy500", 2, {"target_score": 120}),
+    ("rummy500", 3, {"target_score": None, "reward": "points", "max_turns": 40}),
+]
+
+
+@pytest.mark.parametrize(("variant", "players", "options"), FINISH_CASES)
+def test_compiled_hand_ends_finish_as_the_python_code(variant, players, options):
+    """Without infos the compiled code finishes the hands' ends (``finish_hands``: the totals,
+    rewards and rows, the next deal or the match's restart): every array, each match's totals,
+    counters and dealer, and each finished match's last observations as the Python code gives
+    them, through decided matches, ties for the lead, ``max_hands`` and the turn cap (the
+    hands' ends it leaves to the Python code)."""
+    kernels = built_kernels()
+    n = 12
+    fast = make_vector(variant, n, players, kernels=kernels, **options)
+    slow = make_vector(variant, n, players, kernels=PURE, **options)
+    assert fast._finish is not None and slow._finish is None
+    fast.reset(seed=21)
+    slow.reset(seed=21)
+    rng = np.random.default_rng(players)
+    finished = left = matches = cut = 0
+    finish = fast._finish
+
+    def counted(*args):
+        nonlocal finished, left
+        out = finish(*args)
+        finished += len(out[1]) + len(out[2])
+        left += len(out[0])
+        return out
+
+    fast._finish = counted
+    for step in range(300):
+        for name in fast.buffers:
+            np.testing.assert_array_equal(fast.buffers[name], slow.buffers[name], err_msg=name)
+        for a, b in zip(fast.matches, slow.matches, strict=True):
+            assert (a.decisions, a.hand_index, a.totals, a.dealer, a.over) == (
+                b.decisions, b.hand_index, b.totals, b.dealer, b.over
+            ), step  # fmt: skip
+            assert type(a.totals[0]) is type(b.totals[0])
+            np.testing.assert_array_equal(a.seat_totals, b.seat_totals)
+            assert a.mask is None or b.mask is None or np.array_equal(a.mask, b.mask)
+        for i in np.flatnonzero(fast.terminated | fast.truncated).tolist():
+            matches += 1
+            for seat in range(players):
+                np.testing.assert_array_equal(
+                    fast.final_observation(i, seat), slow.final_observation(i, seat)
+                )
+        actions = uniform_legal_actions(fast.action_masks, rng)
+        fast.step(actions)
+        slow.step(actions)
+        cut += int(fast.truncated.sum())
+    assert finished > 0 and matches > 0, (finished, matches)
+    if "max_hands" in options:
+        assert left > 0  # the cap's ends went through the Python code
+    if "max_hands" in options or "max_turns" in options:
+        assert cut > 0
+
+
+def test_compiled_hand_ends_only_where_they_apply():
+    """Infos kept, or a reward mode it does not know (``lead``, ``rank``): every hand's end goes
+    through the Python code; an engine without the kernels has no compiled finish."""
+    kernels = built_kernels()
+    assert make_vector("knock_rummy", 2, 2, kernels=kernels)._finish is not None
+    assert make_vector("knock_rummy", 2, 2, kernels=kernels, infos=True)._finish is None
+    for mode in ("lead", "rank"):
+        vec = make_vector("ditch_rummy", 2, 2, kernels=kernels, reward=mode)
+        assert vec._finish is None
+    assert make_vector("rummy500", 2, 2, kernels=PURE)._finish is None
+
+
+def test_finish_hands_refuses_bad_arguments():
+    kernels = built_kernels()
+    vec = make_vector("knock_rummy", 4, 2, kernels=kernels)
+    vec.reset(seed=0)
+    args = [
+        vec.matches,
+        np.arange(4, dtype=np.int64),
+        vec._rewards,
+        vec._hand_points,
+        vec._winners,
+        vec._hand_done,
+        vec._terminated,
+        vec._matches_done,
+        vec._clear,
+        vec._final,
+        vec._finish_settings,
+    ]
+    before = [m.hand_index for m in vec.matches]
+    with pytest.raises(TypeError, match="11 arguments"):
+        kernels.finish_hands(*args[:10])
+    bad = list(args)
+    bad[2] = vec._rewards.astype(np.float32)
+    with pytest.raises(TypeError, match="rewards"):
+        kernels.finish_hands(*bad)
+    bad = list(args)
+    bad[1] = np.array([7], dtype=np.int64)
+    with pytest.raises(IndexError, match="game 7"):
+        kernels.finish_hands(*bad)
+    bad = list(args)
+    bad[10] = ((0, 1), False, None, 9, 1.0, -1, vec.game.hand_winners)
+    with pytest.raises(ValueError, match="reward mode"):
+        kernels.finish_hands(*bad)
+    # hands still going on are left alone, unchanged
+    left, deal, restart = kernels.finish_hands(*args)
+    assert left.tolist() == [0, 1, 2, 3] and deal.size == 0 and restart.size == 0
+    assert [m.hand_index for m in vec.matches] == before
+    assert not vec.hand_done.any()
