@@ -454,7 +454,7 @@ static int finish_one(PyObject *match, int64_t i, int n, const int *groups, int 
                       int teams, int has_target, double target, int mode, double scale,
                       long max_hands, PyObject *hand_winners, double *rewards, double *hand_points,
                       npy_bool *winners, npy_bool *hand_done, npy_bool *terminated,
-                      int64_t *matches_done, npy_bool *clear, PyObject *final, int *next) {
+                      int64_t *matches_done, npy_bool *clear, int *next) {
     const Slots *S = &end_slots;
     double p[END_MAX_SEATS], gp[END_MAX_SEATS], totals_now[END_MAX_SEATS];
     int won[END_MAX_SEATS];
@@ -614,11 +614,6 @@ static int finish_one(PyObject *match, int64_t i, int n, const int *groups, int 
     if (over) {
         if (slot_set(S, match, END_OVER, Py_True) < 0)
             goto done;
-        PyObject *kept = slot_get(S, match, END_SEAT_TOTALS);
-        PyObject *pair = kept ? PyTuple_Pack(2, state, kept) : NULL;
-        Py_XDECREF(kept);
-        if (!pair || PyList_SetItem(final, i, pair) < 0) /* steals pair */
-            goto done;
         terminated[i] = 1;
         matches_done[i] += 1;
         clear[i] = 1;
@@ -640,17 +635,15 @@ done:
 
 PyObject *finish_hands(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 11) {
+    if (nargs != 10) {
         PyErr_SetString(PyExc_TypeError,
                         "finish_hands(matches, games, rewards, hand_points, winners, hand_done, "
-                        "terminated, matches_done, clear, final, settings) takes 11 arguments");
+                        "terminated, matches_done, clear, settings) takes 10 arguments");
         return NULL;
     }
-    PyObject *matches = args[0], *final = args[9], *settings = args[10];
-    if (!PyList_CheckExact(matches) || !PyList_CheckExact(final) ||
-        PyList_GET_SIZE(final) != PyList_GET_SIZE(matches)) {
-        PyErr_SetString(PyExc_TypeError, "finish_hands: matches and final must be lists of one "
-                                         "length");
+    PyObject *matches = args[0], *settings = args[9];
+    if (!PyList_CheckExact(matches)) {
+        PyErr_SetString(PyExc_TypeError, "finish_hands: matches must be a list");
         return NULL;
     }
     npy_intp num = PyList_GET_SIZE(matches);
@@ -707,7 +700,7 @@ PyObject *finish_hands(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     PyObject *out = NULL;
     for (npy_intp j = 0; j < count; j++) {
         int64_t i = games[j];
-        if (i < 0 || i >= num || i >= PyList_GET_SIZE(matches) || i >= PyList_GET_SIZE(final)) {
+        if (i < 0 || i >= num || i >= PyList_GET_SIZE(matches)) {
             PyErr_Format(PyExc_IndexError, "finish_hands: game %lld out of range", (long long)i);
             goto fail;
         }
@@ -717,7 +710,7 @@ PyObject *finish_hands(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         if (r == 0)
             r = finish_one(match, i, n, groups, num_groups, teams, has_target, target, mode,
                            scale, max_hands, hand_winners, rewards, hand_points, winners,
-                           hand_done, terminated, matches_done, clear, final, &next);
+                           hand_done, terminated, matches_done, clear, &next);
         Py_DECREF(match);
         if (r < 0)
             goto fail;

@@ -824,7 +824,7 @@ static PyMethodDef module_methods[] = {
     {"first_illegal", (PyCFunction)(void (*)(void))first_illegal, METH_FASTCALL,
      "first_illegal(masks, games, actions) -> the first position of an illegal action, or -1."},
     {"finish_hands", (PyCFunction)(void (*)(void))finish_hands, METH_FASTCALL,
-     "finish_hands(matches, games, ..., final, settings) -> (left, deal, restart)."},
+     "finish_hands(matches, games, ..., settings) -> (left, deal, restart)."},
     {"mask_names", (PyCFunction)(void (*)(void))mask_names, METH_FASTCALL,
      "mask_names(mask, names) -> names of the cards in a 52-bit mask, lowest first."},
     {"deal", (PyCFunction)(void (*)(void))deal, METH_FASTCALL,

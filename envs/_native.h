@@ -243,14 +243,14 @@ typedef int (*batch_rows_fn)(PyObject *kernel, Batch *b, int64_t i, PyObject *ma
  * hand the caller finishes. */
 PyObject *batch_step(PyObject *kernel, Batch *b, batch_play_fn play, const Slots *match_slots);
 /* finish_hands(matches, games, rewards, hand_points, winners, hand_done, terminated,
- * matches_done, clear, final, settings) -> (left, deal, restart): the common case of the hands
- * that the games ended in a step (Match.played and VectorEnv._hands_ended, without infos): the
- * match totals, the rewards and the engine's rows of each; a decided match marked over and its
- * last state kept in final. settings: (groups of the seats, teams, target score or None, reward
- * mode 0-3: points, scaled, margin, win_loss, reward scale, max_hands or -1, hand_winners). The
- * games it leaves (a hand cut by the turn cap or by max_hands, points or totals of another form)
- * are unchanged, for the Python code; the caller deals the next hand of ``deal`` and restarts the
- * matches of ``restart``. */
+ * matches_done, clear, settings) -> (left, deal, restart): the common case of the hands that the
+ * games ended in a step (Match.played and VectorEnv._hands_ended, without infos): the match
+ * totals, the rewards and the engine's rows of each, a decided match marked over. settings:
+ * (groups of the seats, teams, target score or None, reward mode 0-3: points, scaled, margin,
+ * win_loss, reward scale, max_hands or -1, hand_winners). The games it leaves (a hand cut by the
+ * turn cap or by max_hands, points or totals of another form) are unchanged, for the Python
+ * code; the caller deals the next hand of ``deal`` and keeps the last state of each match of
+ * ``restart`` before starting the next. */
 PyObject *finish_hands(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* rows(): each game's rows from its match now. */
 PyObject *batch_rows(PyObject *kernel, Batch *b, batch_rows_fn rows);

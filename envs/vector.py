@@ -553,14 +553,19 @@ class VectorEnv(ViewsSurviveCopies):
             self._terminated,
             self._matches_done,
             self._clear,
-            self._final,
             self._finish_settings,
         )
-        matches = self.matches
+        matches, final = self.matches, self._final
         for i in deal.tolist():
             matches[i].deal_next()
         for i in restart.tolist():
-            matches[i].reset()
+            match = matches[i]
+            kept = (match.state, match.seat_totals)
+            match.reset()
+            # the match before's last state freed after the new deal, not before: Python's
+            # collector counts allocations less frees, floored at zero, so frees first and
+            # allocations after would start a collection every few steps
+            final[i] = kept
         return left.tolist()
 
     def _hands_ended(self, ends: list[tuple[int, HandEnd]], keep: bool) -> None:
@@ -583,8 +588,9 @@ class VectorEnv(ViewsSurviveCopies):
             if end.match_over:
                 (cut if end.truncated_by is not None else decided).append(i)
                 match = matches[i]
-                final[i] = (match.state, match.seat_totals)
+                kept = (match.state, match.seat_totals)
                 match.reset()
+                final[i] = kept  # (the match before's last state freed after the new deal)
         over = decided + cut
         _put_rows(self._hand_done, done, True)
         _put_rows(self._hand_points, done, points)

@@ -746,12 +746,11 @@ def test_finish_hands_refuses_bad_arguments():
         vec._terminated,
         vec._matches_done,
         vec._clear,
-        vec._final,
         vec._finish_settings,
     ]
     before = [m.hand_index for m in vec.matches]
-    with pytest.raises(TypeError, match="11 arguments"):
-        kernels.finish_hands(*args[:10])
+    with pytest.raises(TypeError, match="10 arguments"):
+        kernels.finish_hands(*args[:9])
     bad = list(args)
     bad[2] = vec._rewards.astype(np.float32)
     with pytest.raises(TypeError, match="rewards"):
@@ -761,7 +760,7 @@ def test_finish_hands_refuses_bad_arguments():
     with pytest.raises(IndexError, match="game 7"):
         kernels.finish_hands(*bad)
     bad = list(args)
-    bad[10] = ((0, 1), False, None, 9, 1.0, -1, vec.game.hand_winners)
+    bad[9] = ((0, 1), False, None, 9, 1.0, -1, vec.game.hand_winners)
     with pytest.raises(ValueError, match="reward mode"):
         kernels.finish_hands(*bad)
     # hands still going on are left alone, unchanged
