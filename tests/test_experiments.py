@@ -170,20 +170,48 @@ def test_the_vector_engine_timers_split_a_step_and_leave_the_engine_as_it_was(tm
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     from rummyzoo.envs.match import Match
+    from rummyzoo.envs.native import compiled_kernels
     from rummyzoo.envs.vector import VectorEnv
 
-    before = (VectorEnv.check, VectorEnv._hands_ended, VectorEnv._write_rows, Match.played)
+    def methods():
+        return (
+            VectorEnv.check,
+            VectorEnv._finish_compiled,
+            VectorEnv._hands_ended,
+            VectorEnv._write_rows,
+            Match.played,
+        )
+
+    before = methods()
     out = tmp_path / "parts.json"
     spans = mod.main(
         ["knock_rummy", "--num-envs", "16", "--seconds", "0.2", "--spans", "2", "--json", str(out)]
     )["result"]
     assert json.loads(out.read_text()) == spans and len(spans) == 2
+    compiled = compiled_kernels() is not None
     for row in spans:
-        # random Knock Rummy games end every few decisions: every part is timed
-        assert {"check", "hands' rows", "Match.played", "random picks", "decision"} <= set(row)
-        parts = sum(v for k, v in row.items() if k not in ("decision", "hands' rows"))
-        assert 0 < parts < row["decision"]  # the hands' rows include the next match's deal
-    assert before == (VectorEnv.check, VectorEnv._hands_ended, VectorEnv._write_rows, Match.played)
+        # random Knock Rummy games end every few decisions: every part is timed (the hands'
+        # ends by the compiled finish where the kernels are built, else by the Python code)
+        ends = {"compiled finish"} if compiled else {"hands' rows", "Match.played"}
+        assert {"check", "random picks", "decision"} | ends <= set(row)
+        parts = sum(v for k, v in row.items() if k != "decision")
+        assert 0 < parts < row["decision"]
+    assert before == methods()
+    # a turn cap's ends go through the Python code, beside the compiled finish
+    capped = mod.main(
+        [
+            "knock_rummy",
+            "--num-envs",
+            "16",
+            "--seconds",
+            "0.2",
+            "--spans",
+            "1",
+            "--option",
+            "max_turns=2",
+        ]
+    )["result"]
+    assert {"hands' rows", "Match.played"} <= set(capped[0])
     sizes = mod.main(["ditch_rummy", "--sizes", "2", "8", "--seconds", "0.1", "--spans", "2"])
     assert set(sizes["result"]) == {"2", "8"}
     assert all(len(r["segments"]) == 2 and r["median"] > 0 for r in sizes["result"].values())

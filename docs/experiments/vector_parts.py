@@ -5,8 +5,10 @@ plays it, on one core (run it under ``taskset -c 1``)::
 
     python docs/experiments/vector_parts.py VARIANT [--players P] [--num-envs N]
         timers around the parts of each step: nanoseconds a decision in the compiled step, the
-        hands' ends (``Match.played`` and the engine's rows of them), the check of the actions,
-        the rows written by Python, the random picks, and the whole step (one line per span)
+        hands' ends (the compiled finish with the next deals and restarts; what it leaves to
+        the Python code, ``Match.played`` and the engine's rows of them), the check of the
+        actions, the rows written by Python, the random picks, and the whole step (one line
+        per span)
     python docs/experiments/vector_parts.py VARIANT --sizes 8 32 256 1024
         decisions/s of engines of several sizes, alternating in one process (medians)
     python docs/experiments/vector_parts.py VARIANT --gc
@@ -28,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from rummyzoo.cli.common import parse_options
 from rummyzoo.envs import match as match_module
 from rummyzoo.envs.registry import make_vector
 from rummyzoo.envs.vector import VectorEnv, uniform_legal_actions
@@ -36,8 +39,10 @@ from rummyzoo.envs.vector import VectorEnv, uniform_legal_actions
 class Player:
     """An engine of ``num_envs`` games and its random player."""
 
-    def __init__(self, variant: str, num_envs: int, players: int, seed: int = 0) -> None:
-        self.engine = make_vector(variant, num_envs, players)
+    def __init__(
+        self, variant: str, num_envs: int, players: int, seed: int = 0, **options: Any
+    ) -> None:
+        self.engine = make_vector(variant, num_envs, players, **options)
         self.engine.reset(seed=seed)
         self.rng = np.random.default_rng(seed)
         self.actions = np.empty(num_envs, dtype=np.int64)
@@ -79,6 +84,7 @@ def timers(engine: VectorEnv, spent: dict[str, int]) -> Iterator[None]:
         setattr(owner, name, timed)
 
     wrap(VectorEnv, "check", "check")
+    wrap(VectorEnv, "_finish_compiled", "compiled finish")
     wrap(VectorEnv, "_hands_ended", "hands' rows")
     wrap(VectorEnv, "_write_rows", "rows by Python")
     wrap(match_module.Match, "played", "Match.played")
@@ -94,9 +100,11 @@ def timers(engine: VectorEnv, spent: dict[str, int]) -> Iterator[None]:
                 setattr(owner, name, before)
 
 
-def parts(variant: str, players: int, num_envs: int, seconds: float, spans: int) -> list[dict]:
+def parts(
+    variant: str, players: int, num_envs: int, seconds: float, spans: int, **options: Any
+) -> list[dict]:
     """Nanoseconds a decision in each part, one dict per span."""
-    player = Player(variant, num_envs, players)
+    player = Player(variant, num_envs, players, **options)
     player.steps(min(seconds, 1.0))  # warm-up: every game has dealt and played
     out = []
     for _ in range(spans):
@@ -168,13 +176,19 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--sizes", type=int, nargs="+", help="engine sizes to compare")
     ap.add_argument("--gc", action="store_true", help="the garbage collector on against off")
     ap.add_argument("--json", help="write the result here")
+    ap.add_argument(
+        "--option", action="append", metavar="KEY=VALUE", help="an env option (timers only)"
+    )
     args = ap.parse_args(argv)
     if args.sizes:
         result: Any = sizes(args.variant, args.players, args.sizes, args.seconds, args.spans)
     elif args.gc:
         result = gc_ratio(args.variant, args.players, args.num_envs, args.seconds, args.spans)
     else:
-        result = parts(args.variant, args.players, args.num_envs, args.seconds, args.spans)
+        options = parse_options(args.option)
+        result = parts(
+            args.variant, args.players, args.num_envs, args.seconds, args.spans, **options
+        )
     text = json.dumps(result, indent=1)
     print(text)
     if args.json:
