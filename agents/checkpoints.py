@@ -22,6 +22,7 @@ into place, so a crash never leaves a half-written checkpoint.
 
 from __future__ import annotations
 
+import itertools
 import json
 import warnings
 import zipfile
@@ -373,6 +374,7 @@ def mlp_actor_layers(policy: Any) -> list[Any] | None:
     (its policy net's linear layers and activations, then the action net), as functions of the
     layer's input; None for any other network (the card and action scorers, a non-flat
     extractor)."""
+    import torch
     import torch.nn as nn
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
     from stable_baselines3.common.torch_layers import FlattenExtractor
@@ -391,11 +393,18 @@ def mlp_actor_layers(policy: Any) -> list[Any] | None:
 
     from torch.nn import functional as F
 
-    # a linear layer's forward is F.linear of its own weight and bias (bound here once)
-    return [
-        partial(F.linear, weight=m.weight, bias=m.bias) if type(m) is nn.Linear else m.forward
-        for m in [*net, policy.action_net]
-    ]
+    # a linear layer's forward is F.linear of its own weight and bias (bound here once); ReLU
+    # and Tanh (not in place) are torch.relu and torch.tanh, called without the module's forward
+    plain = {nn.ReLU: torch.relu, nn.Tanh: torch.tanh}
+
+    def forward(m: Any) -> Any:
+        if type(m) is nn.Linear:
+            return partial(F.linear, weight=m.weight, bias=m.bias)
+        if type(m) in plain and not getattr(m, "inplace", False):
+            return plain[type(m)]
+        return m.forward
+
+    return [forward(m) for m in [*net, policy.action_net]]
 
 
 class CheckpointPolicy(BasePolicy):
@@ -546,7 +555,7 @@ def act_groups(
         first._check_inputs(observations, masks, masks.shape[:1])
     if sum(counts) != len(masks) or min(counts) < 0:
         raise ValueError(f"act_groups: counts {list(counts)} for {len(masks)} rows")
-    bounds = np.cumsum([0, *counts]).tolist()
+    bounds = [0, *itertools.accumulate(counts)]
     # the checkpoints share their game (inputs_key), so one check covers every row; where it
     # refuses, each checks its own rows, so that the error names the one refused
     try:
@@ -578,7 +587,11 @@ def act_groups(
             if first.deterministic:
                 actions = logits.argmax(axis=1)
             else:
-                probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+                # exp of the legal entries only: the others' exp(-inf) is 0 either way, and
+                # numpy's exp of -inf takes several times as long as of a number
+                shifted = logits - logits.max(axis=1, keepdims=True)
+                probs = np.zeros_like(shifted)
+                probs[masks] = np.exp(shifted[masks])
                 cdf = np.cumsum(probs, axis=1)
                 u = rng.random(len(cdf)) * cdf[:, -1]
                 actions = np.minimum((cdf <= u[:, None]).sum(axis=1), masks.shape[1] - 1)
