@@ -4,7 +4,8 @@
 :class:`~rummyzoo.envs.match.Match`, the same rules code as the AEC env; where the game has a
 compiled step of many games, :attr:`~rummyzoo.envs.core.Game.play_batch`, as every variant has
 where the kernels are built, it plays every move that needs no Python in one call and the rest
-go through the matches). One call of
+go through the matches; the common case of a hand's end, its totals, rewards and rows, is
+finished by compiled code as well, :func:`compiled_finish`). One call of
 :meth:`~VectorEnv.step` takes one action per game (for the seat to act there) and writes what
 follows into arrays that it owns and reuses (read-only views: copy a row to change it, so that no
 edit, of a mask say, can let an illegal action through):
