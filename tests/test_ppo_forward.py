@@ -3,6 +3,9 @@ rollouts and the updates, for every network type, to the bit."""
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import pytest
 import torch as th
@@ -199,6 +202,23 @@ def test_a_checkpoints_mlp_logits_skip_the_module_calls_to_the_bit(tmp_path, act
         want = slow.act_batch(raw, masks, np.random.default_rng(seed))
         assert got.tolist() == want.tolist()
     assert len(fast._actor_layers) == 5 and slow._actor_layers == ()  # each took its path
+    # a sampled draw, written out row by row: one uniform per row, the first legal action whose
+    # running sum of exp(logit - the legal maximum) passes it times their total
+    rng = np.random.default_rng(11)
+    rows = inputs.numpy()
+    legal = rng.random((64, masks.shape[1])) < rng.uniform(0.02, 0.6, size=(64, 1))
+    legal[np.arange(64), rng.integers(0, masks.shape[1], 64)] = True
+    with th.no_grad():
+        logits = fast._logits(inputs).numpy().astype(np.float64)
+    for seed in range(3):
+        draws = np.random.default_rng(seed).random(64)
+        want = []
+        for row, ok, u in zip(logits, legal, draws, strict=True):
+            ids = np.flatnonzero(ok).tolist()
+            top = max(row[a] for a in ids)
+            running = list(itertools.accumulate(math.exp(row[a] - top) for a in ids))
+            want.append(next(a for a, c in zip(ids, running, strict=True) if c > u * running[-1]))
+        assert fast.act_batch(rows, legal, np.random.default_rng(seed)).tolist() == want
 
 
 def test_scorer_networks_keep_their_module_calls():
