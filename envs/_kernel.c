@@ -648,11 +648,11 @@ PyObject *finish_hands(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     }
     npy_intp num = PyList_GET_SIZE(matches);
     PyObject *groups_obj, *target_obj, *hand_winners;
-    int teams, mode;
+    int mode;
     double scale;
     long max_hands;
     if (!PyTuple_Check(settings) ||
-        !PyArg_ParseTuple(settings, "O!pOidlO", &PyTuple_Type, &groups_obj, &teams, &target_obj,
+        !PyArg_ParseTuple(settings, "O!OidlO", &PyTuple_Type, &groups_obj, &target_obj,
                           &mode, &scale, &max_hands, &hand_winners))
         return NULL;
     int n = (int)PyTuple_GET_SIZE(groups_obj), groups[END_MAX_SEATS], num_groups = 0;
@@ -671,6 +671,7 @@ PyObject *finish_hands(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         groups[s] = (int)g;
         num_groups = g + 1 > num_groups ? (int)g + 1 : num_groups;
     }
+    int teams = num_groups < n; /* seats sharing a side's score */
     int has_target = target_obj != Py_None;
     double target = has_target ? PyFloat_AsDouble(target_obj) : 0.0;
     if (has_target && target == -1.0 && PyErr_Occurred())

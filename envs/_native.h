@@ -246,7 +246,7 @@ PyObject *batch_step(PyObject *kernel, Batch *b, batch_play_fn play, const Slots
  * matches_done, clear, settings) -> (left, deal, restart): the common case of the hands that the
  * games ended in a step (Match.played and VectorEnv._hands_ended, without infos): the match
  * totals, the rewards and the engine's rows of each, a decided match marked over. settings:
- * (groups of the seats, teams, target score or None, reward mode 0-3: points, scaled, margin,
+ * (the side of each seat, target score or None, reward mode 0-3: points, scaled, margin,
  * win_loss, reward scale, max_hands or -1, hand_winners). The games it leaves (a hand cut by the
  * turn cap or by max_hands, points or totals of another form) are unchanged, for the Python
  * code; the caller deals the next hand of ``deal`` and keeps the last state of each match of

@@ -245,10 +245,8 @@ def compiled_finish(game: Game, infos: bool) -> tuple[Any, tuple | None]:
     options = game.match
     if finish is None or infos or options.reward not in _COMPILED_REWARDS:
         return None, None
-    groups = tuple(int(g) for g in game.score_groups)
     settings = (
-        groups,
-        max(groups) + 1 < len(groups),  # teams
+        tuple(int(g) for g in game.score_groups),
         options.target_score,
         _COMPILED_REWARDS[options.reward],
         float(options.reward_scale),
@@ -556,23 +554,26 @@ class VectorEnv(ViewsSurviveCopies):
             self._clear,
             self._finish_settings,
         )
-        matches, final = self.matches, self._final
+        matches = self.matches
         for i in deal.tolist():
             matches[i].deal_next()
         for i in restart.tolist():
-            match = matches[i]
-            kept = (match.state, match.seat_totals)
-            match.reset()
-            # the match before's last state freed after the new deal, not before: Python's
-            # collector counts allocations less frees, floored at zero, so frees first and
-            # allocations after would start a collection every few steps
-            final[i] = kept
+            self._restart(i)
         return left.tolist()
+
+    def _restart(self, i: int) -> None:
+        """Keep game ``i``'s finished match for :meth:`final_observation` and start its next."""
+        match = self.matches[i]
+        kept = (match.state, match.seat_totals)
+        match.reset()
+        # the match before's last state freed after the new deal, not before: Python's
+        # collector counts allocations less frees, floored at zero, so frees first and
+        # allocations after would start a collection every few steps
+        self._final[i] = kept
 
     def _hands_ended(self, ends: list[tuple[int, HandEnd]], keep: bool) -> None:
         """Each game's row of the flags, points, winners and rewards of the hand that ended
         there; a decided or cut match is kept for :meth:`final_observation` and reset."""
-        matches, final = self.matches, self._final
         nan = [np.nan] * self.num_players
         done, points, won, won_rows, paid, paid_rows, decided, cut = [], [], [], [], [], [], [], []
         for i, end in ends:
@@ -588,10 +589,7 @@ class VectorEnv(ViewsSurviveCopies):
                 self.infos[i] = next_infos(self.infos[i], end)
             if end.match_over:
                 (cut if end.truncated_by is not None else decided).append(i)
-                match = matches[i]
-                kept = (match.state, match.seat_totals)
-                match.reset()
-                final[i] = kept  # (the match before's last state freed after the new deal)
+                self._restart(i)
         over = decided + cut
         _put_rows(self._hand_done, done, True)
         _put_rows(self._hand_points, done, points)

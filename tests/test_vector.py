@@ -760,7 +760,7 @@ def test_finish_hands_refuses_bad_arguments():
     with pytest.raises(IndexError, match="game 7"):
         kernels.finish_hands(*bad)
     bad = list(args)
-    bad[9] = ((0, 1), False, None, 9, 1.0, -1, vec.game.hand_winners)
+    bad[9] = ((0, 1), None, 9, 1.0, -1, vec.game.hand_winners)
     with pytest.raises(ValueError, match="reward mode"):
         kernels.finish_hands(*bad)
     # hands still going on are left alone, unchanged
