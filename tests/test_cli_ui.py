@@ -429,6 +429,33 @@ def test_ctrl_c_during_a_run_says_how_to_resume_it(tmp_path, monkeypatch, capsys
     assert f"continue the run with: rummyzoo train --resume {run} " in capsys.readouterr().err
 
 
+def test_a_stop_whose_interrupt_python_swallowed_still_stops_the_run(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """A signal that lands where Python swallows the exception (a weakref callback, a
+    ``__del__``: it only prints "Exception ignored") must not be lost: the handler noted it,
+    and the run's next step stops it."""
+    from rummyzoo.training.run_state import stop_requested
+    from rummyzoo.training.vec_env import BatchedSeatEnv
+
+    step_wait = BatchedSeatEnv.step_wait
+    calls = []
+
+    def swallowed(self):
+        calls.append(1)
+        if len(calls) == 40:  # in the first rollouts: the handler ran, its exception was lost
+            stop_requested.set()
+        assert len(calls) < 400, "the stop was lost"
+        return step_wait(self)
+
+    monkeypatch.setattr(BatchedSeatEnv, "step_wait", swallowed)
+    run = tmp_path / "r"
+    args = ["train", "configs/smoke_ppo.yaml", "--run-dir", str(run), "--quiet"]
+    assert main([*args, "--set", "n_timesteps=10000000"]) == 130
+    assert f"continue the run with: rummyzoo train --resume {run} " in capsys.readouterr().err
+    assert len(calls) == 40 and not stop_requested.is_set()  # cleared for the next run
+
+
 def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path) -> None:
     """What a batch scheduler, ``docker stop`` or ``kill`` send: the run used to die without a
     word, its lock file left behind."""

@@ -81,6 +81,7 @@ from rummyzoo.training.run_state import (
     commit_staged,
     run_relative,
     staging_dir,
+    stop_requested,
 )
 from rummyzoo.training.seat_env import head_to_head
 
@@ -252,6 +253,8 @@ class RunCallback(BaseCallback):
             writer.add_custom_scalars(custom_layout(self.config, earlier))
 
     def _on_step(self) -> bool:
+        if stop_requested.is_set():  # a stop whose KeyboardInterrupt was swallowed
+            raise KeyboardInterrupt("stopped")
         infos = self.locals.get("infos", [])
         for info in infos:
             game = info.get("game")

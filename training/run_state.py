@@ -20,10 +20,17 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
 from rummyzoo.envs.core import finite_number
+
+#: Set by a run's Ctrl-C and SIGTERM handlers (:mod:`rummyzoo.training.train`) before they raise
+#: KeyboardInterrupt: where Python swallows that exception (a signal that lands in a weakref
+#: callback or a ``__del__`` only prints "Exception ignored"), the run's next step raises it
+#: again (:class:`~rummyzoo.training.callbacks.RunCallback`), so a stop is never lost.
+stop_requested = threading.Event()
 
 STAGING = ".staging"
 #: ``best.rz`` as it was at the checkpoint, saved with the resume set: ``best.rz`` itself is

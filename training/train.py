@@ -62,7 +62,7 @@ from rummyzoo.training.run_folder import (
     write_run_files,
     write_summary,
 )
-from rummyzoo.training.run_state import commit_staged, read_state
+from rummyzoo.training.run_state import commit_staged, read_state, stop_requested
 from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
 from rummyzoo.training.vec_env import BatchedSeatEnv
 
@@ -580,17 +580,23 @@ class RunInterrupted(KeyboardInterrupt):
         super().__init__(text)
 
 
-def _terminated(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt("terminated")
+def _stopped(signum: int, frame: Any) -> None:
+    """Ctrl-C or SIGTERM during a run: noted (:data:`~rummyzoo.training.run_state.stop_requested`,
+    in case Python swallows the exception where the signal lands), then KeyboardInterrupt."""
+    stop_requested.set()
+    raise KeyboardInterrupt("terminated" if signum == signal.SIGTERM else "")
 
 
 @contextlib.contextmanager
 def _resumable(run_dir: Path) -> Any:
     """Turn Ctrl-C during a run into :class:`RunInterrupted` naming the run folder, and SIGTERM
     (what a batch scheduler, ``docker stop`` or ``kill`` send) into Ctrl-C for the while."""
-    previous = None
+    handlers: dict[int, Any] = {}
+    stop_requested.clear()
     if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _terminated)
+        handlers[signal.SIGTERM] = signal.signal(signal.SIGTERM, _stopped)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            handlers[signal.SIGINT] = signal.signal(signal.SIGINT, _stopped)
     try:
         yield
     except RunInterrupted:
@@ -598,8 +604,9 @@ def _resumable(run_dir: Path) -> Any:
     except KeyboardInterrupt:
         raise RunInterrupted(run_dir) from None
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, previous in handlers.items():
+            signal.signal(signum, previous)
+        stop_requested.clear()
 
 
 def _refuse_fixed(path: Path, changed: list[str], edited: bool) -> None:
