@@ -838,7 +838,7 @@ def test_a_run_without_run_dir_gets_a_new_folder_under_runs(tmp_path, monkeypatc
 def test_the_summary_times_the_scheduled_work_within_the_rl_phase(tmp_path) -> None:
     """The RL phase's time holds the evaluations (the one at step 0 too); the summary times
     them apart, so that a long evaluation does not pass for slow training unsaid."""
-    slow = ["env_options.target_score=null", "evaluation.deals=60", "evaluation.interval=128"]
+    slow = ["env_options.target_score=null", "evaluation.deals=400", "evaluation.interval=64"]
     summary = train_from_file(SMOKE, slow, str(tmp_path / "run"), ["t"], progress="off")
     scheduled = summary["scheduled_seconds"]
     assert 0 < scheduled < summary["rl_seconds"]
@@ -847,7 +847,7 @@ def test_the_summary_times_the_scheduled_work_within_the_rl_phase(tmp_path) -> N
     assert (
         f"of which {scheduled:.0f}s evaluations, snapshots, sample games and checkpoints" in shown
     )
-    # three evaluations of 60 deals against random play take a visible share of the phase
+    # five evaluations of 400 deals against random play take a visible share of the phase
     quick = train_from_file(
         SMOKE,
         ["env_options.target_score=null", "evaluation.deals=2", "evaluation.interval=100000"],
