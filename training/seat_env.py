@@ -15,6 +15,7 @@ gives the learner nothing to learn from; ``reset`` plays on to the next game and
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections import deque
 from collections.abc import Sequence
@@ -45,19 +46,19 @@ class Snapshot:
     policy: Policy | None = field(default=None, repr=False)
 
 
-def _draw(cumulative: np.ndarray, rng: np.random.Generator) -> int:
-    """An index drawn with the probabilities whose running sums are ``cumulative`` (ending
-    at 1): the inverse CDF of one uniform draw (``rng.choice`` with ``p=`` costs tens of
-    microseconds a call)."""
-    return min(int(np.searchsorted(cumulative, rng.random(), side="right")), len(cumulative) - 1)
+def _draw(cumulative: Sequence[float], rng: np.random.Generator) -> int:
+    """An index drawn with the probabilities whose running sums are ``cumulative`` (a list
+    ending at 1): the inverse CDF of one uniform draw. A bisection of a list, where
+    ``rng.choice`` with ``p=`` costs tens of microseconds a call and ``np.searchsorted`` of a
+    few entries five times the bisection (a training env draws a match's opponents this way
+    at every new match)."""
+    return min(bisect.bisect_right(cumulative, rng.random()), len(cumulative) - 1)
 
 
 @functools.cache
-def _recent_cdf(size: int) -> np.ndarray:
+def _recent_cdf(size: int) -> tuple[float, ...]:
     weights = np.arange(1, size + 1, dtype=np.float64)
-    cdf = np.cumsum(weights / weights.sum())
-    cdf.flags.writeable = False
-    return cdf
+    return tuple(np.cumsum(weights / weights.sum()).tolist())
 
 
 def _table_shares(weights: np.ndarray, seats: int) -> np.ndarray:
@@ -131,7 +132,7 @@ class OpponentMixture:
         if not (weights > 0).all() or not np.isfinite(weights).all():  # NaN fails both ways
             raise ValueError(f"opponent weights must be positive numbers, got {weights.tolist()}")
         self.weights = weights / weights.sum()
-        self._cumulative = np.cumsum(self.weights)
+        self._set_cumulative(np.cumsum(self.weights))
         if pfsp_exponent is not None and pfsp_exponent <= 0:
             raise ValueError(f"pfsp_exponent must be positive, got {pfsp_exponent}")
         self.pfsp_exponent = pfsp_exponent
@@ -142,6 +143,7 @@ class OpponentMixture:
         self.distinct = bool(distinct)
         self._results: dict[str, deque[float]] = {}
         self._stale = False
+        self._pool_cdf: list[float] | None = None  # PFSP's draw among the snapshots, kept
         self.pool: list[Snapshot] = []
         self.pool_size = pool_size
         self.sampling = sampling
@@ -157,6 +159,7 @@ class OpponentMixture:
         """Add a learner snapshot (loaded lazily); the oldest leaves a full pool."""
         self.pool.append(Snapshot(path=path, steps=steps, rating=rating))
         del self.pool[: -self.pool_size]
+        self._pool_cdf = None
 
     # -- prioritized fictitious self-play ----------------------------------------------------
     def record(self, labels: Sequence[str], score: float) -> None:
@@ -169,6 +172,7 @@ class OpponentMixture:
                 found = self._results[label] = deque(maxlen=self.pfsp_window)
             found.append(float(score))
         self._stale = True
+        self._pool_cdf = None
 
     def record_game(self, game: dict[str, Any]) -> None:
         """A finished game's results (a training env's ``info["game"]``) against each of its
@@ -192,6 +196,7 @@ class OpponentMixture:
             label: deque(scores, maxlen=self.pfsp_window) for label, scores in results.items()
         }
         self._stale = True
+        self._pool_cdf = None
 
     def win_rate(self, label: str) -> float:
         """The learner's recent win rate against ``label`` (one win and one loss of prior)."""
@@ -215,8 +220,13 @@ class OpponentMixture:
             else:
                 weights[i] = self._priority(name)
         weights *= self.weights
-        self._cumulative = np.cumsum(weights / weights.sum())
+        self._set_cumulative(np.cumsum(weights / weights.sum()))
         self._stale = False
+
+    def _set_cumulative(self, cumulative: np.ndarray) -> None:
+        """The entries' running sums, as an array and as the list that draws bisect."""
+        self._cumulative = cumulative
+        self._cdf = cumulative.tolist()
 
     def probabilities(self) -> dict[str, float]:
         """The chance that a seat draws each opponent now (entries, and each snapshot); with
@@ -269,7 +279,7 @@ class OpponentMixture:
         """(label, policy) of one opponent."""
         if self._stale:
             self._reweigh()
-        return self._entry(_draw(self._cumulative, rng), rng)
+        return self._entry(_draw(self._cdf, rng), rng)
 
     def sample_table(self, rng: np.random.Generator, count: int) -> list[tuple[str, Policy]]:
         """(label, policy) of the ``count`` opponents of one game, in seat order.
@@ -290,7 +300,7 @@ class OpponentMixture:
             if total <= 0.0:
                 left = weights.copy()
                 total = left.sum()
-            k = _draw(np.cumsum(left / total), rng)
+            k = _draw(np.cumsum(left / total).tolist(), rng)
             left[k] = 0.0
             out.append(self._entry(k, rng))
         return out
@@ -305,10 +315,12 @@ class OpponentMixture:
             if not others:
                 return "random", self._fallback
             w = np.cumsum(self.weights[others])
-            name = self.names[others[_draw(w / w[-1], rng)]]
+            name = self.names[others[_draw((w / w[-1]).tolist(), rng)]]
             return name, self._fixed[name]
         if self.pfsp_exponent is not None:
-            snap = self.pool[_draw(np.cumsum(self._pool_weights()), rng)]
+            if self._pool_cdf is None:  # the same until a result or a snapshot comes in
+                self._pool_cdf = np.cumsum(self._pool_weights()).tolist()
+            snap = self.pool[_draw(self._pool_cdf, rng)]
         elif self.sampling == "latest":
             snap = self.pool[-1]
         elif self.sampling == "uniform":
