@@ -221,3 +221,38 @@ def test_the_vector_engine_timers_split_a_step_and_leave_the_engine_as_it_was(tm
     import gc
 
     assert gc.isenabled()
+
+
+def test_match_aware_plays_the_checkpoint_with_the_matchs_verdicts(tmp_path, monkeypatch) -> None:
+    from rummyzoo.agents.arena import run_arena
+    from rummyzoo.agents.checkpoints import load_policy
+    from rummyzoo.agents.registry import make_agent
+    from rummyzoo.training.train import train_from_file
+
+    configs = SCRIPT.parent.parent.parent / "configs"
+    overrides = [
+        "variant=ditch_rummy",
+        "features=ditch_plans",
+        "policy_kwargs.network=actions",
+        "env_options.target_score=null",
+    ]
+    run = tmp_path / "run"
+    train_from_file(str(configs / "smoke_ppo.yaml"), overrides, str(run), ["test"])
+    path = str(run / "checkpoints" / "last.rz")
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
+    name = f'ditch_match_features:MatchAware(path="{path}")'
+    agent = make_agent(name, "ditch_rummy", 2, {"target_score": 500})
+    as_trained = load_policy(path, "ditch_rummy", 2, {"target_score": 500})
+    # the same network, its descriptions judged by the match it plays, not by single hands
+    assert as_trained.features.judge.game.match.target_score is None
+    assert agent.inner.features.judge.game.match.target_score == 500
+    result = run_arena(
+        "ditch_rummy",
+        2,
+        [name, "ditch.smart"],
+        deals=1,
+        seed=0,
+        workers=1,
+        options={"target_score": 500},
+    )
+    assert result.games == 2
