@@ -426,6 +426,34 @@ def test_pfsp_draws_the_hardest_opponents_most():
         assert drawn.count(label) / 2000 == pytest.approx(p[label], abs=0.04)
 
 
+def test_pfsp_snapshot_draws_follow_new_results_and_new_snapshots():
+    """The snapshots' draw weights are kept between draws; a result or a new snapshot must
+    change what is drawn next."""
+    mixture = OpponentMixture(
+        [("self", 1.0)],
+        "ditch_rummy",
+        2,
+        pfsp_exponent=2.0,
+        pfsp_window=50,
+        snapshot_loader=lambda *a: make_agent_random(),
+    )
+    mixture.add_snapshot("a.rz", 100)
+    mixture.add_snapshot("b.rz", 200)
+    rng = np.random.default_rng(1)
+    first = [mixture.sample(rng)[0] for _ in range(1000)]
+    assert first.count("self@100") / 1000 == pytest.approx(0.5, abs=0.05)
+    for _ in range(50):  # the learner always beats the older snapshot: it fades out
+        mixture.record(["self@100"], 1.0)
+    p = mixture.probabilities()
+    assert p["self@100"] < 0.01
+    after = [mixture.sample(rng)[0] for _ in range(1000)]
+    assert after.count("self@100") / 1000 == pytest.approx(p["self@100"], abs=0.01)
+    mixture.add_snapshot("c.rz", 300)
+    p = mixture.probabilities()
+    newest = [mixture.sample(rng)[0] for _ in range(1000)]
+    assert newest.count("self@300") / 1000 == pytest.approx(p["self@300"], abs=0.05)
+
+
 def _game(points, opponents, opponent_points, rivals, winner, truncated=False):
     return {
         "points": points, "opponents": opponents, "opponent_points": opponent_points,
