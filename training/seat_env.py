@@ -132,7 +132,7 @@ class OpponentMixture:
         if not (weights > 0).all() or not np.isfinite(weights).all():  # NaN fails both ways
             raise ValueError(f"opponent weights must be positive numbers, got {weights.tolist()}")
         self.weights = weights / weights.sum()
-        self._set_cumulative(np.cumsum(self.weights))
+        self._cdf: list[float] = np.cumsum(self.weights).tolist()  # what draws bisect
         if pfsp_exponent is not None and pfsp_exponent <= 0:
             raise ValueError(f"pfsp_exponent must be positive, got {pfsp_exponent}")
         self.pfsp_exponent = pfsp_exponent
@@ -220,20 +220,15 @@ class OpponentMixture:
             else:
                 weights[i] = self._priority(name)
         weights *= self.weights
-        self._set_cumulative(np.cumsum(weights / weights.sum()))
+        self._cdf = np.cumsum(weights / weights.sum()).tolist()
         self._stale = False
-
-    def _set_cumulative(self, cumulative: np.ndarray) -> None:
-        """The entries' running sums, as an array and as the list that draws bisect."""
-        self._cumulative = cumulative
-        self._cdf = cumulative.tolist()
 
     def probabilities(self) -> dict[str, float]:
         """The chance that a seat draws each opponent now (entries, and each snapshot); with
         ``distinct`` tables, the share of a table's opponent seats each one takes on average."""
         if self.pfsp_exponent is not None:
             self._reweigh()
-        entry = np.diff(self._cumulative, prepend=0.0)
+        entry = np.diff(self._cdf, prepend=0.0)
         if self.distinct:
             entry = _table_shares(entry, self.num_players - 1)
         out: dict[str, float] = {}
@@ -292,7 +287,7 @@ class OpponentMixture:
             return [self.sample(rng) for _ in range(count)]
         if self._stale:
             self._reweigh()
-        weights = np.diff(self._cumulative, prepend=0.0)
+        weights = np.diff(self._cdf, prepend=0.0)
         left = weights.copy()
         out = []
         for _ in range(count):
