@@ -750,6 +750,106 @@ static PyObject *uniform_nonzero_rows(PyObject *self, PyObject *const *args, Py_
     Py_RETURN_NONE;
 }
 
+/* legal_shifted(logits, masks) -> float64 vector
+ * Every legal entry of each row of ``logits`` (2-d C-contiguous float32; ``masks``: bool of the
+ * same shape), in row and then action order, less its row's largest legal entry, in float64:
+ * what ``rummyzoo.agents.checkpoints.sample_legal`` takes the exponentials of. The maximum is
+ * numpy's (a NaN among the entries makes it NaN). ValueError for a row without a legal entry. */
+static PyObject *legal_shifted(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "legal_shifted(logits, masks) takes 2 arguments");
+        return NULL;
+    }
+    if (check_array(args[0], NPY_FLOAT32, 2, -1, -1, 0, "logits") < 0)
+        return NULL;
+    PyArrayObject *logits = (PyArrayObject *)args[0];
+    npy_intp rows = PyArray_DIM(logits, 0), cols = PyArray_DIM(logits, 1);
+    if (check_array(args[1], NPY_BOOL, 2, rows, cols, 0, "masks") < 0)
+        return NULL;
+    const char *legal = (const char *)PyArray_DATA((PyArrayObject *)args[1]);
+    const float *x = (const float *)PyArray_DATA(logits);
+    npy_intp total = count_nonzero_bytes(legal, rows * cols);
+    PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(1, &total, NPY_FLOAT64);
+    if (!out)
+        return NULL;
+    double *values = (double *)PyArray_DATA(out);
+    for (npy_intp r = 0; r < rows; r++, x += cols, legal += cols) {
+        double top = 0.0;
+        int seen = 0;
+        for (npy_intp j = 0; j < cols; j++) {
+            if (!legal[j])
+                continue;
+            double v = (double)x[j];
+            /* numpy's maximum: the first argument if it is at least the second or NaN */
+            if (!seen || !(top >= v || top != top))
+                top = v;
+            seen = 1;
+        }
+        if (!seen) {
+            Py_DECREF(out);
+            PyErr_Format(PyExc_ValueError, "row %zd has no legal entry", (Py_ssize_t)r);
+            return NULL;
+        }
+        for (npy_intp j = 0; j < cols; j++)
+            if (legal[j])
+                *values++ = (double)x[j] - top;
+    }
+    return (PyObject *)out;
+}
+
+/* draw_legal(weights, masks, bitgen_capsule, out) -> None
+ * One action per row of ``masks`` (2-d C-contiguous bool, every row with a legal entry), drawn
+ * with ``weights`` (float64, one per legal entry in row and action order, as legal_shifted
+ * lists them): per row in order, one next_double u (numpy's Generator.random), the running
+ * sums of the row's weights added one after the other in action order, and the legal action
+ * at position min(k, count - 1), k being how many running sums are at most u times the last
+ * one; into ``out`` (int64, one per row). */
+static PyObject *draw_legal(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError,
+                        "draw_legal(weights, masks, bitgen_capsule, out) takes 4 arguments");
+        return NULL;
+    }
+    if (check_array(args[1], NPY_BOOL, 2, -1, -1, 0, "masks") < 0)
+        return NULL;
+    PyArrayObject *masks = (PyArrayObject *)args[1];
+    npy_intp rows = PyArray_DIM(masks, 0), cols = PyArray_DIM(masks, 1);
+    const char *legal = (const char *)PyArray_DATA(masks);
+    if (check_array(args[0], NPY_FLOAT64, 1, count_nonzero_bytes(legal, rows * cols), 0, 0,
+                    "weights") < 0 ||
+        check_array(args[3], NPY_INT64, 1, rows, 0, 1, "out") < 0)
+        return NULL;
+    bitgen_t *bitgen = (bitgen_t *)PyCapsule_GetPointer(args[2], "BitGenerator");
+    if (!bitgen)
+        return NULL;
+    for (npy_intp r = 0; r < rows; r++) /* refused before anything is drawn or written */
+        if (count_nonzero_bytes(legal + r * cols, cols) == 0) {
+            PyErr_Format(PyExc_ValueError, "row %zd has no legal entry", (Py_ssize_t)r);
+            return NULL;
+        }
+    const double *w = (const double *)PyArray_DATA((PyArrayObject *)args[0]);
+    int64_t *picks = (int64_t *)PyArray_DATA((PyArrayObject *)args[3]);
+    for (npy_intp r = 0; r < rows; r++, legal += cols) {
+        npy_intp count = count_nonzero_bytes(legal, cols);
+        double sum = 0.0;
+        for (npy_intp i = 0; i < count; i++)
+            sum += w[i];
+        double u = bitgen->next_double(bitgen->state) * sum;
+        double running = 0.0;
+        npy_intp passed = 0;
+        for (npy_intp i = 0; i < count; i++) {
+            running += w[i];
+            passed += running <= u;
+        }
+        passed = passed < count ? passed : count - 1;
+        picks[r] = kth_nonzero_byte(legal, cols, passed);
+        w += count;
+    }
+    Py_RETURN_NONE;
+}
+
 /* first_illegal(masks, games, actions) -> int
  * The first position j whose action is not legal in its game: actions[j] outside
  * 0..columns-1, or masks[games[j], actions[j]] zero; -1 where every one is legal. masks: a 2-d
@@ -825,6 +925,10 @@ static PyMethodDef module_methods[] = {
      "first_illegal(masks, games, actions) -> the first position of an illegal action, or -1."},
     {"finish_hands", (PyCFunction)(void (*)(void))finish_hands, METH_FASTCALL,
      "finish_hands(matches, games, ..., settings) -> (left, deal, restart)."},
+    {"legal_shifted", (PyCFunction)(void (*)(void))legal_shifted, METH_FASTCALL,
+     "legal_shifted(logits, masks) -> each legal logit less its row's largest, float64."},
+    {"draw_legal", (PyCFunction)(void (*)(void))draw_legal, METH_FASTCALL,
+     "draw_legal(weights, masks, bitgen_capsule, out): one legal action per row, by weight."},
     {"mask_names", (PyCFunction)(void (*)(void))mask_names, METH_FASTCALL,
      "mask_names(mask, names) -> names of the cards in a 52-bit mask, lowest first."},
     {"deal", (PyCFunction)(void (*)(void))deal, METH_FASTCALL,
@@ -852,7 +956,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         return NULL;
     /* Raised whenever a kernel is added or changed; rummyzoo.envs.native checks it, so a build
      * older than the Python code is set aside (with a warning) instead of half used. */
-    if (PyModule_AddIntConstant(m, "API_VERSION", 7) < 0) {
+    if (PyModule_AddIntConstant(m, "API_VERSION", 8) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -818,3 +818,78 @@ def test_kernels_refuse_states_that_would_crash_them():
     )
     with pytest.raises(IndexError, match="game 3 out of range"):
         game._kernel.rows(matches, games, *arrays)
+
+
+def _whole_row_draw(logits, masks, rng):
+    """A sampled action per row, computed over whole rows (every action, the illegal ones at
+    -inf): softmax in float64, running sums in action order, one uniform per row times the
+    total, the first action whose running sum passes it; a NaN row (nothing passes) takes its
+    first legal action."""
+    full = logits.astype(np.float64)
+    full[~masks] = -np.inf
+    with np.errstate(invalid="ignore"):
+        shifted = full - full.max(axis=1, keepdims=True)
+        probs = np.where(masks, np.exp(np.where(masks, shifted, 0.0)), 0.0)
+        cdf = np.cumsum(probs, axis=1)
+        u = rng.random(len(cdf)) * cdf[:, -1]
+        picks = np.minimum((cdf <= u[:, None]).sum(axis=1), masks.shape[1] - 1)
+    bad = ~masks[np.arange(len(picks)), picks]
+    picks[bad] = masks[bad].argmax(axis=1)
+    return picks
+
+
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=needs_kernels)])
+def test_sampled_checkpoint_draws_are_those_over_whole_rows(compiled):
+    """The sampled draw of checkpoints (``sample_legal``: the legal entries gathered, compiled
+    where built) picks exactly the action the whole-row computation picks, and advances the
+    generator alike, over random shapes, scales and masks, NaN and infinite logits included."""
+    from rummyzoo.agents.checkpoints import sample_legal
+    from rummyzoo.envs.native import PURE
+
+    gen = np.random.default_rng(5)
+    for trial in range(1500):
+        n, width = int(gen.integers(1, 70)), int(gen.integers(1, 250))
+        masks = gen.random((n, width)) < gen.choice([0.02, 0.1, 0.5, 1.0])
+        masks[np.arange(n), gen.integers(0, width, n)] = True
+        scale = gen.choice([1e-3, 1.0, 30.0, 1e3])
+        logits = (gen.standard_normal((n, width)) * scale).astype(np.float32)
+        if trial % 5 == 0:
+            logits[gen.integers(0, n), gen.integers(0, width)] = gen.choice(
+                [np.nan, np.inf, -np.inf]
+            )
+        want_rng, got_rng = np.random.default_rng(trial), np.random.default_rng(trial)
+        want = _whole_row_draw(logits, masks, want_rng)
+        with np.errstate(invalid="ignore"):
+            got = sample_legal(logits, masks, got_rng, kernels=kernels if compiled else PURE)
+        assert got.dtype == np.int64
+        assert got.tolist() == want.tolist(), trial
+        assert got_rng.bit_generator.state == want_rng.bit_generator.state
+
+
+@needs_kernels
+def test_legal_draw_kernels_refuse_bad_input():
+    logits = np.zeros((3, 5), np.float32)
+    masks = np.ones((3, 5), bool)
+    rng = np.random.default_rng(0)
+    with pytest.raises(TypeError, match="logits"):
+        kernels.legal_shifted(logits.astype(np.float64), masks)
+    with pytest.raises(TypeError, match="masks"):
+        kernels.legal_shifted(logits, masks[:, :4].copy())
+    empty = masks.copy()
+    empty[1] = False
+    with pytest.raises(ValueError, match="row 1 has no legal entry"):
+        kernels.legal_shifted(logits, empty)
+    weights = kernels.legal_shifted(logits, masks)
+    assert weights.tolist() == [0.0] * 15
+    out = np.full(3, -7, np.int64)
+    state = rng.bit_generator.state
+    with pytest.raises(TypeError, match="weights"):
+        kernels.draw_legal(weights[:14].copy(), masks, rng.bit_generator.capsule, out)
+    with pytest.raises(TypeError, match="out"):
+        kernels.draw_legal(weights, masks, rng.bit_generator.capsule, out[:2].copy())
+    with pytest.raises(ValueError, match="row 1 has no legal entry"):
+        kernels.draw_legal(weights[:10].copy(), empty, rng.bit_generator.capsule, out)
+    assert out.tolist() == [-7, -7, -7]  # nothing drawn or written
+    assert rng.bit_generator.state == state
+    kernels.draw_legal(np.exp(weights), masks, rng.bit_generator.capsule, out)  # weights 1
+    assert out.tolist() == [int(u * 5) for u in np.random.default_rng(0).random(3)]

@@ -350,11 +350,18 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         call."""
         engine = self.engine
         ids = self._policy_ids[waiting, engine.current[waiting]]
-        first = ids[0]
-        if (ids == first).all():  # one opponent everywhere (e.g. a single fixed one)
-            groups = [(self._policy_list[first], slice(None))]
+        counts = np.bincount(ids)
+        present = np.flatnonzero(counts).tolist()
+        if len(present) == 1:  # one opponent everywhere (e.g. a single fixed one)
+            groups = [(self._policy_list[present[0]], slice(None))]
         else:
-            groups = [(self._policy_list[u], np.flatnonzero(ids == u)) for u in np.unique(ids)]
+            # by policy id, each group's games in their order (a stable sort of the ids)
+            order = np.argsort(ids, kind="stable")
+            groups = []
+            start = 0
+            for u, count in zip(present, counts[present].tolist(), strict=True):
+                groups.append((self._policy_list[u], order[start : start + count]))
+                start += count
         actions = self._actions[: waiting.size]
         start = time.perf_counter()
         for run in _runs_together(groups) if len(groups) > 1 else [groups]:
