@@ -358,10 +358,10 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             # by policy id, each group's games in their order (a stable sort of the ids)
             order = np.argsort(ids, kind="stable")
             groups = []
-            start = 0
+            lo = 0
             for u, count in zip(present, counts[present].tolist(), strict=True):
-                groups.append((self._policy_list[u], order[start : start + count]))
-                start += count
+                groups.append((self._policy_list[u], order[lo : lo + count]))
+                lo += count
         actions = self._actions[: waiting.size]
         start = time.perf_counter()
         for run in _runs_together(groups) if len(groups) > 1 else [groups]:
