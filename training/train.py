@@ -590,13 +590,27 @@ def _stopped(signum: int, frame: Any) -> None:
 @contextlib.contextmanager
 def _resumable(run_dir: Path) -> Any:
     """Turn Ctrl-C during a run into :class:`RunInterrupted` naming the run folder, and SIGTERM
-    (what a batch scheduler, ``docker stop`` or ``kill`` send) into Ctrl-C for the while."""
+    (what a batch scheduler, ``docker stop`` or ``kill`` send) into Ctrl-C for the while.
+
+    Where the signal's KeyboardInterrupt lands in a weakref callback or a ``__del__``, Python
+    cannot raise it and prints it ("Exception ignored in ..." and a traceback); the stop is
+    noted and the run's next step raises it again, so such a print is only noise, and the run
+    leaves it out (``sys.unraisablehook``; every other exception is printed as before)."""
     handlers: dict[int, Any] = {}
     stop_requested.clear()
+    unraisable_hook = sys.unraisablehook
     if threading.current_thread() is threading.main_thread():
         handlers[signal.SIGTERM] = signal.signal(signal.SIGTERM, _stopped)
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             handlers[signal.SIGINT] = signal.signal(signal.SIGINT, _stopped)
+
+        def quiet_stop(unraisable: Any) -> None:
+            if not (
+                isinstance(unraisable.exc_value, KeyboardInterrupt) and stop_requested.is_set()
+            ):
+                unraisable_hook(unraisable)
+
+        sys.unraisablehook = quiet_stop
     try:
         yield
     except RunInterrupted:
@@ -606,6 +620,7 @@ def _resumable(run_dir: Path) -> Any:
     finally:
         for signum, previous in handlers.items():
             signal.signal(signum, previous)
+        sys.unraisablehook = unraisable_hook
         stop_requested.clear()
 
 
