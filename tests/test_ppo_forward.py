@@ -260,3 +260,74 @@ def test_the_masked_normalizer_is_torchs_logsumexp_to_the_bit():
         _exact(got, want)
         _exact(got_grad, want_grad)
     assert rows_without_legal > 0
+
+
+class _LogitsPolicy:
+    """A policy whose logits are its input (and its value the first of them)."""
+
+    share_features_extractor = True
+
+    def extract_features(self, obs):
+        return obs
+
+    def mlp_extractor(self, features):
+        return features, features
+
+    def value_net(self, latent):
+        return latent[:, :1]
+
+    def action_net(self, latent):
+        return latent
+
+
+def test_masking_gives_torch_wheres_result_for_non_finite_logits():
+    """An illegal action's logit of -inf or +inf, NaN, or logits whose difference overflows
+    float32: the masked log-probabilities, entropies and gradients are those of
+    ``th.where(legal, log_pmf, HUGE_NEG)`` and the same normalizer (a product by 0 would make
+    the row NaN)."""
+    from rummyzoo.training.ppo import HUGE_NEG, _evaluated, _masked_log_pmf, _MaskedLogSumExp
+
+    inf, nan = math.inf, math.nan
+    rows = th.tensor(
+        [
+            [1.0, 2.0, -inf, 0.5],
+            [1.0, 2.0, inf, 0.5],
+            [1.0, nan, 3.0, 0.5],
+            [2e38, 1.0, -2e38, 0.5],
+            [0.3, -0.2, 0.1, 5.0],
+        ]
+    )
+    legal = th.tensor([[True, True, False, True]] * 5)
+    policy = _LogitsPolicy()
+
+    def _same(got, want):  # to the bit, NaN where the reference has NaN (row 2's)
+        th.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+
+    for grad in (False, True):
+        x = rows.clone().requires_grad_(grad)
+        log_pmf, _, mask = _masked_log_pmf(policy, x, legal.numpy())
+        # the reference: th.where's masking, then the normalizer of that mode (torch's own in a
+        # rollout, the one that skips the illegal entries in an update)
+        y = rows.clone().requires_grad_(grad)
+        ref = y - y.logsumexp(dim=-1, keepdim=True)
+        ref = th.where(legal, ref, th.tensor(HUGE_NEG))
+        if grad:
+            ref = ref - _MaskedLogSumExp.apply(ref, legal)
+        else:
+            ref = ref - ref.logsumexp(dim=-1, keepdim=True)
+        _same(log_pmf, ref)
+        # finite where the legal logits are (row 1's illegal +inf leaves the legal actions no
+        # mass, as th.where's masking does; row 2's NaN is a legal action's)
+        assert th.isfinite(log_pmf[[0, 3, 4]]).all()
+        actions = th.tensor([0, 1, 3, 3, 3])
+        got = _evaluated(log_pmf, x[:, :1], mask, actions)
+        p_log_p = ref * th.softmax(ref, dim=-1)
+        want_entropy = -th.where(legal, p_log_p, th.tensor(0.0)).sum(-1)
+        _same(got[1], ref.gather(-1, actions[:, None]).squeeze(-1))
+        _same(got[2], want_entropy)
+        if grad:
+            (got[1].sum() - 0.1 * got[2].sum()).backward()
+            want_log_prob = ref.gather(-1, actions[:, None]).squeeze(-1)
+            (want_log_prob.sum() - 0.1 * want_entropy.sum()).backward()
+            _same(x.grad, y.grad)
+            assert th.isfinite(x.grad[[0, 3, 4]]).all()

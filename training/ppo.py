@@ -22,6 +22,7 @@ seeded run trains exactly as before, only faster.
 
 from __future__ import annotations
 
+import math
 import types
 from typing import Any
 
@@ -69,11 +70,24 @@ def _masked_log_pmf(
         # HUGE_NEG; the gradient is the upstream one times 1 or 0
         keep = legal.to(log_pmf.dtype)
         masked = log_pmf * keep + keep.mul(-HUGE_NEG).add_(HUGE_NEG)
-        if masked.requires_grad:  # an update: forward and backward skip the illegal entries
-            log_pmf = masked - _MaskedLogSumExp.apply(masked, legal)
-        else:  # a rollout (no gradient): torch's own, which measured no slower there
-            log_pmf = masked - masked.logsumexp(dim=-1, keepdim=True)
+        # an update: forward and backward skip the illegal entries; a rollout (no gradient):
+        # torch's own, which measured no slower there
+        normalizer = _MaskedLogSumExp.apply if masked.requires_grad else _logsumexp
+        norm = normalizer(masked, legal)
+        if not math.isfinite(norm.detach().sum().item()):
+            # a row with an infinite or NaN log-probability (a diverged network's logits, or
+            # two so far apart that their difference overflows), where 0 * inf is NaN and the
+            # row's NaN reaches its normalizer; th.where gives an illegal entry HUGE_NEG
+            # whatever it was: its masking then, for the same values as ever
+            huge_neg = th.tensor(HUGE_NEG, dtype=log_pmf.dtype, device=log_pmf.device)
+            masked = th.where(legal, log_pmf, huge_neg)
+            norm = normalizer(masked, legal)
+        log_pmf = masked - norm
     return log_pmf, values, legal
+
+
+def _logsumexp(x: th.Tensor, _legal: th.Tensor) -> th.Tensor:
+    return x.logsumexp(dim=-1, keepdim=True)
 
 
 class _MaskedLogSumExp(th.autograd.Function):
