@@ -524,6 +524,49 @@ def test_a_stop_swallowed_where_python_cannot_raise_it_prints_nothing(
     assert [str(e) for e in seen] == ["before the stop", "a real error"]
     assert sys.unraisablehook is recording and not stop_requested.is_set()
 
+    # a stop swallowed after the run's last step stops the run all the same
+    with pytest.raises(RunInterrupted), _resumable(tmp_path / "r"):
+        stop_requested.set()
+        Raises(KeyboardInterrupt("the stop"))
+        gc.collect()
+    assert [str(e) for e in seen] == ["before the stop", "a real error"]
+    assert sys.unraisablehook is recording and not stop_requested.is_set()
+
+
+def test_a_run_puts_back_only_its_own_unraisable_hook(tmp_path, monkeypatch) -> None:
+    """A hook that something else set during the run stays after it; a run outside the main
+    thread (no signal handlers, no hook of its own) leaves the hook alone."""
+    import sys
+    import threading
+
+    from rummyzoo.training.train import _resumable
+
+    def before(unraisable) -> None:
+        pass
+
+    def later(unraisable) -> None:
+        pass
+
+    monkeypatch.setattr(sys, "unraisablehook", before)
+    with _resumable(tmp_path / "r"):
+        assert sys.unraisablehook is not before  # the run's own
+        sys.unraisablehook = later
+    assert sys.unraisablehook is later
+
+    sys.unraisablehook = before
+    seen: list = []
+
+    def in_thread() -> None:
+        with _resumable(tmp_path / "t"):
+            seen.append(sys.unraisablehook)
+            sys.unraisablehook = later
+        seen.append(sys.unraisablehook)
+
+    thread = threading.Thread(target=in_thread)
+    thread.start()
+    thread.join()
+    assert seen == [before, later]
+
 
 def test_a_closed_pipe_ends_the_command_quietly(monkeypatch) -> None:
     import rummyzoo.cli.demo as demo_module

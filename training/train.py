@@ -594,11 +594,14 @@ def _resumable(run_dir: Path) -> Any:
 
     Where the signal's KeyboardInterrupt lands in a weakref callback or a ``__del__``, Python
     cannot raise it and prints it ("Exception ignored in ..." and a traceback); the stop is
-    noted and the run's next step raises it again, so such a print is only noise, and the run
-    leaves it out (``sys.unraisablehook``; every other exception is printed as before)."""
+    noted and the run's next step raises it again (or, where the run had no step left, the end
+    of the block), so such a print is only noise, and the run leaves it out
+    (``sys.unraisablehook``, put back after the run unless something else replaced it since;
+    every other exception is printed as before)."""
     handlers: dict[int, Any] = {}
     stop_requested.clear()
     unraisable_hook = sys.unraisablehook
+    quiet_stop: Any = None
     if threading.current_thread() is threading.main_thread():
         handlers[signal.SIGTERM] = signal.signal(signal.SIGTERM, _stopped)
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
@@ -613,14 +616,19 @@ def _resumable(run_dir: Path) -> Any:
         sys.unraisablehook = quiet_stop
     try:
         yield
+        if stop_requested.is_set():
+            # a stop that Python swallowed where it landed, after the run's last step that
+            # would have raised it (in the final evaluation, say): a stop all the same
+            raise KeyboardInterrupt
     except RunInterrupted:
         raise
     except KeyboardInterrupt:
         raise RunInterrupted(run_dir) from None
     finally:
+        if quiet_stop is not None and sys.unraisablehook is quiet_stop:
+            sys.unraisablehook = unraisable_hook
         for signum, previous in handlers.items():
             signal.signal(signum, previous)
-        sys.unraisablehook = unraisable_hook
         stop_requested.clear()
 
 
