@@ -542,18 +542,29 @@ def sample_legal(
     is below the total (``u < 1``, the total at least 1), so some legal action passes it. The
     compiled kernels (``kernels`` as in :func:`~rummyzoo.envs.native.resolve_kernels`) gather
     the legal entries and add up the running sums row by row, with numpy's exponentials
-    between: the same draws again.
+    between: the same draws again (where ``rng`` is a ``Generator`` and the arrays are
+    float32 and bool, C-contiguous and aligned; other inputs take the numpy route).
+
+    :raises ValueError: logits and masks of different shapes, or a row without a legal action.
     """
+    if np.shape(logits) != np.shape(masks) or np.ndim(masks) != 2:
+        raise ValueError(
+            f"logits and masks must be 2-d arrays of one shape, got {np.shape(logits)} and "
+            f"{np.shape(masks)}"
+        )
     n, width = masks.shape
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     native = resolve_kernels(kernels)
     if (
         native is not None
+        and isinstance(rng, np.random.Generator)
         and logits.dtype == np.float32
         and masks.dtype == np.bool_
         and logits.flags.c_contiguous
         and masks.flags.c_contiguous
+        and logits.flags.aligned
+        and masks.flags.aligned
     ):
         # the same values, exponentials (numpy's, of the same vector) and running sums
         weights = native.legal_shifted(logits, masks)
@@ -564,6 +575,8 @@ def sample_legal(
     flat = np.flatnonzero(masks)
     rows, cols = np.divmod(flat, width)
     counts = np.bincount(rows, minlength=n)
+    if not counts.all():
+        raise ValueError(f"row {int(np.argmin(counts))} has no legal entry")
     starts = np.cumsum(counts) - counts
     legal = np.ascontiguousarray(logits).reshape(-1)[flat].astype(np.float64)
     top = np.maximum.reduceat(legal, starts)

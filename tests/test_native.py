@@ -866,6 +866,40 @@ def test_sampled_checkpoint_draws_are_those_over_whole_rows(compiled):
         assert got_rng.bit_generator.state == want_rng.bit_generator.state
 
 
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=needs_kernels)])
+def test_sampled_draws_refuse_what_they_cannot_draw_and_take_any_generator(compiled):
+    """``sample_legal`` refuses a row without a legal action (naming it) and logits of
+    another shape than the masks, on either route; a legacy ``RandomState`` or unaligned
+    logits take the numpy route, with the draws of the whole-row computation."""
+    from rummyzoo.agents.checkpoints import sample_legal
+    from rummyzoo.envs.native import PURE
+
+    use = kernels if compiled else PURE
+    gen = np.random.default_rng(3)
+    logits = gen.standard_normal((4, 9)).astype(np.float32)
+    masks = gen.random((4, 9)) < 0.4
+    masks[:, 2] = True
+    for row in (0, 2, 3):
+        empty = masks.copy()
+        empty[row] = False
+        rng = np.random.default_rng(0)
+        state = rng.bit_generator.state
+        with pytest.raises(ValueError, match=f"row {row} has no legal entry"):
+            sample_legal(logits, empty, rng, kernels=use)
+        assert rng.bit_generator.state == state  # nothing drawn
+    with pytest.raises(ValueError, match="one shape"):
+        sample_legal(logits[:, :8], masks, np.random.default_rng(0), kernels=use)
+    legacy = np.random.RandomState(4)
+    got = sample_legal(logits, masks, legacy, kernels=use)
+    assert got.tolist() == _whole_row_draw(logits, masks, np.random.RandomState(4)).tolist()
+    raw = np.zeros(logits.nbytes + 1, np.uint8)[1:].view(np.float32)  # unaligned
+    unaligned = np.ndarray(logits.shape, np.float32, buffer=raw.data)
+    unaligned[...] = logits
+    assert not unaligned.flags.aligned and unaligned.flags.c_contiguous
+    got = sample_legal(unaligned, masks, np.random.default_rng(6), kernels=use)
+    assert got.tolist() == _whole_row_draw(logits, masks, np.random.default_rng(6)).tolist()
+
+
 @needs_kernels
 def test_legal_draw_kernels_refuse_bad_input():
     logits = np.zeros((3, 5), np.float32)
