@@ -28,7 +28,8 @@ $(RLLIB_STAMP): $(STAMP)
 
 # The main job: a seeded game, a few minutes of training of the default config (Knock Rummy,
 # 2 players, MaskablePPO), then the checkpoint against random play and the Knock heuristics.
-DEMO_STEPS ?= 60000
+# (30 of the default config's PPO rollouts of 64 games x 32 steps: a run trains whole rollouts)
+DEMO_STEPS ?= 61440
 demo: setup
 	$(BIN)/rummyzoo demo knock_rummy --players 2 --seed 0
 	rm -rf runs/demo

@@ -93,3 +93,24 @@ def test_saving_a_model_trained_with_your_own_code_runs_as_written(tmp_path, mon
             small, tmp_path / "mask.rz", {**model_meta("knock_rummy", 2), "mask_in_obs": True}
         )
     assert not (tmp_path / "wrong.rz").exists()
+
+
+def test_the_demos_training_fits_whole_rollouts_and_the_readme_says_how_long() -> None:
+    """``make demo`` trains the default config for ``DEMO_STEPS``: a whole number of its PPO
+    rollouts (a run that overshoots its step count warns, and the first command must not), and
+    the README names that number of steps."""
+    import warnings
+
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import _warn_rollout_misfits
+
+    root = Path(__file__).resolve().parent.parent
+    makefile = (root / "Makefile").read_text()
+    steps = int(re.search(r"^DEMO_STEPS \?= (\d+)$", makefile, flags=re.MULTILINE).group(1))
+    train = re.search(r"^\t.*rummyzoo train (\S+) .*n_timesteps=\$\(DEMO_STEPS\)", makefile, re.M)
+    config = load_config(root / train.group(1), [f"n_timesteps={steps}"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_rollout_misfits(config)
+    assert steps % (config.hyperparams.n_steps * config.n_envs) == 0
+    assert f"for {steps:,} PPO steps" in README
