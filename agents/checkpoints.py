@@ -570,7 +570,8 @@ def sample_legal(
         weights = native.legal_shifted(logits, masks)
         np.exp(weights, out=weights)
         actions = np.empty(n, dtype=np.int64)
-        native.draw_legal(weights, masks, rng.bit_generator.capsule, actions)
+        with rng.bit_generator.lock:  # as numpy's own draws take it (another thread's fill)
+            native.draw_legal(weights, masks, rng.bit_generator.capsule, actions)
         return actions
     flat = np.flatnonzero(masks)
     rows, cols = np.divmod(flat, width)

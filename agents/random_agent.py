@@ -15,7 +15,9 @@ class RandomPolicy(BasePolicy):
 
     The pick is ``legal[int(rng.random() * legal.size)]`` over the legal action ids in
     increasing order. Where the compiled kernels are built, the same draw from the same bit
-    generator is made in one call (same actions, same random stream).
+    generator is made in one call (same actions, same random stream). That call does not take
+    the generator's lock (it would double a pick's time), so a generator that another thread
+    draws from at the same time is not one to hand to :meth:`act`; :meth:`act_batch` takes it.
     """
 
     name = "random"

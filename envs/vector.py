@@ -192,7 +192,8 @@ def uniform_legal_actions(
         out = np.empty(len(masks), dtype=np.int64)
     native = resolve_kernels(kernels)
     if native is not None and masks.dtype == np.int8 and masks.flags.c_contiguous:
-        native.uniform_nonzero_rows(masks, rng.bit_generator.capsule, out)
+        with rng.bit_generator.lock:  # as numpy's own draws take it (another thread's fill)
+            native.uniform_nonzero_rows(masks, rng.bit_generator.capsule, out)
         return out
     counts = np.cumsum(masks != 0, axis=1, dtype=np.int32)
     total = counts[:, -1]

@@ -900,6 +900,35 @@ def test_sampled_draws_refuse_what_they_cannot_draw_and_take_any_generator(compi
     assert got.tolist() == _whole_row_draw(logits, masks, np.random.default_rng(6)).tolist()
 
 
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=needs_kernels)])
+def test_batched_draws_wait_for_the_generators_lock(compiled):
+    """The batched random picks and the sampled checkpoint draws take the bit generator's lock,
+    as numpy's own draws do: while another thread holds it, they wait."""
+    import threading
+
+    from rummyzoo.agents.checkpoints import sample_legal
+    from rummyzoo.envs.native import PURE
+    from rummyzoo.envs.vector import uniform_legal_actions
+
+    use = kernels if compiled else PURE
+    masks = np.ones((4, 5), np.int8)
+    draws = {
+        "picks": lambda rng: uniform_legal_actions(masks, rng, kernels=use),
+        "sampled": lambda rng: sample_legal(
+            np.zeros((4, 5), np.float32), masks.astype(bool), rng, kernels=use
+        ),
+    }
+    for name, draw in draws.items():
+        rng = np.random.default_rng(0)
+        done = threading.Event()
+        worker = threading.Thread(target=lambda d=draw, r=rng, e=done: (d(r), e.set()))
+        with rng.bit_generator.lock:
+            worker.start()
+            assert not done.wait(0.2), name
+        assert done.wait(10), name
+        worker.join()
+
+
 @needs_kernels
 def test_legal_draw_kernels_refuse_bad_input():
     logits = np.zeros((3, 5), np.float32)
