@@ -239,6 +239,8 @@ def read_trusted_meta(path: str | Path) -> dict[str, Any]:
 
     :raises CheckpointError: missing file, not a zip, no or unreadable metadata.
     """
+    from rummyzoo.agents.safe import MAX_META_BYTES, read_member
+
     path = Path(path)
     head = file_head(path, "last.zip")
     if head != b"PK\x03\x04":
@@ -253,7 +255,13 @@ def read_trusted_meta(path: str | Path) -> dict[str, Any]:
                 raise CheckpointError(
                     f"{path} is not a rummyzoo checkpoint (no {META_NAME} inside)"
                 )
-            meta = json.loads(archive.read(META_NAME))
+            meta = json.loads(read_member(archive, META_NAME, MAX_META_BYTES, path))
+    except CheckpointError:
+        raise
+    except RecursionError:
+        raise CheckpointError(
+            f"checkpoint {path} has unreadable metadata (JSON nested too deeply)"
+        ) from None
     except (zipfile.BadZipFile, OSError) as exc:
         size = path.stat().st_size
         raise CheckpointError(
@@ -262,6 +270,11 @@ def read_trusted_meta(path: str | Path) -> dict[str, Any]:
         ) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CheckpointError(f"checkpoint {path} has unreadable metadata ({exc})") from None
+    if not isinstance(meta, dict):
+        raise CheckpointError(
+            f"checkpoint {path} has unreadable metadata (a JSON {type(meta).__name__}, not an "
+            "object)"
+        )
     for key in ("variant", "num_players", "options", "obs_size", "num_actions", "algo"):
         if key not in meta:
             raise CheckpointError(f"checkpoint {path} metadata lacks {key!r}")

@@ -29,6 +29,7 @@ import itertools
 import json
 import math
 import zipfile
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -52,6 +53,14 @@ FORMAT_NAME = "rummyzoo-checkpoint"
 FORMAT_VERSION = 1
 MAX_META_BYTES = 1 << 20
 MAX_WEIGHTS_BYTES = 1 << 30
+#: Bounds on the weights file's header (a network's is a few KiB: a few dozen tensors of one
+#: or two dimensions), checked before anything it declares is believed.
+MAX_HEADER_BYTES = 1 << 20
+MAX_TENSORS = 1_000
+MAX_RANK = 8
+MAX_DIM = 1 << 31
+#: More members than a checkpoint's are refused before they are looked at one by one.
+MAX_MEMBERS = 16
 #: Bounds on a specification, so that a crafted one cannot make the loader build a huge network.
 MAX_LAYERS = 8
 MAX_WIDTH = 4096
@@ -271,7 +280,7 @@ def checkpoint_bytes(model: Any, meta: dict[str, Any]) -> bytes:
     spec = parse_meta(text.encode(), source)  # write only what loads: the metadata,
     weights = save(played_tensors(model.policy, doc["algo"]))
     declared = _weights_header(weights, source)  # and weights of the network it describes
-    _check_size(spec, declared, source)
+    _check_size(spec, declared, weights, source)
     check_weights(declared, played_tensors(build_policy(spec, source), spec.algo), source)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
@@ -372,7 +381,7 @@ def _refuse_pickles(path: Path, names: list[str]) -> None:
         )
 
 
-def _read_member(archive: zipfile.ZipFile, name: str, limit: int, path: Path) -> bytes:
+def read_member(archive: zipfile.ZipFile, name: str, limit: int, path: Path) -> bytes:
     info = archive.getinfo(name)
     if info.file_size > limit:
         raise CheckpointError(
@@ -413,8 +422,13 @@ def open_checkpoint(path: str | Path, weights: bool = True) -> tuple[CheckpointM
                 raise CheckpointError(
                     f"{path} is not a rummyzoo checkpoint (no {META_NAME} inside)"
                 )
+            if len(names) > MAX_MEMBERS:
+                raise CheckpointError(
+                    f"checkpoint {path} holds {len(names):,} members; a checkpoint holds "
+                    f"{META_NAME} and {WEIGHTS_NAME} only"
+                )
             if len(set(names)) != len(names):
-                twice = sorted({n for n in names if names.count(n) > 1})
+                twice = sorted(n for n, k in Counter(names).items() if k > 1)
                 raise CheckpointError(f"checkpoint {path} holds {', '.join(twice)} twice")
             extra = [n for n in names if n not in MEMBERS]
             if extra:
@@ -424,8 +438,8 @@ def open_checkpoint(path: str | Path, weights: bool = True) -> tuple[CheckpointM
                 )
             if WEIGHTS_NAME not in names:
                 raise CheckpointError(f"checkpoint {path} holds no {WEIGHTS_NAME} (no weights)")
-            meta_bytes = _read_member(archive, META_NAME, MAX_META_BYTES, path)
-            data = _read_member(archive, WEIGHTS_NAME, MAX_WEIGHTS_BYTES, path) if weights else b""
+            meta_bytes = read_member(archive, META_NAME, MAX_META_BYTES, path)
+            data = read_member(archive, WEIGHTS_NAME, MAX_WEIGHTS_BYTES, path) if weights else b""
     except CheckpointError:
         raise
     except Exception as exc:  # zipfile raises many kinds on a damaged archive (zlib, CRC, EOF)
@@ -566,6 +580,11 @@ def _weights_header(data: bytes, source: str) -> dict[str, Any]:
     size = int.from_bytes(data[:8], "little")
     if size > len(data) - 8:
         raise CheckpointError(f"{damaged} (a header of {size:,} bytes in {len(data):,})")
+    if size > MAX_HEADER_BYTES:
+        raise CheckpointError(
+            f"{damaged} (a header of {size:,} bytes, where a network's takes a few thousand; "
+            f"{MAX_HEADER_BYTES:,} at most)"
+        )
     try:
         header = json.loads(data[8 : 8 + size].decode("utf-8"), object_pairs_hook=_no_duplicates)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -578,6 +597,10 @@ def _weights_header(data: bytes, source: str) -> dict[str, Any]:
             f"({str(header['__metadata__'])[:80]!r}); the weights of a checkpoint carry none "
             f"(its metadata is {META_NAME})"
         )
+    if len(header) > MAX_TENSORS:
+        raise CheckpointError(
+            f"{damaged} (it declares {len(header):,} tensors; a network has a few dozen)"
+        )
     declared = {}
     for name, entry in header.items():
         if (
@@ -585,11 +608,29 @@ def _weights_header(data: bytes, source: str) -> dict[str, Any]:
             or set(entry) != {"dtype", "shape", "data_offsets"}
             or not isinstance(entry["dtype"], str)
             or not isinstance(entry["shape"], list)
-            or not all(isinstance(d, int) and not isinstance(d, bool) for d in entry["shape"])
+            or len(entry["shape"]) > MAX_RANK
+            or not all(
+                isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= MAX_DIM
+                for d in entry["shape"]
+            )
         ):
-            raise CheckpointError(f"{damaged} (tensor {name!r} has a malformed header entry)")
+            raise CheckpointError(
+                f"{damaged} (tensor {_shown(name)} has a malformed header entry: a dtype, a "
+                f"shape of at most {MAX_RANK} sizes from 0 to {MAX_DIM:,}, and data offsets)"
+            )
         declared[name] = (entry["dtype"], tuple(entry["shape"]))
     return declared
+
+
+def _shown(name: str, limit: int = 80) -> str:
+    """A tensor's name for a message, cut short where a crafted file made it long."""
+    return repr(name) if len(name) <= limit else repr(name[:limit]) + "..."
+
+
+def _names(names: list[str], limit: int = 10) -> str:
+    """Names for a message: the first ``limit`` of them, and how many more."""
+    shown = ", ".join(_shown(n) if len(n) > 80 else n for n in names[:limit])
+    return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
 
 
 def check_weights(
@@ -602,9 +643,9 @@ def check_weights(
     missing = [k for k in expected if k not in declared]
     extra = [k for k in declared if k not in expected]
     if missing:
-        problems.append(f"missing tensors: {', '.join(missing)}")
+        problems.append(f"missing tensors: {_names(missing)}")
     if extra:
-        problems.append(f"unexpected tensors: {', '.join(extra)}")
+        problems.append(f"unexpected tensors: {_names(extra)}")
     shapes = []
     dtypes = []
     for name, tensor in expected.items():
@@ -627,11 +668,18 @@ def check_weights(
 
 
 def _check_size(
-    meta: CheckpointMeta, declared: dict[str, tuple[str, tuple[int, ...]]], source: str
+    meta: CheckpointMeta,
+    declared: dict[str, tuple[str, tuple[int, ...]]],
+    data: bytes,
+    source: str,
 ) -> None:
     """Refuse a specification whose hidden layers alone need more numbers than the file holds
-    (so that a small file cannot make the loader build a huge network first)."""
-    held = sum(math.prod(shape) for _, shape in declared.values())
+    (so that a small file cannot make the loader build a huge network first): the numbers its
+    header declares, and the bytes its data holds (4 a weight: a network's are float32), which
+    a header cannot overstate (``data``: the weights file, whose header
+    :func:`_weights_header` read)."""
+    data_bytes = len(data) - 8 - int.from_bytes(data[:8], "little")
+    held = min(sum(math.prod(shape) for _, shape in declared.values()), data_bytes // 4)
     net = meta.network
     needed = sum(
         a * b for layers in (net.pi, net.vf, net.q) for a, b in itertools.pairwise(layers or [])
@@ -666,7 +714,7 @@ def load_network(meta: CheckpointMeta, data: bytes, source: str) -> LoadedNetwor
     from safetensors.torch import load
 
     declared = _weights_header(data, source)
-    _check_size(meta, declared, source)  # before building what the specification describes
+    _check_size(meta, declared, data, source)  # before building what the specification describes
     policy = build_policy(meta, source)
     expected = played_tensors(policy, meta.algo)
     check_weights(declared, expected, source)

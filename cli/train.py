@@ -19,7 +19,10 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     train.add_argument("config", nargs="?", help="YAML run config, e.g. configs/knock_ppo.yaml")
     train.add_argument("--run-dir", help="run folder (default: runs/<config>_<time>)")
     train.add_argument(
-        "--resume", metavar="RUN_DIR", help="continue an interrupted run from its last checkpoint"
+        "--resume",
+        metavar="RUN_DIR",
+        help="continue an interrupted run from its last checkpoint (a run folder you trust: "
+        "its last.zip is a stable-baselines3 zip, whose loading unpickles Python objects)",
     )
     shown = train.add_mutually_exclusive_group()
     shown.add_argument(

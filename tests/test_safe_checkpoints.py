@@ -591,3 +591,114 @@ def test_a_loaded_checkpoint_plays_as_an_object_anywhere_and_leaves_torch_alone(
         th.set_num_threads(threads)
     with pytest.raises(ValueError, match="variant: checkpoint 'knock_rummy', env 'ditch_rummy'"):
         run_arena("ditch_rummy", 2, [policy, "random"], deals=1)
+
+
+def _header_only(entries: dict, pad: int = 0) -> bytes:
+    """A weights file of a header and no data (``pad`` spaces in the header)."""
+    header = json.dumps(entries).encode() + b" " * pad
+    return len(header).to_bytes(8, "little") + header
+
+
+def test_a_header_that_lies_cannot_make_the_loader_build_or_compute_much(
+    safe_file, tmp_path, monkeypatch
+) -> None:
+    """Crafted weights files of a few hundred bytes to a few KiB: a declared tensor the data
+    does not hold (the largest network the schema allows asked for), sizes of thousands of
+    digits, negative sizes, a header of more than a MiB, thousands of tensors. Each is refused
+    by name before any network is built (so none takes the memory or time it asks for)."""
+    import rummyzoo.agents.safe as safe
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("a network was built for a file that cannot hold it")
+
+    monkeypatch.setattr(safe, "build_policy", no_build)
+    big = "9" * 4299
+    cases = {
+        "declared, not held": (
+            _header_only(
+                {"x": {"dtype": "F32", "shape": [1 << 30, 1 << 30], "data_offsets": [0, 0]}}
+            ),
+            lambda m: m["network"].update(pi=[4096] * 8, vf=[4096] * 8),
+            r"hidden layers need 234,881,024 weights, but its weights hold 0 numbers",
+        ),
+        "sizes of thousands of digits": (
+            b"".join(
+                [
+                    (
+                        len(
+                            h := (
+                                '{"x":{"dtype":"F32","shape":[' + ",".join([big] * 200) + "],"
+                                '"data_offsets":[0,0]}}'
+                            ).encode()
+                        )
+                    ).to_bytes(8, "little"),
+                    h,
+                ]
+            ),
+            None,
+            r"tensor 'x' has a malformed header entry",
+        ),
+        "negative sizes": (
+            _header_only(
+                {"x": {"dtype": "F32", "shape": [-(10**30), 10**30], "data_offsets": [0, 0]}}
+            ),
+            None,
+            r"tensor 'x' has a malformed header entry",
+        ),
+        "a header of more than a MiB": (
+            _header_only({"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, 1 << 20),
+            None,
+            r"a header of 1,048,6\d\d bytes, where a network's takes a few thousand",
+        ),
+        "thousands of tensors": (
+            _header_only(
+                {
+                    f"t{i}": {"dtype": "F32", "shape": [1], "data_offsets": [0, 0]}
+                    for i in range(1001)
+                }
+            ),
+            None,
+            r"it declares 1,001 tensors",
+        ),
+    }
+    for weights, edit, message in cases.values():
+        path = _rewrite(safe_file, tmp_path / "lying.rz", {"model.safetensors": weights})
+        if edit is not None:
+            path = _with_meta(path, tmp_path / "lying_meta.rz", edit)
+        with pytest.raises(CheckpointError, match=message):
+            make_agent(str(path), "knock_rummy", 2)
+
+
+def test_many_members_or_long_lists_of_names_are_refused_in_short_messages(
+    safe_file, tmp_path
+) -> None:
+    members = {f"m{i}": b"" for i in range(5000)}
+    many = _rewrite(safe_file, tmp_path / "many.rz", {}, members)
+    with pytest.raises(CheckpointError, match=r"holds 5,002 members; a checkpoint holds"):
+        read_meta(many)
+    good = _weights(safe_file)
+    stowaways = {**good, **{f"stowaway{i}": th.zeros(1) for i in range(500)}}
+    path = _with_weights(safe_file, tmp_path / "stowaways.rz", stowaways)
+    with pytest.raises(CheckpointError) as info:
+        make_agent(str(path), "knock_rummy", 2)
+    text = str(info.value)
+    assert re.search(r"unexpected tensors: stowaway\d+(, stowaway\d+){9} and 490 more", text)
+    assert len(text) < 1000
+
+
+def test_the_metadata_of_an_sb3_zip_is_read_within_the_same_bounds(sb3_zip, tmp_path) -> None:
+    """``rummyzoo export`` without ``--trust`` reads a zip's metadata only: a JSON that is not
+    an object, nested too deep or larger than a MiB is refused as unreadable."""
+    from rummyzoo.agents.checkpoints import read_trusted_meta
+
+    cases = {
+        b"5": "a JSON int, not an object",
+        b"null": "a JSON NoneType, not an object",
+        b"[" * 100_000: "nested too deeply|unreadable metadata",
+        b" " * ((1 << 20) + 1) + b"{}": r"rummyzoo.json is 1,048,579 bytes, more than",
+    }
+    for data, message in cases.items():
+        path = _rewrite(sb3_zip, tmp_path / "meta.zip", {"rummyzoo.json": data})
+        with pytest.raises(CheckpointError, match=message):
+            read_trusted_meta(path)
+        assert main(["export", str(path)]) == 2
