@@ -404,3 +404,118 @@ def test_the_env_refuses_other_work_while_the_helpers_play_a_rollout():
     finally:
         env.close()  # waits for the rollout in flight
     assert split._procs == []
+
+
+def test_a_bad_seed_is_refused_before_any_share_takes_it():
+    env = build_batched_env(_config("workers=2"))
+    try:
+        with pytest.raises(ValueError, match="seed must be a non-negative int"):
+            env.seed(-1)
+        env.seed(4)  # the env goes on as if the bad seed had not been given
+        _play(env, 3)
+    finally:
+        env.close()
+
+
+def test_an_exchange_cut_short_closes_the_env_instead_of_reading_stale_replies(monkeypatch):
+    """This process's share failing (or Ctrl-C) after the helpers were sent a step leaves their
+    replies unread: the env closes, so that no later call takes them for its own."""
+    env = build_batched_env(_config("workers=2"))
+    env.reset()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(env.local, "step_wait", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        env.step(uniform_legal_actions(env.action_masks(), np.random.default_rng(0)))
+    assert env._closed and env._procs == []
+    with pytest.raises(RuntimeError, match="this SplitSeatEnv is closed"):
+        env.reset()
+
+
+def test_a_rollout_cut_short_in_this_process_closes_the_env(monkeypatch):
+    import rummyzoo.training.ppo as ppo
+
+    config = _config("workers=2")
+    env = build_vec_env(config)
+    model = build_model(config, env, None)
+    split = env.unwrapped
+    _, callback = model._setup_learn(1_000, None)
+
+    def failing(*args, **kwargs):
+        raise ValueError("the local share failed")
+
+    monkeypatch.setattr(ppo, "play_rollout", failing)
+    with pytest.raises(ValueError, match="the local share failed"):
+        model.collect_rollouts(env, callback, model.rollout_buffer, model.n_steps)
+    assert split._closed and split._procs == [] and not split._rolling
+    with pytest.raises(RuntimeError, match="this SplitSeatEnv is closed"):
+        split.reset()
+
+
+def test_a_share_that_cannot_be_sent_to_a_helper_is_an_error_not_a_hang():
+    """A ``make_share`` that cannot be pickled (a lambda): the helper never starts, and the
+    env's start fails with the pickling error (it waited for that helper's answer forever)."""
+    data = _config().model_dump(mode="json")
+    from rummyzoo.training.train import share_env
+
+    with pytest.raises(Exception, match=r"pickle|Pickl") as info:
+        SplitSeatEnv(lambda size, lo: share_env(data, size, lo), 10, processes=2)
+    assert not isinstance(info.value, AssertionError)
+
+
+def test_a_dead_helper_closes_the_env_once(monkeypatch):
+    """The broken pipe of a dead helper closes the env; the close does not find the helper dead
+    again and close once more, and more (it recursed until Python's limit)."""
+    import os
+    import signal
+
+    closes = []
+    original = SplitSeatEnv._close
+    monkeypatch.setattr(SplitSeatEnv, "_close", lambda self: (closes.append(1), original(self)))
+    env = build_batched_env(_config("workers=3"))
+    env.reset()
+    os.kill(env._procs[0].pid, signal.SIGKILL)
+    env._procs[0].join(timeout=10)
+    with pytest.raises(RuntimeError, match=r"helper process 1 died"):
+        env.reset()
+    assert closes == [1] and env._procs == []
+
+
+def test_helpers_draw_from_the_runs_seed_and_the_step_they_start_at(monkeypatch):
+    """The helpers' copies of the policy are seeded with the run's seed plus the step of the
+    first rollout they play: a resumed run's helpers do not replay the draws of its start."""
+    config = _config("workers=2", "seed=9")
+    env = build_vec_env(config)
+    model = build_model(config, env, None)
+    split = env.unwrapped
+    seeds = []
+    original = split.start_rollouts
+    monkeypatch.setattr(
+        split, "start_rollouts", lambda p, n, g, seed: (seeds.append(seed), original(p, n, g, seed))
+    )
+    try:
+        _, callback = model._setup_learn(1_000, None)
+        model.num_timesteps = 4_096  # as a run resumed at that step
+        assert model.collect_rollouts(env, callback, model.rollout_buffer, model.n_steps)
+    finally:
+        env.close()
+    assert seeds == [9 + 4_096]
+
+
+def test_a_reset_starts_the_episode_counts_afresh():
+    env = build_batched_env(_config("workers=2"))
+    try:
+        env.reset()
+        monitor = env.local_monitor
+        monitor.step_async(
+            uniform_legal_actions(env.local.action_masks(), np.random.default_rng(0))
+        )
+        monitor.step_wait()
+        assert monitor.episode_lengths.any()
+        env.reset()
+        assert env.local_monitor is not monitor
+        assert not env.local_monitor.episode_lengths.any()
+    finally:
+        env.close()

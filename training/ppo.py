@@ -360,7 +360,11 @@ class MaskedPPO(MaskablePPO):
         rollout_buffer.reset()
         callback.on_rollout_start()
         buf, local, n = rollout_buffer, split.local_games, n_rollout_steps
-        split.start_rollouts(self.policy, n, self.gamma, self.seed or 0)
+        # the helpers' draws: seeded from the run's seed and the step they start at (a resumed
+        # run's helpers do not replay the draws of its start), from fresh entropy in a run
+        # without a seed
+        seed = self.seed if self.seed is not None else np.random.SeedSequence().entropy
+        split.start_rollouts(self.policy, n, self.gamma, (seed + self.num_timesteps) % 2**32)
         dones = np.empty((n, split.num_envs), dtype=bool)
         own = {  # this process's columns of the buffer
             "obs": buf.observations[:, local],
@@ -371,20 +375,26 @@ class MaskedPPO(MaskablePPO):
             "rewards": buf.rewards[:, local],
             "dones": dones[:, local],
         }
-        obs, local_infos = play_rollout(
-            self.policy,
-            split.local_monitor,
-            split.local.action_masks,
-            self._last_obs[local],
-            n,
-            self.gamma,
-            own,
-        )
-        with th.no_grad():
-            values = self.policy.predict_values(th.as_tensor(obs, device=self.device))
-        last_values = np.empty(split.num_envs, dtype=np.float32)
-        last_values[local] = values.cpu().numpy().reshape(-1)
-        new_obs, rollouts, helper_infos = split.finish_rollouts(obs)
+        try:
+            obs, local_infos = play_rollout(
+                self.policy,
+                split.local_monitor,
+                split.local.action_masks,
+                self._last_obs[local],
+                n,
+                self.gamma,
+                own,
+            )
+            with th.no_grad():
+                values = self.policy.predict_values(th.as_tensor(obs, device=self.device))
+            last_values = np.empty(split.num_envs, dtype=np.float32)
+            last_values[local] = values.cpu().numpy().reshape(-1)
+            new_obs, rollouts, helper_infos = split.finish_rollouts(obs)
+        except BaseException:
+            # this process's share stopped mid-rollout (an error, Ctrl-C): the helpers' rollouts
+            # are not read, and the env closes rather than be left waiting for them
+            split.close()
+            raise
         for part, rollout in zip(split.helper_slices, rollouts, strict=True):
             buf.observations[:, part] = rollout["obs"]
             buf.actions[:, part] = rollout["actions"][..., None]

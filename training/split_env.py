@@ -38,8 +38,10 @@ games end; with the step-by-step exchange each helper draws from its own share's
 snapshot added to the pool (``env_method("add_snapshot", ...)``) goes to every share.
 
 A helper that fails (an exception, or a process that dies) raises :class:`RuntimeError`
-naming it, and the env closes. :meth:`SplitSeatEnv.close` stops the helpers and frees the
-shared memory.
+naming it, and the env closes; so does anything else that cuts short a call whose helpers'
+replies are not all read (an error of the local share, Ctrl-C), which leaves the exception as it
+was. :meth:`SplitSeatEnv.close` stops the helpers (one that does not answer within seconds is
+killed) and frees the shared memory.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices
 
 from rummyzoo.envs.core import ConfigError
+from rummyzoo.envs.seeding import check_seed
 from rummyzoo.envs.workers import (
     array_views,
     close_block,
@@ -287,6 +290,7 @@ def _serve(actor: _Actor, request: tuple[Any, ...]) -> Any:
     name, *args = request
     if name == "reset":
         actor.obs = env.reset()
+        actor.monitor = None  # a new start: episodes count from here
         _publish(env, actor.views, actor.obs)
         return env.reset_infos
     if name == "policy":
@@ -333,6 +337,8 @@ class SplitSeatEnv(WholeBatchVecEnv):
         start_method: str | None = None,
     ) -> None:
         self._closed = True
+        self._closing = False  # a close under way
+        self._unread = False  # an exchange was cut short: helpers' replies may wait unread
         self._rolling = False  # the helpers are playing a rollout (start_rollouts)
         self._weights: Any = None  # (block name, layout, views) of the policy's weights
         self._rollouts: Any = None  # (steps, [(block name, layout, views)] per helper)
@@ -393,6 +399,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
         except (EOFError, OSError):
             self._died(h)
         if status == "error":
+            self._unread = True
             self.close()
             raise RuntimeError(f"helper process {h + 1} failed:\n{value}")
         return value
@@ -404,6 +411,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
             proc = self._procs[h]
             proc.join(timeout=5)  # its exit code is known once it is reaped
             code = proc.exitcode
+        self._unread = True
         self.close()
         raise RuntimeError(f"helper process {h + 1} died (exit code {code})") from None
 
@@ -427,8 +435,23 @@ class SplitSeatEnv(WholeBatchVecEnv):
 
     def _ask(self, request: tuple[Any, ...]) -> list[Any]:
         """Send ``request`` to every helper; their answers."""
-        self._send([request] * len(self._conns))
-        return self._replies()
+        with self._exchange():
+            self._send([request] * len(self._conns))
+            return self._replies()
+
+    @contextlib.contextmanager
+    def _exchange(self) -> Any:
+        """A block between requests sent to the helpers and their replies read. Anything that
+        stops it half-way (an error of this process's share, Ctrl-C) leaves replies unread,
+        which later calls would take for theirs: the env closes then, and the exception goes
+        on."""
+        try:
+            yield
+        except BaseException:
+            self._unread = True
+            if not self._closed:
+                self.close()
+            raise
 
     def _alive(self) -> None:
         if self._closed:
@@ -468,21 +491,27 @@ class SplitSeatEnv(WholeBatchVecEnv):
     def seed(self, seed: int | None = None) -> list[int | None]:
         """Seed the next reset: game ``i`` gets ``seed + i``, in whichever share it is."""
         self._not_rolling()  # before this process's share changes
+        if seed is not None:
+            check_seed(seed)  # refused here, before any share takes it
         seeds = super().seed(seed)
         base = int(seeds[0])
-        self._send([("call", "seed", (base + part.start,), {}) for part in self._slices[1:]])
-        self.local.seed(base)
-        self._replies()
+        with self._exchange():
+            self._send([("call", "seed", (base + part.start,), {}) for part in self._slices[1:]])
+            self.local.seed(base)
+            self._replies()
         return seeds
 
     def reset(self) -> np.ndarray:
-        self._send([("reset",)] * len(self._conns))  # the helpers reset meanwhile
-        local_obs = self.local.reset()
-        infos = list(self.local.reset_infos)
-        for share_infos in self._replies():
-            infos += share_infos
+        with self._exchange():
+            self._send([("reset",)] * len(self._conns))  # the helpers reset meanwhile
+            local_obs = self.local.reset()
+            infos = list(self.local.reset_infos)
+            for share_infos in self._replies():
+                infos += share_infos
         self.reset_infos = infos
         self._reset_seeds()
+        if self._local_monitor is not None:  # a new start: episodes count from here
+            self._local_monitor = None
         return self._gather(local_obs)
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -491,26 +520,27 @@ class SplitSeatEnv(WholeBatchVecEnv):
     def step_wait(self):
         self._not_rolling()
         actions = self._pending.astype(np.int64)
-        for h, (part, views) in enumerate(zip(self._slices[1:], self._views, strict=True)):
-            views["actions"][:] = actions[part]
-            self._post(h, _STEP)
-        first = self._slices[0]
-        self.local.step_async(actions[first])
-        local_obs, local_rewards, local_dones, local_infos = self.local.step_wait()
-        rewards = np.empty(self.num_envs, dtype=np.float32)
-        dones = np.empty(self.num_envs, dtype=bool)
-        rewards[first] = local_rewards
-        dones[first] = local_dones
-        infos: list[dict[str, Any]] = list(local_infos)
-        for h, (part, views) in enumerate(zip(self._slices[1:], self._views, strict=True)):
-            sparse = self._reply(h)
-            rewards[part] = views["rewards"]
-            dones[part] = views["dones"]
-            share = [{} for _ in range(part.stop - part.start)]
-            for i, info in sparse:
-                share[i] = info
-                self._record(info)
-            infos += share
+        with self._exchange():
+            for h, (part, views) in enumerate(zip(self._slices[1:], self._views, strict=True)):
+                views["actions"][:] = actions[part]
+                self._post(h, _STEP)
+            first = self._slices[0]
+            self.local.step_async(actions[first])
+            local_obs, local_rewards, local_dones, local_infos = self.local.step_wait()
+            rewards = np.empty(self.num_envs, dtype=np.float32)
+            dones = np.empty(self.num_envs, dtype=bool)
+            rewards[first] = local_rewards
+            dones[first] = local_dones
+            infos: list[dict[str, Any]] = list(local_infos)
+            for h, (part, views) in enumerate(zip(self._slices[1:], self._views, strict=True)):
+                sparse = self._reply(h)
+                rewards[part] = views["rewards"]
+                dones[part] = views["dones"]
+                share = [{} for _ in range(part.stop - part.start)]
+                for i, info in sparse:
+                    share[i] = info
+                    self._record(info)
+                infos += share
         return self._gather(local_obs), rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
@@ -599,14 +629,15 @@ class SplitSeatEnv(WholeBatchVecEnv):
         self._alive()
         if not self._rolling:
             raise RuntimeError("no rollout to finish (start_rollouts first)")
-        self._rolling = False
         infos = []
-        for h, part in enumerate(self._slices[1:]):
-            share = self._reply(h)
-            _arrays_in(share, self._rollouts[1][h][2])
-            for step, i, info in share:
-                self._record(info)
-                infos.append((step, part.start + i, info))
+        with self._exchange():
+            for h, part in enumerate(self._slices[1:]):
+                share = self._reply(h)
+                _arrays_in(share, self._rollouts[1][h][2])
+                for step, i, info in share:
+                    self._record(info)
+                    infos.append((step, part.start + i, info))
+            self._rolling = False  # every helper's rollout in
         return self._gather(local_obs), [views for _, _, views in self._rollouts[1]], infos
 
     @property
@@ -640,20 +671,28 @@ class SplitSeatEnv(WholeBatchVecEnv):
         self._ask(("call", "add_snapshot", (path, steps, rating), {}))
 
     def close(self) -> None:
-        if self._closed and not self._procs:
-            return
-        if self._rolling:  # let the helpers finish the rollout they are playing
-            self._rolling = False
-            with contextlib.suppress(Exception):
-                self._replies()
-        if not self._closed:
-            with contextlib.suppress(Exception):
-                self._helper_seconds = sum(self._ask(("get", "opponent_seconds")))
+        if (self._closed and not self._procs) or self._closing:
+            return  # closed, or a close under way (a helper found dead during it)
+        self._closing = True
+        try:
+            self._close()
+        finally:
+            self._closing = False
+
+    def _close(self) -> None:
+        rolling, self._rolling = self._rolling, False
+        if not self._closed and not rolling and not self._unread:
+            # the helpers' opponent seconds, from those that answer (a helper stopped or never
+            # started is not waited for: it is ended below; after a failure, or mid-rollout,
+            # replies may be waiting unread, and none is asked)
+            self._helper_seconds = sum(self._last_words(("get", "opponent_seconds")))
         self._closed = True
         for conn in self._conns:
             with contextlib.suppress(Exception):
                 conn.send_bytes(_QUIT)
         for proc in self._procs:
+            if proc.pid is None:  # its start failed
+                continue
             proc.join(timeout=5)
             if proc.is_alive():
                 proc.kill()
@@ -672,6 +711,25 @@ class SplitSeatEnv(WholeBatchVecEnv):
         local = getattr(self, "local", None)
         if local is not None:
             local.close()
+
+    def _last_words(self, request: tuple[Any, ...], timeout: float = 10.0) -> list[Any]:
+        """The answers to ``request`` of the helpers that are alive and answer within
+        ``timeout`` seconds each; nothing raised, nothing closed (for :meth:`close`)."""
+        asked = []
+        message = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+        for conn, proc in zip(self._conns, self._procs, strict=False):
+            if proc.is_alive():
+                with contextlib.suppress(Exception):
+                    conn.send_bytes(message)
+                    asked.append(conn)
+        answers = []
+        for conn in asked:
+            with contextlib.suppress(Exception):
+                if conn.poll(timeout):
+                    status, value = pickle.loads(conn.recv_bytes())
+                    if status == "ok":
+                        answers.append(value)
+        return answers
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
