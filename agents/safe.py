@@ -150,9 +150,9 @@ class CheckpointMeta(_Strict):
     features: str | None
     mask_in_obs: bool
     algo: Literal["ppo", "dqn"]
-    steps: Annotated[int, Field(ge=0)]
+    steps: Annotated[int, Field(ge=0, le=10**15)]
     reward: str | None = None
-    reward_scale: float | None = None
+    reward_scale: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     eval: dict[str, dict[str, JsonValue]] | None = None
     network: NetworkSpec
 

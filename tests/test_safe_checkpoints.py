@@ -384,6 +384,16 @@ def _with_meta(safe_file: Path, dst: Path, change) -> Path:
             lambda m: m.update(format_version=0),
             "format_version: Input should be greater than or equal to 1",
         ),
+        (
+            "a reward scale that is no number",
+            lambda m: m.update(reward_scale=float("nan")),
+            "reward_scale: Input should be a finite number",
+        ),
+        (
+            "a step count of thousands of digits",
+            lambda m: m.update(steps=10**4000),
+            "steps: Input should be less than or equal to",
+        ),
     ],
 )
 def test_metadata_that_does_not_validate_is_refused_naming_it(
