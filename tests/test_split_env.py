@@ -515,7 +515,7 @@ def test_a_reset_starts_the_episode_counts_afresh():
         monitor.step_wait()
         assert monitor.episode_lengths.any()
         env.reset()
-        assert env.local_monitor is not monitor
-        assert not env.local_monitor.episode_lengths.any()
+        assert env.local_monitor is monitor  # the same object (a benchmark may wrap it)
+        assert not monitor.episode_lengths.any() and not monitor.episode_returns.any()
     finally:
         env.close()

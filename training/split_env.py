@@ -153,6 +153,14 @@ def _arrays_in(infos: list[tuple[int, int, dict[str, Any]]], out: dict[str, np.n
                     episode[key] = out["episode_" + key][t, i]
 
 
+def _restart_counts(monitor: Any) -> None:
+    """A new start of the games under a ``VecMonitor`` (or None): its episodes' returns and
+    lengths count from here (the monitor stays the same object: it may be wrapped)."""
+    if monitor is not None:
+        monitor.episode_returns[:] = 0
+        monitor.episode_lengths[:] = 0
+
+
 def _publish(env: Any, views: dict[str, np.ndarray], obs: np.ndarray) -> None:
     views["obs"][:] = obs
     views["masks"][:] = env.action_masks()
@@ -290,7 +298,7 @@ def _serve(actor: _Actor, request: tuple[Any, ...]) -> Any:
     name, *args = request
     if name == "reset":
         actor.obs = env.reset()
-        actor.monitor = None  # a new start: episodes count from here
+        _restart_counts(actor.monitor)
         _publish(env, actor.views, actor.obs)
         return env.reset_infos
     if name == "policy":
@@ -510,8 +518,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
                 infos += share_infos
         self.reset_infos = infos
         self._reset_seeds()
-        if self._local_monitor is not None:  # a new start: episodes count from here
-            self._local_monitor = None
+        _restart_counts(self._local_monitor)
         return self._gather(local_obs)
 
     def step_async(self, actions: np.ndarray) -> None:
