@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--opponents names {', '.join(twice)} twice: give each opponent once")
 
     from rummyzoo.agents.arena import ArenaWorkers, format_report
-    from rummyzoo.agents.arena.evaluate import baseline_names, evaluation_report
+    from rummyzoo.agents.arena.evaluate import baseline_names, evaluation_report, policy_entry
     from rummyzoo.agents.checkpoints import read_meta
 
     meta = read_meta(args.checkpoint)
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             if args.report:
                 print(f"== {Path(args.checkpoint).name} vs {opponent}")
                 print(format_report(report))
-            results[opponent] = report["agents"][label]
+            results[opponent] = policy_entry(report, label)
     shown = ", ".join(f"{k}={v}" for k, v in options.items()) or "default rules"
     games = next(iter(results.values()))["games"] if results else 0
     steps = meta.get("steps")

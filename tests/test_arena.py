@@ -950,3 +950,31 @@ def test_the_heuristic_tiers_rank_smart_over_greedy_over_random(variant, prefix)
     gaps = {(g["agent"], g["over"]): g["gap_ci"] for g in report["ratings"]["gaps"]}
     for better, worse in ((smart, greedy), (greedy, "random")):
         assert (better, worse) in gaps and gaps[better, worse][0] > 0, gaps
+
+
+def test_the_report_names_the_caps_that_cut_games_short_without_guessing_which():
+    """Matches cut by ``max_hands`` (no turn cap reached) are counted as cut short by a cap, not
+    said to be the turn cap's."""
+    result = run_arena(
+        "knock_rummy", 2, ["random", "knock.greedy"], deals=6, seed=1,
+        options={"target_score": 100, "max_hands": 2}, workers=1,
+    )  # fmt: skip
+    report = summarize(result, resamples=50)
+    assert report["truncated_games"] > 0
+    text = format_report(report)
+    assert f"{report['truncated_games']} games cut short by a cap" in text
+    assert "truncated by the turn cap" not in text
+
+
+def test_an_evaluation_at_three_players_keeps_the_tables_ratings_out_of_the_policys_entry():
+    """Against copies of one opponent the ratings are anchored at the table's mean: the
+    policy's entry (what ``rummyzoo evaluate`` reports per opponent) leaves them out, and the
+    full report still has them with the gaps."""
+    from rummyzoo.agents.arena.evaluate import evaluate_policy, evaluation_report
+
+    args = ("knock.smart", "random", "knock_rummy", 3, {"target_score": None}, 10, 1)
+    report, label = evaluation_report(*args, resamples=20)
+    assert report["agents"][label]["rating"] is not None and report["ratings"]["gaps"]
+    entry = evaluate_policy(*args, resamples=20)
+    assert not {"rating", "rating_ci", "rating_se"} & set(entry)
+    assert entry["win_rate"] == report["agents"][label]["win_rate"]

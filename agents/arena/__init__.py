@@ -1098,7 +1098,10 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(f"(comparisons per pair: {_pair_counts(table)})")
     extra = []
     if report["truncated_games"]:
-        extra.append(f"{report['truncated_games']} games truncated by the turn cap")
+        extra.append(
+            f"{report['truncated_games']} games cut short by a cap (the turn cap, max_turns, "
+            "or max_hands)"
+        )
     extra += report["notes"]
     if extra:
         lines.append("")

@@ -26,7 +26,18 @@ def evaluate_policy(
     ``mean_points_ci``, ``games``.
     """
     report, label = evaluation_report(policy, opponent, *args, **kwargs)
-    return report["agents"][label]
+    return policy_entry(report, label)
+
+
+#: A table of the policy and copies of one opponent rates them anchored at their mean (the
+#: arena's report says so); alone in the policy's entry those figures would pass for ratings
+#: anchored at random play, so the entry leaves them out (the report's gaps remain).
+_TABLE_RATINGS = ("rating", "rating_ci", "rating_se")
+
+
+def policy_entry(report: dict[str, Any], label: str) -> dict[str, Any]:
+    """The policy's entry of an :func:`evaluation_report`, without the table's ratings."""
+    return {k: v for k, v in report["agents"][label].items() if k not in _TABLE_RATINGS}
 
 
 def evaluation_report(
