@@ -69,6 +69,8 @@ MAX_SCANNED = 4 * 1024 * 1024
 MAX_BODY = 64 * 1024
 #: The longest error message sent back (a long value a request sent is cut, not echoed whole).
 MAX_MESSAGE = 600
+#: Seconds a connection may stall before the server drops it.
+CONNECTION_TIMEOUT = 30
 
 
 def _url(*parts: str) -> str:
@@ -114,7 +116,12 @@ class RunsFolder:
         return path
 
     def holds(self, path: Path) -> bool:
-        """Whether ``path``, links followed, is the runs folder or inside it."""
+        """Whether ``path``, links followed, is the runs folder or inside it, under a name a
+        page can show and a link can name (a file name that is not UTF-8 is left out)."""
+        try:
+            str(path).encode("utf-8")
+        except UnicodeEncodeError:
+            return False
         path = path.resolve()
         return path == self.root or self.root in path.parents
 
@@ -579,7 +586,9 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
         parts = []
         config = run / "config.yaml"
         if config.is_file() and folder.holds(config):
-            parts.append(f"<h3>config</h3><pre>{html.escape(config.read_text()[:20000])}</pre>")
+            with config.open(encoding="utf-8", errors="replace") as f:
+                text = f.read(20000)
+            parts.append(f"<h3>config</h3><pre>{html.escape(text)}</pre>")
         evals = _evaluations(folder, run)
         if evals:
             rows = []
@@ -599,7 +608,7 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
             "<h3>games</h3>"
             + (_table_rows(game_rows, ["replay"]) if game_rows else "<p>no saved games</p>")
         )
-        ckpts = sorted((run / "checkpoints").glob("*.rz"))
+        ckpts = [c for c in sorted((run / "checkpoints").glob("*.rz")) if folder.holds(c)]
         if ckpts:
             links = "".join(
                 f'<li><a href="/play?opponent={html.escape(quote(f"{name}/checkpoints/{c.name}"))}">'
@@ -860,6 +869,17 @@ def _check_address(host: str, port: int) -> None:
         raise ValueError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
 
 
+def _handler_class() -> type:
+    from werkzeug.serving import WSGIRequestHandler
+
+    class Handler(WSGIRequestHandler):
+        #: seconds a connection may stall, sending or reading (a client that never finishes
+        #: its request, or never reads the answer, holds a thread no longer than that)
+        timeout = CONNECTION_TIMEOUT
+
+    return Handler
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve a runs folder until interrupted."""
     from werkzeug.serving import make_server
@@ -868,7 +888,13 @@ def run(args: argparse.Namespace) -> int:
     if runs.exists() and not runs.is_dir():
         raise ValueError(f"runs folder {runs} is a file")
     _check_address(args.host, args.port)
-    server = make_server(args.host, args.port, create_app(args.runs_dir, args.host), threaded=True)
+    server = make_server(
+        args.host,
+        args.port,
+        create_app(args.runs_dir, args.host),
+        threaded=True,
+        request_handler=_handler_class(),
+    )
     if not runs.exists():  # nothing trained yet: /play works, and saves its games there
         runs.mkdir(parents=True)
         print(f"rummyzoo serve: created the runs folder {runs} (no runs yet; /play works)")

@@ -287,6 +287,21 @@ def load_replay(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def _is_text(value: str) -> bool:
+    """Whether ``value`` can be written as UTF-8 (a JSON string may hold a lone surrogate)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    """``repr(value)`` for a message, cut short where it is long."""
+    text = ascii(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _corrupt(source: str, why: str) -> ReplayError:
     return ReplayError(f"replay {source} is corrupt: {why}")
 
@@ -326,6 +341,9 @@ def check_replay(data: Any, source: str = "<replay>") -> None:
     agents = data["agents"]
     if not isinstance(agents, list) or len(agents) != n:
         raise _corrupt(source, f"agents must list one name per seat ({n})")
+    for seat, agent in enumerate(agents):
+        if not isinstance(agent, str) or not _is_text(agent):
+            raise _corrupt(source, f"agents[{seat}] must be a name (text), got {_shown(agent)}")
     actions = data["actions"]
     if not isinstance(actions, list):
         raise _corrupt(source, "actions must be a list of [seat, name] pairs")

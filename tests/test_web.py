@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -617,3 +618,61 @@ def test_serve_shows_how_the_last_hand_of_a_match_ended_with_every_hand_open(run
     hands = [seat["hand"] for seat in ended["table"]["seats"]]
     assert all(isinstance(h, list) and h for h in hands)  # the opponent's cards shown too
     assert 'id="last-hand"' in client.get(f"/play/{state['id']}").text
+
+
+def test_serve_leaves_out_names_that_are_not_utf8_and_reads_any_config(runs):
+    """A run, game or checkpoint whose file name is not UTF-8 is left out of the pages (it made
+    the whole page an error); a config.yaml that is not UTF-8 is shown with its bad bytes
+    replaced."""
+    import os
+
+    bad_run = os.fsdecode(b"bad\xffname")
+    (runs / bad_run / "games").mkdir(parents=True)
+    (runs / bad_run / "config.yaml").write_text("variant: knock_rummy\n")
+    save_replay(_game("knock_rummy"), runs / "r1" / "games" / os.fsdecode(b"g\xfe.json"))
+    (runs / "r1" / "checkpoints").mkdir()
+    (runs / "r1" / "checkpoints" / os.fsdecode(b"c\xfd.rz")).write_bytes(b"x")
+    (runs / "r1" / "config.yaml").write_bytes(b"variant: knock_rummy\na: \xff\xfe\n")
+    client = create_app(runs).test_client()
+    for url in ("/", "/runs/r1", "/play"):
+        page = client.get(url)
+        assert page.status_code == 200, url
+        _no_traceback(page)
+    assert "sample_000000001.json" in client.get("/runs/r1").text
+    assert "variant: knock_rummy" in client.get("/runs/r1").text
+
+
+@pytest.mark.parametrize("agent", [float("nan"), None, {"a": 1}, "\ud800x"])
+def test_a_replay_whose_agents_are_not_names_is_refused(tmp_path, agent):
+    data = json.loads(json.dumps(_game("knock_rummy")))
+    data["agents"][0] = agent
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ReplayError, match=r"agents\[0\] must be a name"):
+        load_replay(path)
+
+
+def test_serve_drops_a_connection_that_stalls(monkeypatch):
+    """A client that opens a connection and never finishes its request holds a server thread
+    no longer than the connection timeout."""
+    import socket
+    import threading
+
+    from werkzeug.serving import make_server
+
+    import rummyzoo.cli.serve as serve
+
+    monkeypatch.setattr(serve, "CONNECTION_TIMEOUT", 1)
+    server = make_server(
+        "127.0.0.1", 0, create_app(Path("."), "127.0.0.1"), threaded=True,
+        request_handler=serve._handler_class(),
+    )  # fmt: skip
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.server_port), timeout=10) as conn:
+            conn.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never finished
+            conn.settimeout(10)
+            assert conn.recv(100) == b""  # the server closed it (before our own timeout)
+    finally:
+        server.shutdown()
