@@ -42,6 +42,7 @@ import ipaddress
 import json
 import queue
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -903,6 +904,13 @@ def run(args: argparse.Namespace) -> int:
         f"rummyzoo serve: http://{host}:{args.port}/ (runs folder {args.runs_dir}; Ctrl-C stops)",
         flush=True,
     )
+    if not _loopback(args.host):
+        print(
+            f"rummyzoo serve: warning: {args.host} is not this machine alone: whoever can reach "
+            "it can read the run folders' pages and games and start games, with no login",
+            file=sys.stderr,
+            flush=True,
+        )
     try:
         server.serve_forever()
     finally:

@@ -676,3 +676,27 @@ def test_serve_drops_a_connection_that_stalls(monkeypatch):
             assert conn.recv(100) == b""  # the server closed it (before our own timeout)
     finally:
         server.shutdown()
+
+
+@pytest.mark.parametrize(("host", "warned"), [("0.0.0.0", True), ("127.0.0.1", False)])
+def test_serve_warns_where_it_listens_beyond_this_machine(
+    tmp_path, capsys, monkeypatch, host, warned
+):
+    import socket
+
+    import werkzeug.serving
+
+    class Served:
+        def serve_forever(self) -> None:
+            pass
+
+        def server_close(self) -> None:
+            pass
+
+    monkeypatch.setattr(werkzeug.serving, "make_server", lambda *a, **k: Served())
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert main(["serve", str(tmp_path), "--host", host, "--port", str(port)]) == 0
+    err = capsys.readouterr().err
+    assert ("warning: 0.0.0.0 is not this machine alone" in err) == warned
