@@ -402,7 +402,7 @@ def test_the_env_refuses_other_work_while_the_helpers_play_a_rollout():
             split.env_method("add_snapshot", "x.rz", 1)
         assert split.local.opponents.pool == []  # nothing changed here either
     finally:
-        env.close()  # waits for the rollout in flight
+        env.close()  # ends the helpers, their rollout in flight unread
     assert split._procs == []
 
 

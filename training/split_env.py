@@ -692,7 +692,8 @@ class SplitSeatEnv(WholeBatchVecEnv):
             # the helpers' opponent seconds, from those that answer (a helper stopped or never
             # started is not waited for: it is ended below; after a failure, or mid-rollout,
             # replies may be waiting unread, and none is asked)
-            self._helper_seconds = sum(self._last_words(("get", "opponent_seconds")))
+            answers = self._last_words(("get", "opponent_seconds"))
+            self._helper_seconds = sum(a for a in answers if isinstance(a, (int, float)))
         self._closed = True
         for conn in self._conns:
             with contextlib.suppress(Exception):
