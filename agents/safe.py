@@ -622,14 +622,19 @@ def _weights_header(data: bytes, source: str) -> dict[str, Any]:
     return declared
 
 
-def _shown(name: str, limit: int = 80) -> str:
+#: The longest tensor name a message shows whole.
+NAME_LIMIT = 80
+
+
+def _shown(name: str) -> str:
     """A tensor's name for a message, cut short where a crafted file made it long."""
-    return repr(name) if len(name) <= limit else repr(name[:limit]) + "..."
+    return repr(name) if len(name) <= NAME_LIMIT else repr(name[:NAME_LIMIT]) + "..."
 
 
 def _names(names: list[str], limit: int = 10) -> str:
-    """Names for a message: the first ``limit`` of them, and how many more."""
-    shown = ", ".join(_shown(n) if len(n) > 80 else n for n in names[:limit])
+    """Names for a message: the first ``limit`` of them (bare, unless long), and how many
+    more."""
+    shown = ", ".join(n if len(n) <= NAME_LIMIT else _shown(n) for n in names[:limit])
     return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
 
 
