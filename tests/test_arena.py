@@ -244,6 +244,10 @@ def test_t_quantiles() -> None:
     assert student_t_quantile(0.995, 3) == pytest.approx(5.8409093, rel=1e-6)
     assert student_t_quantile(0.025, 30) == pytest.approx(-2.0422725, rel=1e-6)
     assert student_t_quantile(0.975, 1e9) == pytest.approx(1.959964, rel=1e-6)
+    assert student_t_quantile(0.5, 7) == 0.0
+    for q, df in ((0.0, 5), (1.0, 5), (0.975, 0), (0.975, -1)):
+        with pytest.raises(ValueError, match=r"quantile level|degrees of freedom"):
+            student_t_quantile(q, df)
 
 
 def test_wilson_interval_known_values_and_shrinking() -> None:

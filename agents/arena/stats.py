@@ -22,8 +22,8 @@ within a deal, and the interval gets narrower accordingly.
 * Mean points likewise: where the per-deal means do not vary at all, the t interval over the
   games.
 
-SciPy is not a dependency, so the t quantile is computed here (regularised incomplete beta by
-continued fraction, inverted by bisection); the normal quantile comes from :mod:`statistics`.
+The t distribution's quantiles come from SciPy (:mod:`scipy.special`), the normal quantile from
+:mod:`statistics`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ __all__ = [
     "clustered_ratio_interval",
     "clustered_t_interval",
     "normal_quantile",
-    "student_t_cdf",
     "student_t_quantile",
     "t_interval",
     "wilson_interval",
@@ -51,58 +50,9 @@ def normal_quantile(q: float) -> float:
     return NormalDist().inv_cdf(q)
 
 
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 500):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularised incomplete beta function ``I_x(a, b)``."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    front = math.exp(log_front)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
-
-
-def student_t_cdf(t: float, df: float) -> float:
-    """CDF of Student's t distribution with ``df`` degrees of freedom."""
-    if df <= 0:
-        raise ValueError(f"degrees of freedom must be positive, got {df!r}")
-    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
-    return 1.0 - tail if t >= 0 else tail
-
-
 def student_t_quantile(q: float, df: float) -> float:
-    """Quantile of Student's t distribution (``12.706`` for ``q = 0.975, df = 1``).
+    """Quantile of Student's t distribution (``12.706`` for ``q = 0.975, df = 1``; SciPy's
+    ``stdtrit``).
 
     :raises ValueError: for ``q`` outside (0, 1) or ``df <= 0``.
     """
@@ -110,24 +60,9 @@ def student_t_quantile(q: float, df: float) -> float:
         raise ValueError(f"quantile level must be in (0, 1), got {q!r}")
     if df <= 0:
         raise ValueError(f"degrees of freedom must be positive, got {df!r}")
-    if q == 0.5:
-        return 0.0
-    if q < 0.5:
-        return -student_t_quantile(1.0 - q, df)
-    if df > 1e7:
-        return normal_quantile(q)
-    low, high = 0.0, 1.0
-    while student_t_cdf(high, df) < q:
-        low, high = high, high * 2.0
-    for _ in range(200):
-        mid = 0.5 * (low + high)
-        if student_t_cdf(mid, df) < q:
-            low = mid
-        else:
-            high = mid
-        if high - low < 1e-12 * max(1.0, high):
-            break
-    return 0.5 * (low + high)
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, q))
 
 
 def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
