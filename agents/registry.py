@@ -233,8 +233,13 @@ def split_agent_name(name: str) -> tuple[str, dict[str, Any]]:
     match = _WITH_PARAMETERS.match(name)
     example = "e.g. knock.smart(samples=48, knock_margin=-2)"
     if match is None or not match["base"]:
+        # "knock.smart(samples=8" is what a YAML list makes of an unquoted name with two
+        # parameters: [knock.smart(samples=8, knock_margin=2)] splits at the comma
+        cut = name.count("(") > name.count(")")
+        hint = " (in a YAML list, quote a name whose parameters hold a comma)" if cut else ""
         raise ValueError(
-            f"agent {_shown(name)}: parameters go in one pair of parentheses after the name, {example}"
+            f"agent {_shown(name)}: parameters go in one pair of parentheses after the name, "
+            f"{example}{hint}"
         )
     params: dict[str, Any] = {}
     args = match["args"].strip()

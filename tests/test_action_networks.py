@@ -538,6 +538,46 @@ def test_pfsp_without_results_keeps_the_weights():
         OpponentMixture([("random", 1.0)], "ditch_rummy", 2, pfsp_exponent=0.0)
 
 
+def test_per_game_envs_share_one_league():
+    """With ``vec_env: dummy`` (or ``subproc``) every game's env keeps a mixture of its own; the
+    run's SeatLeague gathers each game's new results into one league and hands it to every
+    game, counting each result once, within the window."""
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from rummyzoo.training.callbacks import SeatLeague
+    from rummyzoo.training.seat_env import SeatEnv
+
+    def game_env():
+        return SeatEnv(
+            "ditch_rummy",
+            opponents=OpponentMixture(
+                [("random", 1.0), ("ditch.greedy", 1.0)], "ditch_rummy", 2, pfsp_exponent=1.0,
+                pfsp_window=5,
+            ),
+        )  # fmt: skip
+
+    venv = DummyVecEnv([game_env, game_env])
+    first, second = (env.opponents for env in venv.envs)
+    league = SeatLeague(venv, window=5)
+    first.record(["random"], 1.0)
+    second.record(["random"], 1.0)
+    second.record(["ditch.greedy"], 0.0)
+    merged = {"random": [1.0, 1.0], "ditch.greedy": [0.0]}
+    assert league.results() == merged
+    for mixture in (first, second):  # every game draws from the whole league
+        assert mixture.results() == merged
+    assert league.results() == merged  # each result once
+    probabilities = league.probabilities()
+    assert probabilities == pytest.approx(first.probabilities())
+    assert probabilities["ditch.greedy"] > probabilities["random"]  # the harder one
+    assert league.win_rate("random") == pytest.approx(3 / 4)
+    for _ in range(4):
+        first.record(["random"], 0.0)
+    assert league.results()["random"] == [1.0, 0.0, 0.0, 0.0, 0.0]  # the last 5
+    league.set_results({"random": [0.0]})  # a resumed run's league
+    assert second.results() == {"random": [0.0]} and league.win_rate("random") == 1 / 3
+
+
 def test_distinct_tables_seat_every_entry_once_before_any_twice():
     names = ["random", "ditch.greedy", "ditch.smart"]
     table = OpponentMixture([(n, 1.0) for n in names], "ditch_rummy", 4, distinct=True)

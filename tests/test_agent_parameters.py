@@ -252,3 +252,18 @@ def test_training_plays_against_a_parameterized_opponent(tmp_path) -> None:
 def test_an_unknown_variant_is_named_whatever_the_agent(name) -> None:
     with pytest.raises(ValueError, match=r"^unknown variant 'bogus'; variants: ditch_rummy, "):
         make_agent(name, "bogus", 2)
+
+
+def test_a_name_that_yaml_split_at_its_comma_is_told_to_be_quoted() -> None:
+    from pathlib import Path
+
+    from rummyzoo.training.config import ConfigLoadError, load_config
+
+    smoke = Path(__file__).resolve().parent.parent / "configs" / "smoke_ppo.yaml"
+    flow = "evaluation.opponents=[knock.smart(samples=8, knock_margin=2)]"
+    with pytest.raises(ConfigLoadError, match=r"quote a name whose parameters hold a comma"):
+        load_config(smoke, [flow])
+    quoted = "evaluation.opponents=['knock.smart(samples=8, knock_margin=2)']"
+    assert load_config(smoke, [quoted]).evaluation.opponents == [
+        "knock.smart(samples=8, knock_margin=2)"
+    ]

@@ -616,3 +616,15 @@ def test_the_actions_network_error_says_what_to_use() -> None:
         load_config(smoke, ["policy_kwargs.network=actions"])
     with pytest.raises(ConfigLoadError, match="no features are given; use features: ditch_actions"):
         load_config(smoke, ["variant=ditch_rummy", "policy_kwargs.network=actions"])
+
+
+def test_a_number_with_a_leading_zero_is_refused_not_read_as_octal(tmp_path):
+    """YAML 1.1 reads 010 as 8: a seed, a count or a label written so is refused by name."""
+    with pytest.raises(ConfigLoadError, match=r"010 is an octal number in YAML \(8\)"):
+        load_config(CONFIGS / "smoke_ppo.yaml", ["seed=010"])
+    path = tmp_path / "octal.yaml"
+    path.write_text("variant: knock_rummy\nn_timesteps: 0100\n")
+    with pytest.raises(ConfigLoadError, match=r"0100 is an octal number in YAML \(64\).*line 2"):
+        load_config(path)
+    assert load_config(CONFIGS / "smoke_ppo.yaml", ["seed=10"]).seed == 10
+    assert load_config(CONFIGS / "smoke_ppo.yaml", ["seed=0"]).seed == 0

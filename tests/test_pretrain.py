@@ -110,6 +110,26 @@ def test_dqn_cloning_learns_the_teacher():
         assert (model.policy.q_net_target.state_dict()[name] == tensor).all(), name
 
 
+@pytest.mark.parametrize("algo", ["ppo", "dqn"])
+@pytest.mark.parametrize("decisions", [1, 8])
+def test_a_warm_start_of_a_few_decisions_fits_and_measures_them(tmp_path, algo, decisions):
+    """Fewer than ten decisions still leave one held out to measure (a single one is fitted
+    and measured), where a PPO warm start had none and crashed, leaving a half-made run."""
+    summary = train_from_file(
+        str(CONFIGS / f"smoke_{algo}.yaml"),
+        [
+            "env_options.target_score=null",
+            f"pretrain={{teacher: knock.greedy, decisions: {decisions}, epochs: 2}}",
+            "n_timesteps=64",
+        ],
+        str(tmp_path / "run"),
+        ["t"],
+        progress="off",
+    )
+    warm = summary["pretrain"]
+    assert warm["held_out"] >= 1 and 0.0 <= warm["accuracy"] <= 1.0
+
+
 def test_pretrained_run_records_its_warm_start(tmp_path):
     summary = train_from_file(
         str(CONFIGS / "smoke_ppo.yaml"),

@@ -364,13 +364,17 @@ def test_a_run_killed_before_its_first_checkpoint_resumes_after_its_warm_start(
     run = tmp_path / "run"
     original = callbacks.RunCallback._on_step
 
-    def killed(self):
-        if self.model.num_timesteps >= 40:
+    def killed(self):  # past the first rollout (its records written), before step 256
+        if self.model.num_timesteps >= 200:
             raise _Killed
         return original(self)
 
     monkeypatch.setattr(callbacks.RunCallback, "_on_step", killed)
-    warm = ["env_options.target_score=null", "pretrain={teacher: knock.greedy, decisions: 300}"]
+    warm = [
+        "env_options.target_score=null",
+        "pretrain={teacher: knock.greedy, decisions: 300}",
+        "checkpoints.interval=1024",
+    ]
     with pytest.raises(_Killed):
         first = ["train", "configs/smoke_ppo.yaml", "--set", "env_options.target_score=null"]
         train_from_file(SMOKE, warm, str(run), first, progress="off")
@@ -396,6 +400,63 @@ def test_a_run_killed_before_its_first_checkpoint_resumes_after_its_warm_start(
     assert commands == [" ".join(first), f"train --resume {run}"]
     evals = [e["steps"] for e in summary["evaluations"]]
     assert evals == sorted(set(evals)) and evals[0] == 0
+    # the hyperparameters once, from the session that started the run (not again at step 0)
+    assert _tags_written(run, "_hparams_/") == {
+        "_hparams_/experiment": 1,
+        "_hparams_/session_start_info": 1,
+        "_hparams_/session_end_info": 1,
+    }
+
+
+def test_resume_refuses_another_best_metric_or_warm_start(tmp_path) -> None:
+    """best.rz was chosen by the run's metric (a win rate and points per hand do not compare),
+    and a resumed run does not imitate again: a resume that changes either is refused by name,
+    with nothing written; what acts on every update (the anchor to the warm start) may change."""
+    run = tmp_path / "run"
+    warm = "pretrain={teacher: knock.greedy, decisions: 300}"
+    train_from_file(SMOKE, [*LONGER[1:], "n_timesteps=256", warm], str(run), ["t"], progress="off")
+    before = _digest(run)
+    for override, named in [
+        (
+            "evaluation.best_metric=mean_points",
+            r"evaluation\.best_metric changed: .*metric best\.rz",
+        ),
+        (
+            "pretrain.decisions=5000",
+            r"pretrain changed: .*warm start \(pretrain's teacher, decisions",
+        ),
+        ("pretrain.teacher=knock.smart", r"pretrain changed"),
+        ("pretrain=null", r"pretrain changed"),
+    ]:
+        with pytest.raises(ValueError, match=named):
+            resume_run(str(run), ["n_timesteps=384", override], ["t"], progress="off")
+        assert _digest(run) == before  # config.yaml not rewritten, nothing else either
+    summary = resume_run(
+        str(run), ["n_timesteps=384", "pretrain.anchor_coef=0.5"], ["t"], progress="off"
+    )
+    assert summary["steps"] == 384
+
+
+def test_resume_names_the_options_that_change_the_observation(tmp_path) -> None:
+    run = tmp_path / "run"
+    options = "env_options={draw_rule: up_to_3, max_hand: 6, target_score: null}"
+    first = ["variant=ditch_rummy", options, "n_timesteps=128"]
+    train_from_file(SMOKE, first, str(run), ["t"], progress="off")
+    with pytest.raises(ValueError, match=r"obs_size .*: env_options max_hand differ from the "):
+        resume_run(str(run), ["n_timesteps=256", "env_options.max_hand=8"], ["t"], progress="off")
+
+
+def _tags_written(run: Path, prefix: str) -> Counter:
+    """How often each tag that starts with ``prefix`` was written in the run's event files."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    seen: Counter = Counter()
+    for path in sorted((run / "tb").rglob("events.out.tfevents.*")):
+        for event in EventFileLoader(str(path)).Load():
+            for value in event.summary.value:
+                if value.tag.startswith(prefix):
+                    seen[value.tag] += 1
+    return seen
 
 
 def test_a_run_killed_before_it_saved_anything_starts_over(tmp_path, monkeypatch) -> None:
@@ -647,15 +708,18 @@ def test_a_resume_puts_back_the_best_of_its_checkpoint(tmp_path, monkeypatch) ->
     assert not (folder / "best.rz").exists()
 
 
-def test_a_resume_keeps_the_league_it_drew_its_opponents_by(tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("vec_env", ["batched", "dummy", "subproc"])
+def test_a_resume_keeps_the_league_it_drew_its_opponents_by(tmp_path, monkeypatch, vec_env) -> None:
     """Prioritized fictitious self-play weighs opponents by recent results: a resume starts
-    from the checkpoint's results, not from none (which drew every opponent alike again)."""
+    from the checkpoint's results, not from none (which drew every opponent alike again);
+    with per-game envs too, whose games share one league (each game's results join it)."""
     run = tmp_path / "run"
     league = [
         "league.sampling=pfsp",
         "opponents=[{name: random}, {name: knock.greedy}, {name: self}]",
         "env_options.target_score=null",
         "n_timesteps=256",
+        f"vec_env={vec_env}",
     ]
     train_from_file(SMOKE, league, str(run), ["t"], progress="off")
     saved = json.loads((run / "state.json").read_text())
@@ -672,6 +736,10 @@ def test_a_resume_keeps_the_league_it_drew_its_opponents_by(tmp_path, monkeypatc
     monkeypatch.setattr(callbacks.RunCallback, "_on_rollout_start", first_rollout)
     resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
     assert seen == [(saved["league_results"], saved["pool_results"])]
+    # the league is logged (every game's)
+    assert {"run_1/league/probability/random", "run_1/league/win_rate/knock.greedy"} <= set(
+        tb_steps(run)
+    )
 
 
 def test_a_run_in_training_cannot_be_trained_again_at_once(tmp_path, monkeypatch) -> None:
@@ -710,13 +778,16 @@ def test_a_run_starts_only_in_a_new_or_empty_folder(tmp_path) -> None:
         raise KeyboardInterrupt
 
     empty, made = tmp_path / "empty", tmp_path / "made"
+    deep = tmp_path / "kept" / "new" / "deeper" / "run"  # the folders above it made too
     empty.mkdir()
+    (tmp_path / "kept").mkdir()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(train_module, "build_vec_env", stopped)
-        for folder in (empty, made):
+        for folder in (empty, made, deep):
             with pytest.raises(KeyboardInterrupt):
                 train_from_file(SMOKE, [], str(folder), ["t"], progress="off")
     assert empty.is_dir() and not list(empty.iterdir()) and not made.exists()
+    assert (tmp_path / "kept").is_dir() and not list((tmp_path / "kept").iterdir())
 
 
 def test_a_resume_killed_while_rewinding_tensorboard_leaves_each_file_whole(

@@ -86,6 +86,63 @@ from rummyzoo.training.run_state import (
 from rummyzoo.training.seat_env import head_to_head
 
 
+class SeatLeague:
+    """The league of prioritized fictitious self-play over per-game envs (``vec_env: dummy`` or
+    ``subproc``), each of which draws its opponents from a mixture of its own: one league for
+    all the games, as the batched env keeps one. At each :meth:`sync` (the run's every 50
+    finished games, and its checkpoints) every game's results since the last one join the
+    league's, and every game draws from the whole league again.
+
+    It answers what the run asks of a mixture: :meth:`results`, :meth:`set_results`,
+    :meth:`probabilities` and :meth:`win_rate` (of the last sync).
+    """
+
+    def __init__(self, venv: Any, window: int) -> None:
+        self.venv = venv
+        self.window = int(window)
+        self._results: dict[str, deque[float]] = {}
+        self._report: dict[str, tuple[float, float]] = {}
+
+    def sync(self) -> None:
+        for fresh in self.venv.env_method("league_fresh"):
+            for label, scores in fresh.items():
+                found = self._results.get(label)
+                if found is None:
+                    found = self._results[label] = deque(maxlen=self.window)
+                found.extend(scores)
+        self.venv.env_method("set_league_results", self._plain())
+        self._report = self.venv.env_method("league_report", indices=[0])[0]
+
+    def _plain(self) -> dict[str, list[float]]:
+        return {label: list(found) for label, found in self._results.items()}
+
+    def results(self) -> dict[str, list[float]]:
+        """The league's results now (every game's, synced first)."""
+        self.sync()
+        return self._plain()
+
+    def set_results(self, results: dict[str, list[float]]) -> None:
+        self._results = {
+            label: deque(scores, maxlen=self.window) for label, scores in results.items()
+        }
+        self.venv.env_method("set_league_results", self._plain())
+        self._report = self.venv.env_method("league_report", indices=[0])[0]
+
+    def probabilities(self) -> dict[str, float]:
+        """The chance that a seat draws each opponent (synced first)."""
+        self.sync()
+        return {label: p for label, (p, _) in self._report.items()}
+
+    def win_rate(self, label: str) -> float:
+        """The learner's win rate against ``label`` at the last sync (one win and one loss of
+        prior)."""
+        found = self._report.get(label)
+        if found is not None:
+            return found[1]
+        scores = self._results.get(label, ())
+        return (sum(scores) + 1.0) / (len(scores) + 2.0)
+
+
 def snapshot_comparisons(game: dict[str, Any]) -> list[tuple[int, float]]:
     """(snapshot steps, the learner's score) for each self-play snapshot that played against
     the learner in a finished game (a training env's ``info["game"]``): 1 where the learner's
@@ -129,6 +186,8 @@ class RunCallback(BaseCallback):
     :param progress: where the run's progress is shown (see :mod:`rummyzoo.training.progress`).
     :param started: when this session began (``time.perf_counter()``; default: now): the
         run's wall time is this session's plus the earlier sessions' that ``state`` records.
+    :param resumed: whether this session resumes a run (its hyperparameters are logged once,
+        by the session that started it, even where a run resumes at step 0).
     """
 
     def __init__(
@@ -138,9 +197,11 @@ class RunCallback(BaseCallback):
         state: dict[str, Any] | None = None,
         progress: Any = None,
         started: float | None = None,
+        resumed: bool = False,
     ) -> None:
         super().__init__(verbose=0)
         self.config = config
+        self.resumed = resumed
         self.run_dir = Path(run_dir)
         self.ckpt_dir = self.run_dir / "checkpoints"
         self.pool_dir = self.run_dir / "pool"
@@ -160,6 +221,7 @@ class RunCallback(BaseCallback):
         )
         #: the league's recorded results at the checkpoint (prioritized fictitious self-play)
         self._league_results: dict[str, list[float]] | None = state.get("league_results")
+        self._seat_league: SeatLeague | None = None  # built with the first call of _league
         self.rating = float(state.get("rating", 0.0))
         self.pretrain: dict[str, Any] | None = state.get("pretrain")
         #: the run's wall time before this session, and its warm start's (None: no warm start)
@@ -195,7 +257,7 @@ class RunCallback(BaseCallback):
             cfg.evaluation.interval, any(e["steps"] == steps for e in self.eval_history)
         )
         self._next_sample = first_due(cfg.evaluation.sample_game_interval, self._sampled_at(steps))
-        if not steps:  # once a run: a resumed run's event file has them from its first session
+        if not self.resumed:  # once a run: a resumed run's events have them from its start
             self._log_hparams()
         # every session: a resume may evaluate other opponents (the layout keeps the earlier)
         self._log_layout()
@@ -232,9 +294,19 @@ class RunCallback(BaseCallback):
             if value is not None:
                 hparams[key] = value
         metrics = {"eval/score": 0.0, "charts/points_per_hand": 0.0}
-        self.logger.record(
-            "hparams", HParam(hparams, metrics), exclude=("stdout", "log", "json", "csv")
-        )
+        writer = self._writer()
+        if writer is None:  # no TensorBoard output: whatever the logger has
+            self.logger.record(
+                "hparams", HParam(hparams, metrics), exclude=("stdout", "log", "json", "csv")
+            )
+            return
+        # written now, not with the logger's next dump: a run stopped before its first dump
+        # has them too, so that no resumed session needs to write them again
+        from torch.utils.tensorboard.summary import hparams as hparam_summaries
+
+        for summary in hparam_summaries(hparams, metric_dict=metrics):
+            writer.file_writer.add_summary(summary)
+        writer.flush()
 
     def _writer(self) -> Any:
         from stable_baselines3.common.logger import TensorBoardOutputFormat
@@ -316,8 +388,8 @@ class RunCallback(BaseCallback):
                 th.as_tensor(margins, dtype=th.float32),
                 exclude=("stdout", "log", "json", "csv"),
             )
-        mixture = self._league()  # the batched env's own
-        if self.config.league.sampling == "pfsp" and mixture is not None:
+        mixture = self._league()
+        if mixture is not None:
             for label, p in mixture.probabilities().items():
                 self.logger.record(f"league/probability/{tag_name(label)}", p)
                 self.logger.record(f"league/win_rate/{tag_name(label)}", mixture.win_rate(label))
@@ -568,11 +640,16 @@ class RunCallback(BaseCallback):
         return state
 
     def _league(self) -> Any:
-        """The training env's opponent mixture where it keeps a league (PFSP's results)."""
-        mixture = getattr(self.training_env, "opponents", None)
-        if mixture is None or getattr(mixture, "pfsp_exponent", None) is None:
+        """The training env's league where it keeps one (PFSP's results): the batched env's
+        opponent mixture, or a :class:`SeatLeague` over the per-game envs'."""
+        if self.config.league.sampling != "pfsp" or getattr(self, "training_env", None) is None:
             return None
-        return mixture
+        mixture = getattr(self.training_env, "opponents", None)
+        if mixture is not None:
+            return mixture if getattr(mixture, "pfsp_exponent", None) is not None else None
+        if self._seat_league is None:
+            self._seat_league = SeatLeague(self.training_env, self.config.league.window)
+        return self._seat_league
 
     def run_seconds(self) -> float:
         """The run's wall time so far, its earlier sessions included."""

@@ -1072,7 +1072,27 @@ class ConfigData(dict):
         """Key path absent from the file -> the override that created it."""
 
 
-class ConfigLoader(yaml.SafeLoader):
+class ValueLoader(yaml.SafeLoader):
+    """A SafeLoader that refuses an integer with a leading zero (``010``), which YAML 1.1 reads
+    as an octal number (8) where a config means ten, or a label."""
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        text = str(node.value).replace("_", "")
+        if re.fullmatch(r"[-+]?0[0-7]+", text):
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{node.value} is an octal number in YAML ({super().construct_yaml_int(node)}): "
+                "write it without the leading 0, or quote it to mean text",
+                node.start_mark,
+            )
+        return super().construct_yaml_int(node)
+
+
+ValueLoader.add_constructor("tag:yaml.org,2002:int", ValueLoader.construct_yaml_int)
+
+
+class ConfigLoader(ValueLoader):
     """A SafeLoader that refuses a key given twice in one mapping (plain YAML loading keeps
     the last one silently) and remembers the line of every key and list entry."""
 
@@ -1161,7 +1181,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     if not all(path):
         raise ConfigLoadError(f"--set {text}: key {key.strip()!r} has an empty part")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = yaml.load(raw, Loader=ValueLoader) if raw.strip() else ""  # a SafeLoader
     except yaml.YAMLError as exc:
         raise ConfigLoadError(
             f"--set {text}: the value is not valid YAML ({_yaml_error(exc)})"
@@ -1354,14 +1374,21 @@ def config_to_yaml(config: RunConfig) -> str:
 
 
 #: the config fields a resume cannot change (the checkpoint fixes them: its network, and its
-#: optimizer's state, learning rate included), and what each is
+#: optimizer's state, learning rate included; the metric its best.rz was chosen by; its warm
+#: start, which a resumed run does not do again), and what each is
 RESUME_FIXED = (
-    "variant", "num_players", "features", "algo", "backend", "policy_kwargs", "hyperparams"
+    "variant", "num_players", "features", "algo", "backend", "policy_kwargs", "hyperparams",
+    "evaluation.best_metric", "pretrain",
 )  # fmt: skip
 #: with stable-baselines3, whose checkpoint also holds the env count
 RESUME_FIXED_SB3 = ("n_envs",)
 #: with RLlib, whose checkpoint holds a module for every opponent and self-play slot
 RESUME_FIXED_RLLIB = ("opponents", "self_play")
+#: the warm start's own settings (``anchor_coef`` and DQN's ``demo_coef`` and
+#: ``demo_batch_size`` act on every update after it, so a resume may change them)
+WARM_START_FIELDS = (
+    "teacher", "decisions", "epochs", "batch_size", "learning_rate", "margin", "margin_coef"
+)  # fmt: skip
 RESUME_WHAT = {
     "variant": "variant",
     "num_players": "number of players",
@@ -1370,6 +1397,11 @@ RESUME_WHAT = {
     "backend": "backend",
     "policy_kwargs": "network",
     "hyperparams": "hyperparameters",
+    "evaluation.best_metric": "metric best.rz was chosen by",
+    "pretrain": (
+        f"warm start (pretrain's {', '.join(WARM_START_FIELDS)}, or none; anchor_coef, "
+        "demo_coef and demo_batch_size may change)"
+    ),
     "n_envs": "number of games (n_envs)",
     "opponents": "opponents (on RLlib, a module each)",
     "self_play": "self-play pool (on RLlib, a module per slot)",
@@ -1378,7 +1410,16 @@ RESUME_WHAT = {
 
 def fixed_fields(config: RunConfig) -> dict[str, Any]:
     """The fields of ``config`` that its checkpoints fix (a resume cannot change them), as
-    JSON values: what ``state.json`` records of them."""
+    JSON values: what ``state.json`` records of them (a dotted name is a field inside a
+    section; ``pretrain``, the warm start's own settings)."""
     names = RESUME_FIXED + (RESUME_FIXED_SB3 if config.backend == "sb3" else RESUME_FIXED_RLLIB)
     dumped = config.model_dump(mode="json")
-    return {name: dumped[name] for name in names}
+    fixed: dict[str, Any] = {}
+    for name in names:
+        value: Any = dumped
+        for part in name.split("."):
+            value = value[part]
+        if name == "pretrain" and value is not None:
+            value = {key: value[key] for key in WARM_START_FIELDS}
+        fixed[name] = value
+    return fixed

@@ -196,12 +196,19 @@ def collect_teacher_games_batched(
     }
 
 
-def _held_out(games: np.ndarray) -> np.ndarray:
-    """One game in ten is held out (one decision in ten when there are too few games)."""
+def _split(games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The decisions fitted and those held out to measure the fit: one game in ten is held
+    out (one decision in ten when there are too few games, the last one of fewer than ten;
+    a single decision is both fitted and measured)."""
+    n = len(games)
     held = games % 10 == 9
     if held.all() or not held.any():
-        held = np.arange(len(games)) % 10 == 9
-    return held
+        held = np.arange(n) % 10 == 9
+        if not held.any() and n > 1:
+            held[-1] = True
+    if not held.any():
+        return np.arange(n), np.arange(n)
+    return np.flatnonzero(~held), np.flatnonzero(held)
 
 
 def clone_into_ppo(
@@ -220,12 +227,11 @@ def clone_into_ppo(
     """
     policy = model.policy
     device = policy.device
-    held = _held_out(data["games"])
+    train_idx, held = _split(data["games"])
     tensors = {
         k: th.as_tensor(data[k], device=device) for k in ("obs", "masks", "actions", "returns")
     }
-    train_idx = np.flatnonzero(~held)
-    test_idx = th.as_tensor(np.flatnonzero(held), device=device)
+    test_idx = th.as_tensor(held, device=device)
     optimizer = th.optim.Adam(policy.parameters(), lr=learning_rate)
     rng = np.random.default_rng(seed)
     policy.set_training_mode(True)
@@ -288,10 +294,9 @@ def clone_into_dqn(
     q_net = policy.q_net
     device = policy.device
     n = int(model.action_space.n)
-    held = _held_out(data["games"])
+    train_idx, held = _split(data["games"])
     tensors = {k: th.as_tensor(data[k], device=device) for k in ("obs", "actions", "returns")}
-    train_idx = np.flatnonzero(~held)
-    test_idx = th.as_tensor(np.flatnonzero(held), device=device)
+    test_idx = th.as_tensor(held, device=device)
     optimizer = th.optim.Adam(q_net.parameters(), lr=learning_rate)
     rng = np.random.default_rng(seed)
     q_net.train(True)

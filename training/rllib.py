@@ -730,7 +730,16 @@ def train_rllib(
             every=progress_every,
         )
         callback = _RllibRunCallback(
-            config, run_dir, state, bar, algo, shim, logger, slot_steps, started=started
+            config,
+            run_dir,
+            state,
+            bar,
+            algo,
+            shim,
+            logger,
+            slot_steps,
+            started=started,
+            resumed=resume,
         )
         callback.start()
         begun = time.perf_counter()
@@ -807,8 +816,11 @@ def _callback_class() -> type:
             logger: Any,
             slot_steps: dict[str, int],
             started: float | None = None,
+            resumed: bool = False,
         ) -> None:
-            super().__init__(config, run_dir, state=state, progress=progress, started=started)
+            super().__init__(
+                config, run_dir, state=state, progress=progress, started=started, resumed=resumed
+            )
             self.algo = algo
             self.model = shim
             self._logger = logger

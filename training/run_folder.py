@@ -73,18 +73,25 @@ def new_run_dir(config: RunConfig, config_path: str | None, root: str | Path = "
     return run_dir
 
 
-def make_run_dir(run_dir: Path) -> None:
+def make_run_dir(run_dir: Path) -> list[Path]:
     """Make the run folder (and the folders above it) if missing.
 
+    :returns: the folders it made, the run folder first (each inside the next).
     :raises ValueError: naming the folder and why it cannot be made (a file in its place or
         above it, a folder that cannot be written in).
     """
     if run_dir.exists() and not run_dir.is_dir():
         raise ValueError(f"run folder {run_dir} is a file")
+    missing = []
+    for folder in (run_dir, *run_dir.absolute().parents):
+        if folder.exists():
+            break
+        missing.append(folder)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ValueError(f"cannot make the run folder {run_dir}: {exc.strerror or exc}") from None
+    return missing
 
 
 def write_run_files(
@@ -189,8 +196,9 @@ def run_lock(run_dir: Path) -> Any:
     """Hold the run folder for this process while it trains (made if missing): a second
     ``rummyzoo train`` of the same folder, a resume while the run still trains, is refused
     instead of both writing its checkpoints. The lock file (``.lock``, naming the pid) is
-    removed when the process lets go; one a killed process left behind holds nothing. A folder
-    made here that the run left empty (refused before it wrote a file) is removed again.
+    removed when the process lets go; one a killed process left behind holds nothing. The
+    folders made here that the run left empty (refused before it wrote a file), the ones
+    above the run folder too, are removed again.
     """
     try:
         import fcntl
@@ -198,8 +206,7 @@ def run_lock(run_dir: Path) -> Any:
         yield
         return
     run_dir = Path(run_dir)
-    made = not run_dir.exists()
-    make_run_dir(run_dir)
+    made = make_run_dir(run_dir)
     path = run_dir / LOCK_FILE
     while True:
         handle = path.open("a+")
@@ -230,8 +237,11 @@ def run_lock(run_dir: Path) -> Any:
         path.unlink(missing_ok=True)  # while still held: a waiting process then makes its own
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
-        if made and not any(run_dir.iterdir()):
-            run_dir.rmdir()
+        for folder in made:  # the run folder first, then each made above it, while empty
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (or gone): the folders above hold it
+                break
 
 
 def start_over(run_dir: Path, checkpoint: Path) -> None:

@@ -142,6 +142,8 @@ class OpponentMixture:
         self.pfsp_score = pfsp_score
         self.distinct = bool(distinct)
         self._results: dict[str, deque[float]] = {}
+        # the results recorded since the last set_results, per label (see take_fresh)
+        self._fresh: dict[str, deque[float]] = {}
         self._stale = False
         self._pool_cdf: list[float] | None = None  # PFSP's draw among the snapshots, kept
         self.pool: list[Snapshot] = []
@@ -167,10 +169,11 @@ class OpponentMixture:
         if self.pfsp_exponent is None:
             return
         for label in labels:
-            found = self._results.get(label)
-            if found is None:
-                found = self._results[label] = deque(maxlen=self.pfsp_window)
-            found.append(float(score))
+            for table in (self._results, self._fresh):
+                found = table.get(label)
+                if found is None:
+                    found = table[label] = deque(maxlen=self.pfsp_window)
+                found.append(float(score))
         self._stale = True
         self._pool_cdf = None
 
@@ -195,8 +198,17 @@ class OpponentMixture:
         self._results = {
             label: deque(scores, maxlen=self.pfsp_window) for label, scores in results.items()
         }
+        self._fresh = {}
         self._stale = True
         self._pool_cdf = None
+
+    def take_fresh(self) -> dict[str, list[float]]:
+        """The results recorded since the last :meth:`set_results` (or since the last call),
+        per label, oldest first (at most a window's): what this mixture adds to a league that
+        other mixtures share (:class:`~rummyzoo.training.callbacks.SeatLeague`)."""
+        fresh = {label: list(found) for label, found in self._fresh.items()}
+        self._fresh = {}
+        return fresh
 
     def win_rate(self, label: str) -> float:
         """The learner's recent win rate against ``label`` (one win and one loss of prior)."""
@@ -501,6 +513,20 @@ class SeatEnv(gym.Env):
     def add_snapshot(self, path: str, steps: int, rating: float = 0.0) -> None:
         """Self-play: add a learner snapshot to this env's opponent pool."""
         self.opponents.add_snapshot(path, steps, rating)
+
+    # the league of prioritized fictitious self-play, shared by every game's env through the
+    # run (training.callbacks.SeatLeague): this game's new results out, the whole league in
+    def league_fresh(self) -> dict[str, list[float]]:
+        return self.opponents.take_fresh()
+
+    def set_league_results(self, results: dict[str, list[float]]) -> None:
+        self.opponents.set_results(results)
+
+    def league_report(self) -> dict[str, tuple[float, float]]:
+        """Per opponent, the chance that a seat draws it now and the learner's win rate
+        against it (what the run logs under ``league/``)."""
+        mixture = self.opponents
+        return {label: (p, mixture.win_rate(label)) for label, p in mixture.probabilities().items()}
 
     def _observation(self) -> np.ndarray:
         match = self.match

@@ -246,11 +246,17 @@ def _build_model(config: RunConfig, env: Any, tb_dir: Path | None):
         from rummyzoo.training.ppo import MaskedPPO
 
         model = MaskedPPO(**common, **hp)
-        model.update_threads = config.update_threads or max(config.torch_threads, config.workers)
+        model.update_threads = update_threads(config)
         return model
     from rummyzoo.training.dqn import MaskedDQN
 
     return MaskedDQN(**common, **hp)
+
+
+def update_threads(config: RunConfig) -> int:
+    """The torch threads of a PPO run's updates (``update_threads``, else one per process or
+    torch thread): not saved with the model, so a resumed run sets it again."""
+    return config.update_threads or max(config.torch_threads, config.workers)
 
 
 def keeps_demonstrations(config: RunConfig) -> bool:
@@ -390,7 +396,8 @@ def train(
             for key in ("variant", "num_players", "obs_size", "num_actions", "algo"):
                 if meta.get(key) != expected[key]:
                     raise ValueError(
-                        f"cannot resume {run_dir}: checkpoint {key} {meta.get(key)!r} != config {expected[key]!r}"
+                        f"cannot resume {run_dir}: checkpoint {key} {meta.get(key)!r} != config "
+                        f"{expected[key]!r}{_layout_moved_by(meta, expected, key)}"
                     )
             # its random draws go on from a seed of the step it resumes at, not the run's start
             model.set_random_seed(config.resume_seed(steps_done))
@@ -427,6 +434,8 @@ def train(
                         )
             if anchors(config):  # its file was checked above
                 set_anchor(model, config, run_dir)
+            if config.algo == "ppo":
+                model.update_threads = update_threads(config)
             steps_done = int(meta["steps"])
             print(f"resuming {run_dir} from its checkpoint at step {steps_done:,}", flush=True)
             model.num_timesteps = steps_done
@@ -463,7 +472,9 @@ def train(
             mode=progress,
             every=progress_every,
         )
-        callback = RunCallback(config, run_dir, state=state, progress=bar, started=started)
+        callback = RunCallback(
+            config, run_dir, state=state, progress=bar, started=started, resumed=resume
+        )
         remaining = max(config.n_timesteps - steps_done, 0)
         begun = time.perf_counter()
     except BaseException:
@@ -630,6 +641,21 @@ def _resumable(run_dir: Path) -> Any:
         for signum, previous in handlers.items():
             signal.signal(signum, previous)
         stop_requested.clear()
+
+
+def _layout_moved_by(meta: dict[str, Any], expected: dict[str, Any], key: str) -> str:
+    """Where the observation or the actions differ from the checkpoint's: the env_options
+    that differ from the checkpoint's, which change them."""
+    if key not in ("obs_size", "num_actions"):
+        return ""
+    before, now = meta.get("options") or {}, expected.get("options") or {}
+    moved = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+    if not moved:
+        return ""
+    return (
+        f": env_options {', '.join(moved)} differ from the checkpoint's and change the "
+        f"{'observation' if key == 'obs_size' else 'actions'}; start a new run to change them"
+    )
 
 
 def _refuse_fixed(path: Path, changed: list[str], edited: bool) -> None:
