@@ -281,6 +281,33 @@ def read_trusted_meta(path: str | Path) -> dict[str, Any]:
     return meta
 
 
+def _rules_of(
+    variant: str, num_players: int, options: dict[str, Any], whose: str
+) -> dict[str, Any]:
+    """The game's rules that ``options`` give, every field filled in (match and report options
+    left out: a checkpoint plays any match length).
+
+    :raises CheckpointError: options the game refuses (``whose`` names their source)."""
+    import dataclasses
+
+    rules = {
+        k: v for k, v in options.items() if k not in EVAL_SAFE_OPTIONS and k not in ENV_ONLY_OPTIONS
+    }
+    try:
+        game = make_game(variant, num_players, **rules)
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{whose} has rules options the game refuses: {exc}") from None
+    return dataclasses.asdict(game.rules)
+
+
+def check_recorded_options(meta: dict[str, Any], source: str) -> None:
+    """Refuse a checkpoint whose recorded rules options its game refuses (a foreign or edited
+    file), naming the checkpoint, before anything plays under them.
+
+    :raises CheckpointError: naming the checkpoint and the options."""
+    _rules_of(meta["variant"], meta["num_players"], meta["options"], f"checkpoint {source}")
+
+
 def check_compatible(
     meta: dict[str, Any], variant: str, num_players: int, options: dict[str, Any], source: str
 ) -> None:
@@ -314,10 +341,12 @@ def check_compatible(
                 if layout.get(k) != want["observation_layout"].get(k)
             )
             problems.append(f"observation layout: {', '.join(changed)} differ")
-        trained = {k: v for k, v in meta["options"].items() if k not in EVAL_SAFE_OPTIONS}
-        current = {k: v for k, v in want["options"].items() if k not in EVAL_SAFE_OPTIONS}
+        # the rules each set of options gives, defaults filled in: a default spelled out is
+        # the same rules as one left out
+        trained = _rules_of(variant, num_players, meta["options"], f"checkpoint {source}")
+        current = _rules_of(variant, num_players, options, "this env")
         changed = ", ".join(
-            f"{k}: checkpoint {trained.get(k, 'default')!r}, env {current.get(k, 'default')!r}"
+            f"{k}: checkpoint {trained.get(k)!r}, env {current.get(k)!r}"
             for k in sorted(set(trained) | set(current))
             if trained.get(k) != current.get(k)
         )

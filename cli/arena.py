@@ -41,7 +41,6 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     arena.add_argument(
         "--save-limit",
         type=int,
-        default=10,
         metavar="K",
         help="save at most K games, the first deals first (default 10; 0 = all)",
     )
@@ -66,6 +65,10 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play duplicate deals between agents and report win rates, points and ratings."""
+    if args.save_limit is not None and args.save_games is None:
+        raise ValueError("--save-limit limits the games --save-games keeps: give --save-games DIR")
+    if args.save_limit is None:
+        args.save_limit = 10
     if args.save_limit < 0:
         raise ValueError(f"--save-limit must be 0 (every game) or more, got {args.save_limit}")
     # the checkpoints it plays are files it reads (a name that is no file is an agent's)

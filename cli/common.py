@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,8 +20,9 @@ __all__ = ["Parents", "parse_options"]
 def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
     """Options from ``key=value`` strings; values are read as JSON when possible.
 
-    ``target_score=100`` gives an int, ``teams=true`` a bool, ``target_score=null`` None;
-    anything that is not JSON stays a string (``stock_exhaustion=reshuffle``).
+    ``target_score=100`` gives an int, ``teams=true`` a bool, ``target_score=null`` None
+    (``True``, ``False`` and ``None`` too, in any case, as in agent parameters); anything else
+    that is not JSON stays a string (``stock_exhaustion=reshuffle``).
 
     :raises ConfigError: an item without ``=`` or a key given twice.
     """
@@ -34,10 +36,11 @@ def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
             raise ConfigError(f"--option {key} is given twice")
         if key == "num_players":
             raise ConfigError("--option num_players: the player count is --players N")
+        words = {"true": True, "false": False, "null": None, "none": None}
         try:
             options[key] = json.loads(text)
         except json.JSONDecodeError:
-            options[key] = text
+            options[key] = words.get(text.strip().lower(), text)
     return options
 
 
@@ -81,7 +84,7 @@ def output_file(
     if str(path) == "":
         raise ValueError(f"{flag} '': give a file name")
     out = Path(path)
-    if out.is_dir():
+    if out.is_dir() or str(path).endswith(("/", os.sep)):  # (a path drops a trailing slash)
         raise ValueError(f"{flag} {path} is a folder: give the name of a file to write")
     parent = next((p for p in out.parents if p.exists()), Path("."))
     if not parent.is_dir():

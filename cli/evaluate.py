@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -49,16 +48,18 @@ def run(args: argparse.Namespace) -> int:
 
     from rummyzoo.agents.arena import ArenaWorkers, format_report
     from rummyzoo.agents.arena.evaluate import baseline_names, evaluation_report, policy_entry
-    from rummyzoo.agents.checkpoints import read_meta
+    from rummyzoo.agents.checkpoints import check_recorded_options, read_meta
+    from rummyzoo.envs.workers import usable_cpus
 
     meta = read_meta(args.checkpoint)
+    check_recorded_options(meta, args.checkpoint)  # the games below are played under them
     variant, players = meta["variant"], meta["num_players"]
     options = {**meta["options"], **parse_options(args.option)}
     opponents = args.opponents or baseline_names(variant)
     results = {}
     # One set of worker processes for every opponent (each start imports torch: seconds);
     # the arena checks --workers and --deals.
-    workers = (os.cpu_count() or 1) if args.workers is None else args.workers
+    workers = usable_cpus() if args.workers is None else args.workers
     shared = workers > 1 and args.deals > 1
     with ArenaWorkers(min(workers, args.deals)) if shared else contextlib.nullcontext() as pool:
         for opponent in opponents:

@@ -390,10 +390,13 @@ def play_game(
     except (_Leave, KeyboardInterrupt):
         console.say()
         console.say(f"goodbye: you left the game (seed {seed})")
+    except BaseException:  # an opponent that failed: the game so far is kept, then the error
+        if save:
+            _save(recorder.to_dict(), save, console)
+        raise
     replay = recorder.to_dict()
     if save:
-        path = save_replay(replay, save)
-        console.say(f"saved the game to {path} (rummyzoo replay {path})")
+        _save(replay, save, console)
     return PlayResult(
         finished=finished,
         points=[list(p) for p in recorder.points],
@@ -401,6 +404,11 @@ def play_game(
         seed=seed,
         replay=replay,
     )
+
+
+def _save(replay: dict[str, Any], save: str, console: _Console) -> None:
+    path = save_replay(replay, save)
+    console.say(f"saved the game to {path} (rummyzoo replay {path})")
 
 
 class _Session:

@@ -54,6 +54,14 @@ def run(args: argparse.Namespace) -> int:
 
     color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     if args.html is not None:
+        ignored = [
+            flag for flag, on in (("--step", args.step), ("--no-color", args.no_color)) if on
+        ]
+        if ignored:
+            raise ValueError(
+                f"{' and '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} for the "
+                "terminal: --html writes a page (its buttons and keys step through the game)"
+            )
         from rummyzoo.cli.viewer import write_replay_html
 
         html = output_file(args.html, "--html", inputs=[args.file])

@@ -52,6 +52,7 @@ import gc
 import importlib
 import itertools
 import multiprocessing
+import os
 import pickle
 import select
 import signal
@@ -118,6 +119,16 @@ def settled_heap() -> Iterator[None]:
     finally:
         if not frozen_before:
             gc.unfreeze()
+
+
+def usable_cpus() -> int:
+    """The processors this process may run on (its affinity, which ``taskset`` and a
+    container's cpuset limit), not every processor of the machine: what a default number of
+    worker processes is."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no affinity on this platform
+        return os.cpu_count() or 1
 
 
 def resolve_start_method(start_method: str | None) -> str:

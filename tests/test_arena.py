@@ -843,6 +843,9 @@ def test_team_games_score_teams() -> None:
 def test_parse_options_reads_json_values() -> None:
     options = parse_options(["target_score=100", "teams=true", "hand_size=null", "x=reshuffle"])
     assert options == {"target_score": 100, "teams": True, "hand_size": None, "x": "reshuffle"}
+    # Python's spellings too, as agent parameters take them
+    spelled = parse_options(["teams=True", "a=FALSE", "target_score=None", "b=Nonesuch"])
+    assert spelled == {"teams": True, "a": False, "target_score": None, "b": "Nonesuch"}
     with pytest.raises(ConfigError, match="key=value"):
         parse_options(["target_score"])
     with pytest.raises(ConfigError, match="given twice"):

@@ -657,10 +657,27 @@ def test_a_run_records_the_command_as_parsed_however_it_was_started(monkeypatch,
     assert seen == [["rummyzoo", *given]]
 
 
-def test_arena_refuses_a_negative_save_limit_before_playing(capsys):
-    code = main(["arena", "knock_rummy", "--agents", "random", "random", "--save-limit", "-1"])
+def test_arena_refuses_a_negative_save_limit_before_playing(capsys, tmp_path):
+    base = ["arena", "knock_rummy", "--agents", "random", "random"]
+    code = main([*base, "--save-games", str(tmp_path / "g"), "--save-limit", "-1"])
     assert code == 2
     assert "--save-limit must be 0 (every game) or more, got -1" in capsys.readouterr().err
+    # a limit without games to keep is no setting at all: said, not ignored
+    assert main([*base, "--save-limit", "5"]) == 2
+    assert "--save-limit limits the games --save-games keeps" in capsys.readouterr().err
+
+
+def test_replay_refuses_terminal_flags_with_a_page(tmp_path, capsys):
+    from rummyzoo.agents.arena import record_episode
+    from rummyzoo.envs.replay import save_replay
+
+    path = save_replay(
+        record_episode("knock_rummy", 2, ["random", "random"], seed=1), tmp_path / "g.json"
+    )
+    page = tmp_path / "g.html"
+    for flags, named in ((["--step"], "--step is"), (["--step", "--no-color"], "--step and")):
+        assert main(["replay", str(path), "--html", str(page), *flags]) == 2
+        assert f"{named}" in capsys.readouterr().err and not page.exists()
 
 
 @pytest.mark.parametrize(
@@ -682,6 +699,11 @@ def test_an_output_file_that_is_a_folder_is_refused_before_any_work(
     assert time.perf_counter() - started < 3  # nothing was played first
     err = capsys.readouterr().err
     assert f"{flag} {tmp_path} is a folder: give the name of a file to write" in err
+    # a name that ends in a slash names a folder too, one still to make as well
+    new = f"{tmp_path / 'results'}/"
+    assert main([*command, flag, new]) == 2
+    assert f"{flag} {new} is a folder: give the name" in capsys.readouterr().err
+    assert not (tmp_path / "results").exists()
 
 
 def test_outputs_that_cannot_be_written_are_refused_before_any_work(tmp_path, capsys) -> None:

@@ -14,6 +14,7 @@ import termios
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rummyzoo.cli.display import colour_cards
@@ -170,6 +171,39 @@ def test_eof_mid_game_says_goodbye_and_saves(tmp_path):
     assert "goodbye" in text and "game over" not in text
     assert result.replay["finished"] is False
     assert verify_replay(path)["moves"] == len(result.replay["actions"])
+
+
+def test_an_opponent_that_fails_leaves_the_game_so_far_saved(tmp_path):
+    """The replay is written whatever ends the game: an opponent's error too (then raised)."""
+    from rummyzoo.agents.base import BasePolicy
+
+    class Failing(BasePolicy):
+        name = "failing"
+
+        def __init__(self):
+            self.calls = 0
+
+        def act(self, observation, action_mask, rng):
+            self.calls += 1
+            if self.calls == 3:
+                raise RuntimeError("the opponent broke")
+            return int(np.flatnonzero(action_mask)[0])
+
+    screen = io.StringIO()
+    path = tmp_path / "broken.json"
+    with pytest.raises(RuntimeError, match="the opponent broke"):
+        play_game(
+            "knock_rummy",
+            2,
+            opponents=[Failing()],
+            seed=2,
+            input_stream=Scripted(screen),
+            output_stream=screen,
+            color=False,
+            save=str(path),
+        )
+    assert f"saved the game to {path}" in screen.getvalue()
+    assert verify_replay(path)["moves"] >= 4  # both players' moves before the error
 
 
 def test_quit_and_help_and_names():

@@ -338,7 +338,7 @@ def test_tensorboard_has_the_promised_tags(tmp_path, algo):
 
 
 # ------------------------------------------------------------------ checkpoints
-def test_checkpoint_errors_are_clear(tmp_path):
+def test_checkpoint_errors_are_clear(tmp_path, capsys):
     run, _ = _smoke(tmp_path, "dqn", "knock_rummy")
     last = run / "checkpoints" / "last.rz"
     with pytest.raises(CheckpointError, match="does not match this env: variant"):
@@ -346,11 +346,27 @@ def test_checkpoint_errors_are_clear(tmp_path):
     with pytest.raises(CheckpointError, match="num_players: checkpoint 2, env 3"):
         load_policy(last, "knock_rummy", 3)
     # Other rules with the same layout play, with a warning naming them.
-    with pytest.warns(
-        UserWarning, match=r"other rules \(rummy_bonus: checkpoint .default., env 0\)"
-    ):
+    with pytest.warns(UserWarning, match=r"other rules \(rummy_bonus: checkpoint 25, env 0\)"):
         assert load_policy(last, "knock_rummy", 2, {"rummy_bonus": 0}).name == "last.rz"
     assert load_policy(last, "knock_rummy", 2, {"target_score": 100}).name == "last.rz"
+    with warnings.catch_warnings():  # the rules' own defaults, spelled out: the same rules
+        warnings.simplefilter("error")
+        spelled = {"hand_size": 10, "stock_exhaustion": "void", "rummy_bonus": 25}
+        assert load_policy(last, "knock_rummy", 2, spelled).name == "last.rz"
+    # rules options that the game refuses, recorded in a checkpoint, are named as its
+    foreign = tmp_path / "foreign.rz"
+    with zipfile.ZipFile(last) as src, zipfile.ZipFile(foreign, "w") as dst:
+        for item in src.namelist():
+            data = src.read(item)
+            if item == "rummyzoo.json":
+                data = json.dumps({**json.loads(data), "options": {"foo": 1}}).encode()
+            dst.writestr(item, data)
+    with pytest.raises(CheckpointError, match=r"checkpoint .*foreign.rz has rules options the"):
+        load_policy(foreign, "knock_rummy", 2)
+    from rummyzoo.cli.main import main
+
+    assert main(["evaluate", str(foreign), "--deals", "1", "--opponents", "random"]) != 0
+    assert "foreign.rz has rules options the game refuses: unknown" in capsys.readouterr().err
     # A layout change is refused, naming what changed.
     relaid = tmp_path / "relaid.rz"
     with zipfile.ZipFile(last) as src, zipfile.ZipFile(relaid, "w") as dst:

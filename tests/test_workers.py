@@ -577,3 +577,19 @@ def test_a_worker_engine_refuses_to_be_copied_and_says_what_to_copy():
             with pytest.raises(TypeError, match="copy a VectorEnv"):
                 clone(workers)
         workers.step(np.zeros(4, dtype=np.int64) + np.argmax(workers.action_masks, axis=1))
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_default_worker_counts_follow_the_cpus_this_process_may_use():
+    """taskset, or a container's cpuset, limits the processors: the default workers of the
+    arena and of evaluate are those, not every processor of the machine."""
+    from rummyzoo.agents.arena import ArenaWorkers
+    from rummyzoo.envs.workers import usable_cpus
+
+    allowed = os.sched_getaffinity(0)
+    assert usable_cpus() == len(allowed)
+    try:
+        os.sched_setaffinity(0, {min(allowed)})
+        assert usable_cpus() == 1 and ArenaWorkers(None).workers == 1
+    finally:
+        os.sched_setaffinity(0, allowed)

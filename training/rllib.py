@@ -460,7 +460,9 @@ def start_ray(settings: RllibSettings) -> tuple[Any, bool]:
         "configure_logging": False,
     }
     if address is None:
-        kwargs["num_cpus"] = settings.num_cpus or os.cpu_count() or 1
+        from rummyzoo.envs.workers import usable_cpus
+
+        kwargs["num_cpus"] = settings.num_cpus or usable_cpus()
         import torch
 
         # before starting anything; a local Ray finds this machine's GPUs as torch does

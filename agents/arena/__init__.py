@@ -81,6 +81,7 @@ from rummyzoo.envs.play import play_episode
 from rummyzoo.envs.registry import check_players, make_match
 from rummyzoo.envs.replay import Recorder, record_game, save_replay
 from rummyzoo.envs.seeding import check_seed, new_generator, seed_generator
+from rummyzoo.envs.workers import usable_cpus
 
 __all__ = [
     "SEATING_DESIGNS",
@@ -461,7 +462,7 @@ class ArenaWorkers:
 
     def __init__(self, workers: int | None) -> None:
         if workers is None:
-            workers = os.cpu_count() or 1
+            workers = usable_cpus()
         self.workers = _positive_int("workers", workers)
         self._executor: ProcessPoolExecutor | None = None
         self._closed = False
@@ -626,7 +627,7 @@ def run_arena(
     if pool is not None:
         workers = pool.workers
     elif workers is None:
-        workers = os.cpu_count() or 1
+        workers = usable_cpus()
     workers = _positive_int("workers", workers)
     if isinstance(agents, str):
         raise ValueError(f"agents must be a list of agents, got the one name {agents!r}")
