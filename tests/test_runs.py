@@ -290,6 +290,10 @@ def test_resume_refuses_a_config_edited_by_hand_or_a_broken_state(tmp_path) -> N
         ("[1, 2]", "expected a JSON object"),
         (json.dumps({**json.loads(state), "rating": "high"}), "rating must be a number"),
         ('{"steps": 256, "pool": "abc"}', "pool must be a list"),
+        (
+            '{"steps": 256, "eval_history": [{"steps": 0, "results": [1]}]}',
+            r"eval_history\[0\].results must map opponents",
+        ),
     ]:
         (run / "state.json").write_text(broken)
         with pytest.raises(ValueError, match=f"state.json is corrupt \\({why}"):

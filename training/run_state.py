@@ -125,6 +125,10 @@ def _check_state(data: Any) -> str | None:
         isinstance(e, dict) and isinstance(e.get("steps"), int) for e in history
     ):
         return "eval_history must be a list of evaluations, each with its steps"
+    for i, entry in enumerate(history):
+        results = entry.get("results", {})
+        if not isinstance(results, dict) or not all(isinstance(r, dict) for r in results.values()):
+            return f"eval_history[{i}].results must map opponents to their results"
     fixed = data.get("fixed")
     if fixed is not None and not isinstance(fixed, dict):
         return f"fixed must be an object, got {type(fixed).__name__}"
