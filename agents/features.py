@@ -146,7 +146,8 @@ class DitchHandMarginPotential:
     is unseen: each of its cards is charged the mean penalty of the cards the observer has not
     seen). It is the ``margin`` reward's own measure, so the shaped rewards pay each play's
     points when it is made instead of at the end of the hand, and their sum over a hand is the
-    hand's margin still (up to the discount); the optimal policy is unchanged.
+    hand's margin less the potential it started from (up to the discount: the end's potential is
+    0); the optimal policy is unchanged.
     """
 
     variant = "ditch_rummy"

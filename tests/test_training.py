@@ -213,6 +213,10 @@ def test_dqn_target_ignores_illegal_actions():
     assert target[0, 0].item() == pytest.approx(1.0 + 0.5 * q_next[0, 3].item())
     assert target[1, 0].item() == pytest.approx(2.0)  # done: no bootstrap
     assert target[0, 0].item() < 100
+    # a game the turn cap cut (not done, but its last observation has no legal action): its
+    # reward alone, as the module says
+    cut = model.td_target(th.tensor([[1.5]]), th.zeros_like(next_obs[:1]), th.tensor([[0.0]]))
+    assert cut[0, 0].item() == pytest.approx(1.5)
 
 
 # ------------------------------------------------------------------ smoke runs

@@ -580,6 +580,9 @@ def test_misuse_of_the_batched_env_is_refused_by_name():
          "ditch_actions", None),
         ("rummy500", 2, {"target_score": None}, "rummy500.greedy", "rummy500_actions", None),
         ("rummy500", 3, {"target_score": 100}, "rummy500.greedy", None, None),
+        # 4 players of single Knock hands: an opponent often knocks before the learner's first
+        # decision, so matches are skipped (the same seat gets the next)
+        ("knock_rummy", 4, {"target_score": None}, "knock.greedy", None, None),
     ],
 )  # fmt: skip
 def test_one_batched_game_is_the_seat_env_step_by_step(
@@ -611,6 +614,9 @@ def test_one_batched_game_is_the_seat_env_step_by_step(
             obs, _ = single.reset()
             ends += 1
     assert ends >= 5
+    assert single.skipped_games == batched.skipped_games
+    if players == 4 and variant == "knock_rummy":
+        assert batched.skipped_games > 0  # the case this row is here for
 
 
 @pytest.mark.parametrize("variant", ["knock_rummy", "ditch_rummy"])

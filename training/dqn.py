@@ -8,6 +8,11 @@ replay buffer stores every next state's mask with it. Masking then applies every
   legal ones only;
 * the TD target: ``max_a' Q_target(s', a')`` runs over the legal actions of ``s'`` only.
 
+A game's last observation has no legal action, a game cut by the turn cap's too (the learner
+acts no more in it), so its target is its reward alone: where PPO bootstraps a cut game from
+the value of where it stopped, DQN scores it as an end (the cap shows in the observation's
+turn count). The shipped configs' caps cut almost no game.
+
 A run warm-started from a teacher may keep the teacher's recorded decisions
 (``pretrain.demo_coef``): every update then adds the large-margin term of deep Q-learning from
 demonstrations (:func:`large_margin`) on a batch of them, so that Q-learning departs from the
