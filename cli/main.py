@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:  # Ctrl-C: one line, no traceback
         why = f"; {exc}" if str(exc) else ""
         print(f"\nrummyzoo {args.command}: interrupted{why}", file=sys.stderr)
-        return 130
+        return 128 + getattr(exc, "signum", 2)  # 130 for Ctrl-C, 143 for SIGTERM
     except BrokenPipeError:  # the reader went away (``rummyzoo demo | head``)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that Python's exit flush does not fail too

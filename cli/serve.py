@@ -166,10 +166,19 @@ class RunsFolder:
         """Checkpoints (``.rz``) of every run, relative to the runs folder."""
         out = []
         for run in self.runs():
-            for path in sorted((run / "checkpoints").glob("*.rz")):
+            for path in _playable(run):
                 if self.holds(path):
                     out.append(str(path.relative_to(self.root)))
         return out
+
+
+def _playable(run: Path) -> list[Path]:
+    """The checkpoints of a run a player may choose: its ``.rz`` files, but the resume set's
+    own copy of ``best.rz``."""
+    from rummyzoo.training.run_state import BEST_AT_CHECKPOINT
+
+    found = sorted((run / "checkpoints").glob("*.rz"))
+    return [p for p in found if p.name != BEST_AT_CHECKPOINT]
 
 
 # ---------------------------------------------------------------------------- a game in the browser
@@ -342,9 +351,10 @@ class WebGame:
                 raise RequestError(
                     400, f"decision must be the number of a decision, got {short_repr(answered)}"
                 )
-            if answered != version:  # sent for a decision that has passed
+            if answered != version:  # sent for a decision that has passed (or not come)
+                when = "has passed" if answered < version else "is not open yet"
                 raise RequestError(
-                    409, f"decision {short_repr(answered)} has passed: the game is at {version}"
+                    409, f"decision {short_repr(answered)} {when}: the game is at {version}"
                 )
             action = self._chosen(decision, request)
             self.waiting = None
@@ -517,7 +527,7 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
     folder = RunsFolder(runs_dir)
     app = Flask("rummyzoo.serve")
     app.url_map.merge_slashes = False  # "//etc/x" stays an absolute path, refused as such
-    app.config["JSON_SORT_KEYS"] = False
+    app.json.sort_keys = False  # the API's keys in the order the state gives them
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
     local_only = _loopback(host)
     games: dict[str, WebGame] = {}
@@ -609,7 +619,7 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
             "<h3>games</h3>"
             + (_table_rows(game_rows, ["replay"]) if game_rows else "<p>no saved games</p>")
         )
-        ckpts = [c for c in sorted((run / "checkpoints").glob("*.rz")) if folder.holds(c)]
+        ckpts = [c for c in _playable(run) if folder.holds(c)]
         if ckpts:
             links = "".join(
                 f'<li><a href="/play?opponent={html.escape(quote(f"{name}/checkpoints/{c.name}"))}">'
@@ -634,7 +644,10 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
                 400, f"seat must be a seat number or open, got {short_repr(seat_text)}"
             )
         try:
-            data = load_replay(path)
+            try:
+                data = load_replay(path)
+            except ReplayError as exc:  # named as the page names it, not by its whole path
+                raise ReplayError(str(exc).replace(str(path), f"{name}/{file}")) from None
             seat = None if seat_text in (None, "", "open") else int(seat_text)
             return page_or_error(lambda: replay_page(data, seat, f"{name}/{file}"))
         except ValueError as exc:  # ReplayError too
@@ -653,11 +666,30 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
             names += [n for n in agent_names(variant) if n not in names]
         return names + folder.checkpoints()
 
+    def checkpoint_game(chosen: str) -> tuple[str, int] | None:
+        """The variant and players of the runs folder's checkpoint ``chosen`` (None: not one,
+        or unreadable)."""
+        if chosen not in folder.checkpoints():
+            return None
+        from rummyzoo.agents.checkpoints import read_meta
+
+        try:
+            meta = read_meta(folder.root / chosen)
+        except (OSError, ValueError):
+            return None
+        variant, players = meta.get("variant"), meta.get("num_players")
+        if variant not in VARIANTS or not isinstance(players, int):
+            return None
+        return variant, players
+
     @app.get("/play")
     def play_form() -> Any:
         chosen = request.args.get("opponent", "")
+        # a checkpoint plays its own variant and player count: the form starts with them
+        variant_chosen, players = checkpoint_game(chosen) or ("", 2)
         variants = "".join(
-            f'<option value="{v}">{html.escape(VARIANT_TITLES.get(v, v))}</option>'
+            f'<option value="{v}"{" selected" if v == variant_chosen else ""}>'
+            f"{html.escape(VARIANT_TITLES.get(v, v))}</option>"
             for v in VARIANTS
         )
         options = "".join(
@@ -669,7 +701,7 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
             _header("play a game")
             + f"""<main><form id="new-game" class="panel">
 <p><label>variant <select name="variant" id="variant">{variants}</select></label>
-<label>players <input name="players" id="players" type="number" min="2" max="8" value="2"></label>
+<label>players <input name="players" id="players" type="number" min="2" max="8" value="{players}"></label>
 <label>your seat <input name="seat" id="seat" type="number" min="0" max="7" value="0"></label></p>
 <p><label>opponents <select name="opponent" id="opponent">{options}</select></label></p>
 <p><label>match to <input id="target" type="number" min="1" placeholder="one hand"> points
@@ -814,6 +846,7 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
         title = VARIANT_TITLES.get(game.variant, game.variant)
         shown = game.over or game.seed_given
         seed = f"seed {game.seed}" if shown else "seed shown when the game is over"
+        seed = f'<span id="seed">{html.escape(seed)}</span>'  # play.js shows it at the end
         body = _header(f"{title}: you are player_{game.seat}", seed) + (
             '<main><div id="game"></div><div id="message"></div>'
             '<div class="panel"><div class="label">your move (click one, or type it):</div>'

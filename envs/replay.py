@@ -105,8 +105,9 @@ def make_play_match(variant: str, num_players: int, options: dict[str, Any] | No
 
 
 def random_seed() -> int:
-    """A fresh seed from OS entropy (recorded, so the game can be replayed)."""
-    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> 1)
+    """A fresh seed from OS entropy (recorded, so the game can be replayed), below 2**53: a
+    JSON number that JavaScript (the web app, a replay page) reads exactly."""
+    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> 11)
 
 
 def describe_action(match: Match, action: int) -> str:

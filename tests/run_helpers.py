@@ -18,15 +18,15 @@ def tb_steps(run: Path) -> dict[str, list[int]]:
     return steps
 
 
-def untrained_checkpoint(path: Path) -> Path:
-    """A checkpoint of ``configs/smoke_ppo.yaml``'s network (Knock Rummy, 2 players) before
-    any training, saved at ``path``."""
+def untrained_checkpoint(path: Path, overrides: tuple[str, ...] = ()) -> Path:
+    """A checkpoint of ``configs/smoke_ppo.yaml``'s network (Knock Rummy, 2 players, unless
+    ``overrides`` say otherwise) before any training, saved at ``path``."""
     from rummyzoo.agents.checkpoints import save_checkpoint
     from rummyzoo.training.config import load_config
     from rummyzoo.training.train import build_model, build_vec_env, checkpoint_meta
 
     config = load_config(Path(__file__).resolve().parent.parent / "configs" / "smoke_ppo.yaml",
-                         ["n_envs=2"])  # fmt: skip
+                         ["n_envs=2", *overrides])  # fmt: skip
     env = build_vec_env(config)
     try:
         return save_checkpoint(build_model(config, env, None), path, checkpoint_meta(config, 0))

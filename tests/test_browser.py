@@ -135,11 +135,12 @@ def test_play_a_whole_game_in_the_browser(tmp_path, driver):
         driver.get(f"{base}/play")
         Select(driver.find_element(By.ID, "variant")).select_by_visible_text("Knock Rummy")
         Select(driver.find_element(By.ID, "opponent")).select_by_value("random")
-        driver.find_element(By.ID, "seed").send_keys("3")
-        driver.find_element(By.ID, "start").click()
+        driver.find_element(By.ID, "start").click()  # no seed: the server draws one
         wait = WebDriverWait(driver, 30)
         wait.until(lambda d: "/play/" in d.current_url)
         wait.until(lambda d: d.execute_script("return document.body.getAttribute('data-status')"))
+        # the seed deals every hidden card: not shown while the game is played
+        assert driver.find_element(By.ID, "seed").text == "seed shown when the game is over"
         # A typed move that is not legal: the terminal game's message, and the game goes on.
         driver.find_element(By.ID, "move-text").send_keys("knock Zz\n")
         wait.until(lambda d: d.find_elements(By.ID, "error"))
@@ -163,8 +164,10 @@ def test_play_a_whole_game_in_the_browser(tmp_path, driver):
             )
         verdict = driver.find_element(By.ID, "verdict").text
         assert verdict.startswith("game over:") and moves > 0
+        shown = driver.find_element(By.ID, "seed").text  # and shown once it is over
     saved = list((runs / "web_games").glob("game_*.json"))
     assert len(saved) == 1
+    assert shown == f"seed {load_replay(saved[0])['seed']}"
     summary = verify_replay(saved[0])
     assert load_replay(saved[0])["agents"] == ["human", "random"]
     assert summary["moves"] >= moves

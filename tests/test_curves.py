@@ -136,6 +136,20 @@ def test_curves_errors(tmp_path, capsys):
         assert f"state.json {why}" in capsys.readouterr().err
 
 
+def test_a_damaged_evaluations_file_beside_sound_ones_is_passed_over(run, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    bad = {"evaluations": [{"steps": 5, "results": {"random": {"win_rate": "x"}}}]}
+    (copy / "evaluations.json").write_text(json.dumps(bad))
+    with pytest.warns(UserWarning, match=r"evaluations.json is corrupt: .* left out"):
+        _, history = run_evaluations(copy)
+    assert history == sorted(
+        json.loads((run / "summary.json").read_text())["evaluations"], key=lambda e: e["steps"]
+    )
+
+
 def test_curves_out_gets_its_suffix_and_refuses_a_folder(run, tmp_path, capsys):
     assert main(["curves", str(run), "--out", str(tmp_path / "mycurve")]) == 0
     assert f"wrote {tmp_path / 'mycurve.png'}:" in capsys.readouterr().out

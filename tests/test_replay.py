@@ -368,3 +368,11 @@ def test_cli_step_prompts_and_q_quits(recorded, tmp_path, capsys, monkeypatch):
     assert main(["replay", str(path), "--step", "--no-color"]) == 0
     assert asked == [STEP_PROMPT]  # end of input: no more waiting
     assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith("replay verified")
+
+
+def test_drawn_seeds_are_numbers_javascript_reads_exactly():
+    from rummyzoo.envs.replay import random_seed
+
+    seeds = [random_seed() for _ in range(2000)]
+    assert all(0 <= s < 2**53 for s in seeds) and len(set(seeds)) == len(seeds)
+    assert max(seeds) > 2**50  # the whole range is used, not a few bits of it

@@ -405,6 +405,9 @@ def test_serve_takes_one_move_per_decision_from_requests_sent_at_once(runs):
         stale = {"action": final["legal"][0]["action"], "decision": final["decision"] - 1}
         refused = app.test_client().post(f"/api/games/{game}/move", json=stale)
         assert refused.status_code == 409 and "has passed" in refused.json["error"]
+        early = {**stale, "decision": final["decision"] + 1}
+        refused = app.test_client().post(f"/api/games/{game}/move", json=early)
+        assert refused.status_code == 409 and "is not open yet" in refused.json["error"]
         for bad in ("x", -1, True, 1.5):  # no decision's number: a bad request, not a stale one
             refused = app.test_client().post(
                 f"/api/games/{game}/move", json={**stale, "decision": bad}
@@ -457,6 +460,35 @@ def test_serve_play_against_a_checkpoint_path_is_kept_inside(runs):
         "/api/games", json={"variant": "knock_rummy", "opponent": "r1/checkpoints/best.rz"}
     )
     assert response.status_code == 404 and "unknown checkpoint" in response.json["error"]
+
+
+def test_a_run_pages_checkpoint_opens_the_form_at_its_own_game(runs):
+    """A run's "play against" link starts the form at the checkpoint's variant and player
+    count (a Ditch Rummy network of 3 players, here), and the resume set's own copy of
+    best.rz is not offered."""
+    from run_helpers import untrained_checkpoint
+
+    folder = runs / "r1" / "checkpoints"
+    folder.mkdir()
+    untrained_checkpoint(folder / "best.rz", ("variant=ditch_rummy", "num_players=3"))
+    (folder / "best_at_checkpoint.rz").write_bytes((folder / "best.rz").read_bytes())
+    client = create_app(runs).test_client()
+    run = client.get("/runs/r1").text
+    assert "play against best.rz" in run and "best_at_checkpoint" not in run
+    form = client.get("/play?opponent=r1/checkpoints/best.rz").text
+    assert '<option value="ditch_rummy" selected>' in form and 'value="3"></label>' in form
+    assert "best_at_checkpoint" not in form
+    assert 'value="r1/checkpoints/best.rz" selected' in form
+    plain = client.get("/play").text  # no checkpoint: the first variant, 2 players
+    assert " selected>" not in plain.split('id="opponent"')[0] and 'value="2"></label>' in plain
+
+
+def test_a_damaged_game_is_named_as_the_page_names_it(runs):
+    (runs / "r1" / "not_a_game.json").write_text("{}")
+    response = create_app(runs).test_client().get("/runs/r1/game/not_a_game.json")
+    assert response.status_code == 400
+    assert "replay r1/not_a_game.json is corrupt" in response.text
+    assert str(runs) not in response.text
 
 
 def test_replay_error_for_bad_file(tmp_path):

@@ -12,6 +12,7 @@ sides).
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +49,13 @@ EVALUATION_FILES = ("summary.json", "evaluations.json", "state.json")
 def saved_evaluations(run: Path) -> list[dict[str, Any]]:
     """A run's evaluations, the latest its files hold: ``summary.json``'s (once it has
     finished), ``evaluations.json``'s (written after each evaluation) or ``state.json``'s (at
-    each checkpoint).
+    each checkpoint). A damaged file among sound ones is passed over with a warning naming it.
 
-    :raises ValueError: a file that is not JSON, or whose evaluations are malformed (named).
+    :raises ValueError: where every file that holds evaluations is damaged (the first named):
+        not JSON, or its evaluations malformed.
     """
     found: list[list[dict[str, Any]]] = []
+    damaged: list[str] = []
     for name in EVALUATION_FILES:
         path = Path(run) / name
         if not path.is_file():
@@ -60,7 +63,8 @@ def saved_evaluations(run: Path) -> list[dict[str, Any]]:
         try:
             doc = json.loads(path.read_text())
         except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
-            raise ValueError(f"{path} is not readable JSON ({exc})") from None
+            damaged.append(f"{path} is not readable JSON ({exc})")
+            continue
         history = doc.get("evaluations", doc.get("eval_history")) if isinstance(doc, dict) else 0
         if history is None:
             continue
@@ -71,9 +75,14 @@ def saved_evaluations(run: Path) -> list[dict[str, Any]]:
             and all(_drawable(r) for r in e["results"].values())
             for e in history
         ):
-            raise ValueError(f"{path} is corrupt: its evaluations are not a list of evaluations")
+            damaged.append(f"{path} is corrupt: its evaluations are not a list of evaluations")
+            continue
         if history:
             found.append(history)
+    if damaged and not found:
+        raise ValueError(damaged[0])
+    for why in damaged:
+        warnings.warn(f"{why}: its evaluations are left out", stacklevel=2)
     return max(found, key=lambda h: h[-1]["steps"], default=[])
 
 

@@ -577,7 +577,10 @@ class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM) stopped a run; its message says how to continue it and from which
     step (or, stopped before the run wrote its config, that there is nothing to continue)."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, signum: int = signal.SIGINT) -> None:
+        #: the signal that stopped the run (SIGINT for Ctrl-C): the command exits with
+        #: 128 + it, as a process that signal ended would
+        self.signum = int(signum)
         if (Path(run_dir) / "config.yaml").exists():
             steps = read_state(Path(run_dir)).get("steps")
             where = (
@@ -595,7 +598,12 @@ def _stopped(signum: int, frame: Any) -> None:
     """Ctrl-C or SIGTERM during a run: noted (:data:`~rummyzoo.training.run_state.stop_requested`,
     in case Python swallows the exception where the signal lands), then KeyboardInterrupt."""
     stop_requested.set()
+    _stop_signal[0] = signum
     raise KeyboardInterrupt("terminated" if signum == signal.SIGTERM else "")
+
+
+#: the signal of the last stop (see _stopped)
+_stop_signal = [int(signal.SIGINT)]
 
 
 @contextlib.contextmanager
@@ -611,6 +619,7 @@ def _resumable(run_dir: Path) -> Any:
     every other exception is printed as before)."""
     handlers: dict[int, Any] = {}
     stop_requested.clear()
+    _stop_signal[0] = signal.SIGINT
     unraisable_hook = sys.unraisablehook
     quiet_stop: Any = None
     if threading.current_thread() is threading.main_thread():
@@ -634,7 +643,7 @@ def _resumable(run_dir: Path) -> Any:
     except RunInterrupted:
         raise
     except KeyboardInterrupt:
-        raise RunInterrupted(run_dir) from None
+        raise RunInterrupted(run_dir, _stop_signal[0]) from None
     finally:
         if quiet_stop is not None and sys.unraisablehook is quiet_stop:
             sys.unraisablehook = unraisable_hook
