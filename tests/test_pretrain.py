@@ -133,13 +133,15 @@ def test_a_warm_start_of_a_few_decisions_fits_and_measures_them(tmp_path, algo, 
 def test_pretrained_run_records_its_warm_start(tmp_path):
     summary = train_from_file(
         str(CONFIGS / "smoke_ppo.yaml"),
-        ["features=knock_deadwood", "pretrain.teacher=knock.greedy", "pretrain.decisions=200"],
+        ["features=knock_deadwood", "pretrain.teacher=knock.greedy", "pretrain.decisions=1000"],
         str(tmp_path / "run"),
         ["test"],
     )
     pre = summary["pretrain"]
-    assert pre["teacher"] == "knock.greedy" and pre["decisions"] >= 200
-    assert 0.5 < pre["accuracy"] <= 1.0  # a few hundred decisions of knock.greedy: mostly learnt
+    assert pre["teacher"] == "knock.greedy" and pre["decisions"] >= 1000
+    # a thousand decisions of knock.greedy: mostly learnt (0.63-0.73 over seeds 0-3, on 70-100
+    # held-out decisions; a few hundred leave a score of a dozen or two, too few to tell)
+    assert 0.5 < pre["accuracy"] <= 1.0
     assert list((tmp_path / "run" / "tb" / "pretrain").glob("events.*"))
     # the network the warm start left, before any RL, is kept beside the others
     from rummyzoo.agents.checkpoints import read_meta

@@ -581,7 +581,7 @@ def test_misuse_of_the_batched_env_is_refused_by_name():
         ("rummy500", 2, {"target_score": None}, "rummy500.greedy", "rummy500_actions", None),
         ("rummy500", 3, {"target_score": 100}, "rummy500.greedy", None, None),
         # 4 players of single Knock hands: an opponent often knocks before the learner's first
-        # decision, so matches are skipped (the same seat gets the next)
+        # decision, so matches are skipped (the seat rotates on in both envs)
         ("knock_rummy", 4, {"target_score": None}, "knock.greedy", None, None),
     ],
 )  # fmt: skip

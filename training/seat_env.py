@@ -10,7 +10,8 @@ MaskablePPO finds it through any VecEnv (also ``SubprocVecEnv``).
 
 A game that ends before the learner's first decision (an opponent knocking on the first turn)
 gives the learner nothing to learn from; ``reset`` plays on to the next game and counts it in
-``skipped_games``.
+``skipped_games`` (with ``learner_seat: rotate`` the seat rotates with every game dealt, a
+skipped one too, as the batched env's does).
 """
 
 from __future__ import annotations
@@ -578,7 +579,7 @@ class SeatEnv(gym.Env):
             else:
                 self.match.reset()
             n = self.num_players
-            if self.learner_seat == "rotate":
+            if self.learner_seat == "rotate":  # by every match dealt, a skipped one too
                 self.seat = self._games % n
             elif self.learner_seat == "random":
                 self.seat = int(self.np_random.integers(n))
@@ -605,10 +606,10 @@ class SeatEnv(gym.Env):
             self._reward = 0.0
             self._last_end = None
             self._play_opponents()
+            self._games += 1
             if not self._over():
                 break
-            self.skipped_games += 1  # the same seat gets the next game
-        self._games += 1
+            self.skipped_games += 1  # a match that ended before the learner's first decision
         self._reward = 0.0
         return self._observation(), {"seat": self.seat, "opponents": list(self._opponent_labels)}
 

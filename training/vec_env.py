@@ -446,11 +446,9 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         for i in ended.tolist():
             seat = int(self.seats[i])
             if dones[i]:
-                # a match that ended before the learner's first decision in it: the seat
-                # gets the next match instead (as SeatEnv's reset gives it), so that every
-                # seat plays its share of matches, the late ones too
+                # a match that ended before the learner's first decision in it (the seat
+                # rotates on all the same: SeatEnv's reset counts it too)
                 self.skipped_games += 1
-                self._matches[i] -= 1
             else:
                 truncated = bool(engine.truncated[i])
                 dones[i] = True
