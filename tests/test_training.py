@@ -135,8 +135,14 @@ def test_seat_env_final_reward_when_opponent_ends_the_game():
 
 def test_seat_env_rotates_seats_and_penalises_or_raises_illegal():
     env = SeatEnv("knock_rummy", 3, opponents=["random"])
-    seats = [env.reset(seed=1)[1]["seat"]] + [env.reset()[1]["seat"] for _ in range(8)]
-    assert seats == [0, 1, 2] * 3  # games that end before the learner acts keep its seat
+    seen = []
+    for k in range(9):
+        seat = (env.reset(seed=1) if k == 0 else env.reset())[1]["seat"]
+        seen.append((seat, env._games))
+    # the seat rotates with every game dealt, a game that ended before the learner acted
+    # (skipped) too, as the batched env's does
+    assert all(seat == (dealt - 1) % 3 for seat, dealt in seen), seen
+    assert env.skipped_games > 0 and seen[-1][1] == 9 + env.skipped_games
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     _obs, reward, term, _trunc, info = env.step(illegal)
     assert reward == -1.0 and info["illegal_action"] == illegal and not term
