@@ -295,11 +295,17 @@ class VectorEnv(ViewsSurviveCopies):
             given = None if buffers is None else buffers.get(name)
             if given is None:
                 arrays[name] = np.zeros(shape, dtype=dtype)
-            elif given.shape != shape or given.dtype != dtype or not given.flags.c_contiguous:
+            elif (
+                given.shape != shape
+                or given.dtype != dtype
+                or not given.flags.c_contiguous
+                or not given.flags.writeable
+            ):
                 raise ValueError(
-                    f"buffer {name!r} must be C-contiguous {dtype} of shape {shape}, "
-                    f"got {given.dtype} of shape {given.shape}"
+                    f"buffer {name!r} must be a writeable C-contiguous {dtype} array of shape "
+                    f"{shape}, got {given.dtype} of shape {given.shape}"
                     + ("" if given.flags.c_contiguous else " (not C-contiguous)")
+                    + ("" if given.flags.writeable else " (read-only)")
                 )
             else:
                 arrays[name] = given
@@ -338,6 +344,7 @@ class VectorEnv(ViewsSurviveCopies):
         self._first_illegal = compiled_check(game)
         self._finish, self._finish_settings = compiled_finish(game, self.keep_infos)
         self._has_reset = False
+        self._interrupted: str | None = None  # why the games stopped matching the arrays
         self._closed = False
 
     # -------------------------------------------------------------- lifetime
@@ -364,6 +371,13 @@ class VectorEnv(ViewsSurviveCopies):
         if self._closed:
             raise RuntimeError("this VectorEnv is closed")
         seeds = game_seeds(seed, self.num_envs)
+        try:
+            self._reset(seeds)
+        except BaseException as exc:
+            self._broken(exc, "reset")
+            raise
+
+    def _reset(self, seeds: list[int | None]) -> None:
         for i, match in enumerate(self.matches):
             match.reset(seeds[i])
             self._final[i] = None
@@ -375,8 +389,9 @@ class VectorEnv(ViewsSurviveCopies):
         self._truncated[:] = False
         self._matches_done[:] = 0
         self._clear[:] = False
-        self._has_reset = True
         self._write_rows(self._all)
+        self._has_reset = True
+        self._interrupted = None
 
     # ------------------------------------------------------------------- step
     def check(self, actions: Any, games: Any = None) -> tuple[np.ndarray, np.ndarray]:
@@ -389,7 +404,7 @@ class VectorEnv(ViewsSurviveCopies):
         if self._closed:
             raise RuntimeError(f"this {type(self).__name__} is closed")
         if not self._has_reset:
-            raise RuntimeError("call reset() before step()")
+            raise RuntimeError(self._not_ready("step()"))
         first_illegal = self._first_illegal
         if (
             games is None
@@ -485,6 +500,28 @@ class VectorEnv(ViewsSurviveCopies):
         Flags (``hand_done``, ``terminated``, ``truncated``) describe this call only.
         """
         idx, acts = self.check(actions, games)
+        try:
+            self._step(idx, acts)
+        except BaseException as exc:
+            # a step cut short (an interrupt, an error in a game's code) has played some games
+            # and not others, and not written their rows: the arrays no longer describe the
+            # games, so the engine refuses to go on until a reset deals every game again
+            self._broken(exc, "step")
+            raise
+
+    def _broken(self, exc: BaseException, where: str) -> None:
+        self._has_reset = False
+        self._interrupted = f"a {where}() was cut short by {type(exc).__name__}"
+
+    def _not_ready(self, what: str) -> str:
+        if self._interrupted is None:
+            return f"call reset() before {what}"
+        return (
+            f"{self._interrupted}, which left the games out of step with the arrays: "
+            f"call reset() before {what}"
+        )
+
+    def _step(self, idx: np.ndarray, acts: np.ndarray) -> None:
         rewards = self._rewards
         clear = self._clear
         if clear.any():
@@ -637,8 +674,12 @@ class VectorEnv(ViewsSurviveCopies):
         match = self.matches[game]
         return self.game.observe(match.state, seat, match.seat_totals)
 
-    def render(self, game: int, view: int | None = None) -> str:
-        """The text picture of game ``game`` (all hands open unless ``view`` is a seat)."""
+    def render(self, game: int, view: int | str | None = "render_view") -> str:
+        """The text picture of game ``game``: the hand of seat ``view`` shown (``None``: all
+        hands open); left out, the ``render_view`` option says which, as in the AEC env.
+        (``render_mode`` does not apply here: this returns the text.)"""
+        if view == "render_view":
+            view = self.game.match.render_view
         self._check_game_seat(game, view, "view", optional=True)
         match = self.matches[game]
         return self.game.render(match.state, view, match.totals_by_seat())
@@ -650,7 +691,7 @@ class VectorEnv(ViewsSurviveCopies):
         :raises RuntimeError: before the first :meth:`reset` (no game is dealt yet).
         """
         if not self._has_reset:
-            raise RuntimeError("call reset() before observing or rendering a game")
+            raise RuntimeError(self._not_ready("observing or rendering a game"))
 
         def index(value: Any) -> bool:
             return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))

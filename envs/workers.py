@@ -483,6 +483,7 @@ class WorkerVectorEnv:
         self._first_illegal = compiled_check(game)  # VectorEnv.check's compiled route
         self._clear = np.zeros(n, dtype=bool)  # games whose rewards and infos go next step
         self._has_reset = False
+        self._interrupted = None  # VectorEnv's: a failed step closes the workers instead
 
         layout, size = _layout(n, game)
         self._shm = shm = shared_memory.SharedMemory(create=True, size=size)
@@ -675,6 +676,8 @@ class WorkerVectorEnv:
         self._alive()
         return VectorEnv.check(self, actions, games)  # type: ignore[arg-type]
 
+    _not_ready = VectorEnv._not_ready
+
     def _refuse(self, game: int, action: Any) -> None:
         w, local = self._owner(game)
         try:
@@ -860,6 +863,9 @@ class WorkerVectorEnv:
         :raises ValueError: when that game has not finished a match since the last reset.
         """
         w, local = self._owner(game)
+        if not self._has_reset:
+            self._alive()
+            raise RuntimeError(self._not_ready("observing or rendering a game"))
         if (
             isinstance(seat, (int, np.integer))
             and not isinstance(seat, bool)
@@ -879,8 +885,8 @@ class WorkerVectorEnv:
         w, local = self._owner(game)
         return self._request(w, "observe", local, seat)
 
-    def render(self, game: int, view: int | None = None) -> str:
-        """The text picture of game ``game`` (all hands open unless ``view`` is a seat)."""
+    def render(self, game: int, view: int | str | None = "render_view") -> str:
+        """The text picture of game ``game``, as :meth:`VectorEnv.render` draws it."""
         w, local = self._owner(game)
         return self._request(w, "render", local, view)
 

@@ -363,6 +363,69 @@ def test_bad_settings_are_refused_clearly():
     strided = {"rewards": np.zeros((2, 4), dtype=np.float64)[:, ::2]}
     with pytest.raises(ValueError, match=r"rewards.*not C-contiguous"):
         VectorEnv(vec.game, 2, buffers=strided)
+    # a read-only array is refused up front, not half-way through a step that writes it
+    frozen = np.zeros((2, 2), dtype=bool)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match=r"winners.*read-only"):
+        VectorEnv(vec.game, 2, buffers={"winners": frozen})
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("where", ["step", "reset"])
+def test_a_step_or_reset_cut_short_refuses_to_go_on_until_a_reset(monkeypatch, compiled, where):
+    """An interrupt (Ctrl-C) in the middle of a call has played some games and not written
+    their rows: the engine says so and refuses every game until a reset deals them again."""
+    if compiled and compiled_kernels() is None:
+        pytest.skip("no compiled kernels")
+    kernels = None if compiled else PURE
+    vec = make_vector("rummy500", 8, 2, kernels=kernels)
+    vec.reset(seed=5)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        vec.step(uniform_legal_actions(vec.action_masks, rng))
+
+    def interrupt_after(call):
+        def cut(*args):
+            call(*args)  # this part is played, then the interrupt comes
+            raise KeyboardInterrupt
+
+        return cut
+
+    with monkeypatch.context() as patch:
+        if where == "reset":
+            patch.setattr(vec, "_write_rows", interrupt_after(vec._write_rows))
+        elif compiled:  # after the compiled step played every game's move
+            patch.setattr(vec.game, "play_batch", interrupt_after(vec.game.play_batch))
+        else:  # after games 0-3 played theirs
+            from rummyzoo.envs.match import Match
+
+            play, calls = Match.play, []
+
+            def play_until_the_fourth(match, action):
+                calls.append(action)
+                end = play(match, action)
+                if len(calls) == 4:
+                    raise KeyboardInterrupt
+                return end
+
+            patch.setattr(Match, "play", play_until_the_fourth)
+        with pytest.raises(KeyboardInterrupt):
+            if where == "step":
+                vec.step(uniform_legal_actions(vec.action_masks, rng))
+            else:
+                vec.reset(seed=9)
+    said = rf"a {where}\(\) was cut short by KeyboardInterrupt.*call reset\(\)"
+    with pytest.raises(RuntimeError, match=said + " before step"):
+        vec.step(uniform_legal_actions(vec.action_masks, rng))
+    for query in (vec.observe, vec.final_observation, vec.render):
+        with pytest.raises(RuntimeError, match=said):
+            query(0, 0)
+    vec.reset(seed=9)
+    fresh = make_vector("rummy500", 8, 2, kernels=kernels)
+    fresh.reset(seed=9)
+    for name in ("observations", "action_masks", "current", "rewards"):
+        np.testing.assert_array_equal(getattr(vec, name), getattr(fresh, name), err_msg=name)
+    vec.step(uniform_legal_actions(vec.action_masks, rng))  # and it plays on
 
 
 def test_supplied_buffers_are_written_in_place():
@@ -768,3 +831,16 @@ def test_finish_hands_refuses_bad_arguments():
     assert left.tolist() == [0, 1, 2, 3] and deal.size == 0 and restart.size == 0
     assert [m.hand_index for m in vec.matches] == before
     assert not vec.hand_done.any()
+
+
+def test_render_shows_the_view_of_the_render_view_option_as_the_aec_env():
+    for view in (None, 1):
+        env = make_env("knock_rummy", 2, render_mode="ansi", render_view=view)
+        env.reset(seed=4)
+        vec = make_vector("knock_rummy", 1, 2, render_view=view)
+        vec.reset(seed=4)
+        assert vec.render(0) == env.render()
+        assert vec.render(0, view=None) == make_env(
+            "knock_rummy", 2, render_mode="ansi"
+        ).unwrapped.game.render(vec.matches[0].state, None, vec.matches[0].totals_by_seat())
+    assert vec.render(0, view=None) != vec.render(0)  # all hands open, not seat 1's view

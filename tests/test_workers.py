@@ -188,6 +188,12 @@ def test_queries_name_the_game():
     with workers:
         with pytest.raises(RuntimeError, match="reset"):
             workers.step(np.zeros(5, dtype=np.int64))
+        for query in ("final_observation", "observe"):  # before a reset, as one process says
+            with pytest.raises(RuntimeError) as expected:
+                getattr(single, query)(1, 0)
+            with pytest.raises(RuntimeError) as got:
+                getattr(workers, query)(1, 0)
+            assert str(got.value) == str(expected.value), query
         workers.reset(seed=0)
         single.reset(seed=0)
         for g in (1, 4):
