@@ -337,6 +337,34 @@ def test_rllib_module_ids_of_checkpoint_opponents():
     assert rllib.league_entries(config, {}) == [("runs_a_b_best.rz", 1.0)]
 
 
+@pytest.mark.parametrize(
+    ("sampling", "shares"),
+    [("recent", [1 / 6, 2 / 6, 3 / 6]), ("uniform", [1 / 3] * 3), ("latest", [0, 0, 1])],
+)
+def test_rllib_league_weighs_each_snapshot_once_however_many_slots_hold_it(sampling, shares):
+    """Five slots, two snapshots taken: three slots still hold the learner at step 0, which
+    counts once (as the stable-baselines3 pool counts it), not three times."""
+    from types import SimpleNamespace
+
+    config = SimpleNamespace(
+        opponents=[
+            SimpleNamespace(name="random", weight=1.0),
+            SimpleNamespace(name="self", weight=2.0),
+        ],
+        self_play=SimpleNamespace(sampling=sampling),
+    )
+    slots = {"self_0": 50_000, "self_1": 100_000, "self_2": 0, "self_3": 0, "self_4": 0}
+    entries = rllib.league_entries(config, slots)
+    assert entries[0] == ("random", 1.0)
+    by_step: dict[int, float] = {}
+    for module, weight in entries[1:]:
+        by_step[slots[module]] = by_step.get(slots[module], 0.0) + weight
+    assert list(by_step) == [0, 50_000, 100_000]
+    assert list(by_step.values()) == pytest.approx([2.0 * s for s in shares])
+    held = [w for m, w in entries[1:] if slots[m] == 0]
+    assert held == pytest.approx([2.0 * shares[0] / 3] * 3)
+
+
 def test_rllib_run_without_a_checkpoint_starts_over(tmp_path, local_ray, capsys):
     from rummyzoo.training.config import config_to_yaml
 

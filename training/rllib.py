@@ -37,6 +37,7 @@ import random
 import re
 import time
 import zlib
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -378,25 +379,32 @@ def slot_ids(config: RunConfig) -> list[str]:
 
 
 def league_entries(config: RunConfig, slot_steps: dict[str, int]) -> list[tuple[str, float]]:
-    """Opponent modules and their weights; ``self``'s weight is shared by the filled snapshot
-    slots by ``self_play.sampling`` (uniform, newest only, or rising with recency)."""
+    """Opponent modules and their weights; ``self``'s weight is shared by the snapshots by
+    ``self_play.sampling`` (uniform, newest only, or rising with recency), as the pool of the
+    stable-baselines3 backend shares it: each snapshot (a step) once, however many slots still
+    hold it (until the pool is full, the slots not yet overwritten hold the learner at step 0),
+    its weight split between them."""
     entries: list[tuple[str, float]] = []
     for opponent in config.opponents:
         if opponent.name != "self":
             entries.append((module_id(opponent.name), opponent.weight))
             continue
-        slots = sorted(slot_steps, key=lambda s: slot_steps[s])
-        if not slots:
+        steps = sorted(set(slot_steps.values()))
+        if not steps:
             continue
         mode = config.self_play.sampling
         if mode == "latest":
-            weights = [0.0] * (len(slots) - 1) + [1.0]
+            weights = [0.0] * (len(steps) - 1) + [1.0]
         elif mode == "recent":
-            weights = [float(k + 1) for k in range(len(slots))]
+            weights = [float(k + 1) for k in range(len(steps))]
         else:
-            weights = [1.0] * len(slots)
+            weights = [1.0] * len(steps)
         total = sum(weights)
-        entries += [(s, opponent.weight * w / total) for s, w in zip(slots, weights, strict=True)]
+        of_step = dict(zip(steps, weights, strict=True))
+        holders = Counter(slot_steps.values())
+        for slot in sorted(slot_steps, key=lambda s: (slot_steps[s], s)):
+            step = slot_steps[slot]
+            entries.append((slot, opponent.weight * of_step[step] / total / holders[step]))
     return entries
 
 
