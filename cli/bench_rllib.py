@@ -57,9 +57,15 @@ def run(args: argparse.Namespace) -> int:
     result.update(platform_info())
     for s in result["settings"]:
         rounds = ", ".join(f"{x:,.0f}" for x in s["env_steps_per_s"])
+        ratio = s["ratio_to_first"]
         print(
             f"{s['num_env_runners']} env runner(s): {s['median_env_steps_per_s']:,.0f} env "
-            f"steps/s (rounds: {rounds}); {s['ratio_to_first']:.2f}x the first"
+            f"steps/s (rounds: {rounds}); "
+            + (
+                "no ratio (the first setting sampled nothing)"
+                if ratio is None
+                else f"{ratio:.2f}x the first"
+            )
         )
     if args.json:
         path = write_json(result, args.json)

@@ -274,6 +274,8 @@ def test_rllib_errors_are_clear(monkeypatch):
         (["backend=rllib", "shaping=knock_deadwood"], "shaping .* runs on backend: sb3"),
         (["backend=rllib", "learner_seat=0"], "learner_seat 0: on the rllib backend"),
         (["backend=rllib", "hyperparams.target_kl=0.02"], "target_kl stops the sb3 backend"),
+        # accepted and ignored before: the learner stayed on the CPU, the logs every iteration
+        (["backend=rllib", "log_interval=4"], "log_interval 4 spaces stable-baselines3's logs"),
         # RLlib refused it only once Ray had started, the run folder made
         (
             ["backend=rllib", "n_envs=4", "hyperparams.n_steps=4", "hyperparams.batch_size=64"],
@@ -301,6 +303,30 @@ def test_a_refused_backend_setting_adds_no_error_about_the_backend(override, mes
     with pytest.raises(ValueError, match=message) as err:
         load_config(Path("configs/knock_rllib.yaml"), [override])
     assert "rllib settings are for backend" not in str(err.value)
+
+
+def test_rllib_config_refuses_a_device_that_the_learner_would_not_use(monkeypatch):
+    """device served only the warm start on RLlib (accepted, and the learner stayed on the
+    CPU): a GPU for it asks for one for the learner as well. (Checked as on a machine with
+    CUDA.)"""
+    from rummyzoo.training import config as config_module
+
+    monkeypatch.setattr(config_module, "device_problem", lambda device: None)
+    monkeypatch.setattr(config_module, "_cuda_available", lambda: True)
+    for device in ("cuda", "auto"):
+        with pytest.raises(ValueError, match=f"device '{device}' would serve only the warm"):
+            load_config(SMOKE, ["backend=rllib", f"device={device}"])
+    both = load_config(SMOKE, ["backend=rllib", "device=cuda", "rllib.num_gpus_per_learner=1"])
+    assert both.device == "cuda"
+    monkeypatch.setattr(config_module, "_cuda_available", lambda: False)
+    assert load_config(SMOKE, ["backend=rllib", "device=auto"]).device == "auto"
+
+
+def test_rllib_refuses_num_cpus_when_ray_address_joins_a_cluster(monkeypatch):
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    config = load_config(SMOKE, [*SHORT, "rllib.num_cpus=2"])
+    with pytest.raises(ValueError, match=r"num_cpus sizes the local Ray.*RAY_ADDRESS"):
+        rllib.start_ray(config.rllib)
 
 
 def test_rllib_refuses_a_config_larger_than_the_local_machine(tmp_path):
@@ -420,11 +446,38 @@ def test_a_resumed_rllib_run_plays_new_deals():
     assert resumed.seed == resumed.env_config["seed"] == config.resume_seed(4096) != config.seed
 
 
+@pytest.mark.parametrize(
+    ("learners", "per_learner", "minibatch"), [(0, 4096, 256), (2, 2048, 128), (3, 1366, 86)]
+)
+def test_rllib_learners_share_one_training_batch(learners, per_learner, minibatch):
+    """More learners split the same batch of n_steps x n_envs x num_players env steps (RLlib
+    samples num_learners times its batch per learner) and its minibatches."""
+    config = load_config(
+        SMOKE,
+        [
+            *SHORT,
+            "n_envs=16",
+            "hyperparams.n_steps=128",
+            "hyperparams.batch_size=256",
+            f"rllib.num_learners={learners}",
+        ],
+    )
+    algo_config = rllib.algorithm_config(config, {}, config.seed)
+    assert algo_config.train_batch_size_per_learner == per_learner
+    assert algo_config.minibatch_size == minibatch
+    assert (
+        algo_config.total_train_batch_size
+        >= 128 * 16 * 2
+        > algo_config.total_train_batch_size - max(1, learners)
+    )
+
+
 def test_bench_rllib_times_each_env_runner_count(tmp_path, local_ray, capsys):
     """``rummyzoo bench-rllib`` as the README gives it, shortened: each count of env runners
     trains its iterations, and the JSON has every round's rate and the ratio to the first."""
     from rummyzoo.cli.main import main
 
+    rllib.set_league([("no_such_module", 1.0)])  # a former run's league in this process
     out = tmp_path / "bench.json"
     argv = ["bench-rllib", str(ROOT / "configs" / "knock_rllib.yaml"), "--env-runners", "0", "1"]
     argv += ["--iterations", "1", "--set", "n_envs=8", "--set", "hyperparams.n_steps=16"]
@@ -443,3 +496,39 @@ def test_bench_rllib_times_each_env_runner_count(tmp_path, local_ray, capsys):
     assert second["ratio_to_first"] == pytest.approx(
         second["median_env_steps_per_s"] / first["median_env_steps_per_s"]
     )
+
+
+@pytest.mark.parametrize("fails", ["build", "after_build"])
+def test_a_failed_rllib_run_stops_its_algorithm_and_leaves_no_folder_it_did_not_need(
+    tmp_path, monkeypatch, fails
+):
+    """RLlib refusing the config writes no run folder; a failure after the algorithm is built
+    stops it (its env runners and learners would hold their CPUs in a running Ray), and the
+    process's league is cleared either way."""
+    from types import SimpleNamespace
+
+    stopped = []
+    algo = SimpleNamespace(stop=lambda: stopped.append(True))
+
+    def build():
+        if fails == "build":
+            raise ValueError("RLlib refuses this config")
+        return algo
+
+    def no_weights(*args):
+        raise RuntimeError("the learner's weights could not be set")
+
+    monkeypatch.setattr(rllib, "start_ray", lambda settings: (None, False))
+    monkeypatch.setattr(rllib, "algorithm_config", lambda *a: SimpleNamespace(build_algo=build))
+    monkeypatch.setattr(rllib, "set_module_weights", no_weights)
+    monkeypatch.setattr(rllib, "learner_state", lambda algo: {})
+    rllib.set_league([("stale", 1.0)])
+    config = load_config(SMOKE, [*SHORT, "pretrain=null"])
+    run = tmp_path / "run"
+    with pytest.raises((ValueError, RuntimeError), match=r"refuses|could not be set"):
+        rllib.train_rllib(config, run, ["t"], progress="off")
+    assert rllib._LEAGUE is None
+    if fails == "build":
+        assert not stopped and not (run / "config.yaml").exists()
+    else:
+        assert stopped == [True] and (run / "config.yaml").exists()

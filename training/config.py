@@ -381,6 +381,12 @@ def _issues_from(exc: ValidationError, root: type[BaseModel]) -> list[Issue]:
 
 
 # ---------------------------------------------------------------------------- checks
+def _cuda_available() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
 def device_problem(device: str) -> str | None:
     """What is wrong with a torch device string on this machine (None: nothing)."""
     if device in ("cpu", "auto"):
@@ -804,10 +810,32 @@ class RunConfig(Strict):
 
     @field_validator("device")
     @classmethod
-    def _known_device(cls, value: str) -> str:
+    def _known_device(cls, value: str, info: ValidationInfo) -> str:
         problem = device_problem(value)
         if problem is not None:
             raise ValueError(problem)
+        rllib = info.data.get("rllib")
+        if (
+            info.data.get("backend") == "rllib"
+            and value != "cpu"
+            and (rllib is None or rllib.num_gpus_per_learner == 0)
+            and (value != "auto" or _cuda_available())  # SB3's "auto": CUDA where there is one
+        ):
+            raise ValueError(
+                f"device {value!r} would serve only the warm start: the rllib backend's learner "
+                "updates where rllib.num_gpus_per_learner puts it (0: the CPU); set that too, "
+                "or drop device"
+            )
+        return value
+
+    @field_validator("log_interval")
+    @classmethod
+    def _log_interval_on_sb3(cls, value: int, info: ValidationInfo) -> int:
+        if info.data.get("backend") == "rllib" and value != 1:
+            raise ValueError(
+                f"log_interval {value} spaces stable-baselines3's logs; the rllib backend logs "
+                "every training iteration: drop it"
+            )
         return value
 
     @field_validator("hyperparams", mode="before")

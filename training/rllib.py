@@ -26,7 +26,8 @@ Hyperparameters keep their SB3 names: ``learning_rate`` (lr), ``gamma``, ``gae_l
 (lambda_), ``clip_range`` (clip_param), ``ent_coef`` (entropy_coeff), ``vf_coef``
 (vf_loss_coeff), ``max_grad_norm`` (grad_clip), ``n_epochs`` (num_epochs), ``batch_size``
 (minibatch_size); a training batch holds ``n_steps * n_envs`` learner decisions (RLlib counts
-``n_steps * n_envs * num_players`` env steps, every seat's decisions).
+``n_steps * n_envs * num_players`` env steps, every seat's decisions), split between the
+``num_learners`` learners with each minibatch (:func:`learner_batches`).
 """
 
 from __future__ import annotations
@@ -350,6 +351,12 @@ def set_league(entries: list[tuple[str, float]]) -> None:
     _LEAGUE = [(str(m), float(w)) for m, w in entries if w > 0]
 
 
+def clear_league() -> None:
+    """Forget this process's league: episodes map by the league their config was built with."""
+    global _LEAGUE
+    _LEAGUE = None
+
+
 def map_agent(
     agent_id: str, episode: Any, *, num_players: int, league: list[tuple[str, float]], **kw: Any
 ) -> str:
@@ -458,6 +465,12 @@ def start_ray(settings: RllibSettings) -> tuple[Any, bool]:
     """Join the configured cluster or start a local Ray (after checking that the settings fit
     it); ``(ray, started_here)``."""
     ray = require_ray()
+    if settings.num_cpus is not None and os.environ.get("RAY_ADDRESS"):
+        raise ValueError(
+            "rllib.num_cpus sizes the local Ray a run starts, and this run would join the "
+            f"cluster at {os.environ['RAY_ADDRESS']!r} (RAY_ADDRESS), whose own CPUs count: "
+            "drop num_cpus or unset RAY_ADDRESS"
+        )
     if ray.is_initialized():
         check_resources(settings, ray.cluster_resources())
         return ray, False
@@ -527,6 +540,7 @@ def algorithm_config(config: RunConfig, slot_steps: dict[str, int], seed: int | 
             )
     n = config.num_players
     mapping = functools.partial(map_agent, num_players=n, league=league_entries(config, slot_steps))
+    per_learner, minibatch = learner_batches(config)
     return (
         PPOConfig()
         # (RLlib's env check steps random, illegal actions; the env refuses those)
@@ -553,8 +567,8 @@ def algorithm_config(config: RunConfig, slot_steps: dict[str, int], seed: int | 
             vf_loss_coeff=hp.vf_coef,
             grad_clip=hp.max_grad_norm,
             num_epochs=hp.n_epochs,
-            minibatch_size=hp.batch_size,
-            train_batch_size_per_learner=hp.n_steps * config.n_envs * n,
+            minibatch_size=minibatch,
+            train_batch_size_per_learner=per_learner,
             use_kl_loss=False,
             vf_clip_param=float("inf"),
         )
@@ -563,6 +577,17 @@ def algorithm_config(config: RunConfig, slot_steps: dict[str, int], seed: int | 
         .callbacks(game_facts_callback())
         .debugging(seed=seed)
     )
+
+
+def learner_batches(config: RunConfig) -> tuple[int, int]:
+    """(train batch per learner, minibatch per learner) in env steps: the training batch,
+    ``n_steps x n_envs x num_players``, and ``batch_size`` shared by the learners, which
+    average their gradients, so that more learners split the same batch and minibatches
+    (RLlib samples ``num_learners`` times its batch per learner)."""
+    settings = config.rllib or RllibSettings()
+    learners = max(1, settings.num_learners)
+    batch = config.hyperparams.n_steps * config.n_envs * config.num_players
+    return -(-batch // learners), -(-config.hyperparams.batch_size // learners)
 
 
 @functools.cache
@@ -691,16 +716,19 @@ def train_rllib(
     ray, started_here = start_ray(settings)
     started = time.perf_counter()
     phases: dict[str, float] = {}
+    algo = None
     try:
-        if not resume:
-            write_run_files(run_dir, config, argv or sys.argv, started_over)
         slot_steps: dict[str, int] = dict(state.get("rllib_slots", {}))
         slots = slot_ids(config)
         if slots and not slot_steps:
             slot_steps = {s: 0 for s in slots}  # every slot starts as the untrained learner
         seed = config.resume_seed(steps_done) if resume else config.seed
+        # RLlib and the network accept the config before the run folder is written, so a
+        # refused one leaves no folder behind (as on the SB3 backend)
         algo = algorithm_config(config, slot_steps, seed).build_algo()
         shim = _Shim(build_network(config))
+        if not resume:
+            write_run_files(run_dir, config, argv or sys.argv, started_over)
         if resume:
             # RLlib reads a path as a URI: a relative one has no scheme
             algo.restore_from_path(str(rllib_dir.resolve()))
@@ -751,9 +779,9 @@ def train_rllib(
             started=started,
             resumed=resume,
         )
-        callback.start()
-        begun = time.perf_counter()
         try:
+            callback.start()
+            begun = time.perf_counter()
             while shim.num_timesteps < config.n_timesteps:
                 callback.before_iteration()
                 result = algo.train()
@@ -764,8 +792,10 @@ def train_rllib(
             bar.close()
             logger.close()
         phases["rl_seconds"] = rl_seconds
-        algo.stop()
     finally:
+        clear_league()  # a later run or benchmark in this process maps by its own league
+        if algo is not None:  # its env runners and learners, on success or failure alike
+            algo.stop()
         if started_here:
             ray.shutdown()
     return write_summary(
@@ -953,6 +983,10 @@ def bench_rllib(
     """
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
+    if iterations < 1 or repeat < 1 or not env_runners or min(env_runners) < 0:
+        raise ValueError(
+            "iterations and repeat must be positive, env_runners a non-empty list of counts >= 0"
+        )
     settings = config.rllib or RllibSettings()
     ray, started_here = start_ray(settings.model_copy(update={"num_env_runners": max(env_runners)}))
     rounds: dict[int, list[float]] = {k: [] for k in env_runners}
@@ -962,8 +996,10 @@ def bench_rllib(
                 cfg = config.model_copy(
                     update={"rllib": settings.model_copy(update={"num_env_runners": k})}
                 )
-                algo = algorithm_config(cfg, {s: 0 for s in slot_ids(cfg)}).build_algo()
+                slots = {s: 0 for s in slot_ids(cfg)}
+                algo = algorithm_config(cfg, slots).build_algo()
                 try:
+                    push_league(algo, league_entries(cfg, slots))  # not a former run's
                     algo.train()  # warm-up: the runners' first episodes and the first update
                     first = algo.train()[ENV_RUNNER_RESULTS][NUM_ENV_STEPS_SAMPLED_LIFETIME]
                     began = time.perf_counter()
@@ -975,6 +1011,7 @@ def bench_rllib(
                 finally:
                     algo.stop()
     finally:
+        clear_league()
         if started_here:
             ray.shutdown()
     medians = {k: float(np.median(v)) for k, v in rounds.items()}
@@ -984,7 +1021,7 @@ def bench_rllib(
         "num_players": config.num_players,
         "iterations": iterations,
         "repeat": repeat,
-        "train_batch_env_steps": config.hyperparams.n_steps * config.n_envs * config.num_players,
+        "train_batch_env_steps": learner_batches(config)[0] * max(1, settings.num_learners),
         "num_envs_per_env_runner": settings.num_envs_per_env_runner,
         "settings": [
             {
