@@ -611,7 +611,11 @@ def test_a_dqn_resume_without_its_replay_buffer_refills_it_before_it_learns(
     assert not buffer.exists()  # the checkpoint at 384 has none: the old one is gone
     updates.clear()
     with pytest.warns(UserWarning, match=r"has no replay buffer .*learning_starts \(64\) steps"):
-        resume_run(str(run), ["n_timesteps=512"], ["t"], progress="off")
+        # stopped while it refills: the checkpoint at 416 saves a buffer of 32 transitions
+        on = ["checkpoints.save_replay_buffer=true"]
+        resume_run(str(run), ["n_timesteps=416", *on], ["t"], progress="off")
+    assert not updates and buffer.exists()
+    resume_run(str(run), ["n_timesteps=512"], ["t"], progress="off")  # which goes on refilling
     assert updates and min(updates) > 384 + 64 and max(updates) <= 512
 
 

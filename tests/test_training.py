@@ -504,6 +504,48 @@ def test_potential_shaping_telescopes():
         validate_config({"variant": "rummy500", "shaping": "knock_deadwood"})
 
 
+@pytest.mark.parametrize("bootstrap_cuts", [True, False])
+def test_shaping_at_a_game_cut_by_the_turn_cap_follows_the_algorithm(bootstrap_cuts):
+    """A cut game keeps the potential of where it was cut for PPO, which bootstraps it from
+    its value, and ends with the potential 0 for the masked DQN, which scores a cut as an end
+    (with gamma = 1: a cut game's shaped rewards sum to its own less phi(first), plus
+    phi(cut) for PPO). Both training envs alike, step by step."""
+    from rummyzoo.training.vec_env import BatchedSeatEnv
+
+    options = {"target_score": None, "max_turns": 3}
+    kw = {"opponents": ["random"], "reward": "scaled", "reward_scale": 50, "gamma": 1.0}
+    plain = SeatEnv("knock_rummy", 2, options, **kw)
+    kw |= {"shaping": "knock_deadwood", "bootstrap_cuts": bootstrap_cuts}
+    shaped = SeatEnv("knock_rummy", 2, options, **kw)
+    batched = BatchedSeatEnv("knock_rummy", 2, options, num_envs=1, seed=3, **kw)
+    plain.reset(seed=3)
+    shaped.reset(seed=3)
+    batched.reset()
+    rng = np.random.default_rng(0)
+    cuts = 0
+    games = 0
+    while cuts < 4 and games < 400:
+        games += 1
+        phi0, totals, done = shaped._phi, [0.0, 0.0], False
+        while not done:
+            action = int(rng.choice(np.flatnonzero(shaped.action_masks())))
+            _, r_plain, _, _, _ = plain.step(action)
+            _, r_shaped, term, trunc, _ = shaped.step(action)
+            _, rewards, _, _ = batched.step(np.array([action]))
+            assert float(rewards[0]) == pytest.approx(r_shaped, abs=1e-5)
+            totals[0] += r_plain
+            totals[1] += r_shaped
+            done = term or trunc
+        left = shaped._phi if trunc and bootstrap_cuts else 0.0  # the cut state's potential
+        assert totals[1] == pytest.approx(totals[0] - phi0 + left)
+        if trunc:
+            cuts += 1
+            assert (left != 0.0) == bootstrap_cuts
+        plain.reset()
+        shaped.reset()
+    assert cuts >= 4, games
+
+
 def test_ditch_hand_margin_potential_worked_example():
     """The hand's margin if it ended now: points less held cards, an unseen card at the mean
     penalty of the cards the observer has not seen."""

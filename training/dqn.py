@@ -11,7 +11,9 @@ replay buffer stores every next state's mask with it. Masking then applies every
 A game's last observation has no legal action, a game cut by the turn cap's too (the learner
 acts no more in it), so its target is its reward alone: where PPO bootstraps a cut game from
 the value of where it stopped, DQN scores it as an end (the cap shows in the observation's
-turn count). The shipped configs' caps cut almost no game.
+turn count). The shipped configs' caps cut almost no game. With reward shaping the training
+envs end a cut game's shaping with the potential 0 for DQN (``bootstrap_cuts=False``), as at an
+end, so the shaped returns stay policy-neutral under this target.
 
 A run warm-started from a teacher may keep the teacher's recorded decisions
 (``pretrain.demo_coef``): every update then adds the large-margin term of deep Q-learning from

@@ -435,6 +435,9 @@ class SeatEnv(gym.Env):
         end of a game), which leaves the optimal policy unchanged. ``info["game"]["points"]``
         stays the raw points.
     :param gamma: discount used by the shaping term (the algorithm's gamma).
+    :param bootstrap_cuts: whether the algorithm bootstraps a game cut by the turn cap from its
+        value (PPO), so the shaping keeps the cut state's potential there; False (the masked
+        DQN, which scores a cut as an end): the potential 0 there, as at an end.
     """
 
     metadata = {"render_modes": ["ansi"]}  # noqa: RUF012
@@ -455,6 +458,7 @@ class SeatEnv(gym.Env):
         features: str | None = None,
         shaping: str | None = None,
         gamma: float = 0.99,
+        bootstrap_cuts: bool = True,
     ) -> None:
         super().__init__()
         if illegal_action not in ("penalize", "raise"):
@@ -485,6 +489,7 @@ class SeatEnv(gym.Env):
         self.features = make_features(features, variant, num_players, self.env_options)
         self.potential = make_potential(shaping, variant, num_players, self.env_options)
         self.gamma = check_number("gamma", gamma, 0, 1)
+        self.bootstrap_cuts = bool(bootstrap_cuts)
         self.reward_scale = float(game.match.reward_scale)
         self._phi = 0.0
         extra = self.features.size if self.features is not None else 0
@@ -639,7 +644,8 @@ class SeatEnv(gym.Env):
         phi_before = self._phi
         obs = self._observation()
         if self.potential is not None:
-            phi_after = 0.0 if terminated else self._phi
+            ended = terminated or (truncated and not self.bootstrap_cuts)
+            phi_after = 0.0 if ended else self._phi
             reward += self.gamma * phi_after - phi_before
         info: dict[str, Any] = {}
         if terminated or truncated:

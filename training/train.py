@@ -95,6 +95,9 @@ def learner_options(config: RunConfig) -> dict[str, Any]:
         "features": config.features,
         "shaping": config.shaping,
         "gamma": config.hyperparams.gamma,
+        # PPO bootstraps a game cut by the turn cap from its value; the masked DQN scores it
+        # as an end, so its shaping ends there with the potential 0 as at a real end
+        "bootstrap_cuts": config.algo != "dqn",
     }
 
 
@@ -411,6 +414,12 @@ def train(
                     saved = state.get("replay_buffer", buffer.exists())
                     if buffer.exists() and saved:
                         model.load_replay_buffer(str(buffer))
+                        # a buffer saved while it refilled (the run before resumed without
+                        # one) holds fewer than learning_starts transitions: it goes on refilling
+                        held = model.replay_buffer.size() * model.n_envs
+                        short = config.hyperparams.learning_starts - held
+                        if short > 0:
+                            model.refill_until = int(meta["steps"]) + short
                     else:
                         # an empty buffer: no updates on a handful of transitions; the network
                         # goes on acting (exploring as before) while it refills

@@ -171,6 +171,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         gamma: float = 0.99,
         seed: int = 0,
         duplicate_baseline: str | None = None,
+        bootstrap_cuts: bool = True,
     ) -> None:
         self.variant = variant
         self.env_options = rules_options(env_options, ENV_OWNER)
@@ -191,6 +192,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         self.features = make_features(features, variant, num_players, self.env_options)
         self.potential = make_potential(shaping, variant, num_players, self.env_options)
         self.gamma = check_number("gamma", gamma, 0, 1)
+        self.bootstrap_cuts = bool(bootstrap_cuts)
         self.reward_scale = float(game.match.reward_scale)
         self.num_actions = game.num_actions
         self.obs_size = game.obs_size
@@ -458,7 +460,8 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                     # baseline's result to come: subtracting it here would count it twice
                     rewards[i] -= self._baseline[i]
                 if self.potential is not None:
-                    phi_after = self._phi_of(engine.final_observation(i, seat)) if truncated else 0
+                    cut = truncated and self.bootstrap_cuts
+                    phi_after = self._phi_of(engine.final_observation(i, seat)) if cut else 0
                     rewards[i] += self.gamma * phi_after - self._phi[i]
                 final = engine.final_observation(i, seat)
                 zero = np.zeros((1, self.num_actions), dtype=bool)
