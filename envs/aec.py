@@ -68,10 +68,21 @@ class RummyEnv(AECEnv):
 
     # ------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
+        self._seat_of(agent)
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space:
+        self._seat_of(agent)
         return self.action_spaces[agent]
+
+    def _seat_of(self, agent: Any) -> int:
+        """:raises ValueError: naming this game's agents, for a name that is none of them."""
+        try:
+            return self.agent_name_mapping[agent]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"no agent {agent!r} in this game: its agents are {', '.join(self.possible_agents)}"
+            ) from None
 
     # ------------------------------------------------------------ helpers
     @property
@@ -147,12 +158,7 @@ class RummyEnv(AECEnv):
         self.agent_selection = self.possible_agents[self.match.state.current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        try:
-            seat = self.agent_name_mapping[agent]
-        except (KeyError, TypeError):
-            raise ValueError(
-                f"no agent {agent!r} in this game: its agents are {', '.join(self.possible_agents)}"
-            ) from None
+        seat = self._seat_of(agent)
         match = self.match
         state = match.state
         if state is None:
@@ -316,8 +322,8 @@ class RummyOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
             self._has_updated = True
             EnvLogger.warn_step_after_terminated_truncated()
         else:
+            self.env.step(action)  # a refused action raises here and counts as no step
             self._has_updated = True
-            self.env.step(action)
 
     @property
     def agents(self) -> list[str]:

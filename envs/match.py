@@ -103,6 +103,11 @@ class MatchOptions:
                 "reward_scale must be a finite positive number, "
                 f"got {number_shown(self.reward_scale)}"
             )
+        if self.reward_scale < MIN_REWARD_SCALE:  # points / a denormal are infinite rewards
+            raise ConfigError(
+                f"reward_scale must be at least {MIN_REWARD_SCALE:g} (rewards are points / "
+                f"reward_scale), got {number_shown(self.reward_scale)}"
+            )
         if self.render_mode is not None:
             check_choice(self, "render_mode", RENDER_MODES)
 
@@ -111,6 +116,9 @@ class MatchOptions:
         check_range(self, "first_dealer", 0, num_players - 1)
         check_range(self, "render_view", 0, num_players - 1)
 
+
+#: The smallest ``reward_scale``: a million rewards per point (smaller ones overflow to inf).
+MIN_REWARD_SCALE = 1e-6
 
 #: The names of the shared options, in declaration order.
 MATCH_OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(MatchOptions))

@@ -491,3 +491,28 @@ def test_copies_keep_the_memory_arrays_share_and_the_containers_objects_share():
         assert copied.again is copied.rows and copied.shared_plain is copied.plain
         assert not copied.frozen.flags.writeable and copied.buf.flags.writeable
         assert copied.plain == [[1, 2], "x"]
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_a_refused_action_is_no_step_of_agent_iter(variant: str) -> None:
+    """The wrapped env counted a refused step as a step: a loop over agent_iter that swallows
+    the error went on to the next agent without any step played. Now the loop says so."""
+    from rummyzoo.envs import IllegalActionError
+
+    env = make_env(variant, 2)
+    env.reset(seed=0)
+    agents = iter(env.agent_iter(5))
+    next(agents)
+    with pytest.raises(IllegalActionError):
+        env.step(10**6)
+    with pytest.raises(AssertionError, match=r"need to call step\(\)"):
+        next(agents)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_the_spaces_of_an_unknown_agent_name_this_games_agents(variant: str) -> None:
+    env = make_env(variant, 2)
+    for space in (env.observation_space, env.action_space, env.unwrapped.observation_space):
+        with pytest.raises(ValueError, match="no agent 'player_9' in this game: its agents are"):
+            space("player_9")
+    assert env.action_space("player_1").n == env.unwrapped.game.num_actions

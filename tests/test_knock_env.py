@@ -120,6 +120,7 @@ def test_bad_player_counts(players):
         ({"reward_scale": 0}, "reward_scale"),
         ({"reward_scale": float("nan")}, "reward_scale must be a finite positive number"),
         ({"reward_scale": float("inf")}, "reward_scale must be a finite positive number"),
+        ({"reward_scale": 5e-324}, r"reward_scale must be at least 1e-06 .*got 5e-324"),
         ({"allow_discard_of_taken": np.int64(1)}, "allow_discard_of_taken must be bool"),
         ({"render_mode": "rgb_array"}, "render_mode"),
         ({"first_dealer": 2}, "first_dealer"),
