@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         choices=SEATING_DESIGNS,
         default=SEATING_DESIGNS[0],
         help="balanced (default): at 3+ seats every agent sits after and before every other "
-        "equally often (N(N-1) seatings a line-up, all 720 at 6 seats); rotations: the N "
+        "equally often (N(N-1) seatings a line-up, 60 at 6 seats); rotations: the N "
         "rotations of each line-up only (fewer games; the order around the table stays fixed)",
     )
     arena.set_defaults(func=run)

@@ -450,7 +450,7 @@ def test_balanced_orders_put_every_pair_of_places_in_every_pair_of_seats_equally
     n: int,
 ) -> None:
     orders = balanced_orders(n)
-    assert len(orders) == len(set(orders)) == (720 if n == 6 else n * (n - 1))
+    assert len(orders) == len(set(orders)) == (60 if n == 6 else n * (n - 1))  # 6: PSL(2, 5)
     assert all(sorted(order) == list(range(n)) for order in orders)
     held = Counter(
         (s, t, order[s], order[t]) for order in orders for s in range(n) for t in range(n) if s != t
@@ -985,3 +985,29 @@ def test_an_evaluation_at_three_players_keeps_the_tables_ratings_out_of_the_poli
     entry = evaluate_policy(*args, resamples=20)
     assert not {"rating", "rating_ci", "rating_se"} & set(entry)
     assert entry["win_rate"] == report["agents"][label]["win_rate"]
+
+
+def test_ratings_anchor_at_random_play_however_it_is_spelt() -> None:
+    from rummyzoo.agents.arena import rating_anchor
+
+    assert rating_anchor(["knock.greedy", "random", "knock.smart"]) == 1
+    assert rating_anchor(["knock.greedy", "random()", "knock.smart"]) == 1
+    assert rating_anchor(["knock.greedy", " random ( ) "]) == 1
+    assert rating_anchor(["random", "random()"]) is None  # two: the mean
+    assert rating_anchor(["knock.greedy", "knock.smart"]) is None
+
+
+@pytest.mark.parametrize(
+    ("variant", "players", "options"),
+    [("knock_rummy", 2, {"target_score": 50}), ("ditch_rummy", 4, {"teams": True})],
+)
+def test_a_sample_games_points_line_is_the_episodes_points(variant, players, options) -> None:
+    """It printed the last hand's points of each seat: wrong for a match of several hands and
+    for teams. Now the match's points, as the replay's final scores."""
+    from rummyzoo.agents.arena.evaluate import sample_game
+    from rummyzoo.agents.random_agent import RandomPolicy
+
+    text, replay = sample_game(RandomPolicy(), "random", variant, players, options, seed=3)
+    shown = text.splitlines()[-1]
+    final = replay["final"]
+    assert shown == "points: " + ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(final))

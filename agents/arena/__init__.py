@@ -57,6 +57,7 @@ import math
 import multiprocessing
 import os
 import pickle
+import re
 import sys
 import time
 import uuid
@@ -149,6 +150,30 @@ def _field_ops(n: int) -> tuple[Any, Any] | None:
     return (lambda x, y: x ^ y), multiply
 
 
+def _projective_orders(q: int) -> list[tuple[int, ...]]:
+    """PSL(2, q) for a prime ``q`` as permutations of its projective line, ``0..q-1`` and ``q``
+    for the point at infinity: 2-transitive, each ordered pair of points taken to each ordered
+    pair by the same number of its ``q (q*q - 1) / 2`` maps (in sorted order)."""
+    inf = q
+    squares = {x * x % q for x in range(1, q)}
+
+    def image(a: int, b: int, c: int, d: int, x: int) -> int:
+        if x == inf:
+            return inf if c == 0 else a * pow(c, -1, q) % q
+        den = (c * x + d) % q
+        return inf if den == 0 else (a * x + b) * pow(den, -1, q) % q
+
+    orders = {
+        tuple(image(a, b, c, d, x) for x in range(q + 1))
+        for a in range(q)
+        for b in range(q)
+        for c in range(q)
+        for d in range(q)
+        if (a * d - b * c) % q in squares
+    }
+    return sorted(orders)
+
+
 def balanced_orders(n: int) -> list[tuple[int, ...]]:
     """Seatings of ``n`` places (``seating[s]`` = the place at seat ``s``) in which every ordered
     pair of places holds every ordered pair of seats equally often.
@@ -156,16 +181,18 @@ def balanced_orders(n: int) -> list[tuple[int, ...]]:
     For ``n`` a prime or 4 or 8 these are the ``n (n - 1)`` maps ``s -> a s + b`` of the field of
     ``n`` elements (``a != 0``): for any two seats and any two places exactly one of them puts
     the places there. For a prime ``n`` the first ``n`` (``a = 1``) are the rotations. At 6
-    seats no such set of 30 exists (there is no projective plane of order 6), so all 720
-    orders are played.
+    seats no such set of 30 exists (there is no projective plane of order 6); the 60 maps
+    ``x -> (a x + b) / (c x + d)`` of the projective line over the field of 5 elements whose
+    ``a d - b c`` is a nonzero square (the group PSL(2, 5), with the point at infinity as seat
+    5) put any two places at any two seats exactly twice.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise ValueError(f"need at least 2 seats, got {n!r}")
+    if n == 6:
+        return _projective_orders(5)
     ops = _field_ops(n)
     if ops is None:
-        if n > 6:
-            raise ValueError(f"no balanced seating design for {n} seats")
-        return list(permutations(range(n)))
+        raise ValueError(f"no balanced seating design for {n} seats")
     add, multiply = ops
     return [tuple(add(multiply(a, s), b) for s in range(n)) for a in range(1, n) for b in range(n)]
 
@@ -920,8 +947,11 @@ def _num(x: float) -> float | None:
 
 
 def rating_anchor(names: Sequence[str]) -> int | None:
-    """Index of the only agent named ``random`` (ratings are anchored there), else None (mean)."""
-    return names.index("random") if list(names).count("random") == 1 else None
+    """Index of the only agent that is random play (``random``, or ``random()`` with no
+    parameters: ratings are anchored there), else None (the mean)."""
+    plain = [re.sub(r"\s+", "", name) for name in names]
+    plain = ["random" if name == "random()" else name for name in plain]
+    return plain.index("random") if plain.count("random") == 1 else None
 
 
 def summarize(
@@ -1004,6 +1034,9 @@ def summarize(
                 "between deals",
             }.get(ratings.method, ratings.method),
             "regularised": ratings.regularised,
+            "open_ends": "an interval's end written null where the other is a number is open "
+            "(the terminal's inf: the bootstrap never found a bound on that side); [null, null] "
+            "is no interval",
         }
         if ratings.gap_ci is not None:
             report["ratings"]["gaps"] = rating_gaps(ratings, result.labels)

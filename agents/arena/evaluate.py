@@ -115,6 +115,7 @@ def sample_game(
     episode = play_episode(match, seats, np.random.default_rng(seed), seed=seed, on_event=write)
     last = episode.last
     lines.append(match.game.render(last.state, None, match.totals_by_seat()))
-    points = [info.get("points", 0) for info in last.infos]
+    # the episode's points (a match's totals, a team's for each member), not the last hand's
+    points = episode.points.tolist()
     lines.append("points: " + ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(points)))
     return "\n".join(lines), recorder.to_dict()
