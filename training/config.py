@@ -556,7 +556,9 @@ class RunConfig(Strict):
     learner_seat: Literal["random", "rotate"] | int = "rotate"
     """Seat of the learner: a fixed seat, rotating game by game, or random."""
     features: str | None = None
-    """Engineered features appended to the observation (``knock_deadwood``), or none."""
+    """Engineered features appended to the observation (``knock_deadwood``), or the action
+    descriptions of the action-scoring networks (``ditch_actions``, ``ditch_plans``,
+    ``rummy500_actions``), or none (see :mod:`rummyzoo.agents.features`)."""
     shaping: str | None = None
     """Potential-based reward shaping (``knock_deadwood``, ``ditch_hand_margin``,
     ``ditch_hand_points``), or none
