@@ -5,6 +5,7 @@ same for the learner of an RLlib checkpoint of a run (``RUN/checkpoints/rllib``)
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rummyzoo.cli.common import Parents, output_file
 
@@ -33,32 +34,41 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rummyzoo.agents.checkpoints import check_exportable, export_checkpoint
+    from rummyzoo.agents.safe import SUFFIX
     from rummyzoo.training.rllib import export_rllib, is_rllib_checkpoint
 
     again = " ".join(["rummyzoo export", args.checkpoint, *([args.out] if args.out else [])])
-    if args.out is not None:
-        output_file(args.out, "OUT", inputs=[args.checkpoint])  # before the checkpoint is loaded
-    if is_rllib_checkpoint(args.checkpoint):
+    rllib = is_rllib_checkpoint(args.checkpoint)
+    # the file to write, checked before the checkpoint is loaded (the default one too): a
+    # shareable checkpoint, whose name says so (a name without a suffix gets .rz)
+    out = args.out
+    if out is not None:
+        out = str(output_file(out, "OUT", SUFFIX, (SUFFIX,), inputs=[args.checkpoint]))
+    if not rllib:
+        check_exportable(args.checkpoint)  # reads JSON and the zip's names only
+        if out is None:
+            default = Path(args.checkpoint).with_suffix(SUFFIX)
+            out = str(output_file(default, "the default OUT", inputs=[args.checkpoint]))
+    if rllib:
         if not args.trust:
             raise ValueError(
                 f"converting {args.checkpoint} must unpickle it (RLlib checkpoints store Python "
                 f"objects), so convert only checkpoints you trust: {again} --trust"
             )
-        done = export_rllib(args.checkpoint, args.out)
+        done = export_rllib(args.checkpoint, out)
         print(
             f"wrote {done['path']}: the learner of {args.checkpoint} ({done['variant']}, step "
             f"{done['steps']:,}); it loads without unpickling (rummyzoo evaluate {done['path']})"
         )
         return 0
 
-    check_exportable(args.checkpoint)  # reads JSON and the zip's names only
     if not args.trust:
         raise ValueError(
             f"converting {args.checkpoint} must unpickle it (a stable-baselines3 zip stores "
             "Python objects, and loading them can run any code), so convert only files you "
             f"trust: {again} --trust"
         )
-    result = export_checkpoint(args.checkpoint, args.out)
+    result = export_checkpoint(args.checkpoint, out)
     print(
         f"wrote {result['path']}: a {result['algo']} {result['network']} network of "
         f"{result['parameters']:,} parameters, loaded back and identical to {args.checkpoint}; "

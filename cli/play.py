@@ -185,7 +185,11 @@ def match_move(
     if not key:
         return None, "type a move's number or name (help for the commands)"
     if key.isascii() and key.isdigit():  # not "²" or "①", which int() refuses
-        number = int(key)
+        digits = key.lstrip("0") or "0"
+        if len(digits) > len(str(len(legal))):  # past the list (and int()'s digit limit)
+            shown = digits if len(digits) <= 12 else f"{digits[:6]}... ({len(digits)} digits)"
+            return None, f"there is no move {shown}: choose {_number_range(len(legal))}"
+        number = int(digits)
         if 1 <= number <= len(legal):
             return legal[number - 1], ""
         return None, f"there is no move {number}: choose {_number_range(len(legal))}"

@@ -103,6 +103,11 @@ def _check_seat(data: dict[str, Any], view: int) -> None:
         raise ValueError(f"--seat must be 0..{n - 1} for this {n}-player game, got {view}")
 
 
+def _printable(name: str) -> str:
+    """``name`` with each character that is not printable as its escape (``\\x1b``...)."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(name))
+
+
 def show_replay(
     path: str | Path,
     view: int | None = None,
@@ -131,11 +136,15 @@ def show_replay(
 
     sim = ReplaySimulation(data, str(path))
     match = sim.match
-    who = ", ".join(f"player_{s} = {a}" for s, a in enumerate(data["agents"]))
+    # a file's names as text, their control characters escaped: a crafted name cannot clear
+    # the screen, set the window's title or write "replay verified" of its own
+    names = [_printable(a) for a in data["agents"]]
+    who = ", ".join(f"player_{s} = {a}" for s, a in enumerate(names))
     options = ", ".join(f"{k}={v!r}" for k, v in data["options"].items()) or "defaults"
-    output(
-        f"replay of {data['variant']}, {n} players ({who}); seed {data['seed']}; options: {options}"
-    )
+    seed = f"seed {data['seed']}"
+    if not data.get("dealt_from_seed", True):  # only what came after the first deal checks it
+        seed += " (the first deck was given, not dealt from the seed)"
+    output(f"replay of {data['variant']}, {n} players ({who}); {seed}; options: {options}")
     output("view: " + ("every hand open" if view is None else f"player_{view}'s hand only"))
     waiting = step
     last_seat: int | None = None
@@ -152,7 +161,7 @@ def show_replay(
                 output(paint(render_table(match, view)))
                 last_seat = event.seat
             # A description names only cards the move puts face up, so every view may see it.
-            who = f"player_{event.seat} ({data['agents'][event.seat]})"
+            who = f"player_{event.seat} ({names[event.seat]})"
             output(paint(f"  {event.index + 1:>4}. {who}: {event.description}"))
             if waiting and read_line is not None:
                 answer = read_line(STEP_PROMPT)
@@ -180,7 +189,12 @@ def show_replay(
     output("")
     final = ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(summary["final"]))
     if data.get("finished", True):
-        output(f"game over after {summary['moves']} moves, {summary['hands']} hand(s): {final}")
+        hands = f"{summary['hands']} hand(s)"
+        if len(data["decks"]) > summary["hands"]:  # the last hand dealt ended at the turn cap
+            hands = f"{len(data['decks'])} hand(s), the last cut short by the turn cap"
+        elif data.get("truncated"):
+            hands += ", stopped by the cap on hands"
+        output(f"game over after {summary['moves']} moves, {hands}: {final}")
     else:
         output(
             f"the recording stops here, mid-game, after {summary['moves']} moves and "

@@ -31,8 +31,11 @@ def static_text(name: str) -> str:
 
 
 def json_for_script(value: Any) -> str:
-    """JSON that is safe inside a ``<script>`` element (no ``</script>`` can end it early)."""
-    return json.dumps(value, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\!--")
+    """JSON that is safe inside a ``<script>`` element: ``<``, ``>`` and ``&`` (which JSON
+    holds only inside strings) as ``\\u`` escapes, so no ``</script>`` or ``<!--`` can end or
+    change it, and ``JSON.parse`` reads the same strings."""
+    text = json.dumps(value, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def page(title: str, body: str, head: str = "", scripts: str = "") -> str:
@@ -70,7 +73,8 @@ def replay_page(data: dict[str, Any], view: int | None = None, source: str = "<r
         "<script>window.viewer = RZ.Viewer(document.getElementById('viewer'), "
         "JSON.parse(document.getElementById('replay-data').textContent));</script>"
     )
-    return page(f"{variant} replay (seed {payload['seed']})", body, scripts=scripts)
+    title = f"{variant} replay" + ("" if payload["seed"] is None else f" (seed {payload['seed']})")
+    return page(title, body, scripts=scripts)
 
 
 def write_replay_html(path: str | Path, out: str | Path, view: int | None = None) -> Path:

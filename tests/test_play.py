@@ -35,6 +35,8 @@ BAD_ANSWERS = (
     ("bogus move", "unknown move 'bogus move'"),
     ("999", "there is no move 999"),
     ("", "type a move's number or name"),
+    # past int()'s 4,300-digit limit, which ended the game with an error
+    ("9" * 5000, "there is no move 999999... (5000 digits)"),
 )
 
 
@@ -422,3 +424,16 @@ def test_cli_ctrl_c_and_ctrl_d_exit_cleanly(key, word):
     assert code == 0, screen
     assert word in screen and "Traceback" not in screen
     assert "\x1b[1;31m" not in screen
+
+
+def test_a_number_past_the_list_is_no_move_however_long_and_leading_zeros_are_fine():
+    from rummyzoo.cli.play import match_move
+
+    raw = make_env("knock_rummy", 2).unwrapped
+    raw.reset(seed=0)
+    legal = [int(a) for a in np.flatnonzero(raw.observe(raw.agent_selection)["action_mask"])]
+    labels = [raw.action_name(a) for a in legal]
+    assert match_move("0002", legal, labels, raw) == (legal[1], "")
+    for text in ("9" * 5000, "1" + "0" * 40):
+        action, why = match_move(text, legal, labels, raw)
+        assert action is None and why.startswith("there is no move"), why

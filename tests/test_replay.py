@@ -376,3 +376,45 @@ def test_drawn_seeds_are_numbers_javascript_reads_exactly():
     seeds = [random_seed() for _ in range(2000)]
     assert all(0 <= s < 2**53 for s in seeds) and len(set(seeds)) == len(seeds)
     assert max(seeds) > 2**50  # the whole range is used, not a few bits of it
+
+
+def test_a_replays_names_are_shown_with_their_control_characters_escaped(tmp_path):
+    """A crafted name could clear the screen, set the terminal's title or print lines of its
+    own ("replay verified") when the replay was shown."""
+    replay = record_episode("knock_rummy", 2, ["knock.greedy", "knock.greedy"], seed=1)
+    replay["agents"][0] = "\x1b]0;title\x07\x1b[2Jme\nreplay verified"
+    lines: list[str] = []
+    show_replay(save_replay(replay, tmp_path / "crafted.json"), output=lines.append)
+    text = "\n".join(lines)
+    assert "\x1b" not in text and "\x07" not in text
+    assert "player_0 = \\x1b]0;title\\x07\\x1b[2Jme\\nreplay verified" in text
+    assert (
+        sum(line == "replay verified: every hand's points match the record" for line in lines) == 1
+    )
+
+
+def test_a_replay_whose_first_deck_was_given_says_its_seed_did_not_deal_it(tmp_path):
+    replay = record_episode("knock_rummy", 2, ["knock.greedy", "knock.greedy"], seed=1)
+    for given in (False, True):
+        replay["dealt_from_seed"] = not given
+        lines: list[str] = []
+        show_replay(save_replay(replay, tmp_path / f"{given}.json"), output=lines.append)
+        note = "seed 1 (the first deck was given, not dealt from the seed)"
+        assert (note in lines[0]) == given, lines[0]
+
+
+def test_a_replay_cut_by_the_turn_cap_counts_the_hand_it_cut(tmp_path):
+    replay = record_episode(
+        "knock_rummy",
+        2,
+        ["random", "random"],
+        seed=1,
+        options={"max_turns": 4, "target_score": 100},
+    )
+    assert replay["truncated"] and len(replay["decks"]) == len(replay["points"]) + 1
+    lines: list[str] = []
+    show_replay(save_replay(replay, tmp_path / "cut.json"), output=lines.append)
+    assert lines[-2].startswith(
+        f"game over after {len(replay['actions'])} moves, {len(replay['decks'])} hand(s), the "
+        "last cut short by the turn cap:"
+    ), lines[-2]

@@ -712,3 +712,21 @@ def test_the_metadata_of_an_sb3_zip_is_read_within_the_same_bounds(sb3_zip, tmp_
         with pytest.raises(CheckpointError, match=message):
             read_trusted_meta(path)
         assert main(["export", str(path)]) == 2
+
+
+def test_export_checks_its_output_before_it_loads_the_file(sb3_zip, tmp_path, capsys) -> None:
+    """The default OUT (CHECKPOINT as .rz) went unchecked until after the unpickling, and any
+    name was taken for OUT: now both are checked first, and OUT is a .rz."""
+    source = tmp_path / "ck.zip"
+    source.write_bytes(sb3_zip.read_bytes())
+    (tmp_path / "ck.rz").mkdir()  # where the default output would go
+    assert main(["export", str(source), "--trust"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"rummyzoo export: error: the default OUT {tmp_path / 'ck.rz'} is a folder: give the "
+        "name of a file to write"
+    )
+    assert main(["export", str(source), str(tmp_path / "out.zip"), "--trust"]) == 2
+    assert "the file must end in .rz" in capsys.readouterr().err
+    assert main(["export", str(source), str(tmp_path / "plain"), "--trust"]) == 0
+    assert (tmp_path / "plain.rz").is_file()  # a name without a suffix gets .rz

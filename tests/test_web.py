@@ -136,6 +136,7 @@ def test_replay_frames_follow_the_game(variant):
             assert (frame["legal"] is None) == (frame["seat"] == 0)
             assert (frame["legal_count"] is None) == (frame["seat"] == 0)
     assert f"seed {replay['seed']}" not in replay_page(replay, 1, "x")
+    assert "(seed None)" not in replay_page(replay, 1, "x")  # the title says no seed either
     with pytest.raises(ValueError, match=r"view must be a seat 0\.\.1"):
         replay_frames(replay, view=2)
 
@@ -143,12 +144,14 @@ def test_replay_frames_follow_the_game(variant):
 def test_replay_page_is_self_contained_and_escapes_names(tmp_path):
     replay = _game("knock_rummy")
     replay["agents"][1] = "</script><b>x"
+    replay["agents"][0] = "a<!--b&c>"  # "<!--" was written "<\\!--", which JSON refuses
     text = replay_page(replay)
     assert "</script><b>x" not in text  # the name cannot end the data block
     assert not re.search(r"(src|href)=\"https?://", text)  # nothing from the network
     data = re.search(r'<script type="application/json" id="replay-data">(.*?)</script>', text, re.S)
     payload = json.loads(data.group(1))
-    assert payload["agents"][1] == "</script><b>x"
+    assert payload["agents"] == ["a<!--b&c>", "</script><b>x"]
+    assert "<!--" not in data.group(1)
     assert len(payload["frames"]) == len(replay["actions"]) + len(replay["points"])
 
 
