@@ -611,7 +611,8 @@ def replay_frames(
     """A verified replay as the frames a viewer steps through (the HTML replay page).
 
     One frame per move (the table as the mover saw it, the move, the legal alternatives) and
-    one per hand end (every hand open, the hand's points and the totals). Tables are
+    one per hand end (every hand open, the hand's points and the totals); a recording that
+    stops mid-hand ends with a ``stop`` frame, the table as it stands. Tables are
     :meth:`~rummyzoo.envs.core.Game.table_view` dicts from ``view``'s seat (None: all open);
     the alternatives of another seat's move are not shown from a seat's view, only counted
     (they would tell what that seat holds).
@@ -664,6 +665,16 @@ def replay_frames(
             hand[0] = event.number + 1
 
     summary = sim.run(record)
+    if not data.get("finished", True) and (not frames or frames[-1]["kind"] != "hand_over"):
+        # a recording that stops mid-hand (or before the first move): the table as it stands
+        frames.append(
+            {
+                "kind": "stop",
+                "hand": hand[0],
+                "moves": summary["moves"],
+                "table": match.game.table_view(match.state, view, match.totals_by_seat()),
+            }
+        )
     return {
         "variant": data["variant"],
         "num_players": data["num_players"],

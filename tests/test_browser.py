@@ -244,3 +244,27 @@ def test_tensorboard_serves_the_dashboard(tmp_path, driver):
         except Exception:  # say what the page showed instead
             shown = " ".join(driver.execute_script(page_text).split())[:600]
             raise AssertionError(f"the dashboard shows no {wanted}: {shown!r}") from None
+
+
+def test_replay_page_of_a_recording_that_stops_mid_hand_ends_on_the_table_as_it_stands(
+    tmp_path, driver
+):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    policies = [make_agent("knock.greedy", "knock_rummy", 2) for _ in range(2)]
+    replay = record_game("knock_rummy", policies, ["knock.greedy"] * 2, seed=3)
+    replay["actions"] = replay["actions"][:3]
+    replay["points"], replay["final"], replay["finished"] = [], [0.0, 0.0], False
+    replay["decks"] = replay["decks"][:1]
+    path = save_replay(replay, tmp_path / "partial.json")
+    page = write_replay_html(path, tmp_path / "partial.html")
+    frames = replay_frames(replay)["frames"]
+    driver.get(page.resolve().as_uri())
+    driver.find_element(By.TAG_NAME, "body").send_keys(Keys.END)
+    shown = _shown(driver)
+    assert shown["counter"] == f"step {len(frames)} / {len(frames)}" == "step 4 / 4"
+    assert shown["move"] == (
+        "the recording stops here, mid-game, after 3 move(s): the table as it stands"
+    )
+    assert shown["seats"] == _expected(frames[-1])["seats"]

@@ -735,3 +735,20 @@ def test_serve_warns_where_it_listens_beyond_this_machine(
     assert main(["serve", str(tmp_path), "--host", host, "--port", str(port)]) == 0
     err = capsys.readouterr().err
     assert ("warning: 0.0.0.0 is not this machine alone" in err) == warned
+
+
+@pytest.mark.parametrize("moves", [0, 3])
+def test_a_recording_that_stops_mid_hand_ends_with_the_table_as_it_stands(moves):
+    """The page stopped at the frame before the last recorded move (or showed nothing for a
+    recording of no moves), where the terminal replay shows the table as it stands."""
+    replay = _game("knock_rummy")
+    replay["actions"] = replay["actions"][:moves]
+    replay["points"], replay["final"], replay["finished"] = [], [0.0, 0.0], False
+    replay["decks"] = replay["decks"][:1]
+    payload = replay_frames(replay, view=0)
+    assert [f["kind"] for f in payload["frames"]] == ["move"] * moves + ["stop"]
+    stop = payload["frames"][-1]
+    assert stop["moves"] == moves and stop["hand"] == 1
+    if moves:  # the table after the last move, not the one the mover saw before it
+        assert stop["table"] != payload["frames"][-2]["table"]
+    assert stop["table"]["seats"][1]["hand"] is None  # seat 0's view still hides seat 1

@@ -165,6 +165,9 @@ const RZ = (() => {
         } else {
           movePanel.appendChild(el("div", { class: "legal", text: "legal moves hidden from this seat's view" }));
         }
+      } else if (frame.kind === "stop") {
+        movePanel.appendChild(el("div", { class: "move", id: "move", text:
+          `the recording stops here, mid-game, after ${frame.moves} move(s): the table as it stands` }));
       } else {
         const pts = frame.points ? frame.points.map((p, s) => `player_${s} ${p >= 0 ? "+" : ""}${p}`).join(", ") : "no points (cut by a cap)";
         movePanel.appendChild(el("div", { class: "move", id: "move", text: `hand ${frame.hand} over: ${pts}` }));
