@@ -26,8 +26,9 @@ def run(args: argparse.Namespace) -> int:
     from rummyzoo.training.curves import run_evaluations, write_curves
 
     out = output_file(args.out, "--out", ".png", PICTURE_SUFFIXES)
-    _, history = run_evaluations(args.run)
-    path = write_curves(args.run, out, args.title)
+    read = run_evaluations(args.run)  # once: a damaged file's warning is given once
+    history = read[1]
+    path = write_curves(args.run, out, args.title, read)
     print(
         f"wrote {path}: {len(history)} evaluations, steps {history[0]['steps']:,} to {history[-1]['steps']:,}"
     )

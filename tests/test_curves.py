@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,30 @@ def test_curves_out_gets_its_suffix_and_refuses_a_folder(run, tmp_path, capsys):
     assert (tmp_path / "mycurve.png").is_file()
     assert main(["curves", str(run), "--out", str(tmp_path)]) == 2
     assert "--out" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"num_players": "x"}, "num_players must be an int of at least 2, got 'x'"),
+        ({"env_options": [1]}, r"env_options must be a mapping of keys, got \[1\]"),
+        ({"evaluation": 5}, "evaluation must be a mapping of keys, got 5"),
+        ({"evaluation": {"options": [2]}}, r"evaluation.options must be a mapping of keys"),
+    ],
+)
+def test_a_hand_edited_config_of_the_wrong_kind_is_named_in_one_line(
+    run, tmp_path, capsys, changes, message
+):
+    other = _with_config(run, tmp_path, **changes)
+    assert main(["curves", str(other), "--out", str(tmp_path / "c.png")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "config.yaml: " in err, err
+    assert re.search(message, err), err
+
+
+def test_a_damaged_file_is_warned_of_once(run, tmp_path, capsys):
+    other = _with_config(run, tmp_path)
+    (other / "state.json").write_text("{bad")
+    with pytest.warns(UserWarning, match="state.json") as warned:
+        assert main(["curves", str(other), "--out", str(tmp_path / "c.png")]) == 0
+    assert len([w for w in warned if "state.json" in str(w.message)]) == 1

@@ -347,6 +347,70 @@ def test_tensorboard_has_the_promised_tags(tmp_path, algo):
     assert {"hparams", "custom_scalars", "images"} <= plugins
 
 
+def test_every_chart_of_the_layout_has_its_tags_at_the_same_steps(tmp_path):
+    """TensorBoard draws a margin chart only where the value and both band tags are at every
+    step: with too few deals for an interval (the smoke config's round robin of 2 deals) the
+    bands were left out and the charts stayed empty. A run without self-play has no self-play
+    chart (it logs no rating)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.custom_scalar import layout_pb2, metadata
+
+    run, _ = _smoke(tmp_path, "ppo", "knock_rummy", ["opponents=[{name: random, weight: 1}]"])
+    (folder,) = (run / "tb").iterdir()
+    acc = EventAccumulator(str(folder), size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    steps = {tag: [e.step for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+    (event,) = acc.Tensors(metadata.CONFIG_SUMMARY_TAG)[-1:]
+    layout = layout_pb2.Layout.FromString(event.tensor_proto.string_val[0])
+    titles = [chart.title for category in layout.category for chart in category.chart]
+    assert "self-play rating" not in titles and not any(t.startswith("selfplay/") for t in steps)
+    margins = [
+        chart.margin.series[0]
+        for category in layout.category
+        for chart in category.chart
+        if chart.HasField("margin")
+    ]
+    assert any(s.value == "rating/learner" for s in margins)
+    for series in margins:
+        value, lower, upper = series.value, series.lower, series.upper
+        assert steps.get(value), value
+        assert steps[value] == steps[lower] == steps[upper], value
+        rows = zip(acc.Scalars(value), acc.Scalars(lower), acc.Scalars(upper), strict=True)
+        for v, lo, hi in rows:
+            assert lo.value <= v.value <= hi.value, (value, lo.value, v.value, hi.value)
+
+
+def test_a_game_against_a_snapshot_that_left_the_pool_counts_that_snapshots_rating(
+    tmp_path, monkeypatch
+):
+    """selfplay/rating compares the learner with each snapshot it played at the rating that
+    snapshot was taken with; a game drawn against one that left the pool before the game
+    ended was counted at 0.0."""
+    from rummyzoo.training import callbacks
+
+    taken: dict[int, float] = {}
+    looked_up: list[tuple[int, float, bool]] = []
+    snapshot, lookup = callbacks.RunCallback._snapshot, callbacks.RunCallback._snapshot_rating
+
+    def remember(self):
+        taken[int(self.num_timesteps)] = float(self.rating)
+        snapshot(self)
+
+    def record(self, steps):
+        rating = lookup(self, steps)
+        looked_up.append((int(steps), rating, any(p["steps"] == steps for p in self.pool)))
+        return rating
+
+    monkeypatch.setattr(callbacks.RunCallback, "_snapshot", remember)
+    monkeypatch.setattr(callbacks.RunCallback, "_snapshot_rating", record)
+    more = ["opponents=[{name: self, weight: 1}]", "self_play.pool_size=1"]
+    more += ["self_play.snapshot_interval=32", "n_timesteps=1024"]
+    _smoke(tmp_path, "ppo", "knock_rummy", more)
+    gone = [(steps, rating) for steps, rating, in_pool in looked_up if not in_pool]
+    assert any(taken[steps] != 0.0 for steps, _ in gone), (taken, gone)  # the case
+    assert all(rating == taken[steps] for steps, rating, _ in looked_up)
+
+
 # ------------------------------------------------------------------ checkpoints
 def test_checkpoint_errors_are_clear(tmp_path, capsys):
     run, _ = _smoke(tmp_path, "dqn", "knock_rummy")

@@ -794,3 +794,34 @@ def test_a_snapshot_that_fails_in_the_pools_call_is_named(tmp_path):
     assert named in labels and "games at once" in note
     assert named == batched.opponents.snapshot_label(batched.opponents.pool[1])
     env.close()
+
+
+def test_a_hands_margin_in_team_games_is_against_the_best_rival_not_the_partner():
+    """charts/score_margin: the learner's hand points less the best seat of another side (it
+    took the partner's as well, so a team's winning hand could show a loss)."""
+    from rummyzoo.training.seat_env import SeatEnv
+
+    options = {"target_score": None, "teams": True}
+    kw = {"opponents": ["ditch.greedy"], "reward": "margin", "reward_scale": 100}
+    batched = BatchedSeatEnv("ditch_rummy", 4, options, num_envs=1, seed=2, **kw)
+    single = SeatEnv("ditch_rummy", 4, options, **kw)
+    batched.reset()
+    single.reset(seed=2)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(400):
+        action = int(rng.choice(np.flatnonzero(single.action_masks())))
+        seat = int(batched.seats[0])
+        _, _, dones, infos = batched.step(np.array([action]))
+        single.step(action)
+        engine = batched.engine
+        if engine.hand_done[0] and dones[0] and not engine.truncated[0]:
+            points = engine.hand_points[0]
+            partner = (seat + 2) % 4
+            rival = max(points[s] for s in range(4) if s not in (seat, partner))
+            game = infos[0]["game"]
+            assert game["margins"][-1] == pytest.approx(points[seat] - rival)
+            checked += 1
+        if dones[0]:
+            single.reset()
+    assert checked >= 3

@@ -10,8 +10,10 @@ tag                                 what
 ``charts/points_per_hand``          learner's raw points per hand
 ``charts/train_win_rate``           share of training games the learner won
 ``charts/score_margin``             histogram: learner's hand points minus the best opponent's
+                                    (a seat of another side: a partner is none)
 ``eval/<opponent>/win_rate``        evaluation win rate (duplicate deals, seat rotation)
-``eval/<opponent>/win_rate_low``    lower end of its 95% interval (``_high``: upper end)
+``eval/<opponent>/win_rate_low``    lower end of its 95% interval (``_high``: upper end; an end
+                                    that no interval gives, as with too few deals, is the value)
 ``eval/<opponent>/mean_points``     mean raw points per game (a match's, in match play) against
                                     that opponent
 ``eval/<opponent>/points_per_hand``  points per hand against it (``_low``, ``_high``: 95% CI)
@@ -207,6 +209,9 @@ class RunCallback(BaseCallback):
         self.pool_dir = self.run_dir / "pool"
         state = dict(state or {})
         self.pool: list[dict[str, Any]] = list(state.get("pool", []))
+        # the rating of every snapshot taken, those that left the pool too (a game drawn
+        # against one before it left may end after)
+        self._snapshot_ratings = {int(p["steps"]): float(p["rating"]) for p in self.pool}
         self.best_value: float | None = state.get("best_value")
         self.eval_history: list[dict[str, Any]] = list(state.get("eval_history", []))
         self.periodic: list[str] = list(state.get("periodic", []))
@@ -334,8 +339,7 @@ class RunCallback(BaseCallback):
                 self._games.append(game)
                 self._since_log.append(game)
                 for steps, score in snapshot_comparisons(game):
-                    rating = next((p["rating"] for p in self.pool if p["steps"] == steps), 0.0)
-                    self._pool_results.append((rating, score))
+                    self._pool_results.append((self._snapshot_rating(steps), score))
         if len(self._since_log) >= 50:
             self._log_games()
         if self.progress is not None:
@@ -403,6 +407,17 @@ class RunCallback(BaseCallback):
                     "selfplay/pool_win_rate", float(np.mean([s for _, s in self._pool_results]))
                 )
 
+    def _snapshot_rating(self, steps: int) -> float:
+        """The rating the snapshot of ``steps`` was taken with, in the pool or not."""
+        return self._snapshot_ratings.get(int(steps), 0.0)
+
+    def _with_band(self, tag: str, value: float, interval: Any) -> None:
+        """``tag`` and its ``_low`` / ``_high`` band, an end the interval lacks at the value."""
+        low, high = interval if interval is not None else (None, None)
+        self.logger.record(tag, value)
+        self.logger.record(f"{tag}_low", value if low is None else low)
+        self.logger.record(f"{tag}_high", value if high is None else high)
+
     # ------------------------------------------------------------ self-play
     def _snapshot(self) -> None:
         steps = int(self.num_timesteps)
@@ -410,6 +425,7 @@ class RunCallback(BaseCallback):
         save_checkpoint(self.model, path, self._meta())
         entry = {"path": str(path), "steps": steps, "rating": self.rating}
         self.pool.append(entry)
+        self._snapshot_ratings[steps] = float(self.rating)
         self.training_env.env_method("add_snapshot", entry["path"], steps, self.rating)
         # Snapshots that leave the pool are deleted only once a checkpoint no longer refers to
         # them (see _save_last), so a resumed run gets back the pool its checkpoint had.
@@ -468,14 +484,11 @@ class RunCallback(BaseCallback):
             results[opponent] = res
             tag = f"eval/{tag_name(opponent)}"
             self.logger.record(f"{tag}/win_rate", res["win_rate"])
-            self.logger.record(f"{tag}/win_rate_low", res["win_rate_ci"][0])
-            self.logger.record(f"{tag}/win_rate_high", res["win_rate_ci"][1])
             self.logger.record(f"{tag}/mean_points", res["mean_points_per_game"])
-            self.logger.record(f"{tag}/points_per_hand", res["mean_points"])
-            low, high = res["mean_points_ci"]
-            if low is not None and high is not None:
-                self.logger.record(f"{tag}/points_per_hand_low", low)
-                self.logger.record(f"{tag}/points_per_hand_high", high)
+            # a margin chart draws a value with its band only where all three tags are at every
+            # step: an end that no interval gives (too few deals) is logged at the value
+            self._with_band(f"{tag}/win_rate", res["win_rate"], res["win_rate_ci"])
+            self._with_band(f"{tag}/points_per_hand", res["mean_points"], res["mean_points_ci"])
             scores.append(res[cfg.evaluation.best_metric])
         score = float(np.mean(scores))
         self.logger.record("eval/score", score)
@@ -522,12 +535,11 @@ class RunCallback(BaseCallback):
             for label, entry in report["agents"].items():
                 if entry.get("rating") is None:
                     continue
-                self.logger.record(f"rating/{label}", entry["rating"])
-                low, high = entry["rating_ci"]
-                if label == "learner" and low is not None and high is not None:
-                    # (none from fewer than 10 deals, or where the data set no finite interval)
-                    self.logger.record("rating/learner_low", low)
-                    self.logger.record("rating/learner_high", high)
+                if label == "learner":
+                    # (no interval from fewer than 10 deals, nor an end the data do not bound)
+                    self._with_band("rating/learner", entry["rating"], entry["rating_ci"])
+                else:
+                    self.logger.record(f"rating/{label}", entry["rating"])
             self.logger.record(
                 "eval/cross_table", Figure(heatmap_figure(report), close=True), never
             )

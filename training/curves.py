@@ -36,10 +36,25 @@ def run_evaluations(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str,
         raise ValueError(f"{config_path} is not a valid YAML config: {reason}") from None
     if not isinstance(config, dict):
         raise ValueError(f"{config_path} is not a run config (not a mapping of keys)")
+    _check_read_fields(config, config_path)
     history = saved_evaluations(run)
     if not history:
         raise ValueError(f"run {run} has no evaluations yet (see evaluation.interval)")
     return config, sorted(history, key=lambda e: e["steps"])
+
+
+def _check_read_fields(config: dict[str, Any], path: Path) -> None:
+    """:raises ValueError: naming the file and the key, for a field the figure reads that a
+    hand edit made the wrong kind (a run's own config is always right)."""
+    players = config.get("num_players", 2)
+    if isinstance(players, bool) or not isinstance(players, int) or players < 2:
+        raise ValueError(f"{path}: num_players must be an int of at least 2, got {players!r}")
+    for key in ("env_options", "evaluation"):
+        if not isinstance(config.get(key) or {}, dict):
+            raise ValueError(f"{path}: {key} must be a mapping of keys, got {config[key]!r}")
+    options = (config.get("evaluation") or {}).get("options")
+    if not isinstance(options or {}, dict):
+        raise ValueError(f"{path}: evaluation.options must be a mapping of keys, got {options!r}")
 
 
 #: The files of a run that hold its evaluations, the one read last first.
@@ -118,12 +133,17 @@ def scoring_sides(config: dict[str, Any]) -> int:
     return 2 if options.get("teams") else int(config.get("num_players", 2))
 
 
-def curve_figure(run_dir: str | Path, title: str | None = None) -> Any:
-    """The learning curves of a run as a matplotlib figure (not saved)."""
+def curve_figure(
+    run_dir: str | Path,
+    title: str | None = None,
+    read: tuple[dict[str, Any], list[dict[str, Any]]] | None = None,
+) -> Any:
+    """The learning curves of a run as a matplotlib figure (not saved); ``read``: what
+    :func:`run_evaluations` gave for it already (None: read it)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    config, history = run_evaluations(run_dir)
+    config, history = run_evaluations(run_dir) if read is None else read
     fig = Figure(figsize=(7.5, 4.2), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
@@ -171,9 +191,14 @@ def curve_figure(run_dir: str | Path, title: str | None = None) -> Any:
     return fig
 
 
-def write_curves(run_dir: str | Path, out: str | Path, title: str | None = None) -> Path:
+def write_curves(
+    run_dir: str | Path,
+    out: str | Path,
+    title: str | None = None,
+    read: tuple[dict[str, Any], list[dict[str, Any]]] | None = None,
+) -> Path:
     """Write :func:`curve_figure` of a run as a PNG. Returns the path."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    curve_figure(run_dir, title).savefig(out, dpi=110)
+    curve_figure(run_dir, title, read).savefig(out, dpi=110)
     return out

@@ -75,10 +75,9 @@ def custom_layout(
         }
     if config.evaluation.strategy_games:
         layout["strategy"] = {"strategy statistics": ["Multiline", [r"strategy/.*"]]}
-    training = {
-        "training games": ["Multiline", [r"charts/(points_per_hand|train_win_rate)"]],
-        "self-play rating": ["Multiline", [r"selfplay/rating"]],
-    }
+    training = {"training games": ["Multiline", [r"charts/(points_per_hand|train_win_rate)"]]}
+    if any(o.name == "self" for o in config.opponents):  # only self-play logs its rating
+        training["self-play rating"] = ["Multiline", [r"selfplay/rating"]]
     if config.league.sampling == "pfsp":
         training["league: win rate by opponent"] = ["Multiline", [r"league/win_rate/.*"]]
         training["league: probability by opponent"] = ["Multiline", [r"league/probability/.*"]]

@@ -557,9 +557,10 @@ class SeatEnv(gym.Env):
                 continue
             points = end.points
             mine = points[self.seat]
-            others = [p for i, p in enumerate(points) if i != self.seat]
+            # against the best seat of another side (a partner is no opponent)
+            rivals = [p for i, p in enumerate(points) if not self._same_side[self.seat][i]]
             self._hand_points.append(mine)
-            self._hand_margins.append(mine - max(others))
+            self._hand_margins.append(mine - max(rivals))
             self._episode_points += end.seat_points[self.seat]
             self._side_points += end.seat_points
 

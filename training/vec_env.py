@@ -322,7 +322,9 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                 continue  # NaN: cut by the turn cap, no result
             mine = points[seat]
             self._hand_points[i].append(mine)
-            self._margins[i].append(mine - max(p for s, p in enumerate(points) if s != seat))
+            # against the best seat of another side (a partner is no opponent)
+            rival = max(p for s, p in enumerate(points) if not side[seat][s])
+            self._margins[i].append(mine - rival)
             self._points[i] += sum(p for s, p in enumerate(points) if side[seat][s])
             self._side_points[i] += [sum(p for s, p in enumerate(points) if row[s]) for row in side]
 
