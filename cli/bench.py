@@ -8,7 +8,7 @@ import contextlib
 import cProfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +160,11 @@ def bench_env(
     game_rates = []
     elapsed = cpu = 0.0
     env.reset(seed=seed)
+    warm = time.perf_counter() + min(seconds, 0.5)  # untimed, as the vector engine's warm-up
+    while time.perf_counter() < warm:
+        play_aec(env, policy, rng)
+        env.reset()
+    env.reset(seed=seed)  # the timed games: those of the seed
     for _ in range(repeat):
         seg_decisions, seg_games = decisions, games
         start = time.perf_counter()
@@ -209,15 +214,17 @@ def bench_env(
     return result
 
 
-def _rss() -> int:
-    """Resident memory of this process and its children, in bytes."""
+def _rss(workers: Sequence[Any] = ()) -> int:
+    """Resident memory of this process and the memory of the worker processes ``workers``
+    (their own pages, the unique set: the libraries and shared blocks that they share with
+    this process are counted once, here), in bytes. Other children (multiprocessing's
+    resource tracker, its fork server) do not count."""
     import psutil
 
-    me = psutil.Process()
-    total = me.memory_info().rss
-    for child in me.children(recursive=True):
+    total = psutil.Process().memory_info().rss
+    for worker in workers:
         with contextlib.suppress(psutil.Error):
-            total += child.memory_info().rss
+            total += psutil.Process(worker.pid).memory_full_info().uss
     return total
 
 
@@ -254,8 +261,9 @@ def bench_vector(
     for a segment, divided by ``num_envs``: in one process, what is allocated from before the
     engine was built (the variant already imported) and still live then (``tracemalloc``,
     which memory the process allocated and freed before does not hide); with workers, the
-    growth of the resident memory of this process and the workers over the same span
-    (``memory_measure``: ``traced`` or ``rss``).
+    growth of the resident memory of this process and the workers' own memory (their
+    interpreters included, the pages they share with this process counted once) over the same
+    span (``memory_measure``: ``traced`` or ``rss``).
 
     ``profile``: after the timed segments, one more segment of each setup under cProfile
     gives ``profile["vector"]`` (and ``profile["aec"]``): where each one's time goes by layer
@@ -286,29 +294,42 @@ def bench_vector(
     played = np.zeros(num_envs, dtype=np.int64)  # decisions of each game's match so far
 
     def run_vector(limit: float) -> int:
+        # what is timed: the random picks and the steps, nothing of the benchmark's own
         deadline = time.perf_counter() + limit
         steps = 0
         while True:
             for _ in range(8):
                 uniform_legal_actions(vec.action_masks, rng, actions)
                 vec.step(actions)
-                np.add(played, 1, out=played)
-                ended = vec.terminated | vec.truncated
-                if ended.any():
-                    counts["matches"] += int(ended.sum())
-                    counts["decisions"] += int(played[ended].sum())
-                    played[ended] = 0
             steps += 8
             if time.perf_counter() >= deadline:
                 break
         return steps * num_envs
+
+    def count_matches(limit: float) -> None:
+        """Untimed: the whole length of each match that ends (the decisions of those still
+        being played would weigh the few that ended)."""
+        played[:] = 0  # from a match's start: those under way are counted from their next
+        fresh = np.zeros(num_envs, dtype=bool)
+        deadline = time.perf_counter() + limit
+        while time.perf_counter() < deadline:
+            uniform_legal_actions(vec.action_masks, rng, actions)
+            vec.step(actions)
+            np.add(played, 1, out=played)
+            ended = vec.terminated | vec.truncated
+            if ended.any():
+                whole = ended & fresh
+                counts["matches"] += int(whole.sum())
+                counts["decisions"] += int(played[whole].sum())
+                played[ended] = 0
+                fresh |= ended
 
     run_vector(min(seconds, 1.0))  # warm-up: every game has dealt and played
     if traced:
         memory = tracemalloc.get_traced_memory()[0] / num_envs
         tracemalloc.stop()
     else:
-        memory = (_rss() - rss_before) / num_envs
+        memory = (_rss(vec._procs) - rss_before) / num_envs
     counts["matches"] = counts["decisions"] = 0
     runners: dict[str, Callable[[float], int]] = {"vector": run_vector}
     if compare:
@@ -323,12 +344,13 @@ def bench_vector(
     rates = _segments(runners, seconds, repeat)
     wall = time.perf_counter() - wall_start
     cpu = time.process_time() - cpu_start
-    timed = dict(counts)  # the timed segments' matches (the profiled segment plays more)
     profiled = (
         {name: profile_layers(run_for, seconds) for name, run_for in runners.items()}
         if profile
         else None
     )
+    count_matches(seconds * repeat)  # as long as the timed segments
+    timed = dict(counts)
     if hasattr(vec, "close"):
         vec.close()
     result: dict[str, Any] = {

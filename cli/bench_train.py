@@ -134,10 +134,11 @@ def run(args: argparse.Namespace) -> int:
             entry["ratio_collection_steps_per_s"] = (
                 median["collection_steps_per_s"] / first["collection_steps_per_s"]
             )
-            entry["ratio_rounds"] = [
-                r["collection_steps_per_s"] / b["collection_steps_per_s"]
-                for r, b in zip(results, runs["base"], strict=True)
+            pairs = list(zip(results, runs["base"], strict=True))
+            entry["ratio_collection_rounds"] = [
+                r["collection_steps_per_s"] / b["collection_steps_per_s"] for r, b in pairs
             ]
+            entry["ratio_steps_rounds"] = [r["steps_per_s"] / b["steps_per_s"] for r, b in pairs]
         summary["setups"].append(entry)
     summary.update(platform_info())
     # a run trains whole rollouts (PPO) or whole steps of every game: at least --steps
@@ -150,9 +151,16 @@ def run(args: argparse.Namespace) -> int:
     for entry in summary["setups"]:
         ratio = ""
         if "ratio_steps_per_s" in entry:
+            rounds = ", ".join(
+                f"{a:.2f}x/{b:.2f}x"
+                for a, b in zip(
+                    entry["ratio_steps_rounds"], entry["ratio_collection_rounds"], strict=True
+                )
+            )
             ratio = (
                 f"  ({entry['ratio_steps_per_s']:.2f}x end to end, "
-                f"{entry['ratio_collection_steps_per_s']:.2f}x collecting)"
+                f"{entry['ratio_collection_steps_per_s']:.2f}x collecting; rounds, end to end/"
+                f"collecting: {rounds})"
             )
         print(
             f"  {entry['label']}: {entry['steps_per_s']:,.0f} steps/s, "

@@ -161,12 +161,15 @@ def test_bench_train_takes_the_median_of_its_rounds(tmp_path, capsys):
     assert other["ratio_collection_steps_per_s"] == pytest.approx(
         other["collection_steps_per_s"] / base["collection_steps_per_s"]
     )
-    assert other["ratio_rounds"] == pytest.approx(
-        [
-            o["collection_steps_per_s"] / b["collection_steps_per_s"]
-            for o, b in zip(other["runs"], base["runs"], strict=True)
-        ]
+    pairs = list(zip(other["runs"], base["runs"], strict=True))
+    assert other["ratio_collection_rounds"] == pytest.approx(
+        [o["collection_steps_per_s"] / b["collection_steps_per_s"] for o, b in pairs]
     )
+    assert other["ratio_steps_rounds"] == pytest.approx(
+        [o["steps_per_s"] / b["steps_per_s"] for o, b in pairs]
+    )
+    first = f"{other['ratio_steps_rounds'][0]:.2f}x/{other['ratio_collection_rounds'][0]:.2f}x"
+    assert f"rounds, end to end/collecting: {first}" in printed
     # what is printed for a round is that round's JSON
     last = other["runs"][-1]
     update = f"update {last['share_by_part']['update']:.0%}"
@@ -405,3 +408,44 @@ def test_the_training_benchmark_of_make_bench_runs(tmp_path, capsys):
     for entry in others:
         assert entry["runs"][0]["vec_env"] == "batched" and entry["runs"][0]["steps"] >= 2048
         assert entry["ratio_collection_steps_per_s"] > 0
+
+
+def test_bench_train_refuses_an_rllib_config(capsys) -> None:
+    """It timed the stable-baselines3 backend of an RLlib config, without a word."""
+    assert main(["bench-train", str(CONFIGS / "knock_rllib.yaml"), "--steps", "64"]) == 2
+    err = capsys.readouterr().err
+    assert "backend: rllib, which bench-train does not time" in err and "bench-rllib" in err
+
+
+def test_bench_train_plays_a_configs_self_opponent() -> None:
+    """A run's pool holds the learner from step 0 on, so its `self` seats play a network; the
+    benchmark's empty pool gave them to the other opponents."""
+    from rummyzoo.training import bench
+    from rummyzoo.training.config import load_config
+
+    for vec_env in ("batched", "dummy"):
+        config = load_config(CONFIGS / "smoke_ppo.yaml", [f"vec_env={vec_env}"])
+        assert {o.name: o.weight for o in config.opponents} == {"random": 1.0, "self": 1.0}
+        run = bench.bench_train(config, 64)
+        shares = run["opponent_probabilities"]
+        assert shares["random"] == pytest.approx(0.5), (vec_env, shares)
+        assert sum(p for label, p in shares.items() if label.startswith("self")) == pytest.approx(
+            0.5
+        ), (vec_env, shares)
+
+
+def test_bench_env_memory_with_workers_counts_the_workers_only(tmp_path) -> None:
+    """The resident memory of multiprocessing's resource tracker and fork server, and the
+    pages the workers share with this process, counted as the games' memory."""
+    import psutil
+
+    from rummyzoo.cli.bench import _rss
+
+    me = psutil.Process().memory_info().rss
+    assert _rss() == me or abs(_rss() - me) < 2**20  # this process alone
+    out = tmp_path / "w.json"
+    args = ["bench-env", "knock_rummy", "--num-envs", "8", "--workers", "2", "--seconds", "0.2"]
+    assert main([*args, "--no-compare", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    # two workers' own memory (interpreters and imports included), not four processes' RSS
+    assert 0 < result["memory_mb"] < 80, result["memory_mb"]

@@ -19,6 +19,8 @@ steps with nothing else running (no evaluation, no checkpoints, no warm start), 
 ``collection_steps_per_s`` counts the collection phases only (everything but the updates),
 ``steps_per_s`` the whole run. A self-play pool (``pool``) fills the opponent pool with that
 many snapshots of freshly initialised networks (different seeds) and plays against them only.
+Without one, a config's ``self`` opponent plays one such snapshot (a run's pool holds the
+learner as it starts from step 0 on), and its other opponents theirs, by their weights.
 """
 
 from __future__ import annotations
@@ -83,6 +85,11 @@ def bench_train(config: RunConfig, steps: int, pool: int = 0) -> dict[str, Any]:
         raise ValueError(f"steps must be at least 1, got {steps}")
     if pool < 0:
         raise ValueError(f"pool must be 0 or more, got {pool}")
+    if config.backend != "sb3":
+        raise ValueError(
+            f"this config trains on backend: {config.backend}, which bench-train does not time "
+            "(it times the stable-baselines3 backend): use rummyzoo bench-rllib"
+        )
     torch.set_num_threads(config.torch_threads)
     if pool:
         config = config.model_copy(update={"opponents": [OpponentSpec(name="self")]}, deep=True)
@@ -92,6 +99,10 @@ def bench_train(config: RunConfig, steps: int, pool: int = 0) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="rummyzoo-bench-") as tmp:
         if pool:
             _fill_pool(config, env, pool, Path(tmp))
+        elif any(o.name == "self" for o in config.opponents):
+            # a run's pool holds the learner as it starts from step 0 on: its network plays
+            # the config's `self` seats here too (an empty pool gave them to the others)
+            _fill_pool(config, env, 1, Path(tmp))
         model = build_model(config, env, None)
         batched = getattr(env, "venv", None)
         engine_env = batched if hasattr(batched, "opponent_seconds") else None
@@ -121,6 +132,12 @@ def bench_train(config: RunConfig, steps: int, pool: int = 0) -> dict[str, Any]:
             model.learn(total_timesteps=steps, progress_bar=False)
         wall = time.perf_counter() - start
         cpu = time.process_time() - cpu_start
+        local_env = getattr(engine_env, "local", engine_env)
+        mixture = getattr(local_env, "opponents", None)
+        if mixture is None:  # dummy / subproc: each game's env holds its own
+            mixture = env.get_attr("opponents", [0])[0]
+        # who the opponents' seats draw, by name (a snapshot as self@steps)
+        drawn = {label: float(p) for label, p in mixture.probabilities().items()}
         env.close()
     parts = dict(clock.parts)
     done = int(model.num_timesteps)
@@ -142,6 +159,7 @@ def bench_train(config: RunConfig, steps: int, pool: int = 0) -> dict[str, Any]:
         "n_envs": config.n_envs,
         "workers": config.workers,
         "opponents": [o.name for o in config.opponents],
+        "opponent_probabilities": drawn,
         "pool": pool,
         "hyperparams": config.hyperparams.model_dump(),
         "net_arch": config.policy_kwargs.model_dump(mode="json")["net_arch"],
