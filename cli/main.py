@@ -22,6 +22,7 @@ from rummyzoo.cli import (
     train,
 )
 from rummyzoo.cli.common import Parents
+from rummyzoo.envs.workers import ProcessDied
 
 #: The commands, in the order ``rummyzoo --help`` lists them.
 COMMANDS = (
@@ -81,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         notes = "".join(f" ({note})" for note in getattr(exc, "__notes__", ()))
         print(f"rummyzoo {args.command}: error: {exc}{notes}", file=sys.stderr)
         return 2
+    except ProcessDied as exc:  # a process of the command's games ended under it: one line
+        print(f"rummyzoo {args.command}: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as exc:  # Ctrl-C: one line, no traceback
         why = f"; {exc}" if str(exc) else ""
         print(f"\nrummyzoo {args.command}: interrupted{why}", file=sys.stderr)

@@ -203,6 +203,11 @@ def array_views(
     return views
 
 
+class ProcessDied(RuntimeError):
+    """A process that plays games (a worker, a training helper, a game of ``vec_env:
+    subproc``) ended under the caller (killed, out of memory...); the message names it."""
+
+
 def close_block(shm: shared_memory.SharedMemory) -> None:
     """Close this process's mapping of a shared block, or leave it to the last of its arrays
     that are still held (:func:`array_views`), quietly: a refused ``close()`` is not tried
@@ -552,18 +557,19 @@ class WorkerVectorEnv:
             f"worker {w} has a step in flight: collect it first (wait_step({w}) or wait_any())"
         )
 
-    def _fail(self, w: int, text: str) -> None:
+    def _fail(self, w: int, text: str, error: type[RuntimeError] = RuntimeError) -> None:
         self.close()
         lines = text.strip().splitlines()
         if len(lines) > 1:  # a traceback: its last line first
             text = f"{lines[-1]}\n\nthe worker's traceback:\n{text.rstrip()}"
-        raise RuntimeError(f"worker {w} of {self.num_workers} failed: {text}")
+        raise error(f"worker {w} of {self.num_workers} failed: {text}")
 
     def _ended(self, w: int) -> None:
         proc = self._procs[w]
         proc.join(1.0)
         code = proc.exitcode
-        self._fail(w, "the process ended" + ("" if code is None else f" (exit code {code})"))
+        ended = "the process ended" + ("" if code is None else f" (exit code {code})")
+        self._fail(w, ended, ProcessDied)
 
     def _receive(self, w: int) -> bytes:
         try:

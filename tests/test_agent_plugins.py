@@ -706,6 +706,48 @@ def test_a_subproc_env_closes_when_a_game_process_has_ended() -> None:
     assert not any(p.is_alive() for p in processes)
 
 
+@pytest.mark.parametrize("call", ["env_method", "step"])
+def test_a_subproc_game_process_killed_under_the_run_is_named(call) -> None:
+    """A game's process killed mid-run gave a bare BrokenPipeError, which the command took for
+    the reader of stdout gone (exit 141, not a word), or a 49-line traceback naming no game."""
+    import os
+    import signal
+
+    from rummyzoo.envs.workers import ProcessDied
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import build_vec_env
+
+    config = load_config(
+        Path(__file__).resolve().parent.parent / "configs" / "knock_bench.yaml",
+        ["vec_env=subproc", "n_envs=2"],
+    )
+    env = build_vec_env(config)
+    env.reset()
+    processes = env.venv.venv.processes  # VecMonitor, RaiseFailures, SubprocVecEnv
+    os.kill(processes[1].pid, signal.SIGKILL)
+    processes[1].join()
+    with pytest.raises(ProcessDied, match=r"the process of training game 1 died \(exit code -9\)"):
+        if call == "env_method":
+            env.env_method("action_masks")
+        else:
+            env.step(np.zeros(2, dtype=np.int64))
+    assert not any(p.is_alive() for p in processes)
+
+
+def test_the_command_says_a_dead_process_in_one_line(monkeypatch, capsys) -> None:
+    from rummyzoo.cli import main as cli_main
+    from rummyzoo.envs.workers import ProcessDied
+
+    def dies(args):
+        raise ProcessDied("helper process 1 died (exit code -9)")
+
+    parser_run = cli_main.main
+    monkeypatch.setattr("rummyzoo.cli.demo.run", dies)
+    assert parser_run(["demo", "knock_rummy"]) == 1
+    err = capsys.readouterr().err
+    assert err == "rummyzoo demo: error: helper process 1 died (exit code -9)\n"
+
+
 @pytest.mark.parametrize("vec_env", ["dummy", "subproc"])
 def test_an_opponent_that_calls_sys_exit_is_an_error_naming_it(plugin_dir, vec_env) -> None:
     """An agent's ``sys.exit(0)`` ended a run without a word and with status 0 (in the game's

@@ -519,3 +519,28 @@ def test_a_reset_starts_the_episode_counts_afresh():
         assert not monitor.episode_lengths.any() and not monitor.episode_returns.any()
     finally:
         env.close()
+
+
+def test_a_resumed_league_reaches_every_share(tmp_path):
+    """With DQN's step-by-step exchange each helper draws from its own share's results: a
+    resume restored the league in this process's share only, and the helpers started empty.
+    The run's callback now hands it to every share (as a resume of a DQN run does)."""
+    from types import SimpleNamespace
+
+    from rummyzoo.training.callbacks import RunCallback
+
+    two = "opponents=[{name: random, weight: 1}, {name: knock.greedy, weight: 1}]"
+    overrides = ["n_envs=10", "env_options.target_score=null", "workers=2", two]
+    config = load_config(CONFIGS / "smoke_dqn.yaml", [*overrides, "league.sampling=pfsp"])
+    env = build_vec_env(config)
+    try:
+        results = {"random": [1.0] * 50, "knock.greedy": [0.0] * 50}
+        callback = RunCallback(config, tmp_path / "run", state={"league_results": results})
+        callback.model = SimpleNamespace(get_env=lambda: env)  # as a model sets it
+        callback._restore_league()
+        split = env.unwrapped
+        (helper,) = split._ask(("get", "opponents._results"))
+        assert {label: list(found) for label, found in helper.items()} == results
+        assert split.opponents.results() == results
+    finally:
+        env.close()

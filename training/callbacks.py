@@ -268,9 +268,7 @@ class RunCallback(BaseCallback):
         self._log_layout()
         for name, value, exclude in self._pending_records:
             self.logger.record(name, value, exclude=tuple(exclude) or None)
-        mixture = self._league()
-        if mixture is not None and self._league_results is not None:
-            mixture.set_results(self._league_results)  # the league as the checkpoint had it
+        self._restore_league()
         begun = time.perf_counter()
         if self.self_play and not self.pool:
             self._snapshot()  # the untrained learner starts the pool
@@ -650,6 +648,18 @@ class RunCallback(BaseCallback):
         if self.config.algo == "dqn":  # whether last_replay_buffer.pkl is this checkpoint's
             state["replay_buffer"] = self.config.checkpoints.save_replay_buffer
         return state
+
+    def _restore_league(self) -> None:
+        """The league as the checkpoint had it (a resumed run's): in the training env's
+        league, and in every share of a run over several processes (whose helpers draw from
+        their own results with DQN's step-by-step exchange)."""
+        mixture = self._league()
+        if mixture is None or self._league_results is None:
+            return
+        mixture.set_results(self._league_results)
+        shares = getattr(self.training_env, "set_league_results", None)
+        if shares is not None and hasattr(self.training_env, "processes"):
+            shares(self._league_results)
 
     def _league(self) -> Any:
         """The training env's league where it keeps one (PFSP's results): the batched env's

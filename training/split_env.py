@@ -34,7 +34,8 @@ The league: every finished match of every share is recorded in the local share's
 mixture (:attr:`SplitSeatEnv.opponents`, what the run logs). With PPO's rollouts each helper
 starts every rollout from that mixture's results (prioritized fictitious self-play then weighs
 the opponents by every share's games, as one process would) and adds its own share's as its
-games end; with the step-by-step exchange each helper draws from its own share's results. A
+games end; with the step-by-step exchange each helper draws from its own share's results
+(a resumed run's league restored in every share: :meth:`SplitSeatEnv.set_league_results`). A
 snapshot added to the pool (``env_method("add_snapshot", ...)``) goes to every share.
 
 A helper that fails (an exception, or a process that dies) raises :class:`RuntimeError`
@@ -62,6 +63,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices
 from rummyzoo.envs.core import ConfigError
 from rummyzoo.envs.seeding import check_seed
 from rummyzoo.envs.workers import (
+    ProcessDied,
     array_views,
     close_block,
     pack_arrays,
@@ -421,7 +423,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
             code = proc.exitcode
         self._unread = True
         self.close()
-        raise RuntimeError(f"helper process {h + 1} died (exit code {code})") from None
+        raise ProcessDied(f"helper process {h + 1} died (exit code {code})") from None
 
     def _post(self, h: int, message: bytes) -> None:
         """Send helper ``h`` a message; a broken pipe (a dead helper) closes the env and says
@@ -747,6 +749,11 @@ class SplitSeatEnv(WholeBatchVecEnv):
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         owner = self if attr_name in dir(self) else self.local
         return [getattr(owner, attr_name)] * self._count(indices)
+
+    def set_league_results(self, results: dict[str, list[float]]) -> None:
+        """The league's results (a resumed run's), in every share: with the step-by-step
+        exchange each helper draws from its own results, which started empty."""
+        self._call_all("set_league_results", (results,), {})
 
     def _set_all(self, attr_name: str, value: Any) -> None:
         self._not_rolling()  # before this process's share changes

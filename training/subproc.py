@@ -24,7 +24,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import SubprocVecEnv, VecEnv, VecEnvWrapper
 
-from rummyzoo.envs.workers import portable_exception
+from rummyzoo.envs.workers import ProcessDied, portable_exception
 
 __all__ = ["CarryFailure", "ChildTraceback", "RaiseFailures", "subproc_vec_env"]
 
@@ -161,16 +161,52 @@ class RaiseFailures(VecEnvWrapper):
     def _check(self, infos: Sequence[dict[str, Any]]) -> None:
         self._raise_first([info.get(FAILURE) for info in infos])
 
+    def _talk(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``call`` to the games' processes; a broken pipe (a process that ended under the
+        run) names the game and how it ended, where a bare BrokenPipeError passed for the
+        reader of stdout gone and ended the command without a word."""
+        try:
+            return call(*args, **kwargs)
+        except (EOFError, OSError) as exc:
+            venv = self.venv
+            for process in venv.processes:
+                process.join(timeout=1)
+            dead = [
+                (game, process.exitcode)
+                for game, process in enumerate(venv.processes)
+                if not process.is_alive()
+            ]
+            if not dead:
+                raise
+            self.close()
+            game, code = dead[0]
+            raise ProcessDied(
+                f"the process of training game {game} died (exit code {code}); vec_env: "
+                "subproc plays each game in its own process"
+            ) from exc
+
     def reset(self) -> Any:
-        obs = self.venv.reset()
+        obs = self._talk(self.venv.reset)
         self._check(self.venv.reset_infos)
         return obs
 
+    def step_async(self, actions: Any) -> None:
+        self._talk(self.venv.step_async, actions)
+
     def step_wait(self) -> Any:
-        obs, rewards, dones, infos = self.venv.step_wait()
+        obs, rewards, dones, infos = self._talk(self.venv.step_wait)
         self._check(infos)
         self._check(self.venv.reset_infos)
         return obs, rewards, dones, infos
+
+    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> Any:
+        return self._talk(self.venv.env_method, method_name, *args, indices=indices, **kwargs)
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> Any:
+        return self._talk(self.venv.get_attr, attr_name, indices)
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        self._talk(self.venv.set_attr, attr_name, value, indices)
 
 
 def subproc_vec_env(factories: Sequence[Callable[[], gym.Env]]) -> RaiseFailures:

@@ -589,6 +589,10 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         """Self-play: add a learner snapshot to the opponent pool (shared by every game)."""
         self.opponents.add_snapshot(path, steps, rating)
 
+    def set_league_results(self, results: dict[str, list[float]]) -> None:
+        """The league's results (prioritized fictitious self-play), as a checkpoint had them."""
+        self.opponents.set_results(results)
+
     def _open(self) -> None:
         if getattr(self, "_closed", False):
             raise RuntimeError("this BatchedSeatEnv is closed")
