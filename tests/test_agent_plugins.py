@@ -683,10 +683,8 @@ def test_a_run_that_fails_before_rl_stops_its_game_processes(plugin_dir, tmp_pat
     assert set(multiprocessing.active_children()) <= before
 
 
-def test_a_subproc_env_closes_when_a_game_process_has_ended() -> None:
-    """Ctrl-C ends the games' processes as well as the learner's, whose clean-up then closes
-    the env: that close joins them and raises nothing, where it used to raise a broken pipe
-    (or EOFError) in place of the interrupt."""
+def _subproc_env_with_game_1_killed() -> tuple[object, list[object]]:
+    """A ``vec_env: subproc`` training env of 2 games whose game 1's process was killed."""
     import os
     import signal
 
@@ -702,6 +700,14 @@ def test_a_subproc_env_closes_when_a_game_process_has_ended() -> None:
     processes = env.venv.venv.processes  # VecMonitor, RaiseFailures, SubprocVecEnv
     os.kill(processes[1].pid, signal.SIGKILL)
     processes[1].join()
+    return env, processes
+
+
+def test_a_subproc_env_closes_when_a_game_process_has_ended() -> None:
+    """Ctrl-C ends the games' processes as well as the learner's, whose clean-up then closes
+    the env: that close joins them and raises nothing, where it used to raise a broken pipe
+    (or EOFError) in place of the interrupt."""
+    env, processes = _subproc_env_with_game_1_killed()
     env.close()
     assert not any(p.is_alive() for p in processes)
 
@@ -710,22 +716,9 @@ def test_a_subproc_env_closes_when_a_game_process_has_ended() -> None:
 def test_a_subproc_game_process_killed_under_the_run_is_named(call) -> None:
     """A game's process killed mid-run gave a bare BrokenPipeError, which the command took for
     the reader of stdout gone (exit 141, not a word), or a 49-line traceback naming no game."""
-    import os
-    import signal
-
     from rummyzoo.envs.workers import ProcessDied
-    from rummyzoo.training.config import load_config
-    from rummyzoo.training.train import build_vec_env
 
-    config = load_config(
-        Path(__file__).resolve().parent.parent / "configs" / "knock_bench.yaml",
-        ["vec_env=subproc", "n_envs=2"],
-    )
-    env = build_vec_env(config)
-    env.reset()
-    processes = env.venv.venv.processes  # VecMonitor, RaiseFailures, SubprocVecEnv
-    os.kill(processes[1].pid, signal.SIGKILL)
-    processes[1].join()
+    env, processes = _subproc_env_with_game_1_killed()
     with pytest.raises(ProcessDied, match=r"the process of training game 1 died \(exit code -9\)"):
         if call == "env_method":
             env.env_method("action_masks")
