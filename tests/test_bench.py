@@ -423,8 +423,8 @@ def test_bench_train_plays_a_configs_self_opponent() -> None:
     from rummyzoo.training import bench
     from rummyzoo.training.config import load_config
 
-    for vec_env in ("batched", "dummy"):
-        config = load_config(CONFIGS / "smoke_ppo.yaml", [f"vec_env={vec_env}"])
+    for vec_env in ("batched", "dummy", "subproc"):
+        config = load_config(CONFIGS / "smoke_ppo.yaml", [f"vec_env={vec_env}", "n_envs=2"])
         assert {o.name: o.weight for o in config.opponents} == {"random": 1.0, "self": 1.0}
         run = bench.bench_train(config, 64)
         shares = run["opponent_probabilities"]

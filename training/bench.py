@@ -132,12 +132,14 @@ def bench_train(config: RunConfig, steps: int, pool: int = 0) -> dict[str, Any]:
             model.learn(total_timesteps=steps, progress_bar=False)
         wall = time.perf_counter() - start
         cpu = time.process_time() - cpu_start
+        # who the opponents' seats draw, by name (a snapshot as self@steps)
         local_env = getattr(engine_env, "local", engine_env)
         mixture = getattr(local_env, "opponents", None)
-        if mixture is None:  # dummy / subproc: each game's env holds its own
-            mixture = env.get_attr("opponents", [0])[0]
-        # who the opponents' seats draw, by name (a snapshot as self@steps)
-        drawn = {label: float(p) for label, p in mixture.probabilities().items()}
+        if mixture is not None:
+            drawn = {label: float(p) for label, p in mixture.probabilities().items()}
+        else:  # dummy / subproc: each game's env holds its own (asked, not sent whole)
+            report = env.env_method("league_report", indices=[0])[0]
+            drawn = {label: float(p) for label, (p, _) in report.items()}
         env.close()
     parts = dict(clock.parts)
     done = int(model.num_timesteps)
