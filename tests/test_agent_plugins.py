@@ -9,6 +9,7 @@ import re
 import shlex
 import sys
 import textwrap
+import time
 import tomllib
 import warnings
 from pathlib import Path
@@ -725,6 +726,47 @@ def test_a_subproc_game_process_killed_under_the_run_is_named(call) -> None:
         else:
             env.step(np.zeros(2, dtype=np.int64))
     assert not any(p.is_alive() for p in processes)
+
+
+def test_a_subproc_game_process_killed_in_the_middle_of_a_step_is_named_without_a_hang() -> None:
+    """Killed after the step was sent to it, while another game had answered: closing the
+    env the usual way waited for that answer again, for ever."""
+    import os
+    import signal
+
+    from rummyzoo.envs.workers import ProcessDied
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import build_vec_env
+
+    config = load_config(
+        Path(__file__).resolve().parent.parent / "configs" / "knock_bench.yaml",
+        ["vec_env=subproc", "n_envs=2"],
+    )
+    env = build_vec_env(config)
+    env.reset()
+    processes = env.venv.venv.processes
+    os.kill(processes[1].pid, signal.SIGSTOP)  # it takes the step and never answers
+    env.step_async(np.zeros(2, dtype=np.int64))
+
+    class Hung(Exception):  # not an OSError, which the env's close takes for a dead pipe
+        pass
+
+    def hung(signum, frame):
+        raise Hung("the step hung")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    began = time.monotonic()
+    try:
+        os.kill(processes[1].pid, signal.SIGKILL)
+        with pytest.raises(ProcessDied, match=r"training game 1 died \(exit code -9\)"):
+            env.step_wait()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - began < 10
+    assert not any(p.is_alive() for p in processes)
+    env.close()  # closed already: nothing to wait for
 
 
 def test_the_command_says_a_dead_process_in_one_line(monkeypatch, capsys) -> None:

@@ -532,3 +532,23 @@ def test_a_failed_rllib_run_stops_its_algorithm_and_leaves_no_folder_it_did_not_
         assert not stopped and not (run / "config.yaml").exists()
     else:
         assert stopped == [True] and (run / "config.yaml").exists()
+
+
+def test_an_rllib_snapshot_keeps_its_rating_for_the_games_played_against_it(tmp_path, monkeypatch):
+    """The RLlib callback's own snapshot left the rating map of the games' comparisons
+    empty: every game against a snapshot counted at rating 0.0 in selfplay/rating."""
+    from types import SimpleNamespace
+
+    import rummyzoo.agents.checkpoints as checkpoints
+
+    monkeypatch.setattr(checkpoints, "save_checkpoint", lambda *a, **k: None)
+    monkeypatch.setattr(rllib, "slot_ids", lambda config: [])
+    cls = rllib._callback_class()
+    callback = cls.__new__(cls)  # only the snapshot's bookkeeping is exercised
+    callback.num_timesteps, callback.rating, callback.pool = 4096, 123.0, []
+    callback._snapshot_ratings = {}
+    callback.pool_dir, callback._meta, callback.model = tmp_path, dict, None
+    callback.config = SimpleNamespace(self_play=SimpleNamespace(pool_size=5), opponents=[])
+    callback._snapshot()
+    assert callback.pool[-1]["rating"] == 123.0
+    assert callback._snapshot_rating(4096) == 123.0

@@ -946,6 +946,7 @@ def _callback_class() -> type:
             path = self.pool_dir / f"snapshot_{steps:09d}.rz"
             save_checkpoint(self.model, path, self._meta())
             self.pool.append({"path": str(path), "steps": steps, "rating": self.rating})
+            self._snapshot_ratings[steps] = float(self.rating)
             self.pool = self.pool[-self.config.self_play.pool_size :]
             slots = slot_ids(self.config)
             if not slots or steps == 0:

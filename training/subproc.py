@@ -16,6 +16,7 @@ failure of a method called by name, ``env_method``, still ends the process: the 
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -169,8 +170,9 @@ class RaiseFailures(VecEnvWrapper):
             return call(*args, **kwargs)
         except (EOFError, OSError) as exc:
             venv = self.venv
-            for process in venv.processes:
-                process.join(timeout=1)
+            deadline = time.monotonic() + 1.0  # a second in all for the dead to be reaped
+            while time.monotonic() < deadline and all(p.is_alive() for p in venv.processes):
+                time.sleep(0.01)
             dead = [
                 (game, process.exitcode)
                 for game, process in enumerate(venv.processes)
@@ -178,7 +180,16 @@ class RaiseFailures(VecEnvWrapper):
             ]
             if not dead:
                 raise
-            self.close()
+            # not SubprocVecEnv.close(): in a step cut short it would wait for replies the
+            # other games have sent already (or never will); the processes are ended here
+            for process in venv.processes:
+                process.terminate()
+            for process in venv.processes:
+                process.join(timeout=5)
+            for remote in venv.remotes:
+                remote.close()
+            venv.waiting = False
+            venv.closed = True
             game, code = dead[0]
             raise ProcessDied(
                 f"the process of training game {game} died (exit code {code}); vec_env: "

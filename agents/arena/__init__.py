@@ -13,7 +13,7 @@ deal is played once per *seating*:
   with each other.
 * Each line-up is played in every seating of a *balanced* design (``seating="balanced"``, the
   default): every ordered pair of the line-up's places holds every ordered pair of seats equally
-  often (:func:`balanced_orders`: ``N (N - 1)`` seatings, all ``N!`` at 6 seats). So every agent
+  often (:func:`balanced_orders`: ``N (N - 1)`` seatings, 60 at 6 seats). So every agent
   sits in every seat on identical cards, which cancels the luck of the deal (duplicate play),
   and also sits after and before every other agent equally often: at three or more seats who
   plays after whom matters (in Knock Rummy the next player may take your discard), and rotations
