@@ -543,7 +543,11 @@ def test_an_rllib_snapshot_keeps_its_rating_for_the_games_played_against_it(tmp_
 
     monkeypatch.setattr(checkpoints, "save_checkpoint", lambda *a, **k: None)
     monkeypatch.setattr(rllib, "slot_ids", lambda config: [])
-    cls = rllib._callback_class()
+    rllib._callback_class.cache_clear()  # a class built with the stand-in saver, for this test
+    try:
+        cls = rllib._callback_class()
+    finally:
+        rllib._callback_class.cache_clear()  # later tests build theirs with the real one
     callback = cls.__new__(cls)  # only the snapshot's bookkeeping is exercised
     callback.num_timesteps, callback.rating, callback.pool = 4096, 123.0, []
     callback._snapshot_ratings = {}
