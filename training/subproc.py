@@ -150,14 +150,23 @@ class RaiseFailures(VecEnvWrapper):
         """Close the games' processes; one that has already ended (Ctrl-C reaches every process
         of the terminal's group) is joined, so that the error or interrupt that led here is
         what the caller sees, not a broken pipe."""
-        venv = self.venv
         try:
-            venv.close()
+            self.venv.close()
         except (EOFError, OSError):
-            for process in venv.processes:
-                process.terminate()
-                process.join()
-            venv.closed = True
+            self._end_processes()
+
+    def _end_processes(self) -> None:
+        """End the games' processes here, where SubprocVecEnv's close would wait for replies
+        that were read already, or that a dead process never sends."""
+        venv = self.venv
+        for process in venv.processes:
+            process.terminate()
+        for process in venv.processes:
+            process.join(timeout=5)
+        for remote in venv.remotes:
+            remote.close()
+        venv.waiting = False
+        venv.closed = True
 
     def _check(self, infos: Sequence[dict[str, Any]]) -> None:
         self._raise_first([info.get(FAILURE) for info in infos])
@@ -180,16 +189,7 @@ class RaiseFailures(VecEnvWrapper):
             ]
             if not dead:
                 raise
-            # not SubprocVecEnv.close(): in a step cut short it would wait for replies the
-            # other games have sent already (or never will); the processes are ended here
-            for process in venv.processes:
-                process.terminate()
-            for process in venv.processes:
-                process.join(timeout=5)
-            for remote in venv.remotes:
-                remote.close()
-            venv.waiting = False
-            venv.closed = True
+            self._end_processes()
             game, code = dead[0]
             raise ProcessDied(
                 f"the process of training game {game} died (exit code {code}); vec_env: "
