@@ -43,7 +43,7 @@ static const int fact_span[NUM_FACTS] = {SPAN_ONE,   SPAN_SEATS,      SPAN_ONE, 
 #define JACK 9
 #define HAND_POINTS_SCALE 100.0
 
-enum { S_CURRENT, S_PHASE, S_HANDS, S_PILE, S_PILE_POS, S_DISCARD, S_DRAWN, S_ACTIVE, S_IDLE, S_TURN, S_VIEWS, S_EARNED, S_SET_COUNT, S_BELOW, S_ABOVE, S_POINTS, S_END_REASON, S_ENDED_BY, S_TOTALS_KEY, S_MELDS, S_SINGLES, S_OVER, S_DEALER, S_ROWS, NUM_STATE_SLOTS };
+enum { S_CURRENT, S_PHASE, S_HANDS, S_PILE, S_PILE_POS, S_DISCARD, S_DRAWN, S_ACTIVE, S_IDLE, S_TURN, S_VIEWS, S_EARNED, S_SET_COUNT, S_BELOW, S_ABOVE, S_POINTS, S_END_REASON, S_ENDED_BY, S_TOTALS, S_MELDS, S_SINGLES, S_OVER, S_DEALER, S_ROWS, NUM_STATE_SLOTS };
 enum { M_KIND, M_LOW, M_HIGH, M_SUIT, M_ADDED, NUM_MELD_SLOTS };
 
 typedef struct {
@@ -76,7 +76,7 @@ static int order_card(int o) { return (o & 3) * 13 + ((o >> 2) + 1) % 13; }
 
 static PyObject *n_current, *n_phase, *n_hands, *n_pile, *n_pile_pos, *n_discard, *n_drawn,
     *n_active, *n_idle, *n_turn, *n_views, *n_earned, *n_set_count, *n_below, *n_above,
-    *n_points, *n_end_reason, *n_ended_by, *n_totals_key, *n_melds, *n_singles, *n_kind, *n_low,
+    *n_points, *n_end_reason, *n_ended_by, *n_totals, *n_melds, *n_singles, *n_kind, *n_low,
     *n_high, *n_suit, *n_added, *n_dealer, *n_rows;
 
 int ditch_intern_names(void) {
@@ -100,7 +100,7 @@ int ditch_intern_names(void) {
     INTERN(n_points, "points")
     INTERN(n_end_reason, "end_reason")
     INTERN(n_ended_by, "ended_by")
-    INTERN(n_totals_key, "totals_key")
+    INTERN(n_totals, "totals")
     INTERN(n_melds, "melds")
     INTERN(n_singles, "singles")
     INTERN(n_kind, "kind")
@@ -116,7 +116,7 @@ int ditch_intern_names(void) {
 static PyObject **const state_names[NUM_STATE_SLOTS] = {
     &n_current, &n_phase, &n_hands,   &n_pile,     &n_pile_pos,   &n_discard, &n_drawn, &n_active,
     &n_idle,    &n_turn,  &n_views,   &n_earned,   &n_set_count,  &n_below,   &n_above, &n_points,
-    &n_end_reason, &n_ended_by, &n_totals_key, &n_melds, &n_singles, &n_over, &n_dealer, &n_rows};
+    &n_end_reason, &n_ended_by, &n_totals, &n_melds, &n_singles, &n_over, &n_dealer, &n_rows};
 static PyObject **const meld_names[NUM_MELD_SLOTS] = {&n_kind, &n_low, &n_high, &n_suit, &n_added};
 
 /* ------------------------------------------------------------------ state access */
@@ -739,26 +739,24 @@ static int legal_into(DitchKernel *k, PyObject *state, Hand *h, npy_int8 *out, P
 }
 
 /* The observation of ``seat`` into out (obs_size floats): the match totals written into every
- * row where they changed (the state's totals_key), the seat's row copied, its hand added. */
+ * row unless they are the array written last (the state's totals) and read-only, as a match's
+ * are (a writeable array may have changed in place since), the seat's row copied, its hand
+ * added. */
 static int observe_into(DitchKernel *k, PyObject *state, Hand *h, long seat, int over,
                         PyObject *totals, float *out) {
-    const double *by_seat;
-    if (read_scores(totals, k->players, &by_seat) < 0)
+    PyObject *last = slot_get(&k->slots, state, S_TOTALS);
+    if (!last)
         return -1;
-    Py_ssize_t nbytes = (Py_ssize_t)sizeof(double) * k->players;
-    PyObject *key = slot_get(&k->slots, state, S_TOTALS_KEY);
-    if (!key)
-        return -1;
-    int same = PyBytes_CheckExact(key) && PyBytes_GET_SIZE(key) == nbytes &&
-               memcmp(PyBytes_AS_STRING(key), by_seat, (size_t)nbytes) == 0;
-    Py_DECREF(key);
+    int same = last == totals && PyArray_Check(totals) &&
+               !PyArray_ISWRITEABLE((PyArrayObject *)totals);
+    Py_DECREF(last);
     if (!same) {
+        const double *by_seat;
+        if (read_scores(totals, k->players, &by_seat) < 0)
+            return -1;
         for (int i = 0; i < k->players; i++)
             put(k, h, k->fact[FACT_SCORES] + i, (float)(by_seat[i] / k->score_scale));
-        key = PyBytes_FromStringAndSize((const char *)by_seat, nbytes);
-        int r = key ? slot_set(&k->slots, state, S_TOTALS_KEY, key) : -1;
-        Py_XDECREF(key);
-        if (r < 0)
+        if (slot_set(&k->slots, state, S_TOTALS, totals) < 0)
             return -1;
     }
     memcpy(out, h->v + seat * k->obs_size, sizeof(float) * (size_t)k->obs_size);
@@ -857,7 +855,7 @@ static PyObject *DitchKernel_deal(DitchKernel *k, PyObject *const *args, Py_ssiz
     values[S_VIEWS] = views;
     /* the fields set from shared objects below */
     static const int shared[] = {S_PILE_POS, S_TURN,       S_DRAWN,    S_IDLE,      S_PHASE,
-                                 S_ACTIVE,   S_OVER,       S_END_REASON, S_ENDED_BY, S_TOTALS_KEY};
+                                 S_ACTIVE,   S_OVER,       S_END_REASON, S_ENDED_BY, S_TOTALS};
     for (int i = 0; i < NUM_STATE_SLOTS; i++) {
         int later = 0;
         for (size_t j = 0; j < sizeof(shared) / sizeof(int); j++)
@@ -880,7 +878,7 @@ static PyObject *DitchKernel_deal(DitchKernel *k, PyObject *const *args, Py_ssiz
         slot_set(&k->slots, state, S_OVER, Py_False) < 0 ||
         slot_set(&k->slots, state, S_END_REASON, Py_None) < 0 ||
         slot_set(&k->slots, state, S_ENDED_BY, Py_None) < 0 ||
-        slot_set(&k->slots, state, S_TOTALS_KEY, Py_None) < 0)
+        slot_set(&k->slots, state, S_TOTALS, Py_None) < 0)
         goto fail;
     for (int i = 0; i < NUM_STATE_SLOTS; i++)
         Py_XDECREF(values[i]);

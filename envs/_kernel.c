@@ -556,6 +556,8 @@ static int finish_one(PyObject *match, int64_t i, int n, const int *groups, int 
         seat_totals = PyArray_SimpleNew(1, dims, NPY_FLOAT64);
         if (!seat_totals)
             goto done;
+        /* read-only, as Match.played makes it: the observations keep it by identity */
+        PyArray_CLEARFLAGS((PyArrayObject *)seat_totals, NPY_ARRAY_WRITEABLE);
         double *by_seat = (double *)PyArray_DATA((PyArrayObject *)seat_totals);
         for (int s = 0; s < n; s++)
             by_seat[s] = totals_now[groups[s]];

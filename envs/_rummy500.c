@@ -1045,14 +1045,16 @@ static int play_move(Rummy500Kernel *k, PyObject *state, Hand *h, long action) {
     return discard(k, state, h, card);
 }
 
-/* The observation of ``seat`` into out: the match totals written into the buffer where they
- * are a new array (or the hand is over), then one gather, then the phase. */
+/* The observation of ``seat`` into out: the match totals written into the buffer unless they
+ * are the array written last and read-only, as a match's are (a writeable array may have
+ * changed in place since; and at the hand's end), then one gather, then the phase. */
 static int observe_into(Rummy500Kernel *k, PyObject *state, Hand *h, long seat, int over,
                         PyObject *totals, float *out) {
     PyObject *last = slot_get(&k->slots, state, S_TOTALS);
     if (!last)
         return -1;
-    int fresh = last != totals || over;
+    int fresh = last != totals || over || !PyArray_Check(totals) ||
+                PyArray_ISWRITEABLE((PyArrayObject *)totals);
     Py_DECREF(last);
     if (fresh) {
         const double *by_seat;

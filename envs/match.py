@@ -473,7 +473,9 @@ class Match(ViewsSurviveCopies):
                 won_groups = {groups[w] for w in winners}
                 won = [g in won_groups for g in groups]
         else:
-            self.seat_totals = np.asarray([totals[g] for g in groups])
+            seat_totals = np.asarray([totals[g] for g in groups])
+            seat_totals.flags.writeable = False  # the observations keep it by identity
+            self.seat_totals = seat_totals
             settled = _settled(totals)
             lead = max(settled)
             over = lead >= target and settled.count(lead) == 1  # a tie for the lead plays on

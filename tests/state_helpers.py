@@ -18,7 +18,14 @@ def ditch_state(s) -> tuple:
         s.singles,
         (s.set_count, s.below, s.above, s.earned),
         (s.current, s.phase, type(s.phase), s.drawn, type(s.active), s.active, s.idle, s.turn),
-        (s.over, list(s.points), type(s.points), s.end_reason, s.ended_by, s.totals_key),
+        (
+            s.over,
+            list(s.points),
+            type(s.points),
+            s.end_reason,
+            s.ended_by,
+            None if s.totals is None else s.totals.tolist(),
+        ),
         (s.dealer, type(s.pile), type(s.hands), [type(h) for h in s.hands]),
         # each seat's row: a view of ``views`` at the seat's offset
         [

@@ -332,6 +332,40 @@ def test_make_game_passes_the_kernels_on(variant):
         make_game(variant, 2, kernels=PURE, target_score=0)
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "pure"])
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_observe_reads_totals_changed_in_place(variant, compiled):
+    """A game's observation keeps the match totals it last wrote and skips writing them again
+    for the same read-only array (a match's totals: a new one whenever they change); a
+    writeable array changed in place since is read again, and a match's totals refuse a
+    write."""
+    kernels = load_kernels() if compiled else PURE
+    if compiled and kernels is None:
+        pytest.skip("the compiled kernels are not built here")
+    env = RummyEnv(make_game(variant, 2, kernels=kernels, target_score=500))
+    env.reset(seed=3)
+    game, match = env.game, env.match
+    totals = np.zeros(2)
+    before = game.observe(match.state, 0, totals).copy()
+    totals[0] = 250.0
+    after = game.observe(match.state, 0, totals)
+    assert not np.array_equal(before, after)  # the scores' cells moved
+    assert np.array_equal(after, game.observe(match.state, 0, np.array([250.0, 0.0])))
+    totals[0] = 0.0
+    assert np.array_equal(before, game.observe(match.state, 0, totals))
+    rng = np.random.default_rng(3)
+    while match.hand_index == 0:  # the first hand's end makes the match's totals
+        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+    assert not match.seat_totals.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        match.seat_totals[0] = 1.0
+    seat = int(env.agent_selection.split("_")[1])
+    fresh = np.array(match.seat_totals)  # writeable, the same values
+    assert np.array_equal(
+        env.observe(env.agent_selection)["observation"], game.observe(match.state, seat, fresh)
+    )
+
+
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_pure_and_compiled_games_agree(variant):
     """A game built with the compiled kernels and one built with ``kernels=PURE``, side by side:

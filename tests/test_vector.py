@@ -765,6 +765,8 @@ def test_compiled_hand_ends_finish_as_the_python_code(variant, players, options)
             ), step  # fmt: skip
             assert type(a.totals[0]) is type(b.totals[0])
             np.testing.assert_array_equal(a.seat_totals, b.seat_totals)
+            # read-only, both ways: the observations keep the totals by identity
+            assert not a.seat_totals.flags.writeable and not b.seat_totals.flags.writeable
             assert a.mask is None or b.mask is None or np.array_equal(a.mask, b.mask)
         for i in np.flatnonzero(fast.terminated | fast.truncated).tolist():
             matches += 1

@@ -215,7 +215,7 @@ class DitchState(HandState):
         "rows",
         "set_count",
         "singles",
-        "totals_key",
+        "totals",
         "turn",
         "views",
     )
@@ -652,7 +652,7 @@ class DitchRummyGame(Game):
         s.points = np.zeros(n, dtype=np.float64)
         s.end_reason = None
         s.ended_by = None
-        s.totals_key = None
+        s.totals = None  # the match totals last written to the rows
         return s
 
     # -------------------------------------------------------------- mask
@@ -952,11 +952,12 @@ class DitchRummyGame(Game):
         kernel = self._kernel
         if kernel is not None:
             return kernel.observe(s, seat, totals)
-        key = totals.tobytes()
-        if key != s.totals_key:
+        if totals is not s.totals or totals.flags.writeable:
+            # a match's totals are a new read-only array when they change; a writeable array
+            # may have changed in place since it was last written
             for i, total in enumerate(totals.tolist()):
                 self._put(s, self._fl_scores + i, total / self._score_scale)
-            s.totals_key = key
+            s.totals = totals
         obs = s.rows[seat].copy()
         hand_off, pos_off = self._off_hand, self._off_pos
         for i, o in enumerate(s.hands[seat]):

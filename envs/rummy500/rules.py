@@ -960,8 +960,10 @@ class Rummy500Game(Game):
         if kernel is not None:
             return kernel.observe(s, seat, totals)
         n = self.num_players
-        if totals is not s.totals or s.over:
-            # Totals change only when a hand ends; refresh the buffer then (or for new arrays).
+        if totals is not s.totals or s.over or totals.flags.writeable:
+            # A match's totals are a new read-only array when they change (a hand ends);
+            # refresh the buffer then, and for any other array (a writeable one may have
+            # changed in place since it was last written).
             s.totals = totals
             if self.match.target_score is not None:
                 s.buf[self._extra + 4 + 4 * n :] = totals / self._score_scale
