@@ -461,7 +461,7 @@ class _Session:
         self.recorder(event, match)
         c = self.console
         if type(event) is Decision:
-            text = describe_action(match, event.action)
+            text = describe_action(match, event.action, public=event.seat != self.seat)
             c.say(c.paint(f"{self.who(event.seat)}: {text}"))
         elif type(event) is HandEnd:
             self.hand_over(hand_over(event, match))

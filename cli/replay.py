@@ -160,9 +160,9 @@ def show_replay(
                 output("")
                 output(paint(render_table(match, view)))
                 last_seat = event.seat
-            # A description names only cards the move puts face up, so every view may see it.
+            # from a seat's view, another seat's move as the table saw it (no hand positions)
             who = f"player_{event.seat} ({names[event.seat]})"
-            output(paint(f"  {event.index + 1:>4}. {who}: {event.description}"))
+            output(paint(f"  {event.index + 1:>4}. {who}: {event.seen_by(view)}"))
             if waiting and read_line is not None:
                 answer = read_line(STEP_PROMPT)
                 if answer is None:

@@ -288,7 +288,8 @@ class WebGame:
         self.recorder(event, match)
         if type(event) is Decision:
             who = "you" if event.seat == self.seat else f"player_{event.seat}"
-            self.log.append(f"{who}: {describe_action(match, event.action)}")
+            public = event.seat != self.seat  # no positions in another's hidden hand
+            self.log.append(f"{who}: {describe_action(match, event.action, public)}")
         elif type(event) is HandEnd:
             over = hand_over(event, match)
             table = match.game.table_view(

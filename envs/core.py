@@ -548,8 +548,11 @@ class Game:
         return self.action_names[check_action(action, self.num_actions)]
 
     # -- what a human player is told (the terminal and web games)
-    def describe_action(self, state: Any, action: int) -> str:
-        """The action's name, with what it moves where the variant says more (Ditch Rummy)."""
+    def describe_action(self, state: Any, action: int, public: bool = False) -> str:
+        """The action's name, with what it moves where the variant says more (Ditch Rummy).
+
+        ``public``: what the other seats may be told, where the name itself says more than the
+        table sees (Ditch Rummy's actions name positions in a hidden hand)."""
         return self.action_name(action)
 
     def move_labels(self, state: Any, legal: Sequence[int]) -> list[str]:

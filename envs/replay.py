@@ -110,9 +110,10 @@ def random_seed() -> int:
     return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> 11)
 
 
-def describe_action(match: Match, action: int) -> str:
-    """The action's name, with the cards it moves where the variant can say (Ditch Rummy)."""
-    return match.game.describe_action(match.state, action)
+def describe_action(match: Match, action: int, public: bool = False) -> str:
+    """The action's name, with the cards it moves where the variant can say (Ditch Rummy);
+    ``public``: as the other seats may be told it (no positions in a hidden hand)."""
+    return match.game.describe_action(match.state, action, public)
 
 
 def _deck_strings(deck: np.ndarray) -> list[str]:
@@ -122,13 +123,19 @@ def _deck_strings(deck: np.ndarray) -> list[str]:
 # ---------------------------------------------------------------------------- recording
 @dataclass
 class Move:
-    """One action as it was played: its position in the game, who played it and what it was."""
+    """One action as it was played: its position in the game, who played it and what it was
+    (``description``; ``public``: what the other seats were told of it)."""
 
     index: int
     seat: int
     action: int
     name: str
     description: str
+    public: str
+
+    def seen_by(self, view: int | None) -> str:
+        """The description as ``view``'s seat sees it (None: every hand open)."""
+        return self.description if view is None or view == self.seat else self.public
 
 
 @dataclass
@@ -484,6 +491,7 @@ class ReplaySimulation:
                     move = Move(
                         self.moves, event.seat, event.action, name,
                         describe_action(match, event.action),
+                        describe_action(match, event.action, public=True),
                     )  # fmt: skip
                     on_event(move, self)
                 self.moves += 1
@@ -640,7 +648,7 @@ def replay_frames(
                     "hand": hand[0],
                     "seat": event.seat,
                     "agent": data["agents"][event.seat],
-                    "move": event.description,
+                    "move": event.seen_by(view),
                     # a seat's view hides the others' alternatives, their number too (500
                     # Rum's count of legal digs tells which pile cards they can meld)
                     "legal": None if hidden else [m["description"] for m in moves],

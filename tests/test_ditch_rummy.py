@@ -100,6 +100,26 @@ def test_describe_action_names_the_cards():
     assert env.describe_action(env.action_index("single 0")) == "single 0: Ad (+10)"
 
 
+def test_describe_action_for_the_other_seats_leaves_out_the_positions():
+    """Where a card sat in the sorted hidden hand tells how the cards still hidden rank against
+    it, so the other seats are told the cards a move puts face up, not their positions."""
+    env = make(top="9c 9h Ad")
+    game, s = env.game, env.hand_state
+    assert game.describe_action(s, env.action_index("draw 3"), public=True) == "draw 3"
+    play(env, ["draw 3"])
+
+    def public(name):
+        return game.describe_action(s, env.action_index(name), public=True)
+
+    assert public("meld 0 1") == "meld: set 9c 9h (+5)"
+    assert public("ditch 2") == "ditch: Ad"
+    assert public("ditch all") == "ditch all: 9c 9h Ad"
+    assert public("end turn") == "end turn (pass)"
+    play(env, ["meld 0 1"])
+    assert public("single 0") == "single: Ad (+10)"
+    assert env.describe_action(env.action_index("single 0")) == "single 0: Ad (+10)"
+
+
 # ------------------------------------------------------------------ errors
 @pytest.mark.parametrize(
     ("num_players", "options", "message"),

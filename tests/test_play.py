@@ -109,6 +109,10 @@ def test_full_game_with_bad_input(variant, options, opponent):
     if variant == "knock_rummy":
         before_end = text.split("== hand 1 over ==")[0]
         assert "player_1: [10 cards]" in before_end
+    if variant == "ditch_rummy":  # the opponent's moves without positions in its hidden hand
+        theirs = re.findall(rf"player_1 \({re.escape(expected)}\): (.*)", text)
+        assert any(re.match(r"(meld|ditch|single)\b", move) for move in theirs), theirs
+        assert not [move for move in theirs if re.match(r"(meld|ditch|single)( \d+)+", move)]
     # the game it played re-plays exactly
     checked = verify_replay(result.replay)
     assert checked["final"] == result.totals

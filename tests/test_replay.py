@@ -305,6 +305,31 @@ def test_cli_arena_saves_games_and_replay_shows_them(tmp_path, capsys):
     assert "player_0: [10 cards]" not in capsys.readouterr().out
 
 
+def test_a_seats_view_shows_the_others_moves_without_hand_positions(tmp_path):
+    """Ditch Rummy's actions name positions in the mover's sorted hidden hand, which tell how
+    its hidden cards rank: a seat's view of a replay (page and terminal) tells it the other
+    seat's moves by the cards they put face up alone; the open view and its own moves keep
+    them."""
+    from rummyzoo.envs.replay import replay_frames
+
+    data = record_episode("ditch_rummy", 2, ["ditch.smart", "ditch.greedy"], seed=5)
+    positions = re.compile(r"(meld|ditch|single)( \d+)+")
+
+    def moves(view, seat):
+        frames = replay_frames(data, view)["frames"]
+        return [f["move"] for f in frames if f["kind"] == "move" and f["seat"] == seat]
+
+    assert any(positions.match(m) for m in moves(None, 1))
+    assert any(positions.match(m) for m in moves(0, 0))
+    seen = moves(0, 1)
+    assert not [m for m in seen if positions.match(m)]
+    assert any(re.match(r"(meld|ditch|single)\b", m) for m in seen)
+    lines: list[str] = []
+    show_replay(save_replay(data, tmp_path / "g.json"), view=0, output=lines.append)
+    theirs = [line.split(": ", 1)[1] for line in lines if "player_1 (ditch.greedy): " in line]
+    assert theirs and not [m for m in theirs if positions.match(m)]
+
+
 def test_step_mode_waits_and_eof_runs_on(recorded, tmp_path):
     path = save_replay(recorded, tmp_path / "g.json")
     lines: list[str] = []

@@ -371,6 +371,27 @@ def test_serve_keeps_a_seed_it_picked_secret_until_the_game_is_over(runs):
     assert f"seed {big}" in client.get(f"/play/{chosen.json['id']}").get_data(as_text=True)
 
 
+def test_serve_logs_the_opponents_moves_without_hand_positions(runs):
+    """A Ditch Rummy move names positions in its mover's sorted hidden hand; the log tells the
+    human the opponent's moves by the cards they put face up alone."""
+    client = create_app(runs).test_client()
+    start = client.post(
+        "/api/games", json={"variant": "ditch_rummy", "options": {"target_score": None}, "seed": 4}
+    )
+    game = start.json["id"]
+    state = start.json
+    while state["status"] == "your_move":
+        response = client.post(
+            f"/api/games/{game}/move", json={"action": state["legal"][-1]["action"]}
+        )
+        assert response.status_code == 200, response.json
+        state = response.json
+    assert state["status"] == "over" and state["error"] is None
+    theirs = [line.split(": ", 1)[1] for line in state["log"] if line.startswith("player_1: ")]
+    assert any(re.match(r"(meld|ditch|single)\b", move) for move in theirs), theirs
+    assert not [m for m in theirs if re.match(r"(meld|ditch|single)( \d+)+", m)]
+
+
 def test_serve_takes_one_move_per_decision_from_requests_sent_at_once(runs):
     """Two moves sent at once for one decision (naming it, as the page does): one is played,
     the other refused with 409. (Both were taken before, the second played unchecked at the

@@ -1033,12 +1033,17 @@ class DitchRummyGame(Game):
         )
         return f"player_{s.current} holds {held or 'no cards'}"
 
-    def describe_action(self, s: DitchState, action: int) -> str:
+    def describe_action(self, s: DitchState, action: int, public: bool = False) -> str:
         """The action's name and, for the player to act, the cards it moves.
 
         E.g. ``"meld 0 1: set 9c 9h (+5)"``, ``"single 2: Ad (+10)"``, ``"ditch 0: 4c"``.
+        ``public``: as the other seats may be told it, without the hand positions (where a
+        card sat in the sorted hand tells how the cards still hidden rank against it):
+        ``"meld: set 9c 9h (+5)"``, ``"ditch: 4c"``.
         """
         name = self.action_name(action)
+        if public and not name.startswith("draw"):  # how many cards a draw takes is public
+            name = " ".join(w for w in name.split() if not w.isdigit())
         hand = s.hands[s.current]
         if self.meld_base <= action < self.single_base:
             combo = self.meld_positions[action - self.meld_base]
