@@ -36,7 +36,7 @@ from typing import Any
 
 from rummyzoo.agents.base import Policy
 from rummyzoo.envs.core import Game
-from rummyzoo.envs.registry import VARIANTS
+from rummyzoo.envs.registry import VARIANTS, make_game
 
 #: name -> (module path, class name, variant or None for any variant). Heuristics register here.
 AGENTS: dict[str, tuple[str, str, str | None]] = {
@@ -306,10 +306,13 @@ def _check_parameters(label: str, params: dict[str, Any]) -> None:
 def _unknown_parameter(cls: type, label: str, params: dict[str, Any], exc: TypeError) -> None:
     """Turn the constructor's complaint about a keyword it does not take, when that keyword
     is one of ``params``, into an error that lists the parameters it does take."""
-    match = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
-    if match is not None and match[1] in params:
+    match = re.search(
+        r"unexpected keyword argument '(\w+)'|multiple values for argument '(\w+)'", str(exc)
+    )
+    name = match and (match[1] or match[2])
+    if name is not None and name in params:
         raise ValueError(
-            f"agent {label} takes no parameter {match[1]!r}; its parameters (with defaults): "
+            f"agent {label} takes no parameter {name!r}; its parameters (with defaults): "
             f"{_show_parameters(agent_parameters(cls))}"
         ) from None
 
@@ -340,10 +343,33 @@ def check_agent_object(
             f"agent {label!r} was built for {game.name} with {game.num_players} players, not "
             f"{variant} with {num_players}: build it for this game"
         )
+    if isinstance(game, Game) and options is not None:
+        # it reads each observation through its own game: other rules or another match
+        # length or turn cap would be misread (the layout may still fit)
+        mine, theirs = (
+            _read_options(game),
+            _read_options(make_game(variant, num_players, **options)),
+        )
+        changed = [f"{k} {mine[k]!r}, not {theirs[k]!r}" for k in theirs if mine[k] != theirs[k]]
+        if changed:
+            raise ValueError(
+                f"agent {label!r} was built for other options of {variant} ({', '.join(changed)})"
+                ": build it for this game (make_agent(name, variant, num_players, options))"
+            )
     from rummyzoo.agents.checkpoints import CheckpointPolicy, check_compatible
 
     if isinstance(policy, CheckpointPolicy):
         check_compatible(policy.meta, variant, num_players, dict(options or {}), label)
+
+
+def _read_options(game: Game) -> dict[str, Any]:
+    """What a heuristic's reading of an observation depends on: the rules, the match's target
+    and the turn cap (the turn's scale)."""
+    import dataclasses
+
+    options = dataclasses.asdict(game.rules)
+    options.update(target_score=game.match.target_score, max_turns=game.match.max_turns)
+    return options
 
 
 def _declared_variants(cls: type) -> tuple[str, ...] | None:

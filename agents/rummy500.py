@@ -438,8 +438,10 @@ class SmartRummy500(Rummy500Policy):
 
     # -- reading the table -----------------------------------------------------------------
     def live(self, seen: Rummy500View) -> int:
-        """Cards not seen anywhere (hand, pile, table, cards opponents dug); with two decks a
-        card is live while a copy could still be unseen."""
+        """Cards not seen anywhere (hand, pile, table, cards opponents dug); with two decks
+        every card but those held twice in the hand (the view's ``unseen`` tells a card whose
+        copies were all seen from one with a copy unseen only in part, so the estimate keeps
+        every card of which a copy may still come)."""
         live = seen.unseen
         if self.rules.num_decks == 2:
             live = (1 << NUM_CARDS) - 1 & ~(seen.doubles)

@@ -109,6 +109,8 @@ def test_the_parameters_of_each_heuristic_are_listed_with_their_defaults() -> No
         ),
         ("knock.smart(knock_limit=-1)", "knock_rummy", "knock_limit must be an integer >= 0"),
         ("random(seed=1)", "knock_rummy", "takes no parameter 'seed'; its parameters"),
+        # the constructor's own first argument: "got multiple values" before
+        ("knock.greedy(self=1)", "knock_rummy", "takes no parameter 'self'; its parameters"),
         ("knock.smart(samples=0)", "knock_rummy", "samples must be an integer >= 1, got 0"),
         ("knock.smart(samples=2.5)", "knock_rummy", "samples must be an integer, got 2.5"),
         ("knock.smart(samples=true)", "knock_rummy", "samples must be an integer, got True"),

@@ -927,6 +927,24 @@ def test_agent_objects_of_another_game_are_refused() -> None:
         run_arena("knock_rummy", 3, [greedy, "random"], deals=1)
 
 
+def test_agent_objects_built_for_other_options_are_refused() -> None:
+    """A heuristic reads each observation through the game it was built for: other rules, or
+    another match length or turn cap, would be misread (the observation's size may still fit),
+    so an arena refuses it, naming the options; built for the arena's options it plays."""
+    from rummyzoo.agents.registry import make_agent
+
+    smart = make_agent("ditch.smart", "ditch_rummy", 4)  # teams=False, matches to 500
+    with pytest.raises(ValueError, match=r"other options of ditch_rummy \(teams False, not True\)"):
+        run_arena("ditch_rummy", 4, [smart, "random"], deals=1, options={"teams": True})
+    with pytest.raises(ValueError, match=r"target_score 500, not None\): build it for this game"):
+        run_arena("ditch_rummy", 4, [smart, "random"], deals=1, options={"target_score": None})
+    knock = make_agent("knock.smart", "knock_rummy", 2)
+    with pytest.raises(ValueError, match=r"max_turns 300, not 30\)"):
+        run_arena("knock_rummy", 2, [knock, "random"], deals=1, options={"max_turns": 30})
+    fitted = make_agent("knock.smart", "knock_rummy", 2, {"max_turns": 30, "reward": "scaled"})
+    assert run_arena("knock_rummy", 2, [fitted, "random"], deals=1, options={"max_turns": 30})
+
+
 @pytest.mark.parametrize("batch", [1, 4])
 def test_an_agent_that_answers_a_float_is_refused_in_batches_too(batch) -> None:
     class FloatAgent(RandomPolicy):
