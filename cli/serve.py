@@ -74,6 +74,15 @@ MAX_MESSAGE = 600
 CONNECTION_TIMEOUT = 30
 
 
+def _is_file(path: Path) -> bool:
+    """Whether a path a request named is a file: False also where the file system refuses the
+    name (too long: ``Path.is_file`` raises there)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def _url(*parts: str) -> str:
     """A link's path from its parts, each percent-encoded (``/`` kept), then HTML-escaped."""
     return html.escape("/" + "/".join(quote(p) for p in parts))
@@ -635,7 +644,7 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
     def game_page(name: str, file: str) -> Any:
         run = folder.run(name)
         path = folder.inside(file, "game", base=run)
-        if run not in path.parents or path.suffix != ".json" or not path.is_file():
+        if run not in path.parents or path.suffix != ".json" or not _is_file(path):
             raise RequestError(404, f"unknown game {file!r} in run {name!r}")
         seat_text = request.args.get("seat")
         if seat_text not in (None, "", "open") and not (
@@ -745,7 +754,12 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             raise RequestError(
                 415, f"send JSON with Content-Type: application/json (got {request.mimetype!r})"
             )
-        raw = request.get_data(cache=False, as_text=True)
+        # MAX_CONTENT_LENGTH refuses a body whose length is given; one sent in chunks was cut
+        # at the limit and read (``get_data``): what follows the limit refuses it too
+        stream = request.stream
+        raw = stream.read(MAX_BODY + 1)
+        if len(raw) > MAX_BODY or stream.read(1):  # (the stream may raise 413 itself)
+            raise RequestError(413, f"the request body is over {MAX_BODY} bytes")
         try:
             data = json.loads(raw)
         except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
@@ -761,7 +775,7 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             path = folder.inside(spec, "checkpoint")
             if path.suffix != ".rz":  # nothing else of the folder is opened as one
                 raise RequestError(400, f"a checkpoint opponent is a .rz file, got {spec!r}")
-            if not path.is_file():
+            if not _is_file(path):
                 raise RequestError(404, f"unknown checkpoint {spec!r} in the runs folder")
             return str(path), spec
         # Only the names of installed agents: a ``module:Class`` would import code a request

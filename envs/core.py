@@ -138,8 +138,10 @@ def make_config(
     if unknown:
         valid = sorted(names - {"num_players"})
         close = [
-            f"{name} (did you mean {found[0]!r}?)" if found else name
+            f"{shown} (did you mean {found[0]!r}?)" if found else shown
             for name in unknown
+            # a name that is no identifier is quoted: a file's control characters stay escaped
+            for shown in [name if name.isidentifier() else repr(name)]
             for found in [difflib.get_close_matches(name, [*valid, *others], n=1)]
         ]
         more = f"; match options: {', '.join(sorted(others))}" if others else ""

@@ -3,6 +3,7 @@ bad requests included). The browser itself is driven in test_browser.py."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections import Counter
@@ -210,6 +211,8 @@ def test_serve_pages(runs):
         ("/runs/r1/game/%2Fetc%2Fpasswd", 404, "not found"),
         ("/runs/r1/game/games/sample_000000001.json?seat=5", 400, "view must be a seat"),
         ("/nowhere", 404, "not found"),
+        # a name the file system refuses (too long): 500 and the server's path before
+        ("/runs/r1/game/games/" + "a" * 300 + ".json", 404, "unknown game"),
     ],
 )
 def test_serve_bad_pages(runs, url, status, message):
@@ -581,6 +584,18 @@ def test_serve_answers_only_loopback_names_and_reads_small_bodies(runs):
     )
     big = client.post("/api/games", json={"variant": "a" * 200_000})
     assert big.status_code == 413 and len(big.data) < 2_000
+    # the same in chunks (no length given): it was cut at the limit and read
+    chunked = {
+        "headers": {"Transfer-Encoding": "chunked", "Content-Type": "application/json"},
+        "environ_overrides": {"wsgi.input_terminated": True},
+    }
+    padded = b'{"variant": "knock_rummy"}' + b" " * 100_000
+    assert client.post("/api/games", input_stream=io.BytesIO(padded), **chunked).status_code == 413
+    small = io.BytesIO(b'{"variant": "knock_rummy"}')
+    assert client.post("/api/games", input_stream=small, **chunked).status_code == 201
+    too_long = {"variant": "knock_rummy", "opponent": "r1/games/" + "a" * 300 + ".rz"}
+    missing = client.post("/api/games", json=too_long)
+    assert missing.status_code == 404 and "unknown checkpoint" in missing.json["error"]
     long_move = client.post("/api/games", json={"variant": "a" * 20_000})
     assert long_move.status_code == 400 and len(long_move.data) < 2_000
 
