@@ -44,13 +44,15 @@ def browser_missing() -> str | None:
 
 @contextlib.contextmanager
 def headless_chromium(width: int = 1280, height: int = 900) -> Iterator[Any]:
-    """A Selenium driver of a headless Chromium (closed on exit)."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    """A Selenium driver of a headless Chromium (closed on exit).
 
+    :raises RuntimeError: what is missing (:func:`browser_missing`), before anything starts."""
     why = browser_missing()
     if why is not None:
         raise RuntimeError(why)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
     options = webdriver.ChromeOptions()
     options.binary_location = _binary(CHROMIUM_NAMES)
     for arg in (
@@ -128,18 +130,24 @@ def tensorboard(logdir: str | Path, timeout: float = 90.0) -> Iterator[str]:
 
 
 def screenshots(run: str | Path, out_dir: str | Path) -> list[Path]:
-    """The README's screenshots of a run (see the module docstring)."""
+    """The README's screenshots of a run (see the module docstring).
+
+    :raises FileNotFoundError: the run has no sample games; :raises RuntimeError: no browser
+        (what is missing), both before anything is written."""
+    run, out_dir = Path(run).resolve(), Path(out_dir)
+    samples = sorted((run / "games").glob("sample_*.json"))
+    if not samples:
+        raise FileNotFoundError(f"no sample games in {run / 'games'} (train the run first)")
+    why = browser_missing()
+    if why is not None:
+        raise RuntimeError(why)
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     from rummyzoo.cli.viewer import write_replay_html
 
-    run, out_dir = Path(run).resolve(), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    samples = sorted((run / "games").glob("sample_*.json"))
-    if not samples:
-        raise FileNotFoundError(f"no sample games in {run / 'games'}")
     with headless_chromium(1400, 1000) as driver:
         with tensorboard(run / "tb") as url:
             driver.get(f"{url}/?darkMode=false#custom_scalars")
@@ -181,5 +189,9 @@ def screenshots(run: str | Path, out_dir: str | Path) -> list[Path]:
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit("usage: python -m rummyzoo.cli.browser RUN OUT_DIR")
-    for shot in screenshots(sys.argv[1], sys.argv[2]):
+    try:
+        shots = screenshots(sys.argv[1], sys.argv[2])
+    except (FileNotFoundError, RuntimeError) as exc:
+        sys.exit(f"error: {exc}")
+    for shot in shots:
         print(f"wrote {shot}")

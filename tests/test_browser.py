@@ -79,6 +79,27 @@ def _expected(frame: dict) -> dict:
     }
 
 
+def test_the_screenshot_script_names_what_is_missing(tmp_path):
+    """``python -m rummyzoo.cli.browser RUN OUT`` (``make screenshots``) before the run has
+    games, or without a browser: one line saying so, exit 1, nothing written (tracebacks
+    before)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "shots"
+    done = subprocess.run(
+        [sys.executable, "-m", "rummyzoo.cli.browser", str(tmp_path / "norun"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == f"error: no sample games in {tmp_path / 'norun' / 'games'} " + (
+        "(train the run first)"
+    )
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("view", [None, 1])
 def test_replay_page_shows_the_replays_cards_and_scores(tmp_path, driver, view):
     from selenium.webdriver.common.by import By

@@ -628,3 +628,18 @@ def test_a_number_with_a_leading_zero_is_refused_not_read_as_octal(tmp_path):
         load_config(path)
     assert load_config(CONFIGS / "smoke_ppo.yaml", ["seed=10"]).seed == 10
     assert load_config(CONFIGS / "smoke_ppo.yaml", ["seed=0"]).seed == 0
+
+
+def test_a_number_with_colons_is_refused_not_read_in_base_60(tmp_path):
+    """YAML 1.1 reads 1:00 as 60 and 1:30.5 as 90.5: refused by name, like the octal above."""
+    with pytest.raises(ConfigLoadError, match=r"1:00 is a base-60 number in YAML \(60\)"):
+        load_config(CONFIGS / "smoke_ppo.yaml", ["seed=1:00"])
+    path = tmp_path / "base60.yaml"
+    path.write_text("variant: knock_rummy\nhyperparams:\n  gamma: 1:30.5\n")
+    with pytest.raises(
+        ConfigLoadError, match=r"1:30.5 is a base-60 number in YAML \(90.5\).*line 3"
+    ):
+        load_config(path)
+    assert (
+        load_config(CONFIGS / "smoke_ppo.yaml", ["hyperparams.gamma=0.9"]).hyperparams.gamma == 0.9
+    )

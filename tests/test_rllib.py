@@ -251,6 +251,10 @@ def test_rllib_errors_are_clear(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ValueError, match=r"pip install 'rummyzoo\[rllib\]'"):
         rllib.require_ray()
+    # the benchmark too, before RLlib's own imports (a traceback of them before)
+    config = load_config(Path(__file__).parents[1] / "configs" / "knock_rllib.yaml")
+    with pytest.raises(ValueError, match=r"pip install 'rummyzoo\[rllib\]'"):
+        rllib.bench_rllib(config, [0], iterations=1)
     monkeypatch.undo()
     with pytest.raises(ValueError, match=r"cannot reach the Ray cluster at '127\.0\.0\.1:9'"):
         rllib.check_reachable("127.0.0.1:9", timeout=2)

@@ -1103,8 +1103,20 @@ class ConfigData(dict):
 
 
 class ValueLoader(yaml.SafeLoader):
-    """A SafeLoader that refuses an integer with a leading zero (``010``), which YAML 1.1 reads
-    as an octal number (8) where a config means ten, or a label."""
+    """A SafeLoader that refuses the numbers YAML 1.1 reads otherwise than a config means: an
+    integer with a leading zero (``010``, an octal 8 where a config means ten, or a label), and
+    one with colons (``1:00``, a base-60 60, or ``1:30`` a 90, where a config means a time or a
+    label)."""
+
+    def _refuse_base_60(self, node: yaml.ScalarNode, value: Any) -> None:
+        if ":" in str(node.value):
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{node.value} is a base-60 number in YAML ({value}): write the number it "
+                "means, or quote it to mean text",
+                node.start_mark,
+            )
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         text = str(node.value).replace("_", "")
@@ -1116,10 +1128,18 @@ class ValueLoader(yaml.SafeLoader):
                 "write it without the leading 0, or quote it to mean text",
                 node.start_mark,
             )
-        return super().construct_yaml_int(node)
+        value = super().construct_yaml_int(node)
+        self._refuse_base_60(node, value)
+        return value
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        value = super().construct_yaml_float(node)
+        self._refuse_base_60(node, value)
+        return value
 
 
 ValueLoader.add_constructor("tag:yaml.org,2002:int", ValueLoader.construct_yaml_int)
+ValueLoader.add_constructor("tag:yaml.org,2002:float", ValueLoader.construct_yaml_float)
 
 
 class ConfigLoader(ValueLoader):

@@ -982,6 +982,7 @@ def bench_rllib(
     :returns: per setting the env steps/s of each round (end to end: sampling plus update),
         their median, and the ratio of each median to the first setting's.
     """
+    require_ray()  # without the extra: the message naming it, before RLlib's own imports
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
     if iterations < 1 or repeat < 1 or not env_runners or min(env_runners) < 0:
