@@ -544,3 +544,69 @@ def test_a_resumed_league_reaches_every_share(tmp_path):
         assert split.opponents.results() == results
     finally:
         env.close()
+
+
+def test_actions_that_are_no_ints_are_illegal_as_in_one_process():
+    """A float or a bool is an illegal action in every game (a penalty, nothing played, the
+    value sent in ``illegal_action``), as one process has it: the split cast them to ints
+    and played 0.7 as action 0; an action count that does not fit names the counts."""
+    one = build_batched_env(_config())
+    split = build_batched_env(_config("workers=2"))
+    try:
+        for env in (one, split):
+            env.seed(5)
+            env.reset()
+        for sent in (np.full(10, 0.7), np.ones(10, dtype=bool)):
+            got = []
+            for env in (one, split):
+                before = env.action_masks().copy()
+                env.step_async(sent)
+                obs, rewards, _, infos = env.step_wait()
+                np.testing.assert_array_equal(env.action_masks(), before)  # nothing played
+                got.append((obs, rewards, [info.get("illegal_action") for info in infos]))
+            np.testing.assert_array_equal(got[0][0], got[1][0])
+            np.testing.assert_array_equal(got[0][1], got[1][1])
+            assert got[0][2] == got[1][2] == [sent[0].item()] * 10
+            assert got[1][1].tolist() == [-1.0] * 10
+        with pytest.raises(ValueError, match=r"need one action per game \(10\), got .* \(3,\)"):
+            split.step_async(np.zeros(3, dtype=np.int64))
+    finally:
+        one.close()
+        split.close()
+
+
+def test_ppo_steps_the_wrappers_around_the_games_of_several_processes():
+    """A wrapper that must see every step (``VecNormalize`` here) around the split env: the
+    rollout goes through it, step by step, with a warning (the helpers' whole rollouts left
+    it out: the observations reached the buffer unnormalized, unclipped); under ``VecMonitor``
+    alone the helpers play their whole rollouts."""
+    from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
+
+    from rummyzoo.training.ppo import MaskedPPO
+
+    split = build_batched_env(_config("workers=2"))
+    try:
+        wrapped = VecNormalize(VecMonitor(split), clip_obs=0.5)
+        model = MaskedPPO(
+            "MlpPolicy", wrapped, n_steps=4, batch_size=20, n_epochs=1, seed=0, device="cpu",
+            policy_kwargs={"net_arch": [8]},
+        )  # fmt: skip
+        with pytest.warns(UserWarning, match="VecNormalize around the games of several"):
+            model.learn(40)
+        assert np.abs(model.rollout_buffer.observations).max() <= 0.5  # clipped: normalized
+        assert wrapped.obs_rms.count > 40  # every step's observations seen
+    finally:
+        split.close()
+    split = build_batched_env(_config("workers=2"))
+    try:
+        model = MaskedPPO(
+            "MlpPolicy", VecMonitor(split), n_steps=4, batch_size=20, n_epochs=1, seed=0,
+            device="cpu", policy_kwargs={"net_arch": [8]},
+        )  # fmt: skip
+        started = []
+        start = split.start_rollouts
+        split.start_rollouts = lambda *args: started.append(1) or start(*args)
+        model.learn(40)
+        assert started  # the helpers' own rollouts
+    finally:
+        split.close()

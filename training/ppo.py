@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import types
+import warnings
 from typing import Any
 
 import numpy as np
@@ -88,6 +89,28 @@ def _masked_log_pmf(
 
 def _logsumexp(x: th.Tensor, _legal: th.Tensor) -> th.Tensor:
     return x.logsumexp(dim=-1, keepdim=True)
+
+
+def _monitors_only(env: Any) -> bool:
+    """Whether ``env`` is ``split`` under nothing but ``VecMonitor``s, whose work the helpers'
+    whole rollouts do themselves. Any other wrapper (``VecNormalize``, ``VecFrameStack``...)
+    must see every step, so such an env is stepped here step by step, as any VecEnv is (the
+    helpers' rollouts skipped it: the wrapper was never applied); a warning says so (once a
+    run, as Python's warnings filter shows it)."""
+    from stable_baselines3.common.vec_env import VecEnvWrapper, VecMonitor
+
+    others = []
+    while isinstance(env, VecEnvWrapper):
+        if not isinstance(env, VecMonitor):
+            others.append(type(env).__name__)
+        env = env.venv
+    if others:
+        warnings.warn(
+            f"{', '.join(others)} around the games of several processes: collected step by "
+            "step through the wrappers (the helpers do not play whole rollouts)",
+            stacklevel=4,
+        )
+    return not others
 
 
 class _MaskedLogSumExp(th.autograd.Function):
@@ -344,7 +367,7 @@ class MaskedPPO(MaskablePPO):
         use_masking: bool = True,
     ) -> bool:
         split = getattr(env, "unwrapped", env)
-        if use_masking and hasattr(split, "start_rollouts"):
+        if use_masking and hasattr(split, "start_rollouts") and _monitors_only(env):
             return self._collect_split(split, callback, rollout_buffer, n_rollout_steps)
         return super().collect_rollouts(env, callback, rollout_buffer, n_rollout_steps, use_masking)
 

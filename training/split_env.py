@@ -73,7 +73,7 @@ from rummyzoo.envs.workers import (
     split_games,
     start_process,
 )
-from rummyzoo.training.vec_env import WholeBatchVecEnv
+from rummyzoo.training.vec_env import WholeBatchVecEnv, action_ids, one_action_per_game
 
 __all__ = ["SplitSeatEnv"]
 
@@ -524,11 +524,12 @@ class SplitSeatEnv(WholeBatchVecEnv):
         return self._gather(local_obs)
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._pending = np.asarray(actions).reshape(self.num_envs)
+        self._pending = one_action_per_game(actions, self.num_envs)
 
     def step_wait(self):
         self._not_rolling()
-        actions = self._pending.astype(np.int64)
+        pending = self._pending
+        actions = action_ids(pending)  # a float or bool: illegal, as in one process
         with self._exchange():
             for h, (part, views) in enumerate(zip(self._slices[1:], self._views, strict=True)):
                 views["actions"][:] = actions[part]
@@ -550,6 +551,10 @@ class SplitSeatEnv(WholeBatchVecEnv):
                     share[i] = info
                     self._record(info)
                 infos += share
+        if pending.dtype.kind not in "iu":  # what was sent, as one process names it
+            for i, info in enumerate(infos):
+                if "illegal_action" in info:
+                    info["illegal_action"] = pending[i].item()
         return self._gather(local_obs), rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:

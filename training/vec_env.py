@@ -87,6 +87,30 @@ def _runs_together(groups: list[tuple[Policy, Any]]) -> list[list[tuple[Policy, 
     return runs
 
 
+def one_action_per_game(actions: Any, num_envs: int) -> np.ndarray:
+    """The actions a step was given, one per game (ValueError naming the counts otherwise)."""
+    pending = np.asarray(actions)
+    if pending.size != num_envs:
+        raise ValueError(
+            f"need one action per game ({num_envs}), got an array of shape {pending.shape}"
+        )
+    return pending.reshape(num_envs)
+
+
+def action_ids(pending: np.ndarray) -> np.ndarray:
+    """The int64 action ids of a step's actions: only ints are action ids (as in SeatEnv),
+    anything else (a float, a bool) is -1, an illegal action."""
+    if pending.dtype.kind in "iu":
+        return pending.astype(np.int64)
+    return np.array(
+        [
+            int(a) if isinstance(a, (int, np.integer)) and not isinstance(a, bool) else -1
+            for a in pending.tolist()
+        ],
+        dtype=np.int64,
+    )
+
+
 class WholeBatchVecEnv(VecEnv):
     """A ``VecEnv`` that is one object for all its games: attributes and methods are those of
     the whole batch (``action_masks`` and ``add_snapshot`` too), set and called once."""
@@ -532,27 +556,13 @@ class BatchedSeatEnv(WholeBatchVecEnv):
 
     def step_async(self, actions: np.ndarray) -> None:
         self._open()
-        pending = np.asarray(actions)
-        if pending.size != self.num_envs:
-            raise ValueError(
-                f"need one action per game ({self.num_envs}), got an array of shape {pending.shape}"
-            )
-        self._pending = pending.reshape(self.num_envs)
+        self._pending = one_action_per_game(actions, self.num_envs)
 
     def step_wait(self):
         engine = self.engine
         n = self.num_envs
         pending = self._pending
-        if pending.dtype.kind in "iu":
-            actions = pending.astype(np.int64)
-        else:  # only ints are action ids (as in SeatEnv): anything else is an illegal action
-            actions = np.array(
-                [
-                    int(a) if isinstance(a, (int, np.integer)) and not isinstance(a, bool) else -1
-                    for a in pending.tolist()
-                ],
-                dtype=np.int64,
-            )
+        actions = action_ids(pending)
         rewards = np.zeros(n, dtype=np.float64)
         dones = np.zeros(n, dtype=bool)
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
