@@ -570,6 +570,12 @@ def test_actions_that_are_no_ints_are_illegal_as_in_one_process():
             assert got[1][1].tolist() == [-1.0] * 10
         with pytest.raises(ValueError, match=r"need one action per game \(10\), got .* \(3,\)"):
             split.step_async(np.zeros(3, dtype=np.int64))
+        # the reset options and seeds of one process: said, not dropped without a word
+        split.set_options({"deck": list(range(52))})
+        with pytest.warns(UserWarning, match="SplitSeatEnv ignores reset options"):
+            split.reset()
+        with pytest.raises(ValueError, match="seed must be a non-negative int"):
+            split.seed(-1)
     finally:
         one.close()
         split.close()

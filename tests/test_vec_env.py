@@ -136,6 +136,11 @@ def test_action_masks_come_as_one_array_and_illegal_actions_are_penalized():
     np.testing.assert_array_equal(inner.engine.observations[1], before[1])
     with pytest.raises(ValueError, match="all its games"):
         inner.set_attr("gamma", 0.5, indices=[0])
+    # a bad seed is refused when given, and the next reset still works (every reset failed)
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="seed must be a non-negative int"):
+            inner.seed(bad)
+    assert env.reset().shape[0] == 5
 
 
 @pytest.mark.parametrize("batched", [True, False])

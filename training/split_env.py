@@ -512,6 +512,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
         return seeds
 
     def reset(self) -> np.ndarray:
+        self._drop_reset_options()  # (they were dropped without a word)
         with self._exchange():
             self._send([("reset",)] * len(self._conns))  # the helpers reset meanwhile
             local_obs = self.local.reset()

@@ -117,6 +117,23 @@ class WholeBatchVecEnv(VecEnv):
 
     kind = "batched env"  # how errors name it
 
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Seed the next reset: game ``i`` gets ``seed + i``; a seed that is no non-negative
+        int is refused here (it was taken, and every reset failed until another came)."""
+        if seed is not None:
+            check_seed(seed)
+        return super().seed(seed)
+
+    def _drop_reset_options(self) -> None:
+        """Reset options (``set_options``) are not for these games: a warning, then dropped."""
+        if any(self._options):
+            warnings.warn(
+                f"{type(self).__name__} ignores reset options (set_options): its games deal "
+                "from their own seeds",
+                stacklevel=3,
+            )
+            self._reset_options()
+
     def action_masks(self) -> np.ndarray:
         raise NotImplementedError
 
@@ -518,13 +535,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
     # --------------------------------------------------------------- VecEnv API
     def reset(self) -> np.ndarray:
         self._open()
-        if any(self._options):
-            warnings.warn(
-                "BatchedSeatEnv ignores reset options (set_options): its games deal from their "
-                "own seeds",
-                stacklevel=2,
-            )
-            self._reset_options()
+        self._drop_reset_options()
         seeds = self._seeds
         if seeds[0] is not None:
             self.engine.reset(seed=[int(s) for s in seeds])
