@@ -262,14 +262,15 @@ def read_trusted_meta(path: str | Path) -> dict[str, Any]:
         raise CheckpointError(
             f"checkpoint {path} has unreadable metadata (JSON nested too deeply)"
         ) from None
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"checkpoint {path} has unreadable metadata ({exc})") from None
+    except Exception as exc:  # zipfile raises many kinds on a damaged archive (zlib, CRC, EOF)
         size = path.stat().st_size
         raise CheckpointError(
             f"checkpoint {path} is truncated or damaged: a zip archive of {size:,} bytes that "
-            f"cannot be read ({exc}); copy it again or use another checkpoint"
+            f"cannot be read ({type(exc).__name__}: {exc}); copy it again or use another "
+            "checkpoint"
         ) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CheckpointError(f"checkpoint {path} has unreadable metadata ({exc})") from None
     if not isinstance(meta, dict):
         raise CheckpointError(
             f"checkpoint {path} has unreadable metadata (a JSON {type(meta).__name__}, not an "
@@ -301,11 +302,25 @@ def _rules_of(
 
 
 def check_recorded_options(meta: dict[str, Any], source: str) -> None:
-    """Refuse a checkpoint whose recorded rules options its game refuses (a foreign or edited
-    file), naming the checkpoint, before anything plays under them.
+    """Refuse a checkpoint whose recorded options its game refuses (a foreign or edited file):
+    its rules, and the match options an evaluation plays it under (its target score, turn cap),
+    naming the checkpoint, before anything plays under them.
 
     :raises CheckpointError: naming the checkpoint and the options."""
-    _rules_of(meta["variant"], meta["num_players"], meta["options"], f"checkpoint {source}")
+    whose = f"checkpoint {source}"
+    _rules_of(meta["variant"], meta["num_players"], meta["options"], whose)
+    played = recorded_game_options(meta)
+    try:
+        make_game(meta["variant"], meta["num_players"], **played)
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{whose} has match options the game refuses: {exc}") from None
+
+
+def recorded_game_options(meta: dict[str, Any]) -> dict[str, Any]:
+    """The options of a checkpoint's game that an evaluation plays it under: its recorded
+    options less how its training reported and showed the games (reward, rendering), which
+    the arena sets itself."""
+    return {k: v for k, v in meta["options"].items() if k not in ENV_ONLY_OPTIONS}
 
 
 def check_compatible(

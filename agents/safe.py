@@ -278,6 +278,11 @@ def checkpoint_bytes(model: Any, meta: dict[str, Any]) -> bytes:
     text = json.dumps(doc, indent=2)
     source = "being written"
     spec = parse_meta(text.encode(), source)  # write only what loads: the metadata,
+    from rummyzoo.agents.checkpoints import check_compatible
+
+    # the game it names, whose layout it must have (where no env of the project's was at hand
+    # to check it against: a model loaded from a file, say)
+    check_compatible(doc, spec.variant, spec.num_players, dict(spec.options), source)
     weights = save(played_tensors(model.policy, doc["algo"]))
     declared = _weights_header(weights, source)  # and weights of the network it describes
     _check_size(spec, declared, weights, source)
@@ -471,15 +476,17 @@ class LoadedNetwork:
         return self.policy.q_net
 
 
-def input_size(meta: CheckpointMeta) -> int:
-    """The network's input: observation, features, and the legal-action mask (if in it)."""
+def input_size(meta: CheckpointMeta, source: str = "") -> int:
+    """The network's input: observation, features, and the legal-action mask (if in it)
+    (``source``: the checkpoint's path, which an error names)."""
     from rummyzoo.agents.features import make_features
 
     try:
         features = make_features(meta.features, meta.variant, meta.num_players, dict(meta.options))
     except ValueError as exc:
         raise CheckpointError(
-            f"checkpoint's features {meta.features!r} do not build: {exc}"
+            f"checkpoint {source}{' ' if source else ''}has features {meta.features!r} that do "
+            f"not build: {exc}"
         ) from None
     size = meta.obs_size + (features.size if features is not None else 0)
     return size + (meta.num_actions if meta.mask_in_obs else 0)
@@ -489,7 +496,7 @@ def _check_card_layout(meta: CheckpointMeta, source: str) -> None:
     layout = meta.network.card_layout
     assert layout is not None
     problems = []
-    want = input_size(meta)
+    want = input_size(meta, source)
     if layout.input_size != want:
         problems.append(f"input_size {layout.input_size}, but the network reads {want} inputs")
     outside = [b for b in layout.card_blocks if b + 52 > layout.input_size]
@@ -546,7 +553,7 @@ def build_policy(meta: CheckpointMeta, source: str) -> Any:
         _check_card_layout(meta, source)
     if net.type == "actions":
         _check_action_layout(meta, source)
-    obs_space = gym.spaces.Box(-np.inf, np.inf, (input_size(meta),), np.float32)
+    obs_space = gym.spaces.Box(-np.inf, np.inf, (input_size(meta, source),), np.float32)
     action_space = gym.spaces.Discrete(meta.num_actions)
     kwargs: dict[str, Any] = {"activation_fn": ACTIVATIONS[net.activation]}
     if net.card_layout is not None:

@@ -48,13 +48,17 @@ def run(args: argparse.Namespace) -> int:
 
     from rummyzoo.agents.arena import ArenaWorkers, format_report
     from rummyzoo.agents.arena.evaluate import baseline_names, evaluation_report, policy_entry
-    from rummyzoo.agents.checkpoints import check_recorded_options, read_meta
+    from rummyzoo.agents.checkpoints import (
+        check_recorded_options,
+        read_meta,
+        recorded_game_options,
+    )
     from rummyzoo.envs.workers import usable_cpus
 
     meta = read_meta(args.checkpoint)
     check_recorded_options(meta, args.checkpoint)  # the games below are played under them
     variant, players = meta["variant"], meta["num_players"]
-    options = {**meta["options"], **parse_options(args.option)}
+    options = {**recorded_game_options(meta), **parse_options(args.option)}
     opponents = args.opponents or baseline_names(variant)
     results = {}
     # One set of worker processes for every opponent (each start imports torch: seconds);

@@ -730,3 +730,78 @@ def test_export_checks_its_output_before_it_loads_the_file(sb3_zip, tmp_path, ca
     assert "the file must end in .rz" in capsys.readouterr().err
     assert main(["export", str(source), str(tmp_path / "plain"), "--trust"]) == 0
     assert (tmp_path / "plain.rz").is_file()  # a name without a suffix gets .rz
+
+
+def test_a_checkpoints_recorded_options_are_checked_and_its_reporting_ones_left_out(
+    safe_file, tmp_path, capsys
+) -> None:
+    """An evaluation plays a checkpoint under its recorded options: match options its game
+    refuses are the file's fault, named so (they were blamed on the user's --option, or not
+    checked), and how its training reported the games (reward, rendering) is not played."""
+    bad = _with_meta(safe_file, tmp_path / "ts.rz", lambda m: m["options"].update(target_score="x"))
+    assert (
+        main(["evaluate", str(bad), "--opponents", "random", "--deals", "1", "--workers", "1"]) == 2
+    )
+    assert f"checkpoint {bad} has match options the game refuses: " in capsys.readouterr().err
+    shown = _with_meta(
+        safe_file, tmp_path / "render.rz", lambda m: m["options"].update(render_mode="ansi")
+    )
+    assert (
+        main(["evaluate", str(shown), "--opponents", "random", "--deals", "1", "--workers", "1"])
+        == 0
+    )
+    assert "random" in capsys.readouterr().out
+    features = _with_meta(
+        safe_file, tmp_path / "feat.rz", lambda m: m.update(features="ditch_actions")
+    )
+    with pytest.raises(
+        CheckpointError,
+        match=rf"checkpoint {re.escape(str(features))} has features 'ditch_actions' that do not build",
+    ):
+        make_agent(str(features), "knock_rummy", 2)
+
+
+def test_a_damaged_zip_of_any_kind_is_refused_in_one_line(sb3_zip, tmp_path, capsys) -> None:
+    """A member whose compressed data is damaged (zlib's error): one line naming the file (a
+    traceback before)."""
+    deflated = tmp_path / "deflated.zip"
+    with (
+        zipfile.ZipFile(sb3_zip) as old,
+        zipfile.ZipFile(deflated, "w", zipfile.ZIP_DEFLATED) as new,
+    ):
+        for name in old.namelist():
+            new.writestr(name, old.read(name))
+    data = bytearray(deflated.read_bytes())
+    with zipfile.ZipFile(deflated) as archive:
+        info = archive.getinfo("rummyzoo.json")  # the metadata, read before the rest
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    data[start : start + 8] = b"\xff" * 8  # the deflate stream's first blocks
+    damaged = tmp_path / "damaged.zip"
+    damaged.write_bytes(bytes(data))
+    assert main(["export", str(damaged), str(tmp_path / "o.rz"), "--trust"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rummyzoo export: error: checkpoint {damaged} is truncated or damaged")
+    assert err.count("\n") == 1 and not (tmp_path / "o.rz").exists()
+
+
+def test_saving_refuses_metadata_that_its_own_game_contradicts(safe_file, tmp_path) -> None:
+    """A model that holds no env of the project's (loaded from a file) is saved with the
+    metadata it is given: metadata naming another player count, or options its game refuses,
+    is refused before anything is written (it was written, and the loader refused it)."""
+    from stable_baselines3.common.save_util import load_from_zip_file  # noqa: F401
+
+    from rummyzoo.agents.checkpoints import save_checkpoint
+    from rummyzoo.agents.safe import load_checkpoint
+
+    network, meta = load_checkpoint(safe_file)
+    model = type("Loaded", (), {"policy": network.policy, "get_env": lambda self: None})()
+    out = tmp_path / "out.rz"
+    good = {
+        k: v for k, v in meta.items() if k not in ("format_version", "rummyzoo_version", "network")
+    }
+    save_checkpoint(model, out, good)  # as it is: saved, and it loads
+    before = out.read_bytes()
+    for change in ({"num_players": 3}, {"options": {**good["options"], "knock_max_deadwood": [1]}}):
+        with pytest.raises((CheckpointError, ValueError)):
+            save_checkpoint(model, out, {**good, **change})
+        assert out.read_bytes() == before  # the good file is left as it was
