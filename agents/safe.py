@@ -53,6 +53,10 @@ FORMAT_NAME = "rummyzoo-checkpoint"
 FORMAT_VERSION = 1
 MAX_META_BYTES = 1 << 20
 MAX_WEIGHTS_BYTES = 1 << 30
+#: A member may unpack to this many times the bytes it takes in the file, beyond the first
+#: ``MAX_PACKED_FREE`` bytes (a network's weights pack to nearly their own size).
+MAX_PACKING = 16
+MAX_PACKED_FREE = 64 << 20
 #: Bounds on the weights file's header (a network's is a few KiB: a few dozen tensors of one
 #: or two dimensions), checked before anything it declares is believed.
 MAX_HEADER_BYTES = 1 << 20
@@ -387,15 +391,25 @@ def _refuse_pickles(path: Path, names: list[str]) -> None:
 
 
 def read_member(archive: zipfile.ZipFile, name: str, limit: int, path: Path) -> bytes:
+    """A member's bytes, read up to the size its zip entry gives (``limit`` at most) and only
+    where that size is not many times the bytes it takes in the file beyond
+    ``MAX_PACKED_FREE``: a small file cannot make the loader unpack a large one (a zip
+    bomb)."""
     info = archive.getinfo(name)
     if info.file_size > limit:
         raise CheckpointError(
             f"checkpoint {path}: {name} is {info.file_size:,} bytes, more than a checkpoint "
             f"holds ({limit:,} at most)"
         )
+    if info.file_size > max(MAX_PACKED_FREE, MAX_PACKING * info.compress_size):
+        raise CheckpointError(
+            f"checkpoint {path}: {name} unpacks to {info.file_size:,} bytes from "
+            f"{info.compress_size:,} in the file; weights pack to little less than their size "
+            f"(rummyzoo stores them unpacked), so this is no checkpoint's (a zip bomb)"
+        )
     with archive.open(info) as fh:
-        data = fh.read(limit + 1)
-    if len(data) > limit:
+        data = fh.read(info.file_size + 1)
+    if len(data) > info.file_size:
         raise CheckpointError(f"checkpoint {path}: {name} is larger than its zip entry says")
     return data
 

@@ -805,3 +805,24 @@ def test_saving_refuses_metadata_that_its_own_game_contradicts(safe_file, tmp_pa
         with pytest.raises((CheckpointError, ValueError)):
             save_checkpoint(model, out, {**good, **change})
         assert out.read_bytes() == before  # the good file is left as it was
+
+
+def test_a_member_that_unpacks_to_many_times_its_size_is_refused_before_it_is_read(
+    safe_file, tmp_path
+) -> None:
+    """A small file whose weights member unpacks to hundreds of MiB (zeros, packed 1000 to 1)
+    is refused from its zip entry, before anything is unpacked: it was unpacked up to 1 GiB,
+    then refused."""
+    bomb = tmp_path / "bomb.rz"
+    with zipfile.ZipFile(safe_file) as old, zipfile.ZipFile(bomb, "w") as new:
+        new.writestr("rummyzoo.json", old.read("rummyzoo.json"))
+        packed = zipfile.ZipInfo("model.safetensors")
+        packed.compress_type = zipfile.ZIP_DEFLATED
+        with new.open(packed, "w", force_zip64=True) as w:
+            for _ in range(200):
+                w.write(bytes(1 << 20))
+    assert bomb.stat().st_size < (1 << 20)
+    with zipfile.ZipFile(bomb) as archive:
+        assert archive.getinfo("model.safetensors").file_size == 200 << 20
+    with pytest.raises(CheckpointError, match=r"model\.safetensors unpacks to 209,715,200 bytes"):
+        make_agent(str(bomb), "knock_rummy", 2)
