@@ -92,8 +92,8 @@ def _logsumexp(x: th.Tensor, _legal: th.Tensor) -> th.Tensor:
 
 
 def _monitors_only(env: Any) -> bool:
-    """Whether ``env`` is ``split`` under nothing but ``VecMonitor``s, whose work the helpers'
-    whole rollouts do themselves. Any other wrapper (``VecNormalize``, ``VecFrameStack``...)
+    """Whether the wrappers around the env of several processes (``env``) are all
+    ``VecMonitor``s, whose work the helpers' whole rollouts do themselves. Any other wrapper (``VecNormalize``, ``VecFrameStack``...)
     must see every step, so such an env is stepped here step by step, as any VecEnv is (the
     helpers' rollouts skipped it: the wrapper was never applied); a warning says so (once a
     run, as Python's warnings filter shows it)."""
