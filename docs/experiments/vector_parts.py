@@ -7,8 +7,8 @@ plays it, on one core (run it under ``taskset -c 1``)::
         timers around the parts of each step: nanoseconds a decision in the compiled step, the
         hands' ends (the compiled finish with the next deals and restarts; what it leaves to
         the Python code, ``Match.played`` and the engine's rows of them), the check of the
-        actions, the rows written by Python, the random picks, and the whole step (one line
-        per span)
+        actions, the rows written by Python, the random picks, and the whole step (a JSON list:
+        an object of them for each span)
     python docs/experiments/vector_parts.py VARIANT --sizes 8 32 256 1024
         decisions/s of engines of several sizes, alternating in one process (medians)
     python docs/experiments/vector_parts.py VARIANT --gc
