@@ -347,6 +347,8 @@ class Rummy500ActionFeatures(ActionFeatures):
             return values
 
         whole = self._hand_after(hand)
+        # the hand before the draw, not after (size one short, no card moved): known, kept so
+        # that trained checkpoints keep their inputs (see the README's action scorer)
         row(t.DRAW_STOCK, 0, whole)
         row(t.PASS, 1, whole)
         # digs: the card and everything above it

@@ -154,8 +154,9 @@ class PlayPlanner:
     def after_single(self, fits: Fits, o: int, target: int) -> Fits:
         """Fits after a single joins a run end (``single_extends_meld``); the end moves on.
 
-        Several runs may share an end; the observation does not say, so the old end is assumed
-        gone (this only makes the plan cautious; actions are always checked against the mask).
+        Several runs may share an end; the fits do not say (the table's melds do), so the old
+        end is assumed gone (this only makes the plan cautious; actions are always checked
+        against the mask).
         """
         if not self.extends or target == 0:
             return fits
