@@ -271,6 +271,8 @@ def checkpoint_bytes(model: Any, meta: dict[str, Any]) -> bytes:
     """
     from safetensors.torch import save
 
+    from rummyzoo.agents.checkpoints import check_compatible  # (it imports this module)
+
     fields = {k: v for k, v in meta.items() if k != "format"}  # a stable-baselines3 zip's own
     doc = {
         "format": FORMAT_NAME,
@@ -282,8 +284,6 @@ def checkpoint_bytes(model: Any, meta: dict[str, Any]) -> bytes:
     text = json.dumps(doc, indent=2)
     source = "being written"
     spec = parse_meta(text.encode(), source)  # write only what loads: the metadata,
-    from rummyzoo.agents.checkpoints import check_compatible
-
     # the game it names, whose layout it must have (where no env of the project's was at hand
     # to check it against: a model loaded from a file, say)
     check_compatible(doc, spec.variant, spec.num_players, dict(spec.options), source)
