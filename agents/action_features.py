@@ -78,6 +78,13 @@ depart from it.
 23    cards of the hand that can share a meld with the card / 4
 24    unseen cards that can share a meld with the card / 6
 ===== ===========================================================================
+
+``rummy500_actions_v1`` (500 Rum, 25 values per action) is ``rummy500_actions`` with the "draw
+stock" row fixed: the drawn card counts among the cards moved (column 11: 1/10) and in the hand
+size after (column 15); columns 16-18 describe the cards the observer knows it will hold (the
+drawn card is not known yet), as for "pass". ``rummy500_actions`` describes that row with the
+hand before the draw (one card short, no card moved), and is kept as it was so that networks
+trained with it keep their inputs: the shipped configs use ``rummy500_actions_v1``.
 """
 
 from __future__ import annotations
@@ -279,6 +286,8 @@ class Rummy500ActionFeatures(ActionFeatures):
 
     variant = "rummy500"
     width = 25
+    #: the "draw stock" row counts the drawn card (``rummy500_actions_v1``); see the module doc
+    draw_counts_the_card = False
 
     def __init__(self, num_players: int, options: dict[str, Any]) -> None:
         super().__init__(num_players, options)
@@ -347,9 +356,12 @@ class Rummy500ActionFeatures(ActionFeatures):
             return values
 
         whole = self._hand_after(hand)
-        # the hand before the draw, not after (size one short, no card moved): known, kept so
-        # that trained checkpoints keep their inputs (see the README's action scorer)
-        row(t.DRAW_STOCK, 0, whole)
+        drawn = row(t.DRAW_STOCK, 0, whole)
+        if self.draw_counts_the_card:
+            drawn[11] = 1 / 10
+            drawn[15] = (hand.bit_count() + 1) / 15
+        # else the hand before the draw (one card short, no card moved), the first version's
+        # description, kept so that networks trained with it keep their inputs
         row(t.PASS, 1, whole)
         # digs: the card and everything above it
         pile = seen.discards
@@ -401,6 +413,12 @@ class Rummy500ActionFeatures(ActionFeatures):
         out[ids] = rows
 
 
+class Rummy500ActionFeaturesV1(Rummy500ActionFeatures):
+    """See the module docstring (``rummy500_actions_v1``)."""
+
+    draw_counts_the_card = True
+
+
 def _cards(mask: int) -> list[int]:
     out = []
     while mask:
@@ -414,4 +432,5 @@ ACTION_FEATURES: dict[str, type[ActionFeatures]] = {
     "ditch_actions": DitchActionFeatures,
     "ditch_plans": DitchPlanFeatures,
     "rummy500_actions": Rummy500ActionFeatures,
+    "rummy500_actions_v1": Rummy500ActionFeaturesV1,
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -169,7 +171,6 @@ def test_ditch_plans_agree_with_the_state_each_play_leads_to(players, options):
     single is worth its points (read off the scores) plus the best worth of the state it leads
     to; ditching one card is worth the best of stopping with the rest (ending the turn with
     it, or ditching all or another card of it)."""
-    import copy
     import dataclasses
 
     options = {"target_score": None, **options}
@@ -262,6 +263,174 @@ def test_rummy500_descriptions_of_a_worked_hand():
     assert not _row(feats, obs, env.action_index("discard 8c")).any()  # not in the hand
 
 
+# ---- every column of every legal action's row, worked out again from the rules of a 3-card meld
+# and from what the observer sees before and after the action is applied to a copy of the game
+VALUE = [15 if c % 13 == 0 else min(c % 13 + 1, 10) for c in range(52)]
+
+
+def _is_meld(cards) -> bool:
+    if len({c % 13 for c in cards}) == 1:
+        return len({c // 13 for c in cards}) == len(cards)
+    if len({c // 13 for c in cards}) != 1:
+        return False
+    for ace_high in (False, True):
+        pos = sorted(13 if c % 13 == 0 and ace_high else c % 13 for c in cards)
+        if all(b == a + 1 for a, b in itertools.pairwise(pos)):
+            return True
+    return False
+
+
+PARTNERS = [
+    {
+        c
+        for c in range(52)
+        if c != a and any(_is_meld((a, c, d)) for d in range(52) if d not in (a, c))
+    }
+    for a in range(52)
+]
+
+
+def _melded(hand: set[int]) -> set[int]:
+    """The cards of ``hand`` that are in some 3-card meld of it."""
+    return {
+        a
+        for a in hand
+        if any(_is_meld((a, b, c)) for b in PARTNERS[a] & hand for c in PARTNERS[a] & hand if b < c)
+    }
+
+
+def _bits(mask: int) -> set[int]:
+    return {c for c in range(52) if mask >> c & 1}
+
+
+def _expected_rummy500_row(env, action: int, v1: bool) -> np.ndarray:
+    """The row of ``action`` in the observer's description, worked out independently (``v1``:
+    ``rummy500_actions_v1``, else the first version)."""
+    game = env.unwrapped.game
+    agent = env.agent_selection
+    before = game.decode(env.observe(agent)["observation"])
+    mask = env.observe(agent)["action_mask"]
+    hand, unseen = _bits(before.hand), _bits(before.unseen)
+    name = env.action_name(action)
+    words = name.split()
+    named = parse_cards(" ".join(w for w in words[1:] if len(w) == 2 and w != "on"))
+    after_env = copy.deepcopy(env)
+    after_env.step(action)
+    over = after_env.unwrapped.hand_state.over
+    after = None if over else game.decode(after_env.observe(agent)["observation"])
+    row = np.zeros(25)
+    card = named[0] if named else -1
+    if words[0] == "draw":
+        # the drawn card is not known before the draw: the hand's known cards describe the rest
+        row[0] = 1
+        row[11] = 0.1 if v1 else 0.0
+        row[15] = (len(hand) + v1) / 15
+        row[16] = sum(VALUE[c] for c in hand - _melded(hand)) / 100
+        row[17] = len(_melded(hand)) / 10
+        assert after is not None and after.hand.bit_count() == len(hand) + 1
+        return row
+    if words[0] == "pass":
+        row[1] = 1
+        new = hand
+    elif words[0] == "dig":
+        row[2] = 1
+        pile = list(before.discards)
+        taken = set(pile[pile.index(card) :])
+        new = hand | taken
+        row[10] = VALUE[card] / 15
+        row[11] = len(taken) / 10
+        row[12] = sum(VALUE[c] for c in taken) / 60
+        row[13] = sum(VALUE[c] for c in taken & _melded(new)) / 60
+        row[14] = len(taken & _bits(before.fits_any)) / 5
+        row[23] = len(PARTNERS[card] & hand) / 4
+        row[24] = len(PARTNERS[card] & unseen) / 6
+    elif words[0] == "meld":
+        is_set = len({c % 13 for c in named}) == 1
+        row[3 if is_set else 4] = 1
+        new = hand - set(named)
+        low_ace = not is_set and {c % 13 for c in named} == {0, 1, 2}
+        row[9] = sum(1 if low_ace and c % 13 == 0 else VALUE[c] for c in named) / 45
+        row[10] = max(VALUE[c] for c in named) / 15
+        row[11] = 3 / 10
+        row[19] = float(before.pending in named)
+    else:  # one card laid off or discarded
+        new = hand - {card}
+        row[10] = VALUE[card] / 15
+        row[11] = 1 / 10
+        row[23] = len(PARTNERS[card] & new) / 4
+        row[24] = len(PARTNERS[card] & unseen) / 6
+        if words[0] == "lay":
+            place = "set" if words[-1] == "set" else words[-2]
+            row[{"set": 5, "below": 6, "above": 7}[place]] = 1
+            row[9] = (1 if place == "below" and card % 13 == 0 else VALUE[card]) / 45
+            row[19] = float(card == before.pending)
+        else:
+            row[8] = 1
+            row[20] = float(card in _melded(hand))
+            # it fits the table exactly when laying it off somewhere is legal now
+            row[21] = float(
+                any(
+                    mask[env.action_index(f"lay off {words[1]} {w}")]
+                    for w in ("on set", "below run", "above run")
+                )
+            )
+            row[22] = float(
+                any(
+                    _is_meld((card, a, b))
+                    for known in before.opponent_known
+                    for a in _bits(known)
+                    for b in _bits(known)
+                    if a < b
+                )
+            )
+    row[15] = len(new) / 15
+    row[16] = sum(VALUE[c] for c in new - _melded(new)) / 100
+    row[17] = len(_melded(new)) / 10
+    row[18] = float(not new)
+    if (
+        after is not None
+    ):  # the rules' own successor agrees with the hand and points worked out here
+        assert _bits(after.hand) == new, name
+        assert row[9] == pytest.approx((after.table_points[0] - before.table_points[0]) / 45), name
+    return row
+
+
+@pytest.mark.parametrize(
+    ("players", "options"),
+    [(2, {}), (3, {}), (4, {"top_discard_free": True}), (2, {"hand_size": 7})],
+)
+def test_rummy500_descriptions_agree_with_every_action_applied(players, options):
+    """Every column of every legal action's row, both versions: ``rummy500_actions`` differs from
+    the rules only in its draw row (the hand before the draw), ``rummy500_actions_v1`` nowhere."""
+    options = {"target_score": None, **options}
+    versions = {
+        False: make_features("rummy500_actions", "rummy500", players, options),
+        True: make_features("rummy500_actions_v1", "rummy500", players, options),
+    }
+    rng = np.random.default_rng(5)
+    kinds = set()
+    for seed in range(3):
+        env = rummy500_v0.env(num_players=players, **options)
+        env.reset(seed=seed)
+        for _agent in env.agent_iter():
+            step, _r, term, trunc, _i = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(step["action_mask"])
+            if rng.random() < 0.25:
+                for v1, feats in versions.items():
+                    block = feats(step["observation"]).reshape(feats.num_actions, feats.width)
+                    for action in legal.tolist():
+                        want = _expected_rummy500_row(env, action, v1)
+                        got = block[action]
+                        bad = np.flatnonzero(np.abs(got - want) > 1e-6)
+                        assert not bad.size, (env.action_name(action), v1, bad, got[bad], want[bad])
+                        kinds.add(int(np.argmax(want[:9])))
+            env.step(int(rng.choice(legal)))
+    assert kinds >= {0, 2, 3, 4, 8}, kinds
+
+
 @pytest.mark.parametrize(
     ("variant", "name", "players", "options"),
     [
@@ -272,6 +441,7 @@ def test_rummy500_descriptions_of_a_worked_hand():
         ("ditch_rummy", "ditch_plans", 3, {"draw_rule": "up_to_3", "single_extends_meld": True}),
         ("rummy500", "rummy500_actions", 2, {}),
         ("rummy500", "rummy500_actions", 4, {"top_discard_free": True}),
+        ("rummy500", "rummy500_actions_v1", 3, {}),
     ],
 )
 def test_every_legal_action_is_described(variant, name, players, options):
@@ -332,7 +502,7 @@ def test_actions_network_needs_action_descriptions():
         ("ditch_rummy", "ditch_actions", "ppo"),
         ("ditch_rummy", "ditch_actions", "dqn"),
         ("ditch_rummy", "ditch_plans", "ppo"),
-        ("rummy500", "rummy500_actions", "ppo"),
+        ("rummy500", "rummy500_actions_v1", "ppo"),
         ("rummy500", "rummy500_actions", "dqn"),
     ],
 )
