@@ -194,11 +194,19 @@ def check_range(config: Any, name: str, low: float | None, high: float | None) -
 
 
 def check_action(action: Any, num_actions: int) -> int:
-    """The action id of ``action``: an ``int`` or numpy integer in ``0..num_actions-1``.
+    """The action id of ``action``: an ``int``, a numpy integer or a 0-d integer array (what
+    stable-baselines3's ``predict`` gives for one observation, and what the action space's
+    ``contains`` accepts) in ``0..num_actions-1``.
 
-    :raises IllegalActionError: for anything else (a float, a bool, a string, None...),
+    :raises IllegalActionError: for anything else (a float, a bool, a string, None, a list...),
         naming the value and its type.
     """
+    if (
+        isinstance(action, np.ndarray)
+        and action.ndim == 0
+        and np.issubdtype(action.dtype, np.integer)
+    ):
+        action = action.item()
     if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
         a = int(action)
         if 0 <= a < num_actions:

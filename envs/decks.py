@@ -63,6 +63,11 @@ def deck_for(
     :raises ValueError: hands of different sizes, an upcard missing or without a deal, a card
         named more often than the deck holds it, a bad dealer.
     """
+    if isinstance(hands, str):
+        raise ValueError(
+            f"hands must list one hand per seat, got the string {hands!r}: "
+            f"write hands=[{hands!r}, ...]"
+        )
     parsed = [parse_cards(h) for h in hands]
     order: list[int] = []
     if parsed:

@@ -436,7 +436,7 @@ class Match(ViewsSurviveCopies):
                     }
                 infos.append(info)
         return HandEnd(
-            self.hand_index, self.state, self.deck, None, None, None, infos, True, reason
+            self.hand_index + 1, self.state, self.deck, None, None, None, infos, True, reason
         )
 
     def _finish_hand(self) -> HandEnd:

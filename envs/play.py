@@ -231,9 +231,7 @@ def play_episode(
         last = end
         if end.seat_points is not None:
             points += end.seat_points
-            hands = end.index
-        else:
-            hands = end.index + 1
+        hands = end.index
         truncated = end.truncated_by is not None
     return Episode(points, hands, match.decisions, truncated, first_deck, last)
 

@@ -164,7 +164,7 @@ def hand_over(end: HandEnd, match: Match) -> HandOver:
     """The :class:`HandOver` of a hand end reported by the play loop."""
     truncated = end.truncated_by is not None
     return HandOver(
-        number=end.index + (1 if end.points is None else 0),
+        number=end.index,
         state=end.state,
         points=None if end.points is None else [float(p) for p in end.points],
         totals=match.totals_by_seat().tolist(),

@@ -188,10 +188,29 @@ def uniform_legal_actions(
     the compiled kernels where built; ``kernels`` as in
     :func:`~rummyzoo.envs.native.resolve_kernels`).
     """
+    masks = np.asarray(masks)
+    if masks.ndim != 2:
+        raise ValueError(f"masks must be a 2-d array (one row per game), got shape {masks.shape}")
     if out is None:
         out = np.empty(len(masks), dtype=np.int64)
+    elif out.shape != (len(masks),):
+        raise ValueError(
+            f"out must have one entry per row of masks ({len(masks)}), got {out.shape}"
+        )
+    if not masks.shape[1]:
+        out[:] = -1
+        return out
     native = resolve_kernels(kernels)
-    if native is not None and masks.dtype == np.int8 and masks.flags.c_contiguous:
+    if (
+        native is not None
+        and masks.dtype == np.int8
+        and masks.flags.c_contiguous
+        and masks.flags.aligned
+        and out.dtype == np.int64
+        and out.flags.c_contiguous
+        and out.flags.writeable
+        and out.flags.aligned
+    ):
         with rng.bit_generator.lock:  # as numpy's own draws take it (another thread's fill)
             native.uniform_nonzero_rows(masks, rng.bit_generator.capsule, out)
         return out
@@ -300,12 +319,14 @@ class VectorEnv(ViewsSurviveCopies):
                 or given.dtype != dtype
                 or not given.flags.c_contiguous
                 or not given.flags.writeable
+                or not given.flags.aligned
             ):
                 raise ValueError(
-                    f"buffer {name!r} must be a writeable C-contiguous {dtype} array of shape "
-                    f"{shape}, got {given.dtype} of shape {given.shape}"
+                    f"buffer {name!r} must be a writeable, aligned, C-contiguous {dtype} array "
+                    f"of shape {shape}, got {given.dtype} of shape {given.shape}"
                     + ("" if given.flags.c_contiguous else " (not C-contiguous)")
                     + ("" if given.flags.writeable else " (read-only)")
+                    + ("" if given.flags.aligned else " (not aligned)")
                 )
             else:
                 arrays[name] = given
@@ -413,6 +434,7 @@ class VectorEnv(ViewsSurviveCopies):
             and actions.dtype == np.int64
             and actions.shape == self._all.shape
             and actions.flags.c_contiguous
+            and actions.flags.aligned
         ):
             # the common case (an int64 action per game) checked in one compiled pass
             bad = first_illegal(self.action_masks, self._all, actions)
@@ -439,10 +461,19 @@ class VectorEnv(ViewsSurviveCopies):
                 f"need one action (an int) per game stepped ({idx.size}), got {actions!r}"
             ) from None
         if isinstance(actions, (list, tuple)) and acts.dtype != object:
-            # numpy reads a bool among ints as 0 or 1, and an array of one int as the int:
-            # refused as the AEC env refuses them
+            # numpy reads a bool among ints as 0 or 1, and a 0-d array of a bool or a float
+            # among ints as a number: refused as the AEC env refuses them (a 0-d integer array
+            # is its action there, and here)
             bad = next(
-                (k for k, a in enumerate(actions) if isinstance(a, (bool, np.bool_, np.ndarray))),
+                (
+                    k
+                    for k, a in enumerate(actions)
+                    if isinstance(a, (bool, np.bool_))
+                    or (
+                        isinstance(a, np.ndarray)
+                        and not (a.ndim == 0 and np.issubdtype(a.dtype, np.integer))
+                    )
+                ),
                 None,
             )
             if bad is not None and acts.shape == idx.shape:
@@ -483,7 +514,8 @@ class VectorEnv(ViewsSurviveCopies):
         if not ok.all():
             k = int(np.flatnonzero(~ok)[0])
             self._refuse(int(idx[k]), acts[k].item())
-        return idx, acts.astype(np.int64, copy=False)
+        # the compiled step reads native, aligned, contiguous int64 (a copy where they are not)
+        return idx, np.require(acts, np.int64, "CA")
 
     def _refuse(self, game: int, action: Any) -> None:
         try:
@@ -548,7 +580,7 @@ class VectorEnv(ViewsSurviveCopies):
         if play_batch is not None:
             # the compiled step plays what needs no Python, rows included; a hand it ended is
             # finished here, and the moves it left are played by the matches
-            idx, acts = np.ascontiguousarray(idx), np.ascontiguousarray(acts)
+            idx, acts = np.require(idx, np.int64, "CA"), np.require(acts, np.int64, "CA")
             unplayed, finished = play_batch(
                 matches, idx, acts, self._obs, self._masks, self._current
             )

@@ -110,6 +110,7 @@ def test_deck_for_two_decks_holds_every_card_twice():
         (([], None, "9c 9c"), "9c named more often"),
         ((["As", "Kd"], "7c", "", 1, 2), "dealer must be a seat 0-1"),
         ((["Xx", "Kd"], "7c"), "not a card"),
+        (("As 2s 3s", "7c"), r"one hand per seat, got the string 'As 2s 3s'"),
     ],
 )
 def test_deck_for_rejects_bad_scripts(args, message):

@@ -12,7 +12,19 @@ from rummyzoo.envs.core import ViewsSurviveCopies
 from rummyzoo.envs.match import Match
 from rummyzoo.envs.registry import VARIANTS, make_env, make_game
 
-BAD_ACTIONS = [1.9, True, "1", np.float32(1.5), float("inf"), None, [1], np.bool_(True)]
+BAD_ACTIONS = [
+    1.9,
+    True,
+    "1",
+    np.float32(1.5),
+    float("inf"),
+    None,
+    [1],
+    np.bool_(True),
+    np.array(1.0),
+    np.array(True),
+    np.array([1]),
+]
 BAD_DECK_ENTRIES = [50.7, True, None, -1, 52, np.float64(3.0)]
 
 
@@ -95,6 +107,22 @@ def test_knock_reward_kept_after_an_illegal_action_worked_example() -> None:
     with pytest.raises(ValueError, match="illegal action 5"):
         env.step(5)
     assert env.last()[1] == reward and raw.rewards == rewards
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_a_zero_d_integer_array_is_its_action(variant: str) -> None:
+    """``model.predict(obs)`` on one observation gives a 0-d array, which the action space
+    contains: the env plays it as that action, as it plays the int."""
+    env, twin = make_env(variant, 2), make_env(variant, 2)
+    env.reset(seed=1)
+    twin.reset(seed=1)
+    legal = int(np.flatnonzero(env.last()[0]["action_mask"])[-1])
+    assert env.action_space(env.agent_selection).contains(np.array(legal))
+    env.step(np.array(legal, dtype=np.int32))
+    twin.step(legal)
+    assert _same(_snapshot(env), _snapshot(twin))
+    with pytest.raises(ValueError, match="out of range"):
+        env.step(np.array(10_000))
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -516,3 +544,25 @@ def test_the_spaces_of_an_unknown_agent_name_this_games_agents(variant: str) -> 
         with pytest.raises(ValueError, match="no agent 'player_9' in this game: its agents are"):
             space("player_9")
     assert env.action_space("player_1").n == env.unwrapped.game.num_actions
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_hand_ends_are_numbered_from_one_also_when_the_turn_cap_cuts(variant: str) -> None:
+    """Every hand end, played out or cut by ``max_turns``, carries the hand's 1-based number,
+    the same as its infos' ``hand_index``; a cut after finished hands is numbered after them."""
+    cap = {"knock_rummy": 8, "ditch_rummy": 12, "rummy500": 30}[variant]
+    game = make_game(variant, 2, target_score=1000, max_turns=cap)
+    rng = np.random.default_rng(0)
+    late_cuts = 0
+    for seed in range(60):
+        match = Match(game)
+        match.reset(seed=seed)
+        numbers = []
+        while not match.over:
+            end = match.step(int(rng.choice(np.flatnonzero(match.legal_mask()))))
+            if end is not None:
+                numbers.append(end.index)
+                assert all(info["hand_index"] == end.index for info in end.infos)
+                late_cuts += end.truncated_by is not None and end.index > 1
+        assert numbers == list(range(1, len(numbers) + 1))
+    assert late_cuts > 0

@@ -228,9 +228,9 @@ def test_an_illegal_action_names_its_game_and_changes_no_game(compiled):
             r"game 1: .*action 9223372036854775808 is out of range",
         ),
         ([*actions[:2].tolist(), True, *actions[3:].tolist()], r"game 2: .*True \(bool\)"),
-        # an array of one id among ints: numpy reads it as the id, the AEC env refuses it
+        # a 0-d array of a bool among ints: numpy reads it as 0 or 1, the AEC env refuses it
         (
-            [*actions[:1].tolist(), np.array(actions[1]), *actions[2:].tolist()],
+            [*actions[:1].tolist(), np.array(True), *actions[2:].tolist()],
             r"game 1: .*\(ndarray\) is not an action id",
         ),
         # a float among ints: numpy reads them all as floats, the message names the caller's
@@ -257,6 +257,16 @@ def test_an_illegal_action_names_its_game_and_changes_no_game(compiled):
     mixed = [np.uint64(a) if i % 2 else np.int8(a) for i, a in enumerate(actions.tolist())]
     clone.step(mixed)
     assert [m.decisions for m in clone.matches] != list(before[2])
+    # so is a 0-d integer array among ints (the AEC env plays it as its id too)
+    zero_d = copy.deepcopy(vec)
+    zero_d.step([*actions[:1].tolist(), np.array(actions[1]), *actions[2:].tolist()])
+    for name, value in zero_d.buffers.items():
+        np.testing.assert_array_equal(clone.buffers[name], value, err_msg=name)
+    # so is a 0-d integer array among ints (the AEC env plays it as its id too)
+    zero_d = copy.deepcopy(vec)
+    zero_d.step([*actions[:1].tolist(), np.array(actions[1]), *actions[2:].tolist()])
+    for name, value in zero_d.buffers.items():
+        np.testing.assert_array_equal(clone.buffers[name], value, err_msg=name)
     # and the legal step still plays as if nothing had happened
     vec.step(actions)
     for name, value in vec.buffers.items():
@@ -460,6 +470,57 @@ def test_uniform_legal_actions_is_uniform_and_the_same_compiled_or_not():
     counts = np.bincount(picks, minlength=6)
     assert counts[[1, 3, 4]].sum() == 0
     assert np.all(np.abs(counts[[0, 2, 5]] / 20_000 - 1 / 3) < 0.015)
+
+
+def _unaligned(values: np.ndarray, dtype) -> np.ndarray:
+    """The same values in a writeable C-contiguous array at an odd address (as read out of a
+    byte buffer)."""
+    raw = bytearray(b"\0" + np.ascontiguousarray(values, dtype=dtype).tobytes())
+    out = np.frombuffer(raw, dtype, offset=1)
+    assert out.flags.c_contiguous and out.flags.writeable and not out.flags.aligned
+    return out
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_unaligned_arrays_play_as_their_values_and_unaligned_buffers_are_refused(compiled):
+    kernels = None if compiled else PURE
+    if compiled and compiled_kernels() is None:
+        pytest.skip("compiled kernels not built")
+    plain, odd = (make_vector("rummy500", 4, 2, kernels=kernels) for _ in range(2))
+    rng = np.random.default_rng(0)
+    for vec in (plain, odd):
+        vec.reset(seed=0)
+    for step in range(40):
+        acts = uniform_legal_actions(plain.action_masks, rng)
+        games = None if step % 2 else [2, 0]
+        chosen = acts if games is None else acts[games]
+        plain.step(chosen, games=games)
+        odd.step(_unaligned(chosen, np.int64), games=games)
+        np.testing.assert_array_equal(plain.observations, odd.observations)
+        np.testing.assert_array_equal(plain.action_masks, odd.action_masks)
+    # uniform picks into any out array, the same compiled or not
+    masks = plain.action_masks
+    want = uniform_legal_actions(masks, np.random.default_rng(4), kernels=PURE)
+    for out in (
+        np.empty(4, np.int32),
+        np.empty(8, np.int64)[::2],
+        _unaligned(np.zeros(4), np.int64),
+    ):
+        got = uniform_legal_actions(
+            masks,
+            np.random.default_rng(4),
+            out=out,
+            kernels=kernels,
+        )
+        assert got is out and got.tolist() == want.tolist()
+    with pytest.raises(ValueError, match="one entry per row"):
+        uniform_legal_actions(masks, rng, out=np.empty(3, np.int64), kernels=kernels)
+    with pytest.raises(ValueError, match="2-d array"):
+        uniform_legal_actions(masks[0], rng, kernels=kernels)
+    game = plain.game
+    odd_obs = _unaligned(np.zeros((4, game.obs_size)), np.float32).reshape(4, game.obs_size)
+    with pytest.raises(ValueError, match=r"buffer 'observations' .*not aligned"):
+        VectorEnv(game, 4, buffers={"observations": odd_obs})
 
 
 def test_a_closed_engine_refuses_to_play_and_works_in_a_with_block():
