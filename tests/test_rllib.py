@@ -404,7 +404,7 @@ def test_rllib_run_without_a_checkpoint_starts_over(tmp_path, local_ray, capsys)
     (run / "command.txt").write_text("rummyzoo train first\n")
     (run / "tb").mkdir()
     summary = resume_run(str(run), [], ["t", "--resume"], progress="off")
-    assert "has no checkpoint yet: starting the run from the beginning" in capsys.readouterr().out
+    assert "has no checkpoint yet: starting the run from the beginning" in capsys.readouterr().err
     assert summary["steps"] >= 256 and (run / "checkpoints" / "rllib").is_dir()
     # the command that started it is kept, the resume's added
     assert (run / "command.txt").read_text().splitlines() == ["rummyzoo train first", "t --resume"]

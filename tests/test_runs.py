@@ -322,7 +322,9 @@ def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:
     at_256 = (ckpt_dir / "ckpt_000000256.rz").read_bytes()
     before = _digest(run)
     assert main(["train", "--resume", str(run)]) == 0
-    assert "is finished: 256 of 256 steps done" in capsys.readouterr().out
+    assert "is finished: 256 of 256 steps done" in capsys.readouterr().err
+    assert main(["train", "--resume", str(run), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["finished_before"]  # stdout is the JSON alone
     assert _digest(run) == before
     # A larger target continues from the real step count.
     more = resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
@@ -398,6 +400,11 @@ def test_a_run_killed_before_its_first_checkpoint_resumes_after_its_warm_start(
     monkeypatch.setattr(train_module, "run_pretrain", no_second_warm_start)
     summary = resume_run(str(run), [], ["train", "--resume", str(run)], progress="off")
     assert summary["steps"] == 256
+    # resumed at step 0 (all its steps in this session), it is still a resumed run
+    assert summary["resumed"] and summary["steps_this_session"] == 256
+    shown = format_summary(summary)
+    assert f"({summary['seconds_this_session']:.0f}s in this session)" in shown
+    assert "RL in this session:" in shown
     assert (run / "checkpoints" / "warm_start.rz").read_bytes() == warm_start
     # the command that started the run is kept (its --set above all), the resume's added
     commands = (run / "command.txt").read_text().splitlines()
@@ -944,3 +951,75 @@ def test_resume_given_a_runs_file_says_it_takes_the_folder(tmp_path) -> None:
         resume_run(str(tmp_path / "config.yaml"), [], ["t"], progress="off")
     with pytest.raises(ValueError, match=r"is not a run folder \(no config.yaml\)"):
         resume_run(str(tmp_path / "nothing"), [], ["t"], progress="off")
+
+
+@pytest.mark.parametrize(
+    ("config", "asked", "reached"),
+    [(SMOKE, 200, 256), (str(ROOT / "configs" / "smoke_dqn.yaml"), 250, 256)],
+)
+def test_json_is_all_of_stdout_and_the_progress_counts_to_the_step_the_run_reaches(
+    tmp_path, capsys, config, asked, reached
+) -> None:
+    """``--json`` prints the summary alone on stdout (the warm start's line and the progress
+    go to stderr), and the progress counts to the step the run stops at: a whole PPO rollout
+    (2 games x 64 steps), or DQN's whole rounds (2 games x train_freq 4)."""
+    run = tmp_path / "run"
+    args = ["train", config, "--run-dir", str(run), "--json", "--no-progress"]
+    args += ["--progress-every", "0.01", "--set", "env_options.target_score=null"]
+    args += [
+        "--set",
+        f"n_timesteps={asked}",
+        "--set",
+        "pretrain={teacher: knock.greedy, decisions: 200}",
+    ]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    summary = json.loads(out)
+    assert summary["steps"] == reached
+    assert (
+        "warm start: " in err
+        and f"train ({summary['algo']}): {reached}/{reached} steps (100%)" in err
+    )
+    assert f"/{asked} steps" not in err
+
+
+def test_the_summary_compares_each_opponent_with_its_own_first_evaluation() -> None:
+    """A resume may change the evaluation's opponents: each row starts from that opponent's
+    first evaluation, and says its step where the rows start at different steps."""
+
+    def result(rate: float) -> dict:
+        return {"win_rate": rate, "win_rate_ci": [rate - 0.1, rate + 0.1], "mean_points": 1.0}
+
+    history = [
+        {"steps": 0, "results": {"random": result(0.6), "knock.greedy": result(0.3)}},
+        {"steps": 4096, "results": {"random": result(0.7), "knock.smart": result(0.2)}},
+        {"steps": 8192, "results": {"random": result(0.8), "knock.smart": result(0.4)}},
+    ]
+    summary = {
+        "algo": "ppo",
+        "variant": "knock_rummy",
+        "num_players": 2,
+        "steps": 8192,
+        "steps_this_session": 4096,
+        "resumed": True,
+        "seconds": 10.0,
+        "seconds_this_session": 5.0,
+        "rl_seconds": 4.0,
+        "evaluations": history,
+        "run_dir": "RUN",
+        "last": "RUN/checkpoints/last.rz",
+        "best": None,
+        "tensorboard": "tensorboard --logdir RUN/tb",
+    }
+    lines = format_summary(summary).splitlines()
+    assert any("at step 8,192 (from each opponent's first evaluation):" in x for x in lines)
+    assert any("vs random" in x and "at step 0: 0.600" in x and "->  0.800" in x for x in lines)
+    assert any(
+        "vs knock.smart" in x and "at step 4,096: 0.200" in x and "0.400" in x for x in lines
+    )
+    assert not any("knock.greedy" in x for x in lines)  # no longer evaluated
+    history[1]["results"]["knock.smart"] = history[0]["results"]["knock.smart"] = result(0.1)
+    del history[0]["results"]["knock.greedy"]
+    lines = format_summary(summary).splitlines()
+    assert any("at step 0 and at step 8,192:" in x for x in lines)
+    assert any("vs knock.smart" in x and "0.100" in x and "at step" not in x for x in lines)

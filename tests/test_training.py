@@ -703,3 +703,29 @@ def test_the_pool_rating_stays_finite_and_follows_the_record() -> None:
     assert pool_rating([(0.0, 0.0)] * 5) == pytest.approx(-pool_rating([(0.0, 1.0)] * 5))
     assert pool_rating([(100.0, 0.5), (300.0, 0.5)]) == pytest.approx(200.0, abs=1e-6)
     assert pool_rating([(0.0, 1.0), (0.0, 0.0)] * 50) == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_every_strategy_statistic_is_drawn_in_one_chart_of_its_unit(variant):
+    """The dashboard draws the strategy statistics by unit (rates, points, counts, the hands
+    counted): each statistic a variant logs is in exactly one of those charts."""
+    import re
+
+    from rummyzoo.agents.registry import make_agent
+    from rummyzoo.training.config import validate_config
+    from rummyzoo.training.dashboard import custom_layout, strategy_stats
+
+    config = validate_config(
+        {
+            "variant": variant,
+            "env_options": {"target_score": None},
+            "evaluation": {"opponents": [f"{variant.split('_')[0]}.greedy"], "strategy_games": 60},
+        }
+    )
+    learner = make_agent(f"{variant.split('_')[0]}.greedy", variant, 2, {"target_score": None})
+    scalars, _ = strategy_stats(learner, config, seed=3)
+    charts = custom_layout(config)["strategy"]
+    for name in scalars:
+        drawn = [t for t, (_, [regex]) in charts.items() if re.fullmatch(regex, f"strategy/{name}")]
+        assert len(drawn) == 1, (name, drawn)
+    assert len(scalars) > 5

@@ -74,8 +74,16 @@ def custom_layout(
             "ratings of the anchors and snapshots": ["Multiline", [r"rating/(?!learner).*"]],
         }
     if config.evaluation.strategy_games:
-        layout["strategy"] = {"strategy statistics": ["Multiline", [r"strategy/.*"]]}
-    training = {"training games": ["Multiline", [r"charts/(points_per_hand|train_win_rate)"]]}
+        from rummyzoo.training.strategy import STATISTIC_CHARTS
+
+        layout["strategy"] = {
+            title: ["Multiline", [f"strategy/{names}$"]]
+            for title, names in STATISTIC_CHARTS.items()
+        }
+    training = {
+        "training games: win rate": ["Multiline", [r"charts/train_win_rate$"]],
+        "training games: points per hand": ["Multiline", [r"charts/points_per_hand$"]],
+    }
     if any(o.name == "self" for o in config.opponents):  # only self-play logs its rating
         training["self-play rating"] = ["Multiline", [r"selfplay/rating"]]
     if config.league.sampling == "pfsp":

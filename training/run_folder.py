@@ -254,7 +254,11 @@ def start_over(run_dir: Path, checkpoint: Path) -> None:
             f"cannot resume {run_dir}: state.json says the run saved a checkpoint, but "
             f"{checkpoint.relative_to(run_dir)} is missing (restore it, or train a new run)"
         )
-    print(f"{run_dir} has no checkpoint yet: starting the run from the beginning", flush=True)
+    print(
+        f"{run_dir} has no checkpoint yet: starting the run from the beginning",
+        file=sys.stderr,
+        flush=True,
+    )
     fresh_run_dir(run_dir)
 
 
@@ -300,6 +304,7 @@ def finished_run(run_dir: Path, steps_done: int, n_timesteps: int) -> dict[str, 
     print(
         f"{run_dir} is finished: {steps_done:,} of {n_timesteps:,} steps done; "
         "nothing to train (raise n_timesteps with --set to continue it)",
+        file=sys.stderr,
         flush=True,
     )
     if (run_dir / "summary.json").exists():
@@ -370,6 +375,9 @@ def write_summary(
         "algo": config.algo,
         "steps": steps,
         "steps_this_session": steps - steps_done,
+        # this session continues a run (from any step, 0 included: a run stopped before its
+        # first checkpoint after its warm start resumes at step 0)
+        "resumed": bool(getattr(callback, "resumed", False)),
         "seconds": callback.run_seconds(),  # the whole run's, every session's
         "seconds_this_session": time.perf_counter() - started,
         **(
@@ -400,14 +408,15 @@ def format_summary(summary: dict[str, Any]) -> str:
     evaluations (first and last) against each opponent, and where everything is."""
     if summary.get("finished_before"):
         return f"nothing trained: {summary['run_dir']} was already finished"
+    # (a summary written before the flag: a session that trained fewer steps than the run)
+    resumed = summary.get("resumed", summary["steps_this_session"] != summary["steps"])
     lines = [
         f"trained {summary['algo']} on {summary['variant']} ({summary['num_players']} players): "
         f"{summary['steps']:,} steps ({summary['steps_this_session']:,} in this session), "
         f"{summary['seconds']:.0f}s in all"
         + (
             f" ({summary['seconds_this_session']:.0f}s in this session)"
-            if summary["steps_this_session"] != summary["steps"]
-            and "seconds_this_session" in summary
+            if resumed and "seconds_this_session" in summary
             else ""
         )
     ]
@@ -418,7 +427,6 @@ def format_summary(summary: dict[str, Any]) -> str:
             f"{pre.get('teacher', '')} decisions, imitation accuracy {pre.get('accuracy', 0):.3f})"
         )
     rate = summary.get("rl_steps_per_s")
-    resumed = summary["steps_this_session"] != summary["steps"]
     scheduled = summary.get("scheduled_seconds")
     lines.append(
         f"  RL{' in this session' if resumed else ''}: {summary['rl_seconds']:.0f}s"
@@ -431,21 +439,37 @@ def format_summary(summary: dict[str, Any]) -> str:
     )
     history = summary.get("evaluations") or []
     if history:
-        first, final = history[0], history[-1]
+        final = history[-1]
+        # each opponent's first evaluation (a resume may have changed the opponents)
+        firsts = {}
+        for entry in history:
+            for opponent in entry["results"]:
+                firsts.setdefault(opponent, entry)
+        starts = {firsts[o]["steps"] for o in final["results"]}
         lines.append("")
-        lines.append(
-            f"evaluation (win rate with its 95% interval, mean points per hand), at step "
-            f"{first['steps']:,} and at step {final['steps']:,}:"
-        )
+        if len(starts) == 1 and starts != {final["steps"]}:
+            lines.append(
+                f"evaluation (win rate with its 95% interval, mean points per hand), at step "
+                f"{starts.pop():,} and at step {final['steps']:,}:"
+            )
+        else:
+            lines.append(
+                f"evaluation (win rate with its 95% interval, mean points per hand), at step "
+                f"{final['steps']:,}"
+                + (" (from each opponent's first evaluation):" if len(starts) > 1 else ":")
+            )
         width = max(len(o) for o in final["results"])
+
+        def cell(r: dict[str, Any]) -> str:
+            low, high = r["win_rate_ci"]
+            return f"{r['win_rate']:.3f} [{low:.3f}, {high:.3f}] {r['mean_points']:+7.2f}"
+
         for opponent, result in final["results"].items():
-            before = first["results"].get(opponent)
-
-            def cell(r: dict[str, Any]) -> str:
-                low, high = r["win_rate_ci"]
-                return f"{r['win_rate']:.3f} [{low:.3f}, {high:.3f}] {r['mean_points']:+7.2f}"
-
-            shown = f"{cell(before)}  ->  " if before is not None and first is not final else ""
+            first = firsts[opponent]
+            shown = ""
+            if first is not final:
+                since = f"at step {first['steps']:,}: " if len(starts) > 1 else ""
+                shown = f"{since}{cell(first['results'][opponent])}  ->  "
             lines.append(f"  vs {opponent:<{width}}  {shown}{cell(result)}")
     lines.append("")
     lines.append(f"run folder:  {summary['run_dir']}")

@@ -34,7 +34,22 @@ import numpy as np
 from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import Decision
 
-__all__ = ["StrategyStats"]
+__all__ = ["STATISTIC_CHARTS", "StrategyStats"]
+
+#: The statistics by their unit, one dashboard chart each (a chart of one unit keeps a count of
+#: 20 hands from flattening rates of 0-1): chart title -> regex of the statistics' names.
+STATISTIC_CHARTS: dict[str, str] = {
+    "strategy: rates (share of hands, knocks or draws)": r"(.*_rate|end/.*)",
+    "strategy: points": (
+        r"(points_per_hand|earned_per_hand|penalty_per_hand|penalty_left|melded_points"
+        r"|deadwood_at_knock)"
+    ),
+    "strategy: counts (per hand, per dig; turns to the knock)": (
+        r"(runs_per_hand|sets_per_hand|cards_ditched_per_hand|digs_per_hand|cards_per_dig"
+        r"|layoffs_per_hand|melds_per_hand|knock_turn)"
+    ),
+    "strategy: hands counted": r"hands",
+}
 
 
 class StrategyStats:

@@ -311,6 +311,7 @@ def run_pretrain(
         f"warm start: {result['decisions']:,} {result['teacher']} decisions in "
         f"{result['collect_seconds']:.0f}s, fitted in {result['fit_seconds']:.0f}s; "
         f"held-out imitation accuracy {result['accuracy']:.3f}",
+        file=sys.stderr,  # beside the progress: the summary alone goes to stdout
         flush=True,
     )
     return result
@@ -446,7 +447,11 @@ def train(
             if config.algo == "ppo":
                 model.update_threads = update_threads(config)
             steps_done = int(meta["steps"])
-            print(f"resuming {run_dir} from its checkpoint at step {steps_done:,}", flush=True)
+            print(
+                f"resuming {run_dir} from its checkpoint at step {steps_done:,}",
+                file=sys.stderr,
+                flush=True,
+            )
             model.num_timesteps = steps_done
             rewind_run(run_dir, steps_done)
             # The pool of self-play snapshots comes back as it was at the checkpoint (checked_state
@@ -476,7 +481,7 @@ def train(
                     set_anchor(model, config, run_dir)
         bar = Progress(
             f"train ({config.algo})",
-            config.n_timesteps,
+            steps_at_end(config, steps_done),
             start=steps_done,
             mode=progress,
             every=progress_every,
@@ -552,6 +557,18 @@ def _damaged(run_dir: Path, path: Path) -> Any:
         raise ValueError(f"cannot resume {run_dir}: {path} is damaged ({why})") from None
 
 
+def steps_at_end(config: RunConfig, steps_done: int = 0) -> int:
+    """The step count a run from ``steps_done`` stops at: ``n_timesteps`` rounded up to what
+    one round of collection adds (PPO: a whole rollout, ``n_steps x n_envs``; DQN: ``train_freq``
+    steps of every game), as stable-baselines3's loop collects whole rounds."""
+    if config.algo == "ppo":
+        unit = config.hyperparams.n_steps * config.n_envs
+    else:
+        unit = config.hyperparams.train_freq * config.n_envs
+    left = max(config.n_timesteps - steps_done, 0)
+    return steps_done + -(-left // unit) * unit
+
+
 def _warn_rollout_misfits(config: RunConfig) -> None:
     """Warn where PPO's rollout (``n_steps x n_envs`` steps) and the settings around it do not
     fit: minibatches that do not divide it, or a step count it overshoots by more than 1%."""
@@ -573,7 +590,7 @@ def _warn_rollout_misfits(config: RunConfig) -> None:
             f"{rollout % spec.batch_size:,}",
             stacklevel=3,
         )
-    whole = -(-config.n_timesteps // rollout) * rollout
+    whole = steps_at_end(config)
     if whole - config.n_timesteps > 0.01 * config.n_timesteps:  # (a shipped config's is less)
         warnings.warn(
             f"n_timesteps ({config.n_timesteps:,}) is not a whole number of rollouts (n_steps x "
