@@ -90,7 +90,7 @@ class PolicyKwargs(Strict):
     """``mlp``: plain MLPs. ``cards``: one scorer shared by the 52 cards scores the card
     actions, with ``net_arch`` (``pi`` for PPO) as the context network read by every card
     (Knock Rummy). ``actions``: one scorer shared by every action scores each action from its
-    description (``features: ditch_actions``, ``ditch_plans`` or ``rummy500_actions``) and the same context
+    description (``features: ditch_actions``, ``ditch_plans`` or ``rummy500_actions_v1``) and the same context
     network (see :mod:`rummyzoo.agents.networks`)."""
 
 
@@ -558,7 +558,7 @@ class RunConfig(Strict):
     features: str | None = None
     """Engineered features appended to the observation (``knock_deadwood``), or the action
     descriptions of the action-scoring networks (``ditch_actions``, ``ditch_plans``,
-    ``rummy500_actions``), or none (see :mod:`rummyzoo.agents.features`)."""
+    ``rummy500_actions_v1``; ``rummy500_actions`` for networks trained with it), or none (see :mod:`rummyzoo.agents.features`)."""
     shaping: str | None = None
     """Potential-based reward shaping (``knock_deadwood``, ``ditch_hand_margin``,
     ``ditch_hand_points``), or none
