@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import operator
 import types
 import typing
 from collections.abc import Sequence
@@ -191,6 +192,26 @@ def check_range(config: Any, name: str, low: float | None, high: float | None) -
         lo = "-inf" if low is None else low
         hi = "inf" if high is None else high
         raise ConfigError(f"{type(config).__name__}.{name} must be in [{lo}, {hi}], got {value!r}")
+
+
+def check_observe_args(seat: Any, totals: Any, num_players: int) -> None:
+    """What the compiled ``observe`` checks, for the Python one: a seat of the game and the
+    match totals as a float64 vector of one value per seat.
+
+    :raises ValueError: a seat outside ``0..num_players-1``.
+    :raises TypeError: totals of another type, dtype or length.
+    """
+    seat = operator.index(seat)  # TypeError for a float, as the compiled one's
+    if not 0 <= seat < num_players:
+        raise ValueError(f"seat must be in 0..{num_players - 1}, got {seat}")
+    if (
+        type(totals) is not np.ndarray
+        or totals.dtype != np.float64
+        or totals.shape != (num_players,)
+        or not totals.flags.c_contiguous
+        or not totals.flags.aligned
+    ):
+        raise TypeError("the match totals must be a float64 vector, one per seat")
 
 
 def check_action(action: Any, num_actions: int) -> int:

@@ -956,3 +956,33 @@ def test_legal_draw_kernels_refuse_bad_input():
     assert rng.bit_generator.state == state
     kernels.draw_legal(np.exp(weights), masks, rng.bit_generator.capsule, out)  # weights 1
     assert out.tolist() == [int(u * 5) for u in np.random.default_rng(0).random(3)]
+
+
+@pytest.mark.parametrize("variant", ["knock_rummy", "ditch_rummy", "rummy500"])
+def test_observe_refuses_the_same_seats_and_totals_compiled_or_not(variant):
+    """A game's ``observe`` takes a seat of the game and the totals as a float64 vector of one
+    value per seat, in Python as the compiled kernels do (the Python one read seat -1 as the
+    last seat, and totals of any dtype or a wrong length in Ditch Rummy)."""
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.native import PURE, compiled_kernels
+    from rummyzoo.envs.registry import make_game
+
+    kinds = [PURE] + ([None] if compiled_kernels() is not None else [])
+    for kernels in kinds:
+        game = make_game(variant, 3, kernels=kernels, target_score=100)
+        match = Match(game)
+        match.reset(seed=1)
+        good = match.seat_totals
+        assert game.observe(match.state, np.int64(1), good).shape == (game.obs_size,)
+        for seat in (3, -1):
+            with pytest.raises(ValueError, match=rf"seat must be in 0\.\.2, got {seat}"):
+                game.observe(match.state, seat, good)
+        for totals in (
+            [10.0, 20.0, 30.0],
+            np.array([10, 20, 30], np.float32),
+            np.array([10, 20, 30]),
+            np.array([10, 0, 20, 0, 30, 0.0])[::2],
+            np.array([10, 20.0]),
+        ):
+            with pytest.raises(TypeError, match="float64 vector, one per seat"):
+                game.observe(match.state, 0, totals)

@@ -37,6 +37,7 @@ from rummyzoo.envs.core import (
     HandState,
     ObservationTail,
     check_choice,
+    check_observe_args,
     check_range,
     validate_fields,
 )
@@ -952,6 +953,7 @@ class DitchRummyGame(Game):
         kernel = self._kernel
         if kernel is not None:
             return kernel.observe(s, seat, totals)
+        check_observe_args(seat, totals, self.num_players)
         if totals is not s.totals or totals.flags.writeable:
             # a match's totals are a new read-only array when they change; a writeable array
             # may have changed in place since it was last written

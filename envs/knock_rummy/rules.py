@@ -36,6 +36,7 @@ from rummyzoo.envs.core import (
     Game,
     HandState,
     check_choice,
+    check_observe_args,
     check_range,
     validate_fields,
 )
@@ -599,6 +600,7 @@ class KnockRummyGame(Game):
         kernel = self._kernel
         if kernel is not None:
             return kernel.observe(s, seat, totals)
+        check_observe_args(seat, totals, self.num_players)
         to_act_cells, dealer_cells = self._seat_cells[seat]
         current = s.current
         # One gather of rows; the last (scratch) row of the planes is all zeros, and the

@@ -37,6 +37,7 @@ from rummyzoo.envs.core import (
     HandState,
     ObservationTail,
     check_choice,
+    check_observe_args,
     check_range,
     validate_fields,
 )
@@ -959,6 +960,7 @@ class Rummy500Game(Game):
         kernel = self._kernel
         if kernel is not None:
             return kernel.observe(s, seat, totals)
+        check_observe_args(seat, totals, self.num_players)
         n = self.num_players
         if totals is not s.totals or s.over or totals.flags.writeable:
             # A match's totals are a new read-only array when they change (a hand ends);
