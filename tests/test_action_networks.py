@@ -844,3 +844,75 @@ def test_league_config_is_validated():
     league = validate_config({"league": {"sampling": "pfsp", "score": "head_to_head"}}).league
     assert league.score == "head_to_head"
     assert validate_config({}).league.score == "winner"
+
+
+def test_league_probabilities_add_up_and_distinct_tables_wait_for_the_pool():
+    """``self`` listed twice reports both shares (the draws count both); with ``distinct``
+    tables and no snapshot yet, ``self`` takes no seat, so no entry sits twice at a table."""
+    twice = OpponentMixture(
+        [("random", 1.0), ("self", 1.0), ("self", 1.0)],
+        "knock_rummy",
+        2,
+        snapshot_loader=lambda *a: make_agent_random(),
+    )
+    twice.add_snapshot("a.rz", 0)
+    p = twice.probabilities()
+    assert sum(p.values()) == pytest.approx(1.0) and p["self@0"] == pytest.approx(2 / 3)
+    rng = np.random.default_rng(0)
+    drawn = [twice.sample(rng)[0] for _ in range(3000)]
+    assert drawn.count("self@0") / 3000 == pytest.approx(2 / 3, abs=0.03)
+    table = OpponentMixture(
+        [("random", 1.0), ("knock.greedy", 1.0), ("self", 2.0)],
+        "knock_rummy",
+        3,
+        distinct=True,
+        snapshot_loader=lambda *a: make_agent_random(),
+    )
+    for _ in range(300):
+        labels = [label for label, _ in table.sample_table(rng, 2)]
+        assert sorted(labels) == ["knock.greedy", "random"], labels
+    assert table.probabilities() == pytest.approx({"random": 0.5, "knock.greedy": 0.5})
+    table.add_snapshot("a.rz", 0)
+    seen = {label for _ in range(300) for label, _ in table.sample_table(rng, 2)}
+    assert "self@0" in seen
+
+
+def test_league_refuses_priorities_that_round_to_zero_and_weights_that_overflow():
+    with pytest.raises(ConfigLoadError, match="rounds to 0; keep exponent x log10"):
+        validate_config({"league": {"sampling": "pfsp", "exponent": 200, "window": 200}})
+    assert validate_config({"league": {"sampling": "pfsp", "exponent": 100}}).league.exponent == 100
+    with pytest.raises(ConfigLoadError, match="weights must add up to a finite number"):
+        validate_config({"opponents": [{"name": "random", "weight": 1e308}] * 2})
+
+
+def test_snapshots_that_left_the_pool_are_let_go():
+    """The batched env kept every snapshot that ever sat at a table (a network each); those
+    that left the pool and sit nowhere are freed, and the games play on."""
+    import gc
+    import weakref
+
+    from rummyzoo.agents.registry import make_agent
+
+    loaded = []
+
+    def loader(path, variant, n, options):
+        policy = make_agent("random", variant, n, options)
+        loaded.append(weakref.ref(policy))
+        return policy
+
+    mixture = OpponentMixture(
+        [("self", 1.0)], "knock_rummy", 2, snapshot_loader=loader, pool_size=2, sampling="latest"
+    )
+    env = BatchedSeatEnv(
+        "knock_rummy", 2, {"target_score": None}, opponents=mixture, num_envs=4, seed=0
+    )
+    env.add_snapshot("p0.rz", 0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    for step in range(1, 401):
+        env.step(np.array([int(rng.choice(np.flatnonzero(m))) for m in env.action_masks()]))
+        if step % 20 == 0:
+            env.add_snapshot(f"p{step}.rz", step)
+    gc.collect()
+    alive = sum(ref() is not None for ref in loaded)
+    assert len(loaded) > 10 and alive <= 2 + 4, (len(loaded), alive)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import math
 import re
 import typing
 import warnings
@@ -161,13 +162,28 @@ class League(Strict):
     exponent: float = Field(2.0, gt=0)
     """PFSP: how sharply the weakest results are preferred (1: in proportion to the losses)."""
     window: int = Field(200, gt=0)
-    """PFSP: games per opponent that its win rate is measured over."""
+    """PFSP: results per opponent that its win rate is measured over (one per game, or one per
+    seat where it holds several seats of a game)."""
     score: Literal["winner", "head_to_head"] = "winner"
     """PFSP: what a game counts against each opponent. ``winner``: whether the learner won the
     game, the same for every opponent at the table (a tie for the win counts as a win).
     ``head_to_head``: against each rival, 1 where the learner's side scored more points over
     the game than the rival's side, 0.5 for as many, else 0 (the comparisons a round robin's
     ratings count; a partner counts nothing). The two agree with two players but in ties."""
+
+    @model_validator(mode="after")
+    def _priorities_stay_above_zero(self) -> League:
+        # the best win rate over the window (with its one-win, one-loss prior) is
+        # (window + 1) / (window + 2): its priority (1 / (window + 2)) ** exponent must not
+        # round to 0, or every entry's may, and the draw has no weights left
+        if self.sampling == "pfsp" and self.exponent * math.log10(self.window + 2) > 300:
+            raise ValueError(
+                f"league exponent {self.exponent:g} with window {self.window}: the priority "
+                f"(1 - win rate) ** exponent of an opponent beaten in every game rounds to 0; "
+                f"keep exponent x log10(window + 2) at most 300 (here exponent at most "
+                f"{300 / math.log10(self.window + 2):.0f})"
+            )
+        return self
 
     @model_validator(mode="after")
     def _score_is_pfsps(self) -> League:
@@ -941,6 +957,8 @@ class RunConfig(Strict):
         raw = _raw(value)
         if isinstance(raw, list) and not raw:
             issues.append(Issue((), "at least one opponent is needed"))
+        if result is not None and not math.isfinite(sum(spec.weight for spec in result)):
+            issues.append(Issue((), "the opponents' weights must add up to a finite number"))
         game = _game(info)
         if game is not None and isinstance(raw, list):
             cache = _agent_cache(info)

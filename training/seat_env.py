@@ -243,7 +243,7 @@ class OpponentMixture:
             self._reweigh()
         entry = np.diff(self._cdf, prepend=0.0)
         if self.distinct:
-            entry = _table_shares(entry, self.num_players - 1)
+            entry = _table_shares(self._table_weights(), self.num_players - 1)
         out: dict[str, float] = {}
         others = [i for i, n in enumerate(self.names) if n != "self"]
         for name, p in zip(self.names, entry.tolist(), strict=True):
@@ -252,13 +252,14 @@ class OpponentMixture:
             elif self.pool:
                 inner = self._pool_weights()
                 for snap, q in zip(self.pool, inner.tolist(), strict=True):
-                    out[self.snapshot_label(snap)] = p * q
+                    label = self.snapshot_label(snap)
+                    out[label] = out.get(label, 0.0) + p * q  # (``self`` may be listed twice)
             elif others:  # an empty pool falls back to the other entries, by their weights
                 w = self.weights[others] / self.weights[others].sum()
                 for i, q in zip(others, w.tolist(), strict=True):
                     out[self.names[i]] = out.get(self.names[i], 0.0) + p * q
             else:
-                out["random"] = p
+                out["random"] = out.get("random", 0.0) + p
         return out
 
     def _pool_weights(self) -> np.ndarray:
@@ -300,7 +301,7 @@ class OpponentMixture:
             return [self.sample(rng) for _ in range(count)]
         if self._stale:
             self._reweigh()
-        weights = np.diff(self._cdf, prepend=0.0)
+        weights = self._table_weights()
         left = weights.copy()
         out = []
         for _ in range(count):
@@ -312,6 +313,23 @@ class OpponentMixture:
             left[k] = 0.0
             out.append(self._entry(k, rng))
         return out
+
+    def _table_weights(self) -> np.ndarray:
+        """The entries' draw weights for ``distinct`` tables: ``self`` has none while the pool
+        is empty (its fallback would seat an entry twice), unless it is the only entry."""
+        weights = np.diff(self._cdf, prepend=0.0)
+        if not self.pool:
+            is_self = np.asarray([n == "self" for n in self.names])
+            if not is_self.all():
+                weights = np.where(is_self, 0.0, weights)
+                weights /= weights.sum()
+        return weights
+
+    def policies_in_play(self) -> list[Policy]:
+        """Every policy the mixture can still seat: its fixed entries, the fallback and the
+        pool's loaded snapshots."""
+        loaded = [s.policy for s in self.pool if s.policy is not None]
+        return [*self._fixed.values(), self._fallback, *loaded]
 
     def _entry(self, index: int, rng: np.random.Generator) -> tuple[str, Policy]:
         """(label, policy) for entry ``index`` (``self``: a snapshot of the pool)."""

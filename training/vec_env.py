@@ -607,8 +607,16 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         return self._masks.copy()
 
     def add_snapshot(self, path: str, steps: int, rating: float = 0.0) -> None:
-        """Self-play: add a learner snapshot to the opponent pool (shared by every game)."""
+        """Self-play: add a learner snapshot to the opponent pool (shared by every game); the
+        snapshots that left the pool and sit at no table any more are let go."""
         self.opponents.add_snapshot(path, steps, rating)
+        keep = {id(p) for p in self.opponents.policies_in_play()}
+        seated = set(np.unique(self._policy_ids).tolist())
+        for k, policy in enumerate(self._policy_list):
+            if policy is not None and k not in seated and id(policy) not in keep:
+                self._policy_list[k] = None  # its id is not used again (the ids keep their order)
+                if self._policy_index.get(id(policy)) == k:
+                    del self._policy_index[id(policy)]
 
     def set_league_results(self, results: dict[str, list[float]]) -> None:
         """The league's results (prioritized fictitious self-play), as a checkpoint had them."""
