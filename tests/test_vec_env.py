@@ -23,6 +23,48 @@ def _random_actions(env, rng):
     return uniform_legal_actions(env.action_masks().astype(np.int8), rng)
 
 
+@pytest.mark.parametrize("batched", [True, False])
+def test_a_match_pays_the_hands_that_end_before_the_learner_first_acts(batched):
+    """Four-player Knock Rummy matches to 100, the learner in the last seat: the first hands
+    often end before it acts (random play knocks half the time it may). An episode's rewards
+    add up to the learner's match points all the same (``scaled``: its points / 10),
+    paid from its first decision on, in the batched env and the seat env alike."""
+    from rummyzoo.training.seat_env import SeatEnv
+
+    kwargs = {"opponents": ["random"], "reward": "scaled", "reward_scale": 10, "learner_seat": 3}
+    options = {"target_score": 100}
+    rng = np.random.default_rng(0)
+    early = episodes = 0
+    if batched:
+        env = BatchedSeatEnv("knock_rummy", 4, options, num_envs=8, seed=5, **kwargs)
+        env.reset()
+        totals = np.zeros(8)
+        for _ in range(600):
+            _obs, rewards, dones, infos = env.step(_random_actions(env, rng))
+            totals += rewards
+            for i in np.flatnonzero(dones):
+                game = infos[i]["game"]
+                assert totals[i] == pytest.approx(game["points"] / 10, abs=1e-4), game
+                early += game["hands"] > 0 and game["decisions"] < game["hands"]
+                totals[i] = 0.0
+                episodes += 1
+        env.close()
+    else:
+        env = SeatEnv("knock_rummy", 4, options, **kwargs)
+        for seed in range(40):
+            env.reset(seed=seed)
+            early += bool(env._hand_points)  # hands ended before the learner's first decision
+            total, done = 0.0, False
+            while not done:
+                legal = np.flatnonzero(env.action_masks())
+                _obs, reward, term, trunc, info = env.step(int(rng.choice(legal)))
+                total += reward
+                done = term or trunc
+            assert total == pytest.approx(info["game"]["points"] / 10, abs=1e-4), info["game"]
+            episodes += 1
+    assert episodes > 10 and early > 0
+
+
 @pytest.mark.parametrize("variant", ["knock_rummy", "ditch_rummy", "rummy500"])
 def test_rewards_add_up_to_the_learners_points(variant):
     """One hand per episode, scaled rewards: an episode's rewards are its points / scale,

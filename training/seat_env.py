@@ -5,7 +5,9 @@ fixed, rotating game by game, or random; every other seat is played inside :meth
 :class:`~rummyzoo.agents.base.Policy` drawn from an :class:`OpponentMixture`. Observations and
 rewards are strictly the learner's: its observation (optionally with the legal-action mask
 appended, for DQN), and the reward it earned since its previous decision, including the final
-reward when an opponent's move ends the game. ``action_masks()`` lives on the env itself, so
+reward when an opponent's move ends the game; the first decision's reward also holds what the
+hands that ended before it paid (a match's first hands may end before the learner acts), so
+that an episode's rewards add up to the match's, as the AEC env pays them. ``action_masks()`` lives on the env itself, so
 MaskablePPO finds it through any VecEnv (also ``SubprocVecEnv``).
 
 A game that ends before the learner's first decision (an opponent knocking on the first turn)
@@ -634,7 +636,8 @@ class SeatEnv(gym.Env):
             if not self._over():
                 break
             self.skipped_games += 1  # a match that ended before the learner's first decision
-        self._reward = 0.0
+        # (what the hands that ended before the learner's first decision paid it is kept, and
+        # paid with that decision's reward, as the AEC env pays it at the seat's first last())
         return self._observation(), {"seat": self.seat, "opponents": list(self._opponent_labels)}
 
     def step(self, action: int):

@@ -260,6 +260,9 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         self._matches = np.zeros(n, dtype=np.int64)  # matches started per game (rotation)
         self._phi = np.zeros(n, dtype=np.float64)
         self._decisions = np.zeros(n, dtype=np.int64)
+        # game i's engine rewards still hold the previous match's (no step since its new match
+        # began): not the learner's to be paid again
+        self._stale_rewards = np.ones(n, dtype=bool)
         self._points = np.zeros(n, dtype=np.float64)
         #: per game, each seat's side's points this episode (a team's for each member)
         self._side_points = np.zeros((n, self.num_players), dtype=np.float64)
@@ -313,6 +316,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             labels.append(label)
         self.labels[i] = labels
         self._decisions[i] = 0
+        self._stale_rewards[i] = True
         self._points[i] = 0.0
         self._side_points[i] = 0.0
         self._hand_points[i] = []
@@ -472,6 +476,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             if waiting.size == 0:
                 return
             engine.step(self._opponent_actions(waiting, self.rng), games=waiting)
+            self._stale_rewards[waiting] = False
             self._after_step(waiting, rewards, dones, infos)
 
     def _after_step(
@@ -588,8 +593,15 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                 rewards[i] -= self.illegal_penalty
                 infos[i]["illegal_action"] = pending[i].item()  # what was sent
         phi_before = self._phi.copy()
+        # the learner's first decision of a match is also paid what the hands that ended
+        # before it paid (the engine clears the seat's rewards when it acts)
+        first = games[self._decisions[games] == 0]
+        if first.size:
+            owed = engine.rewards[first, self.seats[first]]
+            rewards[first] += np.where(self._stale_rewards[first], 0.0, owed)
         self._decisions[games] += 1
         engine.step(actions[games], games=games)
+        self._stale_rewards[games] = False
         self._after_step(games, rewards, dones, infos)
         self._play_opponents(rewards, dones, infos)
         live = ~dones & legal
