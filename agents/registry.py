@@ -169,8 +169,15 @@ def _classes_of(module: Any) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- parameters
+#: The file names read as checkpoints (``.zip``, ``.pt`` and ``.pth`` to be refused with a hint).
+CHECKPOINT_SUFFIXES = (".rz", ".zip", ".pt", ".pth")
+
+
 def _exists(name: str) -> bool:
-    """Whether ``name`` is a path that exists (False for one the OS cannot take)."""
+    """Whether ``name`` is a path that exists (False for one the OS cannot take, and for an
+    empty name, which ``Path`` reads as the current folder)."""
+    if not name.strip():
+        return False
     try:
         return Path(name).exists()
     except (OSError, ValueError):
@@ -547,7 +554,15 @@ def make_agent(
     options = dict(options or {})
     full = name
     params: dict[str, Any] = {}
-    if not _exists(name):  # a checkpoint's file name may hold parentheses
+    if not name.strip():
+        raise ValueError(
+            f"an agent name is empty: give a heuristic, random, a checkpoint file or "
+            f"module:Class (agents for {variant}: {', '.join(agent_names(variant))})"
+        )
+    if name.endswith(CHECKPOINT_SUFFIXES) and not _exists(name):
+        # a checkpoint's file name may hold parentheses: a missing one is said missing
+        raise ValueError(f"checkpoint {name!r} does not exist")
+    if not _exists(name):
         name, params = split_agent_name(name)
     plugins = plugin_entry_points()  # warns of an entry point that a built-in name hides
     cls = None
@@ -562,7 +577,7 @@ def make_agent(
     elif name in plugins:
         ep = plugins[name]
         cls, label = _entry_point_class(name, ep), f"{_shown(full)} (entry point {ep.value!r})"
-    elif name.endswith((".rz", ".zip", ".pt", ".pth")) or _exists(name):
+    elif name.endswith(CHECKPOINT_SUFFIXES) or _exists(name):
         if params:
             raise ValueError(
                 f"agent {full!r}: a checkpoint takes no parameters (they are for heuristics "

@@ -154,6 +154,17 @@ def test_a_file_whose_name_holds_parentheses_is_still_a_checkpoint(tmp_path) -> 
     assert "parameters" not in str(caught.value)  # it went to the checkpoint loader
 
 
+def test_a_missing_checkpoint_with_parentheses_and_an_empty_name_are_said_so(tmp_path) -> None:
+    """A checkpoint path that does not exist was read as parameters when it held parentheses
+    (``best (2).rz``), and an empty name as the current folder."""
+    for name in (str(tmp_path / "best (2).rz"), str(tmp_path / "x(1)" / "best.rz")):
+        with pytest.raises(ValueError, match=r"checkpoint .* does not exist"):
+            make_agent(name, "knock_rummy", 2)
+    for name in ("", "  "):
+        with pytest.raises(ValueError, match="an agent name is empty"):
+            make_agent(name, "knock_rummy", 2)
+
+
 def test_a_name_no_file_can_have_is_still_an_agent_name() -> None:
     long = "knock.greedy(knock_threshold=" + " " * 5000 + "5)"  # too long for a file name
     assert make_agent(long, "knock_rummy", 2).knock_threshold == 5

@@ -318,13 +318,12 @@ def test_an_agent_failing_in_games_where_it_sits_in_several_seats_is_named(plugi
 def test_arena_workers_start_again_after_a_worker_died_and_refuse_use_once_closed(
     plugin_dir,
 ) -> None:
-    from concurrent.futures.process import BrokenProcessPool
-
     from rummyzoo.agents.arena import ArenaWorkers
+    from rummyzoo.envs.workers import ProcessDied
 
     module = plugin_dir("rz_failing", FAILING_SOURCE)
     with ArenaWorkers(2) as pool:
-        with pytest.raises(BrokenProcessPool):
+        with pytest.raises(ProcessDied, match="a worker process of the arena ended under it"):
             run_arena("knock_rummy", 2, ["random", f"{module}:Dies"], deals=4, pool=pool)
         # the next run gets new processes and plays as one process does
         result = run_arena("knock_rummy", 2, ["random", "knock.greedy"], deals=4, pool=pool)
@@ -834,3 +833,16 @@ def test_an_agent_that_calls_sys_exit_in_the_arena_is_an_error_naming_it(plugin_
     assert str(raised.value) == "sys.exit(0) was called"
     (note,) = raised.value.__notes__
     assert note.startswith(f"raised by agent '{module}:Exits' (seat "), note
+
+
+def test_an_exception_that_does_not_pickle_comes_back_from_arena_workers_named(
+    plugin_dir,
+) -> None:
+    """An agent's exception that pickling cannot rebuild broke the arena's whole pool (a
+    ``BrokenProcessPool`` naming nobody); it comes back as its nearest built-in type with the
+    note naming the agent and its seat, as it does with one process."""
+    module = plugin_dir("rz_failing", FAILING_SOURCE + UNPICKLABLE_SOURCE)
+    agents = ["random", f"{module}:Unpicklable"]
+    with pytest.raises(RuntimeError, match="BadError: cannot cross") as raised:
+        run_arena("knock_rummy", 2, agents, deals=4, workers=2)
+    assert raised.value.__notes__[0].startswith(f"raised by agent '{module}:Unpicklable' (seat")

@@ -82,7 +82,7 @@ from rummyzoo.envs.play import play_episode
 from rummyzoo.envs.registry import check_players, make_match
 from rummyzoo.envs.replay import Recorder, record_game, save_replay
 from rummyzoo.envs.seeding import check_seed, new_generator, seed_generator
-from rummyzoo.envs.workers import usable_cpus
+from rummyzoo.envs.workers import ProcessDied, portable_exception, usable_cpus
 
 __all__ = [
     "SEATING_DESIGNS",
@@ -550,15 +550,23 @@ def _worker_play(key: str, plan: bytes, start: int, stop: int) -> dict[str, Any]
     """Deals ``start`` to ``stop`` of the run ``key`` in a worker (its pickled plan read and
     its agents built at the run's first deals there)."""
     global _WORKER_TABLE
-    if _WORKER_TABLE is None or _WORKER_TABLE[0] != key:
-        _WORKER_TABLE = None  # the last run's agents go before this run's are built
-        table = _Table(pickle.loads(plan))
-        table.build_policies()
-        torch = sys.modules.get("torch")
-        if torch is not None:
-            torch.set_num_threads(1)
-        _WORKER_TABLE = (key, table)
-    return _WORKER_TABLE[1].play_deals(start, stop)
+    try:
+        if _WORKER_TABLE is None or _WORKER_TABLE[0] != key:
+            _WORKER_TABLE = None  # the last run's agents go before this run's are built
+            table = _Table(pickle.loads(plan))
+            table.build_policies()
+            torch = sys.modules.get("torch")
+            if torch is not None:
+                torch.set_num_threads(1)
+            _WORKER_TABLE = (key, table)
+        return _WORKER_TABLE[1].play_deals(start, stop)
+    except Exception as exc:
+        # an agent's exception that pickling cannot rebuild broke the whole pool, unnamed:
+        # it crosses as its nearest built-in type, with its notes (the agent, its seat)
+        plain = portable_exception(exc)
+        if plain is exc:
+            raise
+        raise plain from exc
 
 
 @dataclass
@@ -785,7 +793,10 @@ def _play_parallel(
                 bar.update((b - a) * len(plan.seatings))
     except BrokenProcessPool:
         pool._drop()  # a worker died: the next run starts new processes
-        raise
+        raise ProcessDied(
+            "a worker process of the arena ended under it (killed, out of memory...); "
+            "--workers 1 plays in this process"
+        ) from None
     except BaseException:
         for future in pending:
             future.cancel()
