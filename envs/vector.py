@@ -580,7 +580,8 @@ class VectorEnv(ViewsSurviveCopies):
         if play_batch is not None:
             # the compiled step plays what needs no Python, rows included; a hand it ended is
             # finished here, and the moves it left are played by the matches
-            idx, acts = np.require(idx, np.int64, "CA"), np.require(acts, np.int64, "CA")
+            # (check() hands over aligned int64 actions: a contiguous copy keeps them so)
+            idx, acts = np.ascontiguousarray(idx), np.ascontiguousarray(acts)
             unplayed, finished = play_batch(
                 matches, idx, acts, self._obs, self._masks, self._current
             )
