@@ -7,8 +7,8 @@ rewards are strictly the learner's: its observation (optionally with the legal-a
 appended, for DQN), and the reward it earned since its previous decision, including the final
 reward when an opponent's move ends the game; the first decision's reward also holds what the
 hands that ended before it paid (a match's first hands may end before the learner acts), so
-that an episode's rewards add up to the match's, as the AEC env pays them. ``action_masks()`` lives on the env itself, so
-MaskablePPO finds it through any VecEnv (also ``SubprocVecEnv``).
+that an episode's rewards add up to the match's, as the AEC env pays them. ``action_masks()``
+lives on the env itself, so MaskablePPO finds it through any VecEnv (also ``SubprocVecEnv``).
 
 A game that ends before the learner's first decision (an opponent knocking on the first turn)
 gives the learner nothing to learn from; ``reset`` plays on to the next game and counts it in
