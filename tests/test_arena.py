@@ -1029,3 +1029,17 @@ def test_a_sample_games_points_line_is_the_episodes_points(variant, players, opt
     shown = text.splitlines()[-1]
     final = replay["final"]
     assert shown == "points: " + ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(final))
+
+
+def test_two_checkpoints_of_one_file_name_are_shown_by_their_folders(tmp_path) -> None:
+    """``runs/A/checkpoints/best.rz`` against ``runs/B/checkpoints/best.rz`` read as
+    ``best.rz#1`` and ``best.rz#2``, the labels of two copies of one agent; they are shown by
+    as much of their paths as tells them apart, and one file given twice stays two copies."""
+    from run_helpers import untrained_checkpoint
+
+    a = untrained_checkpoint(tmp_path / "A" / "checkpoints" / "best.rz")
+    b = untrained_checkpoint(tmp_path / "B" / "checkpoints" / "best.rz")
+    result = run_arena("knock_rummy", 2, [str(a), str(b), "random"], deals=2, workers=1)
+    assert result.labels == ["A/checkpoints/best.rz", "B/checkpoints/best.rz", "random"]
+    result = run_arena("knock_rummy", 2, [str(a), str(a)], deals=2, workers=1)
+    assert result.labels == ["best.rz#1", "best.rz#2"]

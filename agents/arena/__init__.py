@@ -273,6 +273,28 @@ def deal_seeds(seed: int, deal: int) -> tuple[int, int]:
     return int(state[0]), int(state[1]) | (int(state[2]) << 64)
 
 
+def _distinct_file_labels(agents: Sequence[Any], shown: list[str]) -> list[str]:
+    """``shown`` with each checkpoint file shown by as many of its path's last parts as tell it
+    from another file of the same name (``A/checkpoints/best.rz`` and ``B/checkpoints/best.rz``,
+    not ``best.rz#1`` and ``best.rz#2``, which are for copies of one agent)."""
+    paths = {
+        i: Path(spec)
+        for i, spec in enumerate(agents)
+        if isinstance(spec, str) and files.is_file(spec)
+    }
+    real = {i: path.resolve() for i, path in paths.items()}
+    out = list(shown)
+    for i, path in paths.items():
+        depth = 1
+        while depth < len(path.parts) and any(
+            real[j] != real[i] and other.parts[-depth:] == path.parts[-depth:]
+            for j, other in paths.items()
+        ):
+            depth += 1
+        out[i] = "/".join(path.parts[-depth:])
+    return out
+
+
 def unique_labels(names: Sequence[str]) -> list[str]:
     """Agent names made unique for the report (``random#1``, ``random#2`` for repeats)."""
     labels = []
@@ -693,7 +715,7 @@ def run_arena(
             shown.append(names[-1])
         else:
             raise ValueError(f"an agent must be a name or a Policy, got {spec!r}")
-    labels = unique_labels(shown)
+    labels = unique_labels(_distinct_file_labels(agents, shown))
     table_seatings = seatings(
         len(agents), num_players, match.game.score_groups, seating, _kinds(agents)
     )
