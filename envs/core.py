@@ -214,6 +214,14 @@ def check_observe_args(seat: Any, totals: Any, num_players: int) -> None:
         raise TypeError("the match totals must be a float64 vector, one per seat")
 
 
+def unwrap_action(action: Any) -> Any:
+    """``action`` itself, or the int a 0-d integer array holds (what stable-baselines3's
+    ``predict`` gives for one observation, and what the action space's ``contains`` accepts)."""
+    if isinstance(action, np.ndarray) and action.ndim == 0 and action.dtype.kind in "iu":
+        return action.item()
+    return action
+
+
 def check_action(action: Any, num_actions: int) -> int:
     """The action id of ``action``: an ``int``, a numpy integer or a 0-d integer array (what
     stable-baselines3's ``predict`` gives for one observation, and what the action space's
@@ -222,12 +230,7 @@ def check_action(action: Any, num_actions: int) -> int:
     :raises IllegalActionError: for anything else (a float, a bool, a string, None, a list...),
         naming the value and its type.
     """
-    if (
-        isinstance(action, np.ndarray)
-        and action.ndim == 0
-        and np.issubdtype(action.dtype, np.integer)
-    ):
-        action = action.item()
+    action = unwrap_action(action)
     if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
         a = int(action)
         if 0 <= a < num_actions:

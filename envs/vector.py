@@ -64,7 +64,13 @@ from typing import Any
 
 import numpy as np
 
-from rummyzoo.envs.core import ConfigError, Game, IllegalActionError, ViewsSurviveCopies
+from rummyzoo.envs.core import (
+    ConfigError,
+    Game,
+    IllegalActionError,
+    ViewsSurviveCopies,
+    unwrap_action,
+)
 from rummyzoo.envs.match import HandEnd, Match, make_game
 from rummyzoo.envs.native import resolve_kernels
 from rummyzoo.envs.seeding import check_seed
@@ -468,11 +474,7 @@ class VectorEnv(ViewsSurviveCopies):
                 (
                     k
                     for k, a in enumerate(actions)
-                    if isinstance(a, (bool, np.bool_))
-                    or (
-                        isinstance(a, np.ndarray)
-                        and not (a.ndim == 0 and np.issubdtype(a.dtype, np.integer))
-                    )
+                    if isinstance(unwrap_action(a), (bool, np.bool_, np.ndarray))
                 ),
                 None,
             )
