@@ -560,3 +560,49 @@ def test_an_rllib_snapshot_keeps_its_rating_for_the_games_played_against_it(tmp_
     callback._snapshot()
     assert callback.pool[-1]["rating"] == 123.0
     assert callback._snapshot_rating(4096) == 123.0
+
+
+def test_rllib_episodes_learn_from_every_hand_of_a_match():
+    """Four-player Knock Rummy matches to 100 recorded as RLlib records them (its
+    ``MultiAgentEpisode``): the rewards each agent's own episode holds, those the Learner
+    trains on, add up to that seat's match points (``scaled``: points / 10), the hands that
+    ended before the seat's first decision included. RLlib keeps a reward that comes before
+    an agent's first observation out of that agent's episode, so the env pays it with the
+    seat's first decision."""
+    from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
+
+    env = rllib.MatchEnv(
+        {
+            "variant": "knock_rummy", "num_players": 4, "env_options": {"target_score": 100},
+            "reward": "scaled", "reward_scale": 10.0, "features": None, "seed": 3,
+        }
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    early = 0
+    for seed in range(12):
+        obs, infos = env.reset(seed=seed)
+        episode = MultiAgentEpisode(
+            observation_space=env.observation_spaces, action_space=env.action_spaces
+        )
+        episode.add_env_reset(observations=obs, infos=infos)
+        acted: set[str] = set()
+        while True:
+            ((agent, o),) = obs.items()
+            acted.add(agent)
+            action = {agent: int(rng.choice(np.flatnonzero(o["action_mask"])))}
+            hands_before = env.match.hand_index
+            obs, rewards, terminated, truncated, infos = env.step(action)
+            early += env.match.hand_index > hands_before and len(acted) < len(env.agents)
+            episode.add_env_step(obs, action, rewards, infos, terminateds=terminated,
+                                 truncateds=truncated)  # fmt: skip
+            if terminated["__all__"] or truncated["__all__"]:
+                break
+        for agent in env.agents:
+            facts = infos[agent]["rummyzoo"]
+            if agent not in episode.agent_episodes:  # a match over before its first decision
+                assert facts["decisions"] == 0
+                continue
+            points = facts["points"]
+            learnt = episode.agent_episodes[agent].get_return()
+            assert learnt == pytest.approx(points / 10, abs=1e-4), (seed, agent)
+    assert early > 0  # some hands did end before a seat's first decision

@@ -6,7 +6,9 @@
   returns the observation of the next one. An observation is a dict: ``observations`` (what
   the learner's network reads: the observation with the config's ``features``), ``raw`` (the
   env's observation, what heuristics read) and ``action_mask``. Rewards follow the config's
-  ``reward`` mode; a seat's reward waits until its next turn (RLlib's hanging rewards).
+  ``reward`` mode; a seat's reward waits until its next turn (RLlib's hanging rewards), and
+  what the hands that end before a seat's first decision pay it comes with that decision
+  (RLlib keeps a reward before an agent's first observation out of what its Learner sees).
 * **The modules**: ``learner``, the one trained module (:class:`LearnerModule`: the same
   network as the SB3 backend builds for the config: MLP, the card-shared or the action-shared
   scorer; masked logits, so illegal actions are never sampled, in exploration and inference
@@ -131,6 +133,7 @@ def _make_env_class() -> type:
             self._rng = np.random.default_rng([int(config.get("seed", 0)), worker, vector])
             self._facts: list[dict[str, Any]] = []
             self._decisions = [0] * n
+            self._held = [0.0] * n
 
         def _obs(self, seat: int) -> dict[str, np.ndarray]:
             from rummyzoo.agents.features import learner_input
@@ -156,6 +159,7 @@ def _make_env_class() -> type:
                 {"hand_points": [], "margins": [], "points": 0.0, "hands": 0} for _ in range(n)
             ]
             self._decisions = [0] * n
+            self._held = [0.0] * n
             seat = self.match.current
             return {self.agents[seat]: self._obs(seat)}, {}
 
@@ -184,6 +188,21 @@ def _make_env_class() -> type:
                         facts["margins"].append(float(end.points[s] - max(others)))
                         facts["points"] += float(end.seat_points[s])
                         facts["hands"] = end.index
+            # RLlib leaves a reward that comes before an agent's first observation (or with
+            # it) out of the agent's own episode, which is what its Learner trains on: what
+            # the hands that end before a seat's first decision pay it is held and paid with
+            # that decision, as the AEC env pays it at the seat's first ``last()``.
+            # (A seat that never acts before the match ends gets its share with the end.)
+            for s, a in enumerate(self.agents):
+                if self._decisions[s] == 0 and not match.over:
+                    self._held[s] += rewards[a]
+                    rewards[a] = 0.0
+                elif self._decisions[s] == 0:
+                    rewards[a] += self._held[s]
+                    self._held[s] = 0.0
+            if self._held[seat] and self._decisions[seat] == 1:
+                rewards[agent] += self._held[seat]
+                self._held[seat] = 0.0
             if not match.over:
                 nxt = match.current
                 return (
