@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import warnings
 
 from rummyzoo.cli import (
@@ -49,6 +51,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a batch scheduler, ``docker stop``) stopped a command: it stops as
+    Ctrl-C stops it (its worker processes with it) and exits with 143, as a process that the
+    signal ended would."""
+
+    signum = int(signal.SIGTERM)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated("terminated")
+
+
 def _one_line_warning(message: Warning | str, category: type, *_args: object, **_kw: object) -> str:
     return f"rummyzoo: warning: {message}\n"
 
@@ -60,6 +74,13 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = ["rummyzoo", *(sys.argv[1:] if argv is None else argv)]  # what a run records
     if unknown:  # said by the command, with its usage (not the list of every command)
         args._commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+    # SIGTERM as Ctrl-C while the command runs (``train`` puts its own handler over it for a
+    # run), where nothing else handles it: Python's default would end the process at once,
+    # its worker processes left playing on
+    sigterm = None
+    main_thread = threading.current_thread() is threading.main_thread()
+    if main_thread and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        sigterm = signal.signal(signal.SIGTERM, _terminated)
     try:
         return int(args.func(args) or 0)
     except UnicodeEncodeError as exc:  # before ValueError: it is one
@@ -93,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that Python's exit flush does not fail too
         return 141
+    finally:
+        if sigterm is not None:
+            signal.signal(signal.SIGTERM, sigterm)
 
 
 if __name__ == "__main__":

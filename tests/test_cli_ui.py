@@ -876,3 +876,38 @@ def test_a_network_too_large_for_the_memory_is_refused_in_one_line(
         "in the memory of device cpu: make its layers smaller\n"
     )
     assert not run.exists()
+
+
+def test_sigterm_stops_the_arena_and_its_worker_processes(tmp_path) -> None:
+    """``kill`` of a long arena run: the command says it was interrupted and exits 143, and
+    its worker processes end with it (they went on playing their deals, orphaned)."""
+    import contextlib
+    import signal
+    import subprocess
+    import sys
+
+    import psutil
+
+    command = [sys.executable, "-m", "rummyzoo.cli.main", "arena", "knock_rummy", "--agents",
+               "knock.smart", "knock.greedy", "--deals", "200000", "--workers", "2"]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    parent = psutil.Process(proc.pid)
+    children: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 120
+        while len(children := parent.children(recursive=True)) < 2:  # the workers started
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        time.sleep(3)  # playing their first deals
+        proc.send_signal(signal.SIGTERM)
+        # (orphaned workers would hold the command's output open: read until they end)
+        _, err = proc.communicate(timeout=60)
+        _, alive = psutil.wait_procs(children, timeout=20)
+    finally:
+        proc.kill()
+        for child in children:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.kill()
+    assert proc.returncode == 143, err
+    assert "interrupted; terminated" in err and "Traceback" not in err, err
+    assert not alive, [p.pid for p in alive]

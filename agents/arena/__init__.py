@@ -539,6 +539,15 @@ class ArenaWorkers:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
 
+    def _kill(self) -> None:
+        """End the processes now, their deals unfinished (the run was stopped); the next run
+        starts new ones."""
+        if self._executor is not None:
+            # the executor's processes by pid (no public handle on them before Python 3.14)
+            for process in list(getattr(self._executor, "_processes", {}).values()):
+                process.terminate()
+            self._drop()
+
     def __enter__(self) -> ArenaWorkers:
         return self
 
@@ -819,6 +828,9 @@ def _play_parallel(
             "a worker process of the arena ended under it (killed, out of memory...); "
             "--workers 1 plays in this process"
         ) from None
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the deals under way are not waited for
+        pool._kill()
+        raise
     except BaseException:
         for future in pending:
             future.cancel()
