@@ -82,7 +82,7 @@ def plugin_entry_points() -> dict[str, importlib.metadata.EntryPoint]:
                 f"is used. Register it under another name to use it, or name it by "
                 f"{ep.value!r} directly",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=1,  # one place: shown once, however many calls meet it
             )
             continue
         if ep.name in found:
@@ -93,7 +93,7 @@ def plugin_entry_points() -> dict[str, importlib.metadata.EntryPoint]:
                     f"{first.value!r}{_provider(first)} is used, {ep.value!r}{_provider(ep)} "
                     "is ignored",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=1,
                 )
             continue
         found[ep.name] = ep

@@ -846,3 +846,22 @@ def test_an_exception_that_does_not_pickle_comes_back_from_arena_workers_named(
     with pytest.raises(RuntimeError, match="BadError: cannot cross") as raised:
         run_arena("knock_rummy", 2, agents, deals=4, workers=2)
     assert raised.value.__notes__[0].startswith(f"raised by agent '{module}:Unpicklable' (seat")
+
+
+def test_an_entry_point_hidden_by_a_built_in_is_warned_of_once(plugin, monkeypatch) -> None:
+    """Under Python's default filter a command that names agents in several places (the
+    arena's table, its labels, the agents' list) says so once, not once per place."""
+    fake_entry_points(
+        monkeypatch, ("random", f"{plugin}:CountingAgent"),
+        ("twice", f"{plugin}:NoArguments"), ("twice", f"{plugin}:KwargsOnly"),
+    )  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        make_agent("random", "knock_rummy", 2)
+        make_agent("twice", "knock_rummy", 2)
+        agent_names("knock_rummy")
+        make_agent("random", "knock_rummy", 4)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2, messages
+    assert "the built-in 'random' is used" in messages[0]
+    assert "'twice' is registered twice" in messages[1]
