@@ -9,8 +9,11 @@
  * suite runs both and compares them move for move.
  *
  * Cards in hands and in the draw pile are order ids (game rank * 4 + suit); the discard pile and
- * the observation use card ids (see rules.py). Every public fact is written into every seat's
- * observation row through the game's ``dest`` table (flat fact -> positions in ``views``).
+ * the observation use card ids (see rules.py). Every public fact is written once, in absolute
+ * seat order: the card planes into the state's ``bits`` (uint8, 0 or 1), the numbers into its
+ * ``flat`` (float32); a seat's observation is gathered from the two (``gather``: its
+ * seat-relative order, zeros where its own hand and the phase go), then its hand and the phase
+ * are added.
  */
 #include "_native.h"
 
@@ -29,7 +32,8 @@ static const char *fact_keys[NUM_FACTS] = {
     "fl_pile",        "fl_sizes", "fl_drawn", "fl_discard", "fl_turn",
     "fl_idle",        "fl_to_act", "fl_scores", "fl_hand_points", "fl_sets",
     "fl_runs",        "fl_singles", "fl_fit_set", "fl_fit_below", "fl_fit_above", "fl_dealer"};
-/* how many flat facts each block spans: per seat, per card or per seat and card */
+/* how many facts each block spans: per seat, per card or per seat and card; the per-card ones
+ * are card planes (in ``bits``), the others numbers (in ``flat``) */
 enum { SPAN_ONE, SPAN_SEATS, SPAN_CARDS, SPAN_SEAT_CARDS };
 static const int fact_span[NUM_FACTS] = {SPAN_ONE,   SPAN_SEATS,      SPAN_ONE,       SPAN_CARDS,
                                          SPAN_ONE,   SPAN_ONE,        SPAN_SEATS,     SPAN_SEATS,
@@ -43,7 +47,7 @@ static const int fact_span[NUM_FACTS] = {SPAN_ONE,   SPAN_SEATS,      SPAN_ONE, 
 #define JACK 9
 #define HAND_POINTS_SCALE 100.0
 
-enum { S_CURRENT, S_PHASE, S_HANDS, S_PILE, S_PILE_POS, S_DISCARD, S_DRAWN, S_ACTIVE, S_IDLE, S_TURN, S_VIEWS, S_EARNED, S_SET_COUNT, S_BELOW, S_ABOVE, S_POINTS, S_END_REASON, S_ENDED_BY, S_TOTALS, S_MELDS, S_SINGLES, S_OVER, S_DEALER, S_ROWS, NUM_STATE_SLOTS };
+enum { S_CURRENT, S_PHASE, S_HANDS, S_PILE, S_PILE_POS, S_DISCARD, S_DRAWN, S_ACTIVE, S_IDLE, S_TURN, S_FLAT, S_BITS, S_EARNED, S_SET_COUNT, S_BELOW, S_ABOVE, S_POINTS, S_END_REASON, S_ENDED_BY, S_TOTALS, S_MELDS, S_SINGLES, S_OVER, S_DEALER, NUM_STATE_SLOTS };
 enum { M_KIND, M_LOW, M_HIGH, M_SUIT, M_ADDED, NUM_MELD_SLOTS };
 
 typedef struct {
@@ -61,23 +65,23 @@ typedef struct {
     unsigned char pair_kind[DITCH_CARDS][DITCH_CARDS];
     int penalty[DITCH_CARDS]; /* by order id */
     int card_order[DITCH_CARDS]; /* card id -> order id */
-    int flat_size;
-    int *dest_start, *dest; /* flat fact f is shown at views[dest[dest_start[f] .. f + 1]] */
+    int flat_size, bits_size;
+    Gather gather; /* each seat's observation from the flat buffer */
     PyObject *draw_masks[DITCH_MAX_DRAW + 1], *ditch_masks[DITCH_MAX_HAND + 1], *empty_mask;
     PyObject *phases[3];
     PyObject *end_pile, *end_stall, *end_run; /* the end reasons' strings */
     PyObject *meld_class;                     /* TableMeld */
     Slots slots, meld_slots, match_slots;     /* DitchState's, TableMeld's and Match's fields */
-    PyObject *state_class, *views_template;   /* DitchState, every seat's row at a deal */
+    PyObject *state_class, *flat_template;    /* DitchState, the flat buffer at a deal */
 } DitchKernel;
 
 /* order id -> card id (rules.py's ORDER_TO_CARD) */
 static int order_card(int o) { return (o & 3) * 13 + ((o >> 2) + 1) % 13; }
 
 static PyObject *n_current, *n_phase, *n_hands, *n_pile, *n_pile_pos, *n_discard, *n_drawn,
-    *n_active, *n_idle, *n_turn, *n_views, *n_earned, *n_set_count, *n_below, *n_above,
+    *n_active, *n_idle, *n_turn, *n_flat, *n_bits, *n_earned, *n_set_count, *n_below, *n_above,
     *n_points, *n_end_reason, *n_ended_by, *n_totals, *n_melds, *n_singles, *n_kind, *n_low,
-    *n_high, *n_suit, *n_added, *n_dealer, *n_rows;
+    *n_high, *n_suit, *n_added, *n_dealer;
 
 int ditch_intern_names(void) {
     if (n_current)
@@ -92,7 +96,8 @@ int ditch_intern_names(void) {
     INTERN(n_active, "active")
     INTERN(n_idle, "idle")
     INTERN(n_turn, "turn")
-    INTERN(n_views, "views")
+    INTERN(n_flat, "flat")
+    INTERN(n_bits, "bits")
     INTERN(n_earned, "earned")
     INTERN(n_set_count, "set_count")
     INTERN(n_below, "below")
@@ -109,22 +114,22 @@ int ditch_intern_names(void) {
     INTERN(n_suit, "suit")
     INTERN(n_added, "added")
     INTERN(n_dealer, "dealer")
-    INTERN(n_rows, "rows")
     return 0;
 }
 
 static PyObject **const state_names[NUM_STATE_SLOTS] = {
     &n_current, &n_phase, &n_hands,   &n_pile,     &n_pile_pos,   &n_discard, &n_drawn, &n_active,
-    &n_idle,    &n_turn,  &n_views,   &n_earned,   &n_set_count,  &n_below,   &n_above, &n_points,
-    &n_end_reason, &n_ended_by, &n_totals, &n_melds, &n_singles, &n_over, &n_dealer, &n_rows};
+    &n_idle,    &n_turn,  &n_flat, &n_bits,   &n_earned,   &n_set_count,  &n_below,   &n_above, &n_points,
+    &n_end_reason, &n_ended_by, &n_totals, &n_melds, &n_singles, &n_over, &n_dealer};
 static PyObject **const meld_names[NUM_MELD_SLOTS] = {&n_kind, &n_low, &n_high, &n_suit, &n_added};
 
 /* ------------------------------------------------------------------ state access */
 
 /* What one hand's state holds, read from the state object (new references). */
 typedef struct {
-    PyObject *hands, *pile, *discard, *views;
-    float *v; /* the views' data */
+    PyObject *hands, *pile, *discard, *flat, *bits;
+    float *v;   /* the numbers' data (flat) */
+    uint8_t *b; /* the card planes' data (bits) */
     long current, phase, pile_pos, drawn, idle, turn;
     int active;
     int hand[DITCH_MAX_HAND], size; /* the hand of the seat to act (order ids, sorted) */
@@ -134,7 +139,8 @@ static void hand_release(Hand *h) {
     Py_CLEAR(h->hands);
     Py_CLEAR(h->pile);
     Py_CLEAR(h->discard);
-    Py_CLEAR(h->views);
+    Py_CLEAR(h->flat);
+    Py_CLEAR(h->bits);
 }
 
 static int bad_state(void) {
@@ -181,10 +187,11 @@ static int hand_read(DitchKernel *k, PyObject *state, Hand *h) {
     if (!(h->hands = slot_list(&k->slots, state, S_HANDS, "Ditch Rummy")) ||
         !(h->pile = slot_list(&k->slots, state, S_PILE, "Ditch Rummy")) ||
         !(h->discard = slot_list(&k->slots, state, S_DISCARD, "Ditch Rummy")) ||
-        !(h->views = slot_get(&k->slots, state, S_VIEWS)))
+        !(h->flat = slot_get(&k->slots, state, S_FLAT)) ||
+        !(h->bits = slot_get(&k->slots, state, S_BITS)))
         goto fail;
-    if (check_array(h->views, NPY_FLOAT32, 1, (npy_intp)k->players * k->obs_size, 0, 1,
-                    "a Ditch Rummy state's views") < 0)
+    if (check_array(h->flat, NPY_FLOAT32, 1, k->flat_size, 0, 1, "a Ditch Rummy state's flat") < 0 ||
+        check_array(h->bits, NPY_UINT8, 1, k->bits_size, 0, 1, "a Ditch Rummy state's bits") < 0)
         goto fail;
     if (PyList_GET_SIZE(h->hands) != k->players || h->current < 0 || h->current >= k->players ||
         h->phase < 0 || h->phase > 2 || h->pile_pos < 0 ||
@@ -193,7 +200,8 @@ static int hand_read(DitchKernel *k, PyObject *state, Hand *h) {
         bad_state();
         goto fail;
     }
-    h->v = (float *)PyArray_DATA((PyArrayObject *)h->views);
+    h->v = (float *)PyArray_DATA((PyArrayObject *)h->flat);
+    h->b = (uint8_t *)PyArray_DATA((PyArrayObject *)h->bits);
     /* every seat's hand and points checked before a move writes anything (the hand's end
      * reads them all) */
     for (long seat = 0; seat < k->players; seat++) {
@@ -218,11 +226,11 @@ fail:
     return -1;
 }
 
-/* Write public fact ``f`` into every seat's observation row. */
-static void put(DitchKernel *k, Hand *h, int f, float value) {
-    for (int j = k->dest_start[f]; j < k->dest_start[f + 1]; j++)
-        h->v[k->dest[j]] = value;
-}
+/* Write the public number ``f`` (its place in flat). */
+static void put(Hand *h, int f, float value) { h->v[f] = value; }
+
+/* Set (1) or clear (0) the card plane entry ``f`` (its place in bits). */
+static void put_bit(Hand *h, int f, int on) { h->b[f] = (uint8_t)(on != 0); }
 
 static int set_active(DitchKernel *k, PyObject *state, int value) {
     return slot_set(&k->slots, state, S_ACTIVE, value ? Py_True : Py_False);
@@ -245,7 +253,7 @@ static int set_hand(DitchKernel *k, Hand *h, const int *cards, int size) {
         return -1;
     memcpy(h->hand, cards, sizeof(int) * (size_t)size);
     h->size = size;
-    put(k, h, k->fact[FACT_SIZES] + (int)h->current, (float)((double)size / k->max_hand));
+    put(h, k->fact[FACT_SIZES] + (int)h->current, (float)((double)size / k->max_hand));
     return 0;
 }
 
@@ -257,7 +265,7 @@ static int discard_card(DitchKernel *k, Hand *h, int order) {
     int r = PyList_Append(h->discard, c);
     Py_DECREF(c);
     if (r == 0)
-        put(k, h, k->fact[FACT_DISCARD] + card, 1.0f);
+        put_bit(h, k->fact[FACT_DISCARD] + card, 1);
     return r;
 }
 
@@ -310,22 +318,22 @@ static int end_turn(DitchKernel *k, PyObject *state, Hand *h) {
     h->turn++;
     if (slot_set_long(&k->slots, state, S_TURN, h->turn) < 0)
         return -1;
-    put(k, h, k->fact[FACT_TURN], (float)((double)h->turn / k->max_turns));
+    put(h, k->fact[FACT_TURN], (float)((double)h->turn / k->max_turns));
     if (!h->active || h->idle) {
         h->idle = h->active ? 0 : h->idle + 1;
         if (slot_set_long(&k->slots, state, S_IDLE, h->idle) < 0)
             return -1;
-        put(k, h, k->fact[FACT_IDLE], (float)((double)h->idle / n));
+        put(h, k->fact[FACT_IDLE], (float)((double)h->idle / n));
     }
     if (h->pile_pos >= PyList_GET_SIZE(h->pile))
         return end_hand(k, state, h, k->end_pile, -1);
     if (h->idle >= n)
         return end_hand(k, state, h, k->end_stall, -1);
-    put(k, h, k->fact[FACT_TO_ACT] + (int)h->current, 0.0f);
+    put(h, k->fact[FACT_TO_ACT] + (int)h->current, 0.0f);
     h->current = (h->current + 1) % n;
-    put(k, h, k->fact[FACT_TO_ACT] + (int)h->current, 1.0f);
+    put(h, k->fact[FACT_TO_ACT] + (int)h->current, 1.0f);
     if (h->drawn)
-        put(k, h, k->fact[FACT_DRAWN], 0.0f);
+        put(h, k->fact[FACT_DRAWN], 0.0f);
     h->phase = PHASE_DRAW;
     h->drawn = 0;
     h->active = 0;
@@ -412,7 +420,7 @@ static int move_end(DitchKernel *k, Hand *h, PyObject *counts, int plane, int ra
         long count;
         if (list_long(counts, o, &count) < 0 || list_set_long(counts, o, count + delta) < 0)
             return -1;
-        put(k, h, plane + order_card(o), count + delta ? 1.0f : 0.0f);
+        put_bit(h, plane + order_card(o), count + delta != 0);
     }
     return 0;
 }
@@ -423,7 +431,7 @@ static int score(DitchKernel *k, Hand *h, Table *t, long gain) {
     if (list_long(t->earned, h->current, &earned) < 0 ||
         list_set_long(t->earned, h->current, earned + gain) < 0)
         return -1;
-    put(k, h, k->fact[FACT_HAND_POINTS] + (int)h->current,
+    put(h, k->fact[FACT_HAND_POINTS] + (int)h->current,
         (float)((double)(earned + gain) / HAND_POINTS_SCALE));
     return 0;
 }
@@ -531,7 +539,7 @@ static int play_meld(DitchKernel *k, PyObject *state, Hand *h, Table *t, int j) 
         if (!v)
             goto fail;
         PyList_SET_ITEM(cards, p, v);
-        put(k, h, row + card, 1.0f);
+        put_bit(h, row + card, 1);
     }
     meld = PyObject_CallFunction(k->meld_class, "llOlll", seat, (long)kind, cards, (long)low,
                                  (long)high, (long)suit);
@@ -546,7 +554,7 @@ static int play_meld(DitchKernel *k, PyObject *state, Hand *h, Table *t, int j) 
             return -1;
         if (!sets)
             for (int o = low * 4; o < low * 4 + 4; o++)
-                put(k, h, k->fact[FACT_FIT_SET] + order_card(o), 1.0f);
+                put_bit(h, k->fact[FACT_FIT_SET] + order_card(o), 1);
         gain = k->points_set;
     } else {
         if ((low > 0 && move_end(k, h, t->below, k->fact[FACT_FIT_BELOW], low - 1, suit, 1) < 0) ||
@@ -561,7 +569,7 @@ static int play_meld(DitchKernel *k, PyObject *state, Hand *h, Table *t, int j) 
         h->turn++;
         if (slot_set_long(&k->slots, state, S_TURN, h->turn) < 0)
             return -1;
-        put(k, h, k->fact[FACT_TURN], (float)((double)h->turn / k->max_turns));
+        put(h, k->fact[FACT_TURN], (float)((double)h->turn / k->max_turns));
         return end_hand(k, state, h, k->end_run, seat);
     }
     return h->size ? 1 : end_turn(k, state, h);
@@ -595,7 +603,7 @@ static int play_single(DitchKernel *k, PyObject *state, Hand *h, Table *t, int i
         (j >= 0 && extend(k, h, t, j, o, target) < 0) || score(k, h, t, k->single_points[o]) < 0 ||
         set_active(k, state, 1) < 0)
         return -1;
-    put(k, h, k->fact[FACT_SINGLES] + DITCH_CARDS * (int)(h->current) + card, 1.0f);
+    put_bit(h, k->fact[FACT_SINGLES] + DITCH_CARDS * (int)(h->current) + card, 1);
     h->active = 1;
     return h->size ? 1 : end_turn(k, state, h);
 }
@@ -636,8 +644,8 @@ static int play_move(DitchKernel *k, PyObject *state, Hand *h, long action) {
             if (set_hand(k, h, cards, size) < 0 || slot_set_long(&k->slots, state, S_PILE_POS, h->pile_pos) < 0 ||
                 set_active(k, state, 1) < 0)
                 return -1;
-            put(k, h, k->fact[FACT_PILE], (float)((double)(left - action) / DITCH_CARDS));
-            put(k, h, k->fact[FACT_DRAWN], (float)((double)action / DITCH_MAX_DRAW));
+            put(h, k->fact[FACT_PILE], (float)((double)(left - action) / DITCH_CARDS));
+            put(h, k->fact[FACT_DRAWN], (float)((double)action / DITCH_MAX_DRAW));
         } else if (h->size == 0) {
             return end_turn(k, state, h);
         }
@@ -738,10 +746,10 @@ static int legal_into(DitchKernel *k, PyObject *state, Hand *h, npy_int8 *out, P
     return bad ? -1 : 0;
 }
 
-/* The observation of ``seat`` into out (obs_size floats): the match totals written into every
- * row unless they are the array written last (the state's totals) and read-only, as a match's
- * are (a writeable array may have changed in place since), the seat's row copied, its hand
- * added. */
+/* The observation of ``seat`` into out (obs_size floats): the match totals written into the
+ * flat buffer unless they are the array written last (the state's totals) and read-only, as a
+ * match's are (a writeable array may have changed in place since), the seat's view gathered
+ * from it, its hand added. */
 static int observe_into(DitchKernel *k, PyObject *state, Hand *h, long seat, int over,
                         PyObject *totals, float *out) {
     PyObject *last = slot_get(&k->slots, state, S_TOTALS);
@@ -755,11 +763,11 @@ static int observe_into(DitchKernel *k, PyObject *state, Hand *h, long seat, int
         if (read_scores(totals, k->players, &by_seat) < 0)
             return -1;
         for (int i = 0; i < k->players; i++)
-            put(k, h, k->fact[FACT_SCORES] + i, (float)(by_seat[i] / k->score_scale));
+            put(h, k->fact[FACT_SCORES] + i, (float)(by_seat[i] / k->score_scale));
         if (slot_set(&k->slots, state, S_TOTALS, totals) < 0)
             return -1;
     }
-    memcpy(out, h->v + seat * k->obs_size, sizeof(float) * (size_t)k->obs_size);
+    gather_apply(&k->gather, (int)seat, h->v, h->b, out);
     int cards[DITCH_MAX_HAND], size;
     if (read_seat_hand(k, h, seat, cards, &size) < 0)
         return -1;
@@ -802,7 +810,7 @@ static PyObject *DitchKernel_deal(DitchKernel *k, PyObject *const *args, Py_ssiz
                                                            NPY_ARRAY_CARRAY_RO);
     if (!deck)
         return NULL;
-    PyObject *state = NULL, *views = NULL, *values[NUM_STATE_SLOTS] = {NULL};
+    PyObject *state = NULL, *flat = NULL, *values[NUM_STATE_SLOTS] = {NULL};
     const int64_t *cards = (const int64_t *)PyArray_DATA(deck);
     npy_intp size = PyArray_DIM(deck, 0);
     int bad = size != DITCH_CARDS;
@@ -813,15 +821,8 @@ static PyObject *DitchKernel_deal(DitchKernel *k, PyObject *const *args, Py_ssiz
         goto fail;
     }
     if (!(state = PyObject_CallNoArgs(k->state_class)) ||
-        !(views = PyArray_NewCopy((PyArrayObject *)k->views_template, NPY_CORDER)))
+        !(flat = PyArray_NewCopy((PyArrayObject *)k->flat_template, NPY_CORDER)))
         goto fail;
-    PyObject *rows = values[S_ROWS] = PyList_New(n);
-    for (long v = 0; rows && v < n; v++) {
-        PyObject *row = PySequence_GetSlice(views, v * k->obs_size, (v + 1) * k->obs_size);
-        if (!row)
-            goto fail;
-        PyList_SET_ITEM(rows, v, row);
-    }
     PyObject *pile = values[S_PILE] = PyList_New(DITCH_CARDS);
     for (int i = 0; pile && i < DITCH_CARDS; i++) {
         PyObject *o = PyLong_FromLong(k->card_order[cards[i]]);
@@ -849,10 +850,12 @@ static PyObject *DitchKernel_deal(DitchKernel *k, PyObject *const *args, Py_ssiz
     values[S_ABOVE] = zeros_list(DITCH_CARDS);
     values[S_EARNED] = zeros_list(n);
     values[S_POINTS] = PyArray_ZEROS(1, &seats, NPY_FLOAT64, 0);
+    npy_intp planes = k->bits_size;
+    values[S_BITS] = PyArray_ZEROS(1, &planes, NPY_UINT8, 0); /* no card on the table yet */
     values[S_CURRENT] = PyLong_FromLong(current);
     values[S_DEALER] = PyLong_FromLong(dealer);
-    Py_INCREF(views);
-    values[S_VIEWS] = views;
+    Py_INCREF(flat);
+    values[S_FLAT] = flat;
     /* the fields set from shared objects below */
     static const int shared[] = {S_PILE_POS, S_TURN,       S_DRAWN,    S_IDLE,      S_PHASE,
                                  S_ACTIVE,   S_OVER,       S_END_REASON, S_ENDED_BY, S_TOTALS};
@@ -863,9 +866,9 @@ static PyObject *DitchKernel_deal(DitchKernel *k, PyObject *const *args, Py_ssiz
         if (!later && !values[i])
             goto fail;
     }
-    Hand h = {.v = (float *)PyArray_DATA((PyArrayObject *)views)};
-    put(k, &h, k->fact[FACT_DEALER] + (int)dealer, 1.0f);
-    put(k, &h, k->fact[FACT_TO_ACT] + (int)current, 1.0f);
+    Hand h = {.v = (float *)PyArray_DATA((PyArrayObject *)flat)};
+    put(&h, k->fact[FACT_DEALER] + (int)dealer, 1.0f);
+    put(&h, k->fact[FACT_TO_ACT] + (int)current, 1.0f);
     for (int i = 0; i < NUM_STATE_SLOTS; i++)
         if (values[i] && slot_set(&k->slots, state, i, values[i]) < 0)
             goto fail;
@@ -882,13 +885,13 @@ static PyObject *DitchKernel_deal(DitchKernel *k, PyObject *const *args, Py_ssiz
         goto fail;
     for (int i = 0; i < NUM_STATE_SLOTS; i++)
         Py_XDECREF(values[i]);
-    Py_DECREF(views);
+    Py_DECREF(flat);
     Py_DECREF(deck);
     return state;
 fail:
     for (int i = 0; i < NUM_STATE_SLOTS; i++)
         Py_XDECREF(values[i]);
-    Py_XDECREF(views);
+    Py_XDECREF(flat);
     Py_XDECREF(state);
     Py_DECREF(deck);
     return NULL;
@@ -1015,54 +1018,6 @@ static int read_masks(DitchKernel *k, PyObject *layout, const char *key, PyObjec
     return 0;
 }
 
-/* layout["dest"]: for each flat fact, the positions in ``views`` that show it. */
-static int read_dest(DitchKernel *k, PyObject *layout) {
-    PyObject *v = item(layout, "dest");
-    PyObject *facts = v ? PySequence_Fast(v, "dest") : NULL;
-    if (!facts)
-        return -1;
-    Py_ssize_t nf = PySequence_Fast_GET_SIZE(facts), total = 0;
-    for (Py_ssize_t f = 0; f < nf; f++) {
-        Py_ssize_t len = PyObject_Length(PySequence_Fast_GET_ITEM(facts, f));
-        if (len < 0) {
-            Py_DECREF(facts);
-            return -1;
-        }
-        total += len;
-    }
-    PyMem_Free(k->dest_start);
-    PyMem_Free(k->dest);
-    k->dest_start = PyMem_Malloc(sizeof(int) * (size_t)(nf + 1));
-    k->dest = PyMem_Malloc(sizeof(int) * (size_t)(total + 1));
-    k->flat_size = 0;
-    int ok = k->dest_start && k->dest;
-    if (!ok)
-        PyErr_NoMemory();
-    long limit = (long)k->players * k->obs_size;
-    Py_ssize_t at = 0;
-    for (Py_ssize_t f = 0; ok && f < nf; f++) {
-        PyObject *places = PySequence_Fast(PySequence_Fast_GET_ITEM(facts, f), "dest");
-        ok = places != NULL;
-        k->dest_start[f] = (int)at;
-        for (Py_ssize_t j = 0; ok && j < PySequence_Fast_GET_SIZE(places); j++) {
-            long d = PyLong_AsLong(PySequence_Fast_GET_ITEM(places, j));
-            ok = d >= 0 && d < limit && at < total;
-            if (ok)
-                k->dest[at++] = (int)d;
-        }
-        Py_XDECREF(places);
-    }
-    Py_DECREF(facts);
-    if (!ok) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": dest lists positions in the views");
-        return -1;
-    }
-    k->dest_start[nf] = (int)at;
-    k->flat_size = (int)nf;
-    return 0;
-}
-
 /* layout[key]: 52 ints by order id, each small enough that a hand's sum of them fits an int. */
 static int read_card_ints(PyObject *layout, const char *key, int *out) {
     PyObject *v = item(layout, key);
@@ -1129,13 +1084,20 @@ static int DitchKernel_init(DitchKernel *k, PyObject *args, PyObject *kwds) {
         return -1;
     }
     PyObject *match_class = item(layout, "match_class");
-    PyObject *template = match_class ? item(layout, "views_template") : NULL;
+    int zero_at;
+    if (!match_class ||
+        read_int(layout, KERNEL_NAME, "flat_size", &k->flat_size, 1, big / DITCH_MAX_PLAYERS) < 0 ||
+        read_int(layout, KERNEL_NAME, "bits_size", &k->bits_size, 1, big / DITCH_MAX_PLAYERS) < 0 ||
+        read_int(layout, KERNEL_NAME, "fl_zero", &zero_at, 0, k->flat_size - 1) < 0 ||
+        gather_read(&k->gather, layout, KERNEL_NAME, "gather", k->players, k->obs_size,
+                    k->flat_size, k->bits_size, zero_at) < 0)
+        return -1;
+    PyObject *template = item(layout, "flat_template");
     if (!template ||
-        check_array(template, NPY_FLOAT32, 1, (npy_intp)k->players * k->obs_size, 0, 0,
-                    "views_template") < 0)
+        check_array(template, NPY_FLOAT32, 1, k->flat_size, 0, 0, "flat_template") < 0)
         return -1;
     Py_INCREF(template);
-    Py_XSETREF(k->views_template, template);
+    Py_XSETREF(k->flat_template, template);
     Py_INCREF(state_class);
     Py_XSETREF(k->state_class, state_class);
     for (int o = 0; o < DITCH_CARDS; o++)
@@ -1150,15 +1112,15 @@ static int DitchKernel_init(DitchKernel *k, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": single_targets is 1 or 3");
         return -1;
     }
-    if (read_dest(k, layout) < 0)
-        return -1;
     for (int f = 0; f < NUM_FACTS; f++) {
         /* every fact's block (the per-seat ones span the players) lies inside the flat layout */
         int span = fact_span[f] == SPAN_SEATS        ? k->players
                    : fact_span[f] == SPAN_CARDS      ? DITCH_CARDS
                    : fact_span[f] == SPAN_SEAT_CARDS ? DITCH_CARDS * k->players
                                                      : 1;
-        if (read_int(layout, KERNEL_NAME, fact_keys[f], &k->fact[f], 0, k->flat_size - span) < 0)
+        int size = fact_span[f] == SPAN_CARDS || fact_span[f] == SPAN_SEAT_CARDS ? k->bits_size
+                                                                                  : k->flat_size;
+        if (read_int(layout, KERNEL_NAME, fact_keys[f], &k->fact[f], 0, size - span) < 0)
             return -1;
     }
     PyObject *scale = item(layout, "score_scale");
@@ -1248,8 +1210,7 @@ static int DitchKernel_init(DitchKernel *k, PyObject *args, PyObject *kwds) {
 }
 
 static void DitchKernel_dealloc(DitchKernel *k) {
-    PyMem_Free(k->dest_start);
-    PyMem_Free(k->dest);
+    gather_free(&k->gather);
     for (int i = 0; i <= DITCH_MAX_DRAW; i++)
         Py_XDECREF(k->draw_masks[i]);
     for (int i = 0; i <= DITCH_MAX_HAND; i++)
@@ -1265,7 +1226,7 @@ static void DitchKernel_dealloc(DitchKernel *k) {
     slots_clear(&k->meld_slots);
     slots_clear(&k->match_slots);
     Py_XDECREF(k->state_class);
-    Py_XDECREF(k->views_template);
+    Py_XDECREF(k->flat_template);
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
 

@@ -733,3 +733,86 @@ fail:
     PyMem_Free(lists);
     return out;
 }
+
+/* ------------------------------------------------------------------ gathered observations */
+
+void gather_free(Gather *g) {
+    PyMem_Free(g->runs);
+    PyMem_Free(g->count);
+    g->runs = g->count = NULL;
+}
+
+enum { RUN_ZEROS, RUN_FLOATS, RUN_BYTES };
+
+int gather_read(Gather *g, PyObject *layout, const char *kernel, const char *key, int players,
+                int obs_size, int buf_size, int byte_size, int zero_at) {
+    gather_free(g);
+    g->players = players;
+    g->obs_size = obs_size;
+    PyObject *v = PyDict_GetItemString(layout, key); /* borrowed */
+    if (!v) {
+        PyErr_Format(PyExc_KeyError, "%s: missing %s", kernel, key);
+        return -1;
+    }
+    PyObject *seats = PySequence_Fast(v, key);
+    if (!seats)
+        return -1;
+    g->runs = PyMem_Malloc(sizeof(int) * 4 * (size_t)players * (size_t)obs_size);
+    g->count = PyMem_Malloc(sizeof(int) * (size_t)players);
+    int ok = g->runs && g->count && PySequence_Fast_GET_SIZE(seats) == players;
+    if (!g->runs || !g->count)
+        PyErr_NoMemory();
+    for (int s = 0; ok && s < players; s++) {
+        PyArrayObject *index = (PyArrayObject *)PyArray_FROMANY(
+            PySequence_Fast_GET_ITEM(seats, s), NPY_INT64, 1, 1, NPY_ARRAY_CARRAY_RO);
+        ok = index && PyArray_DIM(index, 0) == obs_size;
+        const int64_t *at = ok ? (const int64_t *)PyArray_DATA(index) : NULL;
+        int *run = g->runs + (size_t)s * 4 * obs_size, count = 0;
+        for (int i = 0; ok && i < obs_size; i++) {
+            ok = at[i] >= 0 && at[i] < (int64_t)buf_size + byte_size;
+            int kind = at[i] == zero_at ? RUN_ZEROS : at[i] < buf_size ? RUN_FLOATS : RUN_BYTES;
+            int from = kind == RUN_ZEROS ? 0 : kind == RUN_FLOATS ? (int)at[i] : (int)at[i] - buf_size;
+            int *last = count ? run + 4 * (count - 1) : NULL; /* each run ends where i starts */
+            if (last && last[3] == kind && (kind == RUN_ZEROS || from == last[1] + last[2]))
+                last[2]++;
+            else {
+                int *next = run + 4 * count++;
+                next[0] = i;
+                next[1] = from;
+                next[2] = 1;
+                next[3] = kind;
+            }
+        }
+        if (ok)
+            g->count[s] = count;
+        Py_XDECREF(index);
+    }
+    Py_DECREF(seats);
+    if (!ok && !PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "%s: %s indexes the buffer, per seat", kernel, key);
+    if (!ok)
+        gather_free(g);
+    return ok ? 0 : -1;
+}
+
+/* Bytes as floats, vectorized (GCC's -O2 leaves this loop scalar; clang's does not). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("tree-vectorize")))
+#endif
+static void bytes_to_floats(float *restrict to, const uint8_t *restrict from, int count) {
+    for (int i = 0; i < count; i++)
+        to[i] = (float)from[i];
+}
+
+void gather_apply(const Gather *g, int seat, const float *buf, const uint8_t *bytes, float *out) {
+    const int *run = g->runs + (size_t)seat * 4 * g->obs_size;
+    for (int j = 0; j < g->count[seat]; j++, run += 4) {
+        float *to = out + run[0];
+        if (run[3] == RUN_FLOATS)
+            memcpy(to, buf + run[1], sizeof(float) * (size_t)run[2]);
+        else if (run[3] == RUN_BYTES)
+            bytes_to_floats(to, bytes + run[1], run[2]);
+        else
+            memset(to, 0, sizeof(float) * (size_t)run[2]);
+    }
+}

@@ -123,8 +123,7 @@ typedef struct {
     int melds_with_id[R5_CARDS][16];
     uint64_t melds_with_mask[R5_CARDS][16];
     unsigned char run_ok[R5_RANKS][1 << R5_RANKS];
-    int *gather; /* players x obs_size indices into buf */
-    int *segments, *segment_count; /* per seat: (to, from, length) runs of the gather, and how many */
+    Gather gather; /* each seat's observation from buf */
     PyObject *phases[2], *end_pass, *end_stock, *end_out, *empty_mask;
     Slots slots, match_slots;
 } Rummy500Kernel;
@@ -1065,9 +1064,7 @@ static int observe_into(Rummy500Kernel *k, PyObject *state, Hand *h, long seat, 
             for (int i = 0; i < k->players; i++)
                 h->v[k->scores_at + i] = (float)(by_seat[i] / k->score_scale);
     }
-    const int *run = k->segments + (size_t)seat * 3 * k->obs_size;
-    for (int j = 0; j < k->segment_count[seat]; j++, run += 3)
-        memcpy(out + run[0], h->v + run[1], sizeof(float) * (size_t)run[2]);
+    gather_apply(&k->gather, (int)seat, h->v, NULL, out);
     if (seat == h->current && !over)
         out[k->off_phase + (h->phase == 0 ? 0 : h->pending >= 0 ? 1 : 2)] = 1.0f;
     return 0;
@@ -1468,61 +1465,6 @@ static int read_meld_tables(Rummy500Kernel *k, PyObject *layout) {
     return ok ? 0 : -1;
 }
 
-/* layout["gather"]: per seat, the buffer index of each observation entry. */
-static int read_gather(Rummy500Kernel *k, PyObject *layout) {
-    PyObject *v = item(layout, "gather");
-    PyObject *seats = v ? PySequence_Fast(v, "gather") : NULL;
-    if (!seats)
-        return -1;
-    PyMem_Free(k->gather);
-    k->gather = PyMem_Malloc(sizeof(int) * (size_t)k->players * (size_t)k->obs_size);
-    int ok = k->gather && PySequence_Fast_GET_SIZE(seats) == k->players;
-    if (!k->gather)
-        PyErr_NoMemory();
-    for (int s = 0; ok && s < k->players; s++) {
-        PyArrayObject *index = (PyArrayObject *)PyArray_FROMANY(
-            PySequence_Fast_GET_ITEM(seats, s), NPY_INT64, 1, 1, NPY_ARRAY_CARRAY_RO);
-        ok = index && PyArray_DIM(index, 0) == k->obs_size;
-        const int64_t *at = ok ? (const int64_t *)PyArray_DATA(index) : NULL;
-        for (int i = 0; ok && i < k->obs_size; i++) {
-            ok = at[i] >= 0 && at[i] < k->buf_size;
-            k->gather[(size_t)s * k->obs_size + i] = (int)at[i];
-        }
-        Py_XDECREF(index);
-    }
-    Py_DECREF(seats);
-    if (!ok && !PyErr_Occurred())
-        PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": gather indexes the buffer, per seat");
-    if (!ok)
-        return -1;
-    /* the gather as runs of consecutive entries, one memcpy each */
-    PyMem_Free(k->segments);
-    PyMem_Free(k->segment_count);
-    k->segments = PyMem_Malloc(sizeof(int) * 3 * (size_t)k->players * (size_t)k->obs_size);
-    k->segment_count = PyMem_Malloc(sizeof(int) * (size_t)k->players);
-    if (!k->segments || !k->segment_count) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (int s = 0; s < k->players; s++) {
-        const int *index = k->gather + (size_t)s * k->obs_size;
-        int *run = k->segments + (size_t)s * 3 * k->obs_size, count = 0;
-        for (int i = 0; i < k->obs_size; i++) {
-            if (count && index[i] == run[3 * (count - 1) + 1] + run[3 * (count - 1) + 2] &&
-                i == run[3 * (count - 1)] + run[3 * (count - 1) + 2]) {
-                run[3 * (count - 1) + 2]++;
-            } else {
-                run[3 * count] = i;
-                run[3 * count + 1] = index[i];
-                run[3 * count + 2] = 1;
-                count++;
-            }
-        }
-        k->segment_count[s] = count;
-    }
-    return 0;
-}
-
 /* layout["melds"]: per meld id, (cards, positions, suit, rank, value). */
 static int read_melds(Rummy500Kernel *k, PyObject *layout) {
     PyObject *v = item(layout, "melds");
@@ -1587,7 +1529,8 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
         read_ints(layout, "card_value", k->card_value, R5_CARDS, 0, 1000) < 0 ||
         read_ints(layout, "run_at_bit", k->run_at_bit, R5_CARDS, -1, R5_MELDS - 1) < 0 ||
         read_ints(layout, "qka_at_bit", k->qka_at_bit, R5_CARDS, -1, R5_MELDS - 1) < 0 ||
-        read_meld_tables(k, layout) < 0 || read_gather(k, layout) < 0)
+        read_meld_tables(k, layout) < 0 || gather_read(&k->gather, layout, KERNEL_NAME, "gather", k->players, k->obs_size,
+                    k->buf_size, 0, -1) < 0)
         return -1;
     int rows = k->extra / R5_CARDS;
     if (read_int(layout, KERNEL_NAME, "row_laid", &k->row_laid, 0, rows - k->players) < 0 ||
@@ -1655,9 +1598,7 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
 
 static void Rummy500Kernel_dealloc(Rummy500Kernel *k) {
     Py_XDECREF(k->state_class);
-    PyMem_Free(k->gather);
-    PyMem_Free(k->segments);
-    PyMem_Free(k->segment_count);
+    gather_free(&k->gather);
     Py_XDECREF(k->phases[0]);
     Py_XDECREF(k->phases[1]);
     Py_XDECREF(k->end_pass);

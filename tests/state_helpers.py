@@ -12,7 +12,10 @@ def ditch_state(s) -> tuple:
         s.hands,
         s.pile,
         s.pile_pos,
-        s.views.tobytes(),
+        s.flat.tobytes(),
+        (type(s.flat), s.flat.dtype, s.flat.shape, s.flat.flags.writeable),
+        s.bits.tobytes(),
+        (type(s.bits), s.bits.dtype, s.bits.shape, s.bits.flags.writeable),
         s.discard,
         [(m.owner, m.kind, m.cards, m.low, m.high, m.suit, m.added) for m in s.melds],
         s.singles,
@@ -27,11 +30,6 @@ def ditch_state(s) -> tuple:
             None if s.totals is None else s.totals.tolist(),
         ),
         (s.dealer, type(s.pile), type(s.hands), [type(h) for h in s.hands]),
-        # each seat's row: a view of ``views`` at the seat's offset
-        [
-            (np.shares_memory(r, s.views), r.ctypes.data - s.views.ctypes.data, r.shape)
-            for r in s.rows
-        ],
     )
 
 

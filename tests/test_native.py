@@ -483,8 +483,8 @@ def test_ditch_kernel_rejects_bad_input():
     with pytest.raises(AttributeError):
         kernel.apply(object(), 0)
     wide, _ = _ditch_matches(4, {}, seed=1)
-    with pytest.raises(TypeError, match="views has the wrong type or shape"):
-        kernel.mask(wide.state)  # four players' views for a two-player game
+    with pytest.raises(TypeError, match="flat has the wrong type or shape"):
+        kernel.mask(wide.state)  # four players' public facts for a two-player game
     before = ditch_state(state)
     seat = state.current
     held = state.hands[seat]
@@ -549,11 +549,19 @@ def test_ditch_kernel_rejects_bad_input():
     layout = game._native_layout()
     with pytest.raises(KeyError, match="missing players"):
         kernels.DitchKernel({})
-    for far in (1 << 40, -1, len(layout["dest"]) * game.obs_size):
-        with pytest.raises(ValueError, match="dest lists positions in the views"):
-            kernels.DitchKernel({**layout, "dest": [(far,), *layout["dest"][1:]]})
+    for far in (1 << 40, -1, layout["flat_size"] + layout["bits_size"]):
+        gather = [g.copy() for g in layout["gather"]]
+        gather[1][5] = far
+        with pytest.raises(ValueError, match="gather indexes the buffer"):
+            kernels.DitchKernel({**layout, "gather": gather})
+    with pytest.raises(ValueError, match="gather indexes the buffer"):
+        kernels.DitchKernel({**layout, "gather": layout["gather"][:1]})  # one seat's
+    with pytest.raises(TypeError, match="flat_template has the wrong type or shape"):
+        kernels.DitchKernel({**layout, "flat_template": layout["flat_template"][:-1]})
     with pytest.raises(ValueError, match="fl_scores"):
-        kernels.DitchKernel({**layout, "fl_scores": len(layout["dest"])})
+        kernels.DitchKernel({**layout, "fl_scores": layout["flat_size"]})
+    with pytest.raises(ValueError, match="fl_discard"):  # a card plane, in bits
+        kernels.DitchKernel({**layout, "fl_discard": layout["bits_size"] - 51})
     with pytest.raises(ValueError, match="52 small ints"):
         kernels.DitchKernel({**layout, "card_penalty": [1] * 51})
     with pytest.raises(RuntimeError, match="initialised already"):

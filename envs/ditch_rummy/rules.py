@@ -7,9 +7,9 @@ the *hand positions* the actions address. ``o >> 2`` is the game rank and ``o & 
 everything shown outside (observation planes, infos, render) uses the common card ids of
 :mod:`rummyzoo.envs.cards`.
 
-Every seat's observation, apart from its own hand, is kept up to date in the state as cards move
-(one float32 row per seat, public facts written into each row at the seat's relative position),
-so observing is one copy plus the observer's own hand.
+The public facts are kept up to date in the state as cards move, each written once, in absolute
+seat order: the card planes as bytes (``bits``), the numbers as float32 (``flat``); observing
+gathers a seat's view from them (its seat-relative order) and adds the observer's own hand.
 """
 
 from __future__ import annotations
@@ -190,14 +190,16 @@ class DitchState(HandState):
     ``hands[seat]`` is a sorted tuple of order ids (position i = ``hands[seat][i]``); ``pile`` is
     the draw pile as order ids, top first, with ``pile_pos`` cards already drawn.
     ``set_count[rank]`` counts sets of a game rank; ``below[o]`` / ``above[o]`` count the runs
-    that card ``o`` would fit just below / above. ``views`` holds every seat's observation
-    without its own hand (``rows[seat]`` is that seat's slice of it).
+    that card ``o`` would fit just below / above. ``bits`` (the card planes, 0 or 1) and
+    ``flat`` (the numbers) hold the public facts every observation is gathered from
+    (:meth:`DitchRummyGame._build_flat`).
     """
 
     __slots__ = (
         "above",
         "active",
         "below",
+        "bits",
         "current",
         "dealer",
         "discard",
@@ -205,6 +207,7 @@ class DitchState(HandState):
         "earned",
         "end_reason",
         "ended_by",
+        "flat",
         "hands",
         "idle",
         "melds",
@@ -213,12 +216,10 @@ class DitchState(HandState):
         "pile",
         "pile_pos",
         "points",
-        "rows",
         "set_count",
         "singles",
         "totals",
         "turn",
-        "views",
     )
 
     @property
@@ -242,9 +243,8 @@ class DitchState(HandState):
         s = DitchState()
         for name in self.__slots__:
             setattr(s, name, getattr(self, name))
-        s.views = self.views.copy()
-        size = len(self.views) // len(self.rows)
-        s.rows = [s.views[v * size : (v + 1) * size] for v in range(len(self.rows))]
+        s.flat = self.flat.copy()
+        s.bits = self.bits.copy()
         s.points = self.points.copy()
         s.hands = list(self.hands)
         s.pile = list(self.pile)
@@ -408,7 +408,10 @@ class DitchRummyGame(Game):
             "fl_to_act": self._fl_to_act,
             "fl_scores": self._fl_scores,
             "score_scale": self._score_scale,
-            "dest": self._dest,
+            "flat_size": self._flat_size,
+            "bits_size": self._bits_size,
+            "fl_zero": self._fl_zero,
+            "gather": self._gather,
             "meld_positions": self.meld_positions,
             "pair_kind": bytes(k for row in self._pair_kind for k in row),
             "card_penalty": list(self.card_penalty),
@@ -426,7 +429,7 @@ class DitchRummyGame(Game):
             "meld_class": TableMeld,
             "state_class": DitchState,
             "match_class": Match,
-            "views_template": self._views_template,
+            "flat_template": self._flat_template,
             "fl_dealer": self._fl_dealer,
             "draw_masks": self._draw_masks,
             "ditch_masks": self._ditch_masks,
@@ -493,11 +496,10 @@ class DitchRummyGame(Game):
         self._meld_cache: dict[tuple[int, ...], tuple[int, ...]] = {}
 
     def _build_flat(self, n: int) -> None:
-        """Offsets of the public facts in absolute seat order (the "flat" layout).
-
-        The state does not keep this vector itself: each index is written straight into every
-        seat's observation row (see :meth:`_build_observation`), so observing is one copy.
-        """
+        """Offsets of the public facts in absolute seat order: the card planes in the state's
+        ``bits`` (uint8, each entry 0 or 1), the numbers in its ``flat`` (float32, whose last two
+        entries stay 1 and 0). Every observation is gathered from the two (see
+        :meth:`_build_observation`)."""
         pos = 0
 
         def take(size: int) -> int:
@@ -512,6 +514,8 @@ class DitchRummyGame(Game):
         self._fl_sets = take(NUM_CARDS * n)
         self._fl_runs = take(NUM_CARDS * n)
         self._fl_singles = take(NUM_CARDS * n)
+        self._bits_size = pos
+        pos = 0
         self._fl_sizes = take(n)
         self._fl_hand_points = take(n)
         self._fl_scores = take(n)
@@ -564,17 +568,21 @@ class DitchRummyGame(Game):
         def block(base: int, seat: int, size: int) -> list[int]:
             return list(range(base + size * seat, base + size * (seat + 1)))
 
-        # view_index[v][i]: the flat index shown at observation position i to seat v.
-        view_index = []
+        # gather[v][i]: where observation position i of seat v is read: index j < flat_size
+        # is flat[j], flat_size + j is bits[j] (the zero entry where seat v's own hand and the
+        # phase go: written per observation)
+        bits = self._flat_size
+        self._gather: list[np.ndarray] = []
+        self._gather_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         for v in range(n):
             rel = [(v + r) % n for r in range(n)]
             idx = [zero] * (NUM_CARDS * (1 + hmax))
             for base in (self._fl_discard, self._fl_fit_set, self._fl_fit_below):
-                idx += block(base, 0, NUM_CARDS)
-            idx += block(self._fl_fit_above, 0, NUM_CARDS)
+                idx += block(bits + base, 0, NUM_CARDS)
+            idx += block(bits + self._fl_fit_above, 0, NUM_CARDS)
             for base in (self._fl_sets, self._fl_runs, self._fl_singles):
                 for seat in rel:
-                    idx += block(base, seat, NUM_CARDS)
+                    idx += block(bits + base, seat, NUM_CARDS)
             idx += [self._fl_sizes + s for s in rel]
             idx += [self._fl_hand_points + s for s in rel]
             idx += [one if r == 0 or (teams and r == 2) else zero for r in range(n)]
@@ -583,21 +591,22 @@ class DitchRummyGame(Game):
             idx += [zero] * len(Phase)
             idx += [self._fl_pile, self._fl_drawn, self._fl_idle, self._fl_turn]
             assert len(idx) == size_obs
-            view_index.append(idx)
-        # Every seat's observation row lives in one vector ``views`` (row v at v * obs_size);
-        # dest[p] lists where flat index p appears in it, so a public write reaches every row.
-        dest: list[list[int]] = [[] for _ in range(self._flat_size)]
-        template = np.zeros(n * size_obs, dtype=np.float32)
-        for v, idx in enumerate(view_index):
-            for i, p in enumerate(idx):
-                if p == one:
-                    template[v * size_obs + i] = 1.0
-                elif p != zero:
-                    dest[p].append(v * size_obs + i)
-        self._dest: list[tuple[int, ...]] = [tuple(d) for d in dest]
-        for d in self._dest[self._fl_pile]:
-            template[d] = 1.0
-        self._views_template = template
+            index = np.asarray(idx, dtype=np.intp)
+            self._gather.append(index)
+            of_bits = index >= bits
+            self._gather_parts.append(
+                (
+                    np.flatnonzero(~of_bits),
+                    index[~of_bits],
+                    np.flatnonzero(of_bits),
+                    index[of_bits] - bits,
+                )
+            )
+        template = np.zeros(self._flat_size, dtype=np.float32)
+        template[one] = 1.0
+        template[self._fl_pile] = 1.0  # a full draw pile
+        template.flags.writeable = False
+        self._flat_template = template
         self._score_scale = float(self.match.target_score or 500)
         self._build_decoder()
 
@@ -627,9 +636,8 @@ class DitchRummyGame(Game):
             return kernel.deal(dealer, deck)
         n = self.num_players
         s = DitchState()
-        s.views = self._views_template.copy()
-        size = self.obs_size
-        s.rows = [s.views[v * size : (v + 1) * size] for v in range(n)]
+        s.flat = self._flat_template.copy()
+        s.bits = np.zeros(self._bits_size, dtype=np.uint8)
         s.pile = _CARD_TO_ORDER_ARRAY[np.asarray(deck, dtype=np.int64)].tolist()
         s.pile_pos = 0
         s.hands = [()] * n
@@ -653,7 +661,7 @@ class DitchRummyGame(Game):
         s.points = np.zeros(n, dtype=np.float64)
         s.end_reason = None
         s.ended_by = None
-        s.totals = None  # the match totals last written to the rows
+        s.totals = None  # the match totals last written to the flat facts
         return s
 
     # -------------------------------------------------------------- mask
@@ -766,17 +774,10 @@ class DitchRummyGame(Game):
             )
             s.pile_pos = start + count
             s.active = True
-            # The hottest writes are spelled out (see _put) to save the call per fact.
-            dest, views = self._dest, s.views
-            value = (len(s.pile) - s.pile_pos) / NUM_CARDS
-            for d in dest[self._fl_pile]:
-                views[d] = value
-            value = len(hand) / self.max_hand
-            for d in dest[self._fl_sizes + seat]:
-                views[d] = value
-            value = count / MAX_DRAW
-            for d in dest[self._fl_drawn]:
-                views[d] = value
+            flat = s.flat
+            flat[self._fl_pile] = (len(s.pile) - s.pile_pos) / NUM_CARDS
+            flat[self._fl_sizes + seat] = len(hand) / self.max_hand
+            flat[self._fl_drawn] = count / MAX_DRAW
         elif not s.hands[seat]:
             self._end_turn(s)
 
@@ -788,14 +789,14 @@ class DitchRummyGame(Game):
         cards = [ORDER_TO_CARD[o] for o in orders]
         row = (self._fl_sets if kind == SET else self._fl_runs) + NUM_CARDS * seat
         for c in cards:
-            self._put(s, row + c, 1.0)
+            s.bits[row + c] = 1
         low, high = orders[0] >> 2, orders[-1] >> 2
         suit = orders[0] & 3 if kind == RUN and self.rules.runs_same_suit else -1
         s.melds.append(TableMeld(seat, kind, cards, low, high, suit))
         if kind == SET:
             if not s.set_count[low]:
                 for o in range(low * 4, low * 4 + NUM_SUITS):
-                    self._put(s, self._fl_fit_set + ORDER_TO_CARD[o], 1.0)
+                    s.bits[self._fl_fit_set + ORDER_TO_CARD[o]] = 1
             s.set_count[low] += 1
             gain = self.rules.points_set
         else:
@@ -819,14 +820,14 @@ class DitchRummyGame(Game):
         """Add (``delta=1``) or remove (-1) one run end where a card of ``rank`` fits."""
         for o in range(rank * 4, rank * 4 + NUM_SUITS) if suit < 0 else (rank * 4 + suit,):
             counts[o] += delta
-            self._put(s, plane + ORDER_TO_CARD[o], 1.0 if counts[o] else 0.0)
+            s.bits[plane + ORDER_TO_CARD[o]] = 1 if counts[o] else 0
 
     def _single(self, s: DitchState, seat: int, pos: int, target: int) -> None:
         hand = s.hands[seat]
         o = hand[pos]
         s.hands[seat] = hand[:pos] + hand[pos + 1 :]
         card = ORDER_TO_CARD[o]
-        self._put(s, self._fl_singles + NUM_CARDS * seat + card, 1.0)
+        s.bits[self._fl_singles + NUM_CARDS * seat + card] = 1
         s.singles[seat].append(card)
         if self.single_targets > 1:
             self._extend(s, o, target)
@@ -866,25 +867,19 @@ class DitchRummyGame(Game):
         card = ORDER_TO_CARD[hand[pos]]
         hand = s.hands[seat] = hand[:pos] + hand[pos + 1 :]
         s.discard.append(card)
-        dest, views = self._dest, s.views
-        for d in dest[self._fl_discard + card]:
-            views[d] = 1.0
-        value = len(hand) / self.max_hand
-        for d in dest[self._fl_sizes + seat]:
-            views[d] = value
+        s.bits[self._fl_discard + card] = 1
+        s.flat[self._fl_sizes + seat] = len(hand) / self.max_hand
         s.active = True
         s.phase = _DITCH
 
     def _ditch_all(self, s: DitchState, seat: int) -> None:
-        dest, views = self._dest, s.views
+        bits = s.bits
         for o in s.hands[seat]:
             card = ORDER_TO_CARD[o]
             s.discard.append(card)
-            for d in dest[self._fl_discard + card]:
-                views[d] = 1.0
+            bits[self._fl_discard + card] = 1
         s.hands[seat] = ()
-        for d in dest[self._fl_sizes + seat]:
-            views[d] = 0.0
+        s.flat[self._fl_sizes + seat] = 0.0
         s.active = True
         s.phase = _DITCH
 
@@ -894,40 +889,30 @@ class DitchRummyGame(Game):
         self._put(s, self._fl_sizes + seat, len(s.hands[seat]) / self.max_hand)
 
     def _put(self, s: DitchState, index: int, value: float) -> None:
-        """Write public fact ``index`` (flat layout) into every seat's observation row."""
-        views = s.views
-        for d in self._dest[index]:
-            views[d] = value
+        """Write the number ``index`` of the public facts (``flat``)."""
+        s.flat[index] = value
 
     def _end_turn(self, s: DitchState) -> None:
         s.turn += 1
-        dest, views = self._dest, s.views
-        value = s.turn / self.match.max_turns
-        for d in dest[self._fl_turn]:
-            views[d] = value
+        flat = s.flat
+        flat[self._fl_turn] = s.turn / self.match.max_turns
         if not s.active:
             s.idle += 1
-            value = s.idle / self.num_players
-            for d in dest[self._fl_idle]:
-                views[d] = value
+            flat[self._fl_idle] = s.idle / self.num_players
         elif s.idle:
             s.idle = 0
-            for d in dest[self._fl_idle]:
-                views[d] = 0.0
+            flat[self._fl_idle] = 0.0
         if s.pile_pos >= len(s.pile):
             self._end_hand(s, END_DRAW_PILE, None)
             return
         if s.idle >= self.num_players:
             self._end_hand(s, END_STALL, None)
             return
-        for d in dest[self._fl_to_act + s.current]:
-            views[d] = 0.0
+        flat[self._fl_to_act + s.current] = 0.0
         s.current = (s.current + 1) % self.num_players
-        for d in dest[self._fl_to_act + s.current]:
-            views[d] = 1.0
+        flat[self._fl_to_act + s.current] = 1.0
         if s.drawn:
-            for d in dest[self._fl_drawn]:
-                views[d] = 0.0
+            flat[self._fl_drawn] = 0.0
         s.phase = _DRAW
         s.drawn = 0
         s.active = False
@@ -960,7 +945,10 @@ class DitchRummyGame(Game):
             for i, total in enumerate(totals.tolist()):
                 self._put(s, self._fl_scores + i, total / self._score_scale)
             s.totals = totals
-        obs = s.rows[seat].copy()
+        flat_at, flat_from, bits_at, bits_from = self._gather_parts[seat]
+        obs = np.empty(self.obs_size, dtype=np.float32)
+        obs[flat_at] = s.flat[flat_from]
+        obs[bits_at] = s.bits[bits_from]
         hand_off, pos_off = self._off_hand, self._off_pos
         for i, o in enumerate(s.hands[seat]):
             card = ORDER_TO_CARD[o]
