@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -386,14 +387,21 @@ def play_game(
     session = _Session(console, match, recorder, seat, labels, variant)
     policies[seat] = session  # the human's moves come from the terminal
     finished = False
+    stopped: KeyboardInterrupt | None = None
     try:
         session.banner(seed)
         play_episode(match, policies, rngs, seed=seed, on_event=session.on_event, labels=labels)
         session.game_over()
         finished = True
-    except (_Leave, KeyboardInterrupt):
+    except (_Leave, KeyboardInterrupt) as exc:
         console.say()
-        console.say(f"goodbye: you left the game (seed {seed})")
+        if getattr(exc, "signum", None) == signal.SIGTERM:
+            # stopped from outside (kill, a scheduler): the game is kept, then the command
+            # ends as the signal asks (exit 143), not as a player who left
+            stopped = exc
+            console.say(f"stopped: the game was terminated (seed {seed})")
+        else:
+            console.say(f"goodbye: you left the game (seed {seed})")
     except BaseException:  # an opponent that failed: the game so far is kept, then the error
         if save:
             _save(recorder.to_dict(), save, console)
@@ -401,6 +409,8 @@ def play_game(
     replay = recorder.to_dict()
     if save:
         _save(replay, save, console)
+    if stopped is not None:
+        raise stopped
     return PlayResult(
         finished=finished,
         points=[list(p) for p in recorder.points],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import io
+import json
 import os
 import pty
 import re
@@ -441,3 +442,36 @@ def test_a_number_past_the_list_is_no_move_however_long_and_leading_zeros_are_fi
     for text in ("9" * 5000, "1" + "0" * 40):
         action, why = match_move(text, legal, labels, raw)
         assert action is None and why.startswith("there is no move"), why
+
+
+def test_sigterm_keeps_the_game_and_exits_143(tmp_path):
+    """``kill`` of a game waiting for the player's move: the game so far is saved and the
+    command exits 143, as a process the signal ended would (it used to exit 0, as if the
+    player had left)."""
+    import signal
+
+    saved = tmp_path / "game.json"
+    command = [sys.executable, "-m", "rummyzoo.cli.main", "play", "knock_rummy", "--seed", "3",
+               "--no-color", "--save", str(saved)]  # fmt: skip
+    proc = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        os.set_blocking(proc.stdout.fileno(), False)
+        screen, deadline = b"", time.monotonic() + 60
+        while b"your move>" not in screen:  # waiting for the player
+            assert proc.poll() is None and time.monotonic() < deadline, screen
+            select.select([proc.stdout], [], [], 0.5)
+            screen += proc.stdout.read() or b""
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+        screen += proc.stdout.read() or b""
+        err = proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = screen.decode()
+    assert code == 143, (text, err)
+    assert "stopped: the game was terminated" in text and "goodbye" not in text, text
+    assert "interrupted; terminated" in err and "Traceback" not in err, err
+    verify_replay(json.loads(saved.read_text()))
