@@ -893,16 +893,27 @@ def test_sigterm_stops_the_arena_and_its_worker_processes(tmp_path) -> None:
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     parent = psutil.Process(proc.pid)
     children: list[psutil.Process] = []
+
+    def workers() -> list[psutil.Process]:  # not multiprocessing's resource tracker
+        found = []
+        for child in parent.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if "resource_tracker" not in " ".join(child.cmdline()):
+                    found.append(child)
+        return found
+
     try:
         deadline = time.monotonic() + 120
-        while len(children := parent.children(recursive=True)) < 2:  # the workers started
+        while len(children := workers()) < 2:  # the workers started
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.2)
-        time.sleep(3)  # playing their first deals
+        time.sleep(3)  # playing their first deals: each has 12,500 to play, half a minute
         proc.send_signal(signal.SIGTERM)
+        sent = time.monotonic()
         # (orphaned workers would hold the command's output open: read until they end)
         _, err = proc.communicate(timeout=60)
         _, alive = psutil.wait_procs(children, timeout=20)
+        took = time.monotonic() - sent
     finally:
         proc.kill()
         for child in children:
@@ -911,3 +922,4 @@ def test_sigterm_stops_the_arena_and_its_worker_processes(tmp_path) -> None:
     assert proc.returncode == 143, err
     assert "interrupted; terminated" in err and "Traceback" not in err, err
     assert not alive, [p.pid for p in alive]
+    assert took < 10, f"the workers finished their deals first ({took:.0f} s)"

@@ -810,11 +810,11 @@ def _play_parallel(
     key = uuid.uuid4().hex
     # pickled once (its agents may be networks), sent with every chunk, read once per worker
     packed = pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL)
-    executor = pool.executor()
-    pending = {
-        executor.submit(_worker_play, key, packed, a, b): i for i, (a, b) in enumerate(bounds)
-    }
+    pending: dict[Any, int] = {}
     try:
+        executor = pool.executor()
+        for i, (a, b) in enumerate(bounds):
+            pending[executor.submit(_worker_play, key, packed, a, b)] = i
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
