@@ -192,7 +192,8 @@ def _make_env_class() -> type:
             # it) out of the agent's own episode, which is what its Learner trains on: what
             # the hands that end before a seat's first decision pay it is held and paid with
             # that decision, as the AEC env pays it at the seat's first ``last()``.
-            # (A seat that never acts before the match ends gets its share with the end.)
+            # (A seat that never acts before the match ends is given its share with the end:
+            # RLlib keeps no episode of it, having no decision of it to learn from.)
             for s, a in enumerate(self.agents):
                 if self._decisions[s] == 0 and not match.over:
                     self._held[s] += rewards[a]
