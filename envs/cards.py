@@ -10,7 +10,8 @@ are ``int8`` count vectors of length 52 (each entry 0, 1 or 2).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
@@ -181,6 +182,10 @@ def parse_deck(deck: Iterable[str | int] | str, num_decks: int = 1) -> np.ndarra
     """
     if isinstance(deck, str):
         deck = deck.replace(",", " ").split()
+    elif isinstance(deck, (AbstractSet, Mapping)):  # no order of their own to deal from
+        raise ValueError(
+            f"a deck is a list of cards in order, top first, not a {type(deck).__name__}"
+        )
     elif not isinstance(deck, Iterable):
         raise ValueError(f"a deck is a list of cards, got {deck!r} ({type(deck).__name__})")
     ids = [_deck_entry(c, i) for i, c in enumerate(deck)]

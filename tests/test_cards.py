@@ -71,6 +71,22 @@ def test_parse_deck_validates():
         parse_deck(range(51))
     with pytest.raises(ValueError, match="As x2"):
         parse_deck(["As"] + [format_card(c) for c in range(1, 52) if c != 39] + ["As"])
+    # a set or a dict has no order of its own to deal from (a set of 52 ids iterates sorted)
+    for unordered in (set(range(52)), frozenset(range(52)), dict.fromkeys(range(52))):
+        with pytest.raises(ValueError, match="in order, top first, not a"):
+            parse_deck(unordered)
+
+
+def test_a_deck_without_an_order_is_refused_and_the_env_left_as_it_was():
+    from rummyzoo.envs.registry import make_env
+
+    env = make_env("knock_rummy", 2)
+    env.reset(seed=3)
+    before = env.unwrapped.observe(env.agent_selection)["observation"].copy()
+    with pytest.raises(ValueError, match="not a set"):
+        env.reset(seed=4, options={"deck": set(range(52))})
+    after = env.unwrapped.observe(env.agent_selection)["observation"]
+    np.testing.assert_array_equal(before, after)
 
 
 # ------------------------------------------------------------------ scripted decks
