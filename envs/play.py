@@ -146,22 +146,33 @@ def _label(labels: Sequence[str | None] | None, seat: int, policy: Any) -> Any:
     return policy if label is None else label
 
 
-def raise_agent_failure(exc: BaseException, who: Any, where: str) -> NoReturn:
-    """Raise what an agent (``who``, at ``where``) raised while choosing its action, with
+def raise_agent_failure(
+    exc: BaseException, who: Any, where: str, doing: str = "choosing its action"
+) -> NoReturn:
+    """Raise what an agent (``who``, at ``where``) raised while ``doing`` something, with
     :func:`agent_error_note` (its type and traceback kept); its own ``sys.exit()``, which would
     end the program without a word, as a ``RuntimeError`` saying so, with the same note."""
     if isinstance(exc, SystemExit):
         error = RuntimeError(f"sys.exit({exc.code!r}) was called")
-        error.add_note(agent_error_note(who, where))
+        error.add_note(agent_error_note(who, where, doing))
         raise error from exc
-    exc.add_note(agent_error_note(who, where))
+    exc.add_note(agent_error_note(who, where, doing))
     raise exc
 
 
-def agent_error_note(who: Any, where: str) -> str:
-    """The note added to an error that an agent raised while choosing its action (the error
+def agent_error_note(who: Any, where: str, doing: str = "choosing its action") -> str:
+    """The note added to an error that an agent raised while ``doing`` something (the error
     keeps its type and traceback); ``where``: its seat (and game)."""
-    return f"raised by agent {_agent_name(who)!r} ({where}) while choosing its action"
+    return f"raised by agent {_agent_name(who)!r} ({where}) while {doing}"
+
+
+def reset_agent(policy: Any, seat: int, who: Any, where: str) -> None:
+    """``policy.reset(seat)`` for a new game; what it raises names the agent (``who``, at
+    ``where``), as an error of its ``act`` does."""
+    try:
+        policy.reset(seat)
+    except (Exception, SystemExit) as exc:
+        raise_agent_failure(exc, who, where, "starting a game")
 
 
 def _agent_name(who: Any) -> str:
@@ -220,7 +231,7 @@ def play_episode(
     match.reset(seed, deck)
     first_deck = np.array(match.deck, copy=True)
     for seat, policy in enumerate(policies):
-        policy.reset(seat)
+        reset_agent(policy, seat, _label(labels, seat, policy), f"seat {seat}")
     if on_event is not None:
         on_event(Deal(1, match.dealer, match.deck), match)
     points = np.zeros(n, dtype=np.float64)
@@ -298,9 +309,11 @@ def play_vector(
         raise ValueError(f"need policies, generators and a seed for each of the {n} games")
     vec.reset(seed=list(seeds))
     decks = np.stack([m.deck for m in vec.matches]) if hasattr(vec, "matches") else None
-    for game in policies:
+    for i, game in enumerate(policies):
         for seat, policy in enumerate(game):
-            policy.reset(seat)
+            reset_agent(
+                policy, seat, labels[i][seat] if labels is not None else policy, f"seat {seat}"
+            )
     players = vec.num_players
     groups = np.asarray(vec.game.score_groups)
     same_side = groups[:, None] == groups[None, :]

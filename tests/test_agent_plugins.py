@@ -233,6 +233,17 @@ class Exits(Failing):
 class Dies(Failing):
     def act(self, observation, action_mask, rng):
         os._exit(3)
+
+
+class FailsToStart(BasePolicy):
+    name = "fails-to-start"
+
+    def reset(self, seat=None):
+        if seat is not None:  # a game's start, not the agent's build
+            raise LookupError("reset bug")
+
+    def act(self, observation, action_mask, rng):
+        return int(np.flatnonzero(action_mask)[0])
 """
 
 
@@ -286,6 +297,42 @@ def test_an_agent_that_raises_is_named_in_its_error(plugin_dir, workers, batch) 
     assert re.fullmatch(
         rf"raised by agent '{module}:Failing' \(seat [01]\) while choosing its action", note
     ), note
+
+
+@pytest.mark.parametrize("workers, batch", [(1, 1), (1, 64), (2, 1)])
+def test_an_agent_whose_reset_raises_is_named(plugin_dir, workers, batch) -> None:
+    """An error of the agent's ``reset`` at a game's start names the agent and its seat, as
+    one of its ``act`` does (it came without a word of which agent raised it)."""
+    module = plugin_dir("rz_failing", FAILING_SOURCE)
+    with pytest.raises(LookupError, match="reset bug") as raised:
+        run_arena(
+            "knock_rummy", 2, ["random", f"{module}:FailsToStart"], deals=2, workers=workers,
+            batch=batch,
+        )  # fmt: skip
+    (note,) = raised.value.__notes__
+    assert re.fullmatch(
+        rf"raised by agent '{module}:FailsToStart' \(seat [01]\) while starting a game", note
+    ), note
+
+
+def test_a_training_opponent_whose_reset_raises_is_named(plugin_dir, tmp_path) -> None:
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import train
+
+    module = plugin_dir("rz_failing", FAILING_SOURCE)
+    for vec_env in ("batched", "dummy"):
+        config = load_config(
+            Path(__file__).resolve().parent.parent / "configs" / "smoke_ppo.yaml",
+            [f"vec_env={vec_env}", f"opponents=[{{name: '{module}:FailsToStart', weight: 1}}]",
+             "pretrain=null"],
+        )  # fmt: skip
+        with pytest.raises(LookupError, match="reset bug") as raised:
+            train(config, tmp_path / vec_env, progress="off")
+        assert any(
+            f"agent '{module}:FailsToStart' (the learner's opponent at seat" in note
+            and note.endswith("while starting a game")
+            for note in raised.value.__notes__
+        ), raised.value.__notes__
 
 
 def test_an_agent_deciding_for_many_games_that_raises_is_named(plugin_dir) -> None:

@@ -33,7 +33,7 @@ from rummyzoo.agents.features import learner_input, make_features, make_potentia
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.core import unwrap_action
 from rummyzoo.envs.match import HandEnd, Match
-from rummyzoo.envs.play import play_turns
+from rummyzoo.envs.play import play_turns, reset_agent
 from rummyzoo.envs.registry import make_game, rules_options
 
 #: How an opponent's error names its seat: ``(the learner's opponent at seat 1)``.
@@ -619,7 +619,7 @@ class SeatEnv(gym.Env):
                     self._policies[s] = None
                     continue
                 label, policy = next(drawn)
-                policy.reset(s)
+                reset_agent(policy, s, label, f"{OPPONENT_ROLE}seat {s}")
                 self._policies[s] = policy
                 self._opponent_labels.append(label)
             # the config's names of the opponents, seat by seat (what their errors name)

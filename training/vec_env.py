@@ -35,7 +35,7 @@ from rummyzoo.agents.features import learner_inputs, make_features, make_potenti
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs.core import ConfigError
 from rummyzoo.envs.match import Match
-from rummyzoo.envs.play import raise_agent_failure, seats_text
+from rummyzoo.envs.play import raise_agent_failure, reset_agent, seats_text
 from rummyzoo.envs.registry import make_vector, rules_options
 from rummyzoo.envs.seeding import check_seed
 from rummyzoo.training.seat_env import (
@@ -310,7 +310,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                 self._policy_ids[i, s] = 0
                 continue
             label, policy = next(drawn)
-            policy.reset(s)
+            reset_agent(policy, s, label, f"{OPPONENT_ROLE}seat {s}")
             policies[s] = policy
             self._policy_ids[i, s] = self._id_of(policy)
             labels.append(label)
