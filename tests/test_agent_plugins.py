@@ -490,9 +490,13 @@ def test_a_subproc_game_that_fails_as_it_starts_its_next_game_raises_at_once(plu
                 assert not dones.any()  # the step that ends a game raises
     finally:
         env.close()
-    assert_from_a_game_process(
-        raised.value, 'raise RuntimeError("its second game")', raised.value.__notes__
-    )
+    note, *where = raised.value.__notes__
+    assert re.fullmatch(
+        rf"raised by agent '{module}:SecondGameFails' \(the learner's opponent at seat [01]\) "
+        "while starting a game",
+        note,
+    ), note
+    assert_from_a_game_process(raised.value, 'raise RuntimeError("its second game")', where)
 
 
 def test_the_cli_names_the_agent_that_raised(plugin_dir, capsys) -> None:
