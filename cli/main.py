@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import threading
+import traceback
 import warnings
 
 from rummyzoo.cli import (
@@ -24,6 +25,7 @@ from rummyzoo.cli import (
     train,
 )
 from rummyzoo.cli.common import Parents
+from rummyzoo.envs.play import is_agent_failure
 from rummyzoo.envs.workers import ProcessDied
 
 #: The commands, in the order ``rummyzoo --help`` lists them.
@@ -99,8 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         IsADirectoryError,
         PermissionError,
     ) as exc:  # bad input, or a path that cannot be what the command needs: one line
-        # with the notes it gathered on the way (which agent raised it)
+        # with the notes it gathered on the way
         notes = "".join(f" ({note})" for note in getattr(exc, "__notes__", ()))
+        if is_agent_failure(exc):  # an agent's own bug: its traceback, to find it by
+            traceback.print_exception(exc, file=sys.stderr)
+            print(f"rummyzoo {args.command}: error: an agent failed: {exc}{notes}", file=sys.stderr)
+            return 1
         print(f"rummyzoo {args.command}: error: {exc}{notes}", file=sys.stderr)
         return 2
     except ProcessDied as exc:  # a process of the command's games ended under it: one line

@@ -160,10 +160,20 @@ def raise_agent_failure(
     raise exc
 
 
+#: how :func:`agent_error_note` begins
+AGENT_NOTE = "raised by agent "
+
+
 def agent_error_note(who: Any, where: str, doing: str = "choosing its action") -> str:
     """The note added to an error that an agent raised while ``doing`` something (the error
     keeps its type and traceback); ``where``: its seat (and game)."""
-    return f"raised by agent {_agent_name(who)!r} ({where}) while {doing}"
+    return f"{AGENT_NOTE}{_agent_name(who)!r} ({where}) while {doing}"
+
+
+def is_agent_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is an agent's own error (:func:`raise_agent_failure` noted it; the note
+    crosses processes with it), not one of bad input."""
+    return any(str(note).startswith(AGENT_NOTE) for note in getattr(exc, "__notes__", ()))
 
 
 def reset_agent(policy: Any, seat: int, who: Any, where: str) -> None:

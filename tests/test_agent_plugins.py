@@ -499,15 +499,30 @@ def test_a_subproc_game_that_fails_as_it_starts_its_next_game_raises_at_once(plu
     assert_from_a_game_process(raised.value, 'raise RuntimeError("its second game")', where)
 
 
-def test_the_cli_names_the_agent_that_raised(plugin_dir, capsys) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_cli_names_the_agent_that_raised(plugin_dir, capsys, workers) -> None:
+    """An agent's own bug (a ValueError here) is no error of the command's input: its
+    traceback, down to the agent's line, then one line naming the agent; exit 1 (it was shown
+    as bad input, one line and exit 2)."""
     module = plugin_dir("rz_failing", FAILING_SOURCE)
-    argv = ["arena", "knock_rummy", "--agents", "random", f"{module}:Failing", "--deals", "1"]
+    argv = ["arena", "knock_rummy", "--agents", "random", f"{module}:Failing", "--deals", "4"]
+    assert cli.main([*argv, "--workers", str(workers), "--quiet"]) == 1
+    err = capsys.readouterr().err.strip()
+    last = err.splitlines()[-1]
+    assert re.fullmatch(
+        rf"rummyzoo arena: error: an agent failed: my bug \(raised by agent '{module}:Failing' "
+        r"\(seat [01]\) while choosing its action\)",
+        last,
+    ), last
+    assert err.startswith("Traceback (most recent call last):") or workers > 1, err
+    assert 'raise ValueError("my bug")' in err, err  # the agent's own line, from its process
+
+
+def test_bad_input_stays_one_line_and_exit_2(capsys) -> None:
+    argv = ["arena", "knock_rummy", "--agents", "random", "random", "--deals", "0"]
     assert cli.main([*argv, "--workers", "1", "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == (
-        f"rummyzoo arena: error: my bug (raised by agent '{module}:Failing' (seat 1) while "
-        "choosing its action)"
-    )
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
 
 
 def test_constructor_gets_the_keywords_it_takes(plugin) -> None:
