@@ -35,7 +35,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from rummyzoo.agents.base import Policy
-from rummyzoo.agents.registry import agent_names, make_agent
+from rummyzoo.agents.registry import agent_names, check_agent_object, make_agent
 from rummyzoo.cli.common import Parents, output_file, parse_options
 from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
 from rummyzoo.envs.files import is_file
@@ -374,12 +374,12 @@ def play_game(
     policies: list[Any] = [None] * num_players
     labels = ["human"] * num_players
     for s, spec in zip(others, specs, strict=True):
-        policies[s] = (
-            make_agent(spec, variant, num_players, options) if isinstance(spec, str) else spec
-        )
         if isinstance(spec, str):
+            policies[s] = make_agent(spec, variant, num_players, options)
             labels[s] = spec  # a checkpoint as the player named it: best.rz of which run
-        else:
+        else:  # an agent object: refused as its name would be, before the game starts
+            check_agent_object(spec, variant, num_players, options)
+            policies[s] = spec
             labels[s] = str(getattr(spec, "name", "agent"))
     rngs = [np.random.default_rng([seed, s]) for s in range(num_players)]
     recorder = Recorder(variant, options, labels, seed)

@@ -475,3 +475,21 @@ def test_sigterm_keeps_the_game_and_exits_143(tmp_path):
     assert "stopped: the game was terminated" in text and "goodbye" not in text, text
     assert "interrupted; terminated" in err and "Traceback" not in err, err
     verify_replay(json.loads(saved.read_text()))
+
+
+def test_an_opponent_object_for_another_game_is_refused_before_the_game():
+    """An agent object is checked as a name is: one built for another variant or player count
+    is refused with a message naming it, before anything is shown or played (the game began
+    with it)."""
+    from rummyzoo.agents.registry import make_agent
+
+    screen = io.StringIO()
+    for other, message in [
+        (make_agent("ditch.smart", "ditch_rummy", 2), "built for ditch_rummy with 2 players"),
+        (make_agent("knock.smart", "knock_rummy", 3), "built for knock_rummy with 3 players"),
+        (object(), "not a Policy|needs|missing"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            play_game("knock_rummy", 2, opponents=[other], seed=0, input_stream=io.StringIO(),
+                      output_stream=screen, color=False)  # fmt: skip
+    assert screen.getvalue() == ""
