@@ -239,8 +239,7 @@ class FailsToStart(BasePolicy):
     name = "fails-to-start"
 
     def reset(self, seat=None):
-        if seat is not None:  # a game's start, not the agent's build
-            raise LookupError("reset bug")
+        raise LookupError("reset bug")
 
     def act(self, observation, action_mask, rng):
         return int(np.flatnonzero(action_mask)[0])
@@ -931,3 +930,58 @@ def test_an_entry_point_hidden_by_a_built_in_is_warned_of_once(plugin, monkeypat
     assert len(messages) == 2, messages
     assert "the built-in 'random' is used" in messages[0]
     assert "'twice' is registered twice" in messages[1]
+
+
+STATEFUL_SOURCE = """
+import numpy as np
+
+from rummyzoo.agents.base import BasePolicy
+
+EVENTS = []
+
+
+class Logged(BasePolicy):
+    name = "logged"
+
+    def reset(self, seat=None):
+        EVENTS.append("reset")
+
+    def act(self, observation, action_mask, rng):
+        EVENTS.append("act")
+        return int(np.flatnonzero(action_mask)[0])
+
+
+class BadBaseline(Logged):
+    def reset(self, seat=None):
+        raise ValueError("baseline reset bug")
+"""
+
+
+def test_opponents_start_the_learners_game_afresh_after_the_duplicate_baseline_plays(
+    plugin_dir,
+) -> None:
+    """The duplicate baseline's game on the same deal is played by the game's own opponents:
+    they are reset again before the learner's game (they began it carrying the baseline game's
+    state), and an error of the baseline's own names it."""
+    from rummyzoo.training.vec_env import BatchedSeatEnv
+
+    module = plugin_dir("rz_stateful", STATEFUL_SOURCE)
+    env = BatchedSeatEnv(
+        "ditch_rummy", 2, {"target_score": None}, opponents=[f"{module}:Logged"], num_envs=1,
+        seed=4, learner_seat=0, duplicate_baseline="ditch.smart",
+    )  # fmt: skip
+    events = sys.modules[module].EVENTS
+    events.clear()
+    env.reset()  # the learner acts first: its opponent has not moved in the learner's game
+    assert "act" in events and events[-1] == "reset", events  # the baseline's game, then fresh
+    env.close()
+    env = BatchedSeatEnv(
+        "ditch_rummy", 2, {"target_score": None}, opponents=["random"], num_envs=1, seed=4,
+        learner_seat=1, duplicate_baseline=f"{module}:BadBaseline",
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="baseline reset bug") as raised:
+        env.reset()
+    assert raised.value.__notes__ == [
+        f"raised by agent '{module}:BadBaseline' (the duplicate baseline at seat 1) while "
+        "starting a game"
+    ]

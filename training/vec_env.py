@@ -323,6 +323,10 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         self._margins[i] = []
         if self.duplicate_baseline is not None:
             self._baseline[i] = self._twin_reward(i, seat)
+            # the opponents played the twin's game: they start the learner's afresh
+            for s, policy in enumerate(policies):
+                if policy is not None:
+                    reset_agent(policy, s, labels[s - (s > seat)], f"{OPPONENT_ROLE}seat {s}")
 
     def _twin_reward(self, i: int, seat: int) -> float:
         """The reward the duplicate-baseline agent earns in ``seat`` of game ``i``'s deal,
@@ -331,11 +335,18 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         twin.reset(seed=self._seed + int(self._matches[i]), deck=self.engine.matches[i].deck)
         policies = list(self.policies[i])
         policies[seat] = agent = self._twin_policy
-        agent.reset(seat)
+        labels = list(self.labels[i])
+        labels.insert(seat, str(self.duplicate_baseline))
+        where = [f"{OPPONENT_ROLE}seat {s}" for s in range(len(policies))]
+        where[seat] = f"the duplicate baseline at seat {seat}"
+        reset_agent(agent, seat, labels[seat], where[seat])
         rng = self.rng
         while True:
             mover = twin.current
-            action = policies[mover].act(twin.observe(mover), twin.legal_mask(), rng)
+            try:
+                action = policies[mover].act(twin.observe(mover), twin.legal_mask(), rng)
+            except (Exception, SystemExit) as exc:
+                raise_agent_failure(exc, labels[mover], where[mover])
             end = twin.step(action)
             if end is not None:
                 return 0.0 if end.rewards is None else float(end.rewards[seat])
