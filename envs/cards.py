@@ -173,6 +173,15 @@ def _deck_entry(card: object, index: int) -> int:
     )
 
 
+def check_ordered(cards: object, what: str) -> None:
+    """Refuse a set (or a mapping) where the order of ``cards`` matters: it has none of its own
+    (a set of card strings iterates in an order that changes from run to run)."""
+    if isinstance(cards, AbstractSet):
+        raise ValueError(f"{what} lists cards in order, not a set ({type(cards).__name__})")
+    if isinstance(cards, Mapping):
+        raise ValueError(f"{what} lists cards in order, not a mapping ({type(cards).__name__})")
+
+
 def parse_deck(deck: Iterable[str | int] | str, num_decks: int = 1) -> np.ndarray:
     """Validate a full deck order (card strings or ids, or one string of cards) and return it
     as an id array.
@@ -180,12 +189,9 @@ def parse_deck(deck: Iterable[str | int] | str, num_decks: int = 1) -> np.ndarra
     :raises ValueError: naming a bad entry (a float, a bool, None, an id out of range, a string
         that is no card), or when the deck is not exactly ``num_decks`` copies of every card.
     """
+    check_ordered(deck, "a deck (top first)")
     if isinstance(deck, str):
         deck = deck.replace(",", " ").split()
-    elif isinstance(deck, (AbstractSet, Mapping)):  # no order of their own to deal from
-        raise ValueError(
-            f"a deck is a list of cards in order, top first, not a {type(deck).__name__}"
-        )
     elif not isinstance(deck, Iterable):
         raise ValueError(f"a deck is a list of cards, got {deck!r} ({type(deck).__name__})")
     ids = [_deck_entry(c, i) for i, c in enumerate(deck)]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from rummyzoo.envs.cards import CARD_NAMES, NUM_CARDS, format_cards, parse_cards
+from rummyzoo.envs.cards import CARD_NAMES, NUM_CARDS, check_ordered, format_cards, parse_cards
 
 __all__ = ["deal_order", "deck_for"]
 
@@ -68,6 +68,8 @@ def deck_for(
             f"hands must list one hand per seat, got the string {hands!r}: "
             f"write hands=[{hands!r}, ...]"
         )
+    check_ordered(hands, "hands (one per seat, in seat order)")
+    check_ordered(stock, "stock (its top card first)")
     parsed = [parse_cards(h) for h in hands]
     order: list[int] = []
     if parsed:

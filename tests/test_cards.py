@@ -71,10 +71,17 @@ def test_parse_deck_validates():
         parse_deck(range(51))
     with pytest.raises(ValueError, match="As x2"):
         parse_deck(["As"] + [format_card(c) for c in range(1, 52) if c != 39] + ["As"])
-    # a set or a dict has no order of its own to deal from (a set of 52 ids iterates sorted)
-    for unordered in (set(range(52)), frozenset(range(52)), dict.fromkeys(range(52))):
-        with pytest.raises(ValueError, match="in order, top first, not a"):
+    # a set has no order to deal from (a set of 52 ids iterates sorted; of strings, in an order
+    # that changes from run to run), and a mapping is most likely a slip
+    for unordered, kind in [
+        (set(range(52)), "set"), (frozenset(range(52)), "set"), ({}.keys(), "set"),
+        (dict.fromkeys(range(52)), "mapping"),
+    ]:  # fmt: skip
+        with pytest.raises(
+            ValueError, match=f"a deck \\(top first\\) lists cards in order, not a {kind}"
+        ):
             parse_deck(unordered)
+    assert len(parse_deck({i: i for i in range(52)}.values())) == 52  # a view of values: in order
 
 
 def test_a_deck_without_an_order_is_refused_and_the_env_left_as_it_was():
