@@ -1043,3 +1043,32 @@ def test_two_checkpoints_of_one_file_name_are_shown_by_their_folders(tmp_path) -
     assert result.labels == ["A/checkpoints/best.rz", "B/checkpoints/best.rz", "random"]
     result = run_arena("knock_rummy", 2, [str(a), str(a)], deals=2, workers=1)
     assert result.labels == ["best.rz#1", "best.rz#2"]
+
+
+def test_an_interrupt_while_the_deals_are_handed_out_ends_the_workers(monkeypatch) -> None:
+    """Ctrl-C (or SIGTERM, which the command turns into it) landing while the arena hands its
+    chunks of deals to the workers: the workers end with it, as they do when it lands while
+    they play, and the pool starts new ones for its next run."""
+    import concurrent.futures
+
+    submit = concurrent.futures.ProcessPoolExecutor.submit
+    started: list = []
+
+    def interrupted(self, *args, **kwargs):
+        future = submit(self, *args, **kwargs)
+        if len(started) == 0 and len(self._processes) == 2:  # both workers are up
+            started.extend(self._processes.values())
+            raise KeyboardInterrupt
+        return future
+
+    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "submit", interrupted)
+    with ArenaWorkers(2) as pool:
+        with pytest.raises(KeyboardInterrupt):
+            run_arena("knock_rummy", 2, ["knock.smart", "knock.greedy"], deals=20000, pool=pool)
+        assert len(started) == 2 and pool._executor is None
+        for process in started:
+            process.join(timeout=10)
+            assert not process.is_alive()
+        monkeypatch.undo()
+        again = run_arena("knock_rummy", 2, ["random", "random"], deals=4, seed=1, pool=pool)
+        assert again.games == 8
