@@ -266,8 +266,9 @@ class WebGame:
             )  # fmt: skip
         except _Abandoned:
             self.abandoned = True
-        except Exception as exc:  # shown to the user; the thread ends cleanly
-            self.error = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # shown to the user (which agent raised it); the thread ends
+            notes = "".join(f" ({note})" for note in getattr(exc, "__notes__", ()))
+            self.error = f"{type(exc).__name__}: {exc}{notes}"
         finally:
             self._finish()
 

@@ -788,3 +788,25 @@ def test_a_recording_that_stops_mid_hand_ends_with_the_table_as_it_stands(moves)
     if moves:  # the table after the last move, not the one the mover saw before it
         assert stop["table"] != payload["frames"][-2]["table"]
     assert stop["table"]["seats"][1]["hand"] is None  # seat 0's view still hides seat 1
+
+
+def test_an_opponent_that_fails_is_named_in_the_games_error(runs, monkeypatch):
+    """The game's error says which agent raised it and at which seat, as the command line does
+    (it showed the error's type and text alone)."""
+    from rummyzoo.agents.knock import GreedyKnock
+
+    def broken(self, observation, action_mask, rng):
+        raise ValueError("web bug")
+
+    monkeypatch.setattr(GreedyKnock, "act", broken)
+    client = create_app(runs).test_client()
+    state = client.post("/api/games", json={"variant": "knock_rummy", "opponent": "knock.greedy",
+                                             "seed": 3}).json  # fmt: skip
+    while state["status"] == "your_move":
+        choice = state["legal"][0]
+        state = client.post(
+            f"/api/games/{state['id']}/move", json={"action": choice["action"]}
+        ).json
+    assert state["error"] == (
+        "ValueError: web bug (raised by agent 'knock.greedy' (seat 1) while choosing its action)"
+    ), state
