@@ -14,6 +14,8 @@ class Policy(Protocol):
 
     ``act`` returns an action id whose mask entry is 1. ``reset`` is called at the start of every
     game (episode) so agents that keep memory can clear it; stateless agents do nothing.
+    ``observation`` and ``action_mask`` may be read-only (a row of a vector engine's arrays, a
+    mask shared by every state that has it): copy them before changing them.
     """
 
     name: str
