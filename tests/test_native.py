@@ -509,6 +509,16 @@ def test_ditch_kernel_rejects_bad_input():
     with pytest.raises(TypeError, match="pile must be a list"):
         kernel.apply(state, game.action_index("ditch 0"))
     state.pile = list(state.pile)
+    # the public facts: card planes as bytes, numbers as float32, of this game's sizes
+    bits, flat = state.bits, state.flat
+    for name, bad in [
+        ("bits", bits.astype(np.float32)), ("bits", bits[:-1].copy()),
+        ("flat", flat.astype(np.float64)), ("flat", flat[:-1].copy()),
+    ]:  # fmt: skip
+        setattr(state, name, bad)
+        with pytest.raises(TypeError, match=f"state's {name} has the wrong type or shape"):
+            kernel.apply(state, game.action_index("ditch 0"))
+        setattr(state, name, bits if name == "bits" else flat)
     assert ditch_state(state) == before
     with pytest.raises(ValueError, match=r"seat must be in 0\.\.1"):
         kernel.observe(state, 2, fast.seat_totals)
