@@ -359,6 +359,102 @@ def test_ppo_rollouts_start_each_helper_from_the_whole_league():
         env.close()
 
 
+def test_a_helpers_steps_come_in_while_this_process_plays_its_share():
+    """The helpers send each step of their rollout as soon as it is played: this process takes
+    it in while it plays its own share (``poll_rollouts``), copying the helper's rows into
+    ``into`` before the rollout is finished, and what it took is what the helper recorded."""
+    import time
+
+    config = _config("workers=2", "seed=3")
+    env = build_vec_env(config)
+    model = build_model(config, env, None)
+    split = env.unwrapped
+    steps, n = 12, split.num_envs
+    (part,) = split.helper_slices
+    into = {
+        "obs": np.full((steps, n, split.local.input_size), np.nan, dtype=np.float32),
+        "masks": np.zeros((steps, n, split.num_actions), dtype=np.float32),
+        "actions": np.full((steps, n), -1.0, dtype=np.float32),
+        "values": np.full((steps, n), np.nan, dtype=np.float32),
+        "log_probs": np.full((steps, n), np.nan, dtype=np.float32),
+        "rewards": np.full((steps, n), np.nan, dtype=np.float32),
+        "dones": np.zeros((steps, n), dtype=bool),
+    }
+    try:
+        model._setup_learn(1_000, None)
+        with pytest.raises(ValueError, match=r"into\['obs'\] must start with \(12, 10\)"):
+            split.start_rollouts(model.policy, steps, 0.99, 0, into={"obs": into["obs"][:3]})
+        with pytest.raises(ValueError, match=r"no rollout records: \['extra'\]"):
+            split.start_rollouts(model.policy, steps, 0.99, 0, into={"extra": into["obs"]})
+        assert not split._rolling  # refused before anything was sent
+        split.start_rollouts(model.policy, steps, 0.99, 0, into=into)
+        deadline = time.monotonic() + 30
+        while np.isnan(into["values"][steps - 1, part]).any():  # every step in, unfinished
+            assert time.monotonic() < deadline, "the helper's steps never came in"
+            split.poll_rollouts()
+            time.sleep(0.001)
+        assert split._rolling
+        taken = {key: array[:, part].copy() for key, array in into.items()}
+        new_obs, (rollout,), infos = split.finish_rollouts(model._last_obs[split.local_games])
+        for key, array in taken.items():  # all taken before the rollout was finished
+            np.testing.assert_array_equal(array, rollout[key].astype(array.dtype), err_msg=key)
+        np.testing.assert_array_equal(into["dones"][:, part], rollout["dones"])
+        ended = [(t, game) for t, game, info in infos if "game" in info]
+        assert ended == [
+            (t, part.start + i) for t, i in zip(*np.nonzero(rollout["dones"]), strict=True)
+        ]
+        for _, _, info in infos:  # the last observations came through shared memory
+            if "terminal_observation" in info:
+                assert info["terminal_observation"].shape == new_obs.shape[1:]
+        # the local share's columns are this process's to write: untouched here
+        assert np.isnan(into["values"][:, split.local_games]).all()
+    finally:
+        env.close()
+
+
+def _share_failing_later(config_data, num_envs, first):
+    """A share whose opponent plays an illegal action at its fourth decision (first > 0)."""
+    from rummyzoo.agents.random_agent import RandomPolicy
+    from rummyzoo.training.train import share_env
+
+    class FailingLater(RandomPolicy):
+        calls = 0
+
+        def act_batch(self, observations, masks, rng):
+            actions = super().act_batch(observations, masks, rng)
+            FailingLater.calls += 1
+            if FailingLater.calls == 4:
+                actions[0] = int(np.flatnonzero(masks[0] == 0)[0])
+            return actions
+
+    env = share_env(config_data, num_envs, first)
+    if first > 0:
+        env.opponents._fixed["random"] = FailingLater()
+    return env
+
+
+def test_a_helper_that_fails_mid_rollout_is_named_after_the_steps_it_sent():
+    """A helper that fails after it has sent some of its rollout's steps: its failure, not a
+    step, is what the rollout ends with, and the env closes."""
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    config = _config("workers=2", "hyperparams.n_steps=16")
+    data = config.model_dump(mode="json")
+    split = SplitSeatEnv(functools.partial(_share_failing_later, data), 10, processes=2)
+    env = VecMonitor(split)
+    model = build_model(config, env, None)
+    procs = list(split._procs)
+    try:
+        _, callback = model._setup_learn(1_000, None)
+        with pytest.raises(
+            RuntimeError, match=r"helper process 1 failed:(.|\n)*IllegalActionError"
+        ):
+            model.collect_rollouts(env, callback, model.rollout_buffer, model.n_steps)
+        assert split._closed and not procs[0].is_alive()
+    finally:
+        split.close()
+
+
 def test_ppo_updates_use_the_helpers_cores(monkeypatch):
     """The helpers wait while PPO updates the network: the updates take a thread per process
     (or ``update_threads``), the collection keeps the process's own number."""
@@ -493,7 +589,9 @@ def test_helpers_draw_from_the_runs_seed_and_the_step_they_start_at(monkeypatch)
     seeds = []
     original = split.start_rollouts
     monkeypatch.setattr(
-        split, "start_rollouts", lambda p, n, g, seed: (seeds.append(seed), original(p, n, g, seed))
+        split,
+        "start_rollouts",
+        lambda p, n, g, seed, **kw: (seeds.append(seed), original(p, n, g, seed, **kw)),
     )
     try:
         _, callback = model._setup_learn(1_000, None)
@@ -611,7 +709,7 @@ def test_ppo_steps_the_wrappers_around_the_games_of_several_processes():
         )  # fmt: skip
         started = []
         start = split.start_rollouts
-        split.start_rollouts = lambda *args: started.append(1) or start(*args)
+        split.start_rollouts = lambda *args, **kw: started.append(1) or start(*args, **kw)
         model.learn(40)
         assert started  # the helpers' own rollouts
     finally:

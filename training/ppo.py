@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import types
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -223,12 +224,17 @@ def play_rollout(
     steps: int,
     gamma: float,
     out: dict[str, np.ndarray],
+    after_step: Callable[[int, list[tuple[int, dict[str, Any]]]], None] | None = None,
 ) -> tuple[np.ndarray, list[tuple[int, int, dict[str, Any]]]]:
     """Play ``steps`` steps of the VecEnv ``env`` from ``obs`` with ``policy``, its masks from
     ``masks_of()``, writing step ``t`` into row ``t`` of ``out``'s ``obs``, ``masks``,
     ``actions``, ``values``, ``log_probs``, ``rewards`` and ``dones`` (time-limit cuts
     bootstrapped, :func:`bootstrap_timeouts`). Returns the last observations and the non-empty
-    infos as ``(step, game, info)``."""
+    infos as ``(step, game, info)``.
+
+    :param after_step: called as ``after_step(t, infos)`` once row ``t`` is written, with that
+        step's non-empty infos as ``(game, info)``.
+    """
     infos_out: list[tuple[int, int, dict[str, Any]]] = []
     for t in range(steps):
         masks = masks_of()
@@ -246,7 +252,10 @@ def play_rollout(
         bootstrap_timeouts(policy, rewards, dones, infos, gamma)
         out["rewards"][t] = rewards
         out["dones"][t] = dones
-        infos_out += [(t, i, info) for i, info in enumerate(infos) if info]
+        step_infos = [(i, info) for i, info in enumerate(infos) if info]
+        infos_out += [(t, i, info) for i, info in step_infos]
+        if after_step is not None:
+            after_step(t, step_infos)
     return obs, infos_out
 
 
@@ -390,17 +399,20 @@ class MaskedPPO(MaskablePPO):
         # run's helpers do not replay the draws of its start), from fresh entropy in a run
         # without a seed
         seed = self.seed if self.seed is not None else np.random.SeedSequence().entropy
-        split.start_rollouts(self.policy, n, self.gamma, (seed + self.num_timesteps) % 2**32)
         dones = np.empty((n, split.num_envs), dtype=bool)
-        own = {  # this process's columns of the buffer
-            "obs": buf.observations[:, local],
-            "masks": buf.action_masks[:, local],
-            "actions": buf.actions[:, local, 0],
-            "values": buf.values[:, local],
-            "log_probs": buf.log_probs[:, local],
-            "rewards": buf.rewards[:, local],
-            "dones": dones[:, local],
+        whole = {  # every game's columns: the helpers' steps are copied in as they come
+            "obs": buf.observations,
+            "masks": buf.action_masks,
+            "actions": buf.actions[..., 0],
+            "values": buf.values,
+            "log_probs": buf.log_probs,
+            "rewards": buf.rewards,
+            "dones": dones,
         }
+        split.start_rollouts(
+            self.policy, n, self.gamma, (seed + self.num_timesteps) % 2**32, into=whole
+        )
+        own = {key: array[:, local] for key, array in whole.items()}  # this process's
         try:
             obs, local_infos = play_rollout(
                 self.policy,
@@ -410,6 +422,9 @@ class MaskedPPO(MaskablePPO):
                 n,
                 self.gamma,
                 own,
+                # the helpers' steps that are in, taken while this share plays (their pipes
+                # drained, their copies made before the last helper's step is in)
+                after_step=lambda _t, _infos: split.poll_rollouts(),
             )
             with th.no_grad():
                 values = self.policy.predict_values(th.as_tensor(obs, device=self.device))
@@ -422,13 +437,6 @@ class MaskedPPO(MaskablePPO):
             split.close()
             raise
         for part, rollout in zip(split.helper_slices, rollouts, strict=True):
-            buf.observations[:, part] = rollout["obs"]
-            buf.actions[:, part] = rollout["actions"][..., None]
-            buf.rewards[:, part] = rollout["rewards"]
-            buf.values[:, part] = rollout["values"]
-            buf.log_probs[:, part] = rollout["log_probs"]
-            buf.action_masks[:, part] = rollout["masks"]
-            dones[:, part] = rollout["dones"]
             last_values[part] = rollout["last_values"]
         buf.episode_starts[0] = self._last_episode_starts
         buf.episode_starts[1:] = dones[:-1]

@@ -14,7 +14,10 @@ helper gets a copy of the learner's policy (its weights copied into shared memor
 rollout) and plays its games' whole rollout on its own, its network's draws seeded per helper,
 writing the observations, masks, actions, rewards, dones, values and log-probabilities into a
 shared block, while the learner's process plays its own share; so no process waits for another
-within a rollout. Otherwise (``step_async`` / ``step_wait``: the masked DQN, evaluation code),
+within a rollout. A helper sends each step's infos as soon as the step is played, and the
+learner's process takes them in between its own steps (:meth:`SplitSeatEnv.poll_rollouts`:
+the infos unpickled, the step's rows copied into the rollout buffer), so that what is left
+once the last helper is done is its last step. Otherwise (``step_async`` / ``step_wait``: the masked DQN, evaluation code),
 one step writes the learner's actions of every helper's games into shared memory and wakes
 the helpers, steps the local share meanwhile, then waits for the helpers. Their observations,
 masks, rewards and dones are already in shared memory when they answer; only the infos of
@@ -52,6 +55,7 @@ import gc
 import itertools
 import multiprocessing
 import pickle
+import select
 import signal
 from collections.abc import Callable
 from multiprocessing import shared_memory
@@ -79,6 +83,10 @@ __all__ = ["SplitSeatEnv"]
 
 _STEP = b"s"
 _QUIT = b"q"
+#: the status of a helper's message that carries one step of its rollout (before its reply)
+_STEP_DONE = "step"
+#: a rollout's arrays with a row per step and game
+_ROWS = frozenset({"obs", "masks", "actions", "values", "log_probs", "rewards", "dones"})
 
 
 def _layout(size: int, input_size: int, num_actions: int) -> tuple[dict[str, Any], int]:
@@ -122,37 +130,47 @@ def _rollout_specs(
 _EPISODE = {"r": np.dtype(np.float32), "l": np.dtype(np.int32)}
 
 
-def _arrays_out(infos: list[tuple[int, int, dict[str, Any]]], out: dict[str, np.ndarray]) -> None:
-    """Move each info's ``terminal_observation`` into ``out["terminal_obs"][step, game]``,
-    and its ``episode``'s numpy scalars of :data:`_EPISODE`'s types into
-    ``out["episode_<key>"][step, game]`` (None left in their place; a value of another type
-    stays where it is)."""
-    block = out["terminal_obs"]
-    for t, i, info in infos:
+def _arrays_out(
+    t: int, infos: list[tuple[int, dict[str, Any]]], out: dict[str, np.ndarray]
+) -> None:
+    """Move each of step ``t``'s infos ``(game, info)``'s ``terminal_observation`` into
+    ``out["terminal_obs"][t, game]``, and its ``episode``'s numpy scalars of
+    :data:`_EPISODE`'s types into ``out["episode_<key>"][t, game]`` (None left in their
+    place; a value of another type stays where it is)."""
+    block = out["terminal_obs"][t]
+    columns = {key: out["episode_" + key][t] for key in _EPISODE}
+    for i, info in infos:
         final = info.get("terminal_observation")
         if final is not None:
-            block[t, i] = final
+            block[i] = final
             info["terminal_observation"] = None
         episode = info.get("episode")
         if isinstance(episode, dict):
             for key, dtype in _EPISODE.items():
                 value = episode.get(key)
                 if value is not None and type(value) is dtype.type:
-                    out["episode_" + key][t, i] = value
+                    columns[key][i] = value
                     episode[key] = None
 
 
-def _arrays_in(infos: list[tuple[int, int, dict[str, Any]]], out: dict[str, np.ndarray]) -> None:
-    """Undo :func:`_arrays_out` (a copy of each observation: the block is reused)."""
-    block = out["terminal_obs"]
-    for t, i, info in infos:
-        if "terminal_observation" in info and info["terminal_observation"] is None:
-            info["terminal_observation"] = block[t, i].copy()
-        episode = info.get("episode")
-        if isinstance(episode, dict):
-            for key in _EPISODE:
-                if key in episode and episode[key] is None:
-                    episode[key] = out["episode_" + key][t, i]
+def _arrays_in(t: int, infos: list[tuple[int, dict[str, Any]]], out: dict[str, np.ndarray]) -> None:
+    """Undo :func:`_arrays_out` for the infos ``(game, info)`` of step ``t`` (the
+    observations copied out of the block, which is reused: each a row of one copy)."""
+    finals = [
+        (i, info)
+        for i, info in infos
+        if "terminal_observation" in info and info["terminal_observation"] is None
+    ]
+    if finals:
+        rows = out["terminal_obs"][t, [i for i, _ in finals]]  # one copy of them all
+        for row, (_, info) in zip(rows, finals, strict=True):
+            info["terminal_observation"] = row
+    for key in _EPISODE:
+        column = out["episode_" + key][t]
+        for i, info in infos:
+            episode = info.get("episode")
+            if isinstance(episode, dict) and key in episode and episode[key] is None:
+                episode[key] = column[i]
 
 
 def _restart_counts(monitor: Any) -> None:
@@ -176,7 +194,7 @@ def _helper_main(conn: Any, make_share: Callable[..., Any], size: int, lo: int, 
         env = make_share(size, lo)
         shm = shared_memory.SharedMemory(name=shm_name)
         views = array_views(shm.buf, layout)
-        actor = _Actor(env, views)
+        actor = _Actor(env, views, conn.send_bytes)
     except BaseException:
         conn.send_bytes(reply_failure())
         return
@@ -219,9 +237,12 @@ def _helper_main(conn: Any, make_share: Callable[..., Any], size: int, lo: int, 
 class _Actor:
     """A helper's share with what it needs to play rollouts on its own: its current
     observations, a copy of the learner's policy (weights read from shared memory before each
-    rollout) and the rollout's shared arrays."""
+    rollout), the rollout's shared arrays and ``send``, which sends the learner's process a
+    message (each step's infos as the rollout goes)."""
 
-    def __init__(self, env: Any, views: dict[str, np.ndarray]) -> None:
+    def __init__(
+        self, env: Any, views: dict[str, np.ndarray], send: Callable[[bytes], None]
+    ) -> None:
         import torch as th
 
         import rummyzoo.training.ppo  # noqa: F401  (sb3-contrib)
@@ -231,6 +252,7 @@ class _Actor:
         th.optim.Adam([th.nn.Parameter(th.zeros(1))])
         self.env = env
         self.views = views
+        self.send = send
         self.obs: np.ndarray | None = None
         self.policy: Any = None
         self.monitor: Any = None
@@ -256,12 +278,12 @@ class _Actor:
         self._weights = weights
         self.monitor = None
 
-    def rollout(
-        self, steps: int, gamma: float, block: tuple[str, Any], league: Any = None
-    ) -> list[Any]:
+    def rollout(self, steps: int, gamma: float, block: tuple[str, Any], league: Any = None) -> None:
         """Play ``steps`` steps of the share with the policy; the arrays go into ``block``,
-        the non-empty infos come back as ``(step, game, info)``. ``league``: the learner's
-        league results, which the share's opponent mixture starts from (None: keep its own)."""
+        and once a step's rows are written its non-empty infos go to the learner's process
+        as a message ``("step", (step, [(game, info), ...]))`` (:data:`_STEP_DONE`), their
+        arrays moved into the block (:func:`_arrays_out`). ``league``: the learner's league
+        results, which the share's opponent mixture starts from (None: keep its own)."""
         import torch as th
         from stable_baselines3.common.vec_env import VecMonitor
 
@@ -277,15 +299,18 @@ class _Actor:
             self.monitor = VecMonitor(self.env)
         out = self._attach(*block)
         policy = self.policy
-        obs, infos_out = play_rollout(
-            policy, self.monitor, self.env.action_masks, self.obs, steps, gamma, out
+
+        def step_done(t: int, infos: list[tuple[int, dict[str, Any]]]) -> None:
+            _arrays_out(t, infos, out)
+            self.send(pickle.dumps((_STEP_DONE, (t, infos)), protocol=pickle.HIGHEST_PROTOCOL))
+
+        obs, _ = play_rollout(
+            policy, self.monitor, self.env.action_masks, self.obs, steps, gamma, out, step_done
         )
         with th.no_grad():
             out["last_values"][:] = policy.predict_values(th.as_tensor(obs)).numpy().reshape(-1)
         self.obs = obs
         _publish(self.env, self.views, obs)
-        _arrays_out(infos_out, out)
-        return infos_out
 
     def release(self) -> None:
         for shm, views in self._blocks.values():
@@ -352,6 +377,9 @@ class SplitSeatEnv(WholeBatchVecEnv):
         self._rolling = False  # the helpers are playing a rollout (start_rollouts)
         self._weights: Any = None  # (block name, layout, views) of the policy's weights
         self._rollouts: Any = None  # (steps, [(block name, layout, views)] per helper)
+        self._streams: list[tuple[list[Any], bool]] = []  # see start_rollouts
+        self._into: dict[str, np.ndarray] | None = None
+        self._poller: Any = None  # (select.poll of the helpers' pipes, fd -> helper)
         self._local_monitor: Any = None
         self._helper_seconds = 0.0
         self._procs: list[Any] = []
@@ -404,6 +432,11 @@ class SplitSeatEnv(WholeBatchVecEnv):
     # -------------------------------------------------------------- plumbing
     def _reply(self, h: int) -> Any:
         """The answer of helper ``h`` (share ``h + 1``); a failure closes the env."""
+        return self._message(h)[1]
+
+    def _message(self, h: int) -> tuple[str, Any]:
+        """The next message of helper ``h``: ``("ok", value)`` (its answer) or a step of its
+        rollout (:data:`_STEP_DONE`); a failure closes the env."""
         try:
             status, value = pickle.loads(self._conns[h].recv_bytes())
         except (EOFError, OSError):
@@ -412,7 +445,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
             self._unread = True
             self.close()
             raise RuntimeError(f"helper process {h + 1} failed:\n{value}")
-        return value
+        return status, value
 
     def _died(self, h: int) -> NoReturn:
         """Helper ``h``'s pipe broke: close the env and say which helper died, and how."""
@@ -583,7 +616,14 @@ class SplitSeatEnv(WholeBatchVecEnv):
             self._local_monitor = VecMonitor(self.local)
         return self._local_monitor
 
-    def start_rollouts(self, policy: Any, steps: int, gamma: float, seed: int) -> None:
+    def start_rollouts(
+        self,
+        policy: Any,
+        steps: int,
+        gamma: float,
+        seed: int,
+        into: dict[str, np.ndarray] | None = None,
+    ) -> None:
         """Each helper plays the next ``steps`` steps of its games on its own, with a copy of
         ``policy`` (an SB3 actor-critic policy: its weights as they are now), while this
         process plays its own share; :meth:`finish_rollouts` waits for them and hands over what
@@ -594,8 +634,23 @@ class SplitSeatEnv(WholeBatchVecEnv):
 
         :param gamma: the discount with which a game cut short by a time limit gets the
             value of its last observation added to its last reward.
+        :param into: arrays of every game, ``(steps, num_envs, ...)`` first (any of ``obs``,
+            ``masks``, ``actions``, ``values``, ``log_probs``, ``rewards``, ``dones``): each
+            helper's rows of a step are copied into its games' columns as soon as that step
+            is in (by :meth:`poll_rollouts` while this process plays, the rest by
+            :meth:`finish_rollouts`).
         """
         self._not_rolling()
+        if into is not None:
+            unknown = set(into) - _ROWS
+            if unknown:
+                raise ValueError(f"into has arrays no rollout records: {sorted(unknown)}")
+            for key, array in into.items():
+                if array.shape[:2] != (steps, self.num_envs):
+                    raise ValueError(
+                        f"into[{key!r}] must start with ({steps}, {self.num_envs}), "
+                        f"got {array.shape}"
+                    )
         state = {k: v.detach().cpu().numpy() for k, v in policy.state_dict().items()}
         if self._weights is None:
             self._weights = self._shared({k: (v.shape, v.dtype) for k, v in state.items()})
@@ -630,7 +685,50 @@ class SplitSeatEnv(WholeBatchVecEnv):
                 for name, layout, _ in self._rollouts[1]
             ]
         )
+        self._into = into
+        # per helper: its steps' infos as (step, game, info), and whether it has answered
+        self._streams = [([], False) for _ in self._conns]
+        poller = select.poll()
+        for conn in self._conns:
+            poller.register(conn.fileno(), select.POLLIN)
+        self._poller = (poller, {conn.fileno(): h for h, conn in enumerate(self._conns)})
         self._rolling = True
+
+    def _take(self, h: int) -> None:
+        """Read helper ``h``'s next message of the rollout under way: a step (its infos kept,
+        its rows copied :meth:`start_rollouts`'s ``into``), or its answer (it is done)."""
+        infos, _ = self._streams[h]
+        status, value = self._message(h)
+        if status != _STEP_DONE:
+            self._streams[h] = (infos, True)
+            return
+        t, step_infos = value
+        views = self._rollouts[1][h][2]
+        _arrays_in(t, step_infos, views)
+        infos += [(t, i, info) for i, info in step_infos]
+        if self._into is not None:
+            part = self._slices[h + 1]
+            for key, array in self._into.items():
+                array[t, part] = views[key][t]
+
+    def poll_rollouts(self) -> None:
+        """Take in, without waiting, the steps the helpers have played so far of the rollout
+        under way (nothing when none is): their pipes do not fill up, and their rows are in
+        ``into`` (:meth:`start_rollouts`) sooner."""
+        if not self._rolling:
+            return
+        self._alive()
+        poller, helpers = self._poller
+        with self._exchange():
+            while True:
+                ready = poller.poll(0)  # (a Connection's poll costs tens of microseconds)
+                if not ready:
+                    return
+                for fd, _ in ready:
+                    h = helpers[fd]
+                    self._take(h)
+                    if self._streams[h][1]:  # its answer is in: nothing more to come
+                        poller.unregister(fd)
 
     def finish_rollouts(
         self, local_obs: np.ndarray
@@ -640,19 +738,24 @@ class SplitSeatEnv(WholeBatchVecEnv):
         masks too), each helper's rollout arrays (``obs``, ``masks``, ``actions``,
         ``rewards``, ``dones``, ``values``, ``log_probs``: ``(steps, games)`` first; and
         ``last_values``), and the helpers' non-empty infos as ``(step, game, info)`` (every
-        finished match recorded in the league, as :meth:`step_wait` does)."""
+        finished match recorded in the league, as :meth:`step_wait` does), helper by helper,
+        each in the order of its steps and games."""
         self._alive()
         if not self._rolling:
             raise RuntimeError("no rollout to finish (start_rollouts first)")
-        infos = []
         with self._exchange():
-            for h, part in enumerate(self._slices[1:]):
-                share = self._reply(h)
-                _arrays_in(share, self._rollouts[1][h][2])
-                for step, i, info in share:
-                    self._record(info)
-                    infos.append((step, part.start + i, info))
-            self._rolling = False  # every helper's rollout in
+            for h in range(len(self._conns)):
+                while not self._streams[h][1]:
+                    self._take(h)
+        self._rolling = False  # every helper's rollout in
+        infos = []
+        # the league hears of the helpers' matches once their rollouts are in, as it did when
+        # their infos came at the end (the local share's draws do not depend on the timing)
+        for (share, _), part in zip(self._streams, self._slices[1:], strict=True):
+            for step, i, info in share:
+                self._record(info)
+                infos.append((step, part.start + i, info))
+        self._streams, self._into, self._poller = [], None, None
         return self._gather(local_obs), [views for _, _, views in self._rollouts[1]], infos
 
     @property
