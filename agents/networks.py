@@ -303,7 +303,11 @@ class ActionScorer(nn.Module):
         # Only the described actions are scored (every legal one is; the rest score 0 and are
         # masked out): in 500 Rum about one action in ten.
         rows = desc.abs().sum(dim=1).nonzero().squeeze(1)
-        hidden = self.act(self.desc_in(desc[rows]) + ctx[rows // self.num_actions])
+        # index_select, not indexing: the gradient of each row of ctx sums over its actions,
+        # and indexing's backward on CPU sums them in an order that changes with the threads'
+        # timing (a seeded run's updates on two threads then differed in the last bits)
+        own = ctx.index_select(0, rows // self.num_actions)
+        hidden = self.act(self.desc_in(desc.index_select(0, rows)) + own)
         scores = self.head(hidden).squeeze(-1)
         out = x.new_zeros(batch * self.num_actions)
         return out.index_put((rows,), scores).reshape(batch, self.num_actions)

@@ -489,6 +489,28 @@ def test_the_scorer_scores_every_action_with_the_same_weights():
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in scorer.parameters())
 
 
+def test_the_scorers_gradients_sum_in_an_order_that_does_not_depend_on_the_threads():
+    """No step of the scorer's backward sums with indexing's backward (``IndexBackward0``):
+    on CPU that sums the rows that share a destination (each game's context row, over its
+    actions) with atomic adds whose order changes with the threads' timing, so seeded runs
+    that update on two threads drifted apart in the last bits on a busy machine. The gathers
+    are ``index_select``, whose backward sums in index order."""
+    layout = action_layout("ditch_rummy", 2, {}, "ditch_plans", mask_in_obs=False)
+    th.manual_seed(1)
+    scorer = ActionScorer(layout, [64], card_arch=[64, 64])
+    out = scorer(th.rand(4, layout["input_size"]))
+    seen, todo = set(), [out.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        todo += [next_node for next_node, _ in node.next_functions]
+    names = {type(node).__name__ for node in seen}
+    assert "IndexSelectBackward0" in names  # (the walk reaches the gathers)
+    assert "IndexBackward0" not in names
+
+
 def test_actions_network_needs_action_descriptions():
     with pytest.raises(ConfigLoadError, match=r"policy_kwargs\.network: the 'actions' network"):
         validate_config({"variant": "ditch_rummy", "policy_kwargs": {"network": "actions"}})
