@@ -256,3 +256,41 @@ def test_match_aware_plays_the_checkpoint_with_the_matchs_verdicts(tmp_path, mon
         options={"target_score": 500},
     )
     assert result.games == 2
+
+
+def test_the_split_rollout_timers_add_up_to_each_rollout_and_are_taken_off(tmp_path) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "split_rollouts", SCRIPT.parent / "split_rollouts.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    from rummyzoo.training import ppo, split_env
+
+    def methods():
+        return (
+            ppo.MaskedPPO.collect_rollouts,
+            ppo.play_rollout,
+            split_env.SplitSeatEnv.poll_rollouts,
+            split_env.SplitSeatEnv.finish_rollouts,
+        )
+
+    before = methods()
+    out = tmp_path / "split.json"
+    config = Path(__file__).resolve().parent.parent / "configs" / "smoke_ppo.yaml"
+    overrides = ["--set", "n_envs=8", "--set", "hyperparams.n_steps=16"]
+    report = mod.main(
+        [str(config), *overrides, "--steps", "512", "--skip", "1", "--json", str(out)]
+    )
+    assert json.loads(out.read_text()) == report
+    assert report["workers"] == 2 and report["rollouts"] == 4 and report["skipped"] == 1
+    ms = report["ms_median"]
+    assert 0 <= ms["poll"] <= ms["play"] < ms["rollout"]
+    assert min(ms["start"], ms["wait"], ms["after"]) >= 0
+    assert report["collection_steps_per_s"] > 0
+    assert len(report["ms_per_rollout"]) == 4
+    for row in report["ms_per_rollout"]:  # the parts tile each rollout
+        parts = row["start"] + row["play"] + row["wait"] + row["after"]
+        assert parts == pytest.approx(row["rollout"], rel=1e-9, abs=1e-6)
+    assert before == methods()
+    with pytest.raises(SystemExit, match="all skipped"):
+        mod.main([str(config), *overrides, "--steps", "128", "--skip", "1"])

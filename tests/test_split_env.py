@@ -150,15 +150,20 @@ def test_a_helper_that_dies_is_named_whatever_the_env_was_doing(call):
     assert not [name for name in blocks if Path("/dev/shm", name).exists()]
 
 
-def _share_with_a_failing_opponent(config_data, num_envs, first):
-    """A share whose opponent plays an illegal action in the helper's games (first > 0)."""
+def _share_with_a_failing_opponent(config_data, num_envs, first, fail_at=1):
+    """A share whose opponent plays an illegal action in the helper's games (first > 0), at
+    its ``fail_at``-th decision."""
     from rummyzoo.agents.random_agent import RandomPolicy
     from rummyzoo.training.train import share_env
 
     class Failing(RandomPolicy):
+        calls = 0
+
         def act_batch(self, observations, masks, rng):
             actions = super().act_batch(observations, masks, rng)
-            actions[0] = int(np.flatnonzero(masks[0] == 0)[0])
+            Failing.calls += 1
+            if Failing.calls == fail_at:
+                actions[0] = int(np.flatnonzero(masks[0] == 0)[0])
             return actions
 
     env = share_env(config_data, num_envs, first)
@@ -412,27 +417,6 @@ def test_a_helpers_steps_come_in_while_this_process_plays_its_share():
         env.close()
 
 
-def _share_failing_later(config_data, num_envs, first):
-    """A share whose opponent plays an illegal action at its fourth decision (first > 0)."""
-    from rummyzoo.agents.random_agent import RandomPolicy
-    from rummyzoo.training.train import share_env
-
-    class FailingLater(RandomPolicy):
-        calls = 0
-
-        def act_batch(self, observations, masks, rng):
-            actions = super().act_batch(observations, masks, rng)
-            FailingLater.calls += 1
-            if FailingLater.calls == 4:
-                actions[0] = int(np.flatnonzero(masks[0] == 0)[0])
-            return actions
-
-    env = share_env(config_data, num_envs, first)
-    if first > 0:
-        env.opponents._fixed["random"] = FailingLater()
-    return env
-
-
 def test_a_helper_that_fails_mid_rollout_is_named_after_the_steps_it_sent():
     """A helper that fails after it has sent some of its rollout's steps: its failure, not a
     step, is what the rollout ends with, and the env closes."""
@@ -440,7 +424,8 @@ def test_a_helper_that_fails_mid_rollout_is_named_after_the_steps_it_sent():
 
     config = _config("workers=2", "hyperparams.n_steps=16")
     data = config.model_dump(mode="json")
-    split = SplitSeatEnv(functools.partial(_share_failing_later, data), 10, processes=2)
+    share = functools.partial(_share_with_a_failing_opponent, data, fail_at=4)
+    split = SplitSeatEnv(share, 10, processes=2)
     env = VecMonitor(split)
     model = build_model(config, env, None)
     procs = list(split._procs)
