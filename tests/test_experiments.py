@@ -284,13 +284,17 @@ def test_the_split_rollout_timers_add_up_to_each_rollout_and_are_taken_off(tmp_p
     assert json.loads(out.read_text()) == report
     assert report["workers"] == 2 and report["rollouts"] == 4 and report["skipped"] == 1
     ms = report["ms_median"]
-    assert 0 <= ms["poll"] <= ms["play"] < ms["rollout"]
-    assert min(ms["start"], ms["wait"], ms["after"]) >= 0
+    assert 0 < ms["poll"] <= ms["play"] < ms["rollout"]  # the helpers' steps taken as they play
+    assert min(ms["start"], ms["finish"], ms["after"]) >= 0
     assert report["collection_steps_per_s"] > 0
     assert len(report["ms_per_rollout"]) == 4
     for row in report["ms_per_rollout"]:  # the parts tile each rollout
-        parts = row["start"] + row["play"] + row["wait"] + row["after"]
+        parts = row["start"] + row["play"] + row["finish"] + row["after"]
         assert parts == pytest.approx(row["rollout"], rel=1e-9, abs=1e-6)
     assert before == methods()
     with pytest.raises(SystemExit, match="all skipped"):
         mod.main([str(config), *overrides, "--steps", "128", "--skip", "1"])
+    from rummyzoo.training.config import ConfigLoadError
+
+    with pytest.raises(ConfigLoadError, match="workers=2 splits the batched env's games"):
+        mod.main([str(config), *overrides, "--set", "vec_env=dummy", "--steps", "128"])

@@ -387,7 +387,9 @@ def test_a_helpers_steps_come_in_while_this_process_plays_its_share():
     }
     try:
         model._setup_learn(1_000, None)
-        with pytest.raises(ValueError, match=r"into\['obs'\] must start with \(12, 10\)"):
+        with pytest.raises(
+            ValueError, match=r"into\['obs'\] must have shape \(12, 10, \d+\), got \(3, 10,"
+        ):
             split.start_rollouts(model.policy, steps, 0.99, 0, into={"obs": into["obs"][:3]})
         with pytest.raises(ValueError, match=r"no rollout records: \['extra'\]"):
             split.start_rollouts(model.policy, steps, 0.99, 0, into={"extra": into["obs"]})
@@ -424,20 +426,61 @@ def test_a_helper_that_fails_mid_rollout_is_named_after_the_steps_it_sent():
 
     config = _config("workers=2", "hyperparams.n_steps=16")
     data = config.model_dump(mode="json")
-    share = functools.partial(_share_with_a_failing_opponent, data, fail_at=4)
+    share = functools.partial(_share_with_a_failing_opponent, data, fail_at=12)
     split = SplitSeatEnv(share, 10, processes=2)
     env = VecMonitor(split)
     model = build_model(config, env, None)
     procs = list(split._procs)
+    statuses = []
+    message = split._message
     try:
         _, callback = model._setup_learn(1_000, None)
+
+        def spied(h):
+            status, value = message(h)
+            statuses.append(status)
+            return status, value
+
+        split._message = spied
         with pytest.raises(
             RuntimeError, match=r"helper process 1 failed:(.|\n)*IllegalActionError"
         ):
             model.collect_rollouts(env, callback, model.rollout_buffer, model.n_steps)
+        assert "step" in statuses  # steps came in before the failure
         assert split._closed and not procs[0].is_alive()
+        assert split._poller is None and split._into is None
     finally:
         split.close()
+
+
+@pytest.mark.parametrize("select_poll", [True, False])
+def test_the_poller_finds_the_pipes_with_a_message(monkeypatch, select_poll):
+    """Which helpers have a message waiting, without waiting: by ``select.poll``, or by
+    multiprocessing's ``wait`` where there is no ``select.poll``; a helper done is not asked."""
+    import multiprocessing
+    import select
+
+    from rummyzoo.training.split_env import _Poller
+
+    if not select_poll:
+        monkeypatch.delattr(select, "poll")
+    pipes = [multiprocessing.Pipe() for _ in range(3)]
+    try:
+        poller = _Poller([ours for ours, _ in pipes])
+        assert poller.ready() == []
+        pipes[2][1].send_bytes(b"x")
+        pipes[0][1].send_bytes(b"y")
+        assert sorted(poller.ready()) == [0, 2]
+        assert pipes[0][0].recv_bytes() == b"y"
+        assert poller.ready() == [2]
+        poller.done(2)
+        assert poller.ready() == []
+        pipes[1][1].close()  # a helper gone: its pipe reads as ready, and reading it says so
+        assert poller.ready() == [1]
+    finally:
+        for ours, theirs in pipes:
+            ours.close()
+            theirs.close()
 
 
 def test_ppo_updates_use_the_helpers_cores(monkeypatch):

@@ -17,7 +17,7 @@ shared block, while the learner's process plays its own share; so no process wai
 within a rollout. A helper sends each step's infos as soon as the step is played, and the
 learner's process takes them in between its own steps (:meth:`SplitSeatEnv.poll_rollouts`:
 the infos unpickled, the step's rows copied into the rollout buffer), so that what is left
-once the last helper is done is its last step. Otherwise (``step_async`` / ``step_wait``: the masked DQN, evaluation code),
+once the last helper is done is only the steps it played after this process's last one. Otherwise (``step_async`` / ``step_wait``: the masked DQN, evaluation code),
 one step writes the learner's actions of every helper's games into shared memory and wakes
 the helpers, steps the local share meanwhile, then waits for the helpers. Their observations,
 masks, rewards and dones are already in shared memory when they answer; only the infos of
@@ -54,6 +54,7 @@ import contextlib
 import gc
 import itertools
 import multiprocessing
+import multiprocessing.connection
 import pickle
 import select
 import signal
@@ -347,6 +348,33 @@ def _serve(actor: _Actor, request: tuple[Any, ...]) -> Any:
     raise ValueError(f"unknown request {name!r}")
 
 
+class _Poller:
+    """Which helpers' pipes have a message waiting, without waiting (``select.poll`` where
+    there is one: a Connection's own ``poll`` costs tens of microseconds a call)."""
+
+    def __init__(self, conns: list[Any]) -> None:
+        self._conns = dict(enumerate(conns))
+        self._poll = select.poll() if hasattr(select, "poll") else None
+        self._helper: dict[int, int] = {}
+        if self._poll is not None:
+            for h, conn in self._conns.items():
+                self._poll.register(conn.fileno(), select.POLLIN)
+                self._helper[conn.fileno()] = h
+
+    def ready(self) -> list[int]:
+        """The helpers whose pipe has a message (or has broken: reading it then says so)."""
+        if self._poll is None:
+            waiting = multiprocessing.connection.wait(list(self._conns.values()), 0)
+            return [h for h, conn in self._conns.items() if conn in waiting]
+        return [self._helper[fd] for fd, _ in self._poll.poll(0)]
+
+    def done(self, h: int) -> None:
+        """Helper ``h`` has nothing more to send."""
+        conn = self._conns.pop(h)
+        if self._poll is not None:
+            self._poll.unregister(conn.fileno())
+
+
 class SplitSeatEnv(WholeBatchVecEnv):
     """``num_envs`` games of the learner split between ``processes`` processes (see the
     module docstring).
@@ -379,7 +407,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
         self._rollouts: Any = None  # (steps, [(block name, layout, views)] per helper)
         self._streams: list[tuple[list[Any], bool]] = []  # see start_rollouts
         self._into: dict[str, np.ndarray] | None = None
-        self._poller: Any = None  # (select.poll of the helpers' pipes, fd -> helper)
+        self._poller: _Poller | None = None  # the helpers' pipes, during a rollout
         self._local_monitor: Any = None
         self._helper_seconds = 0.0
         self._procs: list[Any] = []
@@ -645,12 +673,11 @@ class SplitSeatEnv(WholeBatchVecEnv):
             unknown = set(into) - _ROWS
             if unknown:
                 raise ValueError(f"into has arrays no rollout records: {sorted(unknown)}")
+            rows = {"obs": (self.local.input_size,), "masks": (self.num_actions,)}
             for key, array in into.items():
-                if array.shape[:2] != (steps, self.num_envs):
-                    raise ValueError(
-                        f"into[{key!r}] must start with ({steps}, {self.num_envs}), "
-                        f"got {array.shape}"
-                    )
+                shape = (steps, self.num_envs, *rows.get(key, ()))
+                if array.shape != shape:
+                    raise ValueError(f"into[{key!r}] must have shape {shape}, got {array.shape}")
         state = {k: v.detach().cpu().numpy() for k, v in policy.state_dict().items()}
         if self._weights is None:
             self._weights = self._shared({k: (v.shape, v.dtype) for k, v in state.items()})
@@ -679,20 +706,17 @@ class SplitSeatEnv(WholeBatchVecEnv):
             )
         mixture = self.local.opponents
         league = mixture.results() if mixture.pfsp_exponent is not None else None
-        self._send(
-            [
-                ("rollout", int(steps), float(gamma), (name, layout), league)
-                for name, layout, _ in self._rollouts[1]
-            ]
-        )
+        requests = [
+            ("rollout", int(steps), float(gamma), (name, layout), league)
+            for name, layout, _ in self._rollouts[1]
+        ]
         self._into = into
         # per helper: its steps' infos as (step, game, info), and whether it has answered
         self._streams = [([], False) for _ in self._conns]
-        poller = select.poll()
-        for conn in self._conns:
-            poller.register(conn.fileno(), select.POLLIN)
-        self._poller = (poller, {conn.fileno(): h for h, conn in enumerate(self._conns)})
-        self._rolling = True
+        self._poller = _Poller(self._conns)
+        with self._exchange():  # (cut short, some helpers would play a rollout unread)
+            self._send(requests)
+            self._rolling = True
 
     def _take(self, h: int) -> None:
         """Read helper ``h``'s next message of the rollout under way: a step (its infos kept,
@@ -715,20 +739,18 @@ class SplitSeatEnv(WholeBatchVecEnv):
         """Take in, without waiting, the steps the helpers have played so far of the rollout
         under way (nothing when none is): their pipes do not fill up, and their rows are in
         ``into`` (:meth:`start_rollouts`) sooner."""
+        self._alive()
         if not self._rolling:
             return
-        self._alive()
-        poller, helpers = self._poller
         with self._exchange():
             while True:
-                ready = poller.poll(0)  # (a Connection's poll costs tens of microseconds)
+                ready = self._poller.ready()
                 if not ready:
                     return
-                for fd, _ in ready:
-                    h = helpers[fd]
+                for h in ready:
                     self._take(h)
                     if self._streams[h][1]:  # its answer is in: nothing more to come
-                        poller.unregister(fd)
+                        self._poller.done(h)
 
     def finish_rollouts(
         self, local_obs: np.ndarray
@@ -743,18 +765,19 @@ class SplitSeatEnv(WholeBatchVecEnv):
         self._alive()
         if not self._rolling:
             raise RuntimeError("no rollout to finish (start_rollouts first)")
+        infos = []
         with self._exchange():
             for h in range(len(self._conns)):
                 while not self._streams[h][1]:
                     self._take(h)
-        self._rolling = False  # every helper's rollout in
-        infos = []
-        # the league hears of the helpers' matches once their rollouts are in, as it did when
-        # their infos came at the end (the local share's draws do not depend on the timing)
-        for (share, _), part in zip(self._streams, self._slices[1:], strict=True):
-            for step, i, info in share:
-                self._record(info)
-                infos.append((step, part.start + i, info))
+            self._rolling = False  # every helper's rollout in
+            # the league hears of the helpers' matches once their rollouts are in, as it did
+            # when their infos came at the end (the local share's draws do not depend on the
+            # timing)
+            for (share, _), part in zip(self._streams, self._slices[1:], strict=True):
+                for step, i, info in share:
+                    self._record(info)
+                    infos.append((step, part.start + i, info))
         self._streams, self._into, self._poller = [], None, None
         return self._gather(local_obs), [views for _, _, views in self._rollouts[1]], infos
 
@@ -799,6 +822,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
 
     def _close(self) -> None:
         rolling, self._rolling = self._rolling, False
+        self._streams, self._into, self._poller = [], None, None
         if not self._closed and not rolling and not self._unread:
             # the helpers' opponent seconds, from those that answer (a helper stopped or never
             # started is not waited for: it is ended below; after a failure, or mid-rollout,

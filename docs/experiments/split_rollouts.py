@@ -1,7 +1,7 @@
 """Where a PPO rollout's time goes with the games split between processes (a measurement
 script).
 
-Trains a config with ``workers`` processes (2 unless the config or ``--set`` says otherwise)
+Trains a config with ``workers`` processes (2 unless ``--set`` says otherwise)
 for ``--steps`` learner steps, as ``rummyzoo bench-train`` does, with timers around the parts
 of each rollout that the learner's process plays::
 
@@ -12,8 +12,10 @@ For each rollout after the first ``K`` (a run's first rollouts start the helpers
 warm the caches), in milliseconds: ``start``, from the rollout's start to the first step of
 this process's own share (the buffer reset, the weights sent to the helpers); ``play``, its
 own share's steps, the helpers' steps taken in between them included (``poll``, their part);
-``wait``, from its last step until every helper's rollout is in; ``after``, the rest (the
-callbacks' steps, the returns); and ``rollout``, the whole. Medians over the rollouts (and
+``finish``, from its last step until every helper's rollout is in and taken in (the values
+of its own last observations, the wait for the helpers, what is left of their steps to take
+in, the league's records of their matches); ``after``, the rest (the callbacks' steps, the
+returns); and ``rollout``, the whole. Medians over the rollouts (and
 every rollout's figures in the JSON), and the run's collection rate (steps a second outside
 the updates).
 """
@@ -48,9 +50,7 @@ def _timed(owner: Any, name: str, spans: list[tuple[str, float, float]], label: 
 
 
 def measure(config_path: str, overrides: list[str], steps: int, skip: int) -> dict[str, Any]:
-    config = load_config(config_path, overrides)
-    if config.workers < 2:
-        config = config.model_copy(update={"workers": 2})
+    config = load_config(config_path, ["workers=2", *overrides])  # (validated, as --set is)
     if config.algo != "ppo":
         raise SystemExit(
             "split_rollouts times PPO's rollouts: the config trains with " + config.algo
@@ -59,7 +59,7 @@ def measure(config_path: str, overrides: list[str], steps: int, skip: int) -> di
     wrapped = [
         (ppo.MaskedPPO, "collect_rollouts", "rollout"),
         (ppo, "play_rollout", "play"),
-        (split_env.SplitSeatEnv, "finish_rollouts", "wait"),
+        (split_env.SplitSeatEnv, "finish_rollouts", "finish"),
     ]
     if hasattr(split_env.SplitSeatEnv, "poll_rollouts"):  # (code before it: poll 0)
         wrapped.append((split_env.SplitSeatEnv, "poll_rollouts", "poll"))
@@ -76,15 +76,21 @@ def measure(config_path: str, overrides: list[str], steps: int, skip: int) -> di
         if label != "rollout":
             continue
         inside = [s for s in spans if s[0] != "rollout" and lo <= s[1] and s[2] <= hi]
-        (play,) = [s for s in inside if s[0] == "play"]
-        (wait,) = [s for s in inside if s[0] == "wait"]
+        plays = [s for s in inside if s[0] == "play"]
+        finishes = [s for s in inside if s[0] == "finish"]
+        if len(plays) != 1 or len(finishes) != 1:
+            raise SystemExit(
+                "a rollout was not collected over several processes (its own share played, "
+                "the helpers' finished): is the config's vec_env batched and its workers 2 or more?"
+            )
+        (play,), (finish,) = plays, finishes
         rows.append(
             {
                 "start": play[1] - lo,
                 "play": play[2] - play[1],
                 "poll": sum(s[2] - s[1] for s in inside if s[0] == "poll"),
-                "wait": wait[2] - play[2],
-                "after": hi - wait[2],
+                "finish": finish[2] - play[2],
+                "after": hi - finish[2],
                 "rollout": hi - lo,
             }
         )
