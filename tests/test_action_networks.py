@@ -495,20 +495,28 @@ def test_the_scorers_gradients_sum_in_an_order_that_does_not_depend_on_the_threa
     actions) with atomic adds whose order changes with the threads' timing, so seeded runs
     that update on two threads drifted apart in the last bits on a busy machine. The gathers
     are ``index_select``, whose backward sums in index order."""
-    layout = action_layout("ditch_rummy", 2, {}, "ditch_plans", mask_in_obs=False)
+    from rummyzoo.agents.networks import CardScorer, card_layout
+
+    def steps_of(network, layout):
+        out = network(th.rand(4, layout["input_size"]))
+        seen, todo = set(), [out.grad_fn]
+        while todo:
+            node = todo.pop()
+            if node is None or node in seen:
+                continue
+            seen.add(node)
+            todo += [next_node for next_node, _ in node.next_functions]
+        return {type(node).__name__ for node in seen}
+
     th.manual_seed(1)
-    scorer = ActionScorer(layout, [64], card_arch=[64, 64])
-    out = scorer(th.rand(4, layout["input_size"]))
-    seen, todo = set(), [out.grad_fn]
-    while todo:
-        node = todo.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        todo += [next_node for next_node, _ in node.next_functions]
-    names = {type(node).__name__ for node in seen}
+    layout = action_layout("ditch_rummy", 2, {}, "ditch_plans", mask_in_obs=False)
+    names = steps_of(ActionScorer(layout, [64], card_arch=[64, 64]), layout)
     assert "IndexSelectBackward0" in names  # (the walk reaches the gathers)
     assert "IndexBackward0" not in names
+    # Knock Rummy's card network shares its weights over the cards by expanding, not gathering
+    layout = card_layout("knock_rummy", 2, {}, None, mask_in_obs=False)
+    names = steps_of(CardScorer(layout, [64], [64, 64]), layout)
+    assert "ExpandBackward0" in names and "IndexBackward0" not in names
 
 
 def test_actions_network_needs_action_descriptions():
