@@ -391,6 +391,10 @@ def test_a_helpers_steps_come_in_while_this_process_plays_its_share():
             ValueError, match=r"into\['obs'\] must have shape \(12, 10, \d+\), got \(3, 10,"
         ):
             split.start_rollouts(model.policy, steps, 0.99, 0, into={"obs": into["obs"][:3]})
+        with pytest.raises(ValueError, match=r"into\['masks'\] must have shape \(12, 10, \d+\)"):
+            split.start_rollouts(
+                model.policy, steps, 0.99, 0, into={"masks": into["masks"][..., 1:]}
+            )
         with pytest.raises(ValueError, match=r"no rollout records: \['extra'\]"):
             split.start_rollouts(model.policy, steps, 0.99, 0, into={"extra": into["obs"]})
         assert not split._rolling  # refused before anything was sent
@@ -481,6 +485,43 @@ def test_the_poller_finds_the_pipes_with_a_message(monkeypatch, select_poll):
         for ours, theirs in pipes:
             ours.close()
             theirs.close()
+
+
+def test_an_interrupt_while_the_helpers_build_their_policy_closes_the_env(monkeypatch):
+    """Ctrl-C while the helpers build their copies of the policy (the first rollout's start)
+    leaves their answers unread: the env closes, rather than take them later for a rollout's."""
+    config = _config("workers=2")
+    env = build_vec_env(config)
+    model = build_model(config, env, None)
+    split = env.unwrapped
+    model._setup_learn(1_000, None)
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(split, "_replies", interrupted)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            split.start_rollouts(model.policy, 4, 0.99, 0)
+        assert split._closed and split._weights is None and not split._rolling
+    finally:
+        env.close()
+
+
+def test_a_step_where_an_answer_is_due_is_an_error(monkeypatch):
+    """A helper's message out of step with the requests (a rollout's step where an answer is
+    due) closes the env and says so, rather than pass for the answer."""
+    from rummyzoo.training.split_env import _STEP_DONE
+
+    env = build_batched_env(_config("workers=2"))
+    try:
+        env.reset()
+        monkeypatch.setattr(env, "_message", lambda h: (_STEP_DONE, (0, [])))
+        with pytest.raises(RuntimeError, match="helper process 1 sent 'step' where an answer"):
+            env._reply(0)
+        assert env._closed
+    finally:
+        env.close()
 
 
 def test_ppo_updates_use_the_helpers_cores(monkeypatch):

@@ -459,8 +459,14 @@ class SplitSeatEnv(WholeBatchVecEnv):
 
     # -------------------------------------------------------------- plumbing
     def _reply(self, h: int) -> Any:
-        """The answer of helper ``h`` (share ``h + 1``); a failure closes the env."""
-        return self._message(h)[1]
+        """The answer of helper ``h`` (share ``h + 1``); a failure closes the env, and so does
+        a step of a rollout where an answer was due (replies out of step with requests)."""
+        status, value = self._message(h)
+        if status != "ok":
+            self._unread = True
+            self.close()
+            raise RuntimeError(f"helper process {h + 1} sent {status!r} where an answer was due")
+        return value
 
     def _message(self, h: int) -> tuple[str, Any]:
         """The next message of helper ``h``: ``("ok", value)`` (its answer) or a step of its
@@ -680,16 +686,18 @@ class SplitSeatEnv(WholeBatchVecEnv):
                     raise ValueError(f"into[{key!r}] must have shape {shape}, got {array.shape}")
         state = {k: v.detach().cpu().numpy() for k, v in policy.state_dict().items()}
         if self._weights is None:
-            self._weights = self._shared({k: (v.shape, v.dtype) for k, v in state.items()})
-            name, layout, _ = self._weights
+            weights = self._shared({k: (v.shape, v.dtype) for k, v in state.items()})
+            name, layout, _ = weights
             data = policy._get_constructor_parameters()
-            self._send(
-                [
-                    ("policy", type(policy), data, int(seed) + h, (name, layout))
-                    for h in range(1, self.processes)
-                ]
-            )
-            self._replies()
+            with self._exchange():  # (cut short, the helpers' answers would wait unread)
+                self._send(
+                    [
+                        ("policy", type(policy), data, int(seed) + h, (name, layout))
+                        for h in range(1, self.processes)
+                    ]
+                )
+                self._replies()
+            self._weights = weights  # every helper holds its copy of the policy
         for key, value in state.items():
             self._weights[2][key][...] = value
         if self._rollouts is None or self._rollouts[0] != steps:
