@@ -65,6 +65,32 @@ def _terminated(signum: int, frame: object) -> None:
     raise Terminated("terminated")
 
 
+def _stops_again(previous: object, pending: list[threading.Timer]) -> object:
+    """A ``sys.unraisablehook`` for a command's run over ``previous``: a stop (Ctrl-C, or
+    SIGTERM as :class:`Terminated`) whose KeyboardInterrupt landed where Python cannot raise it
+    (a ``__del__``, a weakref callback: it prints it and goes on) is sent again, so that it
+    stops the command where it can be raised; everything else goes to ``previous``. The
+    signals on their way go into ``pending`` (to cancel those not sent when the command
+    ends)."""
+    main_thread = threading.main_thread()
+
+    def hook(unraisable: object) -> None:
+        exc = getattr(unraisable, "exc_value", None)
+        signum = int(getattr(exc, "signum", signal.SIGINT))
+        if not (isinstance(exc, KeyboardInterrupt) and callable(signal.getsignal(signum))):
+            previous(unraisable)  # type: ignore[operator]
+            return
+        # the signal again, to the main thread (a blocking call there is cut short, as by the
+        # first), from another thread a moment later: sent from here, its handler would run
+        # here, where it would land unraisable again
+        again = threading.Timer(0.01, signal.pthread_kill, (main_thread.ident, signum))
+        again.daemon = True
+        pending.append(again)
+        again.start()
+
+    return hook
+
+
 def _one_line_warning(message: Warning | str, category: type, *_args: object, **_kw: object) -> str:
     return f"rummyzoo: warning: {message}\n"
 
@@ -80,9 +106,14 @@ def main(argv: list[str] | None = None) -> int:
     # run), where nothing else handles it: Python's default would end the process at once,
     # its worker processes left playing on
     sigterm = None
+    unraisable_hook = stops_again = sys.unraisablehook
+    stops_pending: list[threading.Timer] = []
     main_thread = threading.current_thread() is threading.main_thread()
-    if main_thread and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        sigterm = signal.signal(signal.SIGTERM, _terminated)
+    if main_thread:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            sigterm = signal.signal(signal.SIGTERM, _terminated)
+        stops_again = _stops_again(unraisable_hook, stops_pending)  # type: ignore[assignment]
+        sys.unraisablehook = stops_again
     try:
         return int(args.func(args) or 0)
     except UnicodeEncodeError as exc:  # before ValueError: it is one
@@ -121,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # so that Python's exit flush does not fail too
         return 141
     finally:
+        for again in stops_pending:  # the command ended before the stop came again
+            again.cancel()
+        if sys.unraisablehook is stops_again:  # (unless something else replaced it since)
+            sys.unraisablehook = unraisable_hook
         if sigterm is not None:
             signal.signal(signal.SIGTERM, sigterm)
 

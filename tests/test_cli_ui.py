@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import stat
+import sys
 import time
 from pathlib import Path
 
@@ -923,3 +925,32 @@ def test_sigterm_stops_the_arena_and_its_worker_processes(tmp_path) -> None:
     assert "interrupted; terminated" in err and "Traceback" not in err, err
     assert not alive, [p.pid for p in alive]
     assert took < 10, f"the workers finished their deals first ({took:.0f} s)"
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stop_that_lands_in_a_del_still_stops_the_command(monkeypatch, capsys, signum, code):
+    """Ctrl-C or SIGTERM whose KeyboardInterrupt lands in a ``__del__`` (or a weakref
+    callback), where Python prints it and goes on: the command used to run on to its end."""
+    from rummyzoo.cli import curves
+
+    class Landing:
+        def __del__(self) -> None:
+            signal.raise_signal(signum)  # its handler raises here, inside __del__
+
+    lines_after = []
+
+    def command(args) -> int:
+        Landing()  # freed at once
+        for i in range(1000):  # 2 seconds or more
+            lines_after.append(i)
+            time.sleep(0.002)
+        return 0
+
+    monkeypatch.setattr(curves, "run", command)
+    hook = sys.unraisablehook
+    assert main(["curves", "no-such-run", "--out", "x.png"]) == code
+    assert len(lines_after) < 1000  # stopped in the loop, not after it
+    err = capsys.readouterr().err
+    assert "Exception ignored" not in err and "interrupted" in err
+    assert sys.unraisablehook is hook  # put back
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
