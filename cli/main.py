@@ -91,6 +91,18 @@ def _stops_again(previous: object, pending: list[threading.Timer]) -> object:
     return hook
 
 
+def _notes(exc: BaseException) -> str:
+    return "".join(f" ({note})" for note in getattr(exc, "__notes__", ()))
+
+
+def _agent_failed(command: str, exc: BaseException) -> int:
+    """An agent's own bug (whatever its type): its traceback, to find it by, then one line
+    naming the agent; exit 1."""
+    traceback.print_exception(exc, file=sys.stderr)
+    print(f"rummyzoo {command}: error: an agent failed: {exc}{_notes(exc)}", file=sys.stderr)
+    return 1
+
+
 def _one_line_warning(message: Warning | str, category: type, *_args: object, **_kw: object) -> str:
     return f"rummyzoo: warning: {message}\n"
 
@@ -133,12 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         PermissionError,
     ) as exc:  # bad input, or a path that cannot be what the command needs: one line
         # with the notes it gathered on the way
-        notes = "".join(f" ({note})" for note in getattr(exc, "__notes__", ()))
-        if is_agent_failure(exc):  # an agent's own bug: its traceback, to find it by
-            traceback.print_exception(exc, file=sys.stderr)
-            print(f"rummyzoo {args.command}: error: an agent failed: {exc}{notes}", file=sys.stderr)
-            return 1
-        print(f"rummyzoo {args.command}: error: {exc}{notes}", file=sys.stderr)
+        if is_agent_failure(exc):
+            return _agent_failed(args.command, exc)
+        print(f"rummyzoo {args.command}: error: {exc}{_notes(exc)}", file=sys.stderr)
         return 2
     except ProcessDied as exc:  # a process of the command's games ended under it: one line
         print(f"rummyzoo {args.command}: error: {exc}", file=sys.stderr)
@@ -151,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that Python's exit flush does not fail too
         return 141
+    except Exception as exc:  # an agent's own error of any other type, too
+        if not is_agent_failure(exc):
+            raise
+        return _agent_failed(args.command, exc)
     finally:
         for again in stops_pending:  # the command ended before the stop came again
             again.cancel()

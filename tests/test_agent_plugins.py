@@ -204,6 +204,18 @@ class Failing(BasePolicy):
         raise ValueError("my bug")
 
 
+class FailingRuntime(Failing):
+    def act(self, observation, action_mask, rng):
+        raise RuntimeError("my bug")
+
+
+class Exiting(Failing):
+    def act(self, observation, action_mask, rng):
+        import sys
+
+        sys.exit(3)
+
+
 class FailingBatch(Failing):
     # decides for many games at once, and fails there
     uses_rng = False
@@ -499,22 +511,31 @@ def test_a_subproc_game_that_fails_as_it_starts_its_next_game_raises_at_once(plu
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_the_cli_names_the_agent_that_raised(plugin_dir, capsys, workers) -> None:
-    """An agent's own bug (a ValueError here) is no error of the command's input: its
-    traceback, down to the agent's line, then one line naming the agent; exit 1 (it was shown
-    as bad input, one line and exit 2)."""
+@pytest.mark.parametrize(
+    "agent, message, line",
+    [
+        ("Failing", "my bug", 'raise ValueError("my bug")'),
+        ("FailingRuntime", "my bug", 'raise RuntimeError("my bug")'),
+        ("Exiting", r"sys\.exit\(3\) was called", "sys.exit(3)"),
+    ],
+)
+def test_the_cli_names_the_agent_that_raised(plugin_dir, capsys, workers, agent, message, line):
+    """An agent's own bug is no error of the command's input: its traceback, down to the
+    agent's line, then one line naming the agent; exit 1 (a ValueError was shown as bad input,
+    one line and exit 2; an error of another type, or the agent's ``sys.exit()``, as a bare
+    traceback without the line)."""
     module = plugin_dir("rz_failing", FAILING_SOURCE)
-    argv = ["arena", "knock_rummy", "--agents", "random", f"{module}:Failing", "--deals", "4"]
+    argv = ["arena", "knock_rummy", "--agents", "random", f"{module}:{agent}", "--deals", "4"]
     assert cli.main([*argv, "--workers", str(workers), "--quiet"]) == 1
     err = capsys.readouterr().err.strip()
     last = err.splitlines()[-1]
     assert re.fullmatch(
-        rf"rummyzoo arena: error: an agent failed: my bug \(raised by agent '{module}:Failing' "
-        r"\(seat [01]\) while choosing its action\)",
+        rf"rummyzoo arena: error: an agent failed: {message} \(raised by agent "
+        rf"'{module}:{agent}' \(seat [01]\) while choosing its action\)",
         last,
     ), last
     assert err.startswith("Traceback (most recent call last):") or workers > 1, err
-    assert 'raise ValueError("my bug")' in err, err  # the agent's own line, from its process
+    assert line in err, err  # the agent's own line, from its process
 
 
 def test_bad_input_stays_one_line_and_exit_2(capsys) -> None:
