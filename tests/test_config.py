@@ -21,6 +21,8 @@ from rummyzoo.training.config import (
 )
 from rummyzoo.training.train import resume_run, train_from_file
 
+REPO = Path(__file__).resolve().parent.parent
+
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 #: A small valid config (cheap to train, should a broken check let it through).
@@ -643,3 +645,52 @@ def test_a_number_with_colons_is_refused_not_read_in_base_60(tmp_path):
     assert (
         load_config(CONFIGS / "smoke_ppo.yaml", ["hyperparams.gamma=0.9"]).hyperparams.gamma == 0.9
     )
+
+
+def test_every_config_key_says_what_it_does():
+    """The configuration reference is written from the fields' docstrings: a key without one
+    would be a row that says nothing."""
+    from rummyzoo.training.config_docs import SECTIONS
+
+    missing = [
+        f"{key or 'top level'}.{name}"
+        for key, _, model in SECTIONS
+        for name, field in model.model_fields.items()
+        if not (field.description or "").strip()
+    ]
+    assert not missing
+
+
+def test_the_configuration_reference_covers_every_section_and_is_current():
+    """``docs/config.md`` is what ``python -m rummyzoo.training.config_docs`` writes now, and
+    its sections reach every model a config holds."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from rummyzoo.training.config import RunConfig
+    from rummyzoo.training.config_docs import SECTIONS, reference_markdown
+
+    listed = {model for _, _, model in SECTIONS}
+    seen: set[type] = set()
+
+    def walk(model: type[BaseModel]) -> None:
+        seen.add(model)
+        for field in model.model_fields.values():
+            stack = [field.annotation]
+            while stack:
+                kind = stack.pop()
+                if isinstance(kind, type) and issubclass(kind, BaseModel):
+                    if kind not in seen:
+                        walk(kind)
+                else:
+                    stack.extend(typing.get_args(kind))
+
+    walk(RunConfig)
+    assert seen == listed
+    page = (REPO / "docs" / "config.md").read_text(encoding="utf-8")
+    assert page == reference_markdown(), (
+        "docs/config.md is out of date: python -m rummyzoo.training.config_docs > docs/config.md"
+    )
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "(docs/config.md)" in readme

@@ -53,7 +53,9 @@ def _takes_bool(annotation: Any) -> bool:
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, allow_inf_nan=False, use_attribute_docstrings=True
+    )
 
     @field_validator("*", mode="before")
     @classmethod
@@ -71,7 +73,10 @@ class NetArch(Strict):
     """Separate layer sizes for the policy and value networks (PPO)."""
 
     pi: list[Annotated[int, Field(gt=0)]] = [256, 256]
+    """Hidden layer sizes of the policy network (of the context network with ``network:
+    cards`` or ``actions``)."""
     vf: list[Annotated[int, Field(gt=0)]] = [256, 256]
+    """Hidden layer sizes of the value network."""
 
 
 class PolicyKwargs(Strict):
@@ -99,36 +104,60 @@ class PPOHyperparams(Strict):
     """MaskablePPO hyperparameters (names as in stable-baselines3)."""
 
     learning_rate: float = Field(3e-4, gt=0)
+    """Adam's step size."""
     n_steps: int = Field(512, gt=0)
+    """Steps each game plays per rollout: a rollout is ``n_steps x n_envs`` learner steps."""
     batch_size: int = Field(256, ge=2)
-    """At least 2: the advantages are normalised over each minibatch (one sample has no spread,
-    and its NaN would reach the weights)."""
+    """Minibatch size of the updates; at least 2: the advantages are normalised over each
+    minibatch (one sample has no spread, and its NaN would reach the weights)."""
     n_epochs: int = Field(5, gt=0)
+    """Passes over each rollout, in minibatches of ``batch_size``."""
     gamma: float = Field(0.995, gt=0, le=1)
+    """Discount factor."""
     gae_lambda: float = Field(0.95, gt=0, le=1)
+    """Lambda of the generalized advantage estimate (1: the whole discounted return)."""
     clip_range: float = Field(0.2, gt=0)
+    """How far the probability ratio of an action may move before PPO's objective is clipped."""
     ent_coef: float = Field(0.01, ge=0)
+    """Weight of the entropy bonus (over the legal actions)."""
     vf_coef: float = Field(0.5, ge=0)
+    """Weight of the value loss."""
     max_grad_norm: float = Field(0.5, gt=0)
+    """Gradients are clipped to this global norm."""
     target_kl: float | None = Field(None, gt=0)
+    """An update stops its epochs early once the approximate KL divergence from the rollout's
+    policy passes 1.5 times this; None: never."""
 
 
 class DQNHyperparams(Strict):
     """Masked DQN hyperparameters (names as in stable-baselines3)."""
 
     learning_rate: float = Field(1e-4, gt=0)
+    """Adam's step size."""
     buffer_size: int = Field(100_000, gt=0)
+    """Transitions the replay buffer holds (the oldest leave first)."""
     learning_starts: int = Field(5_000, ge=0)
+    """Steps played (random legal actions) before the first update."""
     batch_size: int = Field(128, gt=0)
+    """Transitions per gradient step."""
     tau: float = Field(1.0, gt=0, le=1)
+    """How much of the network the target network takes at each of its updates (1: a copy)."""
     gamma: float = Field(0.99, gt=0, le=1)
+    """Discount factor."""
     train_freq: int = Field(4, gt=0)
+    """Steps between updates."""
     gradient_steps: int = Field(1, gt=0)
+    """Gradient steps per update."""
     target_update_interval: int = Field(5_000, gt=0)
+    """Steps between updates of the target network."""
     exploration_fraction: float = Field(0.3, gt=0, le=1)
+    """Share of ``n_timesteps`` over which epsilon falls from its initial to its final value."""
     exploration_initial_eps: float = Field(1.0, ge=0, le=1)
+    """Epsilon at the start: the chance that a step plays a random legal action."""
     exploration_final_eps: float = Field(0.05, ge=0, le=1)
+    """Epsilon once it has fallen, to the end of the run."""
     max_grad_norm: float = Field(10.0, gt=0)
+    """Gradients are clipped to this global norm."""
 
 
 class OpponentSpec(Strict):
@@ -136,7 +165,10 @@ class OpponentSpec(Strict):
     checkpoint path) or ``self`` for the self-play snapshot pool, with a sampling weight."""
 
     name: str = Field(min_length=1)
+    """The agent (``random``, a heuristic such as ``knock.greedy``, a checkpoint), or
+    ``self``."""
     weight: float = Field(1.0, gt=0)
+    """Its share of the draws, relative to the other entries' weights."""
 
 
 class SelfPlay(Strict):
@@ -206,6 +238,7 @@ class Evaluation(Strict):
     """Periodic evaluation against fixed baselines (duplicate deals, seat rotation)."""
 
     opponents: list[str] = ["random"]
+    """The baselines each evaluation plays (agent names or checkpoints), each once."""
     deals: int = Field(100, gt=0)
     """Duplicate deals per opponent (each played once per seat rotation)."""
 
@@ -261,8 +294,11 @@ class Pretrain(Strict):
     decisions: int = Field(50_000, gt=0)
     """Teacher decisions recorded in the learner's seat (the last game is played out)."""
     epochs: int = Field(5, gt=0)
+    """Passes over the recorded decisions."""
     batch_size: int = Field(256, gt=0)
+    """Decisions per gradient step."""
     learning_rate: float = Field(1e-3, gt=0)
+    """Adam's step size for the warm start."""
     margin: float = Field(0.05, gt=0)
     """DQN: how far (in reward units, after ``reward_scale``) the fit puts Q of the teacher's
     action above every other legal action's."""
@@ -527,10 +563,13 @@ class RllibSettings(Strict):
     num_envs_per_env_runner: int = Field(1, ge=1)
     """Games each sampling process plays at once."""
     num_cpus_per_env_runner: float = Field(1, gt=0)
+    """CPUs Ray sets aside for each sampling process."""
     num_learners: int = Field(0, ge=0)
     """Training processes (0: update in the driver process)."""
     num_cpus_per_learner: float = Field(1, gt=0)
+    """CPUs Ray sets aside for each training process."""
     num_gpus_per_learner: float = Field(0, ge=0)
+    """GPUs (or a share of one) for each training process."""
     address: str | None = None
     """Ray cluster to join (``auto``, ``ray://host:10001`` or ``host:6379``); None: the
     ``RAY_ADDRESS`` environment variable if set, else a local Ray started for the run."""
@@ -562,7 +601,9 @@ class RunConfig(Strict):
     """A training run."""
 
     variant: str = "knock_rummy"
+    """The game: ``knock_rummy``, ``ditch_rummy`` or ``rummy500``."""
     num_players: int = Field(2, ge=2, le=8)
+    """Players at the table (within the variant's own limits)."""
     env_options: dict[str, Any] = {}
     """Rules options of the variant (see its docs page)."""
     reward: Literal[REWARD_MODES] = "scaled"  # the env's modes, one list
@@ -580,6 +621,7 @@ class RunConfig(Strict):
     ``ditch_hand_points``), or none
     (see the seat env and :mod:`rummyzoo.agents.features`)."""
     algo: Literal["ppo", "dqn"] = "ppo"
+    """``ppo``: MaskablePPO; ``dqn``: DQN over the legal actions."""
     backend: Literal["sb3", "rllib"] = "sb3"
     """``sb3``: stable-baselines3 in this process (the batched engine); ``rllib``: Ray RLlib's
     multi-agent PPO on its current API stack, from one machine to a cluster (``rllib:``
@@ -589,6 +631,7 @@ class RunConfig(Strict):
     n_timesteps: int = Field(200_000, gt=0)
     """Learner environment steps (decisions) to train for."""
     seed: int = Field(0, ge=0, le=2**32 - 1)
+    """Seed of the run: its deals, networks and draws (a seeded run on CPU is the same run)."""
     n_envs: int = Field(4, gt=0)
     """Games played at once (with ``vec_env: batched``, the games of the vector engine)."""
     vec_env: Literal["batched", "dummy", "subproc"] = "batched"
@@ -619,11 +662,17 @@ class RunConfig(Strict):
     hyperparams: PPOHyperparams | DQNHyperparams | None = Field(None, validate_default=True)
     """Algorithm hyperparameters; defaults of the chosen algorithm when omitted."""
     policy_kwargs: PolicyKwargs = PolicyKwargs()
+    """The networks (PPO's policy and value, DQN's Q)."""
     opponents: list[OpponentSpec] = [OpponentSpec(name="random")]
+    """The weighted mixture that the learner's opponents are drawn from, a seat at a time."""
     self_play: SelfPlay = SelfPlay()
+    """The snapshot pool that ``self`` entries draw from."""
     league: League = League()
+    """How the opponents are drawn from the mixture."""
     evaluation: Evaluation = Evaluation()
+    """The evaluations during training."""
     checkpoints: Checkpoints = Checkpoints()
+    """The checkpoints during training."""
     pretrain: Pretrain | None = None
     """Behaviour-cloning warm start, or none."""
     log_interval: int = Field(1, gt=0)
