@@ -181,7 +181,20 @@ def test_ppo_is_warned_where_its_rollout_and_its_minibatches_or_steps_do_not_fit
     assert big.startswith("hyperparams.batch_size (512) is larger than a rollout (n_steps x "
                           "n_envs = 128 steps): every update takes the whole rollout")  # fmt: skip
     assert warned("n_timesteps=100000", "n_envs=1") == []  # 100,032 steps: within 1%
-    for name in ("knock_ppo", "ditch_ppo", "rummy500_ppo", "knock_4p_ppo"):  # shipped: quiet
+    # DQN collects whole rounds of train_freq steps in every game: it overshot without a word
+    dqn = load_config(str(CONFIGS / "smoke_dqn.yaml"), ["n_timesteps=131"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _warn_rollout_misfits(dqn)
+    unit = dqn.hyperparams.train_freq * dqn.n_envs
+    whole = -(-131 // unit) * unit
+    assert whole - 131 > 1.31  # (the setup the check is for)
+    assert [str(w.message) for w in caught] == [
+        f"n_timesteps (131) is not a whole number of rounds (train_freq x n_envs = {unit} "
+        f"steps): the run trains {whole} steps"
+    ]
+    shipped = ("knock_ppo", "ditch_ppo", "rummy500_ppo", "knock_4p_ppo", "knock_dqn", "ditch_dqn")
+    for name in (*shipped, "rummy500_dqn"):  # shipped: quiet
         config = load_config(str(CONFIGS / f"{name}.yaml"), [])
         with warnings.catch_warnings():
             warnings.simplefilter("error")

@@ -323,6 +323,11 @@ def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:
     before = _digest(run)
     assert main(["train", "--resume", str(run)]) == 0
     assert "is finished: 256 of 256 steps done" in capsys.readouterr().err
+    assert main(["train", "--resume", str(run), "--set", "n_timesteps=200"]) == 0
+    assert (
+        "is finished: it trained 256 steps, more than n_timesteps (200); nothing to train "
+        "(raise n_timesteps above 256 with --set to continue it)"
+    ) in capsys.readouterr().err
     assert main(["train", "--resume", str(run), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["finished_before"]  # stdout is the JSON alone
     assert _digest(run) == before
@@ -626,6 +631,33 @@ def test_a_dqn_resume_without_its_replay_buffer_refills_it_before_it_learns(
     assert updates and min(updates) > 384 + 64 and max(updates) <= 512
 
 
+def test_a_finished_run_extended_and_stopped_keeps_no_summary_of_its_first_end(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """The summary of a finished run described it at its first end once an extension of it
+    was stopped, and ``evaluate`` recalled that run (256 steps) for a checkpoint of 384."""
+    run = tmp_path / "run"
+    train_from_file(SMOKE, ["env_options.target_score=null"], str(run), ["t"], progress="off")
+    assert json.loads((run / "summary.json").read_text())["steps"] == 256
+    on_step = callbacks.RunCallback._on_step
+
+    def stopped_past_384(self):
+        if self.num_timesteps > 400:
+            raise KeyboardInterrupt
+        return on_step(self)
+
+    monkeypatch.setattr(callbacks.RunCallback, "_on_step", stopped_past_384)
+    with pytest.raises(KeyboardInterrupt):
+        resume_run(str(run), ["n_timesteps=640"], ["t"], progress="off")
+    assert json.loads((run / "state.json").read_text())["steps"] == 384
+    assert not (run / "summary.json").exists()
+    last = run / "checkpoints" / "last.rz"
+    capsys.readouterr()
+    assert main(["evaluate", str(last), "--deals", "2", "--workers", "1", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "trained 384 steps" in out and "256 steps" not in out, out
+
+
 def test_a_finished_run_extended_takes_the_snapshot_and_checkpoint_due_where_it_ended(
     tmp_path,
 ) -> None:
@@ -765,6 +797,10 @@ def test_a_run_in_training_cannot_be_trained_again_at_once(tmp_path, monkeypatch
     held = pytest.raises(ValueError, match=r"is being trained by another process \(pid \d+\)")
     with run_lock(run), held:  # as a run still training holds it
         resume_run(str(run), [], ["test"], progress="off")
+    assert _digest(run) == before
+    # a new run into it is told so too (it was told to resume, which is refused)
+    with run_lock(run), held:
+        train_from_file(SMOKE, [], str(run), ["test"], progress="off")
     assert _digest(run) == before
     assert resume_run(str(run), [], ["test"], progress="off")["steps"] == 512  # once it is free
 

@@ -301,9 +301,14 @@ def fresh_run_dir(run_dir: Path) -> None:
 
 def finished_run(run_dir: Path, steps_done: int, n_timesteps: int) -> dict[str, Any]:
     """The summary of a run resumed with nothing left to train (it is left alone)."""
+    done = (
+        f"{steps_done:,} of {n_timesteps:,} steps done"
+        if steps_done <= n_timesteps
+        else f"it trained {steps_done:,} steps, more than n_timesteps ({n_timesteps:,})"
+    )
     print(
-        f"{run_dir} is finished: {steps_done:,} of {n_timesteps:,} steps done; "
-        "nothing to train (raise n_timesteps with --set to continue it)",
+        f"{run_dir} is finished: {done}; nothing to train (raise n_timesteps above "
+        f"{steps_done:,} with --set to continue it)",
         file=sys.stderr,
         flush=True,
     )
@@ -338,10 +343,13 @@ def read_summary(run_dir: Path) -> dict[str, Any]:
 
 def rewind_run(run_dir: Path, steps_done: int) -> None:
     """A resumed run's TensorBoard and sample games as they were at its checkpoint: what was
-    logged or played after it is logged and played again from there."""
+    logged or played after it is logged and played again from there. The summary of a run
+    that had finished goes: the run goes on, and its summary is written again when it
+    finishes (until then ``evaluate`` would recall a run that stopped at fewer steps)."""
     truncate_tensorboard(run_dir / "tb", steps_done)
     rewind_best(run_dir, steps_done)
     (run_dir / "evaluations.json").unlink(missing_ok=True)  # state.json's are the checkpoint's
+    (run_dir / "summary.json").unlink(missing_ok=True)
     for game in (run_dir / "games").glob("sample_*.json"):
         if int(game.stem.split("_")[1]) > steps_done:
             game.unlink()

@@ -527,13 +527,15 @@ def train_from_file(
     target = Path(run_dir) if run_dir else new_run_dir(config, config_path)
     if target.exists() and not target.is_dir():
         raise ValueError(f"the run folder {target} is a file: name a folder (new or empty)")
-    if (target / "config.yaml").exists():
-        raise ValueError(f"{target} already holds a run; use --resume {target} to continue it")
-    if target.is_dir() and any(p.name != LOCK_FILE for p in target.iterdir()):
-        raise ValueError(
-            f"the run folder {target} is not empty: name a folder (new or empty) for the run"
-        )
+    # the lock first: a run that another process trains is said to be so (--resume, which
+    # the checks below advise, would be refused for it)
     with _resumable(target), run_lock(target):
+        if (target / "config.yaml").exists():
+            raise ValueError(f"{target} already holds a run; use --resume {target} to continue it")
+        if any(p.name != LOCK_FILE for p in target.iterdir()):
+            raise ValueError(
+                f"the run folder {target} is not empty: name a folder (new or empty) for the run"
+            )
         return train(config, target, argv=argv, progress=progress, progress_every=progress_every)
 
 
@@ -571,30 +573,33 @@ def steps_at_end(config: RunConfig, steps_done: int = 0) -> int:
 
 def _warn_rollout_misfits(config: RunConfig) -> None:
     """Warn where PPO's rollout (``n_steps x n_envs`` steps) and the settings around it do not
-    fit: minibatches that do not divide it, or a step count it overshoots by more than 1%."""
-    if config.algo != "ppo":
-        return
+    fit: minibatches that do not divide it; or where a run overshoots its step count by more
+    than 1%, as it collects whole rounds (PPO: rollouts; DQN: ``train_freq x n_envs`` steps)."""
     spec = config.hyperparams
-    rollout = spec.n_steps * config.n_envs
-    if spec.batch_size > rollout:
-        warnings.warn(
-            f"hyperparams.batch_size ({spec.batch_size:,}) is larger than a rollout (n_steps x "
-            f"n_envs = {rollout:,} steps): every update takes the whole rollout as one "
-            "minibatch; lower batch_size or raise n_steps or n_envs",
-            stacklevel=3,
-        )
-    elif rollout % spec.batch_size:
-        warnings.warn(
-            f"hyperparams.batch_size ({spec.batch_size:,}) does not divide a rollout (n_steps x "
-            f"n_envs = {rollout:,} steps): each epoch ends with a minibatch of "
-            f"{rollout % spec.batch_size:,}",
-            stacklevel=3,
-        )
+    if config.algo == "ppo":
+        rollout = spec.n_steps * config.n_envs
+        unit = f"rollouts (n_steps x n_envs = {rollout:,} steps)"
+        if spec.batch_size > rollout:
+            warnings.warn(
+                f"hyperparams.batch_size ({spec.batch_size:,}) is larger than a rollout (n_steps "
+                f"x n_envs = {rollout:,} steps): every update takes the whole rollout as one "
+                "minibatch; lower batch_size or raise n_steps or n_envs",
+                stacklevel=3,
+            )
+        elif rollout % spec.batch_size:
+            warnings.warn(
+                f"hyperparams.batch_size ({spec.batch_size:,}) does not divide a rollout (n_steps "
+                f"x n_envs = {rollout:,} steps): each epoch ends with a minibatch of "
+                f"{rollout % spec.batch_size:,}",
+                stacklevel=3,
+            )
+    else:
+        unit = f"rounds (train_freq x n_envs = {spec.train_freq * config.n_envs:,} steps)"
     whole = steps_at_end(config)
     if whole - config.n_timesteps > 0.01 * config.n_timesteps:  # (a shipped config's is less)
         warnings.warn(
-            f"n_timesteps ({config.n_timesteps:,}) is not a whole number of rollouts (n_steps x "
-            f"n_envs = {rollout:,} steps): the run trains {whole:,} steps",
+            f"n_timesteps ({config.n_timesteps:,}) is not a whole number of {unit}: the run "
+            f"trains {whole:,} steps",
             stacklevel=3,
         )
 
