@@ -239,7 +239,7 @@ def read_trusted_meta(path: str | Path) -> dict[str, Any]:
 
     :raises CheckpointError: missing file, not a zip, no or unreadable metadata.
     """
-    from rummyzoo.agents.safe import MAX_META_BYTES, read_member
+    from rummyzoo.agents.safe import MAX_META_BYTES, check_whole, read_member
 
     path = Path(path)
     head = file_head(path, "last.zip")
@@ -250,6 +250,7 @@ def read_trusted_meta(path: str | Path) -> dict[str, Any]:
         )
     try:
         with zipfile.ZipFile(path) as archive:
+            check_whole(archive)
             names = archive.namelist()
             if META_NAME not in names:
                 raise CheckpointError(

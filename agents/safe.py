@@ -390,6 +390,18 @@ def _refuse_pickles(path: Path, names: list[str]) -> None:
         )
 
 
+def check_whole(archive: zipfile.ZipFile) -> None:
+    """Refuse (``zipfile.BadZipFile``) an archive that does not start where its file does: a
+    checkpoint is never preceded by other bytes, but a truncated one whose last bytes end a zip
+    stored inside it (the torch files of a stable-baselines3 zip are zips) reads as that inner
+    zip, and its members would be taken for the checkpoint's."""
+    infos = archive.infolist()
+    if infos and min(info.header_offset for info in infos) != 0:
+        raise zipfile.BadZipFile(
+            "its last bytes end another zip stored inside it (the file is cut short)"
+        )
+
+
 def read_member(archive: zipfile.ZipFile, name: str, limit: int, path: Path) -> bytes:
     """A member's bytes, read up to the size its zip entry gives (``limit`` at most) and only
     where that size is not many times the bytes it takes in the file beyond
@@ -435,6 +447,7 @@ def open_checkpoint(path: str | Path, weights: bool = True) -> tuple[CheckpointM
         )
     try:
         with zipfile.ZipFile(path) as archive:
+            check_whole(archive)
             names = archive.namelist()
             _refuse_pickles(path, names)
             if META_NAME not in names:

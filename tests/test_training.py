@@ -464,6 +464,25 @@ def test_checkpoint_errors_are_clear(tmp_path, capsys):
         read_meta(corrupt)
     with pytest.raises(CheckpointError, match="is a directory, not a checkpoint file"):
         read_meta(tmp_path)
+    # a resume file cut right after a torch file stored in it (itself a zip) read as that zip,
+    # and was called no rummyzoo checkpoint
+    from rummyzoo.agents.checkpoints import read_trusted_meta
+
+    whole = run / "checkpoints" / "last.zip"
+    with zipfile.ZipFile(whole) as archive:
+        inner = archive.getinfo("policy.pth")
+    assert inner.compress_type == zipfile.ZIP_STORED
+    data = whole.read_bytes()
+    at = inner.header_offset
+    start = at + 30 + int.from_bytes(data[at + 26 : at + 28], "little")
+    start += int.from_bytes(data[at + 28 : at + 30], "little")
+    cut = tmp_path / "cut.zip"
+    cut.write_bytes(data[: start + inner.compress_size])
+    with zipfile.ZipFile(cut) as misread:  # (the setup the check is for)
+        assert "rummyzoo.json" not in misread.namelist()
+    with pytest.raises(CheckpointError, match=r"cut.zip is truncated or damaged: .*cut short"):
+        read_trusted_meta(cut)
+    assert read_trusted_meta(whole)["algo"] == "dqn"
     # the run's checkpoints/ folder itself: the file inside it is suggested
     folder = last.parent
     with pytest.raises(CheckpointError) as err:
