@@ -329,7 +329,9 @@ def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:
         "(raise n_timesteps above 256 with --set to continue it)"
     ) in capsys.readouterr().err
     assert main(["train", "--resume", str(run), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["finished_before"]  # stdout is the JSON alone
+    again = json.loads(capsys.readouterr().out)  # stdout is the JSON alone
+    assert again["finished_before"] and again["steps"] == 256 and again["resumed"]
+    assert again["steps_this_session"] == 0 and again["seconds_this_session"] == 0  # this one's
     assert _digest(run) == before
     # A larger target continues from the real step count.
     more = resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")

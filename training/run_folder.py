@@ -312,9 +312,12 @@ def finished_run(run_dir: Path, steps_done: int, n_timesteps: int) -> dict[str, 
         file=sys.stderr,
         flush=True,
     )
+    # this session trained nothing: the run's summary with this session's figures
+    session = {"steps_this_session": 0, "seconds_this_session": 0.0, "resumed": True}
     if (run_dir / "summary.json").exists():
-        return {**read_summary(run_dir), "finished_before": True}
-    return {"run_dir": str(run_dir), "steps": steps_done, "finished_before": True}
+        # (the RL phase's time and rate are the session's that finished the run)
+        return {**read_summary(run_dir), **session, "finished_before": True}
+    return {"run_dir": str(run_dir), "steps": steps_done, **session, "finished_before": True}
 
 
 def read_summary(run_dir: Path) -> dict[str, Any]:
