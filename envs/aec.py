@@ -10,6 +10,7 @@ lives in the layers below.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
@@ -141,10 +142,12 @@ class RummyEnv(AECEnv):
             options = dict(options)
             deck = options.pop("deck", None)
             if options:
-                # PettingZoo's api_test passes arbitrary options; say so rather than fail.
+                # PettingZoo's api_test passes arbitrary options; say so rather than fail, at
+                # the caller's line (env()'s wrapper is a frame more: each line of a script
+                # with a misspelt key is warned once, not only the first)
                 warnings.warn(
                     f"reset ignores unknown option(s): {', '.join(sorted(options))} (valid: deck)",
-                    stacklevel=2,
+                    stacklevel=_outside_this_module(),
                 )
         self.match.reset(seed, deck)  # validates everything before it changes anything
         agents = self.agents = self.possible_agents[:]
@@ -287,6 +290,15 @@ class _OrderEnforcingAgents(AECOrderEnforcingIterable):
                 raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
             wrapper._has_updated = False
             yield raw.agent_selection
+
+
+def _outside_this_module() -> int:
+    """The ``stacklevel`` of a warning given here that names the first caller outside this
+    module (the user's line, through however many of its frames)."""
+    level, frame = 2, sys._getframe(2)  # (the frame of the function that warns is level 1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        level, frame = level + 1, frame.f_back
+    return level
 
 
 class RummyOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):

@@ -66,10 +66,22 @@ def parse_cards(text: str | Iterable[str]) -> list[int]:
     """Parse ``"As 2s 3s"`` (or a list of card strings) into a list of card ids, in order."""
     if isinstance(text, str):
         parts = text.replace(",", " ").split()
+    elif isinstance(text, (set, frozenset, dict)):  # (no order to keep)
+        raise ValueError(
+            f"cards must be a string or a list of card strings, in order; got a "
+            f"{type(text).__name__}, which has no order"
+        )
     elif isinstance(text, Iterable):
         parts = list(text)
     else:
         raise ValueError(f"cards must be a string or a list of card strings, got {text!r}")
+    for part in parts:
+        if not isinstance(part, str):
+            if isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_)):
+                raise ValueError(
+                    f"cards must be card strings, got {int(part)} (these are card ids already)"
+                )
+            raise ValueError(f"cards must be card strings, got {part!r}")
     return [parse_card(p) for p in parts]
 
 

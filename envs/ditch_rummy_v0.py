@@ -201,6 +201,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from rummyzoo.envs.aec import RummyEnv, VariantEnv, env_factory
+from rummyzoo.envs.core import check_action
 from rummyzoo.envs.ditch_rummy.rules import DitchRummyGame, DitchRummyRules
 from rummyzoo.envs.vector import vector_factory, with_vector_docs
 
@@ -215,7 +216,9 @@ class raw_env(VariantEnv):
 
     def describe_action(self, action: int) -> str:
         """The action's name with the cards it moves for the player to act now."""
-        return self.game.describe_action(self.hand_state, int(action))
+        return self.game.describe_action(
+            self.hand_state, check_action(action, self.game.num_actions)
+        )
 
 
 env = env_factory(raw_env, "Ditch Rummy")

@@ -549,8 +549,22 @@ def optimal_deadwood(cards: Iterable[int]) -> tuple[int, list[list[int]]]:
 
     Minimum total value of unmatched cards over all partitions of the hand into
     non-overlapping sets of 3-4 and runs of 3+ (aces low), with the melds chosen.
+
+    :raises ValueError: more than :data:`MAX_HAND_CARDS` cards (the exact search grows
+        exponentially with them: a whole deck would take hours; a hand of the games holds at
+        most 26).
     """
+    cards = list(cards)
+    if len(cards) > MAX_HAND_CARDS:
+        raise ValueError(
+            f"optimal_deadwood takes a hand of up to {MAX_HAND_CARDS} cards, got {len(cards)}: "
+            "the exact search grows exponentially with the cards"
+        )
     return knock_solver().solve(cards)
+
+
+#: The most cards :func:`optimal_deadwood` takes (32 take a few milliseconds).
+MAX_HAND_CARDS = 32
 
 
 def is_meld(cards: Iterable[int], ace: str = "low") -> bool:

@@ -50,6 +50,16 @@ def test_parse_rejects_non_cards(bad):
         parse_card(bad)
 
 
+def test_parse_cards_refuses_ids_and_sets():
+    """Card ids failed with an AttributeError; a set, which has no order, was read in its own."""
+    for bad in ([0, 1, 2], np.array([0, 51])):
+        with pytest.raises(ValueError, match=r"card strings, got 0 \(these are card ids already"):
+            parse_cards(bad)
+    with pytest.raises(ValueError, match="got a set, which has no order"):
+        parse_cards({"As", "2s"})
+    assert parse_cards(["As", "2s"]) == parse_cards("As 2s") == parse_cards(("As", "2s"))
+
+
 def test_vectors_and_masks():
     cards = parse_cards("As 2s 3s Kh")
     vec = hand_vector(cards)

@@ -98,6 +98,10 @@ def test_describe_action_names_the_cards():
     assert env.describe_action(env.action_index("end turn")) == "end turn (pass)"
     play(env, ["meld 0 1"])
     assert env.describe_action(env.action_index("single 0")) == "single 0: Ad (+10)"
+    # what is no action id is refused as step refuses it (a float, a bool, a string was read)
+    for bad in (1.7, True, "2", None, env.game.num_actions):
+        with pytest.raises(IllegalActionError):
+            env.describe_action(bad)
 
 
 def test_describe_action_for_the_other_seats_leaves_out_the_positions():

@@ -169,6 +169,12 @@ def test_bad_reset_input():
         env.reset(options={"dealer": 1})
     with pytest.raises(ValueError, match="seed must be"):
         env.reset(seed=-3)
+    # the warning names the caller's line, through env()'s wrapper too (it named the wrapper's,
+    # so Python showed it once for every misspelt reset of a program)
+    for made in (knock_rummy_v0.env(), knock_rummy_v0.raw_env()):
+        with pytest.warns(UserWarning, match="ignores unknown option") as caught:
+            made.reset(options={"dekc": []})
+        assert [w.filename for w in caught] == [__file__]
 
 
 def test_reward_modes():

@@ -561,3 +561,11 @@ def test_meld_rules_are_checked():
         with pytest.raises(ValueError):
             MeldRules(**bad)
     assert MeldRules(set_sizes=[3, 4]).set_sizes == (3, 4)
+
+
+def test_optimal_deadwood_refuses_more_than_a_hand():
+    """A whole deck ran for hours (the search is exact); 32 cards take milliseconds."""
+    points, _ = optimal_deadwood(list(range(32)))
+    assert points == 0  # every card of clubs and diamonds, and six hearts: all in runs
+    with pytest.raises(ValueError, match=r"up to 32 cards, got 52"):
+        optimal_deadwood(list(range(52)))
