@@ -693,6 +693,17 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
             return None
         return variant, players
 
+    def checkpoint_rules(path: str) -> dict[str, Any]:
+        """The options a checkpoint was trained with (none where it cannot be read: the game
+        then says why it cannot load it)."""
+        from rummyzoo.agents.checkpoints import read_meta
+
+        try:
+            options = read_meta(path).get("options")
+        except (OSError, ValueError):
+            return {}
+        return dict(options) if isinstance(options, dict) else {}
+
     @app.get("/play")
     def play_form() -> Any:
         chosen = request.args.get("opponent", "")
@@ -816,6 +827,8 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
         if not isinstance(options, dict):
             raise RequestError(400, f"options must be an object, got {options!r}")
         opponent, label = resolve_opponent(data.get("opponent", "random"))
+        if opponent.endswith(".rz"):  # a checkpoint plays the rules it learnt, unless told
+            options = {**checkpoint_rules(opponent), **options}
         try:
             game = WebGame(
                 variant, players, seat, opponent, label, options, seed, folder.root / "web_games"
@@ -843,7 +856,12 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
     def find_game(game_id: str) -> WebGame:
         game = games.get(game_id)
         if game is None:
-            raise RequestError(404, f"unknown game {game_id!r} (games live until the server stops)")
+            raise RequestError(
+                404,
+                f"unknown game {game_id!r}: a game lives until the server stops, or until a new "
+                f"one takes its place once {MAX_GAMES} are open (a finished or idle one); a "
+                "finished game's replay is in the runs folder's web_games/",
+            )
         return game
 
     @app.get("/api/games/<game_id>")
@@ -960,8 +978,16 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+    from http.server import HTTPServer
+
     try:
-        server.serve_forever()
+        # the standard library's loop, not werkzeug's, which returns quietly on Ctrl-C (and on
+        # SIGTERM, which the command raises as one): the stop reaches the command's end, which
+        # says so and exits 130 or 143 as every command does
+        if isinstance(server, HTTPServer):  # (werkzeug's servers are)
+            HTTPServer.serve_forever(server)
+        else:
+            server.serve_forever()
     finally:
         server.server_close()
     return 0

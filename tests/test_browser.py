@@ -11,6 +11,7 @@ import os
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,20 +147,30 @@ def test_replay_page_shows_the_replays_cards_and_scores(tmp_path, driver, view):
     check(0)
 
 
-def test_play_a_whole_game_in_the_browser(tmp_path, driver):
+def _start_knock_against_random(driver: Any, base: str, seed: str = "") -> Any:
+    """Start a Knock Rummy game against random play from the /play form; a waiter of 30 s
+    once the game's page shows it."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    driver.get(f"{base}/play")
+    Select(driver.find_element(By.ID, "variant")).select_by_visible_text("Knock Rummy")
+    Select(driver.find_element(By.ID, "opponent")).select_by_value("random")
+    driver.find_element(By.ID, "seed").send_keys(seed)  # none: the server draws one
+    driver.find_element(By.ID, "start").click()
+    wait = WebDriverWait(driver, 30)
+    wait.until(lambda d: "/play/" in d.current_url)
+    wait.until(lambda d: d.execute_script("return document.body.getAttribute('data-status')"))
+    return wait
+
+
+def test_play_a_whole_game_in_the_browser(tmp_path, driver):
+    from selenium.webdriver.common.by import By
 
     runs = tmp_path / "runs"
     runs.mkdir()
     with serve_in_thread(runs) as base:
-        driver.get(f"{base}/play")
-        Select(driver.find_element(By.ID, "variant")).select_by_visible_text("Knock Rummy")
-        Select(driver.find_element(By.ID, "opponent")).select_by_value("random")
-        driver.find_element(By.ID, "start").click()  # no seed: the server draws one
-        wait = WebDriverWait(driver, 30)
-        wait.until(lambda d: "/play/" in d.current_url)
-        wait.until(lambda d: d.execute_script("return document.body.getAttribute('data-status')"))
+        wait = _start_knock_against_random(driver, base)
         # the seed deals every hidden card: not shown while the game is played
         assert driver.find_element(By.ID, "seed").text == "seed shown when the game is over"
         # A typed move that is not legal: the terminal game's message, and the game goes on.
@@ -192,6 +203,33 @@ def test_play_a_whole_game_in_the_browser(tmp_path, driver):
     summary = verify_replay(saved[0])
     assert load_replay(saved[0])["agents"] == ["human", "random"]
     assert summary["moves"] >= moves
+
+
+def test_a_refused_click_shows_the_game_as_it_is_now(tmp_path, driver):
+    """A move made elsewhere (another tab, the API) left the page on the old decision: every
+    later click was refused with "decision 1 has passed" until the page was reloaded."""
+    from selenium.webdriver.common.by import By
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    with serve_in_thread(runs) as base:
+        wait = _start_knock_against_random(driver, base, "5")
+        status = "return document.body.getAttribute('data-status')"
+        wait.until(lambda d: d.execute_script(status) == "your_move")
+        game = driver.current_url.rstrip("/").rsplit("/", 1)[1]
+        with urllib.request.urlopen(f"{base}/api/games/{game}") as answer:
+            state = json.load(answer)
+        move = json.dumps({"move": state["legal"][0]["name"], "decision": state["decision"]})
+        request = urllib.request.Request(
+            f"{base}/api/games/{game}/move", move.encode(), {"Content-Type": "application/json"}
+        )
+        urllib.request.urlopen(request).close()  # played elsewhere: the page does not know
+        log = driver.find_element(By.ID, "log").text
+        driver.find_elements(By.CSS_SELECTOR, ".move-button")[0].click()
+        wait.until(lambda d: d.find_elements(By.ID, "error"))
+        assert "has passed" in driver.find_element(By.ID, "error").text
+        wait.until(lambda d: d.find_element(By.ID, "log").text != log)  # the game as it is
+        assert driver.find_element(By.ID, "error").text  # the message stays
 
 
 def test_tensorboard_serves_the_dashboard(tmp_path, driver):

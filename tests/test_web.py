@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 import re
+import signal
+import socket
 from collections import Counter
 from pathlib import Path
 
@@ -510,6 +512,23 @@ def test_a_run_pages_checkpoint_opens_the_form_at_its_own_game(runs):
     assert " selected>" not in plain.split('id="opponent"')[0] and 'value="2"></label>' in plain
 
 
+def test_a_checkpoint_plays_under_the_rules_it_learnt(runs):
+    """A checkpoint trained on hands of 7 cards was played on hands of 10 (the form sends no
+    rules options), with a warning on the server's console only; the rules a request sets
+    still win."""
+    from run_helpers import untrained_checkpoint
+
+    folder = runs / "r1" / "checkpoints"
+    folder.mkdir()
+    untrained_checkpoint(folder / "best.rz", ("env_options.hand_size=7",))
+    client = create_app(runs).test_client()
+    game = {"variant": "knock_rummy", "opponent": "r1/checkpoints/best.rz"}
+    for options, cards in (({"target_score": None}, 7), ({"hand_size": 10}, 10)):
+        response = client.post("/api/games", json={**game, "options": options})
+        assert response.status_code == 201, response.json
+        assert [s["count"] for s in response.json["table"]["seats"]] == [cards, cards]
+
+
 def test_a_damaged_game_is_named_as_the_page_names_it(runs):
     (runs / "r1" / "not_a_game.json").write_text("{}")
     response = create_app(runs).test_client().get("/runs/r1/game/not_a_game.json")
@@ -810,3 +829,46 @@ def test_an_opponent_that_fails_is_named_in_the_games_error(runs, monkeypatch):
     assert state["error"] == (
         "ValueError: web bug (raised by agent 'knock.greedy' (seat 1) while choosing its action)"
     ), state
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_serve_stopped_says_so_and_exits_as_every_command(tmp_path, signum, code):
+    """werkzeug's loop returned quietly on Ctrl-C (and on SIGTERM, raised as one): the command
+    ended with status 0, as if it had finished."""
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [
+        sys.executable,
+        "-m",
+        "rummyzoo.cli.main",
+        "serve",
+        str(tmp_path),
+        "--port",
+        str(port),
+    ]
+    # (SIGINT as a terminal sends it: Python's handler, not the ignored one of a background job)
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # until it answers
+            assert proc.poll() is None and time.monotonic() < deadline
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == code, err
+    assert "rummyzoo serve: interrupted" in err and "Traceback" not in err, err

@@ -55,7 +55,9 @@
     try {
       const r = await fetch(`/api/games/${GAME_ID}/move`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
       const data = await r.json();
-      if (!r.ok) { showError(data.error); return; }
+      // refused (a decision that has passed, say: the game went on elsewhere): the message,
+      // and the game as it is now, not the old decision's moves
+      if (!r.ok) { showError(data.error); refresh(); return; }
       message.replaceChildren();
       draw(data);
       if (data.status === "waiting") setTimeout(refresh, 300);  // the opponents still think
