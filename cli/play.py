@@ -184,7 +184,7 @@ def match_move(
     """
     key = _normalise(text)
     if not key:
-        return None, "type a move's number or name (help for the commands)"
+        return None, f"type a move's number or name ({where})"
     if key.isascii() and key.isdigit():  # not "²" or "①", which int() refuses
         digits = key.lstrip("0") or "0"
         if len(digits) > len(str(len(legal))):  # past the list (and int()'s digit limit)

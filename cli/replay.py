@@ -10,7 +10,14 @@ from typing import Any
 
 from rummyzoo.cli.common import Parents, output_file
 from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
-from rummyzoo.envs.replay import HandOver, Move, ReplaySimulation, load_replay, verify_replay
+from rummyzoo.envs.replay import (
+    HandOver,
+    Move,
+    ReplaySimulation,
+    hands_played,
+    load_replay,
+    verify_replay,
+)
 
 __all__ = ["STEP_PROMPT", "show_replay"]
 
@@ -189,11 +196,7 @@ def show_replay(
     output("")
     final = ", ".join(f"player_{s} {p:+g}" for s, p in enumerate(summary["final"]))
     if data.get("finished", True):
-        hands = f"{summary['hands']} hand(s)"
-        if len(data["decks"]) > summary["hands"]:  # the last hand dealt ended at the turn cap
-            hands = f"{len(data['decks'])} hand(s), the last cut short by the turn cap"
-        elif data.get("truncated"):
-            hands += ", stopped by the cap on hands"
+        hands = hands_played(data, summary["hands"])
         output(f"game over after {summary['moves']} moves, {hands}: {final}")
     else:
         output(

@@ -61,6 +61,8 @@ __all__ = ["create_app"]
 MOVE_TIMEOUT = 60.0
 #: Games kept in memory at once (the oldest finished ones make room first, then idle ones).
 MAX_GAMES = 64
+#: The log's last lines a game's state carries.
+LOG_LINES = 200
 #: Seconds without a request after which a game in play may make room for a new one.
 IDLE_LIMIT = 1800.0
 #: The largest JSON file whose keys a run's page reads to tell whether it is a replay saved
@@ -428,7 +430,9 @@ class WebGame:
             # the seed deals every hand and seeds the opponents: known, it shows their cards
             "seed": self.seed if over or self.seed_given else None,
             "status": "over" if over else ("your_move" if decision is not None else "waiting"),
-            "log": self.log[-200:],
+            "log": self.log[-LOG_LINES:],
+            # the number of the first line sent (the page's list numbers from it)
+            "log_start": max(len(self.log) - LOG_LINES, 0) + 1,
             "hands": [{k: h[k] for k in ("hand", "points", "totals")} for h in self.hands],
             "totals": totals,
             "error": self.error,

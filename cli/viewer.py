@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rummyzoo.envs.files import atomic_write_text
-from rummyzoo.envs.replay import load_replay, replay_frames
+from rummyzoo.envs.replay import hands_played, load_replay, replay_frames
 
 __all__ = ["page", "replay_page", "static_text", "write_replay_html"]
 
@@ -61,10 +61,15 @@ def replay_page(data: dict[str, Any], view: int | None = None, source: str = "<r
     seen = "every hand open" if view is None else f"player_{view}'s view"
     options = ", ".join(f"{k}={v!r}" for k, v in payload["options"].items()) or "default options"
     seed = "" if payload["seed"] is None else f"seed {payload['seed']} &middot; "
+    hands = (
+        hands_played(data, payload["hands"])
+        if data.get("finished", True)
+        else (f"stops mid-game after {payload['hands']} finished hand(s)")
+    )
     body = (
         f"<header><h1>{html.escape(variant)}, {payload['num_players']} players: "
         f'{html.escape(who)}</h1><div class="sub">{seed}'
-        f"{html.escape(options)} &middot; {html.escape(seen)} &middot; {payload['hands']} hand(s), "
+        f"{html.escape(options)} &middot; {html.escape(seen)} &middot; {html.escape(hands)}, "
         f'final {html.escape(final)}</div></header><main><div id="viewer"></div></main>'
     )
     scripts = (

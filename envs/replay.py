@@ -66,6 +66,7 @@ __all__ = [
     "ReplaySimulation",
     "check_replay",
     "describe_action",
+    "hands_played",
     "legal_moves",
     "load_replay",
     "make_play_match",
@@ -694,3 +695,16 @@ def replay_frames(
         "final": summary["final"],
         "frames": frames,
     }
+
+
+def hands_played(data: dict[str, Any], finished: int) -> str:
+    """How many hands a finished recording ``data`` played, in words, from its ``finished``
+    hands (those with points): a last hand dealt and cut short by the turn cap counts too
+    ("3 hand(s), the last cut short by the turn cap"), and a match stopped by the cap on
+    hands says so."""
+    hands = f"{finished} hand(s)"
+    if len(data["decks"]) > finished:  # the last hand dealt ended at the turn cap
+        return f"{len(data['decks'])} hand(s), the last cut short by the turn cap"
+    if data.get("truncated"):
+        hands += ", stopped by the cap on hands"
+    return hands

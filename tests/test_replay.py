@@ -443,3 +443,9 @@ def test_a_replay_cut_by_the_turn_cap_counts_the_hand_it_cut(tmp_path):
         f"game over after {len(replay['actions'])} moves, {len(replay['decks'])} hand(s), the "
         "last cut short by the turn cap:"
     ), lines[-2]
+    # the page's header counts it too (it counted the hands with points: "0 hand(s)" for a
+    # game whose one hand the cap cut)
+    from rummyzoo.cli.viewer import replay_page
+
+    cut = f"{len(replay['decks'])} hand(s), the last cut short by the turn cap"
+    assert cut in replay_page(replay)

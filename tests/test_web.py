@@ -662,6 +662,10 @@ def test_serve_seat_and_move_of_other_digits_are_refused_not_crashed(runs):
     ).get_json()
     move = client.post(f"/api/games/{game['id']}/move", json={"move": "\u00b2"})
     assert move.status_code == 400 and "unknown move" in move.get_json()["error"]
+    # an empty move is told where the moves are on the page (it was told to type help,
+    # which the page does not take)
+    empty = client.post(f"/api/games/{game['id']}/move", json={"move": ""}).get_json()["error"]
+    assert empty == "type a move's number or name (the buttons list them)"
 
 
 def test_serve_game_ends_when_its_replay_cannot_be_saved(runs):
@@ -872,3 +876,46 @@ def test_serve_stopped_says_so_and_exits_as_every_command(tmp_path, signum, code
         proc.kill()
     assert proc.returncode == code, err
     assert "rummyzoo serve: interrupted" in err and "Traceback" not in err, err
+
+
+def test_a_long_games_log_keeps_its_line_numbers(runs, monkeypatch):
+    """The state carries the log's last lines only, and the page's list numbered them from 1:
+    deep in a long match the first line shown was "1."."""
+    import rummyzoo.cli.serve as serve
+
+    monkeypatch.setattr(serve, "LOG_LINES", 3)
+    client = create_app(runs).test_client()
+    state = client.post(
+        "/api/games", json={"variant": "knock_rummy", "opponent": "random", "seed": 3}
+    ).get_json()
+    assert state["log_start"] == 1
+    played = 0
+    while state["status"] == "your_move" and played < 4:
+        move = {"move": state["legal"][0]["name"], "decision": state["decision"]}
+        state = client.post(f"/api/games/{state['id']}/move", json=move).get_json()
+        played += 1
+    lines = played * 2  # each move's line and the opponent's
+    assert played == 4 and len(state["log"]) == 3
+    assert state["log_start"] == lines - 3 + 1 >= 4
+    script = (Path(serve.__file__).parent / "static" / "play.js").read_text()
+    assert "logBox.start = state.log_start" in script
+
+
+def test_a_500_rum_player_who_went_out_holds_nothing_not_minus_0():
+    """The end of a 500 Rum hand notes each hand's cards left against its seat: "in hand -0"
+    for the player who went out."""
+    match = make_match("rummy500", 2, {"target_score": None}, "test")
+    rng = np.random.default_rng(0)
+    for seed in range(40):
+        match.reset(seed)
+        while not match.state.over:
+            match.play(int(rng.choice(np.flatnonzero(match.legal_mask()))))
+        if match.state.end_reason == "went out":
+            break
+    assert match.state.end_reason == "went out"  # (the setup the check is for)
+    notes = [
+        note
+        for seat in match.game.table_view(match.state, None, match.totals_by_seat())["seats"]
+        for note in seat["notes"]
+    ]
+    assert "in hand 0" in notes and "in hand -0" not in notes, notes

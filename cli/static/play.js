@@ -18,6 +18,7 @@
     document.body.setAttribute("data-status", state.status);
     openDecision = state.status === "your_move" ? state.decision : null;
     if (state.table) gameBox.replaceChildren(RZ.renderTable(state.table, state.agents));
+    logBox.start = state.log_start;  // (only the last lines come: their own numbers)
     logBox.replaceChildren(...state.log.map((line) => RZ.el("li", { text: RZ.cardText(line) })));
     logBox.scrollTop = logBox.scrollHeight;
     if (state.last_hand && state.last_hand.hand !== shownHand) {

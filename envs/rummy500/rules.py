@@ -1166,7 +1166,8 @@ class Rummy500Game(Game):
                     CARD_NAMES[c] for c in range(NUM_CARDS) for _ in range(s.known_counts[seat][c])
                 ]
             if s.over:
-                entry["notes"].append(f"in hand -{s.hand_values[seat]}")
+                left = s.hand_values[seat]  # (counted against the seat: none left is 0)
+                entry["notes"].append(f"in hand -{left}" if left else "in hand 0")
                 entry["points"] = float(s.points[seat])
             frame["seats"].append(entry)
         return frame
