@@ -418,8 +418,9 @@ class WebGame:
 
     def state(self) -> dict[str, Any]:
         self.touched = time.monotonic()
-        with self.changed:
+        with self.changed:  # the decision and its number, together
             decision = self.waiting
+            version = self.version
             over = self.over
         totals = self.match.totals_by_seat().tolist()
         out: dict[str, Any] = {
@@ -441,7 +442,7 @@ class WebGame:
             last = self.hands[-1]
             out["last_hand"] = {k: last[k] for k in ("hand", "points", "table")}
         if decision is not None:
-            out["decision"] = self.version  # a move may name it, to answer this one only
+            out["decision"] = version  # a move may name it, to answer this one only
             out["table"] = decision["table"]
             out["legal"] = decision["legal"]
             out["hint"] = decision["hint"]
