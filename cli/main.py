@@ -9,6 +9,7 @@ import sys
 import threading
 import traceback
 import warnings
+from typing import Any
 
 from rummyzoo.cli import (
     arena,
@@ -65,30 +66,51 @@ def _terminated(signum: int, frame: object) -> None:
     raise Terminated("terminated")
 
 
-def _stops_again(previous: object, pending: list[threading.Timer]) -> object:
+class _StopsAgain:
     """A ``sys.unraisablehook`` for a command's run over ``previous``: a stop (Ctrl-C, or
     SIGTERM as :class:`Terminated`) whose KeyboardInterrupt landed where Python cannot raise it
-    (a ``__del__``, a weakref callback: it prints it and goes on) is sent again, so that it
-    stops the command where it can be raised; everything else goes to ``previous``. The
-    signals on their way go into ``pending`` (to cancel those not sent when the command
-    ends)."""
-    main_thread = threading.main_thread()
+    (a ``__del__``, a weakref callback: it prints it and goes on) is sent again to the main
+    thread, so that it stops the command where it can be raised (a blocking call there is cut
+    short, as by the first); everything else goes to ``previous``. It is sent from another
+    thread a moment later (sent from here, its handler would run here, where it would land
+    unraisable again), and only while the hook is armed: :meth:`disarm` at the command's end
+    says which stop had no time to come again."""
 
-    def hook(unraisable: object) -> None:
+    def __init__(self, previous: Any) -> None:
+        self.previous = previous
+        self.lock = threading.RLock()  # (the hook may run in the thread that holds it)
+        self.armed = True
+        self.missed: int | None = None  # a stop noted and not sent again yet
+        self.main = threading.main_thread().ident
+
+    def __call__(self, unraisable: Any) -> None:
         exc = getattr(unraisable, "exc_value", None)
         signum = int(getattr(exc, "signum", signal.SIGINT))
-        if not (isinstance(exc, KeyboardInterrupt) and callable(signal.getsignal(signum))):
-            previous(unraisable)  # type: ignore[operator]
+        if not (
+            isinstance(exc, KeyboardInterrupt)
+            and hasattr(signal, "pthread_kill")  # (not on Windows)
+            and callable(signal.getsignal(signum))
+        ):
+            self.previous(unraisable)
             return
-        # the signal again, to the main thread (a blocking call there is cut short, as by the
-        # first), from another thread a moment later: sent from here, its handler would run
-        # here, where it would land unraisable again
-        again = threading.Timer(0.01, signal.pthread_kill, (main_thread.ident, signum))
+        with self.lock:
+            self.missed = signum
+        again = threading.Timer(0.01, self._send, (signum,))
         again.daemon = True
-        pending.append(again)
         again.start()
 
-    return hook
+    def _send(self, signum: int) -> None:
+        with self.lock:
+            if self.armed:
+                self.missed = None
+                signal.pthread_kill(self.main, signum)
+
+    def disarm(self) -> int | None:
+        """Send nothing more; the signal of a stop that came as the command ended and was not
+        sent again (None: none)."""
+        with self.lock:
+            self.armed = False
+            return self.missed
 
 
 def _notes(exc: BaseException) -> str:
@@ -118,16 +140,19 @@ def main(argv: list[str] | None = None) -> int:
     # run), where nothing else handles it: Python's default would end the process at once,
     # its worker processes left playing on
     sigterm = None
-    unraisable_hook = stops_again = sys.unraisablehook
-    stops_pending: list[threading.Timer] = []
+    unraisable_hook = sys.unraisablehook
+    stops: _StopsAgain | None = None
     main_thread = threading.current_thread() is threading.main_thread()
     if main_thread:
         if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
             sigterm = signal.signal(signal.SIGTERM, _terminated)
-        stops_again = _stops_again(unraisable_hook, stops_pending)  # type: ignore[assignment]
-        sys.unraisablehook = stops_again
+        sys.unraisablehook = stops = _StopsAgain(unraisable_hook)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        missed = None if stops is None else stops.disarm()
+        if missed is not None:  # a stop as the command ended: a stop all the same
+            raise Terminated("terminated") if missed == signal.SIGTERM else KeyboardInterrupt
+        return code
     except UnicodeEncodeError as exc:  # before ValueError: it is one
         print(
             f"rummyzoo {args.command}: error: the output's encoding ({sys.stdout.encoding}) cannot show "
@@ -164,13 +189,17 @@ def main(argv: list[str] | None = None) -> int:
         if not is_agent_failure(exc):
             raise
         return _agent_failed(args.command, exc)
-    finally:
-        for again in stops_pending:  # the command ended before the stop came again
-            again.cancel()
-        if sys.unraisablehook is stops_again:  # (unless something else replaced it since)
-            sys.unraisablehook = unraisable_hook
-        if sigterm is not None:
-            signal.signal(signal.SIGTERM, sigterm)
+    finally:  # (each step whatever stops the one before: a stop can land here too)
+        try:
+            if stops is not None:
+                stops.disarm()
+        finally:
+            try:
+                if stops is not None and sys.unraisablehook is stops:  # (unless replaced since)
+                    sys.unraisablehook = unraisable_hook
+            finally:
+                if sigterm is not None:
+                    signal.signal(signal.SIGTERM, sigterm)
 
 
 if __name__ == "__main__":

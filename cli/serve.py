@@ -423,6 +423,8 @@ class WebGame:
             version = self.version
             over = self.over
         totals = self.match.totals_by_seat().tolist()
+        lines = len(self.log)  # (once: the game's thread may add lines meanwhile)
+        first = max(lines - LOG_LINES, 0)
         out: dict[str, Any] = {
             "id": self.id,
             "variant": self.variant,
@@ -431,9 +433,8 @@ class WebGame:
             # the seed deals every hand and seeds the opponents: known, it shows their cards
             "seed": self.seed if over or self.seed_given else None,
             "status": "over" if over else ("your_move" if decision is not None else "waiting"),
-            "log": self.log[-LOG_LINES:],
-            # the number of the first line sent (the page's list numbers from it)
-            "log_start": max(len(self.log) - LOG_LINES, 0) + 1,
+            "log": self.log[first:lines],
+            "log_start": first + 1,  # the number of its first line (the page's list's)
             "hands": [{k: h[k] for k in ("hand", "points", "totals")} for h in self.hands],
             "totals": totals,
             "error": self.error,
@@ -698,16 +699,23 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
             return None
         return variant, players
 
-    def checkpoint_rules(path: str) -> dict[str, Any]:
-        """The options a checkpoint was trained with (none where it cannot be read: the game
-        then says why it cannot load it)."""
-        from rummyzoo.agents.checkpoints import read_meta
+    def checkpoint_rules(path: str, variant: str, players: int) -> dict[str, Any]:
+        """The rules options a checkpoint was trained with, for a game of its own variant and
+        player count (none otherwise, nor where it cannot be read: the game then says why it
+        cannot play it); not its match options (the match a request asks for is its own)."""
+        from rummyzoo.agents.checkpoints import ENV_ONLY_OPTIONS, EVAL_SAFE_OPTIONS, read_meta
 
         try:
-            options = read_meta(path).get("options")
+            meta = read_meta(path)
         except (OSError, ValueError):
             return {}
-        return dict(options) if isinstance(options, dict) else {}
+        options = meta.get("options")
+        if meta.get("variant") != variant or meta.get("num_players") != players:
+            return {}
+        if not isinstance(options, dict):
+            return {}
+        skip = EVAL_SAFE_OPTIONS | ENV_ONLY_OPTIONS
+        return {k: v for k, v in options.items() if k not in skip}
 
     @app.get("/play")
     def play_form() -> Any:
@@ -833,7 +841,7 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             raise RequestError(400, f"options must be an object, got {options!r}")
         opponent, label = resolve_opponent(data.get("opponent", "random"))
         if opponent.endswith(".rz"):  # a checkpoint plays the rules it learnt, unless told
-            options = {**checkpoint_rules(opponent), **options}
+            options = {**checkpoint_rules(opponent, variant, players), **options}
         try:
             game = WebGame(
                 variant, players, seat, opponent, label, options, seed, folder.root / "web_games"

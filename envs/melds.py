@@ -32,7 +32,7 @@ or the solver is built with ``kernels=PURE`` (see :mod:`rummyzoo.envs.native`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations, product
@@ -554,8 +554,9 @@ def optimal_deadwood(cards: Iterable[int]) -> tuple[int, list[list[int]]]:
         exponentially with them: a whole deck would take hours; a hand of the games holds at
         most 26).
     """
-    cards = list(cards)
-    if len(cards) > MAX_HAND_CARDS:
+    if isinstance(cards, Iterator):  # (read once: the solver checks what it is given)
+        cards = list(cards)
+    if not isinstance(cards, str) and hasattr(cards, "__len__") and len(cards) > MAX_HAND_CARDS:
         raise ValueError(
             f"optimal_deadwood takes a hand of up to {MAX_HAND_CARDS} cards, got {len(cards)}: "
             "the exact search grows exponentially with the cards"
@@ -563,7 +564,7 @@ def optimal_deadwood(cards: Iterable[int]) -> tuple[int, list[list[int]]]:
     return knock_solver().solve(cards)
 
 
-#: The most cards :func:`optimal_deadwood` takes (32 take a few milliseconds).
+#: The most cards :func:`optimal_deadwood` takes (32 take well under a second).
 MAX_HAND_CARDS = 32
 
 

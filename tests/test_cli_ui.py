@@ -954,3 +954,27 @@ def test_a_stop_that_lands_in_a_del_still_stops_the_command(monkeypatch, capsys,
     assert "Exception ignored" not in err and "interrupted" in err
     assert sys.unraisablehook is hook  # put back
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stop_that_lands_in_a_del_as_the_command_ends_still_counts(
+    monkeypatch, capsys, signum, code
+):
+    """Where the command ends before the stop comes again, it ends as stopped, and the stop
+    is not sent after it (a SIGTERM then would meet the default handler and kill the
+    process)."""
+    from rummyzoo.cli import curves
+
+    class Landing:
+        def __del__(self) -> None:
+            signal.raise_signal(signum)
+
+    def command(args) -> int:
+        Landing()
+        return 0  # at once: within the moment before the stop is sent again
+
+    monkeypatch.setattr(curves, "run", command)
+    assert main(["curves", "no-such-run", "--out", "x.png"]) == code
+    assert "interrupted" in capsys.readouterr().err
+    time.sleep(0.1)  # (a stop sent after the command would land here)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

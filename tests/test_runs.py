@@ -332,6 +332,7 @@ def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:
     again = json.loads(capsys.readouterr().out)  # stdout is the JSON alone
     assert again["finished_before"] and again["steps"] == 256 and again["resumed"]
     assert again["steps_this_session"] == 0 and again["seconds_this_session"] == 0  # this one's
+    assert again["rl_seconds"] is None and again["rl_steps_per_s"] is None
     assert _digest(run) == before
     # A larger target continues from the real step count.
     more = resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
@@ -805,6 +806,14 @@ def test_a_run_in_training_cannot_be_trained_again_at_once(tmp_path, monkeypatch
         train_from_file(SMOKE, [], str(run), ["test"], progress="off")
     assert _digest(run) == before
     assert resume_run(str(run), [], ["test"], progress="off")["steps"] == 512  # once it is free
+
+
+def test_a_new_run_folder_where_folders_cannot_be_locked(tmp_path, monkeypatch) -> None:
+    """Without POSIX locks (Windows) the run's checks met a folder not made yet."""
+    monkeypatch.setitem(sys.modules, "fcntl", None)  # (its import fails)
+    run = tmp_path / "new" / "run"
+    done = train_from_file(SMOKE, ["n_timesteps=128"], str(run), ["t"], progress="off")
+    assert done["steps"] == 128 and (run / "config.yaml").exists()
 
 
 def test_a_run_whose_checkpoint_is_gone_is_refused_not_restarted(tmp_path, monkeypatch) -> None:

@@ -527,6 +527,14 @@ def test_a_checkpoint_plays_under_the_rules_it_learnt(runs):
         response = client.post("/api/games", json={**game, "options": options})
         assert response.status_code == 201, response.json
         assert [s["count"] for s in response.json["table"]["seats"]] == [cards, cards]
+    # its rules only: the match is the request's (the checkpoint trained on matches to 100)
+    untrained_checkpoint(folder / "match.rz", ("env_options.target_score=100",))
+    response = client.post("/api/games", json={**game, "opponent": "r1/checkpoints/match.rz"})
+    assert response.status_code == 201 and response.json["table"]["target"] is None
+    # and for its own game only: another variant is refused as such, not for its options
+    other = {**game, "variant": "ditch_rummy"}
+    refused = client.post("/api/games", json=other).json["error"]
+    assert "hand_size" not in refused and "knock_rummy" in refused, refused
 
 
 def test_a_damaged_game_is_named_as_the_page_names_it(runs):

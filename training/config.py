@@ -36,7 +36,7 @@ from pydantic import (
     model_validator,
 )
 
-from rummyzoo.envs.match import REPORT_OPTION_NAMES, REWARD_MODES, MatchOptions
+from rummyzoo.envs.match import MIN_REWARD_SCALE, REPORT_OPTION_NAMES, REWARD_MODES, MatchOptions
 from rummyzoo.envs.registry import VARIANTS
 
 
@@ -145,7 +145,8 @@ class DQNHyperparams(Strict):
     gamma: float = Field(0.99, gt=0, le=1)
     """Discount factor."""
     train_freq: int = Field(4, gt=0)
-    """Steps between updates."""
+    """Steps of every game between updates: an update every ``train_freq x n_envs`` learner
+    steps."""
     gradient_steps: int = Field(1, gt=0)
     """Gradient steps per update."""
     target_update_interval: int = Field(5_000, gt=0)
@@ -575,15 +576,16 @@ class RllibSettings(Strict):
     ``RAY_ADDRESS`` environment variable if set, else a local Ray started for the run."""
     num_cpus: int | None = Field(None, gt=0)
     """CPUs of the local Ray the run starts (None: all of the machine's); not with ``address``."""
-    rollout_fragment_length: int | str = "auto"
+    rollout_fragment_length: Annotated[int, Field(ge=1)] | Literal["auto"] = "auto"
     """Steps each sampling env collects per round (``auto``: from the train batch)."""
 
-    @field_validator("rollout_fragment_length")
+    @field_validator("rollout_fragment_length", mode="before")
     @classmethod
-    def _fragment(cls, value: int | str) -> int | str:
-        if isinstance(value, str) and value != "auto":
-            raise ValueError(f"must be 'auto' or a positive int, got {value!r}")
-        if isinstance(value, int) and value < 1:
+    def _fragment(cls, value: Any) -> Any:
+        # one message for both forms (pydantic's would name each member of the union)
+        if (isinstance(value, str) and value != "auto") or (
+            isinstance(value, int) and not isinstance(value, bool) and value < 1
+        ):
             raise ValueError(f"must be 'auto' or a positive int, got {value!r}")
         return value
 
@@ -608,7 +610,9 @@ class RunConfig(Strict):
     """Rules options of the variant (see its docs page)."""
     reward: Literal[REWARD_MODES] = "scaled"  # the env's modes, one list
     """Reward the learner sees (raw points are always logged)."""
-    reward_scale: float = Field(MatchOptions.__dataclass_fields__["reward_scale"].default, gt=0)
+    reward_scale: float = Field(
+        MatchOptions.__dataclass_fields__["reward_scale"].default, ge=MIN_REWARD_SCALE
+    )
     """Divisor for ``reward: scaled``, ``margin`` and ``lead`` (the env's default unless set)."""
     learner_seat: Literal["random", "rotate"] | int = "rotate"
     """Seat of the learner: a fixed seat, rotating game by game, or random."""

@@ -313,9 +313,15 @@ def finished_run(run_dir: Path, steps_done: int, n_timesteps: int) -> dict[str, 
         flush=True,
     )
     # this session trained nothing: the run's summary with this session's figures
-    session = {"steps_this_session": 0, "seconds_this_session": 0.0, "resumed": True}
+    session = {
+        "steps_this_session": 0,
+        "seconds_this_session": 0.0,
+        "resumed": True,
+        "rl_seconds": None,
+        "rl_steps_per_s": None,
+        "scheduled_seconds": None,
+    }
     if (run_dir / "summary.json").exists():
-        # (the RL phase's time and rate are the session's that finished the run)
         return {**read_summary(run_dir), **session, "finished_before": True}
     return {"run_dir": str(run_dir), "steps": steps_done, **session, "finished_before": True}
 

@@ -532,7 +532,7 @@ def train_from_file(
     with _resumable(target), run_lock(target):
         if (target / "config.yaml").exists():
             raise ValueError(f"{target} already holds a run; use --resume {target} to continue it")
-        if any(p.name != LOCK_FILE for p in target.iterdir()):
+        if target.is_dir() and any(p.name != LOCK_FILE for p in target.iterdir()):
             raise ValueError(
                 f"the run folder {target} is not empty: name a folder (new or empty) for the run"
             )
