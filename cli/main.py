@@ -80,29 +80,36 @@ class _StopsAgain:
         self.previous = previous
         self.lock = threading.RLock()  # (the hook may run in the thread that holds it)
         self.armed = True
-        self.missed: int | None = None  # a stop noted and not sent again yet
+        self.pending: list[int] = []  # stops noted and not sent again yet
         self.main = threading.main_thread().ident
 
     def __call__(self, unraisable: Any) -> None:
-        exc = getattr(unraisable, "exc_value", None)
-        signum = int(getattr(exc, "signum", signal.SIGINT))
-        if not (
-            isinstance(exc, KeyboardInterrupt)
-            and hasattr(signal, "pthread_kill")  # (not on Windows)
-            and callable(signal.getsignal(signum))
-        ):
-            self.previous(unraisable)
-            return
+        try:
+            exc = getattr(unraisable, "exc_value", None)
+            signum = int(getattr(exc, "signum", signal.SIGINT))
+            if not (
+                self.armed
+                and isinstance(exc, KeyboardInterrupt)
+                and hasattr(signal, "pthread_kill")  # (not on Windows)
+                and callable(signal.getsignal(signum))
+            ):
+                self.previous(unraisable)
+                return
+            self._again(signum)
+        except KeyboardInterrupt as stop:  # one that landed here, in the hook: the same
+            self._again(int(getattr(stop, "signum", signal.SIGINT)))
+
+    def _again(self, signum: int) -> None:
         with self.lock:
-            self.missed = signum
+            self.pending.append(signum)
         again = threading.Timer(0.01, self._send, (signum,))
         again.daemon = True
         again.start()
 
     def _send(self, signum: int) -> None:
         with self.lock:
-            if self.armed:
-                self.missed = None
+            if self.armed and signum in self.pending:
+                self.pending.remove(signum)
                 signal.pthread_kill(self.main, signum)
 
     def disarm(self) -> int | None:
@@ -110,7 +117,7 @@ class _StopsAgain:
         sent again (None: none)."""
         with self.lock:
             self.armed = False
-            return self.missed
+            return self.pending[0] if self.pending else None
 
 
 def _notes(exc: BaseException) -> str:
@@ -148,8 +155,10 @@ def main(argv: list[str] | None = None) -> int:
             sigterm = signal.signal(signal.SIGTERM, _terminated)
         sys.unraisablehook = stops = _StopsAgain(unraisable_hook)
     try:
-        code = int(args.func(args) or 0)
-        missed = None if stops is None else stops.disarm()
+        try:
+            code = int(args.func(args) or 0)
+        finally:  # nothing sent again past here (a stop sent before lands here at the latest)
+            missed = None if stops is None else stops.disarm()
         if missed is not None:  # a stop as the command ended: a stop all the same
             raise Terminated("terminated") if missed == signal.SIGTERM else KeyboardInterrupt
         return code

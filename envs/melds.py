@@ -32,7 +32,8 @@ or the solver is built with ``kernels=PURE`` (see :mod:`rummyzoo.envs.native`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import contextlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations, product
@@ -554,9 +555,10 @@ def optimal_deadwood(cards: Iterable[int]) -> tuple[int, list[list[int]]]:
         exponentially with them: a whole deck would take hours; a hand of the games holds at
         most 26).
     """
-    if isinstance(cards, Iterator):  # (read once: the solver checks what it is given)
-        cards = list(cards)
-    if not isinstance(cards, str) and hasattr(cards, "__len__") and len(cards) > MAX_HAND_CARDS:
+    if not isinstance(cards, (str, bytes)):  # (those, and what is no iterable, the solver names)
+        with contextlib.suppress(TypeError):
+            cards = list(cards)
+    if isinstance(cards, list) and len(cards) > MAX_HAND_CARDS:
         raise ValueError(
             f"optimal_deadwood takes a hand of up to {MAX_HAND_CARDS} cards, got {len(cards)}: "
             "the exact search grows exponentially with the cards"

@@ -978,3 +978,47 @@ def test_a_stop_that_lands_in_a_del_as_the_command_ends_still_counts(
     assert "interrupted" in capsys.readouterr().err
     time.sleep(0.1)  # (a stop sent after the command would land here)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stop_before_the_command_fails_stays_inside_the_command(
+    monkeypatch, capsys, signum, code
+):
+    """A stop sent again while the command's error was being reported landed in the except
+    clause that reported it, and left ``main`` as a traceback (exit 1 for SIGTERM)."""
+    from rummyzoo.cli import curves
+
+    class Landing:
+        def __del__(self) -> None:
+            signal.raise_signal(signum)
+
+    class SlowToSay(ValueError):
+        def __str__(self) -> str:
+            time.sleep(0.05)  # (the stop would come again meanwhile)
+            return "bad input"
+
+    def command(args) -> int:
+        Landing()
+        raise SlowToSay
+
+    monkeypatch.setattr(curves, "run", command)
+    assert main(["curves", "no-such-run", "--out", "x.png"]) in (2, code)
+    assert "Traceback" not in capsys.readouterr().err
+    time.sleep(0.1)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_stop_that_lands_in_the_stop_hook_itself_is_kept():
+    """A stop handled while the hook ran (printing another unraisable, say) was printed as
+    "Exception ignored in sys.unraisablehook" and lost."""
+    from types import SimpleNamespace
+
+    from rummyzoo.cli.main import _StopsAgain
+
+    def previous(unraisable) -> None:
+        raise KeyboardInterrupt  # as a Ctrl-C landing while the other is printed
+
+    hook = _StopsAgain(previous)
+    hook(SimpleNamespace(exc_value=RuntimeError("another object's __del__")))
+    assert hook.disarm() == signal.SIGINT  # kept, for the command's end to count
+    time.sleep(0.05)  # (disarmed: nothing is sent)

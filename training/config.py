@@ -584,7 +584,7 @@ class RllibSettings(Strict):
     def _fragment(cls, value: Any) -> Any:
         # one message for both forms (pydantic's would name each member of the union)
         if (isinstance(value, str) and value != "auto") or (
-            isinstance(value, int) and not isinstance(value, bool) and value < 1
+            isinstance(value, (int, float)) and not isinstance(value, bool) and value < 1
         ):
             raise ValueError(f"must be 'auto' or a positive int, got {value!r}")
         return value
