@@ -242,7 +242,12 @@ def test_a_game_left_between_two_hands_replays(tmp_path):
 
 
 def test_arena_games_are_the_arena_games(tmp_path):
-    agents = ["knock.smart", "knock.greedy", "random"]
+    """The saved games are the arena's, their agents named as its report names them (a
+    checkpoint was named by its whole path)."""
+    from run_helpers import untrained_checkpoint
+
+    checkpoint = untrained_checkpoint(tmp_path / "run" / "best.rz")
+    agents = ["knock.smart", str(checkpoint), "random"]
     options = {"target_score": 40}
     result = run_arena("knock_rummy", 2, agents, deals=2, seed=9, options=options)
     paths = save_arena_games(
@@ -255,6 +260,7 @@ def test_arena_games_are_the_arena_games(tmp_path):
         assert replay["source"]["deal"] == result.deal[game]
         seating = result.seatings[result.seating[game]]
         assert replay["agents"] == [result.labels[a] for a in seating]
+    assert "best.rz" in result.labels
     assert len(save_arena_games("knock_rummy", 2, agents, [1], 9, options, tmp_path / "k", 3)) == 3
 
 

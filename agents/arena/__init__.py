@@ -273,6 +273,14 @@ def deal_seeds(seed: int, deal: int) -> tuple[int, int]:
     return int(state[0]), int(state[1]) | (int(state[2]) << 64)
 
 
+def _shown(spec: Any) -> str:
+    """How the arena's reports name an agent: a checkpoint by its file name rather than its
+    whole path (:func:`_distinct_file_labels` adds the parts that tell two apart)."""
+    if isinstance(spec, str):
+        return Path(spec).name if files.is_file(spec) else spec
+    return str(getattr(spec, "name", type(spec).__name__))
+
+
 def _distinct_file_labels(agents: Sequence[Any], shown: list[str]) -> list[str]:
     """``shown`` with each checkpoint file shown by as many of its path's last parts as tell it
     from another file of the same name (``A/checkpoints/best.rz`` and ``B/checkpoints/best.rz``,
@@ -715,8 +723,7 @@ def run_arena(
         if isinstance(spec, str):
             policies.append(make_agent(spec, variant, num_players, options))
             names.append(spec)
-            # A checkpoint is shown by its file name rather than its whole path.
-            shown.append(Path(spec).name if files.is_file(spec) else spec)
+            shown.append(_shown(spec))
         elif isinstance(spec, Policy):
             check_agent_object(spec, variant, num_players, options)
             policies.append(spec)
@@ -917,7 +924,8 @@ def save_arena_games(
     if limit is not None and (isinstance(limit, bool) or limit < 1):
         raise ValueError(f"limit must be a positive int or None, got {limit!r}")
     check_players(variant, num_players)
-    labels = unique_labels([_agent_label(a) for a in agents])
+    # named as the arena's report names them (a checkpoint by its file name)
+    labels = unique_labels(_distinct_file_labels(agents, [_shown(a) for a in agents]))
     groups = make_arena_match(variant, num_players, options).game.score_groups
     table_seatings = seatings(len(agents), num_players, groups, seating, _kinds(agents))
     plan = _Plan(

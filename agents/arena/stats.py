@@ -13,12 +13,11 @@ within a deal, and the interval gets narrower accordingly.
   the *effective* sample size ``p (1 - p) / se**2``, ``se`` being the deal-clustered standard
   error. With independent games this is the ordinary Wilson interval over games; with
   correlated games it widens or narrows by the design effect (Kish). When the clustered
-  standard error carries no information (a rate of exactly 0 or 1, or a single deal) the
-  plain Wilson interval over games is used, and so it is when every deal gave exactly the same
-  rate: a few deals can agree by chance (three deals each won once in two games), and no
-  spread between deals leaves nothing to estimate the clustering from, so the games count as
-  independent (two identical deterministic agents, whose duplicate games mirror each other,
-  get an interval around 0.5 that narrows with the games, not an exact 0.5).
+  standard error carries no information (a rate of exactly 0 or 1, a single deal, or every
+  deal with exactly the same rate: two identical deterministic agents, whose duplicate games
+  mirror each other) each deal counts as one trial: a deal's games share its cards, so they
+  are not independent (see :func:`win_rate_interval`). Two identical deterministic agents get
+  an interval around 0.5 as wide as the deals allow, not an exact 0.5.
 * Mean points likewise: where the per-deal means do not vary at all, the t interval over the
   games.
 
