@@ -222,6 +222,14 @@ def unwrap_action(action: Any) -> Any:
     return action
 
 
+def is_action_int(value: Any) -> bool:
+    """Whether ``value`` is an int that may name an action: an ``int`` or a numpy integer, not a
+    bool, and not a ``timedelta64`` (which numpy counts among its integers)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(
+        value, (bool, np.bool_, np.timedelta64)
+    )
+
+
 def check_action(action: Any, num_actions: int) -> int:
     """The action id of ``action``: an ``int``, a numpy integer or a 0-d integer array (what
     stable-baselines3's ``predict`` gives for one observation, and what the action space's
@@ -231,7 +239,7 @@ def check_action(action: Any, num_actions: int) -> int:
         naming the value and its type.
     """
     action = unwrap_action(action)
-    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+    if is_action_int(action):
         a = int(action)
         if 0 <= a < num_actions:
             return a

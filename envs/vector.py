@@ -69,6 +69,7 @@ from rummyzoo.envs.core import (
     Game,
     IllegalActionError,
     ViewsSurviveCopies,
+    is_action_int,
     unwrap_action,
 )
 from rummyzoo.envs.match import HandEnd, Match, make_game
@@ -456,58 +457,32 @@ class VectorEnv(ViewsSurviveCopies):
                 raise ValueError(f"game indices must be in 0..{self.num_envs - 1}")
             if np.unique(idx).size != idx.size:
                 raise ValueError("each game can be stepped once per call")
+        given = isinstance(actions, (list, tuple))
         try:
             acts = np.asarray(actions)
         except (ValueError, TypeError):  # ragged: a sequence among the actions
-            given = isinstance(actions, (list, tuple)) and len(actions) == idx.size
-            bad = next((k for k, a in enumerate(actions) if np.ndim(a) != 0), None)
-            if given and bad is not None:
-                self._refuse(int(idx[bad]), actions[bad])
-            raise IllegalActionError(
-                f"need one action (an int) per game stepped ({idx.size}), got {actions!r}"
-            ) from None
-        if isinstance(actions, (list, tuple)) and acts.dtype != object:
-            # numpy reads a bool among ints as 0 or 1, and a 0-d array of a bool or a float
-            # among ints as a number: refused as the AEC env refuses them (a 0-d integer array
-            # is its action there, and here)
-            bad = next(
-                (
-                    k
-                    for k, a in enumerate(actions)
-                    if isinstance(unwrap_action(a), (bool, np.bool_, np.ndarray))
-                ),
-                None,
-            )
-            if bad is not None and acts.shape == idx.shape:
-                self._refuse(int(idx[bad]), actions[bad])
-        if acts.shape != idx.shape:
+            acts = None
+        if acts is None or acts.shape != idx.shape:
+            if given and len(actions) == idx.size:  # a sequence, or a ragged one, among them
+                self._refuse_first(idx, list(actions))
+            if acts is None:
+                raise IllegalActionError(
+                    f"need one action (an int) per game stepped ({idx.size}), got {actions!r}"
+                )
             raise IllegalActionError(
                 f"need one action per game stepped ({idx.size}), got an array of shape {acts.shape}"
             )
         if idx.size == 0:
             return idx, acts.astype(np.int64)
-        if not np.issubdtype(acts.dtype, np.integer) or acts.dtype == np.bool_:
-            # the first action that is not an id in range (a huge int makes the array objects,
-            # or floats; in range, the first that is not an int at all)
-            # (the caller's own values where it gave a list: numpy turns [1, 1.5] into floats)
-            given = isinstance(actions, (list, tuple)) and len(actions) == idx.size
-            values = list(actions) if given else acts.reshape(-1).tolist()
-            n = self.num_actions
-
-            def no_id(a: Any) -> bool:  # not a number, or one outside 0..n-1
-                numeric = not isinstance(a, bool) and isinstance(a, (int, float, np.number))
-                return not numeric or not 0 <= a < n
-
-            bad = next((k for k, a in enumerate(values) if no_id(a)), None)
-            if bad is None:
-                bad = next(
-                    (k for k, a in enumerate(values) if not isinstance(a, (int, np.integer))),
-                    None,
-                )
-            if bad is not None:
-                self._refuse(int(idx[bad]), values[bad])
-            # ids in range, each an int of some kind (numpy makes [np.uint64(0), 0] floats)
-            acts = np.asarray([int(a) for a in values], dtype=np.int64).reshape(idx.shape)
+        if given or acts.dtype.kind not in "iu":
+            # one by one, in order: the caller's own values where it gave a list (numpy reads
+            # [1, True] as ints, [1, 1.5] as floats, [np.uint64(0), 0] as floats); the array's
+            # items otherwise (a float, a bool, an object, a timedelta64, which numpy counts
+            # among its integers, are no action ids)
+            values = list(actions) if given else list(acts.reshape(-1))
+            self._refuse_first(idx, values)
+            acts = np.asarray([int(unwrap_action(a)) for a in values], dtype=np.int64)
+            return idx, acts.reshape(idx.shape)
         # compared in the given type, so an unsigned id past int64's range is named as given
         in_range = (acts >= 0) & (acts < self.num_actions)
         acts_in = acts[in_range].astype(np.int64, copy=False)
@@ -518,6 +493,17 @@ class VectorEnv(ViewsSurviveCopies):
             self._refuse(int(idx[k]), acts[k].item())
         # the compiled step reads native, aligned, contiguous int64 (a copy where they are not)
         return idx, np.require(acts, np.int64, "CA")
+
+    def _refuse_first(self, idx: np.ndarray, values: list[Any]) -> None:
+        """Refuse the first of ``values`` (one per game of ``idx``, in order) that is not an
+        action id legal in its game, if any: the check of actions given one by one."""
+        n = self.num_actions
+        masks = self.action_masks
+        for k, a in enumerate(values):
+            a = unwrap_action(a)
+            ok = is_action_int(a) and 0 <= a < n and masks[idx[k], int(a)] != 0
+            if not ok:
+                self._refuse(int(idx[k]), values[k])
 
     def _refuse(self, game: int, action: Any) -> None:
         try:

@@ -67,7 +67,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.envs import registry
-from rummyzoo.envs.core import ConfigError, IllegalActionError
+from rummyzoo.envs.core import ConfigError, IllegalActionError, check_action
 from rummyzoo.envs.vector import (
     VectorEnv,
     buffer_specs,
@@ -325,6 +325,7 @@ def _worker_main(conn: Any, spec: dict[str, Any]) -> None:
     """A worker: a VectorEnv over games ``lo:hi`` writing into the shared block."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     lo, hi = spec["lo"], spec["hi"]
+    shm = None
     try:
         shm = shared_memory.SharedMemory(name=spec["shm"])
         shared = array_views(shm.buf, spec["layout"])
@@ -339,6 +340,15 @@ def _worker_main(conn: Any, spec: dict[str, Any]) -> None:
         env.matches_done = read_only(env._matches_done)
     except BaseException:
         conn.send_bytes(reply_failure())
+        failed = True
+    else:
+        failed = False
+    if failed:
+        # the block's views go first (the traceback that held them is gone): a block closed
+        # with views of it still alive complains when it is collected
+        shared = mine = env = None
+        if shm is not None:
+            shm.close()
         return
     conn.send_bytes(_OK)
     actions, selected, final = mine["actions"], mine["selected"], mine["final_observations"]
@@ -683,12 +693,21 @@ class WorkerVectorEnv:
         return VectorEnv.check(self, actions, games)  # type: ignore[arg-type]
 
     _not_ready = VectorEnv._not_ready
+    _refuse_first = VectorEnv._refuse_first
 
     def _refuse(self, game: int, action: Any) -> None:
         w, local = self._owner(game)
         try:
             pickle.dumps(action)
         except Exception:
+            # no int (ints pickle): refused as the worker's game would refuse it
+            seat = f"player_{int(self.current[game])}"
+            try:
+                check_action(action, self.num_actions)
+            except IllegalActionError as err:
+                raise IllegalActionError(
+                    f"game {game}: {seat} sent an invalid action: {err}"
+                ) from None
             raise IllegalActionError(f"game {game}: action {action!r} is not legal") from None
         text = self._request(w, "refuse", local, action)
         raise IllegalActionError(f"game {game}: {text}")

@@ -24,6 +24,8 @@ BAD_ACTIONS = [
     np.array(1.0),
     np.array(True),
     np.array([1]),
+    np.timedelta64(1, "s"),  # numpy counts it among its integers
+    np.array(1, dtype="m8[s]"),
 ]
 BAD_DECK_ENTRIES = [50.7, True, None, -1, 52, np.float64(3.0)]
 

@@ -185,6 +185,26 @@ def test_action_masks_come_as_one_array_and_illegal_actions_are_penalized():
     assert env.reset().shape[0] == 5
 
 
+def test_whatever_is_sent_as_an_action_is_penalized_as_in_the_per_game_env():
+    """None, a huge int, a bool or a timedelta among the actions costs its game the penalty,
+    with what was sent in ``illegal_action``, as SeatEnv does; the other games play on."""
+    env = BatchedSeatEnv("knock_rummy", 2, {}, opponents=["random"], num_envs=3, seed=3)
+    env.reset()
+    for sent in (None, 2**70, True, np.timedelta64(1, "s"), "1"):
+        for as_array in (False, True):
+            legal = [int(np.flatnonzero(mask)[0]) for mask in env.action_masks()]
+            decisions = env._decisions.copy()
+            actions = [sent, *legal[1:]]
+            _, rewards, dones, infos = env.step(
+                np.array(actions, dtype=object) if as_array else actions
+            )
+            assert rewards[0] == -1.0 and not dones[0], sent
+            assert type(infos[0]["illegal_action"]) is type(sent), sent
+            assert infos[0]["illegal_action"] == sent or sent is None, sent
+            assert all("illegal_action" not in info for info in infos[1:]), sent
+            assert env._decisions[0] == decisions[0], sent
+
+
 @pytest.mark.parametrize("batched", [True, False])
 def test_distinct_tables_seat_each_opponent_once_a_game(batched):
     """``league.tables: distinct`` in a run: at 4 players with 3 opponents, every game of the

@@ -211,13 +211,14 @@ def test_an_illegal_action_names_its_game_and_changes_no_game(compiled):
     assert "legal actions:" in str(err.value)
     _assert_unchanged(vec, before)
     actions[2] = int(np.flatnonzero(vec.action_masks[2])[0])
+    illegal_0 = int(np.flatnonzero(vec.action_masks[0] == 0)[0])
     for wrong, fragment in [
         (np.append(actions, 0), "one action per game"),
         (actions[:3], "one action per game"),
         (np.where(np.arange(4) == 1, 10_000, actions), "game 1: "),
         (np.where(np.arange(4) == 3, -1, actions), "game 3: "),
         (actions.astype(np.float64), "not an action id"),
-        (np.array([0, 1, True, 2], dtype=object), "game 2: "),
+        (np.array([*actions[:2].tolist(), True, actions[3]], dtype=object), "game 2: .*bool"),
         # a huge id makes numpy's array objects (or floats): the game whose id it is is named
         (
             [*actions[:3].tolist(), 2**70],
@@ -237,6 +238,16 @@ def test_an_illegal_action_names_its_game_and_changes_no_game(compiled):
         ([*actions[:2].tolist(), 1.5, *actions[3:].tolist()], r"game 2: .*action 1\.5 \(float\)"),
         # a list among the actions (numpy cannot make an array of them): its game is named
         ([*actions[:1].tolist(), [0], *actions[2:].tolist()], r"game 1: .*\[0\] \(list\)"),
+        # a ragged list among the actions (numpy fails on it even to count its dimensions)
+        ([*actions[:1].tolist(), [1, [2]], *actions[2:].tolist()], r"game 1: .*\(list\) is not"),
+        # numpy counts timedelta64 among its integers: no action ids, as in the AEC env
+        (actions.astype("m8[s]"), r"game 0: .*\(timedelta64\) is not an action id"),
+        ([*actions[:3].tolist(), np.timedelta64(1, "s")], r"game 3: .*\(timedelta64\)"),
+        # the first game whose action is not legal is named, whatever is wrong in a later one
+        ([illegal_0, *actions[1:3].tolist(), None], r"game 0: illegal action"),
+        ([illegal_0, *actions[1:3].tolist(), 1.5], r"game 0: illegal action"),
+        ([illegal_0, *actions[1:3].tolist(), [0]], r"game 0: illegal action"),
+        (np.array([illegal_0, *actions[1:3].tolist(), "x"], dtype=object), r"game 0: illegal"),
         # an unsigned id past int64's range is named as given (not as -1)
         (
             np.where(np.arange(4) == 3, np.iinfo(np.uint64).max, actions).astype(np.uint64),
@@ -257,11 +268,6 @@ def test_an_illegal_action_names_its_game_and_changes_no_game(compiled):
     mixed = [np.uint64(a) if i % 2 else np.int8(a) for i, a in enumerate(actions.tolist())]
     clone.step(mixed)
     assert [m.decisions for m in clone.matches] != list(before[2])
-    # so is a 0-d integer array among ints (the AEC env plays it as its id too)
-    zero_d = copy.deepcopy(vec)
-    zero_d.step([*actions[:1].tolist(), np.array(actions[1]), *actions[2:].tolist()])
-    for name, value in zero_d.buffers.items():
-        np.testing.assert_array_equal(clone.buffers[name], value, err_msg=name)
     # so is a 0-d integer array among ints (the AEC env plays it as its id too)
     zero_d = copy.deepcopy(vec)
     zero_d.step([*actions[:1].tolist(), np.array(actions[1]), *actions[2:].tolist()])

@@ -237,6 +237,53 @@ def test_bad_config_starts_nothing():
     assert len(multiprocessing.active_children()) == before
 
 
+def test_an_unpicklable_action_is_refused_as_the_engine_in_one_process_refuses_it():
+    import threading
+
+    workers, single = pair("ditch_rummy", num_envs=4)
+    with workers:
+        workers.reset(seed=0)
+        single.reset(seed=0)
+        legal = uniform_legal_actions(single.action_masks, np.random.default_rng(0)).tolist()
+        lock = threading.Lock()  # no pickle takes it to the worker that owns game 3
+        with pytest.raises(IllegalActionError) as expected:
+            single.step([*legal[:3], lock])
+        with pytest.raises(IllegalActionError) as got:
+            workers.step([*legal[:3], lock])
+        assert str(got.value) == str(expected.value)
+        assert "game 3: player_" in str(got.value) and "is not an action id" in str(got.value)
+
+
+def test_a_worker_that_fails_to_start_closes_its_shared_block_quietly():
+    """A worker whose engine cannot be built reports why, and lets go of the shared block
+    before it exits (a block closed while views of it live complains on stderr)."""
+    script = textwrap.dedent(
+        """
+        import types
+        from rummyzoo.envs.native import load_kernels
+        from rummyzoo.envs.workers import WorkerVectorEnv
+
+        real = load_kernels()
+        fake = types.ModuleType("kernels_no_worker_imports")
+        fake.__dict__.update({k: getattr(real, k) for k in dir(real) if not k.startswith("__")})
+        try:
+            WorkerVectorEnv("knock_rummy", 4, num_workers=1, kernels=fake)
+        except RuntimeError as exc:
+            print("refused:", str(exc).splitlines()[0])
+        """
+    )
+    from rummyzoo.envs.native import load_kernels
+
+    if load_kernels() is None:
+        pytest.skip("needs the compiled kernels")
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert "refused: worker 0 of 1 failed" in done.stdout, done.stdout + done.stderr
+    assert "kernels_no_worker_imports" in done.stdout
+    assert "Exception ignored" not in done.stderr, done.stderr
+
+
 def test_close_unlinks_and_is_idempotent():
     env = WorkerVectorEnv("knock_rummy", 3, num_workers=3)
     env.reset(seed=1)

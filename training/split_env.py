@@ -78,7 +78,12 @@ from rummyzoo.envs.workers import (
     split_games,
     start_process,
 )
-from rummyzoo.training.vec_env import WholeBatchVecEnv, action_ids, one_action_per_game
+from rummyzoo.training.vec_env import (
+    WholeBatchVecEnv,
+    action_ids,
+    one_action_per_game,
+    sent_action,
+)
 
 __all__ = ["SplitSeatEnv"]
 
@@ -622,7 +627,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
         if pending.dtype.kind not in "iu":  # what was sent, as one process names it
             for i, info in enumerate(infos):
                 if "illegal_action" in info:
-                    info["illegal_action"] = pending[i].item()
+                    info["illegal_action"] = sent_action(pending, i)
         return self._gather(local_obs), rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:

@@ -33,7 +33,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.features import learner_inputs, make_features, make_potential
 from rummyzoo.agents.registry import make_agent
-from rummyzoo.envs.core import ConfigError
+from rummyzoo.envs.core import ConfigError, is_action_int, unwrap_action
 from rummyzoo.envs.match import Match
 from rummyzoo.envs.play import raise_agent_failure, reset_agent, seats_text
 from rummyzoo.envs.registry import make_vector, rules_options
@@ -88,8 +88,16 @@ def _runs_together(groups: list[tuple[Policy, Any]]) -> list[list[tuple[Policy, 
 
 
 def one_action_per_game(actions: Any, num_envs: int) -> np.ndarray:
-    """The actions a step was given, one per game (ValueError naming the counts otherwise)."""
-    pending = np.asarray(actions)
+    """The actions a step was given, one per game (ValueError naming the counts otherwise).
+
+    A list keeps each of its items as given (an array of objects): numpy would read ``[True, 1]``
+    as ints and a timedelta among ints as timedeltas, where each game judges its own action."""
+    if isinstance(actions, (list, tuple)):
+        pending = np.empty(len(actions), dtype=object)
+        for i, action in enumerate(actions):
+            pending[i] = action
+    else:
+        pending = np.asarray(actions)
     if pending.size != num_envs:
         raise ValueError(
             f"need one action per game ({num_envs}), got an array of shape {pending.shape}"
@@ -101,14 +109,23 @@ def action_ids(pending: np.ndarray) -> np.ndarray:
     """The int64 action ids of a step's actions: only ints are action ids (as in SeatEnv),
     anything else (a float, a bool) is -1, an illegal action."""
     if pending.dtype.kind in "iu":
+        # an unsigned id past int64's range wraps to a negative one: illegal either way
         return pending.astype(np.int64)
-    return np.array(
-        [
-            int(a) if isinstance(a, (int, np.integer)) and not isinstance(a, bool) else -1
-            for a in pending.tolist()
-        ],
-        dtype=np.int64,
-    )
+    return np.array([_action_id(a) for a in pending.tolist()], dtype=np.int64)
+
+
+def _action_id(value: Any) -> int:
+    """``value`` as an action id, -1 where it is no int (or one past int64's range: no id)."""
+    value = unwrap_action(value)
+    if is_action_int(value) and -(2**63) <= int(value) < 2**63:
+        return int(value)
+    return -1
+
+
+def sent_action(pending: np.ndarray, i: int) -> Any:
+    """What was sent as game ``i``'s action, as SeatEnv names it in ``illegal_action``: the
+    object itself from an array of objects, a Python number from a numpy array of numbers."""
+    return pending[i] if pending.dtype == object else pending[i].item()
 
 
 class WholeBatchVecEnv(VecEnv):
@@ -602,7 +619,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             games = np.flatnonzero(legal)
             for i in np.flatnonzero(~legal).tolist():
                 rewards[i] -= self.illegal_penalty
-                infos[i]["illegal_action"] = pending[i].item()  # what was sent
+                infos[i]["illegal_action"] = sent_action(pending, i)
         phi_before = self._phi.copy()
         # the learner's first decision of a match is also paid what the hands that ended
         # before it paid (the engine clears the seat's rewards when it acts)
