@@ -186,6 +186,21 @@ def test_bench_train_times_dqn_too(tmp_path):
     assert run["seconds_by_part"]["inference"] > 0 and run["seconds_by_part"]["buffer"] > 0
 
 
+@pytest.mark.parametrize("algo", ["ppo", "dqn"])
+def test_bench_train_leaves_nothing_in_the_temp_dir(tmp_path, monkeypatch, algo):
+    """stable-baselines3 makes an empty ``SB3-<time>`` folder in the temp dir at every learn()
+    of a model without a logger of its own; a benchmark writes no logs, and leaves none."""
+    import tempfile
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    config = str(CONFIGS / f"smoke_{algo}.yaml")
+    assert main(["bench-train", config, "--steps", "256"]) == 0
+    assert list(temp.glob("SB3-*")) == []
+
+
 def test_the_arena_command_plays_in_batches(tmp_path):
     one, many = tmp_path / "one.json", tmp_path / "many.json"
     base = [

@@ -250,10 +250,17 @@ def _build_model(config: RunConfig, env: Any, tb_dir: Path | None):
 
         model = MaskedPPO(**common, **hp)
         model.update_threads = update_threads(config)
-        return model
-    from rummyzoo.training.dqn import MaskedDQN
+    else:
+        from rummyzoo.training.dqn import MaskedDQN
 
-    return MaskedDQN(**common, **hp)
+        model = MaskedDQN(**common, **hp)
+    if tb_dir is None:
+        # no logs to write (a benchmark, a checkpoint's network): a logger of no outputs, where
+        # stable-baselines3's own would make an empty folder in the temp dir at every learn()
+        from stable_baselines3.common.logger import Logger
+
+        model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
 
 
 def update_threads(config: RunConfig) -> int:
