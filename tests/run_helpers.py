@@ -32,3 +32,26 @@ def untrained_checkpoint(path: Path, overrides: tuple[str, ...] = ()) -> Path:
         return save_checkpoint(build_model(config, env, None), path, checkpoint_meta(config, 0))
     finally:
         env.close()
+
+
+def assert_refuses_other_envs(path: Path, variant: str, num_players: int = 2) -> None:
+    """The checkpoint at ``path`` (trained for ``variant`` at ``num_players``) is refused, with
+    what does not match, by another variant and by another number of players, loaded or
+    seated in the arena."""
+    import pytest
+
+    from rummyzoo.agents.arena import run_arena
+    from rummyzoo.agents.checkpoints import CheckpointError, load_policy
+
+    other = "ditch_rummy" if variant == "knock_rummy" else "knock_rummy"
+    wrong_variant = f"does not match this env: variant: checkpoint '{variant}', env '{other}'"
+    with pytest.raises(CheckpointError, match=wrong_variant):
+        load_policy(path, other, num_players)
+    more = num_players + 1
+    wrong_players = f"does not match this env: num_players: checkpoint {num_players}, env {more}"
+    with pytest.raises(CheckpointError, match=wrong_players):
+        load_policy(path, variant, more)
+    with pytest.raises(ValueError, match=wrong_variant):
+        run_arena(other, num_players, [str(path), "random"], deals=1, seed=0, workers=1)
+    with pytest.raises(ValueError, match=wrong_players):
+        run_arena(variant, more, [str(path), "random", "random"], deals=1, seed=0, workers=1)

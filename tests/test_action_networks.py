@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch as th
+from run_helpers import assert_refuses_other_envs
 
 from rummyzoo.agents.action_features import (
     DitchActionFeatures,
@@ -557,6 +558,7 @@ def test_actions_network_trains_saves_and_plays(tmp_path, variant, features, alg
         variant, 2, [str(last), "random"], deals=2, seed=0, workers=1, options=options
     )
     assert result.games == 4
+    assert_refuses_other_envs(last, variant)
 
 
 # ------------------------------------------------------------------ margin reward

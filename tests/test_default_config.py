@@ -3,6 +3,7 @@ demo`` trains, is run by ``rummyzoo train`` on a terminal in tests/test_runs.py)
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,6 @@ def test_every_shipped_config_trains_as_shipped(tmp_path, capsys, name):
     out = capsys.readouterr().out
     assert f"trained {config.algo} on {config.variant} ({config.num_players} players)" in out
     assert (tmp_path / "run" / "checkpoints" / "best.rz").exists()
+    # the RL phase ran its steps (after the warm start, where there is one)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["steps"] >= steps, summary

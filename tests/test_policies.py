@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch as th
+from run_helpers import assert_refuses_other_envs
 
 from rummyzoo.agents.arena import run_arena
 from rummyzoo.agents.checkpoints import load_policy, read_meta
@@ -87,6 +88,7 @@ def test_cards_network_trains_saves_and_plays(tmp_path, algo):
     assert type(net).__name__ == ("CardActorCriticPolicy" if algo == "ppo" else "CardDQNPolicy")
     result = run_arena("knock_rummy", 2, [str(last), "knock.greedy"], deals=2, seed=0, workers=1)
     assert result.games == 4
+    assert_refuses_other_envs(last, "knock_rummy")
 
 
 def test_configs_and_checkpoints_name_the_networks_and_activations_the_code_builds() -> None:
