@@ -10,8 +10,10 @@ learned once for all actions.
 
 The descriptions are appended to the observation as a ``(num_actions, width)`` block
 (``action_block``); a checkpoint records the feature set it was trained with. Actions that
-cannot be described (they name cards the observer does not hold) get a zero row; the legal
-mask removes them anyway.
+cannot be described (they name cards the observer does not hold; in Ditch Rummy also a meld of
+cards that make none, and a single that fits nowhere) get a zero row; other illegal actions
+(a draw in the play phase or past the limit, a play in the draw phase) are described as if they
+could be played. The legal mask removes them all anyway.
 
 ``ditch_actions`` (Ditch Rummy), 23 values per action:
 
@@ -28,10 +30,15 @@ mask removes them anyway.
 15  cards moved that fit the table as a single / 3
 16  hand size after / hand limit; 17 its penalty if the hand ended then / 20
 18  live run partners of the cards kept / 16; 19 live set partners of the cards kept / 6
-20  cards kept that fit the table as a single afterwards / 3
+20  cards kept that fit the table as a single afterwards / 3 (with ``single_extends_meld``
+    as ditch.smart's planner counts them: a run end that a single moved counts as gone,
+    even where another run of the table ends there too)
 21  pairs of kept cards that make a meld / 3
 22  draw pile after the action / 52
 ==  ==============================================================================
+
+A draw's row counts the cards it draws in columns 6, 16 and 22; columns 17-21 describe the hand
+before the draw, since the drawn cards are not known yet.
 
 ``ditch_plans`` (Ditch Rummy), 26 values per action: the 23 of ``ditch_actions``, then what the
 action is worth by ditch.smart's one-turn estimate (:meth:`SmartDitch.action_worths
@@ -42,15 +49,19 @@ action is worth by ditch.smart's one-turn estimate (:meth:`SmartDitch.action_wor
     the cards it then keeps for next turn (ditch one card: the best cards of the rest;
     ditch all: 0; end turn: the whole hand; a line that ends the hand: its points less the
     penalty of the cards still held) / 25, clipped to [-4, 4]
-24  the line ends the hand: 1 if that surely wins (the hand, or the match once someone
-    reaches the target), -1 if it is not sure to win, else 0
+24  the line ends the hand: 1 if that surely wins (a single hand; in a match, the match,
+    where the hand's end takes someone to the target), -1 if it is not sure to win then, 0
+    where it decides nothing (a match that nobody's total reaches the target with) or the
+    line does not end the hand. "Surely" is a bound over the hidden cards: a rival's count
+    at the cheapest penalty, a partner's at the dearest, so a 1 is always a win, and a -1
+    may be a win that the unseen cards would have allowed
 25  the action's worth (unclipped, with a sure win above and an unsure ending below every
     other action) less the most any legal action is worth, / 25, clipped to [-4, 0]: 0 for
     the best
 ==  ==============================================================================
 
-Only the first decision of the play phase is valued; once a card is ditched the turn is in
-its ditching step, where these three columns are 0. The verdicts judge the match by the
+Every decision of the play phase is valued, after a meld or a single too; once a card is
+ditched the turn is in its ditching step, where these three columns are 0. The verdicts judge the match by the
 ``target_score`` the features were built with: a checkpoint builds them with its own
 options, so a network trained on single hands judges each hand alone when it plays a match.
 The estimate is a heuristic's, not the truth: the network starts from it and learns where to

@@ -448,7 +448,9 @@ class SmartDitch(DitchPolicy):
 
     def _ending_wins(self, seen: DitchView, gain: int, held: tuple[int, ...]) -> bool | None:
         """Whether ending the hand now, after earning ``gain`` and holding ``held``, surely wins
-        (True), surely loses (False) or leaves the match open (None)."""
+        (True: a rival's hidden cards counted at the cheapest penalty, a partner's at the
+        dearest), may lose (False), or leaves the match open (None: in a match, nobody's total
+        reaches the target)."""
         own, rivals = self._groups(seen)
         mine = sum(seen.hand_points[s] for s in own) + gain - self.ending_penalty(held)
         # a partner's cards are unknown: count them at the dearest penalty
@@ -587,7 +589,8 @@ class SmartDitch(DitchPolicy):
     def action_worths(self, seen: DitchView) -> dict[int, tuple[float, int]]:
         """What each action of the play phase is worth as this player weighs it: action id ->
         (points it leads to now plus the worth of the cards then kept, the verdict of ending
-        the hand: 1 it surely wins, -1 it is not sure to win, 0 it does not end it).
+        the hand: 1 it surely wins, -1 it is not sure to win, 0 it does not end it or, in a
+        match, its end takes nobody to the target: :meth:`_ending_wins`).
 
         A meld or single is worth its points plus the best line of plays that can follow it
         (:meth:`line_value`, stopping at once included; a decisive line counts its points less

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from rummyzoo.agents.features import make_features
 from rummyzoo.agents.networks import ActionScorer, action_layout
 from rummyzoo.envs import ditch_rummy_v0, rummy500_v0
 from rummyzoo.envs.cards import parse_cards
+from rummyzoo.envs.ditch_rummy.rules import Phase
 from rummyzoo.envs.ditch_rummy.scripting import deck_with_top, play
 from rummyzoo.envs.match import Match
 from rummyzoo.envs.registry import make_game, make_vector
@@ -430,6 +432,435 @@ def test_rummy500_descriptions_agree_with_every_action_applied(players, options)
                         kinds.add(int(np.argmax(want[:9])))
             env.step(int(rng.choice(legal)))
     assert kinds >= {0, 2, 3, 4, 8}, kinds
+
+
+# ---- Ditch Rummy: every column of every action's row, worked out again from the action's name,
+# the rules of docs/rules.md section 2 (on card ids, as the rules write them) and the table as the
+# player to act sees it; every legal action is also applied to a copy of the hand, and the rules'
+# own successor must agree with what the row says the action does
+DITCH_COLUMNS = (
+    *("kind: draw", "kind: meld", "kind: single", "kind: ditch one", "kind: ditch all"),
+    *("kind: end turn", "cards moved", "points now", "a set", "a blind run", "ends the hand"),
+    *("an ace moved", "mean rank moved", "live run partners moved", "live set partners moved"),
+    *("moved cards that fit now", "hand size after", "penalty after", "live run partners kept"),
+    *("live set partners kept", "kept cards that fit after", "melding pairs kept", "draw pile"),
+    *("plans: worth", "plans: ending verdict", "plans: gap to the best"),
+)
+
+
+def _grank(card: int) -> int:
+    """Ditch Rummy's rank of a card id: 2 = 0 ... K = 11, A = 12 (aces are high only)."""
+    return (card % 13 - 1) % 13
+
+
+def _of_grank(rank: int, suit: int) -> int:
+    return suit * 13 + (rank + 1) % 13
+
+
+class _DitchRules:
+    """The rules of one option set, written out from docs/rules.md (2.1-2.4). A meld on the
+    table is ``(kind, low, high, suit)``: its kind, the ranks of its ends, and the suit a single
+    must have to fit it (``None``: any)."""
+
+    def __init__(self, options: dict) -> None:
+        up_to_3 = options.get("draw_rule", "fill_to_3") == "up_to_3"
+        self.hand_limit = (options.get("max_hand") or 6) if up_to_3 else 3
+        self.same_suit = options.get("runs_same_suit", False)
+        self.extends = options.get("single_extends_meld", False)
+        self.single = options.get("points_single", 2)
+        self.ace = options.get("points_single_ace", 10)
+        self.meld_points = {
+            "set": options.get("points_set", 5),
+            "run": options.get("points_run", 25),
+        }
+        self.charged = options.get("hand_penalty", "per_card") == "per_card"
+        self.teams = options.get("teams", False)
+        self.target = options.get("target_score", 500)
+
+    def points(self, card: int) -> int:
+        """What the card scores as a single."""
+        return self.ace if _grank(card) == 12 else self.single
+
+    def penalty(self, card: int) -> int:
+        """What the card costs if it is still held when the hand ends."""
+        return self.points(card) if self.charged else 0
+
+    def run_pair(self, a: int, b: int) -> bool:
+        return abs(_grank(a) - _grank(b)) == 1 and (not self.same_suit or a // 13 == b // 13)
+
+    def set_pair(self, a: int, b: int) -> bool:
+        return a != b and _grank(a) == _grank(b)
+
+    def meld_kind(self, cards) -> str | None:
+        ranks = sorted(_grank(c) for c in cards)
+        if len(set(ranks)) == 1:
+            return "set"
+        if all(b == a + 1 for a, b in itertools.pairwise(ranks)) and (
+            not self.same_suit or len({c // 13 for c in cards}) == 1
+        ):
+            return "run"
+        return None
+
+    @staticmethod
+    def ends_hand(kind: str, cards) -> bool:
+        """A three-card J-Q-K or Q-K-A run ends the hand."""
+        return kind == "run" and sorted(map(_grank, cards)) in ([9, 10, 11], [10, 11, 12])
+
+    @staticmethod
+    def takes(meld: tuple, card: int, place: str) -> bool:
+        """The meld takes the card as a single in that place (onto a set, below or above a run)."""
+        kind, low, high, suit = meld
+        if suit is not None and suit != card // 13:
+            return False
+        if kind == "set":
+            return place == "set" and low == _grank(card)
+        return (place, _grank(card)) in (("below", low - 1), ("above", high + 1))
+
+    @staticmethod
+    def fits(table: list[tuple]) -> tuple[set[int], ...]:
+        """The cards that fit onto a set, below a run and above a run (the fit planes)."""
+        on_set, below, above = set(), set(), set()
+        for kind, low, high, suit in table:
+            if kind == "set":
+                on_set |= {_of_grank(low, s) for s in range(4)}
+                continue
+            suits = range(4) if suit is None else (suit,)
+            below |= {_of_grank(low - 1, s) for s in suits if low > 0}
+            above |= {_of_grank(high + 1, s) for s in suits if high < 12}
+        return on_set, below, above
+
+    def melded(self, table: list[tuple], cards) -> list[tuple]:
+        kind, ranks = self.meld_kind(cards), [_grank(c) for c in cards]
+        suit = cards[0] // 13 if kind == "run" and self.same_suit else None
+        return [*table, (kind, min(ranks), max(ranks), suit)]
+
+    def joined(self, table: list[tuple], card: int, place: str) -> list[tuple]:
+        """The table after the single: with ``single_extends_meld`` it joins the earliest meld
+        that takes it that way, and a run's end moves on."""
+        if not self.extends:
+            return table
+        i = next(i for i, meld in enumerate(table) if self.takes(meld, card, place))
+        kind, low, high, suit = table[i]
+        if place != "set":
+            low, high = (_grank(card), high) if place == "below" else (low, _grank(card))
+        return [*table[:i], (kind, low, high, suit), *table[i + 1 :]]
+
+    def end_moved(self, fits: tuple, card: int, place: str) -> tuple[set[int], ...]:
+        """The fit planes after the single joins a run's end as ditch.smart's planner models
+        them (``PlayPlanner.after_single``): the end it moves off is taken as gone, though
+        another run may still end there."""
+        rank, suits = _grank(card), [card // 13] if self.same_suit else range(4)
+        step = -1 if place == "below" else 1
+        at = 1 if place == "below" else 2
+        out = list(fits)
+        out[at] = fits[at] - {_of_grank(rank, s) for s in suits}
+        out[at] |= {_of_grank(rank + step, s) for s in suits if 0 <= rank + step <= 12}
+        return tuple(out)
+
+    def table(self, state) -> list[tuple]:
+        """The melds on the hand's table in the order played, from their cards (the singles
+        that joined them included)."""
+        out = []
+        for meld in state.melds:
+            kind = self.meld_kind(meld.cards)
+            ranks = [_grank(c) for c in [*meld.cards, *meld.added]]
+            suit = meld.cards[0] // 13 if kind == "run" and self.same_suit else None
+            out.append((kind, min(ranks), max(ranks), suit))
+        return out
+
+
+def _ditch_plane(obs: np.ndarray, layout: dict, name: str, row: int = 0) -> set[int]:
+    start = layout[name][0] + 52 * row
+    return set(np.flatnonzero(obs[start : start + 52]).tolist())
+
+
+def _ditch_verdict(rules: _DitchRules, env, gain: int, held: list[int]) -> int:
+    """Ending the hand now, having earned ``gain`` more and holding ``held``: 1 if that surely
+    wins the hand (or the match, once someone reaches the target), -1 if it may not, 0 if the
+    match surely goes on. A card the player cannot see costs at most what the dearest card
+    costs (a partner's) and at least what the cheapest costs (a rival's)."""
+    raw = env.unwrapped
+    state, n = raw.hand_state, raw.game.num_players
+    side = [s % 2 if rules.teams else s for s in range(n)]
+    costs = [rules.penalty(c) for c in range(52)]
+    me = side[state.current]
+    sides = dict.fromkeys(side, 0.0)
+    if rules.target is not None:
+        sides.update(zip(side, raw.match.totals_by_seat().tolist(), strict=True))
+    for s in range(n):
+        cost = len(state.hands[s]) * (max(costs) if side[s] == me else min(costs))
+        if s == state.current:
+            cost = sum(map(rules.penalty, held)) - gain
+        sides[side[s]] += state.earned[s] - cost
+    if rules.target is not None and max(sides.values()) < rules.target:
+        return 0
+    mine = sides.pop(me)
+    return 1 if mine > max(sides.values()) else -1
+
+
+def _expected_ditch_rows(env, rules: _DitchRules):
+    """For every action id, at the decision of the player to act: the first 23 columns of its
+    ``ditch_plans`` row (``ditch_actions``), and what it does (the hand it leaves, the points it
+    earns, the table after), worked out from its name and what the player sees. ``None`` for an
+    illegal action that names only cards held (the builder documents no row for those); a zero
+    row for one that names a card not held, cards that are no meld, or a single that does not
+    fit that way. Third, where a single moves a run's end (``single_extends_meld``) and the
+    planner's model (:meth:`_DitchRules.end_moved`) gives another "kept cards that fit after"
+    column, that value."""
+    raw = env.unwrapped
+    game, state = raw.game, raw.hand_state
+    step = env.observe(env.agent_selection)
+    obs, mask = step["observation"], step["action_mask"]
+    layout = game.observation_layout
+    hand = []  # in position order, as the observation shows it
+    for pos in range(rules.hand_limit):
+        hand += sorted(_ditch_plane(obs, layout, "hand_positions", pos))
+    assert hand == sorted(state.hand_cards(state.current), key=lambda c: (_grank(c), c // 13))
+    shown = set(hand) | _ditch_plane(obs, layout, "discard_pile")
+    for part in ("sets", "runs", "singles"):
+        for seat in range(game.num_players):
+            shown |= _ditch_plane(obs, layout, part, seat)
+    unseen = set(range(52)) - shown
+    others = [c for s in range(game.num_players) if s != state.current for c in state.hand_cards(s)]
+    assert unseen == set(state.pile_cards()) | set(others)  # the draw pile and the other hands
+    stock = state.pile_size
+    table = rules.table(state)
+    fits = rules.fits(table)
+    planes = ("fits_set", "fits_below_run", "fits_above_run")
+    assert fits == tuple(_ditch_plane(obs, layout, p) for p in planes)
+
+    def live(cards, pair) -> int:
+        return sum(pair(c, u) for c in cards for u in unseen)
+
+    def fitting(cards, fits_then) -> float:
+        return sum(any(c in plane for plane in fits_then) for c in cards) / 3
+
+    def describe(kind: int, moved, kept, after) -> np.ndarray:
+        row = np.zeros(23)
+        row[kind] = 1
+        if moved:
+            row[6] = len(moved) / 3
+            row[11] = any(_grank(c) == 12 for c in moved)
+            row[12] = sum(map(_grank, moved)) / len(moved) / 12
+            row[13] = live(moved, rules.run_pair) / 8
+            row[14] = live(moved, rules.set_pair) / 3
+            row[15] = fitting(moved, fits)
+        row[16] = len(kept) / rules.hand_limit
+        row[17] = sum(map(rules.penalty, kept)) / 20
+        row[18] = live(kept, rules.run_pair) / 16
+        row[19] = live(kept, rules.set_pair) / 6
+        row[20] = fitting(kept, rules.fits(after))
+        row[21] = sum(bool(rules.meld_kind(p)) for p in itertools.combinations(kept, 2)) / 3
+        row[22] = stock / 52
+        return row
+
+    rows: dict[int, np.ndarray | None] = {}
+    does: dict[int, dict] = {}
+    planned: dict[int, float] = {}
+    for action in range(game.num_actions):
+        words = env.action_name(action).split()
+        at = [int(w) for w in words[1:] if w.isdigit()]
+        if words[0] == "draw":
+            row = describe(0, [], hand, table)  # the cards drawn are not known yet
+            row[6] = at[0] / 3
+            row[16] = (len(hand) + at[0]) / rules.hand_limit
+            row[22] = (stock - at[0]) / 52
+            rows[action] = row if mask[action] else None
+            does[action] = {"size": len(hand) + at[0], "stock": stock - at[0]}
+            continue
+        if max(at, default=-1) >= len(hand) or (words == ["ditch", "all"] and not hand):
+            rows[action] = np.zeros(23)  # names a card not held
+            continue
+        cards = hand if words == ["ditch", "all"] else [hand[p] for p in at]
+        rest = [c for c in hand if c not in cards]
+        did = {"cards": cards, "hand": rest, "gain": 0, "after": table, "ends": False}
+        if words[0] == "meld":
+            kind = rules.meld_kind(cards)
+            if kind is None:
+                rows[action] = np.zeros(23)  # no meld
+                continue
+            did["after"] = rules.melded(table, cards)
+            row = describe(1, cards, rest, did["after"])
+            did["gain"] = rules.meld_points[kind]
+            row[7] = did["gain"] / 25
+            row[8], row[9] = kind == "set", kind == "run"
+            did["ends"] = row[10] = rules.ends_hand(kind, cards)
+        elif words[0] == "single":
+            places = [
+                p
+                for p, plane in zip(("set", "below", "above"), fits, strict=True)
+                if cards[0] in plane
+            ]
+            place = words[2] if rules.extends else next(iter(places), None)
+            if place not in places:
+                rows[action] = np.zeros(23)  # the card does not fit that way
+                continue
+            did["after"] = rules.joined(table, cards[0], place)
+            row = describe(2, cards, rest, did["after"])
+            did["gain"] = rules.points(cards[0])
+            row[7] = did["gain"] / 25
+            if rules.extends and place != "set":
+                planner = fitting(rest, rules.end_moved(fits, cards[0], place))
+                if planner != row[20]:
+                    planned[action] = planner
+        elif words == ["ditch", "all"]:
+            row = describe(4, hand, [], table)
+        elif words[0] == "ditch":
+            row = describe(3, cards, rest, table)
+        else:
+            row = describe(5, [], hand, table)
+        rows[action] = row if mask[action] else None
+        does[action] = did
+    return rows, does, planned
+
+
+def _check_ditch_successor(env, rules: _DitchRules, action: int, did: dict) -> None:
+    """The rules' own successor of a legal action agrees with what its row says it does."""
+    raw = env.unwrapped
+    state = raw.hand_state
+    seat, name = state.current, raw.describe_action(action)
+    after = state.copy()
+    raw.game.apply(after, action, np.random.default_rng(0))
+    if "size" in did:  # a draw
+        assert len(after.hands[seat]) == did["size"] and after.pile_size == did["stock"], name
+        return
+    named = parse_cards([w for w in name.partition(":")[2].split() if len(w) == 2])
+    assert named == did["cards"], name
+    assert sorted(after.hand_cards(seat)) == sorted(did["hand"]), name
+    assert after.earned[seat] - state.earned[seat] == did["gain"], name
+    assert (after.over and after.end_reason == "blind_run") == did["ends"], name
+    assert rules.fits(rules.table(after)) == rules.fits(did["after"]), name
+    if did["ends"] and _ditch_verdict(rules, env, did["gain"], did["hand"]) == 1:
+        # a sure win is a win, whatever the cards the player could not see
+        side = [s % 2 if rules.teams else s for s in range(raw.game.num_players)]
+        sides = dict.fromkeys(side, 0.0)
+        if rules.target is not None:  # a side's match total, then each member's hand points
+            sides.update(zip(side, raw.match.totals_by_seat().tolist(), strict=True))
+        for s, points in enumerate(after.points.tolist()):
+            sides[side[s]] += points
+        mine = sides.pop(side[seat])
+        assert mine > max(sides.values()), name
+        assert rules.target is None or mine >= rules.target, name
+
+
+def _check_ditch_decision(env, rules: _DitchRules, features: dict, judge, seen: Counter) -> None:
+    """Every column of every action's rows (both feature sets) at the decision of the player to
+    act."""
+    raw = env.unwrapped
+    step = env.observe(env.agent_selection)
+    obs, mask = step["observation"], step["action_mask"]
+    rows, does, planned = _expected_ditch_rows(env, rules)
+    blocks = {name: f(obs).reshape(f.num_actions, f.width) for name, f in features.items()}
+    # ditch_plans: ditch.smart's worth of each legal action of the play phase (its public
+    # estimate), with the verdicts and the gaps to the best worked out again
+    worths = judge.action_worths(raw.game.decode(obs))
+    legal = set(np.flatnonzero(mask).tolist())
+    assert set(worths) == (legal if raw.hand_state.phase == Phase.PLAY else set())
+    keys = {a: w + 1e6 * v for a, (w, v) in worths.items()}  # a sure win first, an unsure end last
+    best = max(keys.values(), default=0.0)
+    for action, row in rows.items():
+        label, name = raw.action_name(action), raw.describe_action(action)
+        if row is None:
+            continue
+        # a legal action is always described, an action described by a zero row never legal
+        assert row.any() == bool(mask[action]), name
+        plan = np.zeros(3)
+        if action in worths:
+            worth, verdict = worths[action]
+            did = does[action]
+            if did["ends"]:  # the meld ends the hand: its points less what the rest costs
+                assert worth == did["gain"] - sum(map(rules.penalty, did["hand"])), name
+                assert verdict == _ditch_verdict(rules, env, did["gain"], did["hand"]), name
+                seen[f"an ending meld valued {verdict}"] += 1
+            elif not label.startswith(("meld", "single")):  # these end nothing
+                assert verdict == 0 and (worth == 0 or label != "ditch all"), name
+            plan = [np.clip(worth / 25, -4, 4), verdict, np.clip((keys[action] - best) / 25, -4, 0)]
+        want = np.concatenate([row, plan])
+        if mask[action]:
+            _check_ditch_successor(env, rules, action, does[action])
+            seen[DITCH_COLUMNS[int(np.argmax(row[:6]))]] += 1
+            seen["an ace moved"] += bool(row[11])
+        for features_name, block in blocks.items():
+            got = block[action]
+            bad = np.abs(got - want[: len(got)]) > 1e-5
+            if action in planned and bad[20] and abs(got[20] - planned[action]) < 1e-6:
+                bad[20] = False  # the planner's model of a shared run end (see above)
+                seen["a shared run end"] += 1
+            assert not bad.any(), f"{features_name}, {name}: " + "; ".join(
+                f"column {c} ({DITCH_COLUMNS[c]}) is {got[c]:.6g}, not {want[c]:.6g}"
+                for c in np.flatnonzero(bad)
+            )
+
+
+@pytest.mark.parametrize(
+    ("players", "options"),
+    [
+        (2, {}),  # the first hands of a match to 500
+        (4, {"teams": True, "target_score": None}),
+        (3, {"draw_rule": "up_to_3", "max_hand": 7, "target_score": None}),
+        (2, {"runs_same_suit": True, "target_score": None}),
+        (2, {"single_extends_meld": True, "draw_rule": "up_to_3", "target_score": None}),
+        (4, {"single_extends_meld": True, "runs_same_suit": True, "target_score": 60}),
+        (
+            3,
+            {
+                **{"points_single": 3, "points_single_ace": 7, "points_set": 9, "points_run": 15},
+                **{"hand_penalty": "none", "target_score": None},
+            },
+        ),
+        (2, {"points_single": 4, "points_single_ace": 1, "target_score": 20}),
+    ],
+)
+def test_ditch_descriptions_agree_with_every_action_applied(players, options):
+    """Every column of ``ditch_actions`` and ``ditch_plans`` for every action id, worked out
+    again from the rules for the legal actions (and zero rows where the action names cards not
+    held, cards that are no meld or a single that does not fit), only the worths of the play
+    phase's actions taken from ditch.smart (its ``action_worths``). The first game opens on two
+    hand-ending runs (J-Q-K), one that surely wins a single hand and one that does not (25
+    points each side); then the games play on at random and as ditch.smart would, every other
+    decision checked."""
+    rules = _DitchRules(options)
+    features = {
+        name: make_features(name, "ditch_rummy", players, options)
+        for name in ("ditch_actions", "ditch_plans")
+    }
+    judge = SmartDitch("ditch_rummy", players, options)
+    rng = np.random.default_rng(7)
+    seen: Counter = Counter()
+    checked = 0
+    # the first game's opening: player_0 draws J-Q-K (and ditches it), player_1 melds a run
+    # (the others pass), and player_0 draws J-Q-K again; every decision up to that one checked
+    deck = deck_with_top("Jc Qc Kc 4c 5c 6c Jd Qd Kd")
+    opening = ["draw 3", "ditch all", "draw 3", "meld 0 1 2", *["draw 0"] * (players - 2), "draw 3"]
+    for seed in itertools.count():
+        env = ditch_rummy_v0.env(num_players=players, **options)
+        env.reset(seed=seed, options={"deck": deck} if seed == 0 else None)
+        script = opening if seed == 0 else []
+        for decision, _agent in enumerate(env.agent_iter()):
+            step, _r, term, trunc, _i = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            if decision <= len(script) or rng.random() < 0.5:
+                _check_ditch_decision(env, rules, features, judge, seen)
+                checked += 1
+            mask = step["action_mask"]
+            if decision < len(script):
+                choice = env.unwrapped.action_index(script[decision])
+            elif rng.random() < 0.6:
+                choice = judge.act(step["observation"], mask, rng)
+            else:
+                choice = int(rng.choice(np.flatnonzero(mask)))
+            env.step(choice)
+            if checked >= 250:
+                break
+        if checked >= 250:
+            break
+    kinds = [f"kind: {k}" for k in ("draw", "meld", "single", "ditch one", "ditch all", "end turn")]
+    assert all(seen[k] for k in [*kinds, "an ace moved"]), seen
+    # the opening's runs decide a single hand, and a match whose target they reach
+    verdicts = (0,) if (rules.target or 0) > rules.meld_points["run"] else (1, -1)
+    assert all(seen[f"an ending meld valued {v}"] for v in verdicts), seen
 
 
 @pytest.mark.parametrize(
