@@ -9,7 +9,7 @@ Card-shared networks
 --------------------
 One small scorer applied to each of the 52 cards.
 
-In the rummy games most actions name a card ("discard Kh", "knock with Kh"), and what makes a
+In the rummy games most actions name a card ("discard Kh", "knock Kh"), and what makes a
 card a good choice is the same for every card: is it in my hand, how much deadwood is left
 without it, has an opponent picked up its neighbours... A plain MLP must learn that rule 52
 times, once per output unit. The ``cards`` architecture learns it once:

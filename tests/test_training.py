@@ -553,6 +553,213 @@ def test_knock_features_values():
         validate_config({"variant": "ditch_rummy", "features": "knock_deadwood"})
 
 
+# ------------------------------------------------------------------ knock_deadwood oracle
+# Every column of the ``knock_deadwood`` features rebuilt from the hand as card strings, the
+# discard pile and the rule on the taken card, with a brute-force deadwood of its own.
+_RANKS = "A23456789TJQK"
+
+
+def _pips(card: str) -> int:
+    """Knock Rummy value of a card string: A=1, 2-9 their pips, T/J/Q/K=10."""
+    return min(_RANKS.index(card[0]) + 1, 10)
+
+
+def _melds_among(cards: frozenset[str]) -> list[frozenset[str]]:
+    """Every set (3 or 4 of a rank) and run (3+ consecutive ranks of a suit, ace low) in cards."""
+    import itertools
+
+    melds = []
+    for rank in _RANKS:
+        same = sorted(c for c in cards if c[0] == rank)
+        for size in (3, 4):
+            melds += [frozenset(m) for m in itertools.combinations(same, size)]
+    for suit in "cdhs":
+        for low in range(len(_RANKS)):
+            run: list[str] = []
+            for rank in _RANKS[low:]:
+                if rank + suit not in cards:
+                    break
+                run.append(rank + suit)
+                if len(run) >= 3:
+                    melds.append(frozenset(run))
+    return melds
+
+
+_BRUTE_MEMO: dict[frozenset[str], int] = {}
+
+
+def _brute_deadwood(cards: frozenset[str]) -> int:
+    """Optimal deadwood by exhaustive search: any one card is deadwood or in one of its melds."""
+    found = _BRUTE_MEMO.get(cards)
+    if found is None:
+        if not cards:
+            return 0
+        card = min(cards)
+        found = _pips(card) + _brute_deadwood(cards - {card})
+        for meld in _melds_among(cards):
+            if card in meld:
+                found = min(found, _brute_deadwood(cards - meld))
+        _BRUTE_MEMO[cards] = found
+    return found
+
+
+def _knock_feature_columns(
+    hand: list[str], pile: list[str], allow_taken: bool
+) -> dict[int, tuple[str, float]]:
+    """Column -> (its name, its value) of the knock_deadwood features of a hand and a discard
+    pile (bottom first), with the hand's optimal melds checked against the brute force."""
+    from rummyzoo.envs.cards import parse_card, parse_cards
+    from rummyzoo.envs.melds import optimal_deadwood
+
+    held = frozenset(hand)
+    best = _brute_deadwood(held)
+    # the melds: the solver's own choice among equal ones, checked to be optimal melds
+    melded = frozenset(_card_name(c) for m in optimal_deadwood(parse_cards(hand))[1] for c in m)
+    assert melded <= held, f"melds of cards not held: {sorted(melded - held)}"
+    assert _brute_deadwood(melded) == 0, f"not all melds: {sorted(melded)}"
+    assert sum(_pips(c) for c in held - melded) == best, f"melds {sorted(melded)}"
+    columns = {0: ("deadwood", best / 100)}
+    for name in (rank + suit for suit in "cdhs" for rank in _RANKS):
+        after = _brute_deadwood(held - {name}) / 100 if name in held else 0.0
+        columns[1 + parse_card(name)] = (f"after_discard {name}", after)
+        columns[53 + parse_card(name)] = (f"melded {name}", float(name in melded))
+    take = 0.0
+    if pile:
+        top = pile[-1]
+        with_top = held | {top}
+        take = (
+            min(_brute_deadwood(with_top - {d}) for d in with_top if allow_taken or d != top) / 100
+        )
+    columns[105] = (f"take_discard (top {pile[-1] if pile else None})", take)
+    assert sorted(columns) == list(range(106))
+    return columns
+
+
+def _card_name(card: int) -> str:
+    from rummyzoo.envs.cards import format_card
+
+    return format_card(card)
+
+
+def _check_knock_columns(got: np.ndarray, columns: dict[int, tuple[str, float]], where: str):
+    assert got.shape == (106,), where
+    for col in range(106):
+        name, value = columns[col]
+        assert got[col] == pytest.approx(value, abs=1e-6), (
+            f"column {col} ({name}): got {got[col]}, expected {value} ({where})"
+        )
+
+
+def _seat_view(match, seat: int) -> tuple[list[str], list[str]]:
+    """A seat's hand and the discard pile (bottom first) as card strings, from the state."""
+    state = match.state
+    hand = [_card_name(c) for c in state.hand_cards(seat)]
+    return hand, [_card_name(c) for c in state.discard]
+
+
+def _knock_test_move(match, rng: np.random.Generator) -> int:
+    """Random draws; mostly the discard that leaves the least deadwood (hands then improve, so
+    that the rule on the taken card decides the take_discard column often); knocks rarely."""
+    legal = np.flatnonzero(match.legal_mask()).tolist()
+    discards = [a for a in legal if 2 <= a < 54]
+    if not discards or rng.random() < 0.02:
+        return int(rng.choice(legal))
+    if rng.random() < 0.3:
+        return int(rng.choice(discards))
+    hand, _ = _seat_view(match, match.current)
+    held = frozenset(hand)
+    return min(discards, key=lambda a: _brute_deadwood(held - {_card_name(a - 2)}))
+
+
+@pytest.mark.parametrize(
+    "players, options",
+    [
+        (2, {}),
+        (2, {"allow_discard_of_taken": True}),
+        (2, {"knock_max_deadwood": 10, "stock_exhaustion": "reshuffle", "void_threshold": 2}),
+        (4, {}),
+        (4, {"allow_discard_of_taken": True, "knock_max_deadwood": 0}),
+    ],
+)
+def test_knock_features_match_an_oracle_column_by_column(players, options):
+    """Every column of knock_deadwood, for every seat of random states of both phases, equals
+    its rebuild from the hand, the discard pile and the taken-card rule (one observation at a
+    time and as a batch)."""
+    from rummyzoo.agents.features import make_features
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.registry import make_game
+
+    allow = bool(options.get("allow_discard_of_taken", False))
+    features = make_features("knock_deadwood", "knock_rummy", players, options)
+    match = Match(make_game("knock_rummy", players, **options))
+    rng = np.random.default_rng(players * 10 + len(options))
+    seen, rule_matters, phases = [], 0, set()
+    for game in range(3):
+        match.reset(seed=100 + game)
+        while not match.over and len(seen) < 240 * (game + 1):
+            for seat in range(players):
+                obs = match.observe(seat)
+                hand, pile = _seat_view(match, seat)
+                columns = _knock_feature_columns(hand, pile, allow)
+                where = f"seat {seat}, hand {' '.join(hand)}, pile {' '.join(pile)}"
+                _check_knock_columns(features(obs), columns, where)
+                seen.append((obs, columns, where))
+                if pile:  # would the other rule on the taken card give another value?
+                    other = _knock_feature_columns(hand, pile, not allow)[105][1]
+                    rule_matters += other != columns[105][1]
+            phases.add(int(match.state.phase))
+            match.play(_knock_test_move(match, rng))
+    assert phases == {0, 1} and len(seen) > 100 and rule_matters > 10, rule_matters
+    batch = features.batch(np.stack([obs for obs, _, _ in seen]))
+    for row, (_, columns, where) in zip(batch, seen, strict=True):
+        _check_knock_columns(row, columns, f"batch, {where}")
+
+
+@pytest.mark.parametrize("allow_taken, take", [(False, 15), (True, 10)])
+def test_knock_features_of_a_scripted_deal(allow_taken, take):
+    """A worked hand: As-4s and 7h-9h melded, 2c 3d 5c deadwood (10), the Kh turned up. Taking
+    the Kh leaves 10 when it may be thrown back, else 15 (throwing the 5c)."""
+    from rummyzoo.agents.features import make_features
+    from rummyzoo.envs import decks
+    from rummyzoo.envs.cards import parse_card, parse_cards
+    from rummyzoo.envs.knock_rummy.rules import DISCARD_BASE, TAKE_DISCARD
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.registry import make_game
+
+    options = {"allow_discard_of_taken": allow_taken}
+    hands = ["As 2s 3s 4s 7h 8h 9h 2c 3d 5c", "Ad 2d 5d 6d 8d Tc Jc Qh 9s Js"]
+    match = Match(make_game("knock_rummy", 2, **options))
+    match.reset(seed=0, deck=decks.deck_for(hands, "Kh", "4d 6c"))
+    features = make_features("knock_deadwood", "knock_rummy", 2, options)
+    got = features(match.observe(0))
+    assert got[0] == pytest.approx(0.10)
+    after = {"5c": 5, "3d": 7, "2c": 8, "As": 10, "4s": 10, "2s": 18, "3s": 17, "7h": 27}
+    after |= {"8h": 26, "9h": 25}
+    for name, dw in after.items():
+        assert got[1 + parse_card(name)] == pytest.approx(dw / 100), name
+    melded = set(parse_cards("As 2s 3s 4s 7h 8h 9h"))
+    assert set(np.flatnonzero(got[53:105]).tolist()) == melded
+    assert got[105] == pytest.approx(take / 100)
+    for seat in (0, 1):
+        hand, pile = _seat_view(match, seat)
+        _check_knock_columns(
+            features(match.observe(seat)), _knock_feature_columns(hand, pile, allow_taken), "deal"
+        )
+    # seat 0 takes the Kh (the pile is then empty: no take_discard) and throws the 5c
+    match.play(TAKE_DISCARD)
+    got = features(match.observe(0))
+    assert got[105] == 0 and got[1 + parse_card("Kh")] == pytest.approx(0.10)
+    match.play(DISCARD_BASE + parse_card("5c"))
+    for seat in (0, 1):
+        hand, pile = _seat_view(match, seat)
+        assert pile == ["5c"]
+        _check_knock_columns(
+            features(match.observe(seat)),
+            _knock_feature_columns(hand, pile, allow_taken),
+            f"after the 5c, seat {seat}",
+        )
+
+
 def test_potential_shaping_telescopes():
     """With gamma = 1 the shaping terms of a game sum to -phi(first state): policy-neutral."""
     plain = SeatEnv("knock_rummy", 2, opponents=["knock.greedy"], reward="scaled", reward_scale=50)
