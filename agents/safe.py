@@ -43,6 +43,7 @@ from rummyzoo.agents.checkpoints import (
     file_head,
     package_version,
 )
+from rummyzoo.agents.limits import MAX_LAYERS, MAX_WIDTH
 from rummyzoo.envs.files import atomic_write_bytes
 
 SUFFIX = ".rz"
@@ -65,9 +66,8 @@ MAX_RANK = 8
 MAX_DIM = 1 << 31
 #: More members than a checkpoint's are refused before they are looked at one by one.
 MAX_MEMBERS = 16
-#: Bounds on a specification, so that a crafted one cannot make the loader build a huge network.
-MAX_LAYERS = 8
-MAX_WIDTH = 4096
+#: Bounds on a specification, so that a crafted one cannot make the loader build a huge network
+#: (the layers' bounds are the training config's too: :mod:`rummyzoo.agents.limits`).
 MAX_INPUT = 20_000
 
 #: safetensors dtype names of the torch dtypes a network may hold.

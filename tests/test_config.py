@@ -387,6 +387,29 @@ def test_unknown_keys_suggest_near_misses(data, message):
         validate_config(data)
 
 
+@pytest.mark.parametrize(
+    "net_arch, message",
+    [
+        ([4097], r"policy_kwargs.net_arch\[0\]: Input should be less than or equal to 4096"),
+        ([8] * 9, r"policy_kwargs.net_arch: List should have at most 8 items"),
+        ({"pi": [8], "vf": [5000]}, r"policy_kwargs.net_arch.vf\[0\]: Input should be less"),
+        ({"pi": [8] * 9, "vf": [8]}, r"policy_kwargs.net_arch.pi: List should have at most 8"),
+    ],
+)
+def test_a_network_no_checkpoint_can_hold_is_refused_by_the_config(net_arch, message):
+    """The bounds the checkpoint format puts on a network's layers are the config's, so that a
+    run is refused before it starts, not at its first save."""
+    from rummyzoo.agents.limits import MAX_LAYERS, MAX_WIDTH
+    from rummyzoo.agents.safe import NetworkSpec
+
+    with pytest.raises(ConfigLoadError, match=message):
+        validate_config({"policy_kwargs": {"net_arch": net_arch}})
+    # the largest network the config takes is one a checkpoint can hold
+    widest = [MAX_WIDTH] * MAX_LAYERS
+    validate_config({"policy_kwargs": {"net_arch": widest}})
+    NetworkSpec.model_validate({"type": "mlp", "activation": "relu", "pi": widest, "vf": widest})
+
+
 # ------------------------------------------------------------------ 5. overrides
 @pytest.mark.parametrize(
     "override, message",

@@ -36,6 +36,7 @@ from pydantic import (
     model_validator,
 )
 
+from rummyzoo.agents.limits import MAX_LAYERS, MAX_WIDTH
 from rummyzoo.envs.match import MIN_REWARD_SCALE, REPORT_OPTION_NAMES, REWARD_MODES, MatchOptions
 from rummyzoo.envs.registry import VARIANTS
 
@@ -69,13 +70,18 @@ class Strict(BaseModel):
         return value
 
 
+#: Hidden layer sizes: each 1 to MAX_WIDTH units, at most MAX_LAYERS layers (what a checkpoint
+#: may hold: a network past them could not be saved)
+Layers = Annotated[list[Annotated[int, Field(gt=0, le=MAX_WIDTH)]], Field(max_length=MAX_LAYERS)]
+
+
 class NetArch(Strict):
     """Separate layer sizes for the policy and value networks (PPO)."""
 
-    pi: list[Annotated[int, Field(gt=0)]] = [256, 256]
+    pi: Layers = [256, 256]
     """Hidden layer sizes of the policy network (of the context network with ``network:
     cards`` or ``actions``)."""
-    vf: list[Annotated[int, Field(gt=0)]] = [256, 256]
+    vf: Layers = [256, 256]
     """Hidden layer sizes of the value network."""
 
 
@@ -83,8 +89,7 @@ class PolicyKwargs(Strict):
     """Structured ``policy_kwargs`` (never an ``eval``-ed string)."""
 
     net_arch: Annotated[
-        Annotated[list[Annotated[int, Field(gt=0)]], Tag("shared")]
-        | Annotated[NetArch, Tag("per_head")],
+        Annotated[Layers, Tag("shared")] | Annotated[NetArch, Tag("per_head")],
         Discriminator(lambda value: "per_head" if isinstance(value, (dict, NetArch)) else "shared"),
     ] = [256, 256]
     """Hidden layer sizes: one list shared by all heads, or ``{pi: [...], vf: [...]}``."""

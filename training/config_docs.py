@@ -100,9 +100,12 @@ def _type(annotation: Any, metadata: list[Any] = ()) -> str:
         return " or ".join(parts)
     if origin is list:
         item = _type(args[0])
+        longest = [getattr(m, "max_length", None) for m in metadata]
+        most = next((n for n in longest if n is not None), None)
+        kind = "list" if most is None else f"list (at most {most})"
         if item == "section (below)":
-            return "list of entries (below)"
-        return f"list of ({item})" if " or " in item else f"list of {item}"
+            return f"{kind} of entries (below)"
+        return f"{kind} of ({item})" if " or " in item else f"{kind} of {item}"
     if origin is dict or annotation is dict:
         return "mapping"
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
