@@ -305,6 +305,27 @@ def test_resume_refuses_a_config_edited_by_hand_or_a_broken_state(tmp_path) -> N
     assert (run / "config.yaml").read_text() == config
 
 
+def test_a_run_stopped_before_its_summary_gets_it_when_resumed(tmp_path, capsys) -> None:
+    """A run stopped after its last checkpoint but before it wrote ``summary.json`` (a kill as
+    the summary was written): the resume writes the summary from the checkpoint's state, and
+    the run is finished from then on."""
+    run = tmp_path / "run"
+    train_from_file(SMOKE, ["env_options.target_score=null"], str(run), ["t"], progress="off")
+    summary = json.loads((run / "summary.json").read_text())
+    (run / "summary.json").unlink()
+    assert main(["train", "--resume", str(run)]) == 0
+    assert "its summary, which its last session did not write, is written now" in (
+        capsys.readouterr().err
+    )
+    written = json.loads((run / "summary.json").read_text())
+    for key in ("steps", "evaluations", "best", "best_eval", "last", "warm_start_seconds"):
+        assert written.get(key) == summary.get(key), key
+    assert written["seconds"] == pytest.approx(summary["seconds"], abs=2.0)  # to the checkpoint
+    assert written["steps_this_session"] == 0 and written["resumed"]
+    assert main(["train", "--resume", str(run)]) == 0
+    assert "is finished: 256 of 256 steps done" in capsys.readouterr().err
+
+
 def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:
     run = tmp_path / "run"
     first = train_from_file(
@@ -758,6 +779,35 @@ def test_a_resume_puts_back_the_best_of_its_checkpoint(tmp_path, monkeypatch) ->
     assert not (folder / "best.rz").exists()
 
 
+def test_a_step_of_per_process_games_cut_short_still_closes() -> None:
+    """A signal to the learner's process alone (SIGTERM, ``kill -INT``) while it read the games'
+    replies to a step: closing the env ends the games' processes instead of waiting for ever
+    for the replies it had read already."""
+    import threading
+
+    import numpy as np
+
+    from rummyzoo.training.train import build_vec_env
+
+    config = load_config(SMOKE, ["vec_env=subproc", "n_envs=2", "pretrain=null"])
+    vec = build_vec_env(config)
+    processes = list(vec.venv.processes)
+    try:
+        vec.reset()
+        masks = np.asarray(vec.env_method("action_masks"))
+        vec.step_async(np.array([int(np.flatnonzero(m)[0]) for m in masks]))
+        vec.venv.remotes[0].recv()  # one game's reply read, then the step is cut short
+        closing = threading.Thread(target=vec.close, daemon=True)
+        closing.start()
+        closing.join(timeout=60)
+        assert not closing.is_alive(), "close() waits for replies already read"
+        assert not any(p.is_alive() for p in processes)
+    finally:
+        for p in processes:
+            if p.is_alive():
+                p.kill()
+
+
 @pytest.mark.parametrize("vec_env", ["batched", "dummy", "subproc"])
 def test_a_resume_keeps_the_league_it_drew_its_opponents_by(tmp_path, monkeypatch, vec_env) -> None:
     """Prioritized fictitious self-play weighs opponents by recent results: a resume starts
@@ -823,6 +873,26 @@ def test_a_run_whose_checkpoint_is_gone_is_refused_not_restarted(tmp_path, monke
     with pytest.raises(ValueError, match=r"state\.json says the run saved a checkpoint, but "):
         resume_run(str(run), [], ["test"], progress="off")
     assert _digest(run) == before  # nothing deleted
+
+
+def test_a_run_starts_where_a_kill_cut_the_writing_of_its_config_short(tmp_path) -> None:
+    """A folder that holds only the temporary file of a config.yaml being written when the run
+    was killed (and its lock) is no run: the same command starts the run there."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".lock").write_text("")
+    (run / ".config.yaml.k3x9q.tmp").write_text("variant: knock")
+    done = train_from_file(SMOKE, ["n_timesteps=128"], str(run), ["t"], progress="off")
+    assert done["steps"] == 128 and (run / "config.yaml").exists()
+    assert not list(run.glob(".*.tmp"))
+    # any other file still makes the folder someone else's
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / ".config.yaml.k3x9q.tmp").write_text("")
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="is not empty: name a folder"):
+        train_from_file(SMOKE, [], str(other), ["test"], progress="off")
+    assert (other / ".config.yaml.k3x9q.tmp").exists()
 
 
 def test_a_run_starts_only_in_a_new_or_empty_folder(tmp_path) -> None:

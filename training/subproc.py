@@ -149,7 +149,12 @@ class RaiseFailures(VecEnvWrapper):
     def close(self) -> None:
         """Close the games' processes; one that has already ended (Ctrl-C reaches every process
         of the terminal's group) is joined, so that the error or interrupt that led here is
-        what the caller sees, not a broken pipe."""
+        what the caller sees, not a broken pipe. A step cut short (a signal to this process
+        alone while it read the games' replies) ends them here: SubprocVecEnv's close would
+        wait for the replies it had read already, for ever."""
+        if getattr(self.venv, "waiting", False) and not getattr(self.venv, "closed", False):
+            self._end_processes()
+            return
         try:
             self.venv.close()
         except (EOFError, OSError):

@@ -380,6 +380,19 @@ def train(
                 f"(pretrain.anchor_coef) but {warm} is missing"
             )
         if steps_done >= config.n_timesteps:
+            if not (run_dir / "summary.json").exists():
+                # stopped after its last checkpoint, before its summary: the summary now,
+                # from what the checkpoint's state holds (evaluations, best, time)
+                print(
+                    f"{run_dir} trained all its steps; its summary, which its last session "
+                    "did not write, is written now",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                now = time.perf_counter()
+                callback = RunCallback(config, run_dir, state=state, started=now, resumed=True)
+                phases = {"rl_seconds": 0.0}  # this session trains nothing
+                return write_summary(config, run_dir, callback, steps_done, steps_done, now, phases)
             return finished_run(run_dir, steps_done, config.n_timesteps)
     starts = getattr(config.hyperparams, "learning_starts", None)
     if config.algo == "dqn" and starts is not None and starts >= config.n_timesteps:
@@ -539,11 +552,21 @@ def train_from_file(
     with _resumable(target), run_lock(target):
         if (target / "config.yaml").exists():
             raise ValueError(f"{target} already holds a run; use --resume {target} to continue it")
-        if target.is_dir() and any(p.name != LOCK_FILE for p in target.iterdir()):
-            raise ValueError(
-                f"the run folder {target} is not empty: name a folder (new or empty) for the run"
-            )
+        if target.is_dir():
+            # the temporary file of a config.yaml whose writing a kill cut short is no run
+            left = [p for p in target.iterdir() if p.name != LOCK_FILE and not _temp_file(p)]
+            if left:
+                raise ValueError(
+                    f"the run folder {target} is not empty: name a folder (new or empty) for "
+                    "the run"
+                )
+            drop_temp_files(target)
         return train(config, target, argv=argv, progress=progress, progress_every=progress_every)
+
+
+def _temp_file(path: Path) -> bool:
+    """A temporary file of an atomic write (``.<name>.<random>.tmp``: never read)."""
+    return path.is_file() and path.name.startswith(".") and path.name.endswith(".tmp")
 
 
 @contextlib.contextmanager
