@@ -22,7 +22,8 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "--resume",
         metavar="RUN_DIR",
         help="continue an interrupted run from its last checkpoint (a run folder you trust: "
-        "its last.zip is a stable-baselines3 zip, whose loading unpickles Python objects)",
+        "its last.zip is a stable-baselines3 zip, and an RLlib run's checkpoints/rllib is "
+        "RLlib's checkpoint, whose loading unpickles Python objects)",
     )
     shown = train.add_mutually_exclusive_group()
     shown.add_argument(

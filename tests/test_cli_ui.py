@@ -871,11 +871,11 @@ def test_a_network_too_large_for_the_memory_is_refused_in_one_line(
     monkeypatch.setattr(train_module, "_build_model", too_large)
     run = tmp_path / "r"
     argv = ["train", "configs/smoke_ppo.yaml", "--run-dir", str(run), "--set",
-            "policy_kwargs.net_arch=[100000000]"]  # fmt: skip
+            "policy_kwargs.net_arch=[4096,4096,4096]"]  # fmt: skip
     assert main(argv) == 2
     assert capsys.readouterr().err == (
-        "rummyzoo train: error: the network (policy_kwargs.net_arch [100000000]) does not fit "
-        "in the memory of device cpu: make its layers smaller\n"
+        "rummyzoo train: error: the network (policy_kwargs.net_arch [4096, 4096, 4096]) does "
+        "not fit in the memory of device cpu: make its layers smaller\n"
     )
     assert not run.exists()
 

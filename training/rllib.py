@@ -34,6 +34,7 @@ Hyperparameters keep their SB3 names: ``learning_rate`` (lr), ``gamma``, ``gae_l
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import random
@@ -481,6 +482,23 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
         ) from None
 
 
+@contextlib.contextmanager
+def _own_sigterm() -> Any:
+    """Keep this process's SIGTERM handler through ``ray.init``, which installs Ray's own (a
+    bare ``sys.exit(15)``, which the run's agents would report as their failure): a SIGTERM
+    stops the run as the command's handler does it (the resume line, exit code 143)."""
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        yield
+    finally:
+        if main and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
 def start_ray(settings: RllibSettings) -> tuple[Any, bool]:
     """Join the configured cluster or start a local Ray (after checking that the settings fit
     it); ``(ray, started_here)``."""
@@ -512,7 +530,8 @@ def start_ray(settings: RllibSettings) -> tuple[Any, bool]:
     else:
         check_reachable(address)
     try:
-        ray.init(address=address, **kwargs)
+        with _own_sigterm():
+            ray.init(address=address, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise ValueError(
             f"cannot reach the Ray cluster at {address!r} ({type(exc).__name__}: "
@@ -732,7 +751,8 @@ def train_rllib(
         state = checked_state(run_dir, saved, "last.rz")
     steps_done = int(state.get("steps", 0))
     if resume and steps_done >= config.n_timesteps:
-        return finished_run(run_dir, steps_done, config.n_timesteps)
+        extra = {"backend": "rllib", "env_steps_per_s": None}
+        return finished_run(run_dir, steps_done, config.n_timesteps, config, state, **extra)
     ray, started_here = start_ray(settings)
     started = time.perf_counter()
     phases: dict[str, float] = {}
@@ -750,8 +770,7 @@ def train_rllib(
         if not resume:
             write_run_files(run_dir, config, argv or sys.argv, started_over)
         if resume:
-            # RLlib reads a path as a URI: a relative one has no scheme
-            algo.restore_from_path(str(rllib_dir.resolve()))
+            _restore(algo, rllib_dir, run_dir / "checkpoints" / "last.rz")
             # the run folder changes only once its checkpoint is back
             note_resume(run_dir, config, argv)
             rewind_run(run_dir, steps_done)
@@ -822,6 +841,32 @@ def train_rllib(
         config, run_dir, callback, int(shim.num_timesteps), steps_done, started, phases,
         backend="rllib", env_steps_per_s=callback.env_steps_per_s(),
     )  # fmt: skip
+
+
+def _restore(algo: Any, rllib_dir: Path, last: Path) -> None:
+    """RLlib's checkpoint of a run back into ``algo``, or one line naming what is wrong with
+    it: RLlib raises on a damaged file, and leaves a missing part (the learner's network) as
+    it was built, untrained, without a word. The learner must come back with the weights of
+    ``last.rz``, which the run saved with that checkpoint."""
+    try:
+        # RLlib reads a path as a URI: a relative one has no scheme
+        algo.restore_from_path(str(rllib_dir.resolve()))
+    except Exception as exc:
+        raise ValueError(
+            f"cannot resume: RLlib's checkpoint {rllib_dir} is damaged ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}); start the run over in a "
+            "new folder"
+        ) from None
+    got, want = learner_state(algo), _rz_state(last)
+    same = set(got) == set(want) and all(
+        np.array_equal(np.asarray(got[k]), np.asarray(want[k])) for k in want
+    )
+    if not same:
+        raise ValueError(
+            f"cannot resume: RLlib's checkpoint {rllib_dir} does not give back the learner of "
+            f"{last.name}, saved with it (a part of it is missing or from another run); start "
+            "the run over in a new folder"
+        )
 
 
 def _rz_state(path: str | Path) -> dict[str, Any]:

@@ -299,8 +299,47 @@ def fresh_run_dir(run_dir: Path) -> None:
         (run_dir / name).unlink(missing_ok=True)
 
 
-def finished_run(run_dir: Path, steps_done: int, n_timesteps: int) -> dict[str, Any]:
-    """The summary of a run resumed with nothing left to train (it is left alone)."""
+class _Recorded:
+    """A run's figures as its last checkpoint's state holds them: what :func:`write_summary`
+    reads of a run's callback, for a run that has nothing left to train."""
+
+    resumed = True
+    scheduled_seconds = 0.0
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        self.best_value = state.get("best_value")
+        self.eval_history = list(state.get("eval_history", []))
+        self.pretrain = state.get("pretrain")
+        self.warm_start_seconds = state.get("warm_start_seconds")
+        self.seconds = float(state.get("seconds", 0.0))
+
+    def run_seconds(self) -> float:
+        return self.seconds
+
+
+def finished_run(
+    run_dir: Path,
+    steps_done: int,
+    n_timesteps: int,
+    config: RunConfig | None = None,
+    state: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The summary of a run resumed with nothing left to train (it is left alone). A run
+    stopped after its last checkpoint but before it wrote ``summary.json`` gets it now, from
+    its checkpoint's ``state`` (with ``config``; ``extra``: the backend's own keys)."""
+    if config is not None and state is not None and not (run_dir / "summary.json").exists():
+        print(
+            f"{run_dir} trained all its steps; its summary, which its last session did not "
+            "write, is written now",
+            file=sys.stderr,
+            flush=True,
+        )
+        phases = {"rl_seconds": 0.0}  # this session trains nothing
+        now = time.perf_counter()
+        return write_summary(
+            config, run_dir, _Recorded(state), steps_done, steps_done, now, phases, **extra
+        )
     done = (
         f"{steps_done:,} of {n_timesteps:,} steps done"
         if steps_done <= n_timesteps

@@ -380,20 +380,7 @@ def train(
                 f"(pretrain.anchor_coef) but {warm} is missing"
             )
         if steps_done >= config.n_timesteps:
-            if not (run_dir / "summary.json").exists():
-                # stopped after its last checkpoint, before its summary: the summary now,
-                # from what the checkpoint's state holds (evaluations, best, time)
-                print(
-                    f"{run_dir} trained all its steps; its summary, which its last session "
-                    "did not write, is written now",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                now = time.perf_counter()
-                callback = RunCallback(config, run_dir, state=state, started=now, resumed=True)
-                phases = {"rl_seconds": 0.0}  # this session trains nothing
-                return write_summary(config, run_dir, callback, steps_done, steps_done, now, phases)
-            return finished_run(run_dir, steps_done, config.n_timesteps)
+            return finished_run(run_dir, steps_done, config.n_timesteps, config, state)
     starts = getattr(config.hyperparams, "learning_starts", None)
     if config.algo == "dqn" and starts is not None and starts >= config.n_timesteps:
         warnings.warn(
