@@ -43,7 +43,7 @@ from rummyzoo.agents.checkpoints import (
     file_head,
     package_version,
 )
-from rummyzoo.agents.limits import MAX_LAYERS, MAX_WIDTH
+from rummyzoo.agents.limits import MAX_LAYERS, MAX_WEIGHTS_BYTES, MAX_WIDTH
 from rummyzoo.envs.files import atomic_write_bytes
 
 SUFFIX = ".rz"
@@ -53,7 +53,6 @@ FORMAT_NAME = "rummyzoo-checkpoint"
 #: The version of the format this rummyzoo writes and the newest it reads.
 FORMAT_VERSION = 1
 MAX_META_BYTES = 1 << 20
-MAX_WEIGHTS_BYTES = 1 << 30
 #: A member may unpack to this many times the bytes it takes in the file, beyond the first
 #: ``MAX_PACKED_FREE`` bytes (a network's weights pack to nearly their own size).
 MAX_PACKING = 16

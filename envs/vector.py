@@ -474,9 +474,11 @@ class VectorEnv(ViewsSurviveCopies):
             )
         if idx.size == 0:
             return idx, acts.astype(np.int64)
-        if given or acts.dtype.kind not in "iu":
-            # one by one, in order: the caller's own values where it gave a list (numpy reads
-            # [1, True] as ints, [1, 1.5] as floats, [np.uint64(0), 0] as floats); the array's
+        plain = given and acts.dtype.kind in "iu" and all(type(a) is int for a in actions)
+        if (given and not plain) or acts.dtype.kind not in "iu":
+            # one by one, in order (a list of Python ints only is checked as an array): the
+            # caller's own values where it gave a list (numpy reads [1, True] as ints, [1, 1.5]
+            # as floats, [np.uint64(0), 0] as floats); the array's
             # items otherwise (a float, a bool, an object, a timedelta64, which numpy counts
             # among its integers, are no action ids)
             values = list(actions) if given else list(acts.reshape(-1))

@@ -880,6 +880,23 @@ def test_a_network_too_large_for_the_memory_is_refused_in_one_line(
     assert not run.exists()
 
 
+def test_a_network_whose_weights_no_checkpoint_holds_is_refused_before_the_run(
+    monkeypatch, tmp_path, capsys
+) -> None:
+    """A network's size depends on its input as well as on net_arch: one whose weights are
+    more than a checkpoint may hold is refused as it is built, not at its first save or load
+    (the bound made small here, for a small network)."""
+    from rummyzoo.agents import limits
+
+    monkeypatch.setattr(limits, "MAX_WEIGHTS_BYTES", 10_000)
+    run = tmp_path / "r"
+    assert main(["train", "configs/smoke_ppo.yaml", "--run-dir", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "rummyzoo train: error: the network (policy_kwargs.net_arch" in err
+    assert "bytes of weights, more than a checkpoint holds (10,000 at most)" in err
+    assert not run.exists()
+
+
 def test_sigterm_stops_the_arena_and_its_worker_processes(tmp_path) -> None:
     """``kill`` of a long arena run: the command says it was interrupted and exits 143, and
     its worker processes end with it (they went on playing their deals, orphaned)."""

@@ -893,6 +893,13 @@ def test_a_run_starts_where_a_kill_cut_the_writing_of_its_config_short(tmp_path)
     with pytest.raises(ValueError, match="is not empty: name a folder"):
         train_from_file(SMOKE, [], str(other), ["test"], progress="off")
     assert (other / ".config.yaml.k3x9q.tmp").exists()
+    # and a hidden file of the user's own is no leftover of a run
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / ".my_notes.tmp").write_text("mine")
+    with pytest.raises(ValueError, match="is not empty: name a folder"):
+        train_from_file(SMOKE, [], str(mine), ["test"], progress="off")
+    assert (mine / ".my_notes.tmp").read_text() == "mine"
 
 
 def test_a_run_starts_only_in_a_new_or_empty_folder(tmp_path) -> None:

@@ -723,7 +723,8 @@ def test_actions_that_are_no_ints_are_illegal_as_in_one_process():
         for env in (one, split):
             env.seed(5)
             env.reset()
-        for sent in (np.full(10, 0.7), np.ones(10, dtype=bool)):
+        huge = np.full(10, np.iinfo(np.uint64).max, dtype=np.uint64)  # no int64: wraps to -1
+        for sent in (np.full(10, 0.7), np.ones(10, dtype=bool), huge):
             got = []
             for env in (one, split):
                 before = env.action_masks().copy()

@@ -12,7 +12,7 @@ from stable_baselines3.common.vec_env import VecMonitor
 from rummyzoo.agents.base import BasePolicy
 from rummyzoo.envs.vector import uniform_legal_actions
 from rummyzoo.training.config import load_config
-from rummyzoo.training.seat_env import OpponentMixture
+from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
 from rummyzoo.training.train import build_model, build_vec_env
 from rummyzoo.training.vec_env import BatchedSeatEnv
 
@@ -203,6 +203,20 @@ def test_whatever_is_sent_as_an_action_is_penalized_as_in_the_per_game_env():
             assert infos[0]["illegal_action"] == sent or sent is None, sent
             assert all("illegal_action" not in info for info in infos[1:]), sent
             assert env._decisions[0] == decisions[0], sent
+    # an array of timedelta64 (numpy counts it among its integers; its tolist() makes ints)
+    for unit in ("m8[ns]", "m8[s]"):
+        legal = [int(np.flatnonzero(mask)[0]) for mask in env.action_masks()]
+        sent = np.array(legal, dtype=unit)
+        _, rewards, dones, infos = env.step(sent)
+        assert rewards.tolist() == [-1.0] * 3 and not dones.any(), unit
+        assert [info["illegal_action"] for info in infos] == list(sent), unit
+        assert all(type(info["illegal_action"]) is np.timedelta64 for info in infos), unit
+    # the per-game env refuses them alike
+    seat = SeatEnv("knock_rummy", 2, {}, opponents=["random"])
+    seat.reset(seed=3)
+    for sent in (np.timedelta64(0), np.timedelta64(0, "s")):
+        _, reward, *_, info = seat.step(sent)
+        assert reward == -1.0 and info["illegal_action"] is sent, sent
 
 
 @pytest.mark.parametrize("batched", [True, False])

@@ -31,7 +31,7 @@ import numpy as np
 from rummyzoo.agents.base import Policy, check_parameter
 from rummyzoo.agents.features import learner_input, make_features, make_potential
 from rummyzoo.agents.registry import make_agent
-from rummyzoo.envs.core import unwrap_action
+from rummyzoo.envs.core import is_action_int, unwrap_action
 from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import play_turns, reset_agent
 from rummyzoo.envs.registry import make_game, rules_options
@@ -646,7 +646,7 @@ class SeatEnv(gym.Env):
             raise RuntimeError("step() called after the game ended; call reset()")
         match = self.match
         action = unwrap_action(action)  # what a model's predict() gives for one observation
-        legal = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+        legal = is_action_int(action)
         a = int(action) if legal else -1
         if not (0 <= a < self.num_actions and self._mask[a]):
             if self.illegal_action == "raise":

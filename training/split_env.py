@@ -624,10 +624,9 @@ class SplitSeatEnv(WholeBatchVecEnv):
                     share[i] = info
                     self._record(info)
                 infos += share
-        if pending.dtype.kind not in "iu":  # what was sent, as one process names it
-            for i, info in enumerate(infos):
-                if "illegal_action" in info:
-                    info["illegal_action"] = sent_action(pending, i)
+        for i, info in enumerate(infos):  # what was sent, as one process names it
+            if "illegal_action" in info:
+                info["illegal_action"] = sent_action(pending, i)
         return self._gather(local_obs), rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:

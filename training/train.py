@@ -254,6 +254,7 @@ def _build_model(config: RunConfig, env: Any, tb_dir: Path | None):
         from rummyzoo.training.dqn import MaskedDQN
 
         model = MaskedDQN(**common, **hp)
+    _check_saveable(model, config)
     if tb_dir is None:
         # no logs to write (a benchmark, a checkpoint's network): a logger of no outputs, where
         # stable-baselines3's own would make an empty folder in the temp dir at every learn()
@@ -261,6 +262,20 @@ def _build_model(config: RunConfig, env: Any, tb_dir: Path | None):
 
         model.set_logger(Logger(folder=None, output_formats=[]))
     return model
+
+
+def _check_saveable(model: Any, config: RunConfig) -> None:
+    """Refuse a network whose weights a checkpoint cannot hold (its size depends on the input
+    as well as on ``net_arch``): refused at its first save or load otherwise."""
+    from rummyzoo.agents.limits import MAX_WEIGHTS_BYTES
+
+    size = sum(t.numel() * t.element_size() for t in model.policy.state_dict().values())
+    if size > MAX_WEIGHTS_BYTES * 0.99:  # (the weights file's header takes the rest)
+        raise ValueError(
+            f"the network (policy_kwargs.net_arch {config.policy_kwargs.net_arch}) has "
+            f"{size:,} bytes of weights, more than a checkpoint holds ({MAX_WEIGHTS_BYTES:,} "
+            "at most): make its layers smaller"
+        )
 
 
 def update_threads(config: RunConfig) -> int:
@@ -547,13 +562,17 @@ def train_from_file(
                     f"the run folder {target} is not empty: name a folder (new or empty) for "
                     "the run"
                 )
-            drop_temp_files(target)
+            for path in target.iterdir():
+                if _temp_file(path):
+                    path.unlink()
         return train(config, target, argv=argv, progress=progress, progress_every=progress_every)
 
 
 def _temp_file(path: Path) -> bool:
-    """A temporary file of an atomic write (``.<name>.<random>.tmp``: never read)."""
-    return path.is_file() and path.name.startswith(".") and path.name.endswith(".tmp")
+    """The temporary file of a ``config.yaml`` being written (``.config.yaml.<random>.tmp``),
+    which a kill cut short: the first file a new run writes."""
+    name = path.name
+    return path.is_file() and name.startswith(".config.yaml.") and name.endswith(".tmp")
 
 
 @contextlib.contextmanager

@@ -111,7 +111,8 @@ def action_ids(pending: np.ndarray) -> np.ndarray:
     if pending.dtype.kind in "iu":
         # an unsigned id past int64's range wraps to a negative one: illegal either way
         return pending.astype(np.int64)
-    return np.array([_action_id(a) for a in pending.tolist()], dtype=np.int64)
+    # the items as they are (tolist() would make a timedelta64 array's items ints)
+    return np.array([_action_id(a) for a in pending.reshape(-1)], dtype=np.int64)
 
 
 def _action_id(value: Any) -> int:
@@ -125,7 +126,9 @@ def _action_id(value: Any) -> int:
 def sent_action(pending: np.ndarray, i: int) -> Any:
     """What was sent as game ``i``'s action, as SeatEnv names it in ``illegal_action``: the
     object itself from an array of objects, a Python number from a numpy array of numbers."""
-    return pending[i] if pending.dtype == object else pending[i].item()
+    # (an item of a number array as a Python number; a timedelta64's stays one: its item()
+    # is an int or a datetime.timedelta)
+    return pending[i].item() if pending.dtype.kind in "biuf" else pending[i]
 
 
 class WholeBatchVecEnv(VecEnv):
