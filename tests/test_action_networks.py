@@ -398,6 +398,31 @@ def _expected_rummy500_row(env, action: int, v1: bool) -> np.ndarray:
     return row
 
 
+def _live_decisions(env):
+    """Each live decision of an AEC game, its ``last()`` observation (the caller steps); the
+    seats whose game ended are stepped with None here."""
+    for _agent in env.agent_iter():
+        step, _r, term, trunc, _i = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        yield step
+
+
+def _description_block(feats, step) -> np.ndarray:
+    """The ``(actions, width)`` descriptions of ``feats`` at a decision."""
+    return feats(step["observation"]).reshape(feats.num_actions, feats.width)
+
+
+def _check_rummy500_row(env, block: np.ndarray, action: int, v1: bool) -> np.ndarray:
+    """``action``'s row of ``block`` is the one worked out independently (returned)."""
+    got = block[action]
+    want = _expected_rummy500_row(env, action, v1)
+    bad = np.flatnonzero(np.abs(got - want) > 1e-6)
+    assert not bad.size, (env.action_name(action), v1, bad, got[bad], want[bad])
+    return want
+
+
 @pytest.mark.parametrize(
     ("players", "options"),
     [(2, {}), (3, {}), (4, {"top_discard_free": True}), (2, {"hand_size": 7})],
@@ -415,20 +440,13 @@ def test_rummy500_descriptions_agree_with_every_action_applied(players, options)
     for seed in range(3):
         env = rummy500_v0.env(num_players=players, **options)
         env.reset(seed=seed)
-        for _agent in env.agent_iter():
-            step, _r, term, trunc, _i = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
+        for step in _live_decisions(env):
             legal = np.flatnonzero(step["action_mask"])
             if rng.random() < 0.25:
                 for v1, feats in versions.items():
-                    block = feats(step["observation"]).reshape(feats.num_actions, feats.width)
+                    block = _description_block(feats, step)
                     for action in legal.tolist():
-                        want = _expected_rummy500_row(env, action, v1)
-                        got = block[action]
-                        bad = np.flatnonzero(np.abs(got - want) > 1e-6)
-                        assert not bad.size, (env.action_name(action), v1, bad, got[bad], want[bad])
+                        want = _check_rummy500_row(env, block, action, v1)
                         kinds.add(int(np.argmax(want[:9])))
             # lay-offs are rare in random play: taken where there is one, so that every kind
             # of row is met (a set, below a run, above a run)
@@ -453,11 +471,7 @@ def test_rummy500_descriptions_of_laying_off_the_card_that_must_be_used():
     for seed in range(40):
         env = rummy500_v0.env(num_players=2, target_score=None)
         env.reset(seed=seed)
-        for _agent in env.agent_iter():
-            step, _r, term, trunc, _i = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
+        for step in _live_decisions(env):
             legal = np.flatnonzero(step["action_mask"]).tolist()
             pending = env.unwrapped.match.state.pending
             names = {a: env.action_name(a) for a in legal}
@@ -470,11 +484,8 @@ def test_rummy500_descriptions_of_laying_off_the_card_that_must_be_used():
             ]
             for action in uses:
                 for v1, feats in features.items():
-                    got = feats(step["observation"]).reshape(feats.num_actions, feats.width)[action]
-                    want = _expected_rummy500_row(env, action, v1)
+                    want = _check_rummy500_row(env, _description_block(feats, step), action, v1)
                     assert want[19] == 1.0, names[action]
-                    bad = np.flatnonzero(np.abs(got - want) > 1e-6)
-                    assert not bad.size, (names[action], v1, bad, got[bad], want[bad])
                 met.add(int(np.argmax(want[:9])))
             lay = [a for a, name in names.items() if name.startswith("lay off")]
             digs = [a for a, name in names.items() if name.startswith("dig")]
