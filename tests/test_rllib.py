@@ -6,9 +6,14 @@ when Ray is missing."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import os
+import socket
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -379,6 +384,100 @@ def test_rllib_config_refuses_a_device_that_the_learner_would_not_use(monkeypatc
     assert both.device == "cuda"
     monkeypatch.setattr(config_module, "_cuda_available", lambda: False)
     assert load_config(SMOKE, ["backend=rllib", "device=auto"]).device == "auto"
+
+
+@contextlib.contextmanager
+def _listener(serve):
+    """A local TCP listener whose each connection ``serve(conn)`` handles (None: it accepts
+    nothing and says nothing); its ``host:port``."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.1)  # the loop looks for its stop between waits
+    stop = threading.Event()
+
+    def loop():
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with conn:
+                serve(conn)
+
+    thread = threading.Thread(target=loop, daemon=True) if serve else None
+    if thread:
+        thread.start()
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        stop.set()
+        if thread:
+            thread.join()
+        server.close()
+
+
+def _http2_settings(conn):
+    conn.recv(64)
+    conn.sendall(bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))  # an empty SETTINGS frame
+
+
+def test_rllib_address_that_is_no_ray_cluster_is_refused_at_once(local_ray, monkeypatch):
+    """``ray.init`` waits for ever on an address where something other than Ray listens
+    (Ray's dashboard, port 8265, is the usual slip): the address is refused, saying what
+    answered, within the check's timeout."""
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        address = f"127.0.0.1:{web.server_address[1]}"
+        with pytest.raises(
+            ValueError,
+            match=r"not a Ray cluster's address: a web server answered .*not the dashboard's"
+            r" \(port 8265\)",
+        ):
+            rllib.check_reachable(address, timeout=5)
+        # through a run's settings too, before Ray is started
+        config = load_config(SMOKE, [*SHORT, f"rllib.address=ray://{address}"])
+        monkeypatch.setattr(ray, "is_initialized", lambda: False)
+        monkeypatch.setattr(ray, "init", lambda **_: pytest.fail("ray.init was called"))
+        with pytest.raises(ValueError, match=r"a web server answered"):
+            rllib.start_ray(config.rllib)
+        monkeypatch.undo()
+    finally:
+        web.shutdown()
+        web.server_close()
+    with (  # an HTTP/1.1 server (Ray's dashboard is one) refusing the preface
+        _listener(
+            lambda conn: (conn.recv(64), conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n"))
+        ) as web11,
+        pytest.raises(ValueError, match=r"a web server answered \(HTTP/1\.1 \.\.\.\)"),
+    ):
+        rllib.check_reachable(web11, timeout=2)
+    with _listener(None) as silent:  # connects (the backlog), never answers
+        started = time.monotonic()
+        with pytest.raises(
+            ValueError, match=r"not a Ray cluster's address: no reply within 0\.5 s"
+        ):
+            rllib.check_reachable(silent, timeout=0.5)
+        assert time.monotonic() - started < 5
+    with (
+        _listener(lambda conn: None) as closing,
+        pytest.raises(ValueError, match="it closed the connection"),
+    ):
+        rllib.check_reachable(closing, timeout=2)
+    with (
+        _listener(lambda conn: (conn.recv(64), conn.sendall(b"\x00" * 16))) as other,
+        pytest.raises(ValueError, match="it answered in another protocol"),
+    ):
+        rllib.check_reachable(other, timeout=2)
+    with _listener(_http2_settings) as grpc_like:
+        rllib.check_reachable(grpc_like, timeout=2)  # an HTTP/2 server passes
+        monkeypatch.setenv("RAY_USE_TLS", "1")  # with TLS only the connection is checked
+    with _listener(None) as silent:
+        rllib.check_reachable(silent, timeout=0.5)
+    monkeypatch.delenv("RAY_USE_TLS")
+    # the real cluster's address (its GCS) passes
+    rllib.check_reachable(ray.get_runtime_context().gcs_address, timeout=5)
 
 
 def test_rllib_refuses_num_cpus_when_ray_address_joins_a_cluster(monkeypatch):

@@ -462,24 +462,68 @@ def check_resources(settings: RllibSettings, resources: dict[str, float]) -> Non
         )
 
 
+#: What an HTTP/2 client sends first (RFC 9113, section 3.4): the preface, then an empty
+#: SETTINGS frame. A gRPC server, as Ray's cluster (GCS) and Ray Client servers are, answers
+#: with a frame of its own, its SETTINGS first.
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+_HTTP2_SETTINGS = 4  # the frame type of SETTINGS
+
+
+def _first_reply(sock: Any, size: int) -> bytes:
+    """Up to ``size`` bytes of the peer's first reply (fewer if it closes)."""
+    got = b""
+    while len(got) < size:
+        chunk = sock.recv(size - len(got))
+        if not chunk:
+            break
+        got += chunk
+    return got
+
+
 def check_reachable(address: str, timeout: float = 5.0) -> None:
     """Fail fast, with a clear message, when nothing answers at a ``host:port`` (or
-    ``ray://host:port``) address (``auto`` is left to Ray)."""
+    ``ray://host:port``) address, or when what answers is no Ray cluster: Ray's servers speak
+    gRPC, whose first reply to an HTTP/2 preface is a SETTINGS frame, where a web server (Ray's
+    dashboard among them) answers in HTTP/1 and ``ray.init`` would wait on it for ever
+    (``auto`` is left to Ray; with ``RAY_USE_TLS`` set only the connection is checked)."""
     import socket
 
     target = address.removeprefix("ray://")
     if address == "auto" or ":" not in target:
         return
     host, _, port = target.rpartition(":")
+    fix = "start it with `ray start --head` there, or fix rllib.address / RAY_ADDRESS"
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout):
-            return
+        sock = socket.create_connection((host, int(port)), timeout=timeout)
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or "timed out"
-        raise ValueError(
-            f"cannot reach the Ray cluster at {address!r} ({why}); start it with `ray start "
-            "--head` there, or fix rllib.address / RAY_ADDRESS"
-        ) from None
+        raise ValueError(f"cannot reach the Ray cluster at {address!r} ({why}); {fix}") from None
+    if os.environ.get("RAY_USE_TLS", "0").lower() not in ("0", "false", ""):
+        sock.close()
+        return
+    reply, seen = b"", "it closed the connection"
+    try:
+        with sock:
+            sock.settimeout(timeout)
+            sock.sendall(_HTTP2_PREFACE)
+            reply = _first_reply(sock, 9)
+    except TimeoutError:
+        seen = f"no reply within {timeout:g} s"
+    except OSError:
+        pass  # reset: it closed the connection
+    if len(reply) == 9 and reply[3] == _HTTP2_SETTINGS:
+        return
+    if reply.startswith(b"HTTP/"):
+        seen = f"a web server answered ({reply.decode('latin-1').split()[0]} ...)"
+    elif reply.lstrip().startswith(b"<"):  # an HTTP/0.9 reply: the page alone
+        seen = "a web server answered (a page)"
+    elif reply:
+        seen = "it answered in another protocol"
+    raise ValueError(
+        f"{address!r} is not a Ray cluster's address: {seen}, where Ray's cluster answers in "
+        "gRPC. Give the address `ray start --head` prints (host:6379 by default; "
+        "ray://host:10001 for Ray Client), not the dashboard's (port 8265)"
+    )
 
 
 @contextlib.contextmanager
