@@ -281,7 +281,8 @@ def test_knock_kernel_rejects_bad_input():
 def test_knock_kernel_scores_showdowns_as_the_python_code(options):
     """Knocks with every card of the hand in many deals, compiled and in Python: the same
     deadwood, melds, winners and points to the bit, split pots (fractional and floored shares),
-    rummy bonuses and undercuts among them."""
+    rummy bonuses and undercuts among them; the points sum to zero (exact shares) or lose
+    under a point a winner (floored)."""
     from rummyzoo.envs.knock_rummy.rules import DRAW_STOCK, KNOCK_BASE
     from rummyzoo.envs.match import Match
     from rummyzoo.envs.native import PURE
@@ -307,6 +308,13 @@ def test_knock_kernel_scores_showdowns_as_the_python_code(options):
             )  # fmt: skip
             assert [p.hex() for p in sa.points] == [p.hex() for p in sb.points]
             assert sa.over and sb.over
+            # transfers: zero-sum with exact shares (rummy bonus and undercuts included); a
+            # floored share loses less than a point per winner
+            total = float(sum(sa.points))
+            if options.get("split_rounding", "exact") == "exact":
+                assert abs(total) < 1e-9, (seed, card, sa.points)
+            else:
+                assert -len(sa.winners) < total <= 0, (seed, card, sa.points)
             seen["split"] += len(sb.winners) > 1
             seen["fraction"] += any(p != int(p) for p in sb.points)
             seen["gin"] += sb.deadwood[seat] == 0 and sb.winners == [seat]
