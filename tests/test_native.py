@@ -291,7 +291,7 @@ def test_knock_kernel_scores_showdowns_as_the_python_code(options):
     players = options.pop("num_players")
     fast = Match(make_game("knock_rummy", players, kernels=kernels, **options))
     slow = Match(make_game("knock_rummy", players, kernels=PURE, **options))
-    seen = {"split": 0, "fraction": 0, "gin": 0, "undercut": 0}
+    seen = {"split": 0, "fraction": 0, "gin": 0, "undercut": 0, "remainder": 0}
     for seed in range(150):
         fast.reset(seed=seed)
         slow.reset(seed=seed)
@@ -319,9 +319,11 @@ def test_knock_kernel_scores_showdowns_as_the_python_code(options):
             seen["fraction"] += any(p != int(p) for p in sb.points)
             seen["gin"] += sb.deadwood[seat] == 0 and sb.winners == [seat]
             seen["undercut"] += any(d < sb.deadwood[seat] for d in sb.deadwood)
+            seen["remainder"] += total < 0  # a floored share left part of the pot
     # two players never split a pot (a tie goes to the knocker's opponent)
     wanted = {"undercut", "gin"} if players == 2 else {"undercut", "split"}
     wanted |= {"fraction"} if players == 6 else set()
+    wanted |= {"remainder"} if options.get("split_rounding") == "floor" else set()
     assert all(seen[k] > 0 for k in wanted), seen
 
 

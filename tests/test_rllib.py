@@ -387,10 +387,11 @@ def test_rllib_config_refuses_a_device_that_the_learner_would_not_use(monkeypatc
 
 
 @contextlib.contextmanager
-def _listener(serve):
+def _listener(serve, host="127.0.0.1"):
     """A local TCP listener whose each connection ``serve(conn)`` handles (None: it accepts
-    nothing and says nothing); its ``host:port``."""
-    server = socket.create_server(("127.0.0.1", 0))
+    nothing and says nothing); its ``host:port`` (an IPv6 host in brackets)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    server = socket.create_server((host, 0), family=family)
     server.settimeout(0.1)  # the loop looks for its stop between waits
     stop = threading.Event()
 
@@ -403,23 +404,43 @@ def _listener(serve):
             except OSError:
                 return
             with conn:
-                serve(conn)
+                conn.settimeout(5)  # a client that neither sends nor closes ends it
+                with contextlib.suppress(OSError):
+                    serve(conn)
 
     thread = threading.Thread(target=loop, daemon=True) if serve else None
     if thread:
         thread.start()
     try:
-        yield f"127.0.0.1:{server.getsockname()[1]}"
+        name = f"[{host}]" if family == socket.AF_INET6 else host
+        yield f"{name}:{server.getsockname()[1]}"
     finally:
         stop.set()
         if thread:
-            thread.join()
+            thread.join(10)
+            assert not thread.is_alive(), "the listener's thread did not stop"
         server.close()
+
+
+_SETTINGS = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # an empty SETTINGS frame
 
 
 def _http2_settings(conn):
     conn.recv(64)
-    conn.sendall(bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))  # an empty SETTINGS frame
+    conn.sendall(_SETTINGS)
+
+
+def _settings_in_two(conn):  # the frame's header in two writes
+    conn.recv(64)
+    conn.sendall(_SETTINGS[:3])
+    time.sleep(0.2)
+    conn.sendall(_SETTINGS[3:])
+
+
+def _stops_short(conn):
+    conn.recv(64)
+    conn.sendall(_SETTINGS[:3])
+    time.sleep(1.5)
 
 
 def test_rllib_address_that_is_no_ray_cluster_is_refused_at_once(local_ray, monkeypatch):
@@ -470,10 +491,42 @@ def test_rllib_address_that_is_no_ray_cluster_is_refused_at_once(local_ray, monk
         pytest.raises(ValueError, match="it answered in another protocol"),
     ):
         rllib.check_reachable(other, timeout=2)
+    with (
+        _listener(
+            lambda conn: (conn.recv(64), conn.sendall(b"\x15\x03\x01\x00\x02\x02\x32"))
+        ) as tls,
+        pytest.raises(ValueError, match=r"answered in TLS \(set RAY_USE_TLS=1"),
+    ):
+        rllib.check_reachable(tls, timeout=2)
+    with (
+        _listener(_stops_short) as short,
+        pytest.raises(ValueError, match="its reply stopped short"),
+    ):
+        rllib.check_reachable(short, timeout=0.5)
     with _listener(_http2_settings) as grpc_like:
         rllib.check_reachable(grpc_like, timeout=2)  # an HTTP/2 server passes
-        monkeypatch.setenv("RAY_USE_TLS", "1")  # with TLS only the connection is checked
+    with _listener(_settings_in_two) as grpc_like:
+        rllib.check_reachable(f"ray://{grpc_like}", timeout=2)  # read across two packets
+    try:
+        ipv6 = _listener(_http2_settings, "::1")
+        address = ipv6.__enter__()
+    except OSError:  # no IPv6 loopback on this machine
+        pass
+    else:
+        try:
+            assert address.startswith("[::1]:")
+            rllib.check_reachable(address, timeout=2)
+            rllib.check_reachable(f"ray://{address}", timeout=2)
+        finally:
+            ipv6.__exit__(None, None, None)
+    monkeypatch.setenv("RAY_USE_TLS", "1")  # with TLS on, only the connection is checked
     with _listener(None) as silent:
+        rllib.check_reachable(silent, timeout=0.5)
+    monkeypatch.setenv("RAY_USE_TLS", "no")  # off, as Ray reads it: the reply is checked
+    with (
+        _listener(None) as silent,
+        pytest.raises(ValueError, match="no reply within"),
+    ):
         rllib.check_reachable(silent, timeout=0.5)
     monkeypatch.delenv("RAY_USE_TLS")
     # the real cluster's address (its GCS) passes

@@ -469,55 +469,62 @@ _HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 
 _HTTP2_SETTINGS = 4  # the frame type of SETTINGS
 
 
-def _first_reply(sock: Any, size: int) -> bytes:
-    """Up to ``size`` bytes of the peer's first reply (fewer if it closes)."""
-    got = b""
+def _first_reply(sock: Any, size: int, got: bytearray) -> None:
+    """Read the peer's first reply into ``got`` until it holds ``size`` bytes or the peer
+    closes (what came before a timeout or a reset stays in ``got``)."""
     while len(got) < size:
         chunk = sock.recv(size - len(got))
         if not chunk:
             break
         got += chunk
-    return got
 
 
 def check_reachable(address: str, timeout: float = 5.0) -> None:
     """Fail fast, with a clear message, when nothing answers at a ``host:port`` (or
     ``ray://host:port``) address, or when what answers is no Ray cluster: Ray's servers speak
     gRPC, whose first reply to an HTTP/2 preface is a SETTINGS frame, where a web server (Ray's
-    dashboard among them) answers in HTTP/1 and ``ray.init`` would wait on it for ever
-    (``auto`` is left to Ray; with ``RAY_USE_TLS`` set only the connection is checked)."""
+    dashboard among them) answers in HTTP/1 and ``ray.init`` would wait on it for ever. Any
+    cleartext gRPC server passes (another of Ray's own ports among them): the check tells a
+    gRPC server from the rest, not which one. ``auto`` is left to Ray; with ``RAY_USE_TLS`` on
+    (``1`` or ``true``, as Ray reads it) only the connection is checked. ``timeout`` applies to
+    the connection and to each read."""
     import socket
 
     target = address.removeprefix("ray://")
     if address == "auto" or ":" not in target:
         return
     host, _, port = target.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):  # an IPv6 address, [::1]:6379
+        host = host[1:-1]
     fix = "start it with `ray start --head` there, or fix rllib.address / RAY_ADDRESS"
     try:
         sock = socket.create_connection((host, int(port)), timeout=timeout)
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or "timed out"
         raise ValueError(f"cannot reach the Ray cluster at {address!r} ({why}); {fix}") from None
-    if os.environ.get("RAY_USE_TLS", "0").lower() not in ("0", "false", ""):
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):  # as Ray reads it
         sock.close()
         return
-    reply, seen = b"", "it closed the connection"
+    got, seen = bytearray(), "it closed the connection"
     try:
         with sock:
             sock.settimeout(timeout)
             sock.sendall(_HTTP2_PREFACE)
-            reply = _first_reply(sock, 9)
+            _first_reply(sock, 9, got)
     except TimeoutError:
-        seen = f"no reply within {timeout:g} s"
+        seen = f"no reply within {timeout:g} s" if not got else "its reply stopped short"
     except OSError:
         pass  # reset: it closed the connection
+    reply = bytes(got)
     if len(reply) == 9 and reply[3] == _HTTP2_SETTINGS:
         return
     if reply.startswith(b"HTTP/"):
         seen = f"a web server answered ({reply.decode('latin-1').split()[0]} ...)"
     elif reply.lstrip().startswith(b"<"):  # an HTTP/0.9 reply: the page alone
         seen = "a web server answered (a page)"
-    elif reply:
+    elif reply[:1] == b"\x16" or reply[:1] == b"\x15":  # a TLS handshake or alert
+        seen = "it answered in TLS (set RAY_USE_TLS=1 for a cluster that uses it)"
+    elif reply and seen != "its reply stopped short":
         seen = "it answered in another protocol"
     raise ValueError(
         f"{address!r} is not a Ray cluster's address: {seen}, where Ray's cluster answers in "
