@@ -745,12 +745,9 @@ restarts by itself (``final_observation(i, seat)`` keeps its last observations);
 keeps this env's infos per game; ``step(actions, games=idx)`` steps some games only. An illegal
 action raises ``IllegalActionError`` naming the game and changes no game.
 ``rummyzoo.envs.workers.WorkerVectorEnv`` splits the games over worker processes
-(shared-memory arrays) with the same API. Its ``step`` waits for every worker, and each step
-is a message to each worker and back: workers pay where a step holds many games, and
-``send_step(actions, games)`` with ``wait_any()`` step each worker on its own, its next actions
-sent as soon as it answers. A step visits every game's state: the rate per decision is highest
-while the games fit the processor's cache (``rummyzoo bench-env VARIANT --num-envs N`` measures
-a size; ``--workers W``, with ``--pipelined`` for the workers stepped on their own).
+(shared-memory arrays) with the same API. A step visits every game's state: the rate per
+decision is highest while the games fit the processor's cache (``rummyzoo bench-env VARIANT
+--num-envs N`` measures a size).
 
 .. code-block:: python
 
