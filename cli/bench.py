@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
-import itertools
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
@@ -253,17 +252,10 @@ def bench_vector(
     workers: int = 1,
     compare: bool = True,
     profile: bool = False,
-    pipelined: bool = False,
 ) -> dict[str, Any]:
     """Random legal play through the vector engine (``num_envs`` games, one batched random
     pick per step), alternating segment by segment with the AEC loop of :func:`bench_env`
     (``compare``), so both see the same machine; rates are the median segment's.
-
-    ``pipelined`` (with ``workers`` > 1): each worker is stepped on its own
-    (:meth:`~rummyzoo.envs.workers.WorkerVectorEnv.send_step` and
-    :meth:`~rummyzoo.envs.workers.WorkerVectorEnv.wait_any`): as soon as one answers, its
-    games' next actions are picked and sent while the others still play, where
-    :meth:`~rummyzoo.envs.workers.WorkerVectorEnv.step` waits for every worker.
 
     ``memory_per_game_bytes`` is the memory the engine holds once its games have been played
     for a segment, divided by ``num_envs``: in one process, what is allocated from before the
@@ -281,8 +273,6 @@ def bench_vector(
         raise ValueError(f"repeat must be at least 1, got {repeat}")
     if profile and workers > 1:
         raise ValueError("--profile times one process: leave out --workers")
-    if pipelined and workers < 2:
-        raise ValueError("--pipelined steps each worker on its own: give --workers 2 or more")
     options = dict(options or {})
     make_vector(variant, 1, num_players, **options)  # imports the variant: not the games' memory
     rss_before = _rss()
@@ -316,31 +306,6 @@ def bench_vector(
                 break
         return steps * num_envs
 
-    def run_pipelined(limit: float) -> int:
-        # each worker's games picked for and sent as soon as that worker answers; the
-        # segment ends once every worker's last step is in (all of them counted)
-        bounds = vec.bounds.tolist()
-        shares = [(lo, hi, np.arange(lo, hi)) for lo, hi in itertools.pairwise(bounds)]
-        masks = vec.action_masks
-
-        def send(w: int) -> None:
-            lo, hi, games = shares[w]
-            uniform_legal_actions(masks[lo:hi], rng, actions[lo:hi])
-            vec.send_step(actions[lo:hi], games)
-
-        deadline = time.perf_counter() + limit
-        for w in range(len(shares)):
-            send(w)
-        decisions, in_flight = 0, len(shares)
-        while in_flight:
-            w = vec.wait_any()
-            decisions += shares[w][1] - shares[w][0]
-            if time.perf_counter() < deadline:
-                send(w)
-            else:
-                in_flight -= 1
-        return decisions
-
     def count_matches(limit: float) -> None:
         """Untimed: the whole length of each match that ends (the decisions of those still
         being played would weigh the few that ended)."""
@@ -366,9 +331,7 @@ def bench_vector(
     else:
         memory = (_rss(vec._procs) - rss_before) / num_envs
     counts["matches"] = counts["decisions"] = 0
-    runners: dict[str, Callable[[float], int]] = {
-        "vector": run_pipelined if pipelined else run_vector
-    }
+    runners: dict[str, Callable[[float], int]] = {"vector": run_vector}
     if compare:
         env = make_env(variant, num_players, **options)
         policy = RandomPolicy()
@@ -395,7 +358,6 @@ def bench_vector(
         "num_players": num_players,
         "num_envs": num_envs,
         "workers": workers,
-        "pipelined": pipelined,
         "options": options,
         "code": "compiled kernels" if compiled_kernels() is not None else "pure Python",
         "seconds_per_segment": seconds,
@@ -487,12 +449,6 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "--workers", type=int, default=1, help="worker processes of the vector engine"
     )
     bench.add_argument(
-        "--pipelined",
-        action="store_true",
-        help="with --workers: step each worker on its own (send_step/wait_any), its next "
-        "actions sent as soon as it answers, where step() waits for every worker",
-    )
-    bench.add_argument(
         "--no-compare",
         action="store_true",
         help="with --num-envs: time the vector engine only (no AEC segments)",
@@ -539,15 +495,13 @@ def run_vector_bench(args: Any, options: dict[str, Any]) -> dict[str, Any]:
         args.workers,
         compare=not args.no_compare,
         profile=args.profile,
-        pipelined=args.pipelined,
     )
     _platform(result)
     shown = ", ".join(f"{k}={v}" for k, v in options.items())
     print(
         f"{args.variant} ({args.players} players, {result['code']}"
         f"{', ' + shown if shown else ''}): vector engine, {args.num_envs} games, "
-        f"{args.workers} worker{'s' if args.workers > 1 else ''}"
-        f"{' (pipelined)' if args.pipelined else ''}: "
+        f"{args.workers} worker{'s' if args.workers > 1 else ''}: "
         f"{result['vector_decisions_per_s']:,.0f} decisions/s "
         f"({result['vector_decisions_per_s_per_worker']:,.0f} per worker), "
         + (
@@ -610,11 +564,7 @@ def run_bench(args: Any) -> dict[str, Any]:
         return run_vector_bench(args, options)
     given = [
         flag
-        for flag, on in (
-            ("--workers", args.workers != 1),
-            ("--no-compare", args.no_compare),
-            ("--pipelined", args.pipelined),
-        )
+        for flag, on in (("--workers", args.workers != 1), ("--no-compare", args.no_compare))
         if on
     ]
     if given:

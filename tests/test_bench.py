@@ -76,42 +76,6 @@ def test_bench_env_with_workers(tmp_path):
     )
 
 
-def test_bench_env_pipelined_steps_each_worker_on_its_own(tmp_path, monkeypatch, capsys):
-    """``--pipelined``: each worker's whole share is sent as soon as that worker answers, and
-    every step sent is collected before the segment ends (the untimed steps after it would
-    find a step in flight otherwise)."""
-    from rummyzoo.envs.workers import WorkerVectorEnv
-
-    sent, waited = [], []
-    send_step, wait_any = WorkerVectorEnv.send_step, WorkerVectorEnv.wait_any
-
-    def counted_send(self, actions, games=None):
-        sent.append(np.asarray(games).tolist())
-        return send_step(self, actions, games)
-
-    def counted_wait(self, timeout=None):
-        waited.append(wait_any(self, timeout))
-        return waited[-1]
-
-    monkeypatch.setattr(WorkerVectorEnv, "send_step", counted_send)
-    monkeypatch.setattr(WorkerVectorEnv, "wait_any", counted_wait)
-    out = tmp_path / "p.json"
-    args = ["bench-env", "knock_rummy", "--num-envs", "7", "--workers", "3", "--seconds", "0.2"]
-    assert main([*args, "--pipelined", "--no-compare", "--json", str(out)]) == 0
-    result = json.loads(out.read_text())
-    assert result["pipelined"] is True and result["vector_decisions_per_s"] > 0
-    assert "3 workers (pipelined)" in capsys.readouterr().out
-    shares = [[0, 1, 2], [3, 4], [5, 6]]  # 7 games over 3 workers
-    assert all(games in shares for games in sent)
-    assert {tuple(games) for games in sent} == {tuple(games) for games in shares}
-    assert len(waited) == len(sent) and set(waited) == {0, 1, 2}
-    # without workers there is nothing to pipeline
-    assert main(["bench-env", "knock_rummy", "--num-envs", "4", "--pipelined"]) == 2
-    assert "--pipelined steps each worker on its own" in capsys.readouterr().err
-    assert main(["bench-env", "knock_rummy", "--pipelined", "--seconds", "0.1"]) == 2
-    assert "--pipelined time the vector engine" in capsys.readouterr().err
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [(["--num-envs", "0"], "--num-envs"), (["--num-envs", "2", "--workers", "3"], "--workers")],
