@@ -745,9 +745,10 @@ restarts by itself (``final_observation(i, seat)`` keeps its last observations);
 keeps this env's infos per game; ``step(actions, games=idx)`` steps some games only. An illegal
 action raises ``IllegalActionError`` naming the game and changes no game.
 ``rummyzoo.envs.workers.WorkerVectorEnv`` splits the games over worker processes
-(shared-memory arrays) with the same API. A step visits every game's state: the rate per
+(shared-memory arrays) with the same API; each step is a message to every worker and back, so
+workers pay where a step holds many games. A step visits every game's state: the rate per
 decision is highest while the games fit the processor's cache (``rummyzoo bench-env VARIANT
---num-envs N`` measures a size).
+--num-envs N [--workers W]`` measures a size).
 
 .. code-block:: python
 
