@@ -505,14 +505,14 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
     if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):  # as Ray reads it
         sock.close()
         return
-    got, seen = bytearray(), "it closed the connection"
+    got, timed_out = bytearray(), False
     try:
         with sock:
             sock.settimeout(timeout)
             sock.sendall(_HTTP2_PREFACE)
             _first_reply(sock, 9, got)
     except TimeoutError:
-        seen = f"no reply within {timeout:g} s" if not got else "its reply stopped short"
+        timed_out = True
     except OSError:
         pass  # reset: it closed the connection
     reply = bytes(got)
@@ -522,10 +522,12 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
         seen = f"a web server answered ({reply.decode('latin-1').split()[0]} ...)"
     elif reply.lstrip().startswith(b"<"):  # an HTTP/0.9 reply: the page alone
         seen = "a web server answered (a page)"
-    elif reply[:1] == b"\x16" or reply[:1] == b"\x15":  # a TLS handshake or alert
+    elif reply[:1] in (b"\x16", b"\x15"):  # a TLS handshake or alert
         seen = "it answered in TLS (set RAY_USE_TLS=1 for a cluster that uses it)"
-    elif reply and seen != "its reply stopped short":
-        seen = "it answered in another protocol"
+    elif timed_out:
+        seen = "its reply stopped short" if reply else f"no reply within {timeout:g} s"
+    else:
+        seen = "it answered in another protocol" if reply else "it closed the connection"
     raise ValueError(
         f"{address!r} is not a Ray cluster's address: {seen}, where Ray's cluster answers in "
         "gRPC. Give the address `ray start --head` prints (host:6379 by default; "
