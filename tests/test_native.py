@@ -288,6 +288,7 @@ def test_knock_kernel_scores_showdowns_as_the_python_code(options):
     from rummyzoo.envs.native import PURE
     from rummyzoo.envs.registry import make_game
 
+    options = dict(options)  # the parametrize dict is shared by reruns: not changed here
     players = options.pop("num_players")
     fast = Match(make_game("knock_rummy", players, kernels=kernels, **options))
     slow = Match(make_game("knock_rummy", players, kernels=PURE, **options))

@@ -46,6 +46,9 @@ def test_saving_a_model_trained_with_your_own_code_runs_as_written(tmp_path, mon
     with model_meta, plays in the arena; a metadata that disagrees with the model is refused."""
     source = _blocks("## Sharing agents", "python")[0]
     monkeypatch.chdir(tmp_path)
+    # stable-baselines3 makes a log folder at every learn() of a model without a logger of its
+    # own: here, not in the temp dir
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(source, "README: Sharing agents", "exec"), {})

@@ -749,7 +749,7 @@ def test_actions_that_are_no_ints_are_illegal_as_in_one_process():
         split.close()
 
 
-def test_ppo_steps_the_wrappers_around_the_games_of_several_processes():
+def test_ppo_steps_the_wrappers_around_the_games_of_several_processes(tmp_path, monkeypatch):
     """A wrapper that must see every step (``VecNormalize`` here) around the split env: the
     rollout goes through it, step by step, with a warning (the helpers' whole rollouts left
     it out: the observations reached the buffer unnormalized, unclipped); under ``VecMonitor``
@@ -758,6 +758,7 @@ def test_ppo_steps_the_wrappers_around_the_games_of_several_processes():
 
     from rummyzoo.training.ppo import MaskedPPO
 
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))  # the log folder of learn(), not the temp dir's
     split = build_batched_env(_config("workers=2"))
     try:
         wrapped = VecNormalize(VecMonitor(split), clip_obs=0.5)

@@ -169,8 +169,10 @@ def test_seat_env_takes_the_action_a_models_predict_gives():
 
 
 # ------------------------------------------------------------------ masked DQN
-def test_dqn_full_exploration_never_takes_an_illegal_action():
+def test_dqn_full_exploration_never_takes_an_illegal_action(tmp_path, monkeypatch):
     from stable_baselines3.common.vec_env import DummyVecEnv
+
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))  # the log folder of learn(), not the temp dir's
 
     def factory():
         return SeatEnv(

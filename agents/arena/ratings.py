@@ -25,8 +25,8 @@ overstates the information (the comparisons inside a multiplayer game, and the g
 duplicate deal, are correlated). The arena therefore reports a bootstrap over deals (resampling
 whole deals with replacement and refitting), and no interval at all where there are too few
 deals (under 10) to resample: the Fisher errors would claim far more than such a run shows (with
-outcomes that go together within a deal, intervals from 9 deals covered the true ratings about
-55-60% of the time in simulations, not 95%).
+outcomes that go together within a deal, intervals from 9 deals covered the true ratings far
+less often than 95% of the time in simulations).
 """
 
 from __future__ import annotations
