@@ -253,8 +253,15 @@ def read_trusted_meta(path: str | Path) -> dict[str, Any]:
             check_whole(archive)
             names = archive.namelist()
             if META_NAME not in names:
+                saved_alone = (
+                    " (a stable-baselines3 zip saved without it: load it in your own code "
+                    "and save it with save_checkpoint(model, PATH, model_meta(...)), README: "
+                    "Sharing agents)"
+                    if "data" in names
+                    else ""
+                )
                 raise CheckpointError(
-                    f"{path} is not a rummyzoo checkpoint (no {META_NAME} inside)"
+                    f"{path} is not a rummyzoo checkpoint (no {META_NAME} inside){saved_alone}"
                 )
             meta = json.loads(read_member(archive, META_NAME, MAX_META_BYTES, path))
     except CheckpointError:

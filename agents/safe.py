@@ -369,6 +369,16 @@ def _refuse_pickles(path: Path, names: list[str]) -> None:
             if beside.is_file() and beside != path
             else ""
         )
+        if META_NAME not in names:  # saved by stable-baselines3 alone: no env to convert for
+            raise CheckpointError(
+                f"{path} is a stable-baselines3 zip, not a shareable checkpoint: loading one "
+                "unpickles the Python objects stored in it, which can run any code, so "
+                "rummyzoo does not load it. It holds no rummyzoo metadata "
+                f"({META_NAME}: the env it plays), so rummyzoo export cannot convert it: if "
+                "you trust it, load it in your own code and save it with "
+                "rummyzoo.agents.checkpoints.save_checkpoint(model, PATH, model_meta(...)) "
+                "(README: Sharing agents)"
+            )
         how = (
             f"rummyzoo export {path} --trust (it writes {beside})"
             if beside != path

@@ -120,7 +120,13 @@ def test_curves_of_a_run_still_training(run, tmp_path):
 
 
 def test_curves_errors(tmp_path, capsys):
-    assert main(["curves", str(tmp_path), "--out", str(tmp_path / "c.png")]) == 2
+    out = str(tmp_path / "c.png")
+    assert main(["curves", str(tmp_path / "nope"), "--out", out]) == 2
+    assert "nope does not exist (give a run's folder" in capsys.readouterr().err
+    (tmp_path / "f.txt").write_text("x")
+    assert main(["curves", str(tmp_path / "f.txt"), "--out", out]) == 2
+    assert "f.txt is a file: give a run's folder" in capsys.readouterr().err
+    assert main(["curves", str(tmp_path), "--out", out]) == 2
     assert "is not a run folder (no config.yaml in it)" in capsys.readouterr().err
     (tmp_path / "config.yaml").write_text("variant: knock_rummy\n")
     assert main(["curves", str(tmp_path), "--out", str(tmp_path / "c.png")]) == 2

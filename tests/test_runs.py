@@ -1073,8 +1073,11 @@ def test_resume_given_a_runs_file_says_it_takes_the_folder(tmp_path) -> None:
     with pytest.raises(ValueError, match=r"config.yaml is a file: --resume takes a run's folder "
                        r"\(the one that holds config.yaml\)"):  # fmt: skip
         resume_run(str(tmp_path / "config.yaml"), [], ["t"], progress="off")
-    with pytest.raises(ValueError, match=r"is not a run folder \(no config.yaml\)"):
+    with pytest.raises(ValueError, match=r"nothing does not exist: --resume takes a run's folder"):
         resume_run(str(tmp_path / "nothing"), [], ["t"], progress="off")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match=r"empty is not a run folder \(no config.yaml\)"):
+        resume_run(str(tmp_path / "empty"), [], ["t"], progress="off")
 
 
 @pytest.mark.parametrize(

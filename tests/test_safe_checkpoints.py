@@ -171,6 +171,36 @@ def test_a_crafted_file_is_refused_and_runs_nothing(kind, sb3_zip, safe_file, tm
     assert not marker.exists()
 
 
+def test_an_sb3_zip_saved_without_rummyzoo_metadata_is_refused_pointing_at_save_checkpoint(
+    sb3_zip, tmp_path, capsys
+) -> None:
+    """A zip that stable-baselines3 saved alone (``model.save``) holds no metadata to say
+    which env it plays: ``rummyzoo export`` cannot convert it, so neither the refusal to play
+    it nor export's own refusal sends the user there; both name ``save_checkpoint``."""
+    plain = tmp_path / "best.zip"
+    with zipfile.ZipFile(sb3_zip) as old, zipfile.ZipFile(plain, "w") as new:
+        for name in old.namelist():
+            if name != "rummyzoo.json":
+                new.writestr(name, old.read(name))
+    with pytest.raises(CheckpointError) as info:
+        make_agent(str(plain), "knock_rummy", 2)
+    message = str(info.value)
+    assert message.startswith(f"{plain} is a stable-baselines3 zip, not a shareable checkpoint")
+    assert "holds no rummyzoo metadata" in message and "save_checkpoint(" in message
+    assert "rummyzoo export" in message and "--trust" not in message
+    assert main(["evaluate", str(plain), "--deals", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rummyzoo evaluate: error:") and "save_checkpoint(" in err
+    assert main(["export", str(plain), "--trust"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"rummyzoo export: error: {plain} is not a rummyzoo checkpoint (no rummyzoo.json "
+        "inside) (a stable-baselines3 zip saved without it: load it in your own code and save "
+        "it with save_checkpoint(model, PATH, model_meta(...)), README: Sharing agents)"
+    )
+    assert not plain.with_suffix(".rz").exists()
+
+
 def test_an_sb3_zip_is_refused_saying_why_and_how_to_convert(sb3_zip, capsys) -> None:
     expected = (
         f"{sb3_zip} is a stable-baselines3 zip, not a shareable checkpoint: loading one unpickles "

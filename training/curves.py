@@ -27,6 +27,14 @@ def run_evaluations(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str,
 
     run = Path(run_dir)
     config_path = run / "config.yaml"
+    if not run.exists():
+        raise FileNotFoundError(
+            f"{run} does not exist (give a run's folder, the one that holds config.yaml)"
+        )
+    if not run.is_dir():
+        raise FileNotFoundError(
+            f"{run} is a file: give a run's folder (the one that holds config.yaml)"
+        )
     if not config_path.is_file():
         raise FileNotFoundError(f"{run} is not a run folder (no config.yaml in it)")
     try:

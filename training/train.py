@@ -755,6 +755,10 @@ def resume_run(
         raise ValueError(
             f"{path} is a file: --resume takes a run's folder (the one that holds config.yaml)"
         )
+    if not path.exists():
+        raise ValueError(
+            f"{path} does not exist: --resume takes a run's folder (the one that holds config.yaml)"
+        )
     if not (path / "config.yaml").exists():
         raise ValueError(f"{path} is not a run folder (no config.yaml)")
     check_writable(path)
