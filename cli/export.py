@@ -49,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
         if out is None:
             default = Path(args.checkpoint).with_suffix(SUFFIX)
             out = str(output_file(default, "the default OUT", inputs=[args.checkpoint]))
+    # a file that was there is replaced (atomically, once the new one is whole): said so
+    replacing = " (it replaced the file that was there)" if out and Path(out).exists() else ""
     if rllib:
         if not args.trust:
             raise ValueError(
@@ -57,8 +59,9 @@ def run(args: argparse.Namespace) -> int:
             )
         done = export_rllib(args.checkpoint, out)
         print(
-            f"wrote {done['path']}: the learner of {args.checkpoint} ({done['variant']}, step "
-            f"{done['steps']:,}); it loads without unpickling (rummyzoo evaluate {done['path']})"
+            f"wrote {done['path']}{replacing}: the learner of {args.checkpoint} "
+            f"({done['variant']}, step {done['steps']:,}); it loads without unpickling "
+            f"(rummyzoo evaluate {done['path']})"
         )
         return 0
 
@@ -70,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         )
     result = export_checkpoint(args.checkpoint, out)
     print(
-        f"wrote {result['path']}: a {result['algo']} {result['network']} network of "
+        f"wrote {result['path']}{replacing}: a {result['algo']} {result['network']} network of "
         f"{result['parameters']:,} parameters, loaded back and identical to {args.checkpoint}; "
         f"it loads without unpickling (rummyzoo evaluate {result['path']})"
     )

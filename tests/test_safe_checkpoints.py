@@ -242,8 +242,11 @@ def test_export_needs_trust(sb3_zip, safe_file, tmp_path, capsys) -> None:
     assert main(["export", str(safe_file), "--trust"]) == 2
     assert "is a shareable checkpoint already" in capsys.readouterr().err
     assert main(["export", str(sb3_zip), str(out), "--trust"]) == 0
-    assert "loaded back and identical" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "loaded back and identical" in printed and "replaced" not in printed
     assert out.read_bytes() == safe_file.read_bytes()  # the same file every time
+    assert main(["export", str(sb3_zip), str(out), "--trust"]) == 0  # again: says it replaced it
+    assert f"wrote {out} (it replaced the file that was there): " in capsys.readouterr().out
 
 
 def test_a_damaged_zip_or_an_unreadable_checkpoint_is_refused_in_one_line(
