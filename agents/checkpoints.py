@@ -253,15 +253,8 @@ def read_trusted_meta(path: str | Path) -> dict[str, Any]:
             check_whole(archive)
             names = archive.namelist()
             if META_NAME not in names:
-                saved_alone = (
-                    " (a stable-baselines3 zip saved without it: load it in your own code "
-                    "and save it with save_checkpoint(model, PATH, model_meta(...)), README: "
-                    "Sharing agents)"
-                    if "data" in names
-                    else ""
-                )
                 raise CheckpointError(
-                    f"{path} is not a rummyzoo checkpoint (no {META_NAME} inside){saved_alone}"
+                    f"{path} is not a rummyzoo checkpoint (no {META_NAME} inside)"
                 )
             meta = json.loads(read_member(archive, META_NAME, MAX_META_BYTES, path))
     except CheckpointError:
@@ -814,10 +807,24 @@ def check_exportable(path: str | Path) -> None:
 
     :raises CheckpointError: naming what the file is.
     """
-    from rummyzoo.agents.safe import WEIGHTS_NAME
+    from rummyzoo.agents.safe import SAVE_ALONE_HOW, WEIGHTS_NAME
 
     path = Path(path)
-    read_trusted_meta(path)  # exists, a zip, with rummyzoo metadata
+    try:
+        read_trusted_meta(path)  # exists, a zip, with rummyzoo metadata
+    except CheckpointError as exc:
+        try:
+            with zipfile.ZipFile(path) as archive:
+                names = archive.namelist()
+        except (OSError, zipfile.BadZipFile):
+            raise exc from None
+        if "data" in names and META_NAME not in names:  # saved by stable-baselines3 alone
+            raise CheckpointError(
+                f"{exc}: a stable-baselines3 zip saved without it, which export cannot convert "
+                f"(it does not say which env the network plays); if you trust it, load it in "
+                f"your own code and {SAVE_ALONE_HOW}"
+            ) from None
+        raise
     with zipfile.ZipFile(path) as archive:
         names = archive.namelist()
     if WEIGHTS_NAME in names:

@@ -360,6 +360,13 @@ def parse_meta(data: bytes, source: str) -> CheckpointMeta:
         ) from None
 
 
+#: what to do with a stable-baselines3 zip saved without rummyzoo's metadata (``model.save``)
+SAVE_ALONE_HOW = (
+    "save it with rummyzoo.agents.checkpoints.save_checkpoint(model, PATH, model_meta(...)) "
+    "(README: Sharing agents)"
+)
+
+
 def _refuse_pickles(path: Path, names: list[str]) -> None:
     """Refuse archives that carry pickles: stable-baselines3 zips and torch files."""
     if "data" in names or any(n.endswith(".pth") for n in names):
@@ -369,15 +376,13 @@ def _refuse_pickles(path: Path, names: list[str]) -> None:
             if beside.is_file() and beside != path
             else ""
         )
-        if META_NAME not in names:  # saved by stable-baselines3 alone: no env to convert for
+        if "data" in names and META_NAME not in names:  # saved by stable-baselines3 alone
             raise CheckpointError(
                 f"{path} is a stable-baselines3 zip, not a shareable checkpoint: loading one "
                 "unpickles the Python objects stored in it, which can run any code, so "
                 "rummyzoo does not load it. It holds no rummyzoo metadata "
                 f"({META_NAME}: the env it plays), so rummyzoo export cannot convert it: if "
-                "you trust it, load it in your own code and save it with "
-                "rummyzoo.agents.checkpoints.save_checkpoint(model, PATH, model_meta(...)) "
-                "(README: Sharing agents)"
+                f"you trust it, load it in your own code and {SAVE_ALONE_HOW}{hint}"
             )
         how = (
             f"rummyzoo export {path} --trust (it writes {beside})"

@@ -9,6 +9,9 @@ from pathlib import Path
 
 from rummyzoo.cli.common import Parents, output_file
 
+#: how the line of a written checkpoint says it replaced a file (atomically, once whole)
+REPLACED = " (it replaced the file that was there)"
+
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     export = sub.add_parser(
@@ -49,8 +52,6 @@ def run(args: argparse.Namespace) -> int:
         if out is None:
             default = Path(args.checkpoint).with_suffix(SUFFIX)
             out = str(output_file(default, "the default OUT", inputs=[args.checkpoint]))
-    # a file that was there is replaced (atomically, once the new one is whole): said so
-    replacing = " (it replaced the file that was there)" if out and Path(out).exists() else ""
     if rllib:
         if not args.trust:
             raise ValueError(
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
                 f"objects), so convert only checkpoints you trust: {again} --trust"
             )
         done = export_rllib(args.checkpoint, out)
+        replacing = REPLACED if done["replaced"] else ""
         print(
             f"wrote {done['path']}{replacing}: the learner of {args.checkpoint} "
             f"({done['variant']}, step {done['steps']:,}); it loads without unpickling "
@@ -71,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
             "Python objects, and loading them can run any code), so convert only files you "
             f"trust: {again} --trust"
         )
+    replacing = REPLACED if Path(out).exists() else ""
     result = export_checkpoint(args.checkpoint, out)
     print(
         f"wrote {result['path']}{replacing}: a {result['algo']} {result['network']} network of "

@@ -25,6 +25,7 @@ from rummyzoo.agents.checkpoints import (
     load_model,
     load_policy,
     read_meta,
+    read_trusted_meta,
     save_resume_checkpoint,
 )
 from rummyzoo.agents.registry import make_agent
@@ -195,10 +196,20 @@ def test_an_sb3_zip_saved_without_rummyzoo_metadata_is_refused_pointing_at_save_
     err = capsys.readouterr().err.strip()
     assert err == (
         f"rummyzoo export: error: {plain} is not a rummyzoo checkpoint (no rummyzoo.json "
-        "inside) (a stable-baselines3 zip saved without it: load it in your own code and save "
-        "it with save_checkpoint(model, PATH, model_meta(...)), README: Sharing agents)"
+        "inside): a stable-baselines3 zip saved without it, which export cannot convert (it "
+        "does not say which env the network plays); if you trust it, load it in your own code "
+        "and save it with rummyzoo.agents.checkpoints.save_checkpoint(model, PATH, "
+        "model_meta(...)) (README: Sharing agents)"
     )
     assert not plain.with_suffix(".rz").exists()
+    # once saved with save_checkpoint beside it, the refusal says where that checkpoint is
+    plain.with_suffix(".rz").write_bytes(b"")
+    with pytest.raises(CheckpointError, match=r"; the checkpoint written with it is .*best\.rz$"):
+        make_agent(str(plain), "knock_rummy", 2)
+    # a run's resume file without metadata is not sent to save_checkpoint (--resume reads it)
+    with pytest.raises(CheckpointError) as info:
+        read_trusted_meta(plain)
+    assert str(info.value) == f"{plain} is not a rummyzoo checkpoint (no rummyzoo.json inside)"
 
 
 def test_an_sb3_zip_is_refused_saying_why_and_how_to_convert(sb3_zip, capsys) -> None:

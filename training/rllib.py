@@ -1166,7 +1166,8 @@ def export_rllib(path: str | Path, out: str | Path | None = None) -> dict[str, A
 
     Reading an RLlib checkpoint unpickles it: only for checkpoints you trust.
 
-    :returns: ``{"path", "steps", "variant"}`` of the written checkpoint.
+    :returns: ``{"path", "steps", "variant"}`` of the written checkpoint, and ``"replaced"``:
+        whether a file was there before.
     :raises ValueError: not an RLlib checkpoint inside a run folder.
     """
     import yaml
@@ -1192,5 +1193,6 @@ def export_rllib(path: str | Path, out: str | Path | None = None) -> dict[str, A
     _load_torch_state(shim.policy, module.get_state())
     steps = int(read_state(run_dir).get("steps", 0))
     target = Path(out) if out is not None else run_dir / "checkpoints" / "rllib_export.rz"
+    replaced = target.exists()
     save_checkpoint(shim, target, checkpoint_meta(config, steps))
-    return {"path": str(target), "steps": steps, "variant": config.variant}
+    return {"path": str(target), "steps": steps, "variant": config.variant, "replaced": replaced}
