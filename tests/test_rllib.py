@@ -198,7 +198,9 @@ def test_an_opponent_module_names_the_agent_that_fails(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------------------- training
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_rllib_trains_resumes_and_exports_every_variant(tmp_path, local_ray, variant, monkeypatch):
+def test_rllib_trains_resumes_and_exports_every_variant(
+    tmp_path, local_ray, variant, monkeypatch, capsys
+):
     from rummyzoo.agents.safe import load_checkpoint
     from rummyzoo.cli.main import main
 
@@ -265,6 +267,13 @@ def test_rllib_trains_resumes_and_exports_every_variant(tmp_path, local_ray, var
     out = tmp_path / "export.rz"
     assert main(["export", str(rllib_dir), str(out)]) == 2  # --trust is needed
     assert main(["export", str(rllib_dir), str(out), "--trust"]) == 0
+    if variant == "knock_rummy":  # its default file, beside the run's checkpoints, twice
+        capsys.readouterr()
+        for again in (False, True):
+            assert main(["export", str(rllib_dir), "--trust"]) == 0
+            printed = capsys.readouterr().out
+            assert printed.startswith(f"wrote {run / 'checkpoints' / 'rllib_export.rz'}")
+            assert ("(it replaced the file that was there)" in printed) == again
     exported, meta = load_checkpoint(out)
     last, _ = load_checkpoint(run / "checkpoints" / "last.rz")
     assert meta["steps"] == summary["steps"] and meta["variant"] == variant
