@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -53,21 +54,27 @@ def headless_chromium(width: int = 1280, height: int = 900) -> Iterator[Any]:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = _binary(CHROMIUM_NAMES)
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        f"--window-size={width},{height}",
-    ):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(options=options, service=Service(_binary(("chromedriver",))))
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    # a profile of our own, removed once the browser has quit: with the one chromedriver makes,
+    # Chromium left its process singleton's folder (org.chromium.Chromium.*) in the temp dir
+    with tempfile.TemporaryDirectory(
+        prefix="rummyzoo-chromium-", ignore_cleanup_errors=True
+    ) as profile:
+        options = webdriver.ChromeOptions()
+        options.binary_location = _binary(CHROMIUM_NAMES)
+        for arg in (
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            f"--window-size={width},{height}",
+            f"--user-data-dir={profile}",
+        ):
+            options.add_argument(arg)
+        driver = webdriver.Chrome(options=options, service=Service(_binary(("chromedriver",))))
+        try:
+            yield driver
+        finally:
+            driver.quit()
 
 
 def free_port() -> int:

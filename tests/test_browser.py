@@ -37,6 +37,30 @@ def test_the_browser_is_installed_where_it_is_required():
     assert MISSING is None, f"RUMMYZOO_REQUIRE_BROWSER=1, and no headless browser: {MISSING}"
 
 
+def test_the_browser_leaves_nothing_in_the_temp_dir(monkeypatch):
+    """The browser's profile is a folder of its own, removed once it has quit, and Chromium
+    then removes its own temporary folders (its process singleton's): nothing is left in the
+    temp dir."""
+    import shutil
+    import tempfile
+    import time
+
+    temp = tempfile.mkdtemp(prefix="rz-")  # short: Chromium's socket paths must stay short
+    try:
+        monkeypatch.setenv("TMPDIR", temp)
+        monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+        with headless_chromium(320, 240) as browser:
+            browser.get("data:text/html,<p>hello</p>")
+            assert "hello" in browser.page_source
+            assert os.listdir(temp)  # the profile, and Chromium's own folders, while it runs
+        deadline = time.monotonic() + 10  # (the browser's last processes may take a moment)
+        while os.listdir(temp) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert os.listdir(temp) == []
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def driver():
     with headless_chromium() as d:
