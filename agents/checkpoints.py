@@ -807,7 +807,7 @@ def check_exportable(path: str | Path) -> None:
 
     :raises CheckpointError: naming what the file is.
     """
-    from rummyzoo.agents.safe import SAVE_ALONE_HOW, WEIGHTS_NAME
+    from rummyzoo.agents.safe import SAVE_ALONE_HOW, WEIGHTS_NAME, saved_by_sb3_alone
 
     path = Path(path)
     try:
@@ -818,7 +818,7 @@ def check_exportable(path: str | Path) -> None:
                 names = archive.namelist()
         except (OSError, zipfile.BadZipFile):
             raise exc from None
-        if "data" in names and META_NAME not in names:  # saved by stable-baselines3 alone
+        if saved_by_sb3_alone(names):
             raise CheckpointError(
                 f"{exc}: a stable-baselines3 zip saved without it, which export cannot convert "
                 f"(it does not say which env the network plays); if you trust it, load it in "

@@ -367,6 +367,12 @@ SAVE_ALONE_HOW = (
 )
 
 
+def saved_by_sb3_alone(names: list[str]) -> bool:
+    """A zip's members are those of a stable-baselines3 zip without rummyzoo's metadata
+    (``model.save``): no env to say it plays, so ``rummyzoo export`` cannot convert it."""
+    return "data" in names and META_NAME not in names
+
+
 def _refuse_pickles(path: Path, names: list[str]) -> None:
     """Refuse archives that carry pickles: stable-baselines3 zips and torch files."""
     if "data" in names or any(n.endswith(".pth") for n in names):
@@ -376,7 +382,7 @@ def _refuse_pickles(path: Path, names: list[str]) -> None:
             if beside.is_file() and beside != path
             else ""
         )
-        if "data" in names and META_NAME not in names:  # saved by stable-baselines3 alone
+        if saved_by_sb3_alone(names):
             raise CheckpointError(
                 f"{path} is a stable-baselines3 zip, not a shareable checkpoint: loading one "
                 "unpickles the Python objects stored in it, which can run any code, so "
