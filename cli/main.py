@@ -29,6 +29,13 @@ from rummyzoo.cli.common import Parents
 from rummyzoo.envs.play import is_agent_failure
 from rummyzoo.envs.workers import ProcessDied
 
+#: what ``rummyzoo --help`` says the tool is
+DESCRIPTION = (
+    "rummyzoo: Knock Rummy, Ditch Rummy and 500 Rum as reinforcement-learning environments. "
+    "Train agents from YAML configs, benchmark them against the heuristics in the arena, "
+    "play and replay games. `rummyzoo COMMAND --help` describes a command."
+)
+
 #: The commands, in the order ``rummyzoo --help`` lists them.
 COMMANDS = (
     bench, bench_train, bench_rllib, demo, arena, play, replay, serve, train, curves, evaluate, export,
@@ -45,7 +52,7 @@ class _WholeNamesParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rummyzoo", description=__doc__, allow_abbrev=False)
+    parser = argparse.ArgumentParser(prog="rummyzoo", description=DESCRIPTION, allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_WholeNamesParser)
     parents = Parents()
     for command in COMMANDS:

@@ -1039,3 +1039,15 @@ def test_a_stop_that_lands_in_the_stop_hook_itself_is_kept():
     hook(SimpleNamespace(exc_value=RuntimeError("another object's __del__")))
     assert hook.disarm() == signal.SIGINT  # kept, for the command's end to count
     time.sleep(0.05)  # (disarmed: nothing is sent)
+
+
+def test_the_top_level_help_says_what_the_tool_does(capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0
+    helptext = " ".join(capsys.readouterr().out.split())
+    # a user's description, not how the command line is built
+    assert "Knock Rummy, Ditch Rummy and 500 Rum as reinforcement-learning environments" in helptext
+    assert "parent parsers" not in helptext
+    for command in ("train", "evaluate", "arena", "bench-env", "serve", "export"):
+        assert command in helptext

@@ -126,6 +126,8 @@ def test_curves_errors(tmp_path, capsys):
     (tmp_path / "f.txt").write_text("x")
     assert main(["curves", str(tmp_path / "f.txt"), "--out", out]) == 2
     assert "f.txt is a file: give a run's folder" in capsys.readouterr().err
+    with pytest.raises(NotADirectoryError, match="is a file"):
+        run_evaluations(tmp_path / "f.txt")
     assert main(["curves", str(tmp_path), "--out", out]) == 2
     assert "is not a run folder (no config.yaml in it)" in capsys.readouterr().err
     (tmp_path / "config.yaml").write_text("variant: knock_rummy\n")

@@ -20,7 +20,8 @@ from typing import Any
 def run_evaluations(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the run's config, its evaluations in step order) from a run folder.
 
-    :raises FileNotFoundError: not a run folder.
+    :raises FileNotFoundError: nothing there, or a folder that is not a run's.
+    :raises NotADirectoryError: a file, not a folder.
     :raises ValueError: a run without evaluations.
     """
     import yaml
@@ -32,7 +33,7 @@ def run_evaluations(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str,
             f"{run} does not exist (give a run's folder, the one that holds config.yaml)"
         )
     if not run.is_dir():
-        raise FileNotFoundError(
+        raise NotADirectoryError(
             f"{run} is a file: give a run's folder (the one that holds config.yaml)"
         )
     if not config_path.is_file():
