@@ -173,6 +173,16 @@ def _classes_of(module: Any) -> list[str]:
 CHECKPOINT_SUFFIXES = (".rz", ".zip", ".pt", ".pth")
 
 
+def _missing_checkpoint(name: str) -> ValueError:
+    """The error for a checkpoint ``name`` that is not there; a relative path says where it
+    was looked for (the folder the command runs in, not a config file's)."""
+    where = ""
+    with contextlib.suppress(OSError, ValueError):
+        if not Path(name).is_absolute():
+            where = f" (a relative path is read from the folder the command runs in, {Path.cwd()})"
+    return ValueError(f"checkpoint {name!r} does not exist{where}")
+
+
 def _exists(name: str) -> bool:
     """Whether ``name`` is a path that exists (False for one the OS cannot take, and for an
     empty name, which ``Path`` reads as the current folder)."""
@@ -561,7 +571,7 @@ def make_agent(
         )
     if name.endswith(CHECKPOINT_SUFFIXES) and not _exists(name):
         # a checkpoint's file name may hold parentheses: a missing one is said missing
-        raise ValueError(f"checkpoint {name!r} does not exist")
+        raise _missing_checkpoint(name)
     if not _exists(name):
         name, params = split_agent_name(name)
     plugins = plugin_entry_points()  # warns of an entry point that a built-in name hides
@@ -584,7 +594,7 @@ def make_agent(
                 "and agent classes)"
             )
         if not _exists(name):
-            raise ValueError(f"checkpoint {name!r} does not exist")
+            raise _missing_checkpoint(name)
         from rummyzoo.agents.checkpoints import load_policy  # imports torch: only when needed
 
         return load_policy(name, variant, num_players, options)

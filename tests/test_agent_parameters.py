@@ -158,8 +158,13 @@ def test_a_missing_checkpoint_with_parentheses_and_an_empty_name_are_said_so(tmp
     """A checkpoint path that does not exist was read as parameters when it held parentheses
     (``best (2).rz``), and an empty name as the current folder."""
     for name in (str(tmp_path / "best (2).rz"), str(tmp_path / "x(1)" / "best.rz")):
-        with pytest.raises(ValueError, match=r"checkpoint .* does not exist"):
-            make_agent(name, "knock_rummy", 2)
+        with pytest.raises(ValueError, match=r"checkpoint .* does not exist$"):
+            make_agent(name, "knock_rummy", 2)  # an absolute path: where is in the name
+    # a relative one is read from the folder the command runs in (not a config file's)
+    with pytest.raises(
+        ValueError, match=r"does not exist \(a relative path is read from the folder"
+    ):
+        make_agent("runs/nosuch/best.rz", "knock_rummy", 2)
     for name in ("", "  "):
         with pytest.raises(ValueError, match="an agent name is empty"):
             make_agent(name, "knock_rummy", 2)

@@ -118,7 +118,8 @@ def _refused(tmp_path, monkeypatch, capsys, config, overrides, pattern, lines=1)
         ),
         (
             ("- {name: self}", "- {name: missing/ckpt.zip}"),
-            r"opponents\[1\]\.name: checkpoint 'missing/ckpt\.zip' does not exist$",
+            r"opponents\[1\]\.name: checkpoint 'missing/ckpt\.zip' does not exist \(a relative "
+            r"path is read from the folder the command runs in, .+\)$",
         ),
         (
             ("n_envs: 1", "n_envs: 1\npretrain: {teacher: knock.genius}"),

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from run_helpers import tb_steps
+from run_helpers import tb_steps, untrained_checkpoint
 
 from rummyzoo.cli.main import main
 from rummyzoo.training import callbacks
@@ -473,6 +473,40 @@ def test_resume_refuses_another_best_metric_or_warm_start(tmp_path) -> None:
         assert _digest(run) == before  # config.yaml not rewritten, nothing else either
     summary = resume_run(
         str(run), ["n_timesteps=384", "pretrain.anchor_coef=0.5"], ["t"], progress="off"
+    )
+    assert summary["steps"] == 384
+
+
+def test_resume_set_replaces_an_agent_that_no_longer_loads(tmp_path) -> None:
+    """A run whose opponent checkpoint moved resumes with --set naming it where it is now: the
+    stored config's agents are not built before the overrides replace them, and the teacher of
+    the warm start, which a run going on from its checkpoint does not play again, is not built
+    at all. Without the --set the resume is refused by name, with nothing written."""
+    opp = untrained_checkpoint(tmp_path / "opp.rz")
+    teacher = untrained_checkpoint(tmp_path / "teacher.rz")
+    run = tmp_path / "run"
+    first = [
+        "n_timesteps=256",
+        f"opponents=[{{name: '{opp}'}}]",
+        f"evaluation.opponents=['{opp}']",
+        f"pretrain={{teacher: '{teacher}', decisions: 200}}",
+    ]
+    train_from_file(SMOKE, first, str(run), ["t"], progress="off")
+    moved = opp.rename(tmp_path / "moved.rz")
+    teacher.unlink()
+    before = _digest(run)
+    with pytest.raises(ValueError, match=r"opponents\[0\]\.name: checkpoint .*opp\.rz"):
+        resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
+    assert _digest(run) == before
+    summary = resume_run(
+        str(run),
+        [
+            "n_timesteps=384",
+            f"opponents=[{{name: '{moved}'}}]",
+            f"evaluation.opponents=['{moved}']",
+        ],
+        ["t"],
+        progress="off",
     )
     assert summary["steps"] == 384
 

@@ -20,6 +20,7 @@ import math
 import re
 import typing
 import warnings
+from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -168,7 +169,9 @@ class DQNHyperparams(Strict):
 
 class OpponentSpec(Strict):
     """One entry of the opponent mixture: an agent name (``random``, ``knock.greedy``, a
-    checkpoint path) or ``self`` for the self-play snapshot pool, with a sampling weight."""
+    checkpoint path) or ``self`` for the self-play snapshot pool, with a sampling weight. A
+    checkpoint's relative path, here and wherever a config names an agent, is read from the
+    folder the command runs in (a run resumed from elsewhere: give it again with ``--set``)."""
 
     name: str = Field(min_length=1)
     """The agent (``random``, a heuristic such as ``knock.greedy``, a checkpoint), or
@@ -555,6 +558,14 @@ def _agent_cache(info: ValidationInfo) -> dict[Any, str | None] | None:
     return info.context.setdefault("agents", {}) if isinstance(info.context, dict) else None
 
 
+def _checks_agents(info: ValidationInfo, role: str) -> bool:
+    """Whether the agents of ``role`` (``opponents``, ``evaluation``, ``teacher``,
+    ``baseline``) are built to check them: all but those the validation's context leaves out
+    (``skip_agents``: roles, or ``all``; see :func:`validate_config`)."""
+    skip = info.context.get("skip_agents", ()) if isinstance(info.context, dict) else ()
+    return role not in skip and "all" not in skip
+
+
 class RllibSettings(Strict):
     """Settings of the Ray RLlib backend (``backend: rllib``; see :mod:`rummyzoo.training.rllib`).
 
@@ -879,7 +890,11 @@ class RunConfig(Strict):
                     "duplicate_baseline compares single hands: set env_options.target_score: "
                     f"null (this config plays matches to {target})"
                 )
-            problem = agent_problem(value, *game, _agent_cache(info))
+            problem = (
+                agent_problem(value, *game, _agent_cache(info))
+                if _checks_agents(info, "baseline")
+                else None
+            )
             if problem is not None:
                 raise ValueError(problem)
         return value
@@ -1018,7 +1033,7 @@ class RunConfig(Strict):
         if result is not None and not math.isfinite(sum(spec.weight for spec in result)):
             issues.append(Issue((), "the opponents' weights must add up to a finite number"))
         game = _game(info)
-        if game is not None and isinstance(raw, list):
+        if game is not None and isinstance(raw, list) and _checks_agents(info, "opponents"):
             cache = _agent_cache(info)
             for i, spec in enumerate(raw):
                 name = spec.get("name") if isinstance(spec, dict) else None
@@ -1058,7 +1073,7 @@ class RunConfig(Strict):
                 )
             if problem is not None:
                 issues.append(Issue(("options",), problem))
-            else:
+            elif _checks_agents(info, "evaluation"):
                 cache = _agent_cache(info)
                 for i, name in enumerate(names):
                     if isinstance(name, str):
@@ -1101,7 +1116,7 @@ class RunConfig(Strict):
                     )
                 )
         game = _game(info)
-        if game is not None and isinstance(teacher, str):
+        if game is not None and isinstance(teacher, str) and _checks_agents(info, "teacher"):
             problem = agent_problem(teacher, *game, _agent_cache(info))
             if problem is not None:
                 issues.append(Issue(("teacher",), problem))
@@ -1440,13 +1455,20 @@ def format_issues(issues: list[Issue], source: str, data: Any = None) -> str:
     return "\n".join(out)
 
 
-def validate_config(data: dict[str, Any], source: str = "<config>") -> RunConfig:
+def validate_config(
+    data: dict[str, Any], source: str = "<config>", skip_agents: Collection[str] = ()
+) -> RunConfig:
     """Validate a raw config mapping (checking that every agent it names builds).
 
+    :param skip_agents: roles whose agents are not built to check them (``opponents``,
+        ``evaluation``, ``teacher``, ``baseline``, or ``all``): a resumed run reads its stored
+        config so before ``--set`` replaces an agent that no longer loads, and leaves out the
+        teacher of a warm start it does not play again.
     :raises ConfigLoadError: naming every problem, each with its key path and origin.
     """
     try:
-        return RunConfig.model_validate(data, context={"agents": {}})
+        context = {"agents": {}, "skip_agents": frozenset(skip_agents)}
+        return RunConfig.model_validate(data, context=context)
     except ValidationError as exc:
         issues = _issues_from(exc, RunConfig)
     for issue in issues:

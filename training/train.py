@@ -787,14 +787,22 @@ def _resumed_config(path: Path, overrides: list[str]) -> RunConfig:
         raise ValueError(f"{path / 'config.yaml'} is not valid YAML: {why}") from None
     from rummyzoo.training.config import apply_overrides
 
-    stored = validate_config(data, str(path / "config.yaml"))
+    # its agents are not built here: one that no longer loads (a checkpoint moved, a module
+    # off the path) is for --set to replace, and only the config it resumes with must load
+    stored = validate_config(data, str(path / "config.yaml"), skip_agents={"all"})
     # what the checkpoint was trained with: state.json's record (a hand edit of config.yaml
     # cannot change it either), else the stored config (runs saved before it was recorded)
     commit_staged(path)
     trained = read_state(path).get("fixed") or fixed_fields(stored)
     raw = apply_overrides(data, overrides)
+    # a run that goes on from its last checkpoint does not play its warm start again, so its
+    # teacher need not load (one that starts over, with no checkpoint yet, does)
+    goes_on = isinstance(raw, dict) and raw.get("backend", "sb3") == "sb3"
+    goes_on = goes_on and (path / "checkpoints" / "last.zip").exists()
     try:
-        config = validate_config(raw, str(path / "config.yaml"))
+        config = validate_config(
+            raw, str(path / "config.yaml"), skip_agents={"teacher"} if goes_on else ()
+        )
     except ValueError:  # --set algo=dqn leaves PPO's hyperparameters: name the real problem
         moved = [  # a changed algo, variant, backend... (not a mistyped nested key)
             name
