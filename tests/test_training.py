@@ -957,3 +957,28 @@ def test_every_strategy_statistic_is_drawn_in_one_chart_of_its_unit(variant):
         drawn = [t for t, (_, [regex]) in charts.items() if re.fullmatch(regex, f"strategy/{name}")]
         assert len(drawn) == 1, (name, drawn)
     assert len(scalars) > 5
+
+
+def test_charts_and_the_pool_rating_of_a_run_with_few_games(tmp_path):
+    """A run whose sessions finish fewer than 50 games (matches to 100 here) still records its
+    charts, league and self-play rating: the games are recorded before each snapshot, each
+    evaluation and each checkpoint, so snapshots take the learner's rating from them rather
+    than 0."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    run = tmp_path / "run"
+    overrides = [
+        "env_options.target_score=100",
+        "n_timesteps=1024",
+        "self_play.snapshot_interval=256",
+    ]
+    smoke = str(Path(__file__).resolve().parent.parent / "configs" / "smoke_ppo.yaml")
+    summary = train_from_file(smoke, overrides, str(run), ["t"], progress="off")
+    assert summary["steps"] == 1024
+    acc = EventAccumulator(str(run / "tb" / "run_1"), size_guidance={"scalars": 0})
+    acc.Reload()
+    assert acc.Scalars("charts/game_length") and acc.Scalars("selfplay/rating")
+    state = json.loads((run / "state.json").read_text())
+    assert len(state["pool_results"]) < 50  # fewer games than the 50 the charts wait for
+    assert state["pool_results"] and state["rating"] != 0.0
+    assert any(snap["rating"] != 0.0 for snap in state["pool"])

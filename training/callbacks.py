@@ -92,8 +92,9 @@ class SeatLeague:
     """The league of prioritized fictitious self-play over per-game envs (``vec_env: dummy`` or
     ``subproc``), each of which draws its opponents from a mixture of its own: one league for
     all the games, as the batched env keeps one. At each :meth:`sync` (the run's every 50
-    finished games, and its checkpoints) every game's results since the last one join the
-    league's, and every game draws from the whole league again.
+    finished games, and before its snapshots, evaluations and checkpoints where games finished
+    since) every game's results since the last one join the league's, and every game draws
+    from the whole league again.
 
     It answers what the run asks of a mixture: :meth:`results`, :meth:`set_results`,
     :meth:`probabilities` and :meth:`win_rate` (of the last sync).
@@ -355,6 +356,13 @@ class RunCallback(BaseCallback):
     def _scheduled_work(self) -> None:
         self.num_timesteps = steps = int(self.model.num_timesteps)
         cfg = self.config
+        due = steps >= self._next_eval or steps >= self._next_ckpt
+        if due or (self.self_play and steps >= self._next_snapshot):
+            # the games since the charts' last record, recorded before a snapshot takes the
+            # learner's rating and a checkpoint the run's state (a run with few games a
+            # session, long matches or a short run, records them here, not at 50; written
+            # with the algorithm's next records)
+            self._flush_games()
         if self.self_play and steps >= self._next_snapshot:
             self._next_snapshot += cfg.self_play.snapshot_interval
             self._snapshot()
@@ -372,6 +380,11 @@ class RunCallback(BaseCallback):
             self._checkpoint()
 
     # --------------------------------------------------------------- charts
+    def _flush_games(self) -> None:
+        """Record the games finished since the charts' last record, if any."""
+        if self._since_log:
+            self._log_games()
+
     def _log_games(self) -> None:
         import torch as th
 
