@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     for item in args.option or []:
         command += ["--option", item]
     report = summarize(result, command=shlex.join(command))
-    print(format_report(report))
+    # the files first: a reader that goes away early (``| head``) stops the printing, not them
     written = []
     if args.json:
         written.append(write_json(report, args.json))
@@ -115,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         written.append(write_csv(report, args.csv))
     if args.heatmap:
         written.append(write_heatmap(report, args.heatmap))
+    print(format_report(report))
     for path in written:
         print(f"wrote {path}")
     if args.save_games:

@@ -75,6 +75,18 @@ def run(args: argparse.Namespace) -> int:
                 print(f"== {Path(args.checkpoint).name} vs {opponent}")
                 print(format_report(report))
             results[opponent] = policy_entry(report, label)
+    written = None
+    if args.json:  # first: a reader that goes away early (``| head``) stops the printing only
+        payload = {
+            "checkpoint": args.checkpoint,
+            "variant": variant,
+            "players": players,
+            "options": options,
+            "deals": args.deals,
+            "seed": args.seed,
+            "results": results,
+        }
+        written = write_json(payload, args.json)
     shown = ", ".join(f"{k}={v}" for k, v in options.items()) or "default rules"
     games = next(iter(results.values()))["games"] if results else 0
     steps = meta.get("steps")
@@ -88,18 +100,8 @@ def run(args: argparse.Namespace) -> int:
     if (run_dir / "summary.json").exists():  # a checkpoint of a run folder: recall the run
         print()
         print(recall_run(run_dir / "summary.json"))
-    if args.json:
-        payload = {
-            "checkpoint": args.checkpoint,
-            "variant": variant,
-            "players": players,
-            "options": options,
-            "deals": args.deals,
-            "seed": args.seed,
-            "results": results,
-        }
-        path = write_json(payload, args.json)
-        print(f"wrote {path}")
+    if written is not None:
+        print(f"wrote {written}")
     return 0
 
 

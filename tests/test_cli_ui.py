@@ -3,6 +3,7 @@ the hints of the terminal game, the arena heatmap's title, the modes of written 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -1051,3 +1052,37 @@ def test_the_top_level_help_says_what_the_tool_does(capsys) -> None:
     assert "parent parsers" not in helptext
     for command in ("train", "evaluate", "arena", "bench-env", "serve", "export"):
         assert command in helptext
+
+
+def test_arena_and_evaluate_write_their_files_before_a_closed_pipe_stops_them(
+    tmp_path, monkeypatch
+) -> None:
+    """``rummyzoo arena ... --json F | head`` wrote nothing: the table was printed first and the
+    closed pipe ended the command before the files. The files now come first."""
+    from run_helpers import untrained_checkpoint
+
+    import rummyzoo.agents.arena as arena_module
+    import rummyzoo.cli.evaluate as evaluate_module
+
+    def closed(*args, **kwargs):
+        raise BrokenPipeError  # the reader went away as the table was printed
+
+    monkeypatch.setattr(arena_module, "format_report", closed)
+    monkeypatch.setattr(evaluate_module, "format_results", closed)
+    checkpoint = untrained_checkpoint(tmp_path / "net.rz")
+    read, write = os.pipe()
+    saved = os.dup(1)
+    try:
+        os.dup2(write, 1)
+        arena = ["arena", "knock_rummy", "--agents", "random", "knock.greedy", "--deals", "2"]
+        files = ["--json", str(tmp_path / "a.json"), "--csv", str(tmp_path / "a.csv")]
+        assert main([*arena, *files, "--workers", "1"]) == 141
+        evaluate = ["evaluate", str(checkpoint), "--opponents", "random", "--deals", "2"]
+        assert main([*evaluate, "--json", str(tmp_path / "e.json"), "--workers", "1"]) == 141
+    finally:
+        os.dup2(saved, 1)
+        for fd in (read, write, saved):
+            os.close(fd)
+    assert json.loads((tmp_path / "a.json").read_text())["agents"]
+    assert (tmp_path / "a.csv").read_text()
+    assert json.loads((tmp_path / "e.json").read_text())["results"]["random"]["games"] == 4
