@@ -390,16 +390,19 @@ def _refuse_pickles(path: Path, names: list[str]) -> None:
                 f"({META_NAME}: the env it plays), so rummyzoo export cannot convert it: if "
                 f"you trust it, load it in your own code and {SAVE_ALONE_HOW}{hint}"
             )
-        how = (
-            f"rummyzoo export {path} --trust (it writes {beside})"
-            if beside != path
-            else f"rummyzoo export {path} OUT.rz --trust (this SB3 zip is named .rz: give the output another name)"
-        )
+        if hint:  # a run's last.zip, best.zip...: the shareable one is there already
+            what = f"The shareable checkpoint saved with it is {beside}: use that one"
+        else:
+            how = (
+                f"rummyzoo export {path} --trust (it writes {beside})"
+                if beside != path
+                else f"rummyzoo export {path} OUT.rz --trust (this SB3 zip is named .rz: give the output another name)"
+            )
+            what = f"If you trust the file (you trained it yourself), convert it once: {how}"
         raise CheckpointError(
             f"{path} is a stable-baselines3 zip, not a shareable checkpoint: loading one "
             "unpickles the Python objects stored in it, which can run any code, so rummyzoo "
-            f"does not load it. If you trust the file (you trained it yourself), convert it "
-            f"once: {how}{hint}"
+            f"does not load it. {what}"
         )
     if any(n == "data.pkl" or n.endswith("/data.pkl") or n.endswith(".pkl") for n in names):
         raise CheckpointError(

@@ -10,6 +10,7 @@ import io
 import json
 import pickle
 import re
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -212,7 +213,9 @@ def test_an_sb3_zip_saved_without_rummyzoo_metadata_is_refused_pointing_at_save_
     assert str(info.value) == f"{plain} is not a rummyzoo checkpoint (no rummyzoo.json inside)"
 
 
-def test_an_sb3_zip_is_refused_saying_why_and_how_to_convert(sb3_zip, capsys) -> None:
+def test_an_sb3_zip_is_refused_saying_why_and_how_to_convert(sb3_zip, tmp_path, capsys) -> None:
+    # a copy of its own: the module's zip gets a shareable checkpoint beside it (safe_file)
+    sb3_zip = Path(shutil.copy(sb3_zip, tmp_path / "model.zip"))
     expected = (
         f"{sb3_zip} is a stable-baselines3 zip, not a shareable checkpoint: loading one unpickles "
         "the Python objects stored in it, which can run any code, so rummyzoo does not load it. "
@@ -221,7 +224,7 @@ def test_an_sb3_zip_is_refused_saying_why_and_how_to_convert(sb3_zip, capsys) ->
     )
     with pytest.raises(CheckpointError) as info:
         make_agent(str(sb3_zip), "knock_rummy", 2)
-    assert str(info.value).startswith(expected)
+    assert str(info.value) == expected
     for argv in (
         ["arena", "knock_rummy", "--agents", str(sb3_zip), "random", "--deals", "1"],
         ["play", "knock_rummy", "--opponents", str(sb3_zip)],
@@ -238,6 +241,14 @@ def test_an_sb3_zip_is_refused_saying_why_and_how_to_convert(sb3_zip, capsys) ->
     with pytest.raises(CheckpointError, match="is a stable-baselines3 zip"):
         for seed in range(50):  # until the pool is drawn
             env.reset(seed=seed)
+    # a zip with the shareable checkpoint saved beside it (a run's last.zip): that one, once
+    sb3_zip.with_suffix(".rz").write_bytes(b"")
+    with pytest.raises(CheckpointError) as info:
+        make_agent(str(sb3_zip), "knock_rummy", 2)
+    assert str(info.value) == (
+        f"{expected.split(' If you trust')[0]} The shareable checkpoint saved with it is "
+        f"{sb3_zip.with_suffix('.rz')}: use that one"
+    )
 
 
 def test_export_needs_trust(sb3_zip, safe_file, tmp_path, capsys) -> None:
