@@ -119,7 +119,7 @@ def validate_fields(config: Any) -> None:
         ok = isinstance(value, accepted) and not (isinstance(value, bool) and bool not in accepted)
         if not ok:
             raise ConfigError(
-                f"{type(config).__name__}.{name} must be {_type_name(accepted, nullable)}, "
+                f"{option_name(config, name)} must be {_type_name(accepted, nullable)}, "
                 f"got {value!r} ({type(value).__name__})"
             )
 
@@ -147,17 +147,26 @@ def make_config(
         ]
         more = f"; match options: {', '.join(sorted(others))}" if others else ""
         raise ConfigError(
-            f"unknown option(s) for {cls.__name__}: {', '.join(close)}; "
+            f"unknown option(s) for {getattr(cls, 'options_of', cls.__name__)}: {', '.join(close)}; "
             f"valid options: {', '.join(valid)}{more}"
         )
     return cls(num_players=num_players, **options)
+
+
+def option_name(config: Any, name: str) -> str:
+    """How an error names option ``name`` of ``config`` (a rules or match options dataclass,
+    or its class): ``knock_rummy option knock_max_deadwood``, ``match option target_score``
+    (the class's ``options_of``; else ``Class.name``)."""
+    cls = config if isinstance(config, type) else type(config)
+    owner = getattr(cls, "options_of", None)
+    return f"{owner} option {name}" if owner else f"{cls.__name__}.{name}"
 
 
 def check_choice(config: Any, name: str, choices: Sequence[Any]) -> None:
     value = getattr(config, name)
     if value not in choices:
         raise ConfigError(
-            f"{type(config).__name__}.{name} must be one of {list(choices)}, got {value!r}"
+            f"{option_name(config, name)} must be one of {list(choices)}, got {value!r}"
         )
 
 
@@ -185,13 +194,13 @@ def check_range(config: Any, name: str, low: float | None, high: float | None) -
         return
     if high is None and isinstance(value, int) and value > INT_OPTION_MAX:
         raise ConfigError(
-            f"{type(config).__name__}.{name} must be at most {INT_OPTION_MAX}, "
+            f"{option_name(config, name)} must be at most {INT_OPTION_MAX}, "
             f"got {number_shown(value)}"
         )
     if (low is not None and value < low) or (high is not None and value > high):
         lo = "-inf" if low is None else low
         hi = "inf" if high is None else high
-        raise ConfigError(f"{type(config).__name__}.{name} must be in [{lo}, {hi}], got {value!r}")
+        raise ConfigError(f"{option_name(config, name)} must be in [{lo}, {hi}], got {value!r}")
 
 
 def check_observe_args(seat: Any, totals: Any, num_players: int) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -77,6 +77,9 @@ class MatchOptions:
     :param render_mode: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints).
     :param render_view: seat whose hand ``render`` shows, or ``None`` for all hands open.
     """
+
+    #: the name its errors give it ("match option target_score must be ...")
+    options_of: ClassVar[str] = "match"
 
     target_score: int | None = None
     max_turns: int = 300

@@ -166,12 +166,12 @@ def test_demo_command_quiet_and_help(capsys) -> None:
     out = capsys.readouterr().out
     assert "random agents, one hand; seed 1" in out and "game over after 1 hand(s)" in out
     assert main(["demo", "ditch_rummy", "--option", "nosuch=1"]) == 2
-    assert "unknown option(s) for DitchRummyRules: nosuch" in capsys.readouterr().err
+    assert "unknown option(s) for ditch_rummy: nosuch" in capsys.readouterr().err
     # a name that is no identifier (a replay file's, say) is quoted: its control characters
     # stay escaped instead of reaching the terminal
     assert main(["demo", "ditch_rummy", "--option", "x\x1b[31m=1"]) == 2
     err = capsys.readouterr().err
-    assert "for DitchRummyRules: 'x\\x1b[31m';" in err and "\x1b" not in err
+    assert "for ditch_rummy: 'x\\x1b[31m';" in err and "\x1b" not in err
 
 
 # ------------------------------------------------------------------ terminal game hints

@@ -447,7 +447,7 @@ def test_a_network_no_checkpoint_can_hold_is_refused_by_the_config(net_arch, mes
         ),
         (
             "env_options.rummy_bonus=lots",
-            "--set env_options.rummy_bonus=lots: env_options: KnockRummyRules.rummy_bonus must "
+            "--set env_options.rummy_bonus=lots: env_options: knock_rummy option rummy_bonus must "
             "be int",
         ),
         ("n_timesteps", "--set n_timesteps: an override must look like key.sub=value"),

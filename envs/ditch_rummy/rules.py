@@ -115,6 +115,9 @@ class DitchRummyRules:
         a negative single: ``-points_single``, ``-points_single_ace`` for an ace) or ``"none"``.
     """
 
+    #: the name its errors give it ("ditch_rummy option max_hand must be ...")
+    options_of: ClassVar[str] = "ditch_rummy"
+
     num_players: int = 2
     teams: bool = False
     draw_rule: str = "fill_to_3"
@@ -132,14 +135,14 @@ class DitchRummyRules:
         check_range(self, "num_players", 2, 4)
         if self.teams and self.num_players != 4:
             raise ConfigError(
-                f"DitchRummyRules.teams=True needs num_players=4 (partners opposite), "
+                f"ditch_rummy option teams=True needs num_players=4 (partners opposite), "
                 f"got num_players={self.num_players}"
             )
         check_choice(self, "draw_rule", ("fill_to_3", "up_to_3"))
         if self.draw_rule == "fill_to_3":
             if self.max_hand not in (None, FILL_HAND_LIMIT):
                 raise ConfigError(
-                    f"DitchRummyRules.max_hand must be None or 3 with draw_rule='fill_to_3' "
+                    f"ditch_rummy option max_hand must be None or 3 with draw_rule='fill_to_3' "
                     f"(the rule fills the hand to 3), got {self.max_hand!r}"
                 )
             object.__setattr__(self, "max_hand", FILL_HAND_LIMIT)

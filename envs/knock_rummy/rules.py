@@ -105,6 +105,9 @@ class KnockRummyRules:
     :param void_threshold: stock size at or below which the stock counts as exhausted (0; 2 = gin).
     """
 
+    #: the name its errors give it ("knock_rummy option knock_max_deadwood must be ...")
+    options_of: ClassVar[str] = "knock_rummy"
+
     num_players: int = 2
     hand_size: int | None = None
     knock_max_deadwood: int | None = None
@@ -124,7 +127,7 @@ class KnockRummyRules:
         check_range(self, "hand_size", 1, None)
         if self.num_players * self.hand_size + 2 > NUM_CARDS:
             raise ConfigError(
-                f"KnockRummyRules.hand_size={self.hand_size} leaves no stock for "
+                f"knock_rummy option hand_size={self.hand_size} leaves no stock for "
                 f"{self.num_players} players (need players*hand_size + 2 <= 52)"
             )
         check_range(self, "knock_max_deadwood", 0, None)

@@ -128,6 +128,9 @@ class Rummy500Rules:
         from it) or ``"end_after_last_stock_turn"`` (the hand ends after that turn).
     """
 
+    #: the name its errors give it ("rummy500 option hand_size must be ...")
+    options_of: ClassVar[str] = "rummy500"
+
     num_players: int = 2
     hand_size: int | None = None
     top_discard_free: bool = False
@@ -142,7 +145,7 @@ class Rummy500Rules:
         cards = NUM_CARDS * self.num_decks
         if self.num_players * self.hand_size + 2 > cards:
             raise ConfigError(
-                f"Rummy500Rules.hand_size={self.hand_size} leaves no stock for "
+                f"rummy500 option hand_size={self.hand_size} leaves no stock for "
                 f"{self.num_players} players (need players*hand_size + 2 <= {cards})"
             )
         check_choice(self, "stock_exhaustion", STOCK_EXHAUSTION_MODES)
