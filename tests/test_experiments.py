@@ -298,3 +298,25 @@ def test_the_split_rollout_timers_add_up_to_each_rollout_and_are_taken_off(tmp_p
 
     with pytest.raises(ConfigLoadError, match="workers=2 splits the batched env's games"):
         mod.main([str(config), *overrides, "--set", "vec_env=dummy", "--steps", "128"])
+
+
+def test_interval_coverage_counts_the_runs_whose_intervals_hold_the_reference(tmp_path) -> None:
+    path = SCRIPT.parent / "interval_coverage.py"
+    spec = importlib.util.spec_from_file_location("interval_coverage", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out_path = tmp_path / "c.json"
+    argv = ["knock_rummy", "--agents", "random", "knock.greedy", "knock.smart"]
+    argv += ["--option", "target_score=null", "--deals", "10", "--runs", "3"]
+    out = mod.main([*argv, "--reference-deals", "60", "--json", str(out_path)])
+    rows = out["coverage"]
+    assert json.loads(out_path.read_text())["coverage"] == rows
+    for name in ("random win rate", "knock.smart points per hand", "knock.smart rating"):
+        assert rows[name]["runs"] == 3 and 0 <= rows[name]["held"] <= 3
+    # the gaps one way in every run (the agents' order), each against the reference's
+    gaps = [name for name in rows if " over " in name]
+    assert sorted(gaps) == ["knock.greedy over knock.smart", "random over knock.greedy",
+                            "random over knock.smart"]  # fmt: skip
+    assert rows["random over knock.smart"]["reference"] < 0  # random rates below smart
+    low, high = rows["random win rate"]["coverage_ci"]
+    assert low <= rows["random win rate"]["coverage"] <= high

@@ -26,7 +26,11 @@ duplicate deal, are correlated). The arena therefore reports a bootstrap over de
 whole deals with replacement and refitting), and no interval at all where there are too few
 deals (under 10) to resample: the Fisher errors would claim far more than such a run shows (with
 outcomes that go together within a deal, intervals from 9 deals covered the true ratings far
-less often than 95% of the time in simulations).
+less often than 95% of the time in simulations). Below 50 deals the bootstrap's intervals are
+widened about the fitted ratings (:func:`few_deals_widening`: a bootstrap over ``D`` deals
+spreads too little by ``sqrt((D - 1) / D)``, and its percentiles are the normal's, not
+Student's t's): without it, intervals from 10 deals of a 4-player round robin covered the
+true ratings 91% of the time.
 """
 
 from __future__ import annotations
@@ -284,6 +288,23 @@ def _fisher_covariance(theta: np.ndarray, counts: np.ndarray, anchor: int | None
 MIN_DEALS = 10
 
 
+def few_deals_widening(deals: int, confidence: float = 0.95) -> float:
+    """What a bootstrap interval over ``deals`` deals is widened by about its estimate: below
+    :data:`~rummyzoo.agents.arena.stats.MANY_DEALS` deals ``g(D) / g(MANY_DEALS)`` with ``g(D) =
+    sqrt(D / (D - 1)) * t(D - 1)`` (1.17 at 10 deals, 1.0 at 50, smoothly), 1 from there on, as
+    the win rates' few-deals factor scales theirs."""
+    from rummyzoo.agents.arena.stats import MANY_DEALS, student_t_quantile
+
+    if deals >= MANY_DEALS:
+        return 1.0
+    q = 0.5 + confidence / 2.0
+
+    def g(d: int) -> float:
+        return math.sqrt(d / (d - 1)) * student_t_quantile(q, d - 1)
+
+    return g(deals) / g(MANY_DEALS)
+
+
 def _without_intervals(point: Ratings) -> Ratings:
     """``point``'s ratings with no error or interval (method ``"none"``)."""
     return Ratings(
@@ -350,6 +371,11 @@ def bootstrap_ratings(
     gaps = draws[:, :, None] - draws[:, None, :]
     gap_low, gap_high = np.quantile(gaps, [tail, 1.0 - tail], axis=0)
     gap_ci = np.stack([gap_low, gap_high], axis=2)
+    widen = few_deals_widening(num_deals, confidence)
+    if widen != 1.0:  # about the fitted ratings and gaps (module docstring)
+        ci = point.elo[:, None] + widen * (ci - point.elo[:, None])
+        fitted_gaps = point.elo[:, None] - point.elo[None, :]
+        gap_ci = fitted_gaps[:, :, None] + widen * (gap_ci - fitted_gaps[:, :, None])
     if point.regularised:
         _open_unidentified(se, ci, gap_ci, deal_wins.sum(axis=0), anchor)
         _bound_dominated(ci, gap_ci, deal_wins, deal_counts, anchor, confidence)
