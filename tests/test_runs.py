@@ -511,6 +511,18 @@ def test_resume_set_replaces_an_agent_that_no_longer_loads(tmp_path) -> None:
     assert summary["steps"] == 384
 
 
+def test_a_resume_over_two_processes_does_not_need_the_teacher_either(tmp_path) -> None:
+    """The helper process rebuilds the config from its data: it built every agent again, the
+    teacher of a warm start that is not played again among them, and failed there."""
+    teacher = untrained_checkpoint(tmp_path / "teacher.rz")
+    run = tmp_path / "run"
+    first = ["n_timesteps=256", "workers=2", f"pretrain={{teacher: '{teacher}', decisions: 200}}"]
+    train_from_file(SMOKE, first, str(run), ["t"], progress="off")
+    teacher.unlink()
+    summary = resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
+    assert summary["steps"] == 384
+
+
 def test_resume_names_the_options_that_change_the_observation(tmp_path) -> None:
     run = tmp_path / "run"
     options = "env_options={draw_rule: up_to_3, max_hand: 6, target_score: null}"

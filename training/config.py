@@ -171,7 +171,10 @@ class OpponentSpec(Strict):
     """One entry of the opponent mixture: an agent name (``random``, ``knock.greedy``, a
     checkpoint path) or ``self`` for the self-play snapshot pool, with a sampling weight. A
     checkpoint's relative path, here and wherever a config names an agent, is read from the
-    folder the command runs in (a run resumed from elsewhere: give it again with ``--set``)."""
+    folder the command runs in. A run resumed where an opponent's path no longer reaches it
+    takes the path anew with ``--set`` (the stable-baselines3 backend's opponents and
+    evaluation opponents; the league and the charts then know it by its new name); the warm
+    start's teacher need not load once the run has a checkpoint."""
 
     name: str = Field(min_length=1)
     """The agent (``random``, a heuristic such as ``knock.greedy``, a checkpoint), or
@@ -1455,6 +1458,17 @@ def format_issues(issues: list[Issue], source: str, data: Any = None) -> str:
     return "\n".join(out)
 
 
+#: the roles of the agents a config names (``validate_config``'s ``skip_agents``)
+AGENT_ROLES = frozenset({"opponents", "evaluation", "teacher", "baseline", "all"})
+
+
+def rebuilt_config(data: dict[str, Any]) -> RunConfig:
+    """A config checked in full before, rebuilt from its data in another process (a share of
+    the games, an RLlib module): its agents are not built again (the run's process built those
+    it needs, and a resumed run's teacher need not load)."""
+    return RunConfig.model_validate(data, context={"agents": {}, "skip_agents": AGENT_ROLES})
+
+
 def validate_config(
     data: dict[str, Any], source: str = "<config>", skip_agents: Collection[str] = ()
 ) -> RunConfig:
@@ -1466,6 +1480,11 @@ def validate_config(
         teacher of a warm start it does not play again.
     :raises ConfigLoadError: naming every problem, each with its key path and origin.
     """
+    unknown = set(skip_agents) - AGENT_ROLES
+    if unknown:
+        raise ValueError(
+            f"skip_agents: unknown roles {sorted(unknown)} (roles: {sorted(AGENT_ROLES)})"
+        )
     try:
         context = {"agents": {}, "skip_agents": frozenset(skip_agents)}
         return RunConfig.model_validate(data, context=context)

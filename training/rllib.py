@@ -49,7 +49,7 @@ import numpy as np
 
 from rummyzoo.envs.core import IllegalActionError, check_action
 from rummyzoo.envs.play import illegal_action_error, raise_agent_failure
-from rummyzoo.training.config import RllibSettings, RunConfig
+from rummyzoo.training.config import RllibSettings, RunConfig, rebuilt_config
 
 __all__ = ["MatchEnv", "require_ray", "train_rllib"]
 
@@ -264,7 +264,7 @@ def _make_module_classes() -> tuple[type, type]:
         """The config's SB3 actor-critic network as an RLModule: masked logits, values."""
 
         def setup(self) -> None:
-            config = RunConfig.model_validate(self.model_config["run_config"])
+            config = rebuilt_config(self.model_config["run_config"])
             self.policy = build_network(config)
 
         def _masked_logits(self, obs: dict[str, Any]) -> Any:
@@ -786,11 +786,12 @@ def train_rllib(
         write_summary,
     )
     from rummyzoo.training.run_state import commit_staged
+    from rummyzoo.training.train import resume_checkpoint
 
     torch.set_num_threads(config.torch_threads)
     settings = config.rllib or RllibSettings()
     run_dir = Path(run_dir)
-    rllib_dir = run_dir / "checkpoints" / "rllib"
+    rllib_dir = resume_checkpoint(run_dir, "rllib")
     if resume:
         commit_staged(run_dir)  # a checkpoint set left half moved into place
         drop_temp_files(run_dir)  # and the temporary files of writes a kill cut short
@@ -1186,7 +1187,9 @@ def export_rllib(path: str | Path, out: str | Path | None = None) -> dict[str, A
     require_ray()
     from ray.rllib.core.rl_module.rl_module import RLModule
 
-    config = validate_config(yaml.safe_load((run_dir / "config.yaml").read_text()), str(run_dir))
+    # the network alone is read: the agents the run named need not load
+    data = yaml.safe_load((run_dir / "config.yaml").read_text())
+    config = validate_config(data, str(run_dir), skip_agents={"all"})
     module_dir = path / "learner_group" / "learner" / "rl_module" / LEARNER
     module = RLModule.from_checkpoint(str(module_dir.resolve()))
     shim = _Shim(build_network(config))

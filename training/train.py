@@ -43,6 +43,7 @@ from rummyzoo.training.config import (
     RunConfig,
     fixed_fields,
     load_config,
+    rebuilt_config,
     validate_config,
 )
 from rummyzoo.training.run_folder import (
@@ -126,7 +127,7 @@ def share_env(
     """The batched env of ``num_envs`` of a run's games from game ``first`` (a share of
     :class:`~rummyzoo.training.split_env.SplitSeatEnv`, built in the process that plays it
     from the run's config as data)."""
-    return _batched_share(RunConfig.model_validate(config_data), num_envs, first, resumed_at)
+    return _batched_share(rebuilt_config(config_data), num_envs, first, resumed_at)
 
 
 def _batched_share(
@@ -365,7 +366,7 @@ def train(
     torch.set_num_threads(config.torch_threads)
     run_dir = Path(run_dir)
     tb_dir = run_dir / "tb"
-    last = run_dir / "checkpoints" / "last.zip"
+    last = resume_checkpoint(run_dir, config.backend)
     state: dict[str, Any] = {}
     if resume:
         commit_staged(run_dir)  # a checkpoint set left half moved into place
@@ -743,6 +744,19 @@ def _refuse_fixed(path: Path, changed: list[str], edited: bool) -> None:
     )
 
 
+def resume_checkpoint(run_dir: Path, backend: str) -> Path:
+    """What a run resumes from: ``checkpoints/last.zip`` (stable-baselines3), or RLlib's
+    checkpoint folder ``checkpoints/rllib``; a resumed run without it starts over."""
+    return Path(run_dir) / "checkpoints" / ("rllib" if backend == "rllib" else "last.zip")
+
+
+def goes_on(run_dir: Path, backend: str) -> bool:
+    """Whether a resumed run goes on from a checkpoint (its warm start not played again): its
+    resume checkpoint is there, or its ``state.json`` says it saved one (a run that lost it is
+    refused by name, not started over)."""
+    return resume_checkpoint(run_dir, backend).exists() or (Path(run_dir) / "state.json").exists()
+
+
 def resume_run(
     run_dir: str,
     overrides: list[str],
@@ -797,11 +811,11 @@ def _resumed_config(path: Path, overrides: list[str]) -> RunConfig:
     raw = apply_overrides(data, overrides)
     # a run that goes on from its last checkpoint does not play its warm start again, so its
     # teacher need not load (one that starts over, with no checkpoint yet, does)
-    goes_on = isinstance(raw, dict) and raw.get("backend", "sb3") == "sb3"
-    goes_on = goes_on and (path / "checkpoints" / "last.zip").exists()
+    backend = raw.get("backend", "sb3") if isinstance(raw, dict) else "sb3"
+    on = goes_on(path, backend)
     try:
         config = validate_config(
-            raw, str(path / "config.yaml"), skip_agents={"teacher"} if goes_on else ()
+            raw, str(path / "config.yaml"), skip_agents={"teacher"} if on else ()
         )
     except ValueError:  # --set algo=dqn leaves PPO's hyperparameters: name the real problem
         moved = [  # a changed algo, variant, backend... (not a mistyped nested key)
