@@ -961,9 +961,9 @@ def test_every_strategy_statistic_is_drawn_in_one_chart_of_its_unit(variant):
 
 def test_charts_and_the_pool_rating_of_a_run_with_few_games(tmp_path):
     """A run whose sessions finish fewer than 50 games (matches to 100 here) still records its
-    charts, league and self-play rating: the games are recorded before each snapshot, each
-    evaluation and each checkpoint, so snapshots take the learner's rating from them rather
-    than 0."""
+    charts, league and self-play rating: the games are recorded at the end of each rollout
+    that a snapshot, an evaluation or a checkpoint follows, and at the run's end, so snapshots
+    take the learner's rating from them rather than 0."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     run = tmp_path / "run"

@@ -353,16 +353,21 @@ class RunCallback(BaseCallback):
         finally:
             self.scheduled_seconds += time.perf_counter() - begun
 
+    def _on_rollout_end(self) -> None:
+        # the games since the charts' last record, recorded where scheduled work comes next
+        # (a snapshot takes the learner's rating, a checkpoint the run's state) or the run
+        # ends: a run with few games, long matches or a short run, records them here, not
+        # only at 50; written with the rollout's records, as those at 50 are, so nothing of
+        # them waits past a checkpoint
+        steps = int(self.model.num_timesteps)
+        due = steps >= self._next_eval or steps >= self._next_ckpt
+        due = due or (self.self_play and steps >= self._next_snapshot)
+        if due or steps >= getattr(self.model, "_total_timesteps", math.inf):
+            self._flush_games()
+
     def _scheduled_work(self) -> None:
         self.num_timesteps = steps = int(self.model.num_timesteps)
         cfg = self.config
-        due = steps >= self._next_eval or steps >= self._next_ckpt
-        if due or (self.self_play and steps >= self._next_snapshot):
-            # the games since the charts' last record, recorded before a snapshot takes the
-            # learner's rating and a checkpoint the run's state (a run with few games a
-            # session, long matches or a short run, records them here, not at 50; written
-            # with the algorithm's next records)
-            self._flush_games()
         if self.self_play and steps >= self._next_snapshot:
             self._next_snapshot += cfg.self_play.snapshot_interval
             self._snapshot()
