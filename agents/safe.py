@@ -379,7 +379,7 @@ def _refuse_pickles(path: Path, names: list[str]) -> None:
         beside = path.with_suffix(SUFFIX)
         hint = (
             f"; the checkpoint written with it is {beside}"
-            if beside.is_file() and beside != path
+            if beside != path and _reads_as_checkpoint(beside)
             else ""
         )
         if saved_by_sb3_alone(names):
@@ -391,7 +391,7 @@ def _refuse_pickles(path: Path, names: list[str]) -> None:
                 f"you trust it, load it in your own code and {SAVE_ALONE_HOW}{hint}"
             )
         if hint:  # a run's last.zip, best.zip...: the shareable one is there already
-            what = f"The shareable checkpoint saved with it is {beside}: use that one"
+            what = f"The shareable checkpoint beside it is {beside}: use that one"
         else:
             how = (
                 f"rummyzoo export {path} --trust (it writes {beside})"
@@ -411,6 +411,15 @@ def _refuse_pickles(path: Path, names: list[str]) -> None:
             f"checkpoint is a {SUFFIX} file (rummyzoo export converts a stable-baselines3 zip "
             "you trust)"
         )
+
+
+def _reads_as_checkpoint(path: Path) -> bool:
+    """Whether ``path`` is a shareable checkpoint whose metadata reads (nothing unpickled)."""
+    try:
+        read_safe_meta(path)
+    except (CheckpointError, OSError, ValueError):
+        return False
+    return True
 
 
 def check_whole(archive: zipfile.ZipFile) -> None:

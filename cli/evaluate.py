@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     options = {**recorded_game_options(meta), **parse_options(args.option)}
     opponents = args.opponents or baseline_names(variant)
     results = {}
+    reports: list[str] = []
     # One set of worker processes for every opponent (each start imports torch: seconds);
     # the arena checks --workers and --deals.
     workers = usable_cpus() if args.workers is None else args.workers
@@ -71,9 +72,10 @@ def run(args: argparse.Namespace) -> int:
                 args.checkpoint, opponent, variant, players, options, args.deals, args.seed,
                 args.workers, args.batch, resamples=1000, quiet=args.quiet, pool=pool,
             )  # fmt: skip
-            if args.report:
-                print(f"== {Path(args.checkpoint).name} vs {opponent}")
-                print(format_report(report))
+            if args.report:  # printed once the files are written
+                reports.append(
+                    f"== {Path(args.checkpoint).name} vs {opponent}\n{format_report(report)}"
+                )
             results[opponent] = policy_entry(report, label)
     written = None
     if args.json:  # first: a reader that goes away early (``| head``) stops the printing only
@@ -87,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
             "results": results,
         }
         written = write_json(payload, args.json)
+    for text in reports:
+        print(text)
     shown = ", ".join(f"{k}={v}" for k, v in options.items()) or "default rules"
     games = next(iter(results.values()))["games"] if results else 0
     steps = meta.get("steps")

@@ -159,7 +159,10 @@ def option_name(config: Any, name: str) -> str:
     (the class's ``options_of``; else ``Class.name``)."""
     cls = config if isinstance(config, type) else type(config)
     owner = getattr(cls, "options_of", None)
-    return f"{owner} option {name}" if owner else f"{cls.__name__}.{name}"
+    if owner is None:
+        return f"{cls.__name__}.{name}"
+    # the player count is no option (the env's own argument)
+    return f"{owner} {name}" if name == "num_players" else f"{owner} option {name}"
 
 
 def check_choice(config: Any, name: str, choices: Sequence[Any]) -> None:

@@ -32,6 +32,7 @@ from rummyzoo.envs.core import (
     check_range,
     make_config,
     number_shown,
+    option_name,
     validate_fields,
 )
 from rummyzoo.envs.seeding import check_seed, new_generator, seed_generator
@@ -103,12 +104,13 @@ class MatchOptions:
             finite = False
         if not finite or self.reward_scale <= 0:
             raise ConfigError(
-                "reward_scale must be a finite positive number, "
+                f"{option_name(self, 'reward_scale')} must be a finite positive number, "
                 f"got {number_shown(self.reward_scale)}"
             )
         if self.reward_scale < MIN_REWARD_SCALE:  # points / a denormal are infinite rewards
             raise ConfigError(
-                f"reward_scale must be at least {MIN_REWARD_SCALE:g} (rewards are points / "
+                f"{option_name(self, 'reward_scale')} must be at least {MIN_REWARD_SCALE:g} "
+                "(rewards are points / "
                 f"reward_scale), got {number_shown(self.reward_scale)}"
             )
         if self.render_mode is not None:

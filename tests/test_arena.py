@@ -236,10 +236,16 @@ def test_bootstrap_intervals_from_few_deals_are_widened(monkeypatch) -> None:
     raw = bootstrap_ratings(deal_wins, deal_counts, anchor=0, resamples=200, seed=1)
     f = few_deals_widening(12)
     fitted = wide.elo[:, None]
-    assert wide.ci == pytest.approx(fitted + f * (raw.ci - fitted))
+    assert wide.ci == pytest.approx(ratings_module._widened(raw.ci, wide.elo, f))
+    assert wide.ci[1:] == pytest.approx(fitted[1:] + f * (raw.ci[1:] - fitted[1:]))
     gaps = wide.elo[:, None] - wide.elo[None, :]
-    assert wide.gap_ci == pytest.approx(gaps[:, :, None] + f * (raw.gap_ci - gaps[:, :, None]))
+    assert wide.gap_ci == pytest.approx(ratings_module._widened(raw.gap_ci, gaps, f))
     assert (wide.ci[1:, 1] - wide.ci[1:, 0] > raw.ci[1:, 1] - raw.ci[1:, 0]).all()
+    # a percentile interval that does not hold its estimate: the end past it stays put
+    odd = ratings_module._widened(np.array([[631.4, 985.0]]), np.array([985.2]), 1.2)
+    assert odd[0, 1] == 985.0 and odd[0, 0] == pytest.approx(985.2 + 1.2 * (631.4 - 985.2))
+    with pytest.raises(ValueError, match="at least 2"):
+        few_deals_widening(1)
 
 
 def test_rating_gaps_are_sure_where_the_anchor_is_not() -> None:
@@ -312,6 +318,9 @@ def test_a_count_of_one_to_three_takes_the_poisson_bound() -> None:
     assert [b[1] for b in bounds] == sorted(b[1] for b in bounds)
     # a fractional count (ties count half) too
     assert wilson_interval(99.5, 100)[1] == pytest.approx(1 - gammaincinv(0.5, 0.025) / 100)
+    # the minority's side only: 2 wins of 2 are the majority, Wilson's bound stays
+    assert wilson_interval(2, 2) == pytest.approx((wilson(2, 2)[0], 1.0))
+    assert wilson_interval(1e-320, 100)[0] == 0.0  # a count too small for the Poisson bound
 
 
 def test_t_interval_shrinks_with_n() -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch as th
+from run_helpers import untrained_checkpoint
 from safetensors.torch import save
 
 from rummyzoo.agents.arena import run_arena, summarize
@@ -204,7 +205,7 @@ def test_an_sb3_zip_saved_without_rummyzoo_metadata_is_refused_pointing_at_save_
     )
     assert not plain.with_suffix(".rz").exists()
     # once saved with save_checkpoint beside it, the refusal says where that checkpoint is
-    plain.with_suffix(".rz").write_bytes(b"")
+    shutil.copyfile(untrained_checkpoint(tmp_path / "net.rz"), plain.with_suffix(".rz"))
     with pytest.raises(CheckpointError, match=r"; the checkpoint written with it is .*best\.rz$"):
         make_agent(str(plain), "knock_rummy", 2)
     # a run's resume file without metadata is not sent to save_checkpoint (--resume reads it)
@@ -241,13 +242,20 @@ def test_an_sb3_zip_is_refused_saying_why_and_how_to_convert(sb3_zip, tmp_path, 
     with pytest.raises(CheckpointError, match="is a stable-baselines3 zip"):
         for seed in range(50):  # until the pool is drawn
             env.reset(seed=seed)
-    # a zip with the shareable checkpoint saved beside it (a run's last.zip): that one, once
-    sb3_zip.with_suffix(".rz").write_bytes(b"")
+    # a file named as its checkpoint beside it that is none: the advice to export stays
+    beside = sb3_zip.with_suffix(".rz")
+    beside.write_bytes(b"")
+    with pytest.raises(CheckpointError) as info:
+        make_agent(str(sb3_zip), "knock_rummy", 2)
+    assert str(info.value) == expected
+    # the shareable checkpoint beside it (a run's last.zip): that one, once
+    assert main(["export", str(sb3_zip), "--trust"]) == 0
+    capsys.readouterr()
     with pytest.raises(CheckpointError) as info:
         make_agent(str(sb3_zip), "knock_rummy", 2)
     assert str(info.value) == (
-        f"{expected.split(' If you trust')[0]} The shareable checkpoint saved with it is "
-        f"{sb3_zip.with_suffix('.rz')}: use that one"
+        f"{expected.split(' If you trust')[0]} The shareable checkpoint beside it is {beside}: "
+        "use that one"
     )
 
 

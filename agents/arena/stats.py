@@ -10,8 +10,9 @@ within a deal, and the interval gets narrower accordingly.
 
 * Mean points: a Student t interval over the per-deal means (``D - 1`` degrees of freedom).
 * Win rate: a Wilson score interval (it stays inside [0, 1] and is sensible near 0 and 1; with
-  1 to 3 wins or losses, the Poisson bound of that count on its side, as in Brown, Cai and
-  DasGupta's modified Wilson interval) with the *effective* sample size ``p (1 - p) / se**2``, ``se`` being the deal-clustered standard
+  1 to 3 wins or losses, the fewer of the two, counted in the effective sample size, the
+  Poisson bound of that count on its side, as in Brown, Cai and DasGupta's modified Wilson
+  interval) with the *effective* sample size ``p (1 - p) / se**2``, ``se`` being the deal-clustered standard
   error. With independent games this is the ordinary Wilson interval over games; with
   correlated games it widens or narrows by the design effect (Kish). When the clustered
   standard error carries no information (a rate of exactly 0 or 1, a single deal, or every
@@ -83,15 +84,16 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tup
     half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z2 / (4 * n * n)) / denom
     low = 0.0 if successes <= 0 else max(0.0, centre - half)
     high = 1.0 if successes >= n else min(1.0, centre + half)
-    # A count of 1 to 3 on either side: Wilson's bound there sits too close to the rate (at a
+    # A count of 1 to 3 on the minority's side (counts of the effective sample size, so not
+    # always whole): Wilson's bound there sits too close to the rate (at a
     # true loss rate of 0.0015, every run of 100 games with a loss in it left the truth out:
     # 84% coverage); the Poisson bound of the count is used where it is further out (Brown,
     # Cai and DasGupta's modified Wilson interval)
     tail = (1.0 - confidence) / 2.0
     failures = n - successes
-    if 0 < successes <= FEW_EVENTS:
+    if 0 < successes <= FEW_EVENTS and successes < failures:
         low = min(low, _poisson_low(successes, tail) / n)
-    if 0 < failures <= FEW_EVENTS:
+    if 0 < failures <= FEW_EVENTS and failures < successes:
         high = max(high, 1.0 - _poisson_low(failures, tail) / n)
     return (low, high)
 
@@ -103,10 +105,13 @@ FEW_EVENTS = 3
 
 def _poisson_low(count: float, tail: float) -> float:
     """The lower ``1 - tail`` confidence bound of a Poisson mean with ``count`` events seen
-    (``count`` may be fractional: ties count half): ``chi2(2 count).ppf(tail) / 2``."""
+    (``count`` may be fractional: ties count half, and an effective sample size scales the
+    counts): ``chi2(2 count).ppf(tail) / 2``; 0 where that is not a number (a count too small
+    for a float)."""
     from scipy.special import gammaincinv
 
-    return float(gammaincinv(count, tail))
+    value = float(gammaincinv(count, tail))
+    return value if math.isfinite(value) else 0.0
 
 
 def t_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
