@@ -92,8 +92,8 @@ class SeatLeague:
     """The league of prioritized fictitious self-play over per-game envs (``vec_env: dummy`` or
     ``subproc``), each of which draws its opponents from a mixture of its own: one league for
     all the games, as the batched env keeps one. At each :meth:`sync` (the run's every 50
-    finished games, and before its snapshots, evaluations and checkpoints where games finished
-    since) every game's results since the last one join the league's, and every game draws
+    finished games, at the end of each rollout that a snapshot, an evaluation or a checkpoint
+    follows, and at the run's end, where games finished since) every game's results since the last one join the league's, and every game draws
     from the whole league again.
 
     It answers what the run asks of a mixture: :meth:`results`, :meth:`set_results`,
