@@ -60,6 +60,15 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "equally often (N(N-1) seatings a line-up, 60 at 6 seats); rotations: the N "
         "rotations of each line-up only (fewer games; the order around the table stays fixed)",
     )
+    arena.add_argument(
+        "--keep-deals",
+        metavar="FILE",
+        help="keep the deals' games in FILE as they are played (every few seconds, and when "
+        "the arena ends or is stopped); run again with the same FILE, the arena plays only "
+        "the deals it lacks: a stopped arena goes on where it was, and one with more --deals "
+        "plays only the new deals (FILE must be of the same arena: variant, players, options, "
+        "agents, seed, seating)",
+    )
     arena.set_defaults(func=run)
 
 
@@ -73,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--save-limit must be 0 (every game) or more, got {args.save_limit}")
     # the checkpoints it plays are files it reads (a name that is no file is an agent's)
     files = [a for a in args.agents if is_file(a)]
-    check_outputs(args, "json", "csv", "heatmap", inputs=files, folders=["save_games"])
+    check_outputs(
+        args, "json", "csv", "heatmap", "keep_deals", inputs=files, folders=["save_games"]
+    )
     import shlex
 
     from rummyzoo.agents.arena import (
@@ -86,20 +97,29 @@ def run(args: argparse.Namespace) -> int:
     )
 
     options = parse_options(args.option)
-    result = run_arena(
-        args.variant,
-        args.players,
-        args.agents,
-        deals=args.deals,
-        seed=args.seed,
-        options=options,
-        workers=args.workers,
-        quiet=args.quiet,
-        save_games=args.save_games,
-        save_limit=args.save_limit or None,
-        batch=args.batch,
-        seating=args.seating,
-    )
+    try:
+        result = run_arena(
+            args.variant,
+            args.players,
+            args.agents,
+            deals=args.deals,
+            seed=args.seed,
+            options=options,
+            workers=args.workers,
+            quiet=args.quiet,
+            save_games=args.save_games,
+            save_limit=args.save_limit or None,
+            batch=args.batch,
+            seating=args.seating,
+            keep_deals=args.keep_deals,
+        )
+    except KeyboardInterrupt as stop:
+        if args.keep_deals is None:
+            stop.add_note(
+                "--keep-deals FILE keeps the deals as they are played, so that a stopped arena "
+                "goes on from them"
+            )
+        raise
     command = ["rummyzoo", "arena", args.variant, "--players", str(args.players), "--agents"]
     command += [*args.agents, "--deals", str(args.deals), "--seed", str(args.seed)]
     if args.seating != SEATING_DESIGNS[0]:

@@ -62,7 +62,7 @@ import sys
 import time
 import uuid
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -72,9 +72,11 @@ from typing import Any
 
 import numpy as np
 
+from rummyzoo.agents.arena.kept import DealRows, agent_identity
 from rummyzoo.agents.arena.ratings import MIN_DEALS, Ratings, bootstrap_ratings
 from rummyzoo.agents.arena.stats import clustered_ratio_interval, win_rate_interval
 from rummyzoo.agents.base import BasePolicy, Policy
+from rummyzoo.agents.checkpoints import package_version
 from rummyzoo.agents.registry import check_agent_object, make_agent
 from rummyzoo.envs import files
 from rummyzoo.envs.match import Match
@@ -396,6 +398,7 @@ class _Table:
         truncated = np.zeros(games, dtype=bool)
         decks: list[np.ndarray] = []
         written: list[str] = []
+        written_deals: list[int] = []
         g = 0
         for deal in deals:
             env_seed, agent_key = deal_seeds(plan.seed, deal)
@@ -424,6 +427,7 @@ class _Table:
                     )
                     name = replay_name(plan.variant, plan.seed, deal, index)
                     written.append(str(save_replay(replay, Path(plan.record_folder) / name)))
+                    written_deals.append(deal)
                 points[g] = result.points
                 hands[g] = result.hands
                 decisions[g] = result.decisions
@@ -437,6 +441,7 @@ class _Table:
             "decisions": decisions,
             "truncated": truncated,
             "replays": written,
+            "replay_deals": written_deals,
         }
         if plan.keep_decks:
             out["decks"] = np.stack(decks) if decks else np.zeros((0, 0), dtype=np.int64)
@@ -481,17 +486,14 @@ class _Table:
                 "hands": done.hands,
                 "decisions": done.decisions,
                 "truncated": done.truncated,
-                "replays": [],
             }
             if plan.keep_decks:
                 part["decks"] = done.decks
             parts.append(part)
             if bar is not None:
                 bar.update(len(chunk))
-        return {
-            key: ([] if key == "replays" else np.concatenate([p[key] for p in parts]))
-            for key in parts[0]
-        }
+        out = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+        return {**out, "replays": [], "replay_deals": []}
 
 
 def _keeps_state(policy: Policy) -> bool:
@@ -674,6 +676,7 @@ def run_arena(
     batch: int = 1,
     seating: str = "balanced",
     pool: ArenaWorkers | None = None,
+    keep_deals: str | Path | None = None,
 ) -> ArenaResult:
     """Play ``deals`` duplicate deals between ``agents``; see the module docstring.
 
@@ -692,8 +695,15 @@ def run_arena(
         other equally often) or ``rotations`` (see the module docstring).
     :param pool: worker processes kept from run to run (:class:`ArenaWorkers`), used in place
         of ``workers`` new ones.
+    :param keep_deals: a file that keeps the deals' games as they are played (written
+        atomically every few seconds, and when the run ends, is stopped or fails): where it
+        holds deals of this same arena, they are not played again, so a stopped run goes on
+        where it was and a run with more ``deals`` plays only the new ones (see
+        :mod:`rummyzoo.agents.arena.kept`). An agent is known by its name (a checkpoint by its
+        bytes): after changing the code of an agent, give a new file.
     :raises ValueError: unknown variant or agent, unsupported player count, a bad option, fewer
-        than two agents, a checkpoint for another variant, or an agent playing illegally.
+        than two agents, a checkpoint for another variant, an agent playing illegally, or a
+        ``keep_deals`` file of another arena (nothing is played then).
     """
     options = dict(options or {})
     deals = _positive_int("deals", deals)
@@ -754,30 +764,68 @@ def run_arena(
         save_limit,
         batch,
     )
-    workers = min(workers, deals)
-    total_games = deals * len(table_seatings)
+    per_deal = len(table_seatings)
+    played = DealRows(per_deal, keep_decks)
+    if keep_deals is not None:
+        key = {
+            "rummyzoo": package_version(),
+            "variant": variant,
+            "players": num_players,
+            "options": options,
+            "agents": [
+                agent_identity(spec, label) for spec, label in zip(agents, labels, strict=True)
+            ],
+            "seed": seed,
+            "seatings": table_seatings,
+            "keep_decks": keep_decks,
+            "save_games": None if save_games is None else str(Path(save_games).resolve()),
+            "save_limit": save_limit,
+        }
+        played = DealRows(per_deal, keep_decks, keep_deals, key)
+        played.load()  # (another arena's file: refused here, before any play)
+    todo = played.missing(deals)
+    read = deals - len(todo)
+    if read:
+        notes.append(
+            f"{read} of the {deals} deals were read from {keep_deals} (played by an earlier run "
+            "of this arena), the rest played now"
+        )
+    workers = min(workers, max(1, len(todo)))
     start_time = time.perf_counter()
-    with _progress_bar(total_games, quiet, labels) as bar:
-        if workers == 1:
-            table = _Table(plan, policies, match)
-            table.build_policies()  # torch imported (by a checkpoint) before it is set
-            with _one_torch_thread():
-                if batch > 1:
-                    parts = [table.play_batched(range(deals), batch, bar)]
-                else:
-                    parts = []
-                    for deal in range(deals):
-                        parts.append(table.play_deals(deal, deal + 1))
-                        bar.update(len(table_seatings))
-        elif pool is not None:
-            parts = _play_parallel(plan, deals, workers, bar, pool)
-        else:
-            with ArenaWorkers(workers) as own:
-                parts = _play_parallel(plan, deals, workers, bar, own)
+    try:
+        with _progress_bar(deals * per_deal, quiet, labels) as bar:
+            bar.update(read * per_deal)
+            if not todo:
+                pass
+            elif workers == 1:
+                table = _Table(plan, policies, match)
+                table.build_policies()  # torch imported (by a checkpoint) before it is set
+                with _one_torch_thread():
+                    if batch > 1:
+                        for group in _batch_groups(todo, per_deal, batch):
+                            played.add(group, table.play_batched(group, batch, bar))
+                    else:
+                        for deal in todo:
+                            played.add([deal], table.play_deals(deal, deal + 1))
+                            bar.update(per_deal)
+            elif pool is not None:
+                _play_parallel(plan, todo, workers, bar, pool, played.add)
+            else:
+                with ArenaWorkers(workers) as own:
+                    _play_parallel(plan, todo, workers, bar, own, played.add)
+    except BaseException as stop:
+        # what was played is kept (a stop, a dead worker, an agent's failure)
+        if played.save() and isinstance(stop, KeyboardInterrupt):
+            kept = sum(1 for d in played.rows if d < deals)
+            stop.add_note(
+                f"{kept} of the {deals} deals are kept in {keep_deals}: the same arena with that "
+                "file goes on from them"
+            )
+        raise
+    played.save()
     elapsed = time.perf_counter() - start_time
 
-    replays = [path for p in parts for path in p.pop("replays")]
-    merged = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    merged, replays = played.merged(deals)
     game_deal = np.repeat(np.arange(deals), len(table_seatings))
     game_seating = np.tile(np.arange(len(table_seatings)), deals)
     seat_agents = np.asarray(table_seatings, dtype=np.int64)[game_seating]
@@ -807,13 +855,46 @@ def run_arena(
     )
 
 
+def _deal_runs(deals: Sequence[int]) -> list[tuple[int, int]]:
+    """``deals`` (increasing) as ranges ``(start, stop)`` of consecutive deals."""
+    runs: list[tuple[int, int]] = []
+    for deal in deals:
+        if runs and runs[-1][1] == deal:
+            runs[-1] = (runs[-1][0], deal + 1)
+        else:
+            runs.append((deal, deal + 1))
+    return runs
+
+
+def _batch_groups(deals: Sequence[int], per_deal: int, batch: int) -> list[list[int]]:
+    """``deals`` (increasing) in groups to play and keep one after another with ``batch`` games
+    at once: each a block of whole batches (deal numbers from a multiple of the block's
+    size), so that every batch holds the games it holds when all the deals are played in one
+    call (the network's scores of a batch can differ in their last bits from another batch's)."""
+    whole = batch // math.gcd(batch, per_deal)  # the fewest deals that fill whole batches
+    size = whole * max(1, math.ceil(max(256, 4 * batch) / (whole * per_deal)))
+    groups: dict[int, list[int]] = {}
+    for deal in deals:
+        groups.setdefault(deal // size, []).append(deal)
+    return list(groups.values())
+
+
 def _play_parallel(
-    plan: _Plan, deals: int, workers: int, bar: Any, pool: ArenaWorkers
-) -> list[dict[str, Any]]:
-    """Play chunks of deals in the pool's processes; return the parts in deal order."""
-    chunk = max(1, math.ceil(deals / (workers * 8)))
-    bounds = [(start, min(start + chunk, deals)) for start in range(0, deals, chunk)]
-    parts: list[dict[str, Any] | None] = [None] * len(bounds)
+    plan: _Plan,
+    deals: Sequence[int],
+    workers: int,
+    bar: Any,
+    pool: ArenaWorkers,
+    done: Callable[[list[int], dict[str, Any]], None],
+) -> None:
+    """Play chunks of ``deals`` (increasing) in the pool's processes, each chunk's games handed
+    to ``done`` (its deals, its part) as it finishes."""
+    chunk = max(1, math.ceil(len(deals) / (workers * 8)))
+    bounds = [
+        (start, min(start + chunk, stop))
+        for first, stop in _deal_runs(deals)
+        for start in range(first, stop, chunk)
+    ]
     key = uuid.uuid4().hex
     # pickled once (its agents may be networks), sent with every chunk, read once per worker
     packed = pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL)
@@ -823,11 +904,10 @@ def _play_parallel(
         for i, (a, b) in enumerate(bounds):
             pending[executor.submit(_worker_play, key, packed, a, b)] = i
         while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                index = pending.pop(future)
-                parts[index] = future.result()
-                a, b = bounds[index]
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                a, b = bounds[pending.pop(future)]
+                done(list(range(a, b)), future.result())
                 bar.update((b - a) * len(plan.seatings))
     except BrokenProcessPool:
         pool._drop()  # a worker died: the next run starts new processes
@@ -843,7 +923,6 @@ def _play_parallel(
             future.cancel()
         wait(pending)  # the pool is left idle for the next run
         raise
-    return [p for p in parts if p is not None]
 
 
 def _resolve(spec: AgentSpec, variant: str, num_players: int, options: dict[str, Any]) -> Policy:

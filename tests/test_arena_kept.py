@@ -1,0 +1,190 @@
+"""An arena's deals kept in a file as they are played (``run_arena(keep_deals=...)``,
+``rummyzoo arena --keep-deals FILE``): a stopped arena goes on where it was, a longer one plays
+only the new deals, and a file of another arena is refused with nothing changed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rummyzoo.agents.arena as arena_module
+from rummyzoo.agents.arena import _batch_groups, _deal_runs, run_arena
+from rummyzoo.cli import main as cli
+
+AGENTS = ["random", "knock.greedy"]
+
+
+def _same(a, b) -> None:
+    for key in ("deal", "seating", "seat_agents", "points", "hands", "decisions", "truncated"):
+        assert np.array_equal(getattr(a, key), getattr(b, key)), key
+
+
+def _stop_at(monkeypatch, method: str, calls: int) -> list[int]:
+    """Make ``_Table.<method>`` raise KeyboardInterrupt at its ``calls``-th call (counted from
+    1); the calls made are counted in the list returned."""
+    original = getattr(arena_module._Table, method)
+    made: list[int] = []
+
+    def stopping(self, *args, **kwargs):
+        made.append(1)
+        if len(made) == calls:
+            raise KeyboardInterrupt
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(arena_module._Table, method, stopping)
+    return made
+
+
+def test_a_stopped_arena_goes_on_where_it_was(tmp_path, monkeypatch) -> None:
+    """Ctrl-C after 5 of 12 deals: the 5 are kept (the stop's note says where), and the same
+    arena with the file plays only the other 7 and reports what one run of 12 reports."""
+    kept = tmp_path / "deals.npz"
+    whole = run_arena("knock_rummy", 2, AGENTS, deals=12, seed=4)
+    _stop_at(monkeypatch, "play_deals", 6)
+    with pytest.raises(KeyboardInterrupt) as stop:
+        run_arena("knock_rummy", 2, AGENTS, deals=12, seed=4, keep_deals=kept)
+    assert f"5 of the 12 deals are kept in {kept}" in " ".join(stop.value.__notes__)
+    monkeypatch.undo()
+    played = _stop_at(monkeypatch, "play_deals", 0)  # (counts only)
+    again = run_arena("knock_rummy", 2, AGENTS, deals=12, seed=4, keep_deals=kept)
+    assert len(played) == 7
+    _same(again, whole)
+    assert again.notes == [
+        f"5 of the 12 deals were read from {kept} (played by an earlier run of this arena), the "
+        "rest played now"
+    ]
+    played.clear()
+    third = run_arena("knock_rummy", 2, AGENTS, deals=12, seed=4, keep_deals=kept)
+    assert not played  # all kept: nothing to play
+    _same(third, whole)
+    fewer = run_arena("knock_rummy", 2, AGENTS, deals=7, seed=4, keep_deals=kept)
+    _same(fewer, run_arena("knock_rummy", 2, AGENTS, deals=7, seed=4))
+
+
+def test_more_deals_play_only_the_new_ones_on_workers_and_in_batches(tmp_path) -> None:
+    """Kept deals of a run on two processes, then more deals in batches on two processes: the
+    games of one run of them all (the heuristics play alike one by one and in batches)."""
+    kept = tmp_path / "deals.npz"
+    whole = run_arena("knock_rummy", 2, AGENTS, deals=20, seed=5)
+    first = run_arena("knock_rummy", 2, AGENTS, deals=9, seed=5, workers=2, keep_deals=kept)
+    _same(first, run_arena("knock_rummy", 2, AGENTS, deals=9, seed=5))
+    more = run_arena(
+        "knock_rummy", 2, AGENTS, deals=20, seed=5, workers=2, batch=4, keep_deals=kept
+    )
+    _same(more, whole)
+    assert more.notes and more.notes[0].startswith("9 of the 20 deals were read")
+
+
+def test_a_batched_arena_stopped_between_its_groups_goes_on(tmp_path, monkeypatch) -> None:
+    """In one process with batches, the deals are played and kept group after group: a stop
+    in the third group keeps the first two, and the run that goes on gives the whole run's
+    games."""
+    kept = tmp_path / "deals.npz"
+    whole = run_arena("knock_rummy", 2, AGENTS, deals=400, seed=6, batch=8)
+    groups = _batch_groups(list(range(400)), 2, 8)
+    assert len(groups) > 2
+    _stop_at(monkeypatch, "play_batched", 3)
+    with pytest.raises(KeyboardInterrupt):
+        run_arena("knock_rummy", 2, AGENTS, deals=400, seed=6, batch=8, keep_deals=kept)
+    with np.load(kept) as data:
+        assert data["deals"].tolist() == groups[0] + groups[1]
+    monkeypatch.undo()
+    _same(run_arena("knock_rummy", 2, AGENTS, deals=400, seed=6, batch=8, keep_deals=kept), whole)
+
+
+@pytest.mark.parametrize("per_deal, batch", [(2, 8), (12, 16), (6, 4), (5, 7), (24, 1)])
+def test_batch_groups_hold_whole_batches(per_deal, batch) -> None:
+    """Each group but the last starts and ends on a batch's edge, counted in games from the
+    run's first, so its batches are those of one call over every deal; a group of the deals
+    left after some were kept holds only those."""
+    deals = list(range(300))
+    groups = _batch_groups(deals, per_deal, batch)
+    assert [d for g in groups for d in g] == deals
+    for group in groups[:-1]:
+        assert group[0] * per_deal % batch == 0 and (group[-1] + 1) * per_deal % batch == 0
+    left = [d for d in deals if d % 7]
+    assert [d for g in _batch_groups(left, per_deal, batch) for d in g] == left
+
+
+def test_deal_runs() -> None:
+    assert _deal_runs([0, 1, 2, 5, 7, 8]) == [(0, 3), (5, 6), (7, 9)]
+    assert _deal_runs([]) == []
+
+
+def test_a_file_of_another_arena_is_refused_and_left_as_it_was(tmp_path) -> None:
+    kept = tmp_path / "deals.npz"
+    run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
+    before = kept.read_bytes()
+    others = [
+        (dict(seed=8), "seed"),
+        (dict(options={"target_score": 100}), "options"),
+        (dict(agents=["random", "knock.smart"]), "agents"),
+        (dict(agents=["knock.greedy", "random"]), "agents"),
+    ]
+    for change, named in others:
+        args = {"agents": AGENTS, "seed": 7, **change}
+        with pytest.raises(ValueError, match=f"another arena: not this run's {named}"):
+            run_arena("knock_rummy", 2, deals=5, keep_deals=kept, **args)
+        assert kept.read_bytes() == before
+    with pytest.raises(ValueError, match="not this run's players, seatings"):
+        run_arena("knock_rummy", 3, AGENTS, deals=5, seed=7, keep_deals=kept)
+    text = tmp_path / "notes.txt"
+    text.write_text("not deals")
+    with pytest.raises(ValueError, match=r"kept deals \(not an \.npz archive\)"):
+        run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=text)
+    assert text.read_text() == "not deals"
+    other = tmp_path / "other.npz"
+    np.savez(other, x=np.zeros(3))
+    with pytest.raises(ValueError, match=r"kept deals \(KeyError"):
+        run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=other)
+
+
+def test_a_damaged_file_is_refused(tmp_path) -> None:
+    kept = tmp_path / "deals.npz"
+    run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
+    with np.load(kept) as data:
+        arrays = dict(data)
+    arrays["points"] = arrays["points"][:-1]
+    np.savez(kept, **arrays)
+    with pytest.raises(ValueError, match="is damaged: its arrays do not fit its deals"):
+        run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
+
+
+def test_a_checkpoint_is_known_by_its_bytes(tmp_path) -> None:
+    """The same checkpoint moved goes on from the file; another checkpoint under the first
+    one's name is another agent."""
+    from run_helpers import untrained_checkpoint
+
+    net = untrained_checkpoint(tmp_path / "a" / "net.rz", ("seed=1",))
+    kept = tmp_path / "deals.npz"
+    run_arena("knock_rummy", 2, [str(net), "random"], deals=2, seed=1, keep_deals=kept)
+    moved = tmp_path / "b" / "net.rz"
+    moved.parent.mkdir()
+    net.rename(moved)
+    again = run_arena("knock_rummy", 2, [str(moved), "random"], deals=2, seed=1, keep_deals=kept)
+    assert again.notes[0].startswith("2 of the 2 deals were read")
+    untrained_checkpoint(moved, ("seed=2",))
+    with pytest.raises(ValueError, match="not this run's agents"):
+        run_arena("knock_rummy", 2, [str(moved), "random"], deals=2, seed=1, keep_deals=kept)
+
+
+def test_the_command_keeps_its_deals_and_says_how_to_go_on(tmp_path, monkeypatch, capsys):
+    kept = tmp_path / "deals.npz"
+    base = ["arena", "knock_rummy", "--agents", *AGENTS, "--seed", "3", "--workers", "1"]
+    assert cli.main([*base, "--deals", "4", "--keep-deals", str(kept)]) == 0
+    assert kept.exists()
+    capsys.readouterr()
+    assert cli.main([*base, "--deals", "6", "--keep-deals", str(kept)]) == 0
+    assert f"4 of the 6 deals were read from {kept}" in capsys.readouterr().out
+    assert cli.main([*base, "--deals", "6", "--keep-deals", str(tmp_path)]) == 2
+    assert f"--keep-deals {tmp_path} is a folder" in capsys.readouterr().err
+    _stop_at(monkeypatch, "play_deals", 2)
+    assert cli.main([*base, "--deals", "6"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted (--keep-deals FILE keeps the deals as they are played" in err, err
+    monkeypatch.undo()
+    _stop_at(monkeypatch, "play_deals", 2)
+    other = tmp_path / "other.npz"
+    assert cli.main([*base, "--deals", "6", "--keep-deals", str(other)]) == 130
+    err = capsys.readouterr().err
+    assert f"interrupted (1 of the 6 deals are kept in {other}: the same arena" in err, err
