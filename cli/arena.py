@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from rummyzoo.agents.arena import SEATING_DESIGNS
-from rummyzoo.cli.common import Parents, check_outputs, parse_options
+from rummyzoo.cli.common import Parents, check_outputs, note_on_stop, parse_options
 from rummyzoo.envs.files import is_file
 
 
@@ -97,7 +97,13 @@ def run(args: argparse.Namespace) -> int:
     )
 
     options = parse_options(args.option)
-    try:
+    keep_hint = (
+        None
+        if args.keep_deals
+        else "--keep-deals FILE keeps the deals as they are played, so that a stopped arena "
+        "goes on from them"
+    )
+    with note_on_stop(keep_hint):
         result = run_arena(
             args.variant,
             args.players,
@@ -113,13 +119,6 @@ def run(args: argparse.Namespace) -> int:
             seating=args.seating,
             keep_deals=args.keep_deals,
         )
-    except KeyboardInterrupt as stop:
-        if args.keep_deals is None:
-            stop.add_note(
-                "--keep-deals FILE keeps the deals as they are played, so that a stopped arena "
-                "goes on from them"
-            )
-        raise
     command = ["rummyzoo", "arena", args.variant, "--players", str(args.players), "--agents"]
     command += [*args.agents, "--deals", str(args.deals), "--seed", str(args.seed)]
     if args.seating != SEATING_DESIGNS[0]:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -282,3 +283,15 @@ class Parents:
         )
         parent.add_argument("--quiet", action="store_true", help="no progress bar")
         return parent
+
+
+@contextlib.contextmanager
+def note_on_stop(note: str | None) -> Iterator[None]:
+    """A stop (Ctrl-C, or SIGTERM as one) that ends the block carries ``note`` (None: none),
+    which the command's line about the stop shows."""
+    try:
+        yield
+    except KeyboardInterrupt as stop:
+        if note is not None:
+            stop.add_note(note)
+        raise

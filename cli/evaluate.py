@@ -7,7 +7,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from rummyzoo.cli.common import Parents, check_outputs, parse_options
+from rummyzoo.cli.common import Parents, check_outputs, note_on_stop, parse_options
 from rummyzoo.envs.files import is_file, write_json
 
 
@@ -36,18 +36,35 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     evaluate.add_argument(
         "--report", action="store_true", help="also print the full arena report per opponent"
     )
+    evaluate.add_argument(
+        "--keep-deals",
+        metavar="DIR",
+        help="keep each opponent's deals in a file in DIR as they are played; run again with "
+        "the same DIR, it plays only the deals they lack (a stopped evaluation goes on where "
+        "it was, one with more --deals plays only the new deals)",
+    )
     evaluate.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """A checkpoint against the baselines of its variant, through the arena."""
-    check_outputs(args, "json", inputs=[args.checkpoint, *filter(is_file, args.opponents or ())])
+    check_outputs(
+        args,
+        "json",
+        inputs=[args.checkpoint, *filter(is_file, args.opponents or ())],
+        folders=["keep_deals"],
+    )
     twice = sorted({o for o in args.opponents or () if args.opponents.count(o) > 1})
     if twice:  # each opponent is one evaluation, reported under its name
         raise ValueError(f"--opponents names {', '.join(twice)} twice: give each opponent once")
 
     from rummyzoo.agents.arena import ArenaWorkers, format_report
-    from rummyzoo.agents.arena.evaluate import baseline_names, evaluation_report, policy_entry
+    from rummyzoo.agents.arena.evaluate import (
+        baseline_names,
+        evaluation_report,
+        kept_deals_file,
+        policy_entry,
+    )
     from rummyzoo.agents.checkpoints import (
         check_recorded_options,
         read_meta,
@@ -66,11 +83,21 @@ def run(args: argparse.Namespace) -> int:
     # the arena checks --workers and --deals.
     workers = usable_cpus() if args.workers is None else args.workers
     shared = workers > 1 and args.deals > 1
-    with ArenaWorkers(min(workers, args.deals)) if shared else contextlib.nullcontext() as pool:
+    with (
+        ArenaWorkers(min(workers, args.deals)) if shared else contextlib.nullcontext() as pool,
+        note_on_stop(
+            None
+            if args.keep_deals
+            else "--keep-deals DIR keeps the deals as they are played, so that a stopped "
+            "evaluation goes on from them"
+        ),
+    ):
         for opponent in opponents:
+            kept = None if args.keep_deals is None else kept_deals_file(args.keep_deals, opponent)
             report, label = evaluation_report(
                 args.checkpoint, opponent, variant, players, options, args.deals, args.seed,
                 args.workers, args.batch, resamples=1000, quiet=args.quiet, pool=pool,
+                keep_deals=kept,
             )  # fmt: skip
             if args.report:  # printed once the files are written
                 reports.append(

@@ -188,3 +188,39 @@ def test_the_command_keeps_its_deals_and_says_how_to_go_on(tmp_path, monkeypatch
     assert cli.main([*base, "--deals", "6", "--keep-deals", str(other)]) == 130
     err = capsys.readouterr().err
     assert f"interrupted (1 of the 6 deals are kept in {other}: the same arena" in err, err
+
+
+def test_evaluate_keeps_each_opponents_deals(tmp_path, monkeypatch, capsys) -> None:
+    """``rummyzoo evaluate --keep-deals DIR``: a file per opponent; run again with more deals,
+    the results are those of one evaluation of them all, and a stop says how to keep them."""
+    import json
+
+    from run_helpers import untrained_checkpoint
+
+    net = untrained_checkpoint(tmp_path / "net.rz")
+    kept = tmp_path / "kept"
+    base = ["evaluate", str(net), "--opponents", "random", "knock.smart(samples=4)"]
+    base += ["--workers", "1", "--batch", "4", "--seed", "9"]
+    assert cli.main([*base, "--deals", "3", "--keep-deals", str(kept)]) == 0
+    files = sorted(p.name for p in kept.iterdir())
+    assert len(files) == 2 and "random.npz" in files, files
+    capsys.readouterr()
+    out = tmp_path / "more.json"
+    assert cli.main([*base, "--deals", "5", "--keep-deals", str(kept), "--json", str(out)]) == 0
+    fresh = tmp_path / "fresh.json"
+    assert cli.main([*base, "--deals", "5", "--json", str(fresh)]) == 0
+    assert json.loads(out.read_text())["results"] == json.loads(fresh.read_text())["results"]
+    capsys.readouterr()
+    _stop_at(monkeypatch, "play_batched", 1)
+    assert cli.main([*base, "--deals", "5"]) == 130
+    assert "interrupted (--keep-deals DIR keeps the deals" in capsys.readouterr().err
+
+
+def test_kept_deals_file_names() -> None:
+    from rummyzoo.agents.arena.evaluate import kept_deals_file
+
+    assert kept_deals_file("d", "knock.smart").name == "knock.smart.npz"
+    odd = kept_deals_file("d", "knock.smart(samples=4)").name
+    assert odd.startswith("knock.smart_samples_4-") and odd.endswith(".npz")
+    assert odd != kept_deals_file("d", "knock.smart(samples=4 )").name
+    assert "/" not in kept_deals_file("d", "../runs/a/best.rz").name

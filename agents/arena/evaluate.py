@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -53,11 +56,13 @@ def evaluation_report(
     resamples: int = 0,
     quiet: bool = True,
     pool: ArenaWorkers | None = None,
+    keep_deals: str | Path | None = None,
 ) -> tuple[dict[str, Any], str]:
     """The arena's report of the policy against ``num_players - 1`` copies of ``opponent`` on
     ``deals`` duplicate deals (``batch`` games at once), and the policy's label in it
     (``resamples``: the ratings' bootstrap, for 3 or more players; ``pool``: worker processes
-    kept from one opponent to the next, in place of ``workers`` new ones)."""
+    kept from one opponent to the next, in place of ``workers`` new ones; ``keep_deals``: the
+    arena's file of its deals, see :func:`~rummyzoo.agents.arena.run_arena`)."""
     agents: list[Any] = [policy] + [opponent] * (num_players - 1)
     result = run_arena(
         variant,
@@ -73,8 +78,19 @@ def evaluation_report(
         # figures are read
         seating="rotations",
         pool=pool,
+        keep_deals=keep_deals,
     )
     return summarize(result, resamples=resamples), result.labels[0]
+
+
+def kept_deals_file(folder: str | Path, opponent: str) -> Path:
+    """The file in ``folder`` that keeps the deals of the evaluation against ``opponent``:
+    its name as it is where it makes a plain file name, else its plain characters and a short
+    hash of the whole (a checkpoint's path, settings in parentheses)."""
+    plain = re.sub(r"[^A-Za-z0-9._-]+", "_", opponent).strip("._") or "opponent"
+    if plain != opponent:
+        plain = f"{plain[-60:]}-{hashlib.sha256(opponent.encode()).hexdigest()[:10]}"
+    return Path(folder) / f"{plain}.npz"
 
 
 def baseline_names(variant: str) -> list[str]:
