@@ -324,6 +324,36 @@ def recorded_game_options(meta: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in meta["options"].items() if k not in ENV_ONLY_OPTIONS}
 
 
+def trained_rules(path: str | Path, variant: str, num_players: int) -> dict[str, Any]:
+    """The rules options the checkpoint at ``path`` was trained with, for a game of its own
+    variant and player count; not its match options (which match to play is the player's
+    choice). None where it is of another game or cannot be read: loading it says why."""
+    try:
+        meta = read_meta(path)
+    except (OSError, ValueError):
+        return {}
+    options = meta.get("options")
+    if meta.get("variant") != variant or meta.get("num_players") != num_players:
+        return {}
+    if not isinstance(options, dict):
+        return {}
+    skip = EVAL_SAFE_OPTIONS | ENV_ONLY_OPTIONS
+    return {k: v for k, v in options.items() if k not in skip}
+
+
+def trained_players(path: str | Path, variant: str) -> int | None:
+    """The player count the checkpoint at ``path`` was trained for, where it is one of
+    ``variant`` (None otherwise, or where it cannot be read)."""
+    try:
+        meta = read_meta(path)
+    except (OSError, ValueError):
+        return None
+    players = meta.get("num_players")
+    if meta.get("variant") != variant or isinstance(players, bool) or not isinstance(players, int):
+        return None
+    return players
+
+
 def check_compatible(
     meta: dict[str, Any], variant: str, num_players: int, options: dict[str, Any], source: str
 ) -> None:

@@ -30,11 +30,13 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 
 from rummyzoo.agents.base import Policy
+from rummyzoo.agents.checkpoints import trained_players, trained_rules
 from rummyzoo.agents.registry import agent_names, check_agent_object, make_agent
 from rummyzoo.cli.common import Parents, output_file, parse_options
 from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
@@ -337,7 +339,7 @@ class PlayResult:
 
 def play_game(
     variant: str,
-    num_players: int = 2,
+    num_players: int | None = None,
     opponents: Sequence[str | Policy] | None = None,
     seat: int = 0,
     options: dict[str, Any] | None = None,
@@ -349,9 +351,13 @@ def play_game(
 ) -> PlayResult:
     """Play one episode of ``variant`` with a human at ``seat``, through text streams.
 
+    :param num_players: the seats; None: the player count of the first checkpoint among
+        ``opponents`` that is of this variant, else 2.
     :param opponents: agent names (or policies) for the other seats in seat order, cycled when
         fewer than ``num_players - 1``; default: the variant's strongest heuristic.
-    :param options: rules options (``{"target_score": None}`` plays a single hand).
+    :param options: rules options (``{"target_score": None}`` plays a single hand); a rule
+        they leave out is the one the first checkpoint among ``opponents`` learnt (for its
+        variant and player count), else the rule's default.
     :param seed: the env seed; a fresh one is drawn (and shown) when None.
     :param color: ANSI colours; default: when the output is a terminal and ``NO_COLOR`` is unset.
     :param save: write the game as a replay JSON file here (also when the human leaves).
@@ -362,7 +368,17 @@ def play_game(
     if color is None:
         color = _is_tty(output_stream) and "NO_COLOR" not in os.environ
     options = dict(options or {})
+    # the first checkpoint opponent's game, where the player does not say otherwise
+    trained = next(
+        (s for s in opponents or () if isinstance(s, str) and is_file(s)),
+        None,
+    )
+    if num_players is None:
+        num_players = (trained and trained_players(trained, variant)) or 2
     check_players(variant, num_players)
+    learnt = {} if trained is None else trained_rules(trained, variant, num_players)
+    adopted = {k: v for k, v in learnt.items() if k not in options}
+    options = {**adopted, **options}
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < num_players:
         raise ValueError(
             f"--seat must be 0..{num_players - 1} with {num_players} players, got {seat!r}"
@@ -385,6 +401,8 @@ def play_game(
     recorder = Recorder(variant, options, labels, seed)
     console = _Console(input_stream, output_stream, color)
     session = _Session(console, match, recorder, seat, labels, variant)
+    if adopted:
+        session.learnt = (Path(str(trained)).name, adopted)
     policies[seat] = session  # the human's moves come from the terminal
     finished = False
     stopped: KeyboardInterrupt | None = None
@@ -445,6 +463,8 @@ class _Session:
         self.seat = seat
         self.labels = labels
         self.variant = variant
+        #: (the checkpoint's file name, the rules taken from it) where the game plays them
+        self.learnt: tuple[str, dict[str, Any]] | None = None
 
     def reset(self, seat: int | None = None) -> None:
         return None
@@ -456,6 +476,10 @@ class _Session:
         target = self.match.options.target_score
         length = "one hand" if target is None else f"a match to {target}"
         c.say(f"{title}, {n} players, {length}; seed {seed}")
+        if self.learnt is not None:  # rules taken from a checkpoint opponent
+            name, rules = self.learnt
+            shown = ", ".join(f"{k}={v!r}" for k, v in rules.items())
+            c.say(f"the rules {name} learnt: {shown} (--option sets another)")
         others = ", ".join(f"player_{s} = {self.labels[s]}" for s in range(n) if s != self.seat)
         c.say(f"you are player_{self.seat}; {others}")
         c.say("type a move's number or name; help for the commands and rules, quit to leave")
@@ -558,6 +582,10 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "package.module:ClassName; a heuristic or class may take constructor parameters in "
         "parentheses (quoted): 'knock.smart(samples=48)'",
     )
+    for action in play._actions:  # a checkpoint opponent's player count by default
+        if action.dest == "players":
+            action.default = None
+            action.help = "seats (default: a checkpoint opponent's, else 2)"
     play.add_argument("--seat", type=int, default=0, help="your seat (default 0: you start)")
     play.add_argument("--no-color", action="store_true", help="no ANSI colours")
     play.add_argument("--save", metavar="FILE", help="save the game as a replay JSON file")

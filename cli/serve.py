@@ -536,6 +536,7 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
     from flask import Flask, jsonify, request
     from werkzeug.exceptions import HTTPException
 
+    from rummyzoo.agents.checkpoints import trained_rules
     from rummyzoo.agents.registry import agent_names
     from rummyzoo.cli.viewer import VARIANT_TITLES, page, replay_page, static_text
     from rummyzoo.envs.registry import VARIANTS
@@ -699,24 +700,6 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
             return None
         return variant, players
 
-    def checkpoint_rules(path: str, variant: str, players: int) -> dict[str, Any]:
-        """The rules options a checkpoint was trained with, for a game of its own variant and
-        player count (none otherwise, nor where it cannot be read: the game then says why it
-        cannot play it); not its match options (the match a request asks for is its own)."""
-        from rummyzoo.agents.checkpoints import ENV_ONLY_OPTIONS, EVAL_SAFE_OPTIONS, read_meta
-
-        try:
-            meta = read_meta(path)
-        except (OSError, ValueError):
-            return {}
-        options = meta.get("options")
-        if meta.get("variant") != variant or meta.get("num_players") != players:
-            return {}
-        if not isinstance(options, dict):
-            return {}
-        skip = EVAL_SAFE_OPTIONS | ENV_ONLY_OPTIONS
-        return {k: v for k, v in options.items() if k not in skip}
-
     @app.get("/play")
     def play_form() -> Any:
         chosen = request.args.get("opponent", "")
@@ -841,7 +824,7 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             raise RequestError(400, f"options must be an object, got {options!r}")
         opponent, label = resolve_opponent(data.get("opponent", "random"))
         if opponent.endswith(".rz"):  # a checkpoint plays the rules it learnt, unless told
-            options = {**checkpoint_rules(opponent, variant, players), **options}
+            options = {**trained_rules(opponent, variant, players), **options}
         try:
             game = WebGame(
                 variant, players, seat, opponent, label, options, seed, folder.root / "web_games"

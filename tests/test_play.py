@@ -493,3 +493,44 @@ def test_an_opponent_object_for_another_game_is_refused_before_the_game():
             play_game("knock_rummy", 2, opponents=[other], seed=0, input_stream=io.StringIO(),
                       output_stream=screen, color=False)  # fmt: skip
     assert screen.getvalue() == ""
+
+
+def test_a_checkpoint_opponent_gives_its_players_and_rules_unless_told(tmp_path, recwarn):
+    """Against a checkpoint trained at 3 seats with knock_max_deadwood 10, ``play`` with no
+    --players and no options plays 3 seats under that rule (it says so), and no warning that
+    the checkpoint plays rules it did not learn; an option given wins over the learnt one."""
+    from run_helpers import untrained_checkpoint
+
+    net = untrained_checkpoint(
+        tmp_path / "net.rz", ("num_players=3", "env_options.knock_max_deadwood=10")
+    )
+    screen = io.StringIO()
+    result = play_game(
+        "knock_rummy",
+        opponents=[str(net)],
+        seed=4,
+        options={"target_score": None},
+        input_stream=Scripted(screen, limit=2),
+        output_stream=screen,
+        color=False,
+    )
+    text = screen.getvalue()
+    assert len(result.totals) == 3
+    assert "the rules net.rz learnt: knock_max_deadwood=10 (--option sets another)" in text
+    assert result.replay["options"]["knock_max_deadwood"] == 10
+    assert not [w for w in recwarn if "other rules" in str(w.message)]
+    screen = io.StringIO()
+    with pytest.warns(UserWarning, match="trained under other rules"):
+        result = play_game(
+            "knock_rummy",
+            opponents=[str(net)],
+            seed=4,
+            options={"target_score": None, "knock_max_deadwood": 20},
+            input_stream=Scripted(screen, limit=2),
+            output_stream=screen,
+            color=False,
+        )
+    assert result.replay["options"]["knock_max_deadwood"] == 20
+    assert "learnt" not in screen.getvalue()
+    with pytest.raises(ValueError, match="num_players: checkpoint 3, env 2"):
+        play_game("knock_rummy", 2, opponents=[str(net)], input_stream=io.StringIO(""))
