@@ -982,3 +982,40 @@ def test_charts_and_the_pool_rating_of_a_run_with_few_games(tmp_path):
     assert len(state["pool_results"]) < 50  # fewer games than the 50 the charts wait for
     assert state["pool_results"] and state["rating"] != 0.0
     assert any(snap["rating"] != 0.0 for snap in state["pool"])
+
+
+@pytest.mark.parametrize("smoke", ["smoke_ppo.yaml", "smoke_dqn.yaml"])
+def test_charts_record_every_game_of_a_rollout_once(tmp_path, monkeypatch, smoke):
+    """A rollout that finishes a few hundred games (single hands against random play on 32
+    games) records its charts once, over all its games: the logger keeps a key's last record
+    until it writes them, so records at every 50 games kept only the last 50 of a rollout."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from rummyzoo.training import callbacks
+
+    recorded: list[tuple[int, int]] = []  # (step, games) of each record of the charts
+    log_games = callbacks.RunCallback._log_games
+
+    def counted(self) -> None:
+        recorded.append((int(self.model.num_timesteps), len(self._since_log)))
+        log_games(self)
+
+    monkeypatch.setattr(callbacks.RunCallback, "_log_games", counted)
+    run = tmp_path / "run"
+    overrides = [
+        "env_options.target_score=null",
+        "vec_env=batched",
+        "n_envs=32",
+        "n_timesteps=4096",
+        "opponents=[{name: random, weight: 1}]",
+    ]
+    if smoke == "smoke_ppo.yaml":
+        overrides.append("hyperparams.n_steps=32")  # rollouts of 1,024 steps
+    config = str(Path(__file__).resolve().parent.parent / "configs" / smoke)
+    train_from_file(config, overrides, str(run), ["t"], progress="off")
+    most = max(games for _, games in recorded)
+    assert most > (100 if smoke == "smoke_ppo.yaml" else 45), recorded
+    acc = EventAccumulator(str(run / "tb" / "run_1"), size_guidance={"scalars": 0})
+    acc.Reload()
+    points = [e.step for e in acc.Scalars("charts/game_length")]
+    assert len(points) == len(recorded), (points, recorded)  # none overwritten before written

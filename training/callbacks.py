@@ -339,7 +339,9 @@ class RunCallback(BaseCallback):
                 self._since_log.append(game)
                 for steps, score in snapshot_comparisons(game):
                     self._pool_results.append((self._snapshot_rating(steps), score))
-        if len(self._since_log) >= 50:
+        if len(self._since_log) >= 50 and self._off_policy():
+            # DQN writes its records at each step a game ends, right after this: recorded
+            # here, they go out at their step (its rollouts are a few steps)
             self._log_games()
         if self.progress is not None:
             self.progress.update(self.num_timesteps)
@@ -354,16 +356,29 @@ class RunCallback(BaseCallback):
             self.scheduled_seconds += time.perf_counter() - begun
 
     def _on_rollout_end(self) -> None:
-        # the games since the charts' last record, recorded where scheduled work comes next
-        # (a snapshot takes the learner's rating, a checkpoint the run's state) or the run
-        # ends: a run with few games, long matches or a short run, records them here, not
-        # only at 50; written with the rollout's records, as those at 50 are, so nothing of
-        # them waits past a checkpoint
+        # the games since the charts' last record, recorded once 50 have finished, and where
+        # scheduled work comes next (a snapshot takes the learner's rating, a checkpoint the
+        # run's state) or the run ends, however few: a run with few games, long matches or a
+        # short run records them too; written with the rollout's records, so nothing of them
+        # waits past a checkpoint
         steps = int(self.model.num_timesteps)
         due = steps >= self._next_eval or steps >= self._next_ckpt
         due = due or (self.self_play and steps >= self._next_snapshot)
-        if due or steps >= getattr(self.model, "_total_timesteps", math.inf):
+        due = due or steps >= getattr(self.model, "_total_timesteps", math.inf)
+        if self._off_policy():
+            if due and self._since_log:
+                self._flush_games()
+                self.logger.dump(steps)  # (its own writes came before this, in the rollout)
+            return
+        # PPO: every game of the rollout in one record (the logger keeps a key's last record
+        # until it writes them, after the rollout: records at every 50 games kept the last 50)
+        if due or len(self._since_log) >= 50:
             self._flush_games()
+
+    def _off_policy(self) -> bool:
+        from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+
+        return isinstance(self.model, OffPolicyAlgorithm)
 
     def _scheduled_work(self) -> None:
         self.num_timesteps = steps = int(self.model.num_timesteps)
