@@ -710,11 +710,17 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
             f"{html.escape(VARIANT_TITLES.get(v, v))}</option>"
             for v in VARIANTS
         )
-        options = "".join(
-            f'<option value="{html.escape(o)}"{" selected" if o == chosen else ""}>'
-            f"{html.escape(o)}</option>"
-            for o in opponent_choices()
-        )
+
+        def choice(name: str) -> str:
+            # a checkpoint's option carries its game, which choosing it sets in the form
+            game = checkpoint_game(name)
+            data = "" if game is None else f' data-variant="{game[0]}" data-players="{game[1]}"'
+            selected = " selected" if name == chosen else ""
+            return (
+                f'<option value="{html.escape(name)}"{data}{selected}>{html.escape(name)}</option>'
+            )
+
+        options = "".join(choice(o) for o in opponent_choices())
         body = (
             _header("play a game")
             + f"""<main><form id="new-game" class="panel">
@@ -734,6 +740,14 @@ knock.smart for Knock Rummy) or a checkpoint of a run. Players: Knock Rummy 2-6,
 move box takes a move's number, its name or its words.</p></main>"""
         )
         script = """<script>
+document.getElementById('opponent').addEventListener('change', (e) => {
+  // a checkpoint plays its own variant and player count
+  const chosen = e.target.selectedOptions[0];
+  if (chosen && chosen.dataset.variant) {
+    document.getElementById('variant').value = chosen.dataset.variant;
+    document.getElementById('players').value = chosen.dataset.players;
+  }
+});
 document.getElementById('new-game').addEventListener('submit', async (e) => {
   e.preventDefault();
   const seed = document.getElementById('seed').value;
@@ -803,10 +817,13 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
         unknown = sorted(set(data) - {"variant", "players", "seat", "opponent", "options", "seed"})
         if unknown:
             raise RequestError(400, f"unknown field(s): {', '.join(unknown)}")
-        variant = data.get("variant")
+        opponent, label = resolve_opponent(data.get("opponent", "random"))
+        # a checkpoint's own variant and player count where the request leaves them out
+        game_of = checkpoint_game(label) if opponent.endswith(".rz") else None
+        variant = data.get("variant", game_of[0] if game_of else None)
         if not isinstance(variant, str) or variant not in VARIANTS:
             raise RequestError(400, f"unknown variant {variant!r}: choose {', '.join(VARIANTS)}")
-        players = data.get("players", 2)
+        players = data.get("players", game_of[1] if game_of and game_of[0] == variant else 2)
         seat = data.get("seat", 0)
         seed = data.get("seed")
         options = data.get("options", {})
@@ -822,15 +839,14 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             )
         if not isinstance(options, dict):
             raise RequestError(400, f"options must be an object, got {options!r}")
-        opponent, label = resolve_opponent(data.get("opponent", "random"))
         if opponent.endswith(".rz"):  # a checkpoint plays the rules it learnt, unless told
             options = {**trained_rules(opponent, variant, players), **options}
         try:
             game = WebGame(
                 variant, players, seat, opponent, label, options, seed, folder.root / "web_games"
             )
-        except ValueError as exc:
-            raise RequestError(400, str(exc)) from None
+        except ValueError as exc:  # (a checkpoint named as the request names it)
+            raise RequestError(400, str(exc).replace(opponent, label)) from None
         with lock:
             if len(games) >= MAX_GAMES:
                 # a finished game makes room, else one nobody has asked about for IDLE_LIMIT

@@ -229,6 +229,30 @@ def test_play_a_whole_game_in_the_browser(tmp_path, driver):
     assert summary["moves"] >= moves
 
 
+def test_choosing_a_checkpoint_sets_its_game_in_the_form(tmp_path, driver):
+    """The /play form: choosing a 3-player Ditch Rummy checkpoint as the opponent sets the
+    variant and the players to its own, and the game starts with them."""
+    from run_helpers import untrained_checkpoint
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    runs = tmp_path / "runs"
+    folder = runs / "r1" / "checkpoints"
+    folder.mkdir(parents=True)
+    (runs / "r1" / "config.yaml").write_text("variant: ditch_rummy\n")
+    untrained_checkpoint(folder / "best.rz", ("variant=ditch_rummy", "num_players=3"))
+    with serve_in_thread(runs) as base:
+        driver.get(f"{base}/play")
+        Select(driver.find_element(By.ID, "variant")).select_by_visible_text("Knock Rummy")
+        Select(driver.find_element(By.ID, "opponent")).select_by_value("r1/checkpoints/best.rz")
+        assert driver.find_element(By.ID, "variant").get_attribute("value") == "ditch_rummy"
+        assert driver.find_element(By.ID, "players").get_attribute("value") == "3"
+        driver.find_element(By.ID, "start").click()
+        wait = WebDriverWait(driver, 30)
+        wait.until(lambda d: "/play/" in d.current_url)
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '.seat[data-seat="2"]'))
+
+
 def test_a_refused_click_shows_the_game_as_it_is_now(tmp_path, driver):
     """A move made elsewhere (another tab, the API) left the page on the old decision: every
     later click was refused with "decision 1 has passed" until the page was reloaded."""

@@ -507,7 +507,10 @@ def test_a_run_pages_checkpoint_opens_the_form_at_its_own_game(runs):
     form = client.get("/play?opponent=r1/checkpoints/best.rz").text
     assert '<option value="ditch_rummy" selected>' in form and 'value="3"></label>' in form
     assert "best_at_checkpoint" not in form
-    assert 'value="r1/checkpoints/best.rz" selected' in form
+    assert (
+        'value="r1/checkpoints/best.rz" data-variant="ditch_rummy" data-players="3" selected'
+        in form
+    )
     plain = client.get("/play").text  # no checkpoint: the first variant, 2 players
     assert " selected>" not in plain.split('id="opponent"')[0] and 'value="2"></label>' in plain
 
@@ -535,6 +538,29 @@ def test_a_checkpoint_plays_under_the_rules_it_learnt(runs):
     other = {**game, "variant": "ditch_rummy"}
     refused = client.post("/api/games", json=other).json["error"]
     assert "hand_size" not in refused and "knock_rummy" in refused, refused
+
+
+def test_a_checkpoint_opponent_gives_a_request_its_game(runs):
+    """A request that names a checkpoint and no variant plays the checkpoint's variant and
+    player count; a refusal names the checkpoint as the request did, not by the server's
+    path; the form's choice of a checkpoint carries its game for the page to set."""
+    from run_helpers import untrained_checkpoint
+
+    folder = runs / "r1" / "checkpoints"
+    folder.mkdir()
+    untrained_checkpoint(folder / "best.rz", ("variant=ditch_rummy", "num_players=3"))
+    client = create_app(runs).test_client()
+    net = "r1/checkpoints/best.rz"
+    response = client.post("/api/games", json={"opponent": net})
+    assert response.status_code == 201, response.json
+    assert len(response.json["table"]["seats"]) == 3
+    assert response.json["variant"] == "ditch_rummy"
+    refused = client.post("/api/games", json={"opponent": net, "variant": "knock_rummy"})
+    assert refused.status_code == 400
+    error = refused.json["error"]
+    assert f"checkpoint {net} does not match" in error and str(runs) not in error, error
+    form = client.get("/play").text
+    assert f'value="{net}" data-variant="ditch_rummy" data-players="3">' in form
 
 
 def test_a_damaged_game_is_named_as_the_page_names_it(runs):
