@@ -588,8 +588,18 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
             action.help = "seats (default: a checkpoint opponent's, else 2)"
     play.add_argument("--seat", type=int, default=0, help="your seat (default 0: you start)")
     play.add_argument("--no-color", action="store_true", help="no ANSI colours")
-    play.add_argument("--save", metavar="FILE", help="save the game as a replay JSON file")
+    play.add_argument(
+        "--save",
+        metavar="FILE",
+        help="save the game as a replay JSON file (FILE ends in .json; none: .json is added)",
+    )
     play.set_defaults(func=run)
+
+
+def _replay_file(path: str, inputs: list[str]) -> Path:
+    """Where ``--save`` writes the game: a replay's name (none: .json), so that a slip of the
+    name cannot replace a page or a checkpoint with it."""
+    return output_file(path, "--save", ".json", (".json",), inputs=inputs)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -603,6 +613,6 @@ def run(args: argparse.Namespace) -> int:
         options=parse_options(args.option),
         seed=args.seed,
         color=False if args.no_color else None,
-        save=None if args.save is None else str(output_file(args.save, "--save", inputs=files)),
+        save=None if args.save is None else str(_replay_file(args.save, files)),
     )
     return 0

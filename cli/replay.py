@@ -50,7 +50,8 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         metavar="OUT",
         help="write one self-contained HTML page (no network, no server) that steps through the "
         "game instead of printing it: every hand (open, or --seat's view), the piles, melds, "
-        "scores, each move and its legal alternatives; buttons, a hand picker and keys",
+        "scores, each move and its legal alternatives; buttons, a hand picker and keys (OUT "
+        "ends in .html or .htm; none: .html is added)",
     )
     replay.set_defaults(func=run)
 
@@ -71,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
             )
         from rummyzoo.cli.viewer import write_replay_html
 
-        html = output_file(args.html, "--html", inputs=[args.file])
+        # a page's name (none: .html), so that a slip of the name cannot replace a replay
+        html = output_file(args.html, "--html", ".html", (".html", ".htm"), inputs=[args.file])
         view = None if args.open else args.seat
         if view is not None:
             _check_seat(load_replay(args.file), view)

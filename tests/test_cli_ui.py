@@ -784,8 +784,12 @@ def inputs(tmp_path_factory) -> dict[str, Path]:
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["replay", "REPLAY", "--html", "REPLAY"], "--html REPLAY would overwrite REPLAY, which "
-         "this command reads: name another file"),
+        (["replay", "REPLAY", "--html", "REPLAY"], "--html REPLAY: the file must end in .html "
+         "or .htm"),
+        (["replay", "REPLAY", "--html", "TMP/other.json"], "--html TMP/other.json: the file must "
+         "end in .html or .htm"),
+        (["play", "knock_rummy", "--save", "TMP/page.html"], "--save TMP/page.html: the file "
+         "must end in .json"),
         (["arena", "knock_rummy", "--agents", "random", "CKPT", "--json", "CKPT"],
          "--json CKPT would overwrite CKPT"),
         (["arena", "knock_rummy", "--agents", "random", "CKPT", "--csv", "DIR/./a.rz"],
@@ -803,7 +807,9 @@ def inputs(tmp_path_factory) -> dict[str, Path]:
         (["arena", "knock_rummy", "--agents", "random", "random", "--save-games", ""],
          "--save-games '': give a folder name"),
         (["play", "knock_rummy", "--opponents", "CKPT", "--save", "CKPT"],
-         "--save CKPT would overwrite CKPT"),
+         "--save CKPT: the file must end in .json"),
+        (["play", "knock_rummy", "--opponents", "REPLAY", "--save", "REPLAY"],
+         "--save REPLAY would overwrite REPLAY"),
         (["replay", "REPLAY", "--html", ""], "--html '': give a file name"),
         (["play", "knock_rummy", "--save", ""], "--save '': give a file name"),
         (["export", "CKPT", "", "--trust"], "OUT '': give a file name"),
