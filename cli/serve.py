@@ -3,7 +3,8 @@
 Pages:
 
 =====================================  ==========================================================
-``/``                                  the runs (folders with a ``config.yaml`` or saved games)
+``/``                                  the runs (folders with a ``config.yaml``, a ``games/``
+                                       folder or replay files)
 ``/runs/<run>``                        a run: its config, evaluations, checkpoints and games
 ``/runs/<run>/game/<file>[?seat=N]``   a saved game (sample, arena, web game) in the viewer;
                                        ``<file>`` is its path in the run folder (``games/...``)
@@ -145,7 +146,13 @@ class RunsFolder:
             for p in self.root.iterdir()
             if p.is_dir()
             and self.holds(p)  # a run folder that links out of the runs folder is not listed
-            and ((p / "config.yaml").is_file() or (p / "games").is_dir() or p.name == "web_games")
+            and (
+                (p / "config.yaml").is_file()
+                or (p / "games").is_dir()
+                or p.name == "web_games"
+                # a folder of saved games (arena --save-games DIR)
+                or any(self.is_replay(f) for f in p.glob("*.json"))
+            )
         )
 
     def run(self, name: str) -> Path:
@@ -156,22 +163,23 @@ class RunsFolder:
 
     def games(self, run: Path) -> list[Path]:
         """The replay files of a run (sample games, arena games, web games)."""
-        found = []
-        for path in sorted(run.rglob("*.json")):
-            if not path.is_file() or not self.holds(path):  # a link out is never read
-                continue
-            try:
-                with path.open() as f:
-                    head = f.read(200)
-                    if '"format": 1' in head and '"variant"' in head:  # as rummyzoo saves one
-                        found.append(path)
-                    elif path.stat().st_size <= MAX_SCANNED:  # keys in another order
-                        data = json.loads(head + f.read())
-                        if _looks_like_replay(data):
-                            found.append(path)
-            except (OSError, ValueError, RecursionError):  # unreadable: not listed
-                continue
-        return found
+        return [path for path in sorted(run.rglob("*.json")) if self.is_replay(path)]
+
+    def is_replay(self, path: Path) -> bool:
+        """Whether ``path`` is a replay file inside the runs folder (a link out is never
+        read; an unreadable file is none)."""
+        if not path.is_file() or not self.holds(path):
+            return False
+        try:
+            with path.open() as f:
+                head = f.read(200)
+                if '"format": 1' in head and '"variant"' in head:  # as rummyzoo saves one
+                    return True
+                if path.stat().st_size <= MAX_SCANNED:  # keys in another order
+                    return _looks_like_replay(json.loads(head + f.read()))
+        except (OSError, ValueError, RecursionError):
+            pass
+        return False
 
     def checkpoints(self) -> list[str]:
         """Checkpoints (``.rz``) of every run, relative to the runs folder."""

@@ -953,3 +953,21 @@ def test_a_500_rum_player_who_went_out_holds_nothing_not_minus_0():
         for note in seat["notes"]
     ]
     assert "in hand 0" in notes and "in hand -0" not in notes, notes
+
+
+def test_a_folder_of_arena_games_is_listed_with_its_games(runs):
+    """``rummyzoo arena ... --save-games runs/arena_games`` puts the replays in the folder
+    itself: it is listed, and its games open; a folder of other JSON is not."""
+    from rummyzoo.agents.arena import run_arena
+
+    run_arena("knock_rummy", 2, ["random", "knock.greedy"], deals=1, save_games=runs / "ag")
+    (runs / "notes").mkdir()
+    (runs / "notes" / "x.json").write_text('{"a": 1}')
+    client = create_app(runs).test_client()
+    index = client.get("/").text
+    assert 'href="/runs/ag"' in index and "/runs/notes" not in index
+    page = client.get("/runs/ag").text
+    names = sorted(p.name for p in (runs / "ag").glob("*.json"))
+    assert len(names) == 2 and all(name in page for name in names)
+    assert client.get(f"/runs/ag/game/{names[0]}").status_code == 200
+    assert client.get("/runs/notes").status_code == 404
