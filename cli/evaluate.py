@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         kept_deals_file,
         policy_entry,
     )
+    from rummyzoo.agents.arena.kept import OtherArenaError
     from rummyzoo.agents.checkpoints import (
         check_recorded_options,
         read_meta,
@@ -94,11 +95,19 @@ def run(args: argparse.Namespace) -> int:
     ):
         for opponent in opponents:
             kept = None if args.keep_deals is None else kept_deals_file(args.keep_deals, opponent)
-            report, label = evaluation_report(
-                args.checkpoint, opponent, variant, players, options, args.deals, args.seed,
-                args.workers, args.batch, resamples=1000, quiet=args.quiet, pool=pool,
-                keep_deals=kept,
-            )  # fmt: skip
+            try:
+                report, label = evaluation_report(
+                    args.checkpoint, opponent, variant, players, options, args.deals,
+                    args.seed, args.workers, args.batch, resamples=1000, quiet=args.quiet,
+                    pool=pool, keep_deals=kept,
+                )  # fmt: skip
+            except OtherArenaError as exc:
+                differ = ", ".join("checkpoint" if d == "agents" else d for d in exc.differ)
+                raise ValueError(
+                    f"--keep-deals {args.keep_deals} holds the deals of another evaluation "
+                    f"against {opponent} ({exc.path.name}: not this one's {differ}): give "
+                    "another folder"
+                ) from None
             if args.report:  # printed once the files are written
                 reports.append(
                     f"== {Path(args.checkpoint).name} vs {opponent}\n{format_report(report)}"

@@ -224,3 +224,22 @@ def test_kept_deals_file_names() -> None:
     assert odd.startswith("knock.smart_samples_4-") and odd.endswith(".npz")
     assert odd != kept_deals_file("d", "knock.smart(samples=4 )").name
     assert "/" not in kept_deals_file("d", "../runs/a/best.rz").name
+
+
+def test_evaluate_names_a_folder_of_another_evaluation(tmp_path, capsys) -> None:
+    from run_helpers import untrained_checkpoint
+
+    a = untrained_checkpoint(tmp_path / "a.rz", ("seed=1",))
+    b = untrained_checkpoint(tmp_path / "b.rz", ("seed=2",))
+    kept = tmp_path / "kept"
+    base = ["--opponents", "random", "--workers", "1", "--deals", "2", "--keep-deals", str(kept)]
+    assert cli.main(["evaluate", str(a), *base]) == 0
+    before = (kept / "random.npz").read_bytes()
+    capsys.readouterr()
+    assert cli.main(["evaluate", str(b), *base]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"--keep-deals {kept} holds the deals of another evaluation against random "
+        "(random.npz: not this one's checkpoint): give another folder"
+    ) in err, err
+    assert (kept / "random.npz").read_bytes() == before

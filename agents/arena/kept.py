@@ -37,6 +37,19 @@ GAME_ARRAYS = ("points", "hands", "decisions", "truncated", "decks")
 SAVE_EVERY = 5.0
 
 
+class OtherArenaError(ValueError):
+    """A file of kept deals that belongs to another arena: ``path``, and ``differ``, what of
+    the arena differs (``agents``, ``seed``...)."""
+
+    def __init__(self, path: Path, differ: list[str]) -> None:
+        self.path = path
+        self.differ = differ
+        super().__init__(
+            f"{path} keeps the deals of another arena: not this run's {', '.join(differ)} "
+            "(give another file, or run the arena that made it)"
+        )
+
+
 def agent_identity(spec: Any, label: str) -> Any:
     """What an agent is, for telling two arenas apart: a name as given, a checkpoint file by a
     hash of its bytes (wherever it lies), a policy object by its class and label."""
@@ -133,10 +146,7 @@ class DealRows:
         if stored != self.key:
             ours = self.key or {}
             differ = [k for k in sorted(set(stored) | set(ours)) if stored.get(k) != ours.get(k)]
-            raise ValueError(
-                f"{where} keeps the deals of another arena: not this run's {', '.join(differ)} "
-                "(give another file, or run the arena that made it)"
-            )
+            raise OtherArenaError(self.path, differ)
         deals = arrays.pop("deals")
         n = self.per_deal
         expected = set(GAME_ARRAYS) - ({"decks"} if not self.keep_decks else set())
