@@ -392,6 +392,8 @@ class WebGame:
         legal = [m["action"] for m in decision["legal"]]
         labels = [m["description"] for m in decision["legal"]]
         game = self.match.game
+        if "action" in request and "move" in request:
+            raise RequestError(400, "send move or action, not both")
         if "action" in request:
             action = request["action"]
             if isinstance(action, bool) or not isinstance(action, int):

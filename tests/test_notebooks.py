@@ -61,3 +61,11 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
         if out.output_type == "error"
     ]
     assert not errors
+    warned = [
+        out.get("text", "")
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.outputs
+        if out.output_type == "stream" and "Warning" in out.get("text", "")
+    ]
+    assert not warned, warned  # (a setting of the notebook's own that the project warns of)
