@@ -700,6 +700,8 @@ def test_serve_seat_and_move_of_other_digits_are_refused_not_crashed(runs):
     # which the page does not take)
     empty = client.post(f"/api/games/{game['id']}/move", json={"move": ""}).get_json()["error"]
     assert empty == "type a move's number or name (the buttons list them)"
+    both = client.post(f"/api/games/{game['id']}/move", json={"move": "1", "action": 0})
+    assert both.status_code == 400 and both.json["error"] == "send move or action, not both"
 
 
 def test_serve_game_ends_when_its_replay_cannot_be_saved(runs):
