@@ -931,7 +931,13 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "sample and arena games in the replay viewer, and games against any agent (random, a "
         "heuristic, a checkpoint) played in the browser.",
     )
-    serve.add_argument("runs_dir", nargs="?", default="runs", help="the runs folder (default runs)")
+    serve.add_argument(
+        "runs_dir",
+        nargs="?",
+        default=None,
+        help="the runs folder (default runs, made if there is none yet; a folder named here "
+        "must exist)",
+    )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=_port, default=8000, help="port, 1-65535 (default 8000)")
     serve.set_defaults(func=run)
@@ -974,14 +980,20 @@ def run(args: argparse.Namespace) -> int:
     """Serve a runs folder until interrupted."""
     from werkzeug.serving import make_server
 
-    runs = Path(args.runs_dir)
+    named = args.runs_dir is not None
+    runs = Path(args.runs_dir if named else "runs")
     if runs.exists() and not runs.is_dir():
         raise ValueError(f"runs folder {runs} is a file")
+    if named and not runs.exists():  # a slip of the name would leave a stray empty folder
+        raise ValueError(
+            f"runs folder {runs} does not exist: name the folder your runs are in, or none "
+            "(runs, made if there is none yet, where rummyzoo train writes runs by default)"
+        )
     _check_address(args.host, args.port)
     server = make_server(
         args.host,
         args.port,
-        create_app(args.runs_dir, args.host),
+        create_app(runs, args.host),
         threaded=True,
         request_handler=_handler_class(),
     )
@@ -990,7 +1002,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rummyzoo serve: created the runs folder {runs} (no runs yet; /play works)")
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(
-        f"rummyzoo serve: http://{host}:{args.port}/ (runs folder {args.runs_dir}; Ctrl-C stops)",
+        f"rummyzoo serve: http://{host}:{args.port}/ (runs folder {runs}; Ctrl-C stops)",
         flush=True,
     )
     if not _loopback(args.host):

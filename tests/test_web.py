@@ -577,7 +577,7 @@ def test_replay_error_for_bad_file(tmp_path):
         load_replay(tmp_path / "x.json")
 
 
-def test_serve_creates_a_missing_runs_folder_and_refuses_a_bad_seat(
+def test_serve_makes_only_its_default_runs_folder_and_refuses_a_bad_seat(
     runs, tmp_path, capsys, monkeypatch
 ):
 
@@ -595,9 +595,14 @@ def test_serve_creates_a_missing_runs_folder_and_refuses_a_bad_seat(
 
     monkeypatch.setattr("werkzeug.serving.make_server", lambda *a, **k: _Server())
     missing = tmp_path / "new_runs"
-    assert main(["serve", str(missing)]) == 0
-    assert served and missing.is_dir()
-    assert "created the runs folder" in capsys.readouterr().out
+    assert main(["serve", str(missing)]) == 2  # named: a slip of the name is refused
+    assert f"runs folder {missing} does not exist" in capsys.readouterr().err
+    assert not missing.exists() and not served
+    (tmp_path / "fresh").mkdir()
+    monkeypatch.chdir(tmp_path / "fresh")
+    assert main(["serve"]) == 0  # the default: made where there is none yet
+    assert served and (tmp_path / "fresh" / "runs").is_dir()
+    assert "created the runs folder runs" in capsys.readouterr().out
 
 
 def test_serve_refuses_a_bad_port_and_a_port_in_use_in_one_line(tmp_path, capsys):
@@ -613,7 +618,7 @@ def test_serve_refuses_a_bad_port_and_a_port_in_use_in_one_line(tmp_path, capsys
     taken.listen()
     try:
         port = taken.getsockname()[1]
-        assert main(["serve", str(tmp_path / "r"), "--port", str(port)]) == 2
+        assert main(["serve", str(tmp_path), "--port", str(port)]) == 2
     finally:
         taken.close()
     err = capsys.readouterr().err
