@@ -130,19 +130,44 @@ def run(args: argparse.Namespace) -> int:
     shown = ", ".join(f"{k}={v}" for k, v in options.items()) or "default rules"
     games = next(iter(results.values()))["games"] if results else 0
     steps = meta.get("steps")
+    run_dir = Path(args.checkpoint).resolve().parent.parent
     trained = f"trained {steps:,} steps, " if isinstance(steps, int) else ""
+    if steps == 0:  # the network as RL found it: the warm start's, where the run had one
+        warm = _warm_start(run_dir)
+        trained = f"{warm}, " if warm else "untrained: 0 steps, "
     print(
         f"{args.checkpoint} ({trained}{variant}, {players} players, {shown}): {args.deals:,} "
         f"duplicate deals per opponent ({games:,} games), seed {args.seed}"
     )
     print(format_results(results))
-    run_dir = Path(args.checkpoint).resolve().parent.parent
     if (run_dir / "summary.json").exists():  # a checkpoint of a run folder: recall the run
         print()
         print(recall_run(run_dir / "summary.json"))
+    elif (run_dir / "config.yaml").is_file() and (run_dir / "checkpoints").is_dir():
+        from rummyzoo.training.run_folder import run_progress
+
+        print()  # a run not finished (stopped, or training now): where it stands
+        print(f"the run it comes from, {run_dir}: {run_progress(run_dir)['text']}")
     if written is not None:
         print(f"wrote {written}")
     return 0
+
+
+def _warm_start(run_dir: Path) -> str | None:
+    """What the warm start of the run in ``run_dir`` was, from its state (None: none, or no
+    run's state there)."""
+    from rummyzoo.training.run_state import read_state
+
+    try:
+        pretrain = read_state(run_dir).get("pretrain")
+    except ValueError:
+        return None
+    if not isinstance(pretrain, dict):
+        return None
+    teacher, decisions = pretrain.get("teacher"), pretrain.get("decisions")
+    if not isinstance(decisions, int):
+        return "the warm start only"
+    return f"the warm start only ({decisions:,} decisions imitated from {teacher})"
 
 
 def recall_run(path: Path) -> str:

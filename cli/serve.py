@@ -41,12 +41,14 @@ import argparse
 import html
 import ipaddress
 import json
+import os
 import queue
 import socket
 import sys
 import threading
 import time
 import uuid
+import warnings
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -494,15 +496,19 @@ def _header(title: str, sub: str = "") -> str:
     )
 
 
-def _evaluations(folder: RunsFolder, run: Path) -> list[dict[str, Any]]:
+def _evaluations(folder: RunsFolder, run: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """A run's saved evaluations, and why there are none where every file that holds them is
+    damaged (the file named by its path in the runs folder), else None."""
     from rummyzoo.training.curves import EVALUATION_FILES, saved_evaluations
 
     if not all(folder.holds(run / name) for name in EVALUATION_FILES):  # a link out
-        return []
+        return [], None
     try:
-        return saved_evaluations(run)
-    except ValueError:  # a damaged file: the run is listed without its evaluations
-        return []
+        with warnings.catch_warnings():  # (a damaged file among sound ones: passed over)
+            warnings.simplefilter("ignore")
+            return saved_evaluations(run), None
+    except ValueError as exc:  # the run is listed without its evaluations, and says why
+        return [], str(exc).replace(str(folder.root) + os.sep, "")
 
 
 def _rate_cell(opponent: Any, result: Any, interval: bool) -> str | None:
@@ -602,33 +608,51 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
         rows = []
         for run in folder.runs():
             n_games = len(folder.games(run))
-            evals = _evaluations(folder, run)
-            last = ""
+            evals, damaged = _evaluations(folder, run)
+            last = "" if damaged is None else "(its evaluations cannot be read)"
             if evals and isinstance(evals[-1].get("results"), dict):
                 cells = (_rate_cell(o, r, False) for o, r in evals[-1]["results"].items())
                 last = ", ".join(c for c in cells if c is not None)
             rows.append(
                 [f'<a href="{_url("runs", run.name)}">{html.escape(run.name)}</a>',
-                 str(n_games), last]
+                 html.escape(run_state(run)), str(n_games), last]
             )  # fmt: skip
         listing = (
-            _table_rows(rows, ["run", "games", "last evaluation (win rate)"])
+            _table_rows(rows, ["run", "state", "games", "last evaluation (win rate)"])
             if rows
             else "<p>no runs yet: train one with <code>rummyzoo train CONFIG</code></p>"
         )
         body = _header("rummyzoo runs", html.escape(str(folder.root))) + f"<main>{listing}</main>"
         return page("rummyzoo runs", body)
 
+    def run_state(run: Path) -> str:
+        """Where a run stands (training now, stopped, finished); empty for a folder of games."""
+        from rummyzoo.training.run_folder import run_progress
+
+        if not (run / "config.yaml").is_file() or not folder.holds(run / "config.yaml"):
+            return ""
+        progress = run_progress(run)
+        if progress["status"] == "stopped":  # named as the page names the run
+            return progress["text"].replace(str(run), run.name)
+        return progress["text"]
+
     @app.get("/runs/<name>")
     def run_page(name: str) -> Any:
         run = folder.run(name)
         parts = []
+        state = run_state(run)
+        if state:
+            parts.append(f'<p class="run-state" id="run-state">{html.escape(state)}</p>')
         config = run / "config.yaml"
         if config.is_file() and folder.holds(config):
             with config.open(encoding="utf-8", errors="replace") as f:
                 text = f.read(20000)
             parts.append(f"<h3>config</h3><pre>{html.escape(text)}</pre>")
-        evals = _evaluations(folder, run)
+        evals, damaged = _evaluations(folder, run)
+        if damaged is not None:
+            parts.append(
+                f'<h3>evaluations</h3><div class="error" id="damaged">{html.escape(damaged)}</div>'
+            )
         if evals:
             rows = []
             for e in evals:

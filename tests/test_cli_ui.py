@@ -1094,3 +1094,26 @@ def test_arena_and_evaluate_write_their_files_before_a_closed_pipe_stops_them(
     assert (tmp_path / "a.csv").read_text()
     assert json.loads((tmp_path / "e.json").read_text())["results"]["random"]["games"] == 4
     assert json.loads((tmp_path / "r.json").read_text())["results"]["random"]["games"] == 4
+
+
+def test_evaluate_says_what_a_warm_start_is_and_where_its_run_stands(tmp_path, capsys):
+    """A run's step-0 network is named as its warm start (it printed "trained 0 steps"), and
+    the run it comes from, not finished, is said to have stopped and how to go on (nothing
+    was said of it)."""
+    import json
+
+    from run_helpers import untrained_checkpoint
+
+    run = tmp_path / "run"
+    net = untrained_checkpoint(run / "checkpoints" / "best.rz")
+    (run / "config.yaml").write_text("variant: knock_rummy\nn_timesteps: 4096\n")
+    pretrain = {"teacher": "knock.smart", "decisions": 2048}
+    (run / "state.json").write_text(json.dumps({"steps": 1024, "pretrain": pretrain}))
+    argv = ["evaluate", str(net), "--opponents", "random", "--deals", "2", "--workers", "1"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "(the warm start only (2,048 decisions imitated from knock.smart), knock_rummy" in out
+    assert f"the run it comes from, {run}: stopped at step 1,024 of 4,096: rummyzoo train " in out
+    (run / "state.json").write_text(json.dumps({"steps": 1024}))  # a run without one
+    assert main(argv) == 0
+    assert "(untrained: 0 steps, knock_rummy" in capsys.readouterr().out

@@ -978,3 +978,32 @@ def test_a_folder_of_arena_games_is_listed_with_its_games(runs):
     assert len(names) == 2 and all(name in page for name in names)
     assert client.get(f"/runs/ag/game/{names[0]}").status_code == 200
     assert client.get("/runs/notes").status_code == 404
+
+
+def test_a_runs_state_and_its_damaged_evaluations_are_shown(runs, monkeypatch):
+    """The index and a run's page say whether a run trains now (its lock's process lives),
+    stopped (and how to go on) or finished, and name an evaluations file that cannot be read
+    where no sound one is left (the page showed no evaluations and said nothing)."""
+    import os
+
+    run = runs / "r2"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "config.yaml").write_text("variant: knock_rummy\nn_timesteps: 4096\n")
+    (run / "state.json").write_text(json.dumps({"steps": 1024}))
+    client = create_app(runs).test_client()
+    stopped = "stopped at step 1,024 of 4,096: rummyzoo train --resume r2 goes on"
+    assert stopped in client.get("/").text and stopped in client.get("/runs/r2").text
+    (run / ".lock").write_text(f"{os.getpid()}\n")  # a process that lives holds it
+    assert f"training (pid {os.getpid()}), its last checkpoint at step 1,024 of 4,096" in (
+        client.get("/runs/r2").text
+    )
+    (run / ".lock").unlink()
+    (run / "summary.json").write_text(json.dumps({"steps": 4096}))
+    (run / "state.json").write_text(json.dumps({"steps": 4096}))
+    assert "finished: 4,096 steps" in client.get("/runs/r2").text
+    (run / "summary.json").unlink()
+    (run / "state.json").write_text("{")
+    (run / "evaluations.json").write_text("[1, 2, 3]")
+    page = client.get("/runs/r2").text
+    assert "r2/evaluations.json is corrupt" in page and str(runs) not in page, page
+    assert "(its evaluations cannot be read)" in client.get("/").text

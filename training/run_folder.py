@@ -389,6 +389,59 @@ def read_summary(run_dir: Path) -> dict[str, Any]:
     return summary
 
 
+def training_pid(run_dir: Path) -> int | None:
+    """The process that trains the run folder now (its lock file's pid, while that process
+    lives), else None. Read without taking the lock, which a run starting meanwhile needs."""
+    try:
+        text = (Path(run_dir) / LOCK_FILE).read_text().strip()
+        pid = int(text)
+    except (OSError, ValueError):
+        return None
+    if pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)  # no signal: whether it lives
+    except ProcessLookupError:
+        return None  # a killed run's lock file, which holds nothing
+    except PermissionError:
+        pass  # another user's process: it lives
+    return pid
+
+
+def run_progress(run_dir: Path) -> dict[str, Any]:
+    """Where a run folder stands: ``status`` ``finished`` (its ``summary.json`` is written),
+    ``training`` (a process trains it now: ``pid``), ``stopped`` (neither: interrupted, or
+    killed) or ``unreadable``; ``steps``, those of its last checkpoint (None before one),
+    ``total`` (its ``n_timesteps``, None where its config cannot be read); ``text``, a line
+    that says it."""
+    import yaml
+
+    run_dir = Path(run_dir)
+    try:
+        steps = read_state(run_dir).get("steps")
+    except ValueError:
+        return {"status": "unreadable", "steps": None, "total": None, "pid": None,
+                "text": "its state.json cannot be read"}  # fmt: skip
+    try:
+        total = yaml.safe_load((run_dir / "config.yaml").read_text()).get("n_timesteps")
+    except (OSError, ValueError, AttributeError, yaml.YAMLError):
+        total = None
+    total = total if isinstance(total, int) and not isinstance(total, bool) else None
+    steps = steps if isinstance(steps, int) and not isinstance(steps, bool) else None
+    pid = training_pid(run_dir)
+    of = "" if total is None else f" of {total:,}"
+    at = "before its first checkpoint" if steps is None else f"at step {steps:,}{of}"
+    if (run_dir / "summary.json").exists() and pid is None:
+        status, text = "finished", "finished" + ("" if steps is None else f": {steps:,} steps")
+    elif pid is not None:
+        last = "no checkpoint yet" if steps is None else f"its last checkpoint at step {steps:,}"
+        status, text = "training", f"training (pid {pid}), {last}{of}"
+    else:
+        status = "stopped"
+        text = f"stopped {at}: rummyzoo train --resume {run_dir} goes on"
+    return {"status": status, "steps": steps, "total": total, "pid": pid, "text": text}
+
+
 def rewind_run(run_dir: Path, steps_done: int) -> None:
     """A resumed run's TensorBoard and sample games as they were at its checkpoint: what was
     logged or played after it is logged and played again from there. The summary of a run
