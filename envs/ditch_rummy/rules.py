@@ -1026,6 +1026,78 @@ class DitchRummyGame(Game):
         )
         return f"player_{s.current} holds {held or 'no cards'}"
 
+    def illegal_reason(self, state: DitchState, action: int) -> str:
+        """Why ``action`` is illegal now: a draw over the hand's limit or the pile, a play
+        before the draw or a draw after it, a position past the hand, cards that make no meld,
+        a single that fits no meld, a meld or single after ditching began; empty where "not a
+        legal move" says enough."""
+        s = state
+        if s.over or not 0 <= action < self.num_actions:
+            return ""
+        hand = s.hands[s.current]
+        held = len(hand)
+        if s.phase == _DRAW:
+            if action >= self.meld_base:
+                return "draw first: a turn starts with a draw (of 0 cards or more)"
+            left = len(s.pile) - s.pile_pos
+            if action > left:
+                return f"only {left} card{'s are' if left != 1 else ' is'} left in the draw pile"
+            if action > self.max_hand - held:
+                room = self.max_hand - held
+                return (
+                    f"you hold {held} card{'s' if held != 1 else ''} and a hand holds at most "
+                    f"{self.max_hand}: draw {room} or fewer"
+                )
+            return ""
+        if action < self.meld_base:
+            return "you have drawn this turn already: meld, play singles, ditch, or end the turn"
+        if action == self.end_turn:
+            return ""
+        if action == self.ditch_all:
+            if held == 1:
+                return "ditch all takes 2 cards or more: ditch the one card by its number"
+            return "" if held else "your hand is empty: end the turn"
+        if action < self.single_base:
+            positions = self.meld_positions[action - self.meld_base]
+        elif action < self.ditch_base:
+            positions = ((action - self.single_base) // self.single_targets,)
+        else:
+            positions = (action - self.ditch_base,)
+        if positions[-1] >= held:
+            return (
+                f"you hold {held} card{'s' if held != 1 else ''}: positions 0 to {held - 1}"
+                if held
+                else "your hand is empty: end the turn"
+            )
+        if action >= self.ditch_base:
+            return ""
+        if s.phase == _DITCH:
+            return "you have begun to ditch: melds and singles come first (ditch more, or end the turn)"
+        orders = tuple(hand[p] for p in positions)
+        cards = format_cards(ORDER_TO_CARD[o] for o in orders)
+        if action < self.single_base:
+            if self.meld_kind(orders) == NO_MELD:
+                suit = " of one suit" if self.rules.runs_same_suit else ""
+                return (
+                    f"{cards} make no meld: a set is 2 or 3 cards of one rank, a blind run 2 or 3 "
+                    f"consecutive ranks{suit} (ace high only)"
+                )
+            return ""
+        o = orders[0]
+        fits = (s.set_count[o >> 2], s.below[o], s.above[o])
+        target = (action - self.single_base) % self.single_targets
+        if self.single_targets == 1:
+            if any(fits):
+                return ""
+            return f"{cards} fits no meld on the table (a set of its rank, or a run's end)"
+        if fits[target]:
+            return ""
+        if target == 0:
+            return f"{cards} fits no set on the table (none of its rank)"
+        side = "below" if target == 1 else "above"
+        suit = " of its suit" if self.rules.runs_same_suit else ""
+        return f"{cards} is not the rank just {side} a run{suit} on the table"
+
     def describe_action(self, s: DitchState, action: int, public: bool = False) -> str:
         """The action's name and, for the player to act, the cards it moves.
 

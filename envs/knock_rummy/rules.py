@@ -324,6 +324,42 @@ class KnockRummyGame(Game):
         allowed = "" if limit is None else f"you may knock at {limit} or less; "
         return f"your deadwood: {now} ({allowed}after discarding: {shown})"
 
+    def illegal_reason(self, state: KnockState, action: int) -> str:
+        """Why ``action`` is illegal now: a draw after drawing or a discard before it, a card
+        not in the hand, the card just taken from the discard pile, a knock over
+        ``knock_max_deadwood``; empty where "not a legal move" says enough."""
+        s = state
+        if s.over or not 0 <= action < NUM_ACTIONS:
+            return ""
+        if s.phase == _DRAW:
+            if action == TAKE_DISCARD and not s.discard:
+                return "the discard pile is empty: draw from the stock"
+            if action == DRAW_STOCK and s.stock_pos >= len(s.stock):
+                return "the stock is empty"
+            if action >= DISCARD_BASE:
+                return "draw first: a turn starts with a card from the stock or the discard pile"
+            return ""
+        if action < DISCARD_BASE:
+            return "you have drawn this turn already: discard a card, or knock with one"
+        card = (action - DISCARD_BASE) % NUM_CARDS
+        name = format_card(card)
+        if not s.bits[s.current] >> card & 1:
+            return f"{name} is not in your hand"
+        if card == s.taken and not self.rules.allow_discard_of_taken:
+            return (
+                f"{name} was just taken from the discard pile: it cannot be thrown back this "
+                "turn (option allow_discard_of_taken)"
+            )
+        limit = self.rules.knock_max_deadwood
+        if action >= KNOCK_BASE and limit is not None:
+            left = self.solver.deadwood_after_discards(s.bits[s.current])[card]
+            if left > limit:
+                return (
+                    f"knocking with {name} leaves {left} deadwood, more than {limit} "
+                    "(option knock_max_deadwood)"
+                )
+        return ""
+
     def __init__(self, rules: KnockRummyRules, match: Any, kernels: Any = None) -> None:
         # ``kernels``: None = the compiled kernels where built, PURE = the Python code, or a
         # kernels module (rummyzoo.envs.native.resolve_kernels).
