@@ -147,7 +147,7 @@ def test_each_command_keeps_its_own_defaults() -> None:
     demo = parser.parse_args(["demo", "ditch_rummy"])
     assert (arena.deals, evaluate.deals) == (100, 500)
     assert (arena.seed, play.seed, demo.seed) == (0, None, 0)
-    assert arena.players == play.players == 2
+    assert arena.players == 2 and play.players is None  # play's: a checkpoint opponent's, else 2
 
 
 def test_the_readme_table_of_shared_options_is_match_options() -> None:
