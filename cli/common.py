@@ -90,9 +90,11 @@ def output_file(
     parent = next((p for p in out.parents if p.exists()), Path("."))
     if not parent.is_dir():
         raise ValueError(f"{flag} {path}: {parent} is a file, not a folder")
-    if suffix and not out.suffix:
+    # a stream (/dev/stdout, a pipe) is written as it is, whatever its name
+    stream = out.exists() and not out.is_file()
+    if suffix and not out.suffix and not stream:
         out = out.with_suffix(suffix)
-    if suffixes and out.suffix.lower() not in suffixes:
+    if suffixes and out.suffix.lower() not in suffixes and not stream:
         raise ValueError(f"{flag} {path}: the file must end in {' or '.join(suffixes)}")
     check_not_inputs(out, flag, path, inputs)
     _check_writable(parent, flag, path)

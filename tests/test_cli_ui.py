@@ -1117,3 +1117,25 @@ def test_evaluate_says_what_a_warm_start_is_and_where_its_run_stands(tmp_path, c
     (run / "state.json").write_text(json.dumps({"steps": 1024}))  # a run without one
     assert main(argv) == 0
     assert "(untrained: 0 steps, knock_rummy" in capsys.readouterr().out
+
+
+def test_a_page_or_a_replay_goes_to_a_stream_under_any_name(tmp_path) -> None:
+    """``replay --html /dev/stdout`` and ``play --save /dev/stdout`` write the stream (the
+    name checks of a page and a replay are for files: they made /dev/stdout.html)."""
+    import subprocess
+    import sys
+
+    from rummyzoo.agents.arena import record_episode
+    from rummyzoo.envs.replay import save_replay
+
+    game = save_replay(
+        record_episode("knock_rummy", 2, ["random", "random"], seed=1), tmp_path / "g.json"
+    )
+    cli = [sys.executable, "-m", "rummyzoo.cli.main"]
+    page = subprocess.run([*cli, "replay", str(game), "--html", "/dev/stdout"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert page.returncode == 0 and page.stdout.startswith("<!DOCTYPE html>"), page.stderr
+    played = subprocess.run([*cli, "play", "knock_rummy", "--seed", "1", "--save", "/dev/stdout"],
+                            input="quit\n", capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert played.returncode == 0 and '"variant": "knock_rummy"' in played.stdout, played.stderr
+    assert not Path("/dev/stdout.html").exists() and not Path("/dev/stdout.json").exists()
