@@ -712,21 +712,33 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
             raise RequestError(400, str(exc)) from None
 
     # -- playing
-    def opponent_choices() -> list[str]:
-        names = []
+    def heuristic_choices() -> list[str]:
+        names: list[str] = []
         for variant in VARIANTS:
             names += [n for n in agent_names(variant) if n not in names]
-        return names + folder.checkpoints()
+        return names
 
-    def checkpoint_game(chosen: str) -> tuple[str, int] | None:
-        """The variant and players of the runs folder's checkpoint ``chosen`` (None: not one,
-        or unreadable)."""
-        if chosen not in folder.checkpoints():
+    read_games: dict[tuple[str, int, int], tuple[str, int] | None] = {}
+
+    def checkpoint_game(path: Path) -> tuple[str, int] | None:
+        """The variant and players of the checkpoint at ``path`` (None: unreadable, or of no
+        variant here); read once while the file stays as it is."""
+        try:
+            stat = path.stat()
+        except OSError:
             return None
+        key = (str(path), stat.st_mtime_ns, stat.st_size)
+        if key not in read_games:
+            if len(read_games) > 4096:  # (files rewritten again and again)
+                read_games.clear()
+            read_games[key] = _read_game(path)
+        return read_games[key]
+
+    def _read_game(path: Path) -> tuple[str, int] | None:
         from rummyzoo.agents.checkpoints import read_meta
 
         try:
-            meta = read_meta(folder.root / chosen)
+            meta = read_meta(path)
         except (OSError, ValueError):
             return None
         variant, players = meta.get("variant"), meta.get("num_players")
@@ -737,8 +749,10 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
     @app.get("/play")
     def play_form() -> Any:
         chosen = request.args.get("opponent", "")
-        # a checkpoint plays its own variant and player count: the form starts with them
-        variant_chosen, players = checkpoint_game(chosen) or ("", 2)
+        # each checkpoint's game, read once: choosing one in the form sets its variant and
+        # players, and the form starts with the chosen one's
+        games = {name: checkpoint_game(folder.root / name) for name in folder.checkpoints()}
+        variant_chosen, players = games.get(chosen) or ("", 2)
         variants = "".join(
             f'<option value="{v}"{" selected" if v == variant_chosen else ""}>'
             f"{html.escape(VARIANT_TITLES.get(v, v))}</option>"
@@ -747,14 +761,14 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
 
         def choice(name: str) -> str:
             # a checkpoint's option carries its game, which choosing it sets in the form
-            game = checkpoint_game(name)
+            game = games.get(name)
             data = "" if game is None else f' data-variant="{game[0]}" data-players="{game[1]}"'
             selected = " selected" if name == chosen else ""
             return (
                 f'<option value="{html.escape(name)}"{data}{selected}>{html.escape(name)}</option>'
             )
 
-        options = "".join(choice(o) for o in opponent_choices())
+        options = "".join(choice(o) for o in [*heuristic_choices(), *games])
         body = (
             _header("play a game")
             + f"""<main><form id="new-game" class="panel">
@@ -853,8 +867,10 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             raise RequestError(400, f"unknown field(s): {', '.join(unknown)}")
         opponent, label = resolve_opponent(data.get("opponent", "random"))
         # a checkpoint's own variant and player count where the request leaves them out
-        game_of = checkpoint_game(label) if opponent.endswith(".rz") else None
+        game_of = checkpoint_game(Path(opponent)) if opponent.endswith(".rz") else None
         variant = data.get("variant", game_of[0] if game_of else None)
+        if variant is None:
+            raise RequestError(400, f"send a variant: one of {', '.join(VARIANTS)}")
         if not isinstance(variant, str) or variant not in VARIANTS:
             raise RequestError(400, f"unknown variant {variant!r}: choose {', '.join(VARIANTS)}")
         players = data.get("players", game_of[1] if game_of and game_of[0] == variant else 2)

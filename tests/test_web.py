@@ -561,6 +561,13 @@ def test_a_checkpoint_opponent_gives_a_request_its_game(runs):
     assert f"checkpoint {net} does not match" in error and str(runs) not in error, error
     form = client.get("/play").text
     assert f'value="{net}" data-variant="ditch_rummy" data-players="3">' in form
+    # any checkpoint of the folder, one the form does not list too (a snapshot of the pool)
+    (runs / "r1" / "pool").mkdir()
+    (runs / "r1" / "pool" / "snap.rz").write_bytes((folder / "best.rz").read_bytes())
+    snap = client.post("/api/games", json={"opponent": "r1/pool/snap.rz"})
+    assert snap.status_code == 201 and snap.json["variant"] == "ditch_rummy", snap.json
+    none = client.post("/api/games", json={"opponent": "random"})
+    assert none.status_code == 400 and none.json["error"].startswith("send a variant: one of")
 
 
 def test_a_damaged_game_is_named_as_the_page_names_it(runs):
