@@ -631,10 +631,9 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
 
         if not (run / "config.yaml").is_file() or not folder.holds(run / "config.yaml"):
             return ""
-        progress = run_progress(run)
-        if progress["status"] == "stopped":  # named as the page names the run
-            return progress["text"].replace(str(run), run.name)
-        return progress["text"]
+        # the run named as a command typed where the server was started finds it
+        shown = os.path.relpath(run)
+        return run_progress(Path(shown if not shown.startswith("..") else run))["text"]
 
     @app.get("/runs/<name>")
     def run_page(name: str) -> Any:

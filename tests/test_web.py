@@ -997,8 +997,9 @@ def test_a_runs_state_and_its_damaged_evaluations_are_shown(runs, monkeypatch):
     (run / "checkpoints").mkdir(parents=True)
     (run / "config.yaml").write_text("variant: knock_rummy\nn_timesteps: 4096\n")
     (run / "state.json").write_text(json.dumps({"steps": 1024}))
+    monkeypatch.chdir(runs.parent)  # where the server was started: the runs are in runs/
     client = create_app(runs).test_client()
-    stopped = "stopped at step 1,024 of 4,096: rummyzoo train --resume r2 goes on"
+    stopped = "stopped at step 1,024 of 4,096: rummyzoo train --resume runs/r2 goes on"
     assert stopped in client.get("/").text and stopped in client.get("/runs/r2").text
     (run / ".lock").write_text(f"{os.getpid()}\n")  # a process that lives holds it
     assert f"training (pid {os.getpid()}), its last checkpoint at step 1,024 of 4,096" in (
