@@ -1001,10 +1001,15 @@ def test_a_runs_state_and_its_damaged_evaluations_are_shown(runs, monkeypatch):
     client = create_app(runs).test_client()
     stopped = "stopped at step 1,024 of 4,096: rummyzoo train --resume runs/r2 goes on"
     assert stopped in client.get("/").text and stopped in client.get("/runs/r2").text
-    (run / ".lock").write_text(f"{os.getpid()}\n")  # a process that lives holds it
-    assert f"training (pid {os.getpid()}), its last checkpoint at step 1,024 of 4,096" in (
-        client.get("/runs/r2").text
-    )
+    from rummyzoo.training.run_folder import run_lock
+
+    with run_lock(run):  # as a run that trains holds it
+        assert f"training (pid {os.getpid()}), its last checkpoint at step 1,024 of 4,096" in (
+            client.get("/runs/r2").text
+        )
+    # a killed run's lock file, naming a pid that lives (another process has it now)
+    (run / ".lock").write_text(f"{os.getpid()}\n")
+    assert stopped in client.get("/runs/r2").text
     (run / ".lock").unlink()
     (run / "summary.json").write_text(json.dumps({"steps": 4096}))
     (run / "state.json").write_text(json.dumps({"steps": 4096}))

@@ -389,20 +389,40 @@ def read_summary(run_dir: Path) -> dict[str, Any]:
     return summary
 
 
-def training_pid(run_dir: Path) -> int | None:
-    """The process that trains the run folder now (its lock file's pid, while that process
-    lives), else None. Read without taking the lock, which a run starting meanwhile needs."""
+def _flock_held(path: Path) -> bool | None:
+    """Whether a process holds a ``flock`` on the file ``path`` now, from the kernel's table of
+    locks (``/proc/locks``, Linux; None where it cannot be read). Read without taking the lock,
+    which a run starting meanwhile needs."""
     try:
-        text = (Path(run_dir) / LOCK_FILE).read_text().strip()
-        pid = int(text)
+        stat = path.stat()
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    where = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}:{stat.st_ino}"
+    return any(
+        len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == where
+        for fields in (line.split() for line in table.splitlines())
+    )
+
+
+def training_pid(run_dir: Path) -> int | None:
+    """The process that trains the run folder now (the pid its lock file names while the lock
+    is held), else None. A killed run's lock file holds nothing, whatever process has its
+    pid now; where the locks cannot be read (not Linux), the pid's process living counts."""
+    path = Path(run_dir) / LOCK_FILE
+    try:
+        pid = int(path.read_text().strip())
     except (OSError, ValueError):
         return None
     if pid <= 0:
         return None
+    held = _flock_held(path)
+    if held is not None:
+        return pid if held else None
     try:
         os.kill(pid, 0)  # no signal: whether it lives
     except ProcessLookupError:
-        return None  # a killed run's lock file, which holds nothing
+        return None
     except PermissionError:
         pass  # another user's process: it lives
     return pid
