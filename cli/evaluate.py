@@ -102,11 +102,11 @@ def run(args: argparse.Namespace) -> int:
                     pool=pool, keep_deals=kept,
                 )  # fmt: skip
             except OtherArenaError as exc:
-                differ = ", ".join("checkpoint" if d == "agents" else d for d in exc.differ)
                 raise ValueError(
                     f"--keep-deals {args.keep_deals} holds the deals of another evaluation "
-                    f"against {opponent} ({exc.path.name}: not this one's {differ}): give "
-                    "another folder"
+                    f"against {opponent} ({exc.path.name}: not this one's "
+                    f"{_what_differs(exc, opponent)}): give another folder, or remove that "
+                    "file"
                 ) from None
             if args.report:  # printed once the files are written
                 reports.append(
@@ -151,6 +151,22 @@ def run(args: argparse.Namespace) -> int:
     if written is not None:
         print(f"wrote {written}")
     return 0
+
+
+def _what_differs(exc: Any, opponent: str) -> str:
+    """What of an evaluation differs from the one whose deals a file keeps: the checkpoint
+    (the arena's first agent), the opponent (the others), the options...."""
+    named = []
+    for key in exc.differ:
+        if key != "agents":
+            named.append(key)
+            continue
+        before, now = exc.stored.get("agents") or [None], exc.ours.get("agents") or [None]
+        if before[:1] != now[:1]:
+            named.append("checkpoint")
+        if before[1:] != now[1:]:
+            named.append(f"opponent {opponent}")
+    return ", ".join(named)
 
 
 def _warm_start(run_dir: Path) -> str | None:

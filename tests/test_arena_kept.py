@@ -240,6 +240,15 @@ def test_evaluate_names_a_folder_of_another_evaluation(tmp_path, capsys) -> None
     err = capsys.readouterr().err
     assert (
         f"--keep-deals {kept} holds the deals of another evaluation against random "
-        "(random.npz: not this one's checkpoint): give another folder"
+        "(random.npz: not this one's checkpoint): give another folder, or remove that file"
     ) in err, err
     assert (kept / "random.npz").read_bytes() == before
+    # the opponent changed, the checkpoint not: the opponent is named
+    opponent = untrained_checkpoint(tmp_path / "opp.rz", ("seed=3",))
+    against = ["--opponents", str(opponent), "--workers", "1", "--deals", "2"]
+    assert cli.main(["evaluate", str(a), *against, "--keep-deals", str(kept)]) == 0
+    untrained_checkpoint(opponent, ("seed=4",))  # trained again
+    capsys.readouterr()
+    assert cli.main(["evaluate", str(a), *against, "--keep-deals", str(kept)]) == 2
+    err = capsys.readouterr().err
+    assert f"not this one's opponent {opponent})" in err, err

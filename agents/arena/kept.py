@@ -41,9 +41,13 @@ class OtherArenaError(ValueError):
     """A file of kept deals that belongs to another arena: ``path``, and ``differ``, what of
     the arena differs (``agents``, ``seed``...)."""
 
-    def __init__(self, path: Path, differ: list[str]) -> None:
+    def __init__(
+        self, path: Path, differ: list[str], stored: dict[str, Any], ours: dict[str, Any]
+    ) -> None:
         self.path = path
         self.differ = differ
+        self.stored = stored  # the file's arena, and this run's
+        self.ours = ours
         super().__init__(
             f"{path} keeps the deals of another arena: not this run's {', '.join(differ)} "
             "(give another file, or run the arena that made it)"
@@ -146,7 +150,7 @@ class DealRows:
         if stored != self.key:
             ours = self.key or {}
             differ = [k for k in sorted(set(stored) | set(ours)) if stored.get(k) != ours.get(k)]
-            raise OtherArenaError(self.path, differ)
+            raise OtherArenaError(self.path, differ, stored, ours)
         deals = arrays.pop("deals")
         n = self.per_deal
         expected = set(GAME_ARRAYS) - ({"decks"} if not self.keep_decks else set())
