@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import rummyzoo.agents.arena as arena_module
-from rummyzoo.agents.arena import _batch_groups, _deal_runs, run_arena
+from rummyzoo.agents.arena import _parts, run_arena
 from rummyzoo.cli import main as cli
 
 AGENTS = ["random", "knock.greedy"]
@@ -72,43 +72,63 @@ def test_more_deals_play_only_the_new_ones_on_workers_and_in_batches(tmp_path) -
         "knock_rummy", 2, AGENTS, deals=20, seed=5, workers=2, batch=4, keep_deals=kept
     )
     _same(more, whole)
-    assert more.notes and more.notes[0].startswith("9 of the 20 deals were read")
+    # parts of 2 deals on two workers: deal 8's part lacks deal 9, and is played again whole
+    assert more.notes and more.notes[0].startswith("8 of the 20 deals were read")
 
 
-def test_a_batched_arena_stopped_between_its_groups_goes_on(tmp_path, monkeypatch) -> None:
-    """In one process with batches, the deals are played and kept group after group: a stop
-    in the third group keeps the first two, and the run that goes on gives the whole run's
+def test_a_batched_arena_stopped_between_its_parts_goes_on(tmp_path, monkeypatch) -> None:
+    """In one process with batches, the deals are played and kept part after part: a stop
+    in the third part keeps the first two, and the run that goes on gives the whole run's
     games."""
     kept = tmp_path / "deals.npz"
     whole = run_arena("knock_rummy", 2, AGENTS, deals=400, seed=6, batch=8)
-    groups = _batch_groups(list(range(400)), 2, 8)
-    assert len(groups) > 2
+    parts = _parts(400, 2, 1, 8)
+    assert len(parts) > 2
     _stop_at(monkeypatch, "play_batched", 3)
     with pytest.raises(KeyboardInterrupt):
         run_arena("knock_rummy", 2, AGENTS, deals=400, seed=6, batch=8, keep_deals=kept)
     with np.load(kept) as data:
-        assert data["deals"].tolist() == groups[0] + groups[1]
+        assert data["deals"].tolist() == list(range(parts[1][1]))
     monkeypatch.undo()
     _same(run_arena("knock_rummy", 2, AGENTS, deals=400, seed=6, batch=8, keep_deals=kept), whole)
 
 
+def test_a_longer_batched_arena_plays_the_parts_of_one_run(tmp_path, monkeypatch) -> None:
+    """10 deals kept, then 400 with the same batches: the part the first run cut short is
+    played again whole, so that every batch of games is the one a run of 400 deals plays (a
+    network's close scores can round otherwise in another batch)."""
+    kept = tmp_path / "deals.npz"
+    run_arena("knock_rummy", 2, AGENTS, deals=10, seed=6, batch=8, keep_deals=kept)
+    calls: list[list[int]] = []
+    original = arena_module._Table.play_batched
+
+    def recorded(self, deals, batch, bar=None):
+        calls.append(list(deals))
+        return original(self, deals, batch, bar)
+
+    monkeypatch.setattr(arena_module._Table, "play_batched", recorded)
+    longer = run_arena("knock_rummy", 2, AGENTS, deals=400, seed=6, batch=8, keep_deals=kept)
+    assert calls == [list(range(a, b)) for a, b in _parts(400, 2, 1, 8)]
+    assert not longer.notes  # the ten were played again, inside their part
+    calls.clear()
+    run_arena("knock_rummy", 2, AGENTS, deals=400, seed=6, batch=8, keep_deals=kept)
+    assert not calls
+
+
 @pytest.mark.parametrize("per_deal, batch", [(2, 8), (12, 16), (6, 4), (5, 7), (24, 1)])
-def test_batch_groups_hold_whole_batches(per_deal, batch) -> None:
-    """Each group but the last starts and ends on a batch's edge, counted in games from the
-    run's first, so its batches are those of one call over every deal; a group of the deals
-    left after some were kept holds only those."""
-    deals = list(range(300))
-    groups = _batch_groups(deals, per_deal, batch)
-    assert [d for g in groups for d in g] == deals
-    for group in groups[:-1]:
-        assert group[0] * per_deal % batch == 0 and (group[-1] + 1) * per_deal % batch == 0
-    left = [d for d in deals if d % 7]
-    assert [d for g in _batch_groups(left, per_deal, batch) for d in g] == left
-
-
-def test_deal_runs() -> None:
-    assert _deal_runs([0, 1, 2, 5, 7, 8]) == [(0, 3), (5, 6), (7, 9)]
-    assert _deal_runs([]) == []
+def test_parts_of_batches_hold_whole_batches(per_deal, batch) -> None:
+    """In one process, each part but the last starts and ends on a batch's edge, counted in
+    games from the run's first, so its batches are those of one call over every deal; with
+    workers, about 8 parts a worker; the parts cover the deals in order."""
+    for deals in (1, 7, 300):
+        parts = _parts(deals, per_deal, 1, batch)
+        assert [d for a, b in parts for d in range(a, b)] == list(range(deals))
+        if batch > 1:
+            for a, b in parts[:-1]:
+                assert a * per_deal % batch == 0 and b * per_deal % batch == 0
+        else:
+            assert all(b - a == 1 for a, b in parts)
+    assert len(_parts(300, per_deal, 2, batch)) == 16
 
 
 def test_a_file_of_another_arena_is_refused_and_left_as_it_was(tmp_path) -> None:

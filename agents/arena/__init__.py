@@ -783,14 +783,17 @@ def run_arena(
         }
         played = DealRows(per_deal, keep_decks, keep_deals, key)
         played.load()  # (another arena's file: refused here, before any play)
-    todo = played.missing(deals)
-    read = deals - len(todo)
+    workers = min(workers, deals)
+    # the parts the run plays, as one run of these deals plays them; a part the file lacks a
+    # deal of is played whole, so that each part's games are those of one run (a network's
+    # batch of games, a worker's chunk)
+    todo = [(a, b) for a, b in _parts(deals, per_deal, workers, batch) if played.lacks(a, b)]
+    read = deals - sum(b - a for a, b in todo)
     if read:
         notes.append(
             f"{read} of the {deals} deals were read from {keep_deals} (played by an earlier run "
             "of this arena), the rest played now"
         )
-    workers = min(workers, max(1, len(todo)))
     start_time = time.perf_counter()
     try:
         with _progress_bar(deals * per_deal, quiet, labels) as bar:
@@ -801,21 +804,26 @@ def run_arena(
                 table = _Table(plan, policies, match)
                 table.build_policies()  # torch imported (by a checkpoint) before it is set
                 with _one_torch_thread():
-                    if batch > 1:
-                        for group in _batch_groups(todo, per_deal, batch):
-                            played.add(group, table.play_batched(group, batch, bar))
-                    else:
-                        for deal in todo:
-                            played.add([deal], table.play_deals(deal, deal + 1))
-                            bar.update(per_deal)
+                    for a, b in todo:
+                        if batch > 1:
+                            played.add(range(a, b), table.play_batched(range(a, b), batch, bar))
+                        else:
+                            played.add(range(a, b), table.play_deals(a, b))
+                            bar.update((b - a) * per_deal)
             elif pool is not None:
-                _play_parallel(plan, todo, workers, bar, pool, played.add)
+                _play_parallel(plan, todo, bar, pool, played.add)
             else:
-                with ArenaWorkers(workers) as own:
-                    _play_parallel(plan, todo, workers, bar, own, played.add)
+                with ArenaWorkers(min(workers, len(todo))) as own:
+                    _play_parallel(plan, todo, bar, own, played.add)
     except BaseException as stop:
-        # what was played is kept (a stop, a dead worker, an agent's failure)
-        if played.save() and isinstance(stop, KeyboardInterrupt):
+        # what was played is kept (a stop, a dead worker, an agent's failure); a file that
+        # cannot be written then is said, and the stop goes on as it came
+        try:
+            saved = played.save()
+        except Exception as failed:  # (a full disk...)
+            stop.add_note(f"the deals played could not be kept in {keep_deals}: {failed}")
+            saved = False
+        if saved and isinstance(stop, KeyboardInterrupt):
             kept = sum(1 for d in played.rows if d < deals)
             stop.add_note(
                 f"{kept} of the {deals} deals are kept in {keep_deals}: the same arena with that "
@@ -855,60 +863,61 @@ def run_arena(
     )
 
 
-def _deal_runs(deals: Sequence[int]) -> list[tuple[int, int]]:
-    """``deals`` (increasing) as ranges ``(start, stop)`` of consecutive deals."""
-    runs: list[tuple[int, int]] = []
-    for deal in deals:
-        if runs and runs[-1][1] == deal:
-            runs[-1] = (runs[-1][0], deal + 1)
-        else:
-            runs.append((deal, deal + 1))
-    return runs
-
-
-def _batch_groups(deals: Sequence[int], per_deal: int, batch: int) -> list[list[int]]:
-    """``deals`` (increasing) in groups to play and keep one after another with ``batch`` games
-    at once: each a block of whole batches (deal numbers from a multiple of the block's
-    size), so that every batch holds the games it holds when all the deals are played in one
-    call (the network's scores of a batch can differ in their last bits from another batch's)."""
-    whole = batch // math.gcd(batch, per_deal)  # the fewest deals that fill whole batches
-    size = whole * max(1, math.ceil(max(256, 4 * batch) / (whole * per_deal)))
-    groups: dict[int, list[int]] = {}
-    for deal in deals:
-        groups.setdefault(deal // size, []).append(deal)
-    return list(groups.values())
+def _parts(deals: int, per_deal: int, workers: int, batch: int) -> list[tuple[int, int]]:
+    """The ranges of deals ``(start, stop)`` that a run of ``deals`` deals plays as one part:
+    a worker's chunk (about 8 a worker), a block of whole batches in one process (deal
+    numbers from a multiple of the block's size, so that every batch holds the games it holds
+    when all the deals are played in one call: a network's scores of a batch can differ in
+    their last bits from another batch's), else one deal."""
+    if workers > 1:
+        size = max(1, math.ceil(deals / (workers * 8)))
+    elif batch > 1:
+        whole = batch // math.gcd(batch, per_deal)  # the fewest deals that fill whole batches
+        size = whole * max(1, math.ceil(max(256, 4 * batch) / (whole * per_deal)))
+    else:
+        size = 1
+    return [(start, min(start + size, deals)) for start in range(0, deals, size)]
 
 
 def _play_parallel(
     plan: _Plan,
-    deals: Sequence[int],
-    workers: int,
+    parts: Sequence[tuple[int, int]],
     bar: Any,
     pool: ArenaWorkers,
-    done: Callable[[list[int], dict[str, Any]], None],
+    done: Callable[[range, dict[str, Any]], None],
 ) -> None:
-    """Play chunks of ``deals`` (increasing) in the pool's processes, each chunk's games handed
-    to ``done`` (its deals, its part) as it finishes."""
-    chunk = max(1, math.ceil(len(deals) / (workers * 8)))
-    bounds = [
-        (start, min(start + chunk, stop))
-        for first, stop in _deal_runs(deals)
-        for start in range(first, stop, chunk)
-    ]
+    """Play each part ``(start, stop)`` of the deals in the pool's processes, its games
+    handed to ``done`` (its deals, its part) as it finishes; where one fails, the others that
+    finish are handed over before its error is raised."""
     key = uuid.uuid4().hex
     # pickled once (its agents may be networks), sent with every chunk, read once per worker
     packed = pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL)
-    pending: dict[Any, int] = {}
+    pending: dict[Any, tuple[int, int]] = {}
+
+    def take(futures: Any) -> BaseException | None:
+        """Hand over the finished parts of ``futures``; the first error among them."""
+        error = None
+        for future in futures:
+            a, b = pending.pop(future)
+            if future.cancelled():
+                continue
+            failed = future.exception()
+            if failed is not None:
+                error = error or failed
+                continue
+            done(range(a, b), future.result())
+            bar.update((b - a) * len(plan.seatings))
+        return error
+
     try:
         executor = pool.executor()
-        for i, (a, b) in enumerate(bounds):
-            pending[executor.submit(_worker_play, key, packed, a, b)] = i
+        for a, b in parts:
+            pending[executor.submit(_worker_play, key, packed, a, b)] = (a, b)
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                a, b = bounds[pending.pop(future)]
-                done(list(range(a, b)), future.result())
-                bar.update((b - a) * len(plan.seatings))
+            error = take(finished)
+            if error is not None:
+                raise error
     except BrokenProcessPool:
         pool._drop()  # a worker died: the next run starts new processes
         raise ProcessDied(
@@ -921,7 +930,8 @@ def _play_parallel(
     except BaseException:
         for future in pending:
             future.cancel()
-        wait(pending)  # the pool is left idle for the next run
+        wait(pending)  # the pool is left idle for the next run; what finished is kept
+        take(list(pending))
         raise
 
 

@@ -106,9 +106,9 @@ class DealRows:
             self._unsaved = True
             self.save(force=False)
 
-    def missing(self, deals: int) -> list[int]:
-        """The deals of ``range(deals)`` not played yet."""
-        return [d for d in range(deals) if d not in self.rows]
+    def lacks(self, start: int, stop: int) -> bool:
+        """Whether a deal of ``range(start, stop)`` is not played yet."""
+        return any(d not in self.rows for d in range(start, stop))
 
     def merged(self, deals: int) -> tuple[dict[str, np.ndarray], list[str]]:
         """The games of deals ``0 .. deals-1``, deal after deal, and their replays."""
