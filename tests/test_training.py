@@ -984,8 +984,11 @@ def test_charts_and_the_pool_rating_of_a_run_with_few_games(tmp_path):
     assert any(snap["rating"] != 0.0 for snap in state["pool"])
 
 
-@pytest.mark.parametrize("smoke", ["smoke_ppo.yaml", "smoke_dqn.yaml"])
-def test_charts_record_every_game_of_a_rollout_once(tmp_path, monkeypatch, smoke):
+@pytest.mark.parametrize(
+    "smoke, log_interval",
+    [("smoke_ppo.yaml", 1), ("smoke_ppo.yaml", 3), ("smoke_dqn.yaml", 1)],
+)
+def test_charts_record_every_game_of_a_rollout_once(tmp_path, monkeypatch, smoke, log_interval):
     """A rollout that finishes a few hundred games (single hands against random play on 32
     games) records its charts once, over all its games: the logger keeps a key's last record
     until it writes them, so records at every 50 games kept only the last 50 of a rollout."""
@@ -1008,13 +1011,14 @@ def test_charts_record_every_game_of_a_rollout_once(tmp_path, monkeypatch, smoke
         "n_envs=32",
         "n_timesteps=4096",
         "opponents=[{name: random, weight: 1}]",
+        f"log_interval={log_interval}",
     ]
     if smoke == "smoke_ppo.yaml":
         overrides.append("hyperparams.n_steps=32")  # rollouts of 1,024 steps
     config = str(Path(__file__).resolve().parent.parent / "configs" / smoke)
     train_from_file(config, overrides, str(run), ["t"], progress="off")
     most = max(games for _, games in recorded)
-    assert most > (100 if smoke == "smoke_ppo.yaml" else 45), recorded
+    assert most > (100 * log_interval if smoke == "smoke_ppo.yaml" else 45), recorded
     acc = EventAccumulator(str(run / "tb" / "run_1"), size_guidance={"scalars": 0})
     acc.Reload()
     points = [e.step for e in acc.Scalars("charts/game_length")]

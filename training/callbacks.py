@@ -243,6 +243,7 @@ class RunCallback(BaseCallback):
     def _init_callback(self) -> None:
         # The model's count: a resumed run continues every schedule from its checkpoint's step.
         steps = self.num_timesteps = int(self.model.num_timesteps)
+        self._rollouts = 0  # this session's: PPO writes its records after every log_interval-th
         cfg = self.config
 
         def first_due(interval: int, done_here: bool) -> int:
@@ -370,10 +371,16 @@ class RunCallback(BaseCallback):
                 self._flush_games()
                 self.logger.dump(steps)  # (its own writes came before this, in the rollout)
             return
-        # PPO: every game of the rollout in one record (the logger keeps a key's last record
-        # until it writes them, after the rollout: records at every 50 games kept the last 50)
-        if due or len(self._since_log) >= 50:
+        # PPO: every game since the last record in one record, at a rollout after which it
+        # writes its records (every log_interval-th: the logger keeps a key's last record until
+        # then, so records at every 50 games kept the last 50); where scheduled work is due
+        # after another rollout, they are written here
+        self._rollouts += 1
+        writes = self._rollouts % self.config.log_interval == 0
+        if (writes and len(self._since_log) >= 50) or (due and self._since_log):
             self._flush_games()
+            if not writes:
+                self.logger.dump(steps)
 
     def _off_policy(self) -> bool:
         from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
