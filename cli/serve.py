@@ -48,7 +48,6 @@ import sys
 import threading
 import time
 import uuid
-import warnings
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -497,18 +496,19 @@ def _header(title: str, sub: str = "") -> str:
 
 
 def _evaluations(folder: RunsFolder, run: Path) -> tuple[list[dict[str, Any]], str | None]:
-    """A run's saved evaluations, and why there are none where every file that holds them is
-    damaged (the file named by its path in the runs folder), else None."""
-    from rummyzoo.training.curves import EVALUATION_FILES, saved_evaluations
+    """A run's saved evaluations, and what is wrong with its files that hold them and cannot
+    be read (each named by its path in the runs folder), else None."""
+    from rummyzoo.training.curves import EVALUATION_FILES, read_evaluations
 
     if not all(folder.holds(run / name) for name in EVALUATION_FILES):  # a link out
         return [], None
     try:
-        with warnings.catch_warnings():  # (a damaged file among sound ones: passed over)
-            warnings.simplefilter("ignore")
-            return saved_evaluations(run), None
+        history, damaged = read_evaluations(run)
     except ValueError as exc:  # the run is listed without its evaluations, and says why
-        return [], str(exc).replace(str(folder.root) + os.sep, "")
+        history, damaged = [], [str(exc)]
+    if not damaged:
+        return history, None
+    return history, "; ".join(why.replace(str(folder.root) + os.sep, "") for why in damaged)
 
 
 def _rate_cell(opponent: Any, result: Any, interval: bool) -> str | None:
@@ -609,7 +609,7 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
         for run in folder.runs():
             n_games = len(folder.games(run))
             evals, damaged = _evaluations(folder, run)
-            last = "" if damaged is None else "(its evaluations cannot be read)"
+            last = "" if damaged is None or evals else "(its evaluations cannot be read)"
             if evals and isinstance(evals[-1].get("results"), dict):
                 cells = (_rate_cell(o, r, False) for o, r in evals[-1]["results"].items())
                 last = ", ".join(c for c in cells if c is not None)
@@ -648,11 +648,10 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
                 text = f.read(20000)
             parts.append(f"<h3>config</h3><pre>{html.escape(text)}</pre>")
         evals, damaged = _evaluations(folder, run)
-        if damaged is not None:
-            parts.append(
-                f'<h3>evaluations</h3><div class="error" id="damaged">{html.escape(damaged)}</div>'
-            )
-        if evals:
+        if evals or damaged is not None:
+            section = "<h3>evaluations</h3>"
+            if damaged is not None:  # (left out, and said)
+                section += f'<div class="error" id="damaged">{html.escape(damaged)}</div>'
             rows = []
             for e in evals:
                 results = e.get("results") if isinstance(e.get("results"), dict) else {}
@@ -660,7 +659,9 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
                 rows.append(
                     [html.escape(str(e.get("steps", ""))), "; ".join(c for c in cells if c)]
                 )
-            parts.append("<h3>evaluations</h3>" + _table_rows(rows, ["steps", "win rate [95% CI]"]))
+            if rows:
+                section += _table_rows(rows, ["steps", "win rate [95% CI]"])
+            parts.append(section)
         game_rows = []
         for path in folder.games(run):
             rel = path.relative_to(run).as_posix()

@@ -1020,3 +1020,10 @@ def test_a_runs_state_and_its_damaged_evaluations_are_shown(runs, monkeypatch):
     page = client.get("/runs/r2").text
     assert "r2/evaluations.json is corrupt" in page and str(runs) not in page, page
     assert "(its evaluations cannot be read)" in client.get("/").text
+    # a damaged file among sound ones: the evaluations shown, the damaged file named
+    results = {"random": {"win_rate": 0.75, "win_rate_ci": [0.6, 0.9], "games": 20}}
+    history = [{"steps": 512, "results": results}]
+    (run / "evaluations.json").write_text(json.dumps({"evaluations": history}))
+    page = client.get("/runs/r2").text
+    assert "random 0.750 [0.600, 0.900]" in page and "r2/state.json is not readable JSON" in page
+    assert page.count("<h3>evaluations</h3>") == 1

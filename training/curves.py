@@ -78,6 +78,18 @@ def saved_evaluations(run: Path) -> list[dict[str, Any]]:
     :raises ValueError: where every file that holds evaluations is damaged (the first named):
         not JSON, or its evaluations malformed.
     """
+    history, damaged = read_evaluations(run)
+    for why in damaged:
+        warnings.warn(f"{why}: its evaluations are left out", stacklevel=2)
+    return history
+
+
+def read_evaluations(run: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """:func:`saved_evaluations`, and what is wrong with each damaged file among sound ones
+    (no warning: for a caller that shows them itself).
+
+    :raises ValueError: where every file that holds evaluations is damaged.
+    """
     found: list[list[dict[str, Any]]] = []
     damaged: list[str] = []
     for name in EVALUATION_FILES:
@@ -105,9 +117,7 @@ def saved_evaluations(run: Path) -> list[dict[str, Any]]:
             found.append(history)
     if damaged and not found:
         raise ValueError(damaged[0])
-    for why in damaged:
-        warnings.warn(f"{why}: its evaluations are left out", stacklevel=2)
-    return max(found, key=lambda h: h[-1]["steps"], default=[])
+    return max(found, key=lambda h: h[-1]["steps"], default=[]), damaged
 
 
 def _drawable(result: Any) -> bool:
