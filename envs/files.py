@@ -7,13 +7,15 @@ leaves the file that was there before.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "write_json"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "held_lock", "write_json"]
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -88,3 +90,43 @@ def unwritable(folder: str | Path) -> OSError | None:
     except OSError as exc:
         return exc
     return None
+
+
+@contextlib.contextmanager
+def held_lock(path: str | Path, busy: str) -> Iterator[None]:
+    """Hold the lock file ``path`` for this process (``flock``, the file naming the pid) while
+    the block runs; the file is removed when the process lets go, and one a killed process left
+    behind holds nothing. Where another process holds it: ``ValueError(busy + " (pid N)...")``.
+    Without POSIX locks (Windows) nothing is held."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    path = Path(path)
+    while True:
+        handle = path.open("a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            pid = handle.read().strip() or "?"
+            handle.close()
+            raise ValueError(f"{busy} (pid {pid}): let it finish or stop it first") from None
+        try:  # the file locked is still the one at ``path`` (not one its holder removed)
+            current = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            break
+        handle.close()
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)  # while still held: a waiting process then makes its own
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()

@@ -272,3 +272,31 @@ def test_evaluate_names_a_folder_of_another_evaluation(tmp_path, capsys) -> None
     assert cli.main(["evaluate", str(a), *against, "--keep-deals", str(kept)]) == 2
     err = capsys.readouterr().err
     assert f"not this one's opponent {opponent})" in err, err
+
+
+def test_two_runs_with_one_file_the_second_is_refused(tmp_path) -> None:
+    """While an arena plays into a file, another run with that file is refused (the last to
+    write would drop the other's deals), and a refused run leaves no folder it made."""
+    from rummyzoo.envs.files import held_lock
+
+    kept = tmp_path / "deals.npz"
+    busy = r"is being played into by another arena run \(pid"
+    with held_lock(tmp_path / "deals.npz.lock", "held"), pytest.raises(ValueError, match=busy):
+        run_arena("knock_rummy", 2, AGENTS, deals=2, seed=1, keep_deals=kept)
+    assert not kept.exists()
+    run_arena("knock_rummy", 2, AGENTS, deals=2, seed=1, keep_deals=kept)  # free again
+    assert kept.exists() and not (tmp_path / "deals.npz.lock").exists()
+    # a run into a new folder, stopped before a deal was kept: no folder is left
+    deep = tmp_path / "a" / "b" / "deals.npz"
+    original = arena_module._Table.play_deals
+
+    def stopped(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    arena_module._Table.play_deals = stopped
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_arena("knock_rummy", 2, AGENTS, deals=2, seed=1, keep_deals=deep)
+    finally:
+        arena_module._Table.play_deals = original
+    assert not (tmp_path / "a").exists()

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.checkpoints import CheckpointError, model_meta, package_version, read_meta
-from rummyzoo.envs.files import atomic_write_text
+from rummyzoo.envs.files import atomic_write_text, held_lock
 from rummyzoo.training.config import RunConfig, config_to_yaml
 from rummyzoo.training.run_state import read_state, rewind_best
 
@@ -200,43 +200,12 @@ def run_lock(run_dir: Path) -> Any:
     folders made here that the run left empty (refused before it wrote a file), the ones
     above the run folder too, are removed again.
     """
-    try:
-        import fcntl
-    except ImportError:  # no POSIX locks (Windows): the folder is not held
-        yield
-        return
     run_dir = Path(run_dir)
     made = make_run_dir(run_dir)
-    path = run_dir / LOCK_FILE
-    while True:
-        handle = path.open("a+")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            pid = handle.read().strip() or "?"
-            handle.close()
-            raise ValueError(
-                f"{run_dir} is being trained by another process (pid {pid}): let it finish or "
-                "stop it first"
-            ) from None
-        try:  # the file locked is still the folder's (not one its holder removed meanwhile)
-            current = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
-        except FileNotFoundError:
-            current = False
-        if current:
-            break
-        handle.close()
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"{os.getpid()}\n")
-    handle.flush()
     try:
-        yield
+        with held_lock(run_dir / LOCK_FILE, f"{run_dir} is being trained by another process"):
+            yield
     finally:
-        path.unlink(missing_ok=True)  # while still held: a waiting process then makes its own
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        handle.close()
         for folder in made:  # the run folder first, then each made above it, while empty
             try:
                 folder.rmdir()

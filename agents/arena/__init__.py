@@ -782,58 +782,59 @@ def run_arena(
             "save_limit": save_limit,
         }
         played = DealRows(per_deal, keep_decks, keep_deals, key)
-        played.load()  # (another arena's file: refused here, before any play)
-    workers = min(workers, deals)
-    # the parts the run plays, as one run of these deals plays them; a part the file lacks a
-    # deal of is played whole, so that each part's games are those of one run (a network's
-    # batch of games, a worker's chunk)
-    todo = [(a, b) for a, b in _parts(deals, per_deal, workers, batch) if played.lacks(a, b)]
-    read = deals - sum(b - a for a, b in todo)
-    if read:
-        notes.append(
-            f"{read} of the {deals} deals were read from {keep_deals} (played by an earlier run "
-            "of this arena), the rest played now"
-        )
-    start_time = time.perf_counter()
-    try:
-        with _progress_bar(deals * per_deal, quiet, labels) as bar:
-            bar.update(read * per_deal)
-            if not todo:
-                pass
-            elif workers == 1:
-                table = _Table(plan, policies, match)
-                table.build_policies()  # torch imported (by a checkpoint) before it is set
-                with _one_torch_thread():
-                    for a, b in todo:
-                        if batch > 1:
-                            played.add(range(a, b), table.play_batched(range(a, b), batch, bar))
-                        else:
-                            played.add(range(a, b), table.play_deals(a, b))
-                            bar.update((b - a) * per_deal)
-            elif pool is not None:
-                _play_parallel(plan, todo, bar, pool, played.add)
-            else:
-                with ArenaWorkers(min(workers, len(todo))) as own:
-                    _play_parallel(plan, todo, bar, own, played.add)
-    except BaseException as stop:
-        # what was played is kept (a stop, a dead worker, an agent's failure); a file that
-        # cannot be written then is said, and the stop goes on as it came
-        try:
-            saved = played.save()
-        except Exception as failed:  # (a full disk...)
-            stop.add_note(f"the deals played could not be kept in {keep_deals}: {failed}")
-            saved = False
-        if saved and isinstance(stop, KeyboardInterrupt):
-            kept = sum(1 for d in played.rows if d < deals)
-            stop.add_note(
-                f"{kept} of the {deals} deals are kept in {keep_deals}: the same arena with that "
-                "file goes on from them"
+    with played.held():  # (another run with the file: refused here, before any play)
+        played.load()  # (another arena's file: refused here too)
+        workers = min(workers, deals)
+        # the parts the run plays, as one run of these deals plays them; a part the file lacks a
+        # deal of is played whole, so that each part's games are those of one run (a network's
+        # batch of games, a worker's chunk)
+        todo = [(a, b) for a, b in _parts(deals, per_deal, workers, batch) if played.lacks(a, b)]
+        read = deals - sum(b - a for a, b in todo)
+        if read:
+            notes.append(
+                f"{read} of the {deals} deals were read from {keep_deals} (played by an earlier run "
+                "of this arena), the rest played now"
             )
-        raise
-    played.save()
-    elapsed = time.perf_counter() - start_time
+        start_time = time.perf_counter()
+        try:
+            with _progress_bar(deals * per_deal, quiet, labels) as bar:
+                bar.update(read * per_deal)
+                if not todo:
+                    pass
+                elif workers == 1:
+                    table = _Table(plan, policies, match)
+                    table.build_policies()  # torch imported (by a checkpoint) before it is set
+                    with _one_torch_thread():
+                        for a, b in todo:
+                            if batch > 1:
+                                played.add(range(a, b), table.play_batched(range(a, b), batch, bar))
+                            else:
+                                played.add(range(a, b), table.play_deals(a, b))
+                                bar.update((b - a) * per_deal)
+                elif pool is not None:
+                    _play_parallel(plan, todo, bar, pool, played.add)
+                else:
+                    with ArenaWorkers(min(workers, len(todo))) as own:
+                        _play_parallel(plan, todo, bar, own, played.add)
+        except BaseException as stop:
+            # what was played is kept (a stop, a dead worker, an agent's failure); a file that
+            # cannot be written then is said, and the stop goes on as it came
+            try:
+                saved = played.save()
+            except Exception as failed:  # (a full disk...)
+                stop.add_note(f"the deals played could not be kept in {keep_deals}: {failed}")
+                saved = False
+            if saved and isinstance(stop, KeyboardInterrupt):
+                kept = sum(1 for d in played.rows if d < deals)
+                stop.add_note(
+                    f"{kept} of the {deals} deals are kept in {keep_deals}: the same arena with that "
+                    "file goes on from them"
+                )
+            raise
+        played.save()
+        elapsed = time.perf_counter() - start_time
 
-    merged, replays = played.merged(deals)
+        merged, replays = played.merged(deals)
     game_deal = np.repeat(np.arange(deals), len(table_seatings))
     game_seating = np.tile(np.arange(len(table_seatings)), deals)
     seat_agents = np.asarray(table_seatings, dtype=np.int64)[game_seating]

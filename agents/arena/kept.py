@@ -17,12 +17,13 @@ order, deal after deal; ``replays`` (JSON: each deal's recorded games).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
 import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,28 @@ class DealRows:
         return arrays, replays
 
     # ------------------------------------------------------------------ the file
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """The file held for this run while the block runs (a lock file beside it,
+        ``FILE.lock``): another arena run with the same file is refused meanwhile, rather
+        than the last to write dropping the other's deals."""
+        if self.path is None:
+            yield
+            return
+        busy = f"{self.path} is being played into by another arena run"
+        folder = self.path.parent
+        made = [p for p in (folder, *folder.parents) if not p.exists()]
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            with files.held_lock(self.path.with_name(self.path.name + ".lock"), busy):
+                yield
+        finally:
+            for made_folder in made:  # those made here and left empty (the run refused)
+                try:
+                    made_folder.rmdir()
+                except OSError:
+                    break
+
     def load(self) -> None:
         """Read the deals the file keeps (none where it does not exist yet).
 
