@@ -327,7 +327,7 @@ def recorded_game_options(meta: dict[str, Any]) -> dict[str, Any]:
 def trained_rules(path: str | Path, variant: str, num_players: int) -> dict[str, Any]:
     """The rules options the checkpoint at ``path`` was trained with, for a game of its own
     variant and player count; not its match options (which match to play is the player's
-    choice). None where it is of another game or cannot be read: loading it says why."""
+    choice). Empty where it is of another game or cannot be read: loading it says why."""
     try:
         meta = read_meta(path)
     except (OSError, ValueError):

@@ -66,8 +66,8 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         help="keep the deals' games in FILE as they are played (every few seconds, and when "
         "the arena ends or is stopped); run again with the same FILE, the arena plays only "
         "the deals it lacks: a stopped arena goes on where it was, and one with more --deals "
-        "plays only the new deals (FILE must be of the same arena: variant, players, options, "
-        "agents, seed, seating)",
+        "plays only the new deals (FILE must be of the same arena: variant, players, rules "
+        "and match options, agents, seed, seating, saved games, rummyzoo version)",
     )
     arena.set_defaults(func=run)
 

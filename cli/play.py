@@ -368,13 +368,18 @@ def play_game(
     if color is None:
         color = _is_tty(output_stream) and "NO_COLOR" not in os.environ
     options = dict(options or {})
-    # the first checkpoint opponent's game, where the player does not say otherwise
+    # the game of the first checkpoint opponent of this variant, where the player does not
+    # say otherwise
     trained = next(
-        (s for s in opponents or () if isinstance(s, str) and is_file(s)),
+        (
+            s
+            for s in opponents or ()
+            if isinstance(s, str) and is_file(s) and trained_players(s, variant) is not None
+        ),
         None,
     )
     if num_players is None:
-        num_players = (trained and trained_players(trained, variant)) or 2
+        num_players = trained_players(trained, variant) if trained else 2
     check_players(variant, num_players)
     learnt = {} if trained is None else trained_rules(trained, variant, num_players)
     adopted = {k: v for k, v in learnt.items() if k not in options}

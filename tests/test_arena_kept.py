@@ -135,6 +135,10 @@ def test_a_file_of_another_arena_is_refused_and_left_as_it_was(tmp_path) -> None
     kept = tmp_path / "deals.npz"
     run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
     before = kept.read_bytes()
+    # a default spelled out is the same arena as one left out
+    same = run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept, options={
+        "target_score": None, "knock_max_deadwood": None})  # fmt: skip
+    assert same.notes[0].startswith("3 of the 3 deals were read")
     others = [
         (dict(seed=8), "seed"),
         (dict(options={"target_score": 100}), "options"),
@@ -146,7 +150,7 @@ def test_a_file_of_another_arena_is_refused_and_left_as_it_was(tmp_path) -> None
         with pytest.raises(ValueError, match=f"another arena: not this run's {named}"):
             run_arena("knock_rummy", 2, deals=5, keep_deals=kept, **args)
         assert kept.read_bytes() == before
-    with pytest.raises(ValueError, match="not this run's players, seatings"):
+    with pytest.raises(ValueError, match="not this run's options, players, seatings"):
         run_arena("knock_rummy", 3, AGENTS, deals=5, seed=7, keep_deals=kept)
     text = tmp_path / "notes.txt"
     text.write_text("not deals")

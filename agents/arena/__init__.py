@@ -53,6 +53,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import csv
+import dataclasses
 import math
 import multiprocessing
 import os
@@ -79,7 +80,7 @@ from rummyzoo.agents.base import BasePolicy, Policy
 from rummyzoo.agents.checkpoints import package_version
 from rummyzoo.agents.registry import check_agent_object, make_agent
 from rummyzoo.envs import files
-from rummyzoo.envs.match import Match
+from rummyzoo.envs.match import REPORT_OPTION_NAMES, Match
 from rummyzoo.envs.play import play_episode
 from rummyzoo.envs.registry import check_players, make_match
 from rummyzoo.envs.replay import Recorder, record_game, save_replay
@@ -771,7 +772,16 @@ def run_arena(
             "rummyzoo": package_version(),
             "variant": variant,
             "players": num_players,
-            "options": options,
+            # every rule and match setting, defaults filled in (a default spelled out is the
+            # same arena as one left out)
+            "options": {
+                **dataclasses.asdict(match.game.rules),
+                **{
+                    k: v
+                    for k, v in dataclasses.asdict(match.options).items()
+                    if k not in REPORT_OPTION_NAMES
+                },
+            },
             "agents": [
                 agent_identity(spec, label) for spec, label in zip(agents, labels, strict=True)
             ],
