@@ -34,7 +34,9 @@ from rummyzoo.envs import files
 #: the per-game arrays of a part of a run (``decks`` only where the run keeps them)
 GAME_ARRAYS = ("points", "hands", "decisions", "truncated", "decks")
 
-#: seconds between two writes of the file while a run plays (its end and a stop write at once)
+#: seconds between two writes of the file while a run plays, at least (its end and a stop
+#: write at once); a file that takes long to write waits 20 times as long as its last write
+#: took, so that writing it costs the run no more than about 5%
 SAVE_EVERY = 5.0
 
 
@@ -88,9 +90,9 @@ class DealRows:
         self.key = None if key is None else json.loads(json.dumps(key, sort_keys=True, default=str))
         self.rows: dict[int, dict[str, np.ndarray]] = {}
         self.replays: dict[int, list[str]] = {}
-        self.read = 0  # deals the file held when the run began
         self._unsaved = False
         self._saved_at = time.monotonic()
+        self._took = 0.0  # seconds the last write took
 
     # ------------------------------------------------------------------ gathering
     def add(self, deals: Sequence[int], part: dict[str, Any]) -> None:
@@ -189,15 +191,15 @@ class DealRows:
             rows[int(deal)] = {key: a[i * n : (i + 1) * n] for key, a in arrays.items()}
         self.rows = rows
         self.replays = {int(d): list(paths) for d, paths in replays}
-        self.read = len(rows)
 
     def save(self, force: bool = True) -> bool:
         """Write the file (atomically) if it has deals it lacks; unless ``force``, only every
         :data:`SAVE_EVERY` seconds. Whether it was written."""
         if self.path is None or not self._unsaved:
             return False
-        if not force and time.monotonic() - self._saved_at < SAVE_EVERY:
+        if not force and time.monotonic() - self._saved_at < max(SAVE_EVERY, 20 * self._took):
             return False
+        begun = time.monotonic()
         deals = sorted(self.rows)
         arrays: dict[str, np.ndarray] = {
             "key": np.asarray(json.dumps(self.key, sort_keys=True)),
@@ -211,4 +213,5 @@ class DealRows:
         files.atomic_write_bytes(self.path, out.getvalue())
         self._unsaved = False
         self._saved_at = time.monotonic()
+        self._took = self._saved_at - begun
         return True
