@@ -50,7 +50,10 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:  # the file asked for, not the temporary one
+            raise OSError(exc.errno, f"cannot replace {path}: {exc.strerror}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

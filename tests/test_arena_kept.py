@@ -4,6 +4,8 @@ only the new deals, and a file of another arena is refused with nothing changed.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -138,7 +140,7 @@ def test_a_file_of_another_arena_is_refused_and_left_as_it_was(tmp_path) -> None
     # a default spelled out is the same arena as one left out
     same = run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept, options={
         "target_score": None, "knock_max_deadwood": None})  # fmt: skip
-    assert same.notes[0].startswith("3 of the 3 deals were read")
+    assert same.notes[0].startswith("all 3 deals were read")
     others = [
         (dict(seed=8), "seed"),
         (dict(options={"target_score": 100}), "options"),
@@ -150,7 +152,10 @@ def test_a_file_of_another_arena_is_refused_and_left_as_it_was(tmp_path) -> None
         with pytest.raises(ValueError, match=f"another arena: not this run's {named}"):
             run_arena("knock_rummy", 2, deals=5, keep_deals=kept, **args)
         assert kept.read_bytes() == before
-    with pytest.raises(ValueError, match="not this run's options, players, seatings"):
+    with pytest.raises(
+        ValueError,
+        match=r"not this run's options \(hand_size: 10 in the file, 7 here; num_players: 2 in the file, 3 here\), players \(2 in the file, 3 here\), seatings \(give",
+    ):
         run_arena("knock_rummy", 3, AGENTS, deals=5, seed=7, keep_deals=kept)
     text = tmp_path / "notes.txt"
     text.write_text("not deals")
@@ -163,14 +168,29 @@ def test_a_file_of_another_arena_is_refused_and_left_as_it_was(tmp_path) -> None
         run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=other)
 
 
-def test_a_damaged_file_is_refused(tmp_path) -> None:
+@pytest.mark.parametrize(
+    "damage, why",
+    [
+        (lambda a: {**a, "points": a["points"][:-1]}, "its points are not 6 rows of 2 numbers"),
+        (lambda a: {**a, "points": a["points"][:, :1]}, "its points are not 6 rows of 2 numbers"),
+        (lambda a: {**a, "points": a["points"].astype(str)}, "its points are not 6 rows"),
+        (lambda a: {**a, "points": a["points"] * np.nan}, "a point total is not a finite number"),
+        (lambda a: {**a, "hands": a["hands"][:, None]}, "its hands are not 6 counts"),
+        (lambda a: {**a, "deals": np.array([0, 0, 1])}, "a deal is kept twice"),
+        (lambda a: {**a, "replays": np.asarray("[[0, 5]]")}, "its replays are not lists"),
+        (lambda a: {k: v for k, v in a.items() if k != "truncated"}, "its arrays are"),
+    ],
+)
+def test_a_damaged_file_is_refused(tmp_path, damage, why) -> None:
+    """A file whose key is this arena's but whose arrays a run would not write (cut, of
+    another shape or kind, not finite): refused as damaged, not a traceback or a report of
+    NaN."""
     kept = tmp_path / "deals.npz"
     run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
     with np.load(kept) as data:
         arrays = dict(data)
-    arrays["points"] = arrays["points"][:-1]
-    np.savez(kept, **arrays)
-    with pytest.raises(ValueError, match="is damaged: its arrays do not fit its deals"):
+    np.savez(kept, **damage(arrays))
+    with pytest.raises(ValueError, match=rf"is damaged \({re.escape(why)}"):
         run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
 
 
@@ -186,7 +206,7 @@ def test_a_checkpoint_is_known_by_its_bytes(tmp_path) -> None:
     moved.parent.mkdir()
     net.rename(moved)
     again = run_arena("knock_rummy", 2, [str(moved), "random"], deals=2, seed=1, keep_deals=kept)
-    assert again.notes[0].startswith("2 of the 2 deals were read")
+    assert again.notes[0].startswith("all 2 deals were read")
     untrained_checkpoint(moved, ("seed=2",))
     with pytest.raises(ValueError, match="not this run's agents"):
         run_arena("knock_rummy", 2, [str(moved), "random"], deals=2, seed=1, keep_deals=kept)
@@ -211,7 +231,7 @@ def test_the_command_keeps_its_deals_and_says_how_to_go_on(tmp_path, monkeypatch
     other = tmp_path / "other.npz"
     assert cli.main([*base, "--deals", "6", "--keep-deals", str(other)]) == 130
     err = capsys.readouterr().err
-    assert f"interrupted (1 of the 6 deals are kept in {other}: the same arena" in err, err
+    assert f"interrupted (1 of the 6 deals are kept in {other}: run again with that" in err, err
 
 
 def test_evaluate_keeps_each_opponents_deals(tmp_path, monkeypatch, capsys) -> None:
@@ -304,3 +324,71 @@ def test_two_runs_with_one_file_the_second_is_refused(tmp_path) -> None:
     finally:
         arena_module._Table.play_deals = original
     assert not (tmp_path / "a").exists()
+
+
+def test_a_loaded_network_is_known_by_its_weights(tmp_path) -> None:
+    """Policy objects of two networks loaded from files of one name are two agents (they were
+    one: the file's deals of the first were read for the second)."""
+    from run_helpers import untrained_checkpoint
+
+    from rummyzoo.agents.checkpoints import load_policy
+
+    a = load_policy(untrained_checkpoint(tmp_path / "a" / "net.rz", ("seed=1",)), "knock_rummy", 2)
+    b = load_policy(untrained_checkpoint(tmp_path / "b" / "net.rz", ("seed=2",)), "knock_rummy", 2)
+    kept = tmp_path / "deals.npz"
+    run_arena("knock_rummy", 2, [a, "random"], deals=2, seed=1, keep_deals=kept)
+    with pytest.raises(ValueError, match="not this run's agents"):
+        run_arena("knock_rummy", 2, [b, "random"], deals=4, seed=1, keep_deals=kept)
+    again = run_arena("knock_rummy", 2, [a, "random"], deals=2, seed=1, keep_deals=kept)
+    assert again.notes[0].startswith("all 2 deals were read")
+
+
+def test_a_link_to_the_file_is_held_as_the_file(tmp_path) -> None:
+    from rummyzoo.envs.files import held_lock
+
+    kept = tmp_path / "deals.npz"
+    run_arena("knock_rummy", 2, AGENTS, deals=2, seed=1, keep_deals=kept)
+    link = tmp_path / "link.npz"
+    link.symlink_to(kept)
+    busy = r"is being played into by another arena run \(pid"
+    with held_lock(tmp_path / "deals.npz.lock", "held"), pytest.raises(ValueError, match=busy):
+        run_arena("knock_rummy", 2, AGENTS, deals=4, seed=1, keep_deals=link)
+
+
+def test_games_played_again_are_counted_once_and_gone_files_not_at_all(tmp_path) -> None:
+    """A part played again replaces its deals' replays (they were listed twice); the replays
+    of kept deals whose files are gone are not listed."""
+    kept, saved = tmp_path / "deals.npz", tmp_path / "games"
+    args = dict(seed=2, save_games=saved, save_limit=None, workers=2, keep_deals=kept)
+    run_arena("knock_rummy", 2, AGENTS, deals=9, **args)
+    more = run_arena("knock_rummy", 2, AGENTS, deals=20, **args)  # deal 8's part played again
+    assert len(more.replays) == len(set(more.replays)) == 40 == len(list(saved.iterdir()))
+    for path in saved.iterdir():
+        path.unlink()
+    assert run_arena("knock_rummy", 2, AGENTS, deals=20, **args).replays == []
+
+
+def test_a_file_that_cannot_be_replaced_is_refused_before_any_play(tmp_path, monkeypatch):
+    import os
+
+    kept = tmp_path / "deals.npz"
+    run_arena("knock_rummy", 2, AGENTS, deals=2, seed=1, keep_deals=kept)
+    played = _stop_at(monkeypatch, "play_deals", 0)  # (counts only)
+
+    def refused(src, dst):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "replace", refused)
+    with pytest.raises(OSError, match=f"cannot replace {kept}: Operation not permitted"):
+        run_arena("knock_rummy", 2, AGENTS, deals=6, seed=1, keep_deals=kept)
+    assert not played
+
+
+def test_bad_sizes_and_names_are_refused() -> None:
+    with pytest.raises(ValueError, match="games, more than an arena run plays"):
+        run_arena("knock_rummy", 2, AGENTS, deals=10**12)
+    for bad in (5, ""):
+        with pytest.raises(ValueError, match="keep_deals must be a file name"):
+            run_arena("knock_rummy", 2, AGENTS, deals=2, keep_deals=bad)
+    with pytest.raises(ValueError, match="save_games must be a folder name"):
+        run_arena("knock_rummy", 2, AGENTS, deals=2, save_games="")

@@ -662,6 +662,10 @@ def _progress_bar(total: int, quiet: bool, labels: Sequence[str]):
     )
 
 
+#: The most games one arena run plays (its games' rows are held in memory).
+MAX_GAMES = 50_000_000
+
+
 def run_arena(
     variant: str,
     num_players: int,
@@ -720,6 +724,10 @@ def run_arena(
         raise ValueError(f"the arena needs at least 2 agents, got {len(agents)}")
     check_players(variant, num_players)
     batch = _positive_int("batch", batch)
+    if save_games is not None and (
+        not isinstance(save_games, (str, os.PathLike)) or not str(save_games)
+    ):
+        raise ValueError(f"save_games must be a folder name, got {save_games!r}")
     if batch > 1 and save_games is not None:
         raise ValueError(
             "batch > 1 does not record games: save_games (--save-games) needs batch=1 (--batch 1)"
@@ -766,6 +774,15 @@ def run_arena(
         batch,
     )
     per_deal = len(table_seatings)
+    if deals * per_deal > MAX_GAMES:  # (its rows are held in memory: gigabytes past this)
+        raise ValueError(
+            f"deals {deals:,} x {per_deal} seatings = {deals * per_deal:,} games, more than an "
+            f"arena run plays ({MAX_GAMES:,}): play fewer deals"
+        )
+    if keep_deals is not None and (
+        not isinstance(keep_deals, (str, os.PathLike)) or not str(keep_deals)
+    ):
+        raise ValueError(f"keep_deals must be a file name, got {keep_deals!r}")
     played = DealRows(per_deal, keep_decks)
     if keep_deals is not None:
         key = {
@@ -794,6 +811,7 @@ def run_arena(
         played = DealRows(per_deal, keep_decks, keep_deals, key)
     with played.held():  # (another run with the file: refused here, before any play)
         played.load()  # (another arena's file: refused here too)
+        played.rewrite()  # (a file that cannot be replaced: refused here too)
         workers = min(workers, deals)
         # the parts the run plays, as one run of these deals plays them; a part the file lacks a
         # deal of is played whole, so that each part's games are those of one run (a network's
@@ -801,9 +819,10 @@ def run_arena(
         todo = [(a, b) for a, b in _parts(deals, per_deal, workers, batch) if played.lacks(a, b)]
         read = deals - sum(b - a for a, b in todo)
         if read:
+            some = f"all {deals}" if read == deals else f"{read} of the {deals}"
             notes.append(
-                f"{read} of the {deals} deals were read from {keep_deals} (played by an earlier run "
-                "of this arena), the rest played now"
+                f"{some} deals were read from {keep_deals} (played by an earlier run of this "
+                f"arena){'' if read == deals else ', the rest played now'}"
             )
         start_time = time.perf_counter()
         try:
@@ -833,12 +852,14 @@ def run_arena(
                 saved = played.save()
             except Exception as failed:  # (a full disk...)
                 stop.add_note(f"the deals played could not be kept in {keep_deals}: {failed}")
-                saved = False
-            if saved and isinstance(stop, KeyboardInterrupt):
+                saved = None
+            if keep_deals is not None and isinstance(stop, KeyboardInterrupt) and saved is not None:
                 kept = sum(1 for d in played.rows if d < deals)
                 stop.add_note(
-                    f"{kept} of the {deals} deals are kept in {keep_deals}: the same arena with that "
-                    "file goes on from them"
+                    f"{kept} of the {deals} deals are kept in {keep_deals}: run again with that "
+                    "file, and it goes on from them"
+                    if kept
+                    else f"no deal had finished: nothing is kept in {keep_deals}"
                 )
             raise
         played.save()

@@ -51,21 +51,101 @@ class OtherArenaError(ValueError):
         self.differ = differ
         self.stored = stored  # the file's arena, and this run's
         self.ours = ours
+        shown = ", ".join(_difference(key, stored.get(key), ours.get(key)) for key in differ)
         super().__init__(
-            f"{path} keeps the deals of another arena: not this run's {', '.join(differ)} "
-            "(give another file, or run the arena that made it)"
+            f"{path} keeps the deals of another arena: not this run's {shown} (give another "
+            "file, or run the arena that made it)"
         )
+
+
+def _difference(key: str, theirs: Any, ours: Any) -> str:
+    """One field of two arenas that differs, with both values where they are short."""
+    if key == "options" and isinstance(theirs, dict) and isinstance(ours, dict):
+        names = sorted(n for n in set(theirs) | set(ours) if theirs.get(n) != ours.get(n))
+        return (
+            "options ("
+            + "; ".join(f"{n}: {theirs.get(n)!r} in the file, {ours.get(n)!r} here" for n in names)
+            + ")"
+        )
+    if key in ("agents", "seatings") or len(repr(theirs)) + len(repr(ours)) > 120:
+        return key
+    return f"{key} ({theirs!r} in the file, {ours!r} here)"
 
 
 def agent_identity(spec: Any, label: str) -> Any:
     """What an agent is, for telling two arenas apart: a name as given, a checkpoint file by a
-    hash of its bytes (wherever it lies), a policy object by its class and label."""
+    hash of its bytes (wherever it lies), a network's policy object (a loaded checkpoint) by
+    a hash of its weights and settings, another policy object by its class and label."""
     if isinstance(spec, str):
         if files.is_file(spec):
             digest = hashlib.sha256(Path(spec).read_bytes()).hexdigest()
             return {"checkpoint_sha256": digest}
         return spec
+    weights = getattr(getattr(getattr(spec, "model", None), "policy", None), "state_dict", None)
+    if callable(weights):
+        digest = hashlib.sha256()
+        for name, tensor in sorted(weights().items()):
+            digest.update(name.encode())
+            digest.update(tensor.detach().cpu().numpy().tobytes())
+        settings = {
+            "meta": getattr(spec, "meta", None),
+            "greedy": getattr(spec, "deterministic", None),
+        }
+        digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
+        return {"network_sha256": digest.hexdigest()}
     return {"object": f"{type(spec).__module__}.{type(spec).__qualname__}", "label": label}
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (each inside the next) while they are empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            break
+
+
+def _damage(
+    deals: np.ndarray,
+    arrays: dict[str, np.ndarray],
+    replays: Any,
+    per_deal: int,
+    players: int,
+    keep_decks: bool,
+) -> str | None:
+    """What is wrong with a kept file's arrays (None: nothing): their kinds, shapes and
+    values as a run writes them."""
+    expected = set(GAME_ARRAYS) - ({"decks"} if not keep_decks else set())
+    if set(arrays) != expected:
+        return f"its arrays are {', '.join(sorted(arrays))}, not {', '.join(sorted(expected))}"
+    if deals.ndim != 1 or deals.dtype.kind not in "iu" or (deals < 0).any():
+        return "its deal numbers are not a list of numbers"
+    if len(np.unique(deals)) != len(deals):
+        return "a deal is kept twice"
+    games = len(deals) * per_deal
+    points = arrays["points"]
+    if points.shape != (games, players) or points.dtype.kind != "f":
+        return f"its points are not {games} rows of {players} numbers"
+    if not np.isfinite(points).all():
+        return "a point total is not a finite number"
+    for key in ("hands", "decisions"):
+        a = arrays[key]
+        if a.shape != (games,) or a.dtype.kind not in "iu" or (a < 0).any():
+            return f"its {key} are not {games} counts"
+    if arrays["truncated"].shape != (games,) or arrays["truncated"].dtype != np.bool_:
+        return f"its truncated flags are not {games} flags"
+    if keep_decks and (arrays["decks"].ndim != 2 or len(arrays["decks"]) != games):
+        return f"its decks are not {games} decks"
+    if not all(
+        isinstance(entry, list)
+        and len(entry) == 2
+        and isinstance(entry[0], int)
+        and isinstance(entry[1], list)
+        and all(isinstance(p, str) for p in entry[1])
+        for entry in replays
+    ):
+        return "its replays are not lists of files by deal"
+    return None
 
 
 class DealRows:
@@ -103,6 +183,8 @@ class DealRows:
             self.rows[int(deal)] = {
                 key: part[key][i * n : (i + 1) * n] for key in GAME_ARRAYS if key in part
             }
+        for deal in deals:  # (a deal played again: its replays are the new ones)
+            self.replays.pop(int(deal), None)
         for path, deal in zip(part.get("replays", ()), part.get("replay_deals", ()), strict=True):
             self.replays.setdefault(int(deal), []).append(path)
         if deals:
@@ -118,7 +200,10 @@ class DealRows:
         arrays = {
             key: np.concatenate([self.rows[d][key] for d in range(deals)]) for key in self.rows[0]
         }
-        replays = [path for d in range(deals) for path in self.replays.get(d, ())]
+        # (the files of an earlier run's deals, where they still are)
+        replays = [
+            path for d in range(deals) for path in self.replays.get(d, ()) if Path(path).is_file()
+        ]
         return arrays, replays
 
     # ------------------------------------------------------------------ the file
@@ -131,18 +216,19 @@ class DealRows:
             yield
             return
         busy = f"{self.path} is being played into by another arena run"
-        folder = self.path.parent
+        real = self.path.resolve()  # (a link to the file is the file: one lock)
+        folder = real.parent
         made = [p for p in (folder, *folder.parents) if not p.exists()]
-        folder.mkdir(parents=True, exist_ok=True)
-        try:
-            with files.held_lock(self.path.with_name(self.path.name + ".lock"), busy):
-                yield
-        finally:
-            for made_folder in made:  # those made here and left empty (the run refused)
-                try:
-                    made_folder.rmdir()
-                except OSError:
-                    break
+        with contextlib.ExitStack() as holding:
+            holding.callback(_remove_empty, made)  # last: once the lock file is gone
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                holding.enter_context(files.held_lock(real.with_name(real.name + ".lock"), busy))
+            except OSError as exc:
+                raise OSError(
+                    exc.errno, f"cannot keep deals in {self.path}: {exc.strerror}"
+                ) from None
+            yield
 
     def load(self) -> None:
         """Read the deals the file keeps (none where it does not exist yet).
@@ -178,19 +264,21 @@ class DealRows:
             raise OtherArenaError(self.path, differ, stored, ours)
         deals = arrays.pop("deals")
         n = self.per_deal
-        expected = set(GAME_ARRAYS) - ({"decks"} if not self.keep_decks else set())
-        if (
-            deals.ndim != 1
-            or set(arrays) != expected
-            or any(len(a) != len(deals) * n for a in arrays.values())
-            or len(set(deals.tolist())) != len(deals)
-        ):
-            raise ValueError(f"{where} is damaged: its arrays do not fit its deals")
+        why = _damage(deals, arrays, replays, n, int(stored.get("players", 0)), self.keep_decks)
+        if why is not None:
+            raise ValueError(f"{where} is damaged ({why}): give another file name")
         rows: dict[int, dict[str, np.ndarray]] = {}
         for i, deal in enumerate(deals.tolist()):
             rows[int(deal)] = {key: a[i * n : (i + 1) * n] for key, a in arrays.items()}
         self.rows = rows
         self.replays = {int(d): list(paths) for d, paths in replays}
+
+    def rewrite(self) -> None:
+        """Write the file again as it was read, before any play: a file that cannot be
+        replaced (a read-only folder, an immutable file) is refused now, not after the deals."""
+        if self.path is not None and self.rows:
+            self._unsaved = True
+            self.save()
 
     def save(self, force: bool = True) -> bool:
         """Write the file (atomically) if it has deals it lacks; unless ``force``, only every

@@ -1044,9 +1044,10 @@ class DitchRummyGame(Game):
                 return f"only {left} card{'s are' if left != 1 else ' is'} left in the draw pile"
             if action > self.max_hand - held:
                 room = self.max_hand - held
+                most = "draw 0" if room == 0 else f"draw {room} or fewer"
                 return (
                     f"you hold {held} card{'s' if held != 1 else ''} and a hand holds at most "
-                    f"{self.max_hand}: draw {room} or fewer"
+                    f"{self.max_hand}: {most}"
                 )
             return ""
         if action < self.meld_base:
@@ -1089,7 +1090,8 @@ class DitchRummyGame(Game):
         if self.single_targets == 1:
             if any(fits):
                 return ""
-            return f"{cards} fits no meld on the table (a set of its rank, or a run's end)"
+            run = "a run of its suit" if self.rules.runs_same_suit else "a run"
+            return f"{cards} fits no meld on the table (a set of its rank, or {run}'s end)"
         if fits[target]:
             return ""
         if target == 0:
