@@ -36,7 +36,7 @@ from rummyzoo.agents.features import learner_input, learner_inputs, make_feature
 from rummyzoo.envs.files import atomic_write_bytes
 from rummyzoo.envs.match import MATCH_OPTION_NAMES, REPORT_OPTION_NAMES
 from rummyzoo.envs.native import resolve_kernels
-from rummyzoo.envs.registry import make_game
+from rummyzoo.envs.registry import check_players, make_game
 
 META_NAME = "rummyzoo.json"
 FORMAT_VERSION = 1
@@ -761,6 +761,8 @@ def load_policy(
         checkpoint (clear message).
     """
     from rummyzoo.agents.safe import load_network, open_checkpoint
+
+    check_players(variant, num_players)  # an unknown variant, a count that is no int
 
     spec, data = open_checkpoint(path)
     meta = spec.model_dump(mode="json")

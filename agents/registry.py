@@ -36,7 +36,7 @@ from typing import Any
 
 from rummyzoo.agents.base import Policy
 from rummyzoo.envs.core import Game
-from rummyzoo.envs.registry import VARIANTS, make_game
+from rummyzoo.envs.registry import VARIANTS, check_players, make_game
 
 #: name -> (module path, class name, variant or None for any variant). Heuristics register here.
 AGENTS: dict[str, tuple[str, str, str | None]] = {
@@ -561,6 +561,14 @@ def make_agent(
         class or refused by it.
     """
     _check_variant(variant)
+    if not isinstance(name, str):
+        raise ValueError(
+            f"an agent is named by a string (random, a heuristic such as knock.greedy, a "
+            f"checkpoint file or package.module:ClassName), got {name!r}"
+        )
+    check_players(variant, num_players)
+    if options is not None and not isinstance(options, dict):
+        raise ValueError(f"options must be a dict of the variant's options, got {options!r}")
     options = dict(options or {})
     full = name
     params: dict[str, Any] = {}

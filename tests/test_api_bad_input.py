@@ -238,3 +238,25 @@ def test_command_line_options_are_taken_by_whole_names_only(capsys):
             main(argv)
         assert exit_.value.code == 2
         assert f"unrecognized arguments: {shown}" in capsys.readouterr().err
+
+
+def test_make_agent_and_load_policy_name_a_bad_argument(tmp_path) -> None:
+    """An agent that is no string, a player count that is no int, an unknown variant: one
+    clear error (they were AttributeError, TypeError, "num_players: checkpoint 2, env 2")."""
+    from run_helpers import untrained_checkpoint
+
+    from rummyzoo.agents.checkpoints import load_policy
+    from rummyzoo.agents.registry import make_agent
+
+    for spec in (None, 5):
+        with pytest.raises(ValueError, match="an agent is named by a string"):
+            make_agent(spec, "knock_rummy", 2)
+    with pytest.raises(ValueError, match="num_players must be an int"):
+        make_agent("knock.greedy", "knock_rummy", [1])
+    with pytest.raises(ValueError, match="options must be a dict"):
+        make_agent("knock.greedy", "knock_rummy", 2, [1])
+    net = untrained_checkpoint(tmp_path / "net.rz")
+    with pytest.raises(ValueError, match="num_players must be an int, got '2'"):
+        load_policy(net, "knock_rummy", "2")
+    with pytest.raises(ValueError, match="unknown variant 'knock'"):
+        load_policy(net, "knock", 2)

@@ -114,3 +114,12 @@ def test_ditch_worked_examples():
     assert ditching["ditch 2"] == "you hold 2 cards: positions 0 to 1"
     second = _reasons("ditch_rummy", deck, ["draw 2", "end turn"], draw_rule="up_to_3")
     assert second["meld 0 1"] == "draw first: a turn starts with a draw (of 0 cards or more)"
+
+
+def test_no_action_id_gets_no_reason():
+    for variant in ("knock_rummy", "ditch_rummy"):
+        env = make_env(variant, 2)
+        env.reset(seed=0)
+        game, state = env.unwrapped.game, env.unwrapped.hand_state
+        for bad in (2.5, None, "5", True, -1, 10**6):
+            assert game.illegal_reason(state, bad) == "", (variant, bad)

@@ -1032,6 +1032,8 @@ class DitchRummyGame(Game):
         a single that fits no meld, a meld or single after ditching began; empty where "not a
         legal move" says enough."""
         s = state
+        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+            return ""  # (no action id: the caller's own check names it)
         if s.over or not 0 <= action < self.num_actions:
             return ""
         hand = s.hands[s.current]

@@ -329,6 +329,8 @@ class KnockRummyGame(Game):
         not in the hand, the card just taken from the discard pile, a knock over
         ``knock_max_deadwood``; empty where "not a legal move" says enough."""
         s = state
+        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+            return ""  # (no action id: the caller's own check names it)
         if s.over or not 0 <= action < NUM_ACTIONS:
             return ""
         if s.phase == _DRAW:
