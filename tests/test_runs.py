@@ -1103,6 +1103,9 @@ def test_the_summary_times_the_scheduled_work_within_the_rl_phase(tmp_path) -> N
     assert (
         f"of which {scheduled:.0f}s evaluations, snapshots, sample games and checkpoints" in shown
     )
+    # the final evaluation (400 deals) and checkpoint after the RL phase: timed and said too
+    assert summary["final_seconds"] > 0
+    assert f"then {summary['final_seconds']:.0f}s for the final evaluation and checkpoint" in shown
     # five evaluations of 400 deals against random play take a visible share of the phase
     quick = train_from_file(
         SMOKE,

@@ -534,6 +534,11 @@ def format_summary(summary: dict[str, Any]) -> str:
             if scheduled is not None
             else ""
         )
+        + (
+            f"; then {summary['final_seconds']:.0f}s for the final evaluation and checkpoint"
+            if summary.get("final_seconds") is not None
+            else ""
+        )
     )
     history = summary.get("evaluations") or []
     if history:

@@ -529,10 +529,12 @@ def train(
             )
         rl_seconds = time.perf_counter() - begun
         callback.finish(model)
+        final_seconds = time.perf_counter() - begun - rl_seconds
     finally:
         bar.close()
         env.close()
     phases["rl_seconds"] = rl_seconds
+    phases["final_seconds"] = final_seconds  # the last evaluation and checkpoint
     return write_summary(
         config, run_dir, callback, int(model.num_timesteps), steps_done, started, phases
     )
