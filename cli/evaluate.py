@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     opponents = args.opponents or baseline_names(variant)
     results = {}
     reports: list[str] = []
+    kept_lines: list[str] = []
     # One set of worker processes for every opponent (each start imports torch: seconds);
     # the arena checks --workers and --deals.
     workers = usable_cpus() if args.workers is None else args.workers
@@ -113,6 +114,11 @@ def run(args: argparse.Namespace) -> int:
                     f"== {Path(args.checkpoint).name} vs {opponent}\n{format_report(report)}"
                 )
             results[opponent] = policy_entry(report, label)
+            if kept is not None:  # what the kept deals gave (printed with the results)
+                read = next((n for n in report["notes"] if "deals were read from" in n), None)
+                kept_lines.append(
+                    f"  {opponent}: {read or f'every deal played now, kept in {kept}'}"
+                )
     written = None
     if args.json:  # first: a reader that goes away early (``| head``) stops the printing only
         payload = {
@@ -140,6 +146,9 @@ def run(args: argparse.Namespace) -> int:
         f"duplicate deals per opponent ({games:,} games), seed {args.seed}"
     )
     print(format_results(results))
+    if kept_lines:
+        print("kept deals (--keep-deals):")
+        print("\n".join(kept_lines))
     if (run_dir / "summary.json").exists():  # a checkpoint of a run folder: recall the run
         print()
         print(recall_run(run_dir / "summary.json"))

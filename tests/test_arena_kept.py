@@ -246,11 +246,20 @@ def test_evaluate_keeps_each_opponents_deals(tmp_path, monkeypatch, capsys) -> N
     base = ["evaluate", str(net), "--opponents", "random", "knock.smart(samples=4)"]
     base += ["--workers", "1", "--batch", "4", "--seed", "9"]
     assert cli.main([*base, "--deals", "3", "--keep-deals", str(kept)]) == 0
+    assert f"  random: every deal played now, kept in {kept / 'random.npz'}" in (
+        capsys.readouterr().out
+    )
     files = sorted(p.name for p in kept.iterdir())
     assert len(files) == 2 and "random.npz" in files, files
     capsys.readouterr()
     out = tmp_path / "more.json"
     assert cli.main([*base, "--deals", "5", "--keep-deals", str(kept), "--json", str(out)]) == 0
+    # (in batches of 4 games one part holds 128 deals: the 3 kept are played again with 2 more)
+    assert f"  random: every deal played now, kept in {kept / 'random.npz'}" in (
+        capsys.readouterr().out
+    )
+    assert cli.main([*base, "--deals", "5", "--keep-deals", str(kept)]) == 0
+    assert f"  random: all 5 deals were read from {kept / 'random.npz'}" in capsys.readouterr().out
     fresh = tmp_path / "fresh.json"
     assert cli.main([*base, "--deals", "5", "--json", str(fresh)]) == 0
     assert json.loads(out.read_text())["results"] == json.loads(fresh.read_text())["results"]
