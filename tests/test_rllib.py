@@ -244,7 +244,9 @@ def test_rllib_trains_resumes_and_exports_every_variant(
     before = json.loads((run / "state.json").read_text())
     target = first["steps"] + 300
     monkeypatch.chdir(tmp_path)  # resumed by a relative path, as a user types it
+    capsys.readouterr()
     summary = resume_run("run", [f"n_timesteps={target}"], ["t", "--resume"], progress="off")
+    assert f"resuming run from its checkpoint at step {first['steps']:,}" in capsys.readouterr().err
     state = json.loads((run / "state.json").read_text())
     assert summary["steps"] >= target
     assert summary["steps_this_session"] == summary["steps"] - first["steps"]

@@ -825,6 +825,11 @@ def train_rllib(
             write_run_files(run_dir, config, argv or sys.argv, started_over)
         if resume:
             _restore(algo, rllib_dir, run_dir / "checkpoints" / "last.rz")
+            print(  # as the SB3 backend says it
+                f"resuming {run_dir} from its checkpoint at step {steps_done:,}",
+                file=sys.stderr,
+                flush=True,
+            )
             # the run folder changes only once its checkpoint is back
             note_resume(run_dir, config, argv)
             rewind_run(run_dir, steps_done)
