@@ -326,6 +326,21 @@ def test_a_run_stopped_before_its_summary_gets_it_when_resumed(tmp_path, capsys)
     assert "is finished: 256 of 256 steps done" in capsys.readouterr().err
 
 
+def test_a_stopped_run_given_a_target_below_its_steps_is_refused(tmp_path, capsys) -> None:
+    """A run stopped at step 256 (no summary written) resumed with ``n_timesteps`` 128 by
+    mistake: refused, unchanged, saying how to go on (it was recorded as finished at 256)."""
+    run = tmp_path / "run"
+    train_from_file(SMOKE, ["env_options.target_score=null"], str(run), ["t"], progress="off")
+    (run / "summary.json").unlink()  # as a run stopped after its last checkpoint
+    before = sorted((p.relative_to(run), p.stat().st_size) for p in run.rglob("*") if p.is_file())
+    assert main(["train", "--resume", str(run), "--set", "n_timesteps=128"]) == 2
+    err = capsys.readouterr().err
+    assert f"{run} stopped at step 256, past n_timesteps 128: leave n_timesteps out" in err, err
+    assert not (run / "summary.json").exists()
+    after = sorted((p.relative_to(run), p.stat().st_size) for p in run.rglob("*") if p.is_file())
+    assert after == before
+
+
 def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:
     run = tmp_path / "run"
     first = train_from_file(

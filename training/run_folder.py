@@ -298,6 +298,14 @@ def finished_run(
     stopped after its last checkpoint but before it wrote ``summary.json`` gets it now, from
     its checkpoint's ``state`` (with ``config``; ``extra``: the backend's own keys)."""
     if config is not None and state is not None and not (run_dir / "summary.json").exists():
+        if steps_done > n_timesteps:  # a stopped run given a target below what it trained
+            target = run_progress(run_dir).get("total")
+            goes_on = f" to go on to its {target:,}" if target and target > steps_done else ""
+            raise ValueError(
+                f"{run_dir} stopped at step {steps_done:,}, past n_timesteps {n_timesteps:,}: "
+                f"leave n_timesteps out{goes_on}, or give {steps_done:,} or more (it would be "
+                "recorded as finished where it stopped)"
+            )
         print(
             f"{run_dir} trained all its steps; its summary, which its last session did not "
             "write, is written now",
