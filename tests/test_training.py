@@ -1023,3 +1023,24 @@ def test_charts_record_every_game_of_a_rollout_once(tmp_path, monkeypatch, smoke
     acc.Reload()
     points = [e.step for e in acc.Scalars("charts/game_length")]
     assert len(points) == len(recorded), (points, recorded)  # none overwritten before written
+
+
+def test_best_is_compared_over_the_opponents_both_evaluations_share(monkeypatch, tmp_path):
+    """A resume that changes the evaluation's opponents: best.rz (1.0 against random, 0.0
+    against knock.greedy: 0.5) is not beaten by 0.95 against random alone (it was, by the
+    scores' means over different opponents); a first evaluation with no opponent in common
+    is the best so far, with a warning."""
+    from types import SimpleNamespace
+
+    from rummyzoo.training import callbacks
+
+    best = {"random": {"win_rate": 1.0}, "knock.greedy": {"win_rate": 0.0}}
+    monkeypatch.setattr(callbacks, "read_meta", lambda path: {"eval": best})
+    cb = object.__new__(callbacks.RunCallback)
+    cb.config = SimpleNamespace(evaluation=SimpleNamespace(best_metric="win_rate"))
+    cb.ckpt_dir, cb.best_value = tmp_path, 0.5
+    assert not cb._beats_best({"random": {"win_rate": 0.95}}, 0.95)
+    assert cb._beats_best({"random": {"win_rate": 0.96}, "knock.greedy": {"win_rate": 0.1}}, 0.53)
+    assert not cb._beats_best({"random": {"win_rate": 1.0}, "knock.greedy": {"win_rate": 0.0}}, 0.5)
+    with pytest.warns(UserWarning, match="share none with best.rz's"):
+        assert cb._beats_best({"knock.smart": {"win_rate": 0.1}}, 0.1)

@@ -62,6 +62,7 @@ import json
 import math
 import shutil
 import time
+import warnings
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,7 @@ from stable_baselines3.common.logger import HParam
 
 from rummyzoo.agents.checkpoints import (
     CheckpointPolicy,
+    read_meta,
     save_checkpoint,
     save_resume_checkpoint,
 )
@@ -549,13 +551,39 @@ class RunCallback(BaseCallback):
         self._dashboard()
         if not self._sampled_at(self.num_timesteps):
             self._sample_game()  # every evaluation comes with a sample game of those weights
-        if self.best_value is None or score > self.best_value:
+        if self._beats_best(results, score):
             self.best_value = score
             save_checkpoint(
                 self.model, self.ckpt_dir / "best.rz", {**self._meta(), "eval": results}
             )
         self.logger.dump(self.num_timesteps)
         return results
+
+    def _beats_best(self, results: dict[str, Any], score: float) -> bool:
+        """Whether an evaluation beats ``best.rz``'s. Where a resume changed the evaluation's
+        opponents, the two are compared over the opponents both were evaluated against (the
+        best's results are in its checkpoint); with none in common, the first evaluation of
+        the new opponents is the best so far."""
+        if self.best_value is None:
+            return True
+        try:
+            best = read_meta(self.ckpt_dir / "best.rz").get("eval")
+        except (OSError, ValueError):
+            best = None
+        if not isinstance(best, dict) or set(best) == set(results):
+            return score > self.best_value
+        metric = self.config.evaluation.best_metric
+        common = [o for o in results if o in best and isinstance(best[o], dict)]
+        if not common:
+            warnings.warn(
+                f"the evaluation's opponents ({', '.join(results)}) share none with best.rz's "
+                f"({', '.join(best)}): best.rz is chosen among this evaluation and the later ones",
+                stacklevel=2,
+            )
+            return True
+        ours = float(np.mean([results[o][metric] for o in common]))
+        theirs = float(np.mean([best[o][metric] for o in common]))
+        return ours > theirs
 
     def _dashboard(self) -> None:
         """The round robin's ratings and cross table, and the strategy statistics."""
