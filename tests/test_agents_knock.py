@@ -181,5 +181,5 @@ def test_heuristic_errors():
         make_agent("knock.greedy", "rummy500", 2)
     with pytest.raises(ValueError, match=r"unknown agent 'knock\.genius'"):
         make_agent("knock.genius", "knock_rummy", 2)
-    with pytest.raises(ValueError, match="num_players"):
+    with pytest.raises(ValueError, match="knock_rummy supports 2-6 players, got 9"):
         make_agent("knock.smart", "knock_rummy", 9)

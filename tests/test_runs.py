@@ -331,11 +331,17 @@ def test_a_stopped_run_given_a_target_below_its_steps_is_refused(tmp_path, capsy
     mistake: refused, unchanged, saying how to go on (it was recorded as finished at 256)."""
     run = tmp_path / "run"
     train_from_file(SMOKE, ["env_options.target_score=null"], str(run), ["t"], progress="off")
-    (run / "summary.json").unlink()  # as a run stopped after its last checkpoint
+    # as a run of 1,024 steps stopped after its checkpoint at 256
+    (run / "summary.json").unlink()
+    config = run / "config.yaml"
+    config.write_text(config.read_text().replace("n_timesteps: 256", "n_timesteps: 1024"))
     before = sorted((p.relative_to(run), p.stat().st_size) for p in run.rglob("*") if p.is_file())
     assert main(["train", "--resume", str(run), "--set", "n_timesteps=128"]) == 2
     err = capsys.readouterr().err
-    assert f"{run} stopped at step 256, past n_timesteps 128: leave n_timesteps out" in err, err
+    assert (
+        f"{run} stopped at step 256 of its 1,024, past n_timesteps 128: leave n_timesteps out "
+        "to go on to 1,024"
+    ) in err, err
     assert not (run / "summary.json").exists()
     after = sorted((p.relative_to(run), p.stat().st_size) for p in run.rglob("*") if p.is_file())
     assert after == before

@@ -298,13 +298,14 @@ def finished_run(
     stopped after its last checkpoint but before it wrote ``summary.json`` gets it now, from
     its checkpoint's ``state`` (with ``config``; ``extra``: the backend's own keys)."""
     if config is not None and state is not None and not (run_dir / "summary.json").exists():
-        if steps_done > n_timesteps:  # a stopped run given a target below what it trained
-            target = run_progress(run_dir).get("total")
-            goes_on = f" to go on to its {target:,}" if target and target > steps_done else ""
+        # a run stopped short of its own target, given one below what it trained (a run
+        # past its target, the last rollout or iteration overshooting it, is finished)
+        target = run_progress(run_dir).get("total")
+        if target is not None and target > steps_done > n_timesteps:
             raise ValueError(
-                f"{run_dir} stopped at step {steps_done:,}, past n_timesteps {n_timesteps:,}: "
-                f"leave n_timesteps out{goes_on}, or give {steps_done:,} or more (it would be "
-                "recorded as finished where it stopped)"
+                f"{run_dir} stopped at step {steps_done:,} of its {target:,}, past n_timesteps "
+                f"{n_timesteps:,}: leave n_timesteps out to go on to {target:,}, or give "
+                f"{steps_done:,} or more (it would be recorded as finished where it stopped)"
             )
         print(
             f"{run_dir} trained all its steps; its summary, which its last session did not "
