@@ -401,3 +401,22 @@ def test_bad_sizes_and_names_are_refused() -> None:
             run_arena("knock_rummy", 2, AGENTS, deals=2, keep_deals=bad)
     with pytest.raises(ValueError, match="save_games must be a folder name"):
         run_arena("knock_rummy", 2, AGENTS, deals=2, save_games="")
+
+
+def test_a_complete_file_in_a_folder_one_may_not_write_in_is_read(tmp_path, monkeypatch):
+    """Its lock cannot be made: a run whose deals are all in it reads them; one with deals
+    to play is refused before any play."""
+    from rummyzoo.envs import files
+
+    kept = tmp_path / "deals.npz"
+    whole = run_arena("knock_rummy", 2, AGENTS, deals=4, seed=1, keep_deals=kept)
+
+    def refused(path, busy):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(files, "held_lock", refused)
+    _same(run_arena("knock_rummy", 2, AGENTS, deals=4, seed=1, keep_deals=kept), whole)
+    played = _stop_at(monkeypatch, "play_deals", 0)  # (counts only)
+    with pytest.raises(OSError, match=f"cannot keep deals in {kept}: Permission denied"):
+        run_arena("knock_rummy", 2, AGENTS, deals=6, seed=1, keep_deals=kept)
+    assert not played

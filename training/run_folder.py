@@ -376,9 +376,11 @@ def _flock_held(path: Path) -> bool | None:
         table = Path("/proc/locks").read_text()
     except OSError:
         return None
-    where = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}:{stat.st_ino}"
+    # by the inode alone: the table's device is the filesystem's, which ``stat`` gives
+    # otherwise on some (btrfs subvolumes, overlays)
+    inode = str(stat.st_ino)
     return any(
-        len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == where
+        len(fields) > 5 and fields[1] == "FLOCK" and fields[5].rsplit(":", 1)[-1] == inode
         for fields in (line.split() for line in table.splitlines())
     )
 

@@ -811,12 +811,13 @@ def run_arena(
         played = DealRows(per_deal, keep_decks, keep_deals, key)
     with played.held():  # (another run with the file: refused here, before any play)
         played.load()  # (another arena's file: refused here too)
-        played.rewrite()  # (a file that cannot be replaced: refused here too)
         workers = min(workers, deals)
         # the parts the run plays, as one run of these deals plays them; a part the file lacks a
         # deal of is played whole, so that each part's games are those of one run (a network's
         # batch of games, a worker's chunk)
         todo = [(a, b) for a, b in _parts(deals, per_deal, workers, batch) if played.lacks(a, b)]
+        if todo:  # (a file that cannot be replaced: refused here, before any play)
+            played.rewrite()
         read = deals - sum(b - a for a, b in todo)
         if read:
             some = f"all {deals}" if read == deals else f"{read} of the {deals}"
@@ -959,11 +960,14 @@ def _play_parallel(
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the deals under way are not waited for
         pool._kill()
         raise
-    except BaseException:
+    except BaseException as failed:
         for future in pending:
             future.cancel()
         wait(pending)  # the pool is left idle for the next run; what finished is kept
-        take(list(pending))
+        try:
+            take(list(pending))
+        except Exception as keeping:  # (the failure that led here is what to see)
+            failed.add_note(f"the parts that finished could not be kept: {keeping}")
         raise
 
 

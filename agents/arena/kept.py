@@ -18,6 +18,7 @@ order, deal after deal; ``replays`` (JSON: each deal's recorded games).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import json
@@ -173,6 +174,7 @@ class DealRows:
         self._unsaved = False
         self._saved_at = time.monotonic()
         self._took = 0.0  # seconds the last write took
+        self.read_only: str | None = None  # why the file could not be held (read only)
 
     # ------------------------------------------------------------------ gathering
     def add(self, deals: Sequence[int], part: dict[str, Any]) -> None:
@@ -225,9 +227,13 @@ class DealRows:
                 folder.mkdir(parents=True, exist_ok=True)
                 holding.enter_context(files.held_lock(real.with_name(real.name + ".lock"), busy))
             except OSError as exc:
-                raise OSError(
-                    exc.errno, f"cannot keep deals in {self.path}: {exc.strerror}"
-                ) from None
+                if not (real.is_file() and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)):
+                    raise OSError(
+                        exc.errno, f"cannot keep deals in {self.path}: {exc.strerror}"
+                    ) from None
+                # a file in a folder this process may not write in: read, not held; a run
+                # that has deals to play is refused when it would write (``rewrite``)
+                self.read_only = f"cannot keep deals in {self.path}: {exc.strerror}"
             yield
 
     def load(self) -> None:
@@ -276,6 +282,8 @@ class DealRows:
     def rewrite(self) -> None:
         """Write the file again as it was read, before any play: a file that cannot be
         replaced (a read-only folder, an immutable file) is refused now, not after the deals."""
+        if self.read_only is not None:
+            raise OSError(errno.EACCES, self.read_only)
         if self.path is not None and self.rows:
             self._unsaved = True
             self.save()
