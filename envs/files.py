@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "held_lock", "write_json"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "held_lock", "remove_empty", "write_json"]
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -133,3 +133,13 @@ def held_lock(path: str | Path, busy: str) -> Iterator[None]:
         path.unlink(missing_ok=True)  # while still held: a waiting process then makes its own
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (each inside the next: those a command made, innermost first) while
+    they are empty; the first that is not (or is gone) and those above it stay."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            break

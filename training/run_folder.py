@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.agents.checkpoints import CheckpointError, model_meta, package_version, read_meta
-from rummyzoo.envs.files import atomic_write_text, held_lock
+from rummyzoo.envs.files import atomic_write_text, held_lock, remove_empty
 from rummyzoo.training.config import RunConfig, config_to_yaml
 from rummyzoo.training.run_state import read_state, rewind_best
 
@@ -206,11 +206,7 @@ def run_lock(run_dir: Path) -> Any:
         with held_lock(run_dir / LOCK_FILE, f"{run_dir} is being trained by another process"):
             yield
     finally:
-        for folder in made:  # the run folder first, then each made above it, while empty
-            try:
-                folder.rmdir()
-            except OSError:  # not empty (or gone): the folders above hold it
-                break
+        remove_empty(made)  # the run folder first, then each made above it, while empty
 
 
 def start_over(run_dir: Path, checkpoint: Path) -> None:

@@ -97,15 +97,6 @@ def agent_identity(spec: Any, label: str) -> Any:
     return {"object": f"{type(spec).__module__}.{type(spec).__qualname__}", "label": label}
 
 
-def _remove_empty(folders: list[Path]) -> None:
-    """Remove ``folders`` (each inside the next) while they are empty."""
-    for folder in folders:
-        try:
-            folder.rmdir()
-        except OSError:
-            break
-
-
 def _damage(
     deals: np.ndarray,
     arrays: dict[str, np.ndarray],
@@ -222,7 +213,7 @@ class DealRows:
         folder = real.parent
         made = [p for p in (folder, *folder.parents) if not p.exists()]
         with contextlib.ExitStack() as holding:
-            holding.callback(_remove_empty, made)  # last: once the lock file is gone
+            holding.callback(files.remove_empty, made)  # last: once the lock file is gone
             try:
                 folder.mkdir(parents=True, exist_ok=True)
                 holding.enter_context(files.held_lock(real.with_name(real.name + ".lock"), busy))
