@@ -250,6 +250,33 @@ def test_a_complete_staged_checkpoint_is_moved_into_place_on_resume(tmp_path) ->
     assert read_trusted_meta(run / "checkpoints" / "last.zip")["steps"] == 256
 
 
+def test_a_stop_between_staging_and_commit_names_the_step_the_resume_goes_on_from(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """Ctrl-C after a checkpoint set was staged whole and before it was moved into place: the
+    resume moves it into place and goes on from its step, so the stop's message names that
+    step, not the one of ``state.json`` still in place."""
+    staged = []
+
+    def interrupted(run_dir):
+        staged.append(json.loads((run_dir / "checkpoints" / ".staging" / "state.json").read_text()))
+        if staged[-1]["steps"] >= 256:  # the signal lands before the set is moved
+            raise KeyboardInterrupt
+        return commit(run_dir)
+
+    commit = callbacks.commit_staged
+    monkeypatch.setattr(callbacks, "commit_staged", interrupted)
+    run = tmp_path / "r"
+    args = ["train", SMOKE, "--run-dir", str(run), "--quiet"]
+    assert main([*args, *(f"--set={o}" for o in LONGER[1:]), "--set=n_timesteps=1024"]) == 130
+    assert json.loads((run / "state.json").read_text())["steps"] < 256  # the set in place
+    err = capsys.readouterr().err
+    assert f"(it goes on from its last checkpoint, at step {staged[-1]['steps']:,})" in err, err
+    monkeypatch.undo()
+    assert main(["train", "--resume", str(run), "--quiet", "--set", "n_timesteps=512"]) == 0
+    assert f"from its checkpoint at step {staged[-1]['steps']:,}" in capsys.readouterr().err
+
+
 def test_a_copied_run_resumes_anywhere_and_leaves_the_original_alone(tmp_path, monkeypatch) -> None:
     import shutil
 

@@ -69,6 +69,25 @@ def commit_staged(run_dir: Path) -> bool:
     return True
 
 
+def resume_steps(run_dir: Path) -> int | None:
+    """The step a resume of the run goes on from: that of a complete staged set, which the
+    resume moves into place first (:func:`commit_staged`), else ``state.json``'s; None where
+    the run saved no checkpoint.
+
+    :raises ValueError: a ``state.json`` that cannot be read (named, as :func:`read_state`).
+    """
+    staged = Path(run_dir) / "checkpoints" / STAGING / "state.json"
+    if staged.is_file():
+        try:
+            steps = json.loads(staged.read_text()).get("steps")
+        except (OSError, UnicodeDecodeError, RecursionError, ValueError, AttributeError):
+            steps = None  # (written whole, atomically: read again as the resume will)
+        if isinstance(steps, int) and not isinstance(steps, bool) and steps >= 0:
+            return steps
+    steps = read_state(Path(run_dir)).get("steps")
+    return steps if isinstance(steps, int) else None
+
+
 def in_run(run_dir: Path, path: str) -> str:
     """A pool snapshot's or periodic checkpoint's path, under ``run_dir`` (see the module)."""
     p = Path(path)

@@ -63,7 +63,7 @@ from rummyzoo.training.run_folder import (
     write_run_files,
     write_summary,
 )
-from rummyzoo.training.run_state import commit_staged, read_state, stop_requested
+from rummyzoo.training.run_state import commit_staged, read_state, resume_steps, stop_requested
 from rummyzoo.training.seat_env import OpponentMixture, SeatEnv
 from rummyzoo.training.vec_env import BatchedSeatEnv
 
@@ -652,10 +652,10 @@ class RunInterrupted(KeyboardInterrupt):
         #: 128 + it, as a process that signal ended would
         self.signum = int(signum)
         if (Path(run_dir) / "config.yaml").exists():
-            steps = read_state(Path(run_dir)).get("steps")
+            steps = resume_steps(Path(run_dir))
             where = (
                 f"from its last checkpoint, at step {steps:,}"
-                if isinstance(steps, int)
+                if steps is not None
                 else "from the beginning: it saved no checkpoint yet"
             )
             text = f"continue the run with: rummyzoo train --resume {run_dir} (it goes on {where})"
