@@ -14,6 +14,7 @@ import socket
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -666,6 +667,26 @@ def test_a_resumed_rllib_run_plays_new_deals():
     resumed = rllib.algorithm_config(config, {}, config.resume_seed(4096))
     assert first.seed == config.seed and first.env_config["seed"] == config.seed
     assert resumed.seed == resumed.env_config["seed"] == config.resume_seed(4096) != config.seed
+
+
+def test_an_rllib_run_that_overshoots_its_steps_says_so():
+    """RLlib trains whole training batches, as PPO collects whole rollouts: a run of 512 steps
+    with batches of 2,048 learner decisions trained about 2,048 without a word, its progress
+    showing 2,047/512."""
+    from rummyzoo.training.train import _warn_rollout_misfits, steps_at_end
+
+    config = load_config(str(ROOT / "configs" / "knock_rllib.yaml"), ["n_timesteps=512"])
+    with pytest.warns(UserWarning) as caught:
+        _warn_rollout_misfits(config)
+    assert [str(w.message) for w in caught] == [
+        "n_timesteps (512) is not a whole number of training batches (n_steps x n_envs = 2,048 "
+        "learner decisions): the run trains about 2,048 steps"
+    ]
+    assert steps_at_end(config) == 2048  # the progress bar's end
+    whole = load_config(str(ROOT / "configs" / "knock_rllib.yaml"), ["n_timesteps=4096"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_rollout_misfits(whole)  # (the minibatches are RLlib's: no word of them)
 
 
 @pytest.mark.parametrize(

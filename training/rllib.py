@@ -786,7 +786,7 @@ def train_rllib(
         write_summary,
     )
     from rummyzoo.training.run_state import commit_staged
-    from rummyzoo.training.train import resume_checkpoint
+    from rummyzoo.training.train import _warn_rollout_misfits, resume_checkpoint, steps_at_end
 
     torch.set_num_threads(config.torch_threads)
     settings = config.rllib or RllibSettings()
@@ -807,6 +807,7 @@ def train_rllib(
     if resume and steps_done >= config.n_timesteps:
         extra = {"backend": "rllib", "env_steps_per_s": None}
         return finished_run(run_dir, steps_done, config.n_timesteps, config, state, **extra)
+    _warn_rollout_misfits(config)
     ray, started_here = start_ray(settings)
     started = time.perf_counter()
     phases: dict[str, float] = {}
@@ -860,7 +861,7 @@ def train_rllib(
         )
         bar = Progress(
             f"train (rllib {config.algo})",
-            config.n_timesteps,
+            steps_at_end(config, steps_done),
             start=steps_done,
             mode=progress,
             every=progress_every,

@@ -613,12 +613,20 @@ def steps_at_end(config: RunConfig, steps_done: int = 0) -> int:
 def _warn_rollout_misfits(config: RunConfig) -> None:
     """Warn where PPO's rollout (``n_steps x n_envs`` steps) and the settings around it do not
     fit: minibatches that do not divide it; or where a run overshoots its step count by more
-    than 1%, as it collects whole rounds (PPO: rollouts; DQN: ``train_freq x n_envs`` steps)."""
+    than 1%, as it collects whole rounds (PPO: rollouts, RLlib's training batches, which it fills
+    to about their size; DQN: ``train_freq x n_envs`` steps)."""
     spec = config.hyperparams
+    rllib = config.backend == "rllib"
     if config.algo == "ppo":
         rollout = spec.n_steps * config.n_envs
-        unit = f"rollouts (n_steps x n_envs = {rollout:,} steps)"
-        if spec.batch_size > rollout:
+        unit = (
+            f"training batches (n_steps x n_envs = {rollout:,} learner decisions)"
+            if rllib
+            else f"rollouts (n_steps x n_envs = {rollout:,} steps)"
+        )
+        if rllib:
+            pass  # (RLlib's minibatches: learner_batches)
+        elif spec.batch_size > rollout:
             warnings.warn(
                 f"hyperparams.batch_size ({spec.batch_size:,}) is larger than a rollout (n_steps "
                 f"x n_envs = {rollout:,} steps): every update takes the whole rollout as one "
@@ -638,7 +646,7 @@ def _warn_rollout_misfits(config: RunConfig) -> None:
     if whole - config.n_timesteps > 0.01 * config.n_timesteps:  # (a shipped config's is less)
         warnings.warn(
             f"n_timesteps ({config.n_timesteps:,}) is not a whole number of {unit}: the run "
-            f"trains {whole:,} steps",
+            f"trains {'about ' if rllib else ''}{whole:,} steps",
             stacklevel=3,
         )
 
