@@ -316,6 +316,22 @@ class VectorEnv(ViewsSurviveCopies):
         self.obs_size = game.obs_size
         self.matches = [Match(game, infos=bool(infos)) for _ in range(n)]
         specs = buffer_specs(n, game)
+        if buffers is not None:
+            if not isinstance(buffers, dict):
+                raise TypeError(
+                    f"buffers must be a dict of arrays by name, got {type(buffers).__name__}"
+                )
+            unknown = sorted(map(repr, set(buffers) - set(specs)))
+            if unknown:
+                raise ValueError(
+                    f"buffers has no such array: {', '.join(unknown)} (the engine's arrays: "
+                    f"{', '.join(specs)})"
+                )
+            for name, given in buffers.items():
+                if given is not None and not isinstance(given, np.ndarray):
+                    raise TypeError(
+                        f"buffer {name!r} must be a numpy array, got {type(given).__name__}"
+                    )
         arrays: dict[str, np.ndarray] = {}
         for name, (shape, dtype) in specs.items():
             given = None if buffers is None else buffers.get(name)

@@ -311,6 +311,18 @@ def portable_exception(exc: BaseException) -> BaseException:
     return plain
 
 
+def _sendable(value: Any) -> Any:
+    """``value`` as a worker can read it: an int, str or float of a subclass (an ``IntEnum``
+    of the caller's script, which the workers do not import) as the plain value it stands
+    for; anything else as it is (a worker that cannot read it says so)."""
+    if type(value) in (int, str, float, bool) or value is None:
+        return value
+    for plain, copy in ((int, int.__index__), (str, str.__str__), (float, float.__float__)):
+        if isinstance(value, plain):
+            return copy(value)  # (the plain value, whatever the subclass's own methods say)
+    return value
+
+
 def _raise(exc: BaseException) -> bytes:
     """An error of the caller's own making (a bad seat, ...): re-raised in the parent."""
     return pickle.dumps(("raise", portable_exception(exc)), protocol=pickle.HIGHEST_PROTOCOL)
@@ -383,7 +395,12 @@ def _worker_main(conn: Any, spec: dict[str, Any]) -> None:
                 continue
             if msg == _QUIT:
                 break
-            conn.send_bytes(_serve(env, pickle.loads(msg), lo))
+            try:
+                request = pickle.loads(msg)
+            except Exception as exc:  # an object of a module this process lacks: the caller's
+                conn.send_bytes(_raise(TypeError(f"a worker cannot read the request: {exc}")))
+                continue
+            conn.send_bytes(_serve(env, request, lo))
     finally:
         del env, shared, mine, actions, selected, final, hand_done
         with contextlib.suppress(Exception):
@@ -697,7 +714,10 @@ class WorkerVectorEnv:
 
     def _refuse(self, game: int, action: Any) -> None:
         w, local = self._owner(game)
+        action = _sendable(action)
         try:
+            if type(action).__module__.split(".")[0] not in ("builtins", "numpy"):
+                raise TypeError  # (a class the workers may not import, of the caller's script)
             pickle.dumps(action)
         except Exception:
             # no int (ints pickle): refused as the worker's game would refuse it
@@ -903,17 +923,17 @@ class WorkerVectorEnv:
             if self.matches_done[g] == 0:
                 raise ValueError(f"game {g} has not finished a match since the last reset")
             return self._final_obs[g, int(seat)].copy()
-        return self._request(w, "final", local, seat)  # the worker's own error
+        return self._request(w, "final", local, _sendable(seat))  # the worker's own error
 
     def observe(self, game: int, seat: int) -> np.ndarray:
         """The observation of any ``seat`` of game ``game`` now (a new array)."""
         w, local = self._owner(game)
-        return self._request(w, "observe", local, seat)
+        return self._request(w, "observe", local, _sendable(seat))
 
     def render(self, game: int, view: int | str | None = "render_view") -> str:
         """The text picture of game ``game``, as :meth:`VectorEnv.render` draws it."""
         w, local = self._owner(game)
-        return self._request(w, "render", local, view)
+        return self._request(w, "render", local, _sendable(view))
 
     def __reduce__(self) -> Any:
         raise TypeError(

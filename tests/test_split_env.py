@@ -566,6 +566,17 @@ def test_the_env_refuses_other_work_while_the_helpers_play_a_rollout():
         with pytest.raises(RuntimeError, match="playing a rollout"):
             split.env_method("add_snapshot", "x.rz", 1)
         assert split.local.opponents.pool == []  # nothing changed here either
+        # refused too, without closing the env (they closed it, the rollout lost)
+        for call in (
+            split.reset,
+            lambda: split.get_attr("skipped_games"),
+            lambda: split.get_attr("opponent_seconds"),
+        ):
+            with pytest.raises(RuntimeError, match="playing a rollout"):
+                call()
+        assert not split._closed
+        _obs, rollouts, _infos = split.finish_rollouts(model._last_obs[split.local_games])
+        assert len(rollouts) == 1  # the helper's rollout, whole
     finally:
         env.close()  # ends the helpers, their rollout in flight unread
     assert split._procs == []

@@ -627,10 +627,47 @@ def test_only_int_actions_play_and_one_per_game():
     assert rewards.tolist() == [-1.0, -1.0] and not dones.any()
     assert [info["illegal_action"] for info in infos] == [1.7, 0.99]
     np.testing.assert_array_equal(env.engine.observations, before)  # no game moved
-    with pytest.raises(
-        ValueError, match=r"need one action per game \(2\), got an array of shape \(3,\)"
-    ):
-        env.step(np.array([0, 0, 0]))
+    for wrong in (np.array([0, 0, 0]), np.zeros((1, 2), dtype=np.int64)):
+        with pytest.raises(
+            ValueError,
+            match=r"need one action per game \(2: shape \(2,\) or \(2, 1\)\), got an array "
+            rf"of shape \({wrong.shape[0]},",
+        ):
+            env.step(wrong)  # (a 1 x 2 array, two actions in one row, was played as a row)
+    np.testing.assert_array_equal(env.engine.observations, before)
+    env.step(np.flatnonzero(env.action_masks()[0])[:1].repeat(2)[:, None])  # (N, 1): SB3's
+
+
+@pytest.mark.parametrize("failure", [KeyboardInterrupt, ValueError])
+@pytest.mark.parametrize("variant", ["knock_rummy", "ditch_rummy"])
+def test_a_step_cut_short_while_opponents_move_is_refused_until_a_reset(variant, failure):
+    """Ctrl-C or an opponent's error after the learner's move and before the opponents' left
+    the games at an opponent's turn: the next step played the learner's action in the
+    opponent's seat (or failed naming another player's illegal action), with the learner's
+    stale mask. Now every use but a reset is refused by name, and a reset deals again."""
+    env = BatchedSeatEnv(variant, 2, {}, opponents=["random"], num_envs=3, seed=5)
+    env.reset()
+    rng = np.random.default_rng(0)
+    policy = next(p for row in env.policies for p in row if p is not None)
+    calls = []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        raise failure("stop")
+
+    policy.act = policy.act_batch = failing  # the opponents' next move fails
+    with pytest.raises(failure):
+        for _ in range(20):
+            env.step(uniform_legal_actions(env.action_masks(), rng))
+    assert calls
+    del policy.act, policy.act_batch
+    for call in (env.action_masks, lambda: env.step(np.zeros(3, dtype=np.int64))):
+        with pytest.raises(RuntimeError, match=r"cut short .* call reset\(\) to deal every game"):
+            call()
+    obs = env.reset()
+    assert (env.engine.current == env.seats).all() and obs.shape[0] == 3
+    for _ in range(20):
+        env.step(uniform_legal_actions(env.action_masks(), rng))
 
 
 def test_misuse_of_the_batched_env_is_refused_by_name():

@@ -384,6 +384,14 @@ def test_bad_settings_are_refused_clearly():
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match=r"winners.*read-only"):
         VectorEnv(vec.game, 2, buffers={"winners": frozen})
+    # a misspelt name was ignored (the caller's array never written), a list a bare AttributeError
+    mine = np.zeros((2, vec.obs_size), dtype=np.float32)
+    with pytest.raises(ValueError, match=r"buffers has no such array: 'observation' \(the "):
+        VectorEnv(vec.game, 2, buffers={"observation": mine})
+    with pytest.raises(TypeError, match="buffers must be a dict of arrays by name, got list"):
+        VectorEnv(vec.game, 2, buffers=[mine])
+    with pytest.raises(TypeError, match="buffer 'observations' must be a numpy array, got list"):
+        VectorEnv(vec.game, 2, buffers={"observations": mine.tolist()})
 
 
 @pytest.mark.parametrize("compiled", [True, False])

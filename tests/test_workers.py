@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import json
 import multiprocessing
 import os
 import signal
@@ -235,6 +236,86 @@ def test_bad_config_starts_nothing():
     with pytest.raises(ConfigError, match="start_method"):
         WorkerVectorEnv("knock_rummy", 4, start_method="thread")
     assert len(multiprocessing.active_children()) == before
+
+
+def test_objects_of_the_callers_script_reach_no_worker_that_cannot_read_them(tmp_path):
+    """The workers do not import the caller's script, so an object of a class it defines (an
+    int subclass, an ``IntEnum`` of seats or actions) could not be unpickled there: the worker
+    died on it and the engine closed, where one process answered or refused it."""
+    script = tmp_path / "user.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import enum
+            import json
+
+            import numpy as np
+
+            from rummyzoo.envs.registry import make_vector
+            from rummyzoo.envs.workers import WorkerVectorEnv
+
+
+            class Seat(int):
+                pass
+
+
+            class Act(enum.IntEnum):
+                BIG = 999
+
+
+            class Odd:
+                pass
+
+
+            def outcome(call):
+                try:
+                    value = call()
+                except Exception as exc:
+                    return f"{type(exc).__name__}: {exc}"
+                return np.asarray(value).tolist() if not isinstance(value, str) else value
+
+
+            if __name__ == "__main__":
+                single = make_vector("knock_rummy", 4, 2)
+                workers = WorkerVectorEnv("knock_rummy", 4, 2, num_workers=2)
+                found = {}
+                with workers:
+                    for env in (single, workers):
+                        env.reset(seed=3)
+                    legal = [int(np.flatnonzero(m)[0]) for m in single.action_masks]
+                    odd = Odd()  # (one object: its repr names where it lives)
+                    calls = {
+                        "int subclass": lambda e: e.step([*legal[:3], Seat(999)]),
+                        "IntEnum": lambda e: e.step([*legal[:3], Act.BIG]),
+                        "object": lambda e: e.step([*legal[:3], odd]),
+                        "observe": lambda e: e.observe(1, Seat(1)),
+                        "render": lambda e: e.render(1, Seat(0)),
+                    }
+                    for name, call in calls.items():
+                        found[name] = [outcome(lambda: call(single)), outcome(lambda: call(workers))]
+                    found["odd seat"] = outcome(lambda: workers.observe(1, Odd()))
+                    workers.step(legal)
+                    single.step(legal)
+                    found["closed"] = workers.closed
+                    found["same"] = bool((workers.observations == single.observations).all())
+                print(json.dumps(found))
+            """
+        )
+    )
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
+    found = json.loads(out.stdout)
+    for name in ("int subclass", "object", "observe", "render"):
+        single, workers = found[name]
+        assert workers == single, name
+    assert found["int subclass"][1].startswith("IllegalActionError: game 3: ")
+    assert found["object"][1].startswith("IllegalActionError: game 3: ")
+    single, workers = found["IntEnum"]  # (its repr: the worker reads the plain int)
+    assert workers.startswith("IllegalActionError: game 3: ") and "999" in workers
+    assert found["odd seat"].startswith("TypeError: a worker cannot read the request")
+    assert found["closed"] is False and found["same"] is True
 
 
 def test_an_unpicklable_action_is_refused_as_the_engine_in_one_process_refuses_it():

@@ -517,6 +517,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
 
     def _ask(self, request: tuple[Any, ...]) -> list[Any]:
         """Send ``request`` to every helper; their answers."""
+        self._not_rolling()  # refused before the exchange, which a failure in closes the env
         with self._exchange():
             self._send([request] * len(self._conns))
             return self._replies()
@@ -584,6 +585,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
         return seeds
 
     def reset(self) -> np.ndarray:
+        self._not_rolling()  # refused, the rollout left to finish, nothing changed
         self._drop_reset_options()  # (they were dropped without a word)
         with self._exchange():
             self._send([("reset",)] * len(self._conns))  # the helpers reset meanwhile

@@ -98,9 +98,10 @@ def one_action_per_game(actions: Any, num_envs: int) -> np.ndarray:
             pending[i] = action
     else:
         pending = np.asarray(actions)
-    if pending.size != num_envs:
+    if pending.shape not in ((num_envs,), (num_envs, 1)):
         raise ValueError(
-            f"need one action per game ({num_envs}), got an array of shape {pending.shape}"
+            f"need one action per game ({num_envs}: shape ({num_envs},) or ({num_envs}, 1)), "
+            f"got an array of shape {pending.shape}"
         )
     return pending.reshape(num_envs)
 
@@ -295,6 +296,9 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         #: seconds the opponents spent choosing actions (``rummyzoo bench-train`` reads it)
         self.opponent_seconds = 0.0
         self._started = False
+        #: a step or reset was cut short (an opponent's error, Ctrl-C) with the games half
+        #: played: refused until a reset deals them again
+        self._cut = False
         self.duplicate_baseline = duplicate_baseline
         self._baseline = np.zeros(n, dtype=np.float64)
         if duplicate_baseline is not None:
@@ -571,6 +575,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
     # --------------------------------------------------------------- VecEnv API
     def reset(self) -> np.ndarray:
         self._open()
+        self._cut = True  # until every game is dealt and at the learner's turn
         self._drop_reset_options()
         seeds = self._seeds
         if seeds[0] is not None:
@@ -595,17 +600,20 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         self.reset_infos = [
             {"seat": int(self.seats[i]), "opponents": list(self.labels[i])} for i in range(n)
         ]
-        return self._observe()
+        obs = self._observe()
+        self._cut = False
+        return obs
 
     def _start_potentials(self) -> None:
         if self.potential is not None:
             self._phi[:] = self._phis(self.engine.observations)
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._open()
+        self._whole()
         self._pending = one_action_per_game(actions, self.num_envs)
 
     def step_wait(self):
+        self._whole()
         engine = self.engine
         n = self.num_envs
         pending = self._pending
@@ -624,6 +632,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
                 rewards[i] -= self.illegal_penalty
                 infos[i]["illegal_action"] = sent_action(pending, i)
         phi_before = self._phi.copy()
+        self._cut = True  # until every game is at the learner's turn again
         # the learner's first decision of a match is also paid what the hands that ended
         # before it paid (the engine clears the seat's rewards when it acts)
         first = games[self._decisions[games] == 0]
@@ -643,10 +652,13 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             phi = self._phis(engine.observations[moved])
             rewards[live] += self.gamma * phi[live[moved]] - phi_before[live]
             self._phi[moved] = phi
-        return self._observe(), rewards.astype(np.float32), dones, infos
+        obs = self._observe()
+        self._cut = False
+        return obs, rewards.astype(np.float32), dones, infos
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner in every game, ``(N, A)`` bool."""
+        self._whole()
         return self._masks.copy()
 
     def add_snapshot(self, path: str, steps: int, rating: float = 0.0) -> None:
@@ -668,6 +680,17 @@ class BatchedSeatEnv(WholeBatchVecEnv):
     def _open(self) -> None:
         if getattr(self, "_closed", False):
             raise RuntimeError("this BatchedSeatEnv is closed")
+
+    def _whole(self) -> None:
+        """Open, and every game at the learner's turn (not left half played by a step or
+        reset that an error or Ctrl-C cut short)."""
+        self._open()
+        if self._cut:
+            raise RuntimeError(
+                "a step or reset of this BatchedSeatEnv was cut short (an error or Ctrl-C while "
+                "the games were played), leaving them half played: call reset() to deal every "
+                "game again"
+            )
 
     def close(self) -> None:
         self._closed = True
