@@ -575,7 +575,6 @@ class BatchedSeatEnv(WholeBatchVecEnv):
     # --------------------------------------------------------------- VecEnv API
     def reset(self) -> np.ndarray:
         self._open()
-        self._cut = True  # until every game is dealt and at the learner's turn
         self._drop_reset_options()
         seeds = self._seeds
         if seeds[0] is not None:
@@ -587,6 +586,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             self.engine.reset()
         self._reset_seeds()
         self._started = True
+        self._cut = True  # dealt: until every game is at the learner's turn
         n = self.num_envs
         self._matches[:] = 0
         for i in range(n):
