@@ -744,22 +744,51 @@ def _check_size(
     data: bytes,
     source: str,
 ) -> None:
-    """Refuse a specification whose hidden layers alone need more numbers than the file holds
-    (so that a small file cannot make the loader build a huge network first): the numbers its
-    header declares, and the bytes its data holds (4 a weight: a network's are float32), which
-    a header cannot overstate (``data``: the weights file, whose header
-    :func:`_weights_header` read)."""
+    """Refuse a specification whose layers need far more numbers than the file holds (so that
+    a small file cannot make the loader build a huge network first): the numbers its header
+    declares, and the bytes its data holds (4 a weight: a network's are float32), which a
+    header cannot overstate (``data``: the weights file, whose header :func:`_weights_header`
+    read)."""
     data_bytes = len(data) - 8 - int.from_bytes(data[:8], "little")
     held = min(sum(math.prod(shape) for _, shape in declared.values()), data_bytes // 4)
-    net = meta.network
-    needed = sum(
-        a * b for layers in (net.pi, net.vf, net.q) for a, b in itertools.pairwise(layers or [])
-    )
-    if needed > held:
+    needed = _weights_needed(meta, source)
+    if needed > held + UNHELD_WEIGHTS:  # (a few missing: built, and named by check_weights)
         raise CheckpointError(
-            f"checkpoint {source}: its specification's hidden layers need {needed:,} weights, "
+            f"checkpoint {source}: its specification's layers need {needed:,} weights, "
             f"but its weights hold {held:,} numbers"
         )
+
+
+#: How many more weights than its file holds a specification may ask for: a network that
+#: large (4 MiB) is built to name the tensors missing from the file; a larger one is refused
+#: before it is built.
+UNHELD_WEIGHTS = 1 << 20
+
+
+def _weights_needed(meta: CheckpointMeta, source: str) -> int:
+    """How many weights the network a specification describes has, at least: each layer's
+    inputs times its outputs (biases and the scorers' own small layers left out), from the
+    network's inputs (an MLP: every input; a scorer's context and value MLPs: those outside
+    the action descriptions) through its hidden layers to its outputs."""
+    net = meta.network
+    if net.type == "cards":
+        _check_card_layout(meta, source)
+    if net.type == "actions":
+        _check_action_layout(meta, source)
+    inputs = input_size(meta, source)
+
+    def chain(*sizes: int | list[int] | None) -> int:
+        flat = [n for size in sizes for n in (size if isinstance(size, list) else [size]) if n]
+        return sum(a * b for a, b in itertools.pairwise(flat))
+
+    if net.type == "mlp":
+        if meta.algo == "dqn":
+            return chain(inputs, net.q, meta.num_actions)
+        return chain(inputs, net.pi, meta.num_actions) + chain(inputs, net.vf, 1)
+    if net.action_layout is not None:  # the descriptions feed the one shared scorer
+        inputs -= net.action_layout.num_actions * net.action_layout.action_width
+    context = chain(inputs, net.q if meta.algo == "dqn" else net.pi, 64)
+    return context + (chain(inputs, net.vf) if meta.algo == "ppo" else 0)
 
 
 def _check_values(

@@ -356,8 +356,54 @@ def test_weights_that_are_not_finite_or_a_spec_bigger_than_its_file_are_refused(
         ):
             make_agent(str(path), "knock_rummy", 2)
     huge = _with_meta(safe_file, tmp_path / "huge.rz", lambda m: m["network"].update(pi=[4096] * 8))
-    with pytest.raises(CheckpointError, match=r"hidden layers need 117,441,536 weights, but its"):
+    # 312 inputs x 4,096 + 7 x 4,096 x 4,096 + 4,096 x 106 actions, and the value MLP's 312 x
+    # 32 + 32 x 32 + 32 x 1
+    with pytest.raises(CheckpointError, match=r"layers need 119,163,680 weights, but its weights"):
         make_agent(str(huge), "knock_rummy", 2)
+    # one wide layer: no hidden-to-hidden weights, but inputs x width and width x outputs
+    wide = _with_meta(
+        safe_file, tmp_path / "wide.rz", lambda m: m["network"].update(pi=[4096], vf=[4096])
+    )
+    with pytest.raises(CheckpointError, match=r"layers need 2,994,176 weights, but its weights"):
+        make_agent(str(wide), "knock_rummy", 2)
+
+
+@pytest.mark.parametrize("network", ["mlp", "cards", "actions"])
+@pytest.mark.parametrize("algo", ["ppo", "dqn"])
+def test_the_weights_a_specification_needs_are_at_most_those_of_its_network(
+    algo, network, tmp_path
+):
+    """The size check counts each layer's inputs times its outputs, from the network's inputs
+    to its outputs: never more than the network built from the specification holds, or a
+    sound file would be refused."""
+    from rummyzoo.agents.checkpoints import save_checkpoint
+    from rummyzoo.agents.safe import _weights_needed, load_checkpoint, open_checkpoint
+
+    overrides = {
+        "mlp": ["policy_kwargs.net_arch=[48, 40]"],
+        "cards": [*CARDS, "policy_kwargs.net_arch=[48, 40]"],
+        "actions": [
+            "variant=ditch_rummy",
+            "features=ditch_actions",
+            "policy_kwargs.network=actions",
+        ],
+    }[network]
+    config = load_config(str(ROOT / "configs" / f"smoke_{algo}.yaml"), ["n_envs=2", *overrides])
+    env = build_vec_env(config)
+    try:
+        path = save_checkpoint(
+            build_model(config, env, None), tmp_path / "x.rz", checkpoint_meta(config, 0)
+        )
+    finally:
+        env.close()
+    meta, _data = open_checkpoint(path)
+    network, _ = load_checkpoint(path)
+    assert network.policy is not None
+    held = sum(
+        t.numel() for t in played_tensors(network.policy, algo).values() if t.is_floating_point()
+    )
+    needed = _weights_needed(meta, str(path))
+    assert 0.5 * held < needed <= held, (needed, held)
 
 
 def test_metadata_nested_too_deep_is_refused(safe_file, tmp_path) -> None:
@@ -692,7 +738,7 @@ def test_a_header_that_lies_cannot_make_the_loader_build_or_compute_much(
                 {"x": {"dtype": "F32", "shape": [1 << 30, 1 << 30], "data_offsets": [0, 0]}}
             ),
             lambda m: m["network"].update(pi=[4096] * 8, vf=[4096] * 8),
-            r"hidden layers need 234,881,024 weights, but its weights hold 0 numbers",
+            r"layers need 237,875,200 weights, but its weights hold 0 numbers",
         ),
         "sizes of thousands of digits": (
             b"".join(
