@@ -554,10 +554,12 @@ class CheckpointPolicy(BasePolicy):
             tensor = th.as_tensor(obs, dtype=th.float32).unsqueeze(0)
             if self.algo == "dqn":
                 q = self.model.q_net(tensor)[0]
+                self._check_scores(q[None])
                 q[~th.as_tensor(mask)] = -th.inf
                 action = int(q.argmax())
             else:
                 policy = self.model.policy
+                self._check_scores(self._logits(tensor))
                 dist = policy.get_distribution(tensor, action_masks=mask[None])
                 if self.deterministic:
                     action = int(dist.mode()[0])
@@ -601,7 +603,24 @@ class CheckpointPolicy(BasePolicy):
 
     def _scores(self, tensor: Any) -> Any:
         """The network's output for a batch of inputs: Q-values (DQN) or logits (PPO)."""
-        return self.model.q_net(tensor) if self.algo == "dqn" else self._logits(tensor)
+        scores = self.model.q_net(tensor) if self.algo == "dqn" else self._logits(tensor)
+        self._check_scores(scores)
+        return scores
+
+    def _check_scores(self, scores: Any) -> None:
+        """Refuse outputs that are not finite: weights that are finite yet so large that the
+        network overflows (nan logits failed deep in torch, or made every choice the first
+        legal action without a word)."""
+        import torch as th
+
+        finite = th.isfinite(scores)
+        if not bool(finite.all()):
+            rows = int((~finite).any(dim=1).sum())
+            raise CheckpointError(
+                f"checkpoint {self.name}: its network's outputs are not finite (nan or inf) for "
+                f"{rows} of {len(scores)} positions: its weights overflow, and it cannot choose "
+                "an action"
+            )
 
     def act_batch(
         self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator

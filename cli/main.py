@@ -133,8 +133,12 @@ def _notes(exc: BaseException) -> str:
 
 def _agent_failed(command: str, exc: BaseException) -> int:
     """An agent's own bug (whatever its type): its traceback, to find it by, then one line
-    naming the agent; exit 1."""
-    traceback.print_exception(exc, file=sys.stderr)
+    naming the agent; exit 1. A checkpoint that cannot play (its file's fault, not code's):
+    the line alone."""
+    from rummyzoo.agents.checkpoints import CheckpointError
+
+    if not isinstance(exc, CheckpointError):
+        traceback.print_exception(exc, file=sys.stderr)
     print(f"rummyzoo {command}: error: an agent failed: {exc}{_notes(exc)}", file=sys.stderr)
     return 1
 

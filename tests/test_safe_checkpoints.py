@@ -368,6 +368,25 @@ def test_weights_that_are_not_finite_or_a_spec_bigger_than_its_file_are_refused(
         make_agent(str(wide), "knock_rummy", 2)
 
 
+@pytest.mark.parametrize("batch", [1, 8])
+def test_weights_so_large_that_the_network_overflows_are_refused_when_it_plays(
+    safe_file, tmp_path, capsys, batch
+) -> None:
+    """Finite weights pass the load's checks; at 3e38 the logits overflow to nan, which failed
+    deep in torch with a traceback and pages of nan (one game at a time), or played the first
+    legal action every time without a word (many at once)."""
+    huge = {k: th.full_like(v, 3e38) for k, v in _weights(safe_file).items()}
+    path = _with_weights(safe_file, tmp_path / "huge.rz", huge)
+    make_agent(str(path), "knock_rummy", 2)  # (it loads)
+    with pytest.raises(CheckpointError, match=r"huge.rz: its network's outputs are not finite"):
+        run_arena("knock_rummy", 2, [str(path), "random"], deals=2, seed=0, workers=1, batch=batch)
+    args = ["arena", "knock_rummy", "--agents", str(path), "random", "--deals", "2", "--quiet"]
+    assert main([*args, "--workers", "1", "--batch", str(batch)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert "error: an agent failed: checkpoint huge.rz: its network's outputs are not finite" in err
+
+
 @pytest.mark.parametrize("network", ["mlp", "cards", "actions"])
 @pytest.mark.parametrize("algo", ["ppo", "dqn"])
 def test_the_weights_a_specification_needs_are_at_most_those_of_its_network(
