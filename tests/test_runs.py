@@ -277,6 +277,39 @@ def test_a_stop_between_staging_and_commit_names_the_step_the_resume_goes_on_fro
     assert f"from its checkpoint at step {staged[-1]['steps']:,}" in capsys.readouterr().err
 
 
+def test_a_resume_keeps_only_the_periodic_checkpoints_its_checkpoint_names(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """Ctrl-C after a checkpoint set was moved into place and before the periodic checkpoint
+    it drops was deleted: that file stayed for good (three with keep 2); and one saved after
+    the checkpoint a run resumes from (training done again) stayed beside the new ones."""
+    commit = callbacks.commit_staged
+
+    def interrupted(run_dir):
+        moved = commit(run_dir)
+        if json.loads((run_dir / "state.json").read_text())["steps"] == 768:
+            raise KeyboardInterrupt  # the set is in place; ckpt_000000256.rz not deleted yet
+        return moved
+
+    monkeypatch.setattr(callbacks, "commit_staged", interrupted)
+    run = tmp_path / "r"
+    args = ["train", SMOKE, "--run-dir", str(run), "--quiet"]
+    assert main([*args, *(f"--set={o}" for o in LONGER[1:]), "--set=n_timesteps=1024"]) == 130
+    ckpts = run / "checkpoints"
+    assert sorted(p.name for p in ckpts.glob("ckpt_*")) == [
+        "ckpt_000000256.rz", "ckpt_000000512.rz", "ckpt_000000768.rz"
+    ]  # fmt: skip
+    (ckpts / "ckpt_000000999.rz").write_bytes((ckpts / "ckpt_000000768.rz").read_bytes())
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run), "--quiet"]) == 0
+    assert sorted(p.name for p in ckpts.glob("ckpt_*")) == [
+        "ckpt_000000768.rz", "ckpt_000001024.rz"
+    ]  # fmt: skip
+    state = json.loads((run / "state.json").read_text())
+    assert state["periodic"] == ["checkpoints/ckpt_000000768.rz", "checkpoints/ckpt_000001024.rz"]
+
+
 def test_a_copied_run_resumes_anywhere_and_leaves_the_original_alone(tmp_path, monkeypatch) -> None:
     import shutil
 

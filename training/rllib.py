@@ -786,7 +786,7 @@ def train_rllib(
         write_summary,
     )
     from rummyzoo.training.run_state import commit_staged
-    from rummyzoo.training.train import _warn_rollout_misfits, resume_checkpoint, steps_at_end
+    from rummyzoo.training.train import _warn_rollout_misfits, resume_checkpoint
 
     torch.set_num_threads(config.torch_threads)
     settings = config.rllib or RllibSettings()
@@ -861,7 +861,9 @@ def train_rllib(
         )
         bar = Progress(
             f"train (rllib {config.algo})",
-            steps_at_end(config, steps_done),
+            # RLlib trains until a batch ends at or past n_timesteps (its batches about n_steps
+            # x n_envs learner decisions, not exactly): a run shorter than a batch trains one
+            max(config.n_timesteps, steps_done + config.hyperparams.n_steps * config.n_envs),
             start=steps_done,
             mode=progress,
             every=progress_every,

@@ -439,12 +439,19 @@ def run_progress(run_dir: Path) -> dict[str, Any]:
 
 
 def rewind_run(run_dir: Path, steps_done: int) -> None:
-    """A resumed run's TensorBoard and sample games as they were at its checkpoint: what was
-    logged or played after it is logged and played again from there. The summary of a run
+    """A resumed run's TensorBoard, periodic checkpoints and sample games as they were at its
+    checkpoint: what was logged, saved or played after it is logged, saved and played again
+    from there. The summary of a run
     that had finished goes: the run goes on, and its summary is written again when it
     finishes (until then ``evaluate`` would recall a run that stopped at fewer steps)."""
     truncate_tensorboard(run_dir / "tb", steps_done)
     rewind_best(run_dir, steps_done)
+    # the periodic checkpoints the checkpoint names, and no others: one saved after it (by
+    # training that is done again) or one it dropped (a stop as the set was moved into place)
+    kept = {Path(p).name for p in read_state(run_dir).get("periodic", [])}
+    for path in (run_dir / "checkpoints").glob("ckpt_*.rz"):
+        if path.name not in kept:
+            path.unlink()
     (run_dir / "evaluations.json").unlink(missing_ok=True)  # state.json's are the checkpoint's
     (run_dir / "summary.json").unlink(missing_ok=True)
     for game in (run_dir / "games").glob("sample_*.json"):
