@@ -310,6 +310,30 @@ def test_a_resume_keeps_only_the_periodic_checkpoints_its_checkpoint_names(
     assert state["periodic"] == ["checkpoints/ckpt_000000768.rz", "checkpoints/ckpt_000001024.rz"]
 
 
+def test_a_run_stopped_before_its_first_checkpoint_resumes_with_other_settings(
+    tmp_path, capsys
+) -> None:
+    """No checkpoint fixes anything yet (the run starts over): a resume that changes what a
+    checkpoint would fix (the warm start's size on a smaller machine, the games at once, the
+    learning rate) was refused, citing a checkpoint that did not exist."""
+    import yaml
+
+    from rummyzoo.training.config import config_to_yaml
+
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "config.yaml").write_text(config_to_yaml(load_config(SMOKE, ["n_timesteps=256"])))
+    (run / "command.txt").write_text("rummyzoo train first\n")
+    changes = ["n_envs=4", "hyperparams.learning_rate=0.001"]
+    summary = resume_run(str(run), changes, ["t", "--resume"], progress="off")
+    assert "has no checkpoint yet: starting the run from the beginning" in capsys.readouterr().err
+    assert summary["steps"] >= 256
+    stored = yaml.safe_load((run / "config.yaml").read_text())
+    assert stored["n_envs"] == 4 and stored["hyperparams"]["learning_rate"] == 0.001
+    with pytest.raises(ValueError, match="with n_envs changed"):  # now a checkpoint fixes them
+        resume_run(str(run), ["n_envs=2", "n_timesteps=512"], ["t"], progress="off")
+
+
 def test_a_copied_run_resumes_anywhere_and_leaves_the_original_alone(tmp_path, monkeypatch) -> None:
     import shutil
 

@@ -801,7 +801,7 @@ def resume_run(
 
 def _resumed_config(path: Path, overrides: list[str]) -> RunConfig:
     """The config a run resumes with: its own with ``overrides``, refused where they change
-    what its checkpoint fixes."""
+    what its checkpoint fixes (a run with no checkpoint yet starts over: nothing is fixed)."""
     import yaml
 
     try:
@@ -828,6 +828,8 @@ def _resumed_config(path: Path, overrides: list[str]) -> RunConfig:
             raw, str(path / "config.yaml"), skip_agents={"teacher"} if on else ()
         )
     except ValueError:  # --set algo=dqn leaves PPO's hyperparameters: name the real problem
+        if not on:  # no checkpoint fixes anything: the config's own error
+            raise
         moved = [  # a changed algo, variant, backend... (not a mistyped nested key)
             name
             for name in trained
@@ -836,6 +838,8 @@ def _resumed_config(path: Path, overrides: list[str]) -> RunConfig:
         if moved:
             _refuse_fixed(path, moved, edited=False)
         raise
+    if not on:  # stopped before its first checkpoint: it starts over, with these settings
+        return config
     now = fixed_fields(config)
     as_stored = fixed_fields(stored)
     # (a field a run's state.json does not record yet: as the stored config has it)
