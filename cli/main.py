@@ -205,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that Python's exit flush does not fail too
         return 141
+    except OSError as exc:  # the machine's (a full disk, a device's error): one line
+        if is_agent_failure(exc):
+            return _agent_failed(args.command, exc)
+        print(f"rummyzoo {args.command}: error: {exc}{_notes(exc)}", file=sys.stderr)
+        return 1
     except Exception as exc:  # an agent's own error of any other type, too
         if not is_agent_failure(exc):
             raise

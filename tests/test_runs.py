@@ -334,6 +334,36 @@ def test_a_run_stopped_before_its_first_checkpoint_resumes_with_other_settings(
         resume_run(str(run), ["n_envs=2", "n_timesteps=512"], ["t"], progress="off")
 
 
+def test_a_full_disk_stops_a_run_in_one_line_that_says_how_to_go_on(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """An OSError of the machine's (no space left) ended the run in a Python traceback, with
+    no word of how to go on; the folder is sound, and the run goes on once there is room."""
+    import errno
+
+    save = callbacks.save_resume_checkpoint
+
+    def full(model, path, meta):
+        if meta["steps"] >= 512:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return save(model, path, meta)
+
+    monkeypatch.setattr(callbacks, "save_resume_checkpoint", full)
+    run = tmp_path / "r"
+    args = ["train", SMOKE, "--run-dir", str(run), "--quiet"]
+    assert main([*args, *(f"--set={o}" for o in LONGER[1:]), "--set=n_timesteps=1024"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "rummyzoo train: error: [Errno 28] No space left on device: " in err
+    assert (
+        f"(continue the run with: rummyzoo train --resume {run} (it goes on from its last "
+        "checkpoint, at step 256))"
+    ) in err
+    monkeypatch.undo()
+    assert main(["train", "--resume", str(run), "--quiet"]) == 0
+    assert json.loads((run / "state.json").read_text())["steps"] == 1024
+
+
 def test_a_copied_run_resumes_anywhere_and_leaves_the_original_alone(tmp_path, monkeypatch) -> None:
     import shutil
 

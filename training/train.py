@@ -659,17 +659,20 @@ class RunInterrupted(KeyboardInterrupt):
         #: the signal that stopped the run (SIGINT for Ctrl-C): the command exits with
         #: 128 + it, as a process that signal ended would
         self.signum = int(signum)
-        if (Path(run_dir) / "config.yaml").exists():
-            steps = resume_steps(Path(run_dir))
-            where = (
-                f"from its last checkpoint, at step {steps:,}"
-                if steps is not None
-                else "from the beginning: it saved no checkpoint yet"
-            )
-            text = f"continue the run with: rummyzoo train --resume {run_dir} (it goes on {where})"
-        else:
-            text = f"it stopped before {run_dir} held a run: start it again with the same command"
-        super().__init__(text)
+        super().__init__(how_to_go_on(run_dir))
+
+
+def how_to_go_on(run_dir: Path) -> str:
+    """How to go on with a run that stopped (Ctrl-C, a failure), and from which step."""
+    if (Path(run_dir) / "config.yaml").exists():
+        steps = resume_steps(Path(run_dir))
+        where = (
+            f"from its last checkpoint, at step {steps:,}"
+            if steps is not None
+            else "from the beginning: it saved no checkpoint yet"
+        )
+        return f"continue the run with: rummyzoo train --resume {run_dir} (it goes on {where})"
+    return f"it stopped before {run_dir} held a run: start it again with the same command"
 
 
 def _stopped(signum: int, frame: Any) -> None:
@@ -722,6 +725,10 @@ def _resumable(run_dir: Path) -> Any:
         raise
     except KeyboardInterrupt:
         raise RunInterrupted(run_dir, _stop_signal[0]) from None
+    except OSError as exc:  # a full disk, a device's error: the run can go on once mended
+        with contextlib.suppress(Exception):  # (what it says, however the folder is)
+            exc.add_note(how_to_go_on(run_dir))
+        raise
     finally:
         if quiet_stop is not None and sys.unraisablehook is quiet_stop:
             sys.unraisablehook = unraisable_hook
