@@ -459,6 +459,20 @@ def test_a_stopped_run_given_a_target_below_its_steps_is_refused(tmp_path, capsy
     assert not (run / "summary.json").exists()
     after = sorted((p.relative_to(run), p.stat().st_size) for p in run.rglob("*") if p.is_file())
     assert after == before
+    # given 256, it is recorded as finished there, for good: a later plain resume trained on
+    # to 1,024 (the folder's config and commands still the first session's)
+    assert main(["train", "--resume", str(run), "--set", "n_timesteps=256"]) == 0
+    assert "n_timesteps: 256" in config.read_text()
+    assert (
+        (run / "command.txt")
+        .read_text()
+        .splitlines()[-1]
+        .endswith("--resume " + str(run) + " --set n_timesteps=256")
+    )
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run)]) == 0
+    assert "is finished: 256 of 256 steps done" in capsys.readouterr().err
+    assert json.loads((run / "state.json").read_text())["steps"] == 256
 
 
 def test_a_finished_run_is_left_alone(tmp_path, capsys) -> None:

@@ -806,7 +806,7 @@ def train_rllib(
     steps_done = int(state.get("steps", 0))
     if resume and steps_done >= config.n_timesteps:
         extra = {"backend": "rllib", "env_steps_per_s": None}
-        return finished_run(run_dir, steps_done, config.n_timesteps, config, state, **extra)
+        return finished_run(run_dir, steps_done, config.n_timesteps, config, state, argv, **extra)
     _warn_rollout_misfits(config)
     ray, started_here = start_ray(settings)
     started = time.perf_counter()

@@ -288,11 +288,13 @@ def finished_run(
     n_timesteps: int,
     config: RunConfig | None = None,
     state: dict[str, Any] | None = None,
+    argv: list[str] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """The summary of a run resumed with nothing left to train (it is left alone). A run
     stopped after its last checkpoint but before it wrote ``summary.json`` gets it now, from
-    its checkpoint's ``state`` (with ``config``; ``extra``: the backend's own keys)."""
+    its checkpoint's ``state`` (with ``config``, which its folder records from then on, with
+    the command, ``argv``; ``extra``: the backend's own keys)."""
     if config is not None and state is not None and not (run_dir / "summary.json").exists():
         # a run stopped short of its own target, given one below what it trained (a run
         # past its target, the last rollout or iteration overshooting it, is finished)
@@ -309,6 +311,9 @@ def finished_run(
             file=sys.stderr,
             flush=True,
         )
+        # the target it finished at (given with --set, below the one it started with) is the
+        # run's from now on: a later resume finds it finished, as this one does
+        note_resume(run_dir, config, argv)
         phases = {"rl_seconds": 0.0}  # this session trains nothing
         now = time.perf_counter()
         return write_summary(

@@ -396,7 +396,7 @@ def train(
                 f"(pretrain.anchor_coef) but {warm} is missing"
             )
         if steps_done >= config.n_timesteps:
-            return finished_run(run_dir, steps_done, config.n_timesteps, config, state)
+            return finished_run(run_dir, steps_done, config.n_timesteps, config, state, argv)
     starts = getattr(config.hyperparams, "learning_starts", None)
     if config.algo == "dqn" and starts is not None and starts >= config.n_timesteps:
         warnings.warn(
