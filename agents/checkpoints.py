@@ -324,6 +324,37 @@ def recorded_game_options(meta: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in meta["options"].items() if k not in ENV_ONLY_OPTIONS}
 
 
+#: The caps on a match's length that an evaluation takes from a checkpoint at most (the env's
+#: defaults): a file's own (none, or a larger one) could make one match last for ever.
+MATCH_CAPS = ("max_hands", "max_turns")
+
+
+def capped_match_options(options: dict[str, Any], source: str) -> dict[str, Any]:
+    """``options`` (a checkpoint's recorded game options) with each cap of
+    :data:`MATCH_CAPS` that is missing (None) or past the env's default lowered to that
+    default, with a warning naming the checkpoint (``source``) and how to play its own."""
+    import dataclasses
+    import warnings
+
+    from rummyzoo.envs.match import MatchOptions
+
+    defaults = {f.name: f.default for f in dataclasses.fields(MatchOptions)}
+    capped = dict(options)
+    for name in MATCH_CAPS:
+        if name not in options:
+            continue
+        value, default = options[name], defaults[name]
+        if value is None or (isinstance(value, int) and value > default):
+            capped[name] = default
+            warnings.warn(
+                f"checkpoint {source} records matches with {name}: "
+                f"{'null' if value is None else value}; evaluated with the "
+                f"default cap, {name}={default} (--option {name}=... plays its own)",
+                stacklevel=2,
+            )
+    return capped
+
+
 def trained_rules(path: str | Path, variant: str, num_players: int) -> dict[str, Any]:
     """The rules options the checkpoint at ``path`` was trained with, for a game of its own
     variant and player count; not its match options (which match to play is the player's

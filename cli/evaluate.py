@@ -67,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
     )
     from rummyzoo.agents.arena.kept import OtherArenaError
     from rummyzoo.agents.checkpoints import (
+        MATCH_CAPS,
+        capped_match_options,
         check_recorded_options,
         read_meta,
         recorded_game_options,
@@ -76,7 +78,10 @@ def run(args: argparse.Namespace) -> int:
     meta = read_meta(args.checkpoint)
     check_recorded_options(meta, args.checkpoint)  # the games below are played under them
     variant, players = meta["variant"], meta["num_players"]
-    options = {**recorded_game_options(meta), **parse_options(args.option)}
+    given = parse_options(args.option)
+    recorded = recorded_game_options(meta)
+    caps = {k: v for k, v in recorded.items() if k in MATCH_CAPS and k not in given}
+    options = {**recorded, **capped_match_options(caps, args.checkpoint), **given}
     opponents = args.opponents or baseline_names(variant)
     results = {}
     reports: list[str] = []

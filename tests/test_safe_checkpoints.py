@@ -11,6 +11,7 @@ import json
 import pickle
 import re
 import shutil
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -887,6 +888,38 @@ def test_a_checkpoints_recorded_options_are_checked_and_its_reporting_ones_left_
         match=rf"checkpoint {re.escape(str(features))} has features 'ditch_actions' that do not build",
     ):
         make_agent(str(features), "knock_rummy", 2)
+
+
+def test_an_evaluation_takes_a_checkpoints_match_caps_up_to_the_defaults(
+    safe_file, tmp_path, capsys
+) -> None:
+    """A file recording matches to 2**31 - 1 points with no hand cap made ``evaluate`` play
+    one match for ever, its memory growing: the caps a file records are taken up to the env's
+    defaults (a warning names the file), and --option gives any."""
+    endless = _with_meta(
+        safe_file,
+        tmp_path / "endless.rz",
+        lambda m: m["options"].update(target_score=2**31 - 1, max_hands=None, max_turns=10**9),
+    )
+    args = ["evaluate", str(endless), "--opponents", "random", "--deals", "1", "--workers", "1"]
+    with pytest.warns(UserWarning) as caught:
+        assert main([*args, "--json", str(tmp_path / "e.json")]) == 0
+    assert sorted(str(w.message) for w in caught) == [
+        f"checkpoint {endless} records matches with max_hands: null; evaluated with the default "
+        "cap, max_hands=1000 (--option max_hands=... plays its own)",
+        f"checkpoint {endless} records matches with max_turns: 1000000000; evaluated with the "
+        "default cap, max_turns=300 (--option max_turns=... plays its own)",
+    ]
+    played = json.loads((tmp_path / "e.json").read_text())["options"]
+    assert played["max_hands"] == 1000 and played["max_turns"] == 300
+    assert played["target_score"] == 2**31 - 1
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # given: no word
+        argv = [*args, "--option", "max_hands=3", "--option", "max_turns=50"]
+        assert main([*argv, "--json", str(tmp_path / "f.json")]) == 0
+    played = json.loads((tmp_path / "f.json").read_text())["options"]
+    assert played["max_hands"] == 3 and played["max_turns"] == 50
 
 
 def test_a_damaged_zip_of_any_kind_is_refused_in_one_line(sb3_zip, tmp_path, capsys) -> None:
