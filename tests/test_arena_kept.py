@@ -194,6 +194,49 @@ def test_a_damaged_file_is_refused(tmp_path, damage, why) -> None:
         run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
 
 
+def test_a_file_that_would_unpack_or_read_to_far_more_than_it_holds_is_refused(tmp_path):
+    """Crafted files: an array that a small file unpacks to far more than its deals' games
+    make (a deflate bomb: 2 MB to 2 GiB was read whole before anything was checked); an array whose header declares 2**40 numbers (numpy's
+    MemoryError); a key nested 100,000 deep (RecursionError): each was a traceback, or
+    gigabytes of memory first. Refused as no kept deals, in one line."""
+    import io
+    import zipfile
+
+    kept = tmp_path / "deals.npz"
+    run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
+    with np.load(kept) as data:
+        arrays = dict(data)
+
+    def with_member(name: str, payload: bytes) -> None:
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **{k: v for k, v in arrays.items() if k != name})
+        with zipfile.ZipFile(buf, "a", zipfile.ZIP_DEFLATED) as z:
+            z.writestr(f"{name}.npy", payload)
+        kept.write_bytes(buf.getvalue())
+
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f8", "fortran_order": False, "shape": (1 << 20, 2)}
+    )
+    with_member("points", header.getvalue() + bytes(16 << 20))  # 16 MiB of zeros: 16 KiB packed
+    assert kept.stat().st_size < 1 << 20
+    with pytest.raises(ValueError, match=r"its points.npy unpacks to 16,777,\d+ bytes, more than"):
+        run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f8", "fortran_order": False, "shape": (1 << 40,)}
+    )
+    with_member("points", header.getvalue())
+    with pytest.raises(ValueError, match=r"not a file of an arena's kept deals \(\w*Error"):
+        run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
+    nested = "[" * 100_000 + "]" * 100_000
+    buf = io.BytesIO()
+    np.savez(buf, **{**arrays, "key": np.asarray(nested)})
+    kept.write_bytes(buf.getvalue())
+    with pytest.raises(ValueError, match=r"kept deals \(RecursionError: maximum recursion"):
+        run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
+
+
 def test_a_checkpoint_is_known_by_its_bytes(tmp_path) -> None:
     """The same checkpoint moved goes on from the file; another checkpoint under the first
     one's name is another agent."""

@@ -97,6 +97,39 @@ def agent_identity(spec: Any, label: str) -> Any:
     return {"object": f"{type(spec).__module__}.{type(spec).__qualname__}", "label": label}
 
 
+#: Bytes of a kept file's key (its arena's identity), at most; of any array, beyond what
+#: its games take (its header); a game's bytes in any array, at most (the decks' 104 cards of
+#: two decks as int64 take the most), and its replays' names.
+KEY_BYTES = 1 << 20
+HEADER_BYTES = 1 << 16
+GAME_BYTES = 2048
+
+
+def _check_sizes(archive: zipfile.ZipFile, deals: np.ndarray | None, per_deal: int) -> None:
+    """Refuse (ValueError) a kept file whose members unpack to more than they can hold:
+    before its key is read (``deals`` None), a key of more than :data:`KEY_BYTES`; then an
+    array or the replays larger than ``deals``' games make them."""
+    for info in archive.infolist():
+        name = info.filename.removesuffix(".npy")
+        if deals is None:
+            # the deal numbers (int64, some 5 times their packed size): at most 64 times
+            limit = {"key": KEY_BYTES, "deals": HEADER_BYTES + 64 * info.compress_size}.get(name)
+        elif name in ("key", "deals"):
+            limit = None  # (checked, and read)
+        else:
+            limit = HEADER_BYTES + int(np.size(deals)) * per_deal * GAME_BYTES
+        if limit is not None and info.file_size > limit:
+            raise ValueError(
+                f"its {info.filename} unpacks to {info.file_size:,} bytes, more than its deals' games "
+                f"make ({limit:,} at most)"
+            )
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    """``text`` for a message, cut short where a crafted file made it long."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _damage(
     deals: np.ndarray,
     arrays: dict[str, np.ndarray],
@@ -245,15 +278,26 @@ class DealRows:
             )
         try:
             with np.load(self.path, allow_pickle=False) as data:
+                _check_sizes(data.zip, None, self.per_deal)  # the key's, before it is read
                 stored = json.loads(str(data["key"]))
-                arrays = {key: data[key] for key in ("deals", *GAME_ARRAYS) if key in data.files}
-                replays = json.loads(str(data["replays"]))
-            if not isinstance(stored, dict) or not isinstance(replays, list):
-                raise ValueError("its key or replays are not an arena's")
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+                if not isinstance(stored, dict):
+                    raise ValueError("its key is not an arena's")
+                if stored == self.key:  # (another arena's: said below, its arrays unread)
+                    deals = data["deals"]
+                    # each array no larger than the games its deals hold make it, before it
+                    # is read (a small file cannot unpack to gigabytes)
+                    _check_sizes(data.zip, deals, self.per_deal)
+                    arrays = {k: data[k] for k in ("deals", *GAME_ARRAYS) if k in data.files}
+                    replays = json.loads(str(data["replays"]))
+                    if not isinstance(replays, list):
+                        raise ValueError("its replays are not an arena's")
+        except (
+            OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, MemoryError,
+            RecursionError,
+        ) as exc:  # fmt: skip
             raise ValueError(
-                f"{where} is not a file of an arena's kept deals ({type(exc).__name__}: {exc}): "
-                "give another file name"
+                f"{where} is not a file of an arena's kept deals ({type(exc).__name__}: "
+                f"{_cut(str(exc))}): give another file name"
             ) from None
         if stored != self.key:
             ours = self.key or {}
