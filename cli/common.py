@@ -18,6 +18,28 @@ from rummyzoo.envs.registry import VARIANTS
 __all__ = ["Parents", "parse_options"]
 
 
+def printable(text: object, lines: bool = False) -> str:
+    """``text`` with each character that is not printable as its escape (``\\x1b``...), so
+    that a crafted name cannot clear the screen, set the window's title or write text of its
+    own; ``lines``: new lines and tabs kept."""
+    keep = "\n\t" if lines else ""
+    return "".join(c if c.isprintable() or c in keep else ascii(c)[1:-1] for c in str(text))
+
+
+#: The characters of a message the commands print whole, at most (a file's crafted name or
+#: value could make one of megabytes).
+MESSAGE_LIMIT = 4000
+
+
+def shown_message(text: object) -> str:
+    """A message for the terminal: :func:`printable` (its lines kept), cut short past
+    :data:`MESSAGE_LIMIT` characters."""
+    shown = printable(text, lines=True)
+    if len(shown) <= MESSAGE_LIMIT:
+        return shown
+    return f"{shown[:MESSAGE_LIMIT]}... ({len(shown) - MESSAGE_LIMIT:,} more characters)"
+
+
 def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
     """Options from ``key=value`` strings; values are read as JSON when possible.
 

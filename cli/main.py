@@ -25,7 +25,7 @@ from rummyzoo.cli import (
     serve,
     train,
 )
-from rummyzoo.cli.common import Parents
+from rummyzoo.cli.common import Parents, shown_message
 from rummyzoo.envs.play import is_agent_failure
 from rummyzoo.envs.workers import ProcessDied
 
@@ -139,12 +139,15 @@ def _agent_failed(command: str, exc: BaseException) -> int:
 
     if not isinstance(exc, CheckpointError):
         traceback.print_exception(exc, file=sys.stderr)
-    print(f"rummyzoo {command}: error: an agent failed: {exc}{_notes(exc)}", file=sys.stderr)
+    print(
+        f"rummyzoo {command}: error: an agent failed: {shown_message(f'{exc}{_notes(exc)}')}",
+        file=sys.stderr,
+    )
     return 1
 
 
 def _one_line_warning(message: Warning | str, category: type, *_args: object, **_kw: object) -> str:
-    return f"rummyzoo: warning: {message}\n"
+    return f"rummyzoo: warning: {shown_message(message)}\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -192,10 +195,13 @@ def main(argv: list[str] | None = None) -> int:
         # with the notes it gathered on the way
         if is_agent_failure(exc):
             return _agent_failed(args.command, exc)
-        print(f"rummyzoo {args.command}: error: {exc}{_notes(exc)}", file=sys.stderr)
+        print(
+            f"rummyzoo {args.command}: error: {shown_message(f'{exc}{_notes(exc)}')}",
+            file=sys.stderr,
+        )
         return 2
     except ProcessDied as exc:  # a process of the command's games ended under it: one line
-        print(f"rummyzoo {args.command}: error: {exc}", file=sys.stderr)
+        print(f"rummyzoo {args.command}: error: {shown_message(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as exc:  # Ctrl-C: one line, no traceback
         why = f"; {exc}" if str(exc) else ""
@@ -208,7 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # the machine's (a full disk, a device's error): one line
         if is_agent_failure(exc):
             return _agent_failed(args.command, exc)
-        print(f"rummyzoo {args.command}: error: {exc}{_notes(exc)}", file=sys.stderr)
+        print(
+            f"rummyzoo {args.command}: error: {shown_message(f'{exc}{_notes(exc)}')}",
+            file=sys.stderr,
+        )
         return 1
     except Exception as exc:  # an agent's own error of any other type, too
         if not is_agent_failure(exc):

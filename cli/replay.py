@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rummyzoo.cli.common import Parents, output_file
+from rummyzoo.cli.common import Parents, output_file, printable
 from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
 from rummyzoo.envs.replay import (
     HandOver,
@@ -112,11 +112,6 @@ def _check_seat(data: dict[str, Any], view: int) -> None:
         raise ValueError(f"--seat must be 0..{n - 1} for this {n}-player game, got {view}")
 
 
-def _printable(name: str) -> str:
-    """``name`` with each character that is not printable as its escape (``\\x1b``...)."""
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(name))
-
-
 def show_replay(
     path: str | Path,
     view: int | None = None,
@@ -147,7 +142,7 @@ def show_replay(
     match = sim.match
     # a file's names as text, their control characters escaped: a crafted name cannot clear
     # the screen, set the window's title or write "replay verified" of its own
-    names = [_printable(a) for a in data["agents"]]
+    names = [printable(a) for a in data["agents"]]
     who = ", ".join(f"player_{s} = {a}" for s, a in enumerate(names))
     options = ", ".join(f"{k}={v!r}" for k, v in data["options"].items()) or "defaults"
     seed = f"seed {data['seed']}"

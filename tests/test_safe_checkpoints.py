@@ -922,6 +922,26 @@ def test_an_evaluation_takes_a_checkpoints_match_caps_up_to_the_defaults(
     assert played["max_hands"] == 3 and played["max_turns"] == 50
 
 
+def test_what_a_file_says_reaches_the_terminal_escaped_and_cut_short(
+    safe_file, tmp_path, capsys
+) -> None:
+    """A checkpoint's fields in an error (its rummyzoo version, a tensor's name, a layout's
+    key) went to the terminal as they were: escape sequences that clear the screen, set the
+    window's title or write "all good"; and a value of a megabyte gave a megabyte of error."""
+    trap = "\x1b[2J\x1b]0;PWNED\x07all good\x9b"
+    newer = _with_meta(
+        safe_file,
+        tmp_path / "newer.rz",
+        lambda m: m.update(format_version=2, rummyzoo_version=trap + "x" * 100_000),
+    )
+    args = ["evaluate", str(newer), "--opponents", "random", "--deals", "1", "--workers", "1"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "\x9b" not in err
+    assert "written by rummyzoo \\x1b[2J\\x1b]0;PWNED\\x07all good\\x9bxxx" in err
+    assert len(err) < 4200 and err.rstrip().endswith("more characters)")
+
+
 def test_a_damaged_zip_of_any_kind_is_refused_in_one_line(sb3_zip, tmp_path, capsys) -> None:
     """A member whose compressed data is damaged (zlib's error): one line naming the file (a
     traceback before)."""
