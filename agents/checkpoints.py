@@ -358,7 +358,9 @@ def capped_match_options(options: dict[str, Any], source: str) -> dict[str, Any]
 def trained_rules(path: str | Path, variant: str, num_players: int) -> dict[str, Any]:
     """The rules options the checkpoint at ``path`` was trained with, for a game of its own
     variant and player count; not its match options (which match to play is the player's
-    choice). Empty where it is of another game or cannot be read: loading it says why."""
+    choice). Empty where it is of another game or cannot be read: loading it says why.
+
+    :raises CheckpointError: rules its game refuses (a foreign or edited file), naming it."""
     try:
         meta = read_meta(path)
     except (OSError, ValueError):
@@ -369,7 +371,9 @@ def trained_rules(path: str | Path, variant: str, num_players: int) -> dict[str,
     if not isinstance(options, dict):
         return {}
     skip = EVAL_SAFE_OPTIONS | ENV_ONLY_OPTIONS
-    return {k: v for k, v in options.items() if k not in skip}
+    rules = {k: v for k, v in options.items() if k not in skip}
+    _rules_of(variant, num_players, rules, f"checkpoint {path}")  # refused naming the file
+    return rules
 
 
 def trained_players(path: str | Path, variant: str) -> int | None:

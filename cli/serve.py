@@ -889,9 +889,9 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             )
         if not isinstance(options, dict):
             raise RequestError(400, f"options must be an object, got {options!r}")
-        if opponent.endswith(".rz"):  # a checkpoint plays the rules it learnt, unless told
-            options = {**trained_rules(opponent, variant, players), **options}
         try:
+            if opponent.endswith(".rz"):  # a checkpoint plays the rules it learnt, unless told
+                options = {**trained_rules(opponent, variant, players), **options}
             game = WebGame(
                 variant, players, seat, opponent, label, options, seed, folder.root / "web_games"
             )

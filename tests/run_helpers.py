@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
 def tb_steps(run: Path) -> dict[str, list[int]]:
@@ -32,6 +33,23 @@ def untrained_checkpoint(path: Path, overrides: tuple[str, ...] = ()) -> Path:
         return save_checkpoint(build_model(config, env, None), path, checkpoint_meta(config, 0))
     finally:
         env.close()
+
+
+def edit_meta(path: Path, dst: Path, change: Any) -> Path:
+    """A copy of the checkpoint at ``path`` at ``dst`` whose metadata ``change`` (a function
+    of the metadata's dict) edited; its weights as they were."""
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(path) as src:
+        members = {info.filename: src.read(info) for info in src.infolist()}
+    meta = json.loads(members["rummyzoo.json"])
+    change(meta)
+    members["rummyzoo.json"] = json.dumps(meta).encode()
+    with zipfile.ZipFile(dst, "w") as out:
+        for name, data in members.items():
+            out.writestr(name, data)
+    return dst
 
 
 def assert_refuses_other_envs(path: Path, variant: str, num_players: int = 2) -> None:

@@ -499,7 +499,7 @@ def test_a_checkpoint_opponent_gives_its_players_and_rules_unless_told(tmp_path,
     """Against a checkpoint trained at 3 seats with knock_max_deadwood 10, ``play`` with no
     --players and no options plays 3 seats under that rule (it says so), and no warning that
     the checkpoint plays rules it did not learn; an option given wins over the learnt one."""
-    from run_helpers import untrained_checkpoint
+    from run_helpers import edit_meta, untrained_checkpoint
 
     net = untrained_checkpoint(
         tmp_path / "net.rz", ("num_players=3", "env_options.knock_max_deadwood=10")
@@ -534,3 +534,8 @@ def test_a_checkpoint_opponent_gives_its_players_and_rules_unless_told(tmp_path,
     assert "learnt" not in screen.getvalue()
     with pytest.raises(ValueError, match="num_players: checkpoint 3, env 2"):
         play_game("knock_rummy", 2, opponents=[str(net)], input_stream=io.StringIO(""))
+    # rules its game refuses (an edited file): the error names the checkpoint (it named only
+    # the option, as if the player had given it)
+    edited = edit_meta(net, tmp_path / "edited.rz", lambda m: m["options"].update(hand_size="x"))
+    with pytest.raises(ValueError, match=r"checkpoint \S+edited.rz has rules options the game"):
+        play_game("knock_rummy", opponents=[str(edited)], input_stream=io.StringIO(""))

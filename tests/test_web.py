@@ -538,6 +538,16 @@ def test_a_checkpoint_plays_under_the_rules_it_learnt(runs):
     other = {**game, "variant": "ditch_rummy"}
     refused = client.post("/api/games", json=other).json["error"]
     assert "hand_size" not in refused and "knock_rummy" in refused, refused
+    # rules its game refuses (an edited file): named as the checkpoint's, as the request names it
+    from run_helpers import edit_meta
+
+    edit_meta(
+        folder / "best.rz", folder / "edited.rz", lambda m: m["options"].update(hand_size="x")
+    )
+    response = client.post("/api/games", json={**game, "opponent": "r1/checkpoints/edited.rz"})
+    assert response.status_code == 400
+    error = response.json["error"]
+    assert error.startswith("checkpoint r1/checkpoints/edited.rz has rules options the game"), error
 
 
 def test_a_checkpoint_opponent_gives_a_request_its_game(runs):
