@@ -73,7 +73,13 @@ def file_head(path: Path, example: str) -> bytes:
             f"checkpoints in RUN_DIR/checkpoints/, e.g. {inside})"
         )
     if not path.is_file():
-        raise CheckpointError(f"checkpoint {path} does not exist")
+        if path.is_symlink() and not path.exists():
+            where = "is a link to nothing (or to a loop of links)"
+        elif path.exists():
+            where = "is not a file (a pipe or a device): give the checkpoint's file"
+        else:
+            where = "does not exist"
+        raise CheckpointError(f"checkpoint {path} {where}")
     try:
         with path.open("rb") as fh:
             return fh.read(4)

@@ -942,6 +942,23 @@ def test_what_a_file_says_reaches_the_terminal_escaped_and_cut_short(
     assert len(err) < 4200 and err.rstrip().endswith("more characters)")
 
 
+def test_a_checkpoint_name_that_is_no_file_says_what_it_is(tmp_path) -> None:
+    """A pipe, a device or a dangling link named as a checkpoint was said not to exist."""
+    import os
+
+    os.mkfifo(tmp_path / "pipe.rz")
+    (tmp_path / "gone.rz").symlink_to(tmp_path / "nowhere.rz")
+    (tmp_path / "zero.rz").symlink_to("/dev/zero")
+    for name, what in (
+        ("pipe.rz", "is not a file (a pipe or a device)"),
+        ("zero.rz", "is not a file (a pipe or a device)"),
+        ("gone.rz", "is a link to nothing"),
+        ("absent.rz", "does not exist"),
+    ):
+        with pytest.raises(CheckpointError, match=re.escape(f"{name} {what}")):
+            make_agent(str(tmp_path / name), "knock_rummy", 2)
+
+
 def test_a_damaged_zip_of_any_kind_is_refused_in_one_line(sb3_zip, tmp_path, capsys) -> None:
     """A member whose compressed data is damaged (zlib's error): one line naming the file (a
     traceback before)."""
