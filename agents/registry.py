@@ -178,6 +178,8 @@ def _missing_checkpoint(name: str) -> ValueError:
     was looked for (the folder the command runs in, not a config file's)."""
     where = ""
     with contextlib.suppress(OSError, ValueError):
+        if Path(name).is_symlink():  # (a link to nothing, or a loop of links)
+            return ValueError(f"checkpoint {name!r} is a link to nothing (or to a loop of links)")
         if not Path(name).is_absolute():
             where = f" (a relative path is read from the folder the command runs in, {Path.cwd()})"
     return ValueError(f"checkpoint {name!r} does not exist{where}")
