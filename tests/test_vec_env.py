@@ -677,6 +677,10 @@ def test_misuse_of_the_batched_env_is_refused_by_name():
         BatchedSeatEnv("knock_rummy", 2, {}, opponents="knock.greedy", num_envs=2)
     with pytest.raises(ValueError, match="opponent weights must be positive numbers"):
         OpponentMixture([("random", float("nan"))], "knock_rummy", 2, {})
+    for cls in (BatchedSeatEnv, SeatEnv):  # "no" was taken for True
+        for flag in ("bootstrap_cuts", "mask_in_obs"):
+            with pytest.raises(ValueError, match=f"{flag} must be True or False, got 'no'"):
+                cls("knock_rummy", 2, {}, opponents=["random"], **{flag: "no"})
     env = BatchedSeatEnv("knock_rummy", 2, {}, opponents=["random"], num_envs=2, seed=0)
     env.set_options({"deck": list(range(52))})
     with pytest.warns(UserWarning, match="ignores reset options"):

@@ -389,6 +389,19 @@ def check_number(
     return float(value)
 
 
+def check_flag(name: str, value: Any) -> bool:
+    """``value`` if it is a bool (numpy's too): a string such as ``"no"`` is no answer.
+
+    :raises ValueError: naming the learner's env and ``name``, otherwise.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(
+            f"the learner's env: {name} must be True or False, got {value!r} "
+            f"({type(value).__name__})"
+        )
+    return bool(value)
+
+
 def check_learner_seat(learner_seat: int | str, num_players: int) -> None:
     """:raises ValueError: unless ``learner_seat`` is a seat, ``"rotate"`` or ``"random"``."""
     if not (
@@ -502,7 +515,7 @@ class SeatEnv(gym.Env):
         self.opponents = as_mixture(opponents, variant, num_players, self.env_options)
         check_learner_seat(learner_seat, num_players)
         self.learner_seat = learner_seat
-        self.mask_in_obs = mask_in_obs
+        self.mask_in_obs = check_flag("mask_in_obs", mask_in_obs)
         self.render_mode = render_mode
         game = self.match.game
         self.num_actions = game.num_actions
@@ -510,7 +523,7 @@ class SeatEnv(gym.Env):
         self.features = make_features(features, variant, num_players, self.env_options)
         self.potential = make_potential(shaping, variant, num_players, self.env_options)
         self.gamma = check_number("gamma", gamma, 0, 1)
-        self.bootstrap_cuts = bool(bootstrap_cuts)
+        self.bootstrap_cuts = check_flag("bootstrap_cuts", bootstrap_cuts)
         self.reward_scale = float(game.match.reward_scale)
         self._phi = 0.0
         extra = self.features.size if self.features is not None else 0

@@ -43,6 +43,7 @@ from rummyzoo.training.seat_env import (
     OPPONENT_ROLE,
     OpponentMixture,
     as_mixture,
+    check_flag,
     check_learner_seat,
     check_number,
     opponent_results,
@@ -249,12 +250,12 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         self.opponents = as_mixture(opponents, variant, num_players, self.env_options)
         check_learner_seat(learner_seat, num_players)
         self.learner_seat = learner_seat
-        self.mask_in_obs = mask_in_obs
+        self.mask_in_obs = check_flag("mask_in_obs", mask_in_obs)
         self.illegal_penalty = check_number("illegal_penalty", illegal_penalty)
         self.features = make_features(features, variant, num_players, self.env_options)
         self.potential = make_potential(shaping, variant, num_players, self.env_options)
         self.gamma = check_number("gamma", gamma, 0, 1)
-        self.bootstrap_cuts = bool(bootstrap_cuts)
+        self.bootstrap_cuts = check_flag("bootstrap_cuts", bootstrap_cuts)
         self.reward_scale = float(game.match.reward_scale)
         self.num_actions = game.num_actions
         self.obs_size = game.obs_size
