@@ -503,6 +503,7 @@ def test_resume_override_errors_name_the_override(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     (run / "config.yaml").write_text(config_to_yaml(RunConfig()))
+    (run / "state.json").write_text('{"steps": 0}')  # as a run that saved a checkpoint
     before = sorted(p.name for p in run.iterdir())
     with pytest.raises(
         ConfigLoadError,

@@ -648,6 +648,7 @@ def test_an_rllib_resume_refuses_other_opponents_or_pool_slots(tmp_path, overrid
         base = [f"backend={backend}", "env_options.target_score=null", "n_timesteps=10"]
         base += ["opponents=[{name: random}, {name: self}]"]
         (run / "config.yaml").write_text(config_to_yaml(load_config(SMOKE, base)))
+        (run / "state.json").write_text('{"steps": 0}')  # as a run that saved a checkpoint
         before = (run / "config.yaml").read_text()
         if backend == "rllib":
             with pytest.raises(ValueError, match=rf"cannot resume .* with {field} changed"):
