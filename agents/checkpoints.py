@@ -600,8 +600,13 @@ class CheckpointPolicy(BasePolicy):
                 action = int(q.argmax())
             else:
                 policy = self.model.policy
-                self._check_scores(self._logits(tensor))
-                dist = policy.get_distribution(tensor, action_masks=mask[None])
+                try:
+                    dist = policy.get_distribution(tensor, action_masks=mask[None])
+                except ValueError:  # torch's check of nan logits: said as the checkpoint's
+                    self._check_scores(self._logits(tensor))
+                    raise
+                # (normalised, an overflowing logit makes every legal one nan or inf)
+                self._check_scores(dist.distribution.logits[:, mask])
                 if self.deterministic:
                     action = int(dist.mode()[0])
                 else:
