@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from rummyzoo.agents.arena import SEATING_DESIGNS
-from rummyzoo.cli.common import Parents, check_outputs, note_on_stop, parse_options
+from rummyzoo.cli.common import Parents, check_outputs, note_on_stop, parse_options, printable
 from rummyzoo.envs.files import is_file
 
 
@@ -134,9 +134,11 @@ def run(args: argparse.Namespace) -> int:
         written.append(write_csv(report, args.csv))
     if args.heatmap:
         written.append(write_heatmap(report, args.heatmap))
-    print(format_report(report))
+    # (what names say, escaped: a crafted checkpoint's name cannot clear the screen)
+    print(printable(format_report(report), lines=True))
     for path in written:
-        print(f"wrote {path}")
+        print(printable(f"wrote {path}"))
     if args.save_games:
-        print(f"saved {len(result.replays)} game(s) to {args.save_games} (rummyzoo replay FILE)")
+        saved = f"saved {len(result.replays)} game(s) to {args.save_games} (rummyzoo replay FILE)"
+        print(printable(saved))
     return 0

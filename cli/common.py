@@ -11,19 +11,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from rummyzoo.envs.core import ConfigError
-from rummyzoo.envs.files import unwritable
+from rummyzoo.envs.core import ConfigError, printable
+from rummyzoo.envs.files import is_stream, unwritable
 from rummyzoo.envs.registry import VARIANTS
 
 __all__ = ["Parents", "parse_options"]
-
-
-def printable(text: object, lines: bool = False) -> str:
-    """``text`` with each character that is not printable as its escape (``\\x1b``...), so
-    that a crafted name cannot clear the screen, set the window's title or write text of its
-    own; ``lines``: new lines and tabs kept."""
-    keep = "\n\t" if lines else ""
-    return "".join(c if c.isprintable() or c in keep else ascii(c)[1:-1] for c in str(text))
 
 
 #: The characters of a message the commands print whole, at most (a file's crafted name or
@@ -113,7 +105,7 @@ def output_file(
     if not parent.is_dir():
         raise ValueError(f"{flag} {path}: {parent} is a file, not a folder")
     # a stream (/dev/stdout, a pipe) is written as it is, whatever its name
-    stream = out.exists() and not out.is_file()
+    stream = is_stream(out)
     if suffix and not out.suffix and not stream:
         out = out.with_suffix(suffix)
     if suffixes and out.suffix.lower() not in suffixes and not stream:

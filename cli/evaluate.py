@@ -7,7 +7,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from rummyzoo.cli.common import Parents, check_outputs, note_on_stop, parse_options
+from rummyzoo.cli.common import Parents, check_outputs, note_on_stop, parse_options, printable
 from rummyzoo.envs.files import is_file, write_json
 
 
@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         }
         written = write_json(payload, args.json)
     for text in reports:
-        print(text)
+        _show(text)
     shown = ", ".join(f"{k}={v}" for k, v in options.items()) or "default rules"
     games = next(iter(results.values()))["games"] if results else 0
     steps = meta.get("steps")
@@ -146,24 +146,24 @@ def run(args: argparse.Namespace) -> int:
     if steps == 0:  # the network as RL found it: the warm start's, where the run had one
         warm = _warm_start(run_dir)
         trained = f"{warm}, " if warm else "untrained: 0 steps, "
-    print(
+    _show(
         f"{args.checkpoint} ({trained}{variant}, {players} players, {shown}): {args.deals:,} "
         f"duplicate deals per opponent ({games:,} games), seed {args.seed}"
     )
-    print(format_results(results))
+    _show(format_results(results))
     if kept_lines:
-        print("kept deals (--keep-deals):")
-        print("\n".join(kept_lines))
+        _show("kept deals (--keep-deals):")
+        _show("\n".join(kept_lines))
     if (run_dir / "summary.json").exists():  # a checkpoint of a run folder: recall the run
-        print()
-        print(recall_run(run_dir / "summary.json"))
+        _show()
+        _show(recall_run(run_dir / "summary.json"))
     elif (run_dir / "config.yaml").is_file() and (run_dir / "checkpoints").is_dir():
         from rummyzoo.training.run_folder import run_progress
 
-        print()  # a run not finished (stopped, or training now): where it stands
-        print(f"the run it comes from, {run_dir}: {run_progress(run_dir)['text']}")
+        _show()  # a run not finished (stopped, or training now): where it stands
+        _show(f"the run it comes from, {run_dir}: {run_progress(run_dir)['text']}")
     if written is not None:
-        print(f"wrote {written}")
+        _show(f"wrote {written}")
     return 0
 
 
@@ -181,6 +181,12 @@ def _what_differs(exc: Any, opponent: str) -> str:
         if before[1:] != now[1:]:
             named.append(f"opponent {opponent}")
     return ", ".join(named)
+
+
+def _show(text: object = "") -> None:
+    """Print ``text`` with what is not printable escaped (a crafted file or agent name cannot
+    clear the screen or set the window's title)."""
+    print(printable(text, lines=True))
 
 
 def _warm_start(run_dir: Path) -> str | None:

@@ -124,6 +124,14 @@ def validate_fields(config: Any) -> None:
             )
 
 
+def printable(text: object, lines: bool = False) -> str:
+    """``text`` with each character that is not printable as its escape (``\\x1b``...), so
+    that a crafted name cannot clear the screen, set the window's title or write text of its
+    own; ``lines``: new lines and tabs kept."""
+    keep = "\n\t" if lines else ""
+    return "".join(c if c.isprintable() or c in keep else ascii(c)[1:-1] for c in str(text))
+
+
 def make_config(
     cls: type, num_players: int, options: dict[str, Any], others: Sequence[str] = ()
 ) -> Any:

@@ -15,7 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "held_lock", "remove_empty", "write_json"]
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "held_lock",
+    "is_stream",
+    "remove_empty",
+    "write_json",
+]
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -27,7 +34,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     file it replaces, else ``0o666`` less the umask (a temporary file is created ``0o600``).
     """
     path = Path(path)
-    if path.exists() and not path.is_file():  # /dev/stdout, a pipe (--json >(jq .)): as is
+    if is_stream(path):  # /dev/stdout, a pipe (--json >(jq .)): as is
         with path.open("wb") as fh:
             fh.write(data)
         return
@@ -73,6 +80,25 @@ def write_json(data: Any, path: str | Path, indent: int | None = 2, allow_nan: b
     text = json.dumps(data, indent=indent, allow_nan=allow_nan) + "\n"
     atomic_write_text(path, text)
     return Path(path)
+
+
+def is_stream(path: str | Path) -> bool:
+    """Whether ``path`` is written as a stream, as it is: what exists and is no regular file
+    (a pipe, a device), or a link through ``/proc`` (``/dev/stdout`` redirected to a file is
+    the shell's file descriptor: replacing that file would lose what the command prints)."""
+    p = Path(path)
+    if not p.exists():
+        return False
+    if not p.is_file():
+        return True
+    for _ in range(40):  # (the links' chain, as the OS follows it, up to its own limit)
+        if not p.is_symlink():
+            return False
+        target = Path(os.readlink(p))
+        p = target if target.is_absolute() else p.parent / target
+        if p.parts[:2] == ("/", "proc"):
+            return True
+    return False
 
 
 def is_file(name: str | Path) -> bool:

@@ -23,6 +23,7 @@ from rummyzoo.agents.arena import (
     summarize,
     unique_labels,
     win_credits,
+    write_heatmap,
 )
 from rummyzoo.agents.arena.ratings import (
     bootstrap_ratings,
@@ -823,6 +824,61 @@ def test_cli_bad_input_exits_2_with_one_line(argv, message, capsys) -> None:
 
 
 # ------------------------------------------------------------------ CLI output
+def test_the_outputs_show_names_as_they_are_and_are_written_whole(tmp_path, capsys) -> None:
+    """Checkpoints named with "$" (matplotlib read a pair as mathematics: "a$\\foo$" failed
+    after every game was played, "p$5 vs $6" was drawn "p5vs6") or with escape sequences (the
+    table sent them to the terminal); the CSV and the picture were rewritten in place, not
+    written whole (a reader could see half a file)."""
+    from run_helpers import untrained_checkpoint
+
+    net = untrained_checkpoint(tmp_path / "net.rz")
+    names = ["a$\\foo$.rz", "p$5 vs $6.rz", "evil\x1b]0;pwned\x07\x1b[2J.rz"]
+    for name in names:
+        (tmp_path / name).write_bytes(net.read_bytes())
+    agents = [str(tmp_path / name) for name in names]
+    out = {kind: tmp_path / f"out.{kind}" for kind in ("csv", "png", "svg")}
+    for kind in out:
+        out[kind].write_text("old")
+    before = {kind: path.stat().st_ino for kind, path in out.items()}
+    argv = ["arena", "knock_rummy", "--agents", *agents, "--deals", "2", "--workers", "1"]
+    argv += ["--quiet", "--csv", str(out["csv"]), "--heatmap", str(out["png"])]
+    assert cli.main(argv) == 0
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\x07" not in text and "evil\\x1b]0;pwned\\x07" in text
+    assert out["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "p$5 vs $6.rz" in out["csv"].read_text()
+    assert cli.main([*argv[:-2], "--heatmap", str(out["svg"])]) == 0
+    picture = out["svg"].read_text()
+    assert "p$5 vs $6.rz" in picture and "a$\\foo$.rz" in picture  # drawn as written
+    assert all(path.stat().st_ino != before[kind] for kind, path in out.items())
+
+
+def test_a_picture_to_a_stream_is_written_into_it(tmp_path) -> None:
+    """``--heatmap /dev/stdout`` with the output redirected to a file wrote /dev/stdout.png
+    (the name taken for a file's, given a suffix), and a pipe got nothing while a file
+    ``pipe.png`` was written beside it."""
+    import os
+    import threading
+
+    from rummyzoo.cli.common import PICTURE_SUFFIXES, output_file
+    from rummyzoo.envs.files import is_stream
+
+    link = tmp_path / "out"
+    link.symlink_to(f"/proc/self/fd/{os.open(tmp_path / 'file', os.O_WRONLY | os.O_CREAT)}")
+    assert is_stream(link) and not is_stream(tmp_path / "file") and is_stream("/dev/null")
+    assert output_file(link, "--heatmap", ".png", PICTURE_SUFFIXES) == link  # no suffix added
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_bytes()))
+    reader.start()
+    result = run_arena("knock_rummy", 2, ["random", "knock.greedy"], deals=2, seed=0, workers=1)
+    write_heatmap(summarize(result), output_file(pipe, "--heatmap", ".png", PICTURE_SUFFIXES))
+    reader.join(timeout=60)
+    assert got and got[0][:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "out", "pipe"]
+
+
 def test_cli_writes_json_csv_and_heatmap(tmp_path, capsys) -> None:
     out = tmp_path / "nested" / "run"
     code = cli.main(

@@ -275,6 +275,22 @@ def test_the_command_keeps_its_deals_and_says_how_to_go_on(tmp_path, monkeypatch
     assert cli.main([*base, "--deals", "6", "--keep-deals", str(other)]) == 130
     err = capsys.readouterr().err
     assert f"interrupted (1 of the 6 deals are kept in {other}: run again with that" in err, err
+    monkeypatch.undo()
+    _stop_at(monkeypatch, "play_deals", 1)  # (before any part ended: said so, not "no deal")
+    none = tmp_path / "none.npz"
+    assert cli.main([*base, "--deals", "6", "--keep-deals", str(none)]) == 130
+    err = capsys.readouterr().err
+    assert (
+        "interrupted (no part of the run had finished (its deals are kept as each part of 1 "
+        f"deal ends): nothing is kept in {none})"
+    ) in err, err
+
+
+def test_a_workers_part_holds_few_enough_deals_that_a_stop_keeps_most_of_a_run() -> None:
+    """A worker's part was an eighth of its share: 1,250 deals of 20,000 on two workers, none
+    kept when a run was stopped after playing 900 of them."""
+    assert max(b - a for a, b in _parts(20_000, 3, 2, 1)) == 200
+    assert len(_parts(300, 2, 2, 1)) == 16  # (short runs: about 8 parts a worker, as before)
 
 
 def test_evaluate_keeps_each_opponents_deals(tmp_path, monkeypatch, capsys) -> None:

@@ -54,6 +54,7 @@ import contextlib
 import copy
 import csv
 import dataclasses
+import io
 import math
 import multiprocessing
 import os
@@ -80,6 +81,7 @@ from rummyzoo.agents.base import BasePolicy, Policy
 from rummyzoo.agents.checkpoints import package_version
 from rummyzoo.agents.registry import check_agent_object, make_agent
 from rummyzoo.envs import files
+from rummyzoo.envs.core import printable
 from rummyzoo.envs.match import REPORT_OPTION_NAMES, Match
 from rummyzoo.envs.play import play_episode
 from rummyzoo.envs.registry import check_players, make_match
@@ -860,7 +862,9 @@ def run_arena(
                     f"{kept} of the {deals} deals are kept in {keep_deals}: run again with that "
                     "file, and it goes on from them"
                     if kept
-                    else f"no deal had finished: nothing is kept in {keep_deals}"
+                    else f"no part of the run had finished (its deals are kept as each part "
+                    f"of {_deals(max((b - a for a, b in todo), default=1))} ends): nothing is "
+                    f"kept in {keep_deals}"
                 )
             raise
         played.save()
@@ -896,14 +900,22 @@ def run_arena(
     )
 
 
+def _deals(n: int) -> str:
+    return f"{n:,} deal{'' if n == 1 else 's'}"
+
+
+#: Deals of a worker's part, at most: a stopped run keeps the parts that finished.
+PART_DEALS = 200
+
+
 def _parts(deals: int, per_deal: int, workers: int, batch: int) -> list[tuple[int, int]]:
     """The ranges of deals ``(start, stop)`` that a run of ``deals`` deals plays as one part:
-    a worker's chunk (about 8 a worker), a block of whole batches in one process (deal
+    a worker's chunk (about 8 a worker, :data:`PART_DEALS` at most), a block of whole batches in one process (deal
     numbers from a multiple of the block's size, so that every batch holds the games it holds
     when all the deals are played in one call: a network's scores of a batch can differ in
     their last bits from another batch's), else one deal."""
-    if workers > 1:
-        size = max(1, math.ceil(deals / (workers * 8)))
+    if workers > 1:  # (at most PART_DEALS: a stopped run keeps what it played but the last)
+        size = max(1, min(math.ceil(deals / (workers * 8)), PART_DEALS))
     elif batch > 1:
         whole = batch // math.gcd(batch, per_deal)  # the fewest deals that fill whole batches
         size = whole * max(1, math.ceil(max(256, 4 * batch) / (whole * per_deal)))
@@ -1329,12 +1341,6 @@ def _pair_counts(table: dict[str, Any]) -> str:
     return f"{min(values)}-{max(values)}"
 
 
-def _prepare(path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def write_json(report: dict[str, Any], path: str | Path) -> Path:
     """Write the report as JSON, atomically (parent folders are created)."""
     return files.write_json(report, path, allow_nan=False)
@@ -1358,26 +1364,27 @@ CSV_COLUMNS = (
 
 
 def write_csv(report: dict[str, Any], path: str | Path) -> Path:
-    """Write one row per agent (rating columns empty with two agents)."""
-    path = _prepare(path)
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(CSV_COLUMNS)
-        for label, a in report["agents"].items():
-            rating_ci = a.get("rating_ci", [None, None])
-            row = [
-                label,
-                a["name"],
-                a["games"],
-                a["win_rate"],
-                *a["win_rate_ci"],
-                a["mean_points"],
-                *a["mean_points_ci"],
-                a.get("rating"),
-                *rating_ci,
-                a.get("rating_se"),
-            ]
-            writer.writerow(["" if v is None else v for v in row])
+    """Write one row per agent (rating columns empty with two agents), atomically."""
+    path = Path(path)
+    handle = io.StringIO(newline="")  # (the rows in memory, then the file written whole)
+    writer = csv.writer(handle)
+    writer.writerow(CSV_COLUMNS)
+    for label, a in report["agents"].items():
+        rating_ci = a.get("rating_ci", [None, None])
+        row = [
+            label,
+            a["name"],
+            a["games"],
+            a["win_rate"],
+            *a["win_rate_ci"],
+            a["mean_points"],
+            *a["mean_points_ci"],
+            a.get("rating"),
+            *rating_ci,
+            a.get("rating_se"),
+        ]
+        writer.writerow(["" if v is None else v for v in row])
+    files.atomic_write_text(path, handle.getvalue())
     return path
 
 
@@ -1411,8 +1418,9 @@ def heatmap_figure(report: dict[str, Any]) -> Any:
     ax = fig.add_subplot()
     cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="#dddddd")
     image = ax.imshow(np.ma.masked_invalid(score), cmap=cmap, vmin=0.0, vmax=1.0)
-    ax.set_xticks(range(k), labels, rotation=45, ha="right")
-    ax.set_yticks(range(k), labels)
+    shown = [_plain(label) for label in labels]  # (a "$" starts no mathematics in a name)
+    ax.set_xticks(range(k), shown, rotation=45, ha="right")
+    ax.set_yticks(range(k), shown)
     ax.set_xlabel("opponent")
     ax.set_ylabel("agent")
     for i in range(k):
@@ -1422,13 +1430,25 @@ def heatmap_figure(report: dict[str, Any]) -> Any:
                 ax.text(j, i, f"{score[i, j]:.2f}", ha="center", va="center", color=colour)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     # About 11 characters of a 10-point title to the inch of figure width.
-    fig.suptitle(heatmap_title(report, width=max(40, int((size + 1.5) * 11))), fontsize=10)
+    title = heatmap_title(report, width=max(40, int((size + 1.5) * 11)))
+    fig.suptitle(_plain(title), fontsize=10)
     return fig
+
+
+def _plain(text: str) -> str:
+    """``text`` as matplotlib draws it as it is: a ``$`` escaped (a pair would be read as
+    mathematics, and a name like ``a$\\foo$`` failed to draw), and what is not printable
+    as its escape (no font draws it)."""
+    return printable(text, lines=True).replace("$", r"\$")
 
 
 def write_heatmap(report: dict[str, Any], path: str | Path) -> Path:
     """Write a PNG heatmap of the cross table (row's score against column), titled with the
-    variant, players, deals and options of the run."""
-    path = _prepare(path)
-    heatmap_figure(report).savefig(path, dpi=120)
+    variant, players, deals and options of the run (the picture's kind from the path's
+    suffix: .svg, .pdf...), atomically."""
+    path = Path(path)
+    kind = path.suffix.lower().lstrip(".") or "png"  # (a stream without a suffix: a PNG)
+    picture = io.BytesIO()
+    heatmap_figure(report).savefig(picture, format=kind, dpi=120)
+    files.atomic_write_bytes(path, picture.getvalue())  # (a stream written as it is)
     return path
