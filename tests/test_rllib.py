@@ -670,6 +670,22 @@ def test_a_resumed_rllib_run_plays_new_deals():
     assert resumed.seed == resumed.env_config["seed"] == config.resume_seed(4096) != config.seed
 
 
+def test_the_games_of_an_iteration_are_a_list_however_few():
+    """RLlib's metrics give a series of one item as the item itself: an iteration that ended
+    one of the learner's games crashed the run (a dict's keys taken for games)."""
+    from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
+
+    from rummyzoo.training.rllib import reported_games
+
+    for n in (0, 1, 2):
+        logger = MetricsLogger()
+        for i in range(n):
+            game = {"points": float(i), "opponents": ["random"]}
+            logger.log_value("rummyzoo_games", game, reduce="item_series")
+        games = reported_games(logger.compile())
+        assert [g["points"] for g in games] == [float(i) for i in range(n)], games
+
+
 def test_an_rllib_run_that_overshoots_its_steps_says_so():
     """RLlib trains whole training batches, as PPO collects whole rollouts: a run of 512 steps
     with batches of 2,048 learner decisions trained about 2,048 without a word, its progress

@@ -682,6 +682,14 @@ def learner_batches(config: RunConfig) -> tuple[int, int]:
     return -(-batch // learners), -(-config.hyperparams.batch_size // learners)
 
 
+def reported_games(runners: dict[str, Any]) -> list[dict[str, Any]]:
+    """The finished games an iteration's env runners reported (``rummyzoo_games``): RLlib
+    gives a series of one item as that item itself, a dict, whose keys were taken for games
+    (a run died where an iteration ended one game)."""
+    games = runners.get("rummyzoo_games") or []
+    return [games] if isinstance(games, dict) else list(games)
+
+
 @functools.cache
 def game_facts_callback() -> type:
     """An RLlib callback that reports every finished game from the learner's seat."""
@@ -1025,7 +1033,7 @@ def _callback_class() -> type:
             self._env_steps.append((time.perf_counter(), env_steps))
             _load_torch_state(self.model.policy, learner_state(self.algo))
             games = []
-            for facts in runners.get("rummyzoo_games", []) or []:
+            for facts in reported_games(runners):
                 labels = [self._label(m) for m in facts.get("opponents", [])]
                 games.append({**facts, "opponents": labels})
             self.locals = {"infos": [{"game": g} for g in games]}
