@@ -26,7 +26,12 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     export.add_argument(
         "checkpoint", help="the stable-baselines3 .zip, or RLlib checkpoint folder, to convert"
     )
-    export.add_argument("out", nargs="?", help="the .rz to write (default: CHECKPOINT as .rz)")
+    export.add_argument(
+        "out",
+        nargs="?",
+        help="the .rz to write (default: CHECKPOINT as .rz; an RLlib folder, checkpoints/rllib: "
+        "checkpoints/rllib_export.rz beside it)",
+    )
     export.add_argument(
         "--trust",
         action="store_true",
