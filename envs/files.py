@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,15 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """
     path = Path(path)
     if is_stream(path):  # /dev/stdout, a pipe (--json >(jq .)): as is
+        fd = _own_descriptor(path)
+        if fd is not None:  # through this process's own descriptor, at its place in the file
+            for stream in (sys.stdout, sys.stderr):  # (what was printed before comes first)
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            return
         with path.open("wb") as fh:
             fh.write(data)
         return
@@ -91,14 +101,32 @@ def is_stream(path: str | Path) -> bool:
         return False
     if not p.is_file():
         return True
-    for _ in range(40):  # (the links' chain, as the OS follows it, up to its own limit)
+    return any(link.parts[:2] == ("/", "proc") for link in _links(p))
+
+
+def _links(path: Path) -> Iterator[Path]:
+    """The paths of ``path``'s chain of links, as the OS follows them (``path`` first)."""
+    p = path
+    yield p
+    for _ in range(40):  # (the OS's own limit)
         if not p.is_symlink():
-            return False
+            return
         target = Path(os.readlink(p))
         p = target if target.is_absolute() else p.parent / target
-        if p.parts[:2] == ("/", "proc"):
-            return True
-    return False
+        yield p
+
+
+def _own_descriptor(path: Path) -> int | None:
+    """The file descriptor of this process that ``path`` names (``/dev/stdout`` is
+    ``/proc/self/fd/1``), else None: written through it, what the file holds stays in
+    order with what the process prints (opened anew, a redirected file was cut short and
+    its start written over)."""
+    own = {("proc", "self", "fd"), ("proc", str(os.getpid()), "fd"), ("dev", "fd")}
+    for p in _links(Path(path)):
+        parts = p.parts
+        if len(parts) >= 2 and tuple(parts[1:-1]) in own and parts[-1].isdigit():
+            return int(parts[-1])
+    return None
 
 
 def is_file(name: str | Path) -> bool:

@@ -879,6 +879,27 @@ def test_a_picture_to_a_stream_is_written_into_it(tmp_path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "out", "pipe"]
 
 
+def test_a_file_to_stdout_redirected_to_a_file_comes_before_the_table(tmp_path) -> None:
+    """``--json /dev/stdout > out``: the JSON was written into a new file in place of the
+    redirected one (the table then went to a file no name led to), or written over by the
+    table; it is written through the command's own output, the table after it."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out.txt"
+    argv = ["arena", "knock_rummy", "--agents", "random", "knock.greedy", "--deals", "2"]
+    argv += ["--workers", "1", "--quiet", "--json", "/dev/stdout"]
+    with out.open("w") as fh:
+        done = subprocess.run(
+            [sys.executable, "-m", "rummyzoo.cli.main", *argv], stdout=fh, timeout=120
+        )
+    assert done.returncode == 0
+    text = out.read_text()
+    report, end = json.JSONDecoder().raw_decode(text)
+    assert report["deals"] == 2 and "win rate" in text[end:]
+    assert text.rstrip().endswith("wrote /dev/stdout")
+
+
 def test_cli_writes_json_csv_and_heatmap(tmp_path, capsys) -> None:
     out = tmp_path / "nested" / "run"
     code = cli.main(
