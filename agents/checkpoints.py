@@ -595,7 +595,7 @@ class CheckpointPolicy(BasePolicy):
             tensor = th.as_tensor(obs, dtype=th.float32).unsqueeze(0)
             if self.algo == "dqn":
                 q = self.model.q_net(tensor)[0]
-                self._check_scores(q[None])
+                self._check_scores(q[None], mask[None])
                 q[~th.as_tensor(mask)] = -th.inf
                 action = int(q.argmax())
             else:
@@ -649,17 +649,17 @@ class CheckpointPolicy(BasePolicy):
 
     def _scores(self, tensor: Any) -> Any:
         """The network's output for a batch of inputs: Q-values (DQN) or logits (PPO)."""
-        scores = self.model.q_net(tensor) if self.algo == "dqn" else self._logits(tensor)
-        self._check_scores(scores)
-        return scores
+        return self.model.q_net(tensor) if self.algo == "dqn" else self._logits(tensor)
 
-    def _check_scores(self, scores: Any) -> None:
-        """Refuse outputs that are not finite: weights that are finite yet so large that the
-        network overflows (nan logits failed deep in torch, or made every choice the first
-        legal action without a word)."""
+    def _check_scores(self, scores: Any, masks: np.ndarray | None = None) -> None:
+        """Refuse outputs of legal actions (``masks``; None: all) that are not finite:
+        weights that are finite yet so large that the network overflows (nan logits failed
+        deep in torch, or made every choice the first legal action without a word)."""
         import torch as th
 
         finite = th.isfinite(scores)
+        if masks is not None:
+            finite |= ~th.as_tensor(masks)
         if not bool(finite.all()):
             rows = int((~finite).any(dim=1).sum())
             raise CheckpointError(
@@ -792,6 +792,9 @@ def act_groups(
                     for p, start, stop in zip(policies, bounds, bounds[1:], strict=False)
                 ]
             )
+        for policy, start, stop in zip(policies, bounds, bounds[1:], strict=False):
+            # (the legal actions' only, as one game at a time checks them)
+            policy._check_scores(scores[start:stop], masks[start:stop])
         if first.algo == "dqn":
             scores[~th.as_tensor(masks)] = -th.inf
             actions = scores.argmax(dim=1).numpy()

@@ -24,9 +24,10 @@ MESSAGE_LIMIT = 4000
 
 
 def shown_message(text: object) -> str:
-    """A message for the terminal: :func:`printable` (its lines kept), cut short past
+    """A message for the terminal: :func:`printable` (its lines kept, each after the first
+    indented: a crafted value cannot write a line of the command's own), cut short past
     :data:`MESSAGE_LIMIT` characters."""
-    shown = printable(text, lines=True)
+    shown = printable(text, lines=True).replace("\n", "\n  ")
     if len(shown) <= MESSAGE_LIMIT:
         return shown
     return f"{shown[:MESSAGE_LIMIT]}... ({len(shown) - MESSAGE_LIMIT:,} more characters)"
@@ -111,7 +112,8 @@ def output_file(
     if suffixes and out.suffix.lower() not in suffixes and not stream:
         raise ValueError(f"{flag} {path}: the file must end in {' or '.join(suffixes)}")
     check_not_inputs(out, flag, path, inputs)
-    _check_writable(parent, flag, path)
+    if not stream:  # (a stream's folder, /dev/fd, takes no new file: it is not made in it)
+        _check_writable(parent, flag, path)
     return out
 
 

@@ -205,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt as exc:  # Ctrl-C: one line, no traceback
         why = f"; {exc}" if str(exc) else ""
-        print(f"\nrummyzoo {args.command}: interrupted{why}{_notes(exc)}", file=sys.stderr)
+        shown = shown_message(f"{why}{_notes(exc)}")
+        print(f"\nrummyzoo {args.command}: interrupted{shown}", file=sys.stderr)
         return 128 + getattr(exc, "signum", 2)  # 130 for Ctrl-C, 143 for SIGTERM
     except BrokenPipeError:  # the reader went away (``rummyzoo demo | head``)
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -101,6 +101,8 @@ def is_stream(path: str | Path) -> bool:
         return False
     if not p.is_file():
         return True
+    if _own_descriptor(p) is not None:  # (/dev/fd/1: its links never pass through /proc)
+        return True
     return any(link.parts[:2] == ("/", "proc") for link in _links(p))
 
 

@@ -866,6 +866,7 @@ def test_a_picture_to_a_stream_is_written_into_it(tmp_path) -> None:
     link = tmp_path / "out"
     link.symlink_to(f"/proc/self/fd/{os.open(tmp_path / 'file', os.O_WRONLY | os.O_CREAT)}")
     assert is_stream(link) and not is_stream(tmp_path / "file") and is_stream("/dev/null")
+    assert is_stream(f"/dev/fd/{os.open(tmp_path / 'file', os.O_WRONLY)}")
     assert output_file(link, "--heatmap", ".png", PICTURE_SUFFIXES) == link  # no suffix added
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
@@ -888,16 +889,17 @@ def test_a_file_to_stdout_redirected_to_a_file_comes_before_the_table(tmp_path) 
 
     out = tmp_path / "out.txt"
     argv = ["arena", "knock_rummy", "--agents", "random", "knock.greedy", "--deals", "2"]
-    argv += ["--workers", "1", "--quiet", "--json", "/dev/stdout"]
-    with out.open("w") as fh:
-        done = subprocess.run(
-            [sys.executable, "-m", "rummyzoo.cli.main", *argv], stdout=fh, timeout=120
-        )
-    assert done.returncode == 0
-    text = out.read_text()
-    report, end = json.JSONDecoder().raw_decode(text)
-    assert report["deals"] == 2 and "win rate" in text[end:]
-    assert text.rstrip().endswith("wrote /dev/stdout")
+    argv += ["--workers", "1", "--quiet", "--json"]
+    for name in ("/dev/stdout", "/dev/fd/1"):
+        with out.open("w") as fh:
+            done = subprocess.run(
+                [sys.executable, "-m", "rummyzoo.cli.main", *argv, name], stdout=fh, timeout=120
+            )
+        assert done.returncode == 0
+        text = out.read_text()
+        report, end = json.JSONDecoder().raw_decode(text)
+        assert report["deals"] == 2 and "win rate" in text[end:]
+        assert text.rstrip().endswith(f"wrote {name}")
 
 
 def test_cli_writes_json_csv_and_heatmap(tmp_path, capsys) -> None:

@@ -207,10 +207,10 @@ def test_a_file_that_would_unpack_or_read_to_far_more_than_it_holds_is_refused(t
     with np.load(kept) as data:
         arrays = dict(data)
 
-    def with_member(name: str, payload: bytes) -> None:
+    def with_member(name: str, payload: bytes, packing: int = zipfile.ZIP_STORED) -> None:
         buf = io.BytesIO()
-        np.savez_compressed(buf, **{k: v for k, v in arrays.items() if k != name})
-        with zipfile.ZipFile(buf, "a", zipfile.ZIP_DEFLATED) as z:
+        np.savez(buf, **{k: v for k, v in arrays.items() if k != name})
+        with zipfile.ZipFile(buf, "a", packing) as z:
             z.writestr(f"{name}.npy", payload)
         kept.write_bytes(buf.getvalue())
 
@@ -218,9 +218,21 @@ def test_a_file_that_would_unpack_or_read_to_far_more_than_it_holds_is_refused(t
     np.lib.format.write_array_header_1_0(
         header, {"descr": "<f8", "fortran_order": False, "shape": (1 << 20, 2)}
     )
-    with_member("points", header.getvalue() + bytes(16 << 20))  # 16 MiB of zeros: 16 KiB packed
+    zeros = header.getvalue() + bytes(16 << 20)
+    with_member("points", zeros, zipfile.ZIP_DEFLATED)  # 16 MiB of zeros: 16 KiB packed
     assert kept.stat().st_size < 1 << 20
+    with pytest.raises(ValueError, match=r"its points.npy unpacks to 16,777,\d+ bytes from \d"):
+        run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
+    with_member("points", zeros)  # stored as it is: more than 3 deals' games make
     with pytest.raises(ValueError, match=r"its points.npy unpacks to 16,777,\d+ bytes, more than"):
+        run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
+    # the count of deals the file sets cannot raise the budget: a bomb beside 500,000 deals
+    many = io.BytesIO()
+    np.savez(many, **{**arrays, "deals": np.arange(500_000)})
+    with zipfile.ZipFile(many, "a", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("bomb.npy", bytes(32 << 20))
+    kept.write_bytes(many.getvalue())
+    with pytest.raises(ValueError, match=r"its bomb.npy unpacks to 33,554,432 bytes from \d"):
         run_arena("knock_rummy", 2, AGENTS, deals=3, seed=7, keep_deals=kept)
     header = io.BytesIO()
     np.lib.format.write_array_header_1_0(

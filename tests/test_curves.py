@@ -165,6 +165,12 @@ def test_curves_out_gets_its_suffix_and_refuses_a_folder(run, tmp_path, capsys):
     assert (tmp_path / "mycurve.png").is_file()
     assert main(["curves", str(run), "--out", str(tmp_path)]) == 2
     assert "--out" in capsys.readouterr().err
+    # written whole (a new file in its place), and an SVG as an SVG
+    inode = (tmp_path / "mycurve.png").stat().st_ino
+    assert main(["curves", str(run), "--out", str(tmp_path / "mycurve.png")]) == 0
+    assert (tmp_path / "mycurve.png").stat().st_ino != inode
+    assert main(["curves", str(run), "--out", str(tmp_path / "c.svg")]) == 0
+    assert (tmp_path / "c.svg").read_text().lstrip().startswith("<?xml")
 
 
 @pytest.mark.parametrize(

@@ -670,6 +670,27 @@ def test_a_step_cut_short_while_opponents_move_is_refused_until_a_reset(variant,
         env.step(uniform_legal_actions(env.action_masks(), rng))
 
 
+def test_a_per_game_step_cut_short_while_opponents_move_is_refused_until_a_reset():
+    """The per-game env (``vec_env: dummy`` or ``subproc``) as the batched one: after Ctrl-C
+    while the opponents moved, the next step played the learner's action in an opponent's
+    seat."""
+    env = SeatEnv("knock_rummy", 2, {}, opponents=["knock.greedy"])
+    env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    match = env.match
+    while match.current == env.seat:  # the learner's moves played, then the stop landed
+        match.play(int(np.flatnonzero(match.legal_mask())[0]))
+    with pytest.raises(RuntimeError, match=r"cut short .* at an opponent's turn: call reset\(\)"):
+        env.step(int(np.flatnonzero(env.action_masks())[0]))
+    env.reset(seed=6)
+    for _ in range(20):
+        _obs, _r, done, truncated, _info = env.step(
+            int(rng.choice(np.flatnonzero(env.action_masks())))
+        )
+        if done or truncated:
+            env.reset()
+
+
 def test_misuse_of_the_batched_env_is_refused_by_name():
     with pytest.raises(
         ValueError, match=r"opponents must be a list of agent names, got 'knock\.greedy'"

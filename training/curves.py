@@ -216,8 +216,15 @@ def write_curves(
     title: str | None = None,
     read: tuple[dict[str, Any], list[dict[str, Any]]] | None = None,
 ) -> Path:
-    """Write :func:`curve_figure` of a run as a PNG. Returns the path."""
+    """Write :func:`curve_figure` of a run as a PNG (the picture's kind from the path's
+    suffix), whole (a stream written as it is). Returns the path."""
+    import io
+
+    from rummyzoo.envs.files import atomic_write_bytes
+
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    curve_figure(run_dir, title, read).savefig(out, dpi=110)
+    picture = io.BytesIO()
+    kind = out.suffix.lower().lstrip(".") or "png"
+    curve_figure(run_dir, title, read).savefig(picture, format=kind, dpi=110)
+    atomic_write_bytes(out, picture.getvalue())
     return out

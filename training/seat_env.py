@@ -658,6 +658,12 @@ class SeatEnv(gym.Env):
         if self._over():
             raise RuntimeError("step() called after the game ended; call reset()")
         match = self.match
+        if match.current != self.seat:  # the opponents' moves were cut short (Ctrl-C, an error)
+            raise RuntimeError(
+                "a step or reset of this env was cut short (an error or Ctrl-C while the "
+                "opponents played), leaving the game at an opponent's turn: call reset() to "
+                "deal again"
+            )
         action = unwrap_action(action)  # what a model's predict() gives for one observation
         legal = is_action_int(action)
         a = int(action) if legal else -1

@@ -107,13 +107,18 @@ GAME_BYTES = 2048
 
 def _check_sizes(archive: zipfile.ZipFile, deals: np.ndarray | None, per_deal: int) -> None:
     """Refuse (ValueError) a kept file whose members unpack to more than they can hold:
-    before its key is read (``deals`` None), a key of more than :data:`KEY_BYTES`; then an
-    array or the replays larger than ``deals``' games make them."""
+    before its key is read (``deals`` None), a member packed (an arena stores them as they
+    are: a small file cannot unpack to a large one) and a key of more than
+    :data:`KEY_BYTES`; then an array or the replays larger than ``deals``' games make them."""
     for info in archive.infolist():
         name = info.filename.removesuffix(".npy")
+        if deals is None and info.file_size > info.compress_size + HEADER_BYTES:
+            raise ValueError(
+                f"its {info.filename} unpacks to {info.file_size:,} bytes from "
+                f"{info.compress_size:,} in the file, where an arena stores its arrays unpacked"
+            )
         if deals is None:
-            # the deal numbers (int64, some 5 times their packed size): at most 64 times
-            limit = {"key": KEY_BYTES, "deals": HEADER_BYTES + 64 * info.compress_size}.get(name)
+            limit = KEY_BYTES if name == "key" else None
         elif name in ("key", "deals"):
             limit = None  # (checked, and read)
         else:
