@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -25,9 +26,9 @@ MESSAGE_LIMIT = 4000
 
 def shown_message(text: object) -> str:
     """A message for the terminal: :func:`printable` (its lines kept, each after the first
-    indented: a crafted value cannot write a line of the command's own), cut short past
-    :data:`MESSAGE_LIMIT` characters."""
-    shown = printable(text, lines=True).replace("\n", "\n  ")
+    indented unless it is: a crafted value cannot write a line of the command's own), cut
+    short past :data:`MESSAGE_LIMIT` characters."""
+    shown = re.sub(r"\n(?=\S)", "\n  ", printable(text, lines=True))
     if len(shown) <= MESSAGE_LIMIT:
         return shown
     return f"{shown[:MESSAGE_LIMIT]}... ({len(shown) - MESSAGE_LIMIT:,} more characters)"
