@@ -146,6 +146,14 @@ def _agent_failed(command: str, exc: BaseException) -> int:
     return 1
 
 
+def _one_line(command: str, exc: BaseException, code: int) -> int:
+    """An error in one line with its notes, exit ``code``; an agent's own, as such."""
+    if is_agent_failure(exc):
+        return _agent_failed(command, exc)
+    print(f"rummyzoo {command}: error: {shown_message(f'{exc}{_notes(exc)}')}", file=sys.stderr)
+    return code
+
+
 def _one_line_warning(message: Warning | str, category: type, *_args: object, **_kw: object) -> str:
     return f"rummyzoo: warning: {shown_message(message)}\n"
 
@@ -193,13 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         PermissionError,
     ) as exc:  # bad input, or a path that cannot be what the command needs: one line
         # with the notes it gathered on the way
-        if is_agent_failure(exc):
-            return _agent_failed(args.command, exc)
-        print(
-            f"rummyzoo {args.command}: error: {shown_message(f'{exc}{_notes(exc)}')}",
-            file=sys.stderr,
-        )
-        return 2
+        return _one_line(args.command, exc, 2)
     except ProcessDied as exc:  # a process of the command's games ended under it: one line
         print(f"rummyzoo {args.command}: error: {shown_message(exc)}", file=sys.stderr)
         return 1
@@ -213,13 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # so that Python's exit flush does not fail too
         return 141
     except OSError as exc:  # the machine's (a full disk, a device's error): one line
-        if is_agent_failure(exc):
-            return _agent_failed(args.command, exc)
-        print(
-            f"rummyzoo {args.command}: error: {shown_message(f'{exc}{_notes(exc)}')}",
-            file=sys.stderr,
-        )
-        return 1
+        return _one_line(args.command, exc, 1)
     except Exception as exc:  # an agent's own error of any other type, too
         if not is_agent_failure(exc):
             raise
