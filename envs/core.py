@@ -142,10 +142,18 @@ def make_config(
             "num_players is not an option here: it is the player count "
             "(env(num_players=N), --players N on the command line)"
         )
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(options) - names)
+    refuse_unknown(cls, options, others)
+    return cls(num_players=num_players, **options)
+
+
+def refuse_unknown(cls: type, options: Any, others: Sequence[str] = ()) -> None:
+    """Raise :class:`ConfigError` naming each of ``options``' names that is neither a field of
+    the rules class ``cls`` nor one of ``others`` (the other option names valid here, named in
+    the error beside the rules'), with the closest valid name where one is close."""
+    names = {f.name for f in dataclasses.fields(cls)} - {"num_players"}
+    unknown = sorted(set(options) - names - set(others))
     if unknown:
-        valid = sorted(names - {"num_players"})
+        valid = sorted(names)
         close = [
             f"{shown} (did you mean {found[0]!r}?)" if found else shown
             for name in unknown
@@ -158,7 +166,6 @@ def make_config(
             f"unknown option(s) for {getattr(cls, 'options_of', cls.__name__)}: {', '.join(close)}; "
             f"valid options: {', '.join(valid)}{more}"
         )
-    return cls(num_players=num_players, **options)
 
 
 def option_name(config: Any, name: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from rummyzoo.envs import match
-from rummyzoo.envs.core import ConfigError, Game
+from rummyzoo.envs.core import ConfigError, Game, refuse_unknown
 
 #: variant name -> (env module path, supported player counts)
 VARIANTS: dict[str, tuple[str, tuple[int, ...]]] = {
@@ -62,9 +62,12 @@ def make_game(name: str, /, num_players: int = 2, kernels: Any = None, **options
     ``kernels``: None (compiled where built), ``PURE`` or a kernels module
     (:func:`rummyzoo.envs.native.resolve_kernels`)."""
     check_players(name, num_players)
+    return match.make_game(_game_class(name), num_players, options, kernels=kernels)
+
+
+def _game_class(name: str) -> type[Game]:
     module, _, cls = GAMES[name].partition(":")
-    game_cls = getattr(importlib.import_module(module), cls)
-    return match.make_game(game_cls, num_players, options, kernels=kernels)
+    return getattr(importlib.import_module(module), cls)
 
 
 def make_env(name: str, num_players: int = 2, wrapped: bool = True, **options):
@@ -98,14 +101,17 @@ def make_match(
         ``REPORT_OPTION_NAMES`` (rewards, rendering), which ``owner`` sets (``report``).
     :raises ConfigError: a report option among ``options`` (naming ``owner``), or a bad option.
     """
-    options = rules_options(options, owner)
+    options = rules_options(options, owner, name)
     return match.Match(make_game(name, num_players, **report, **options))
 
 
-def rules_options(options: Any, owner: str) -> dict[str, Any]:
-    """A copy of ``options``, checked to hold no report option (which ``owner`` sets).
+def rules_options(options: Any, owner: str, variant: str | None = None) -> dict[str, Any]:
+    """A copy of ``options``, checked to hold no report option (which ``owner`` sets) and,
+    given the ``variant``, no name that is not one of its options (the error lists the
+    options ``owner`` takes: the report options left out).
 
-    :raises ConfigError: ``options`` not a dict, ``num_players`` or a report option among them.
+    :raises ConfigError: ``options`` not a dict, ``num_players``, a report option or an
+        unknown name among them.
     """
     if options is None:
         return {}
@@ -118,4 +124,8 @@ def rules_options(options: Any, owner: str) -> dict[str, Any]:
         raise ConfigError(
             f"option(s) {', '.join(reserved)} are set by {owner}; pass rules options only"
         )
+    if variant is not None:
+        variant_module(variant)  # (an unknown variant named as such)
+        taken = [n for n in match.MATCH_OPTION_NAMES if n not in match.REPORT_OPTION_NAMES]
+        refuse_unknown(_game_class(variant).rules_class, options, taken)
     return dict(options)

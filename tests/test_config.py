@@ -595,6 +595,16 @@ def test_training_games_and_the_teacher_never_share_a_seed() -> None:
         assert len(set(seeds)) == len(seeds), n_envs
 
 
+@pytest.mark.parametrize("section", ["env_options", "evaluation.options"])
+def test_an_unknown_option_lists_what_a_run_takes(section: str) -> None:
+    """The report options, which a run refuses there, are not offered among the valid ones."""
+    with pytest.raises(ConfigLoadError, match="unknown option") as caught:
+        load_config(str(CONFIGS / "smoke_ppo.yaml"), [f"{section}.target_scor=100"])
+    message = str(caught.value)
+    assert "did you mean 'target_score'" in message and "max_hands" in message
+    assert "render_mode" not in message and "reward" not in message, message
+
+
 @pytest.mark.parametrize(
     ("override", "message"),
     [

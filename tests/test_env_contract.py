@@ -313,6 +313,32 @@ def test_num_players_is_not_an_option() -> None:
         run_arena("knock_rummy", 2, ["random", "random"], deals=1, options={"num_players": 3})
 
 
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_unknown_option_lists_what_the_tool_takes(variant: str) -> None:
+    """A tool that sets the report options itself (the arena, a run's games) lists, for an
+    unknown name, the options it takes: not the report options it refuses."""
+    from rummyzoo.envs.match import REPORT_OPTION_NAMES
+    from rummyzoo.envs.registry import make_match
+    from rummyzoo.training.seat_env import SeatEnv
+
+    builds = [
+        lambda opts: make_match(variant, 2, opts, "the test"),
+        lambda opts: SeatEnv(variant, 2, env_options=opts),
+    ]
+    for build in builds:
+        with pytest.raises(ValueError, match="unknown option") as caught:
+            build({"target_scor": 100})
+        message = str(caught.value)
+        assert "did you mean 'target_score'" in message and "max_hands" in message
+        assert not [name for name in REPORT_OPTION_NAMES if name in message], message
+        with pytest.raises(ValueError, match="unknown option") as caught:
+            build({"rewad": "points"})  # no report option offered as what was meant
+        assert "did you mean" not in str(caught.value)
+    # the env itself takes them, and lists them
+    with pytest.raises(ValueError, match="reward_scale"):
+        make_game(variant, 2, target_scor=100)
+
+
 def _play_rewards(variant: str, players: int, seed: int, **options) -> tuple[dict, bool]:
     """Random legal play of one episode; every agent's summed rewards, and whether it ended
     by termination (not a cap)."""

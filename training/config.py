@@ -507,9 +507,11 @@ def _layout(variant: str, num_players: int, options: dict[str, Any]) -> tuple[in
 
 def _env_problem(variant: str, num_players: int, options: dict[str, Any]) -> str | None:
     """Why the variant's env does not build with these options (None: it builds)."""
-    from rummyzoo.envs.registry import make_env
+    from rummyzoo.envs.registry import make_env, rules_options
 
     try:
+        # an unknown name is refused listing the options a run takes (not the report options)
+        rules_options(options, "a run", variant)
         make_env(variant, num_players, wrapped=False, **options)
     except (ValueError, TypeError) as exc:
         return str(exc)

@@ -505,7 +505,7 @@ class SeatEnv(gym.Env):
         self.illegal_penalty = check_number("illegal_penalty", illegal_penalty)
         self.variant = variant
         self.num_players = num_players
-        self.env_options = rules_options(env_options, ENV_OWNER)
+        self.env_options = rules_options(env_options, ENV_OWNER, variant)
         shared = {"reward": reward, "render_mode": "ansi" if render_mode == "ansi" else None}
         if reward_scale is not None:
             shared["reward_scale"] = reward_scale

@@ -237,7 +237,7 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         bootstrap_cuts: bool = True,
     ) -> None:
         self.variant = variant
-        self.env_options = rules_options(env_options, ENV_OWNER)
+        self.env_options = rules_options(env_options, ENV_OWNER, variant)
         self._seed = check_seed(seed, none_too=False)
         shared: dict[str, Any] = {"reward": reward}
         if reward_scale is not None:
