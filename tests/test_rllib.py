@@ -94,6 +94,56 @@ def test_match_env_is_turn_based_and_its_margin_zero_sum(variant):
         env.step({"nobody": 0})
 
 
+def test_match_env_refuses_what_is_no_action_id():
+    """A float or a bool is refused, as the AEC env refuses it, and nothing is played (it was
+    cut to an int and played: 0.9 as action 0, True as 1); a numpy integer is taken."""
+    from rummyzoo.envs.core import IllegalActionError
+
+    config = {
+        "variant": "knock_rummy", "num_players": 2, "env_options": {}, "reward": "points",
+        "reward_scale": 100.0, "features": None, "seed": 0,
+    }  # fmt: skip
+    env = rllib.MatchEnv(config)
+    obs, _ = env.reset(seed=1)
+    ((agent, o),) = obs.items()
+    legal = int(np.flatnonzero(o["action_mask"])[0])
+    for bad in (0.9, float(legal), True, np.float32(legal), np.bool_(True), "0"):
+        with pytest.raises(IllegalActionError, match="is not an action id"):
+            env.step({agent: bad})
+        assert env.match.decisions == 0
+    env.step({agent: np.int64(legal)})
+    assert env.match.decisions == 1
+
+
+def test_match_env_margins_are_against_the_other_side():
+    """In team play a hand's margin is against the best seat of the other side, as the other
+    training envs measure it (the partner was counted as a rival)."""
+    config = {
+        "variant": "ditch_rummy", "num_players": 4,
+        "env_options": {"teams": True, "target_score": None}, "reward": "points",
+        "reward_scale": 100.0, "features": None, "seed": 0,
+    }  # fmt: skip
+    env = rllib.MatchEnv(config)
+    groups = env.match.game.score_groups
+    partner_on_top = 0
+    for seed in range(60):
+        obs, _ = env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        while True:
+            ((agent, o),) = obs.items()
+            action = int(rng.choice(np.flatnonzero(o["action_mask"])))
+            obs, _, terminated, truncated, infos = env.step({agent: action})
+            if terminated["__all__"] or truncated["__all__"]:
+                break
+        points = list(env.match.state.points)
+        for s, a in enumerate(env.agents):
+            rivals = [p for i, p in enumerate(points) if groups[i] != groups[s]]
+            assert infos[a]["rummyzoo"]["margins"] == [points[s] - max(rivals)]
+        partner = next(i for i in range(4) if i != 0 and groups[i] == groups[0])
+        partner_on_top += points[partner] > max(points[i] for i in range(4) if i != partner)
+    assert partner_on_top  # (the case where counting the partner differs was played)
+
+
 def test_learner_module_never_samples_an_illegal_action(local_ray):
     import torch as th
     from ray.rllib.core.columns import Columns

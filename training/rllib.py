@@ -132,6 +132,8 @@ def _make_env_class() -> type:
             self.observation_spaces = {a: space for a in self.agents}
             self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.agents}
             self._rng = np.random.default_rng([int(config.get("seed", 0)), worker, vector])
+            groups = np.asarray(game.score_groups)
+            self._same_side = (groups[:, None] == groups[None, :]).tolist()
             self._facts: list[dict[str, Any]] = []
             self._decisions = [0] * n
             self._held = [0.0] * n
@@ -172,7 +174,8 @@ def _make_env_class() -> type:
                 raise ValueError(
                     f"no action for {agent}, the seat to act (got {list(action_dict)})"
                 )
-            end = match.step(int(action_dict[agent]))
+            # checked as the AEC env checks it: a float or a bool is refused, not cut to an int
+            end = match.step(action_dict[agent])
             self._decisions[seat] += 1
             # RLlib wants a reward (zero or not) with every observation; a seat's share of
             # a hand end waits until its next turn.
@@ -184,9 +187,10 @@ def _make_env_class() -> type:
                     rewards = {a: float(r) for a, r in zip(self.agents, end.rewards, strict=True)}
                 if end.points is not None:
                     for s, facts in enumerate(self._facts):
-                        others = [p for i, p in enumerate(end.points) if i != s]
+                        # against the best seat of another side (a partner is no opponent)
+                        rivals = [p for i, p in enumerate(end.points) if not self._same_side[s][i]]
                         facts["hand_points"].append(float(end.points[s]))
-                        facts["margins"].append(float(end.points[s] - max(others)))
+                        facts["margins"].append(float(end.points[s] - max(rivals)))
                         facts["points"] += float(end.seat_points[s])
                         facts["hands"] = end.index
             # RLlib leaves a reward that comes before an agent's first observation (or with
