@@ -50,6 +50,7 @@ import numpy as np
 from rummyzoo.envs.core import IllegalActionError, check_action
 from rummyzoo.envs.play import illegal_action_error, raise_agent_failure
 from rummyzoo.training.config import RllibSettings, RunConfig, rebuilt_config
+from rummyzoo.training.seat_env import hand_margin, same_sides
 
 __all__ = ["MatchEnv", "require_ray", "train_rllib"]
 
@@ -132,8 +133,7 @@ def _make_env_class() -> type:
             self.observation_spaces = {a: space for a in self.agents}
             self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.agents}
             self._rng = np.random.default_rng([int(config.get("seed", 0)), worker, vector])
-            groups = np.asarray(game.score_groups)
-            self._same_side = (groups[:, None] == groups[None, :]).tolist()
+            self._same_side = same_sides(game)
             self._facts: list[dict[str, Any]] = []
             self._decisions = [0] * n
             self._held = [0.0] * n
@@ -187,10 +187,8 @@ def _make_env_class() -> type:
                     rewards = {a: float(r) for a, r in zip(self.agents, end.rewards, strict=True)}
                 if end.points is not None:
                     for s, facts in enumerate(self._facts):
-                        # against the best seat of another side (a partner is no opponent)
-                        rivals = [p for i, p in enumerate(end.points) if not self._same_side[s][i]]
                         facts["hand_points"].append(float(end.points[s]))
-                        facts["margins"].append(float(end.points[s] - max(rivals)))
+                        facts["margins"].append(float(hand_margin(end.points, s, self._same_side)))
                         facts["points"] += float(end.seat_points[s])
                         facts["hands"] = end.index
             # RLlib leaves a reward that comes before an agent's first observation (or with

@@ -433,6 +433,18 @@ def head_to_head(game: dict[str, Any]) -> list[tuple[str, float]]:
     ]
 
 
+def hand_margin(points: Any, seat: int, same_side: Any) -> float:
+    """A hand's margin for ``seat``: its points less the best of another side's seats (a
+    partner is no opponent); ``same_side[a][b]``: seats ``a`` and ``b`` play on one side."""
+    return points[seat] - max(p for i, p in enumerate(points) if not same_side[seat][i])
+
+
+def same_sides(game: Any) -> list[list[bool]]:
+    """``same_side[a][b]`` of a game: whether seats ``a`` and ``b`` score together."""
+    groups = np.asarray(game.score_groups)
+    return (groups[:, None] == groups[None, :]).tolist()
+
+
 def opponent_results(side_points: Any, seat: int, same_side: Any) -> dict[str, list[Any]]:
     """Per opponent seat (in seat order, as the opponents' labels), its side's points this
     episode (``opponent_points``) and whether it plays against the learner (``rivals``: a
@@ -510,8 +522,7 @@ class SeatEnv(gym.Env):
         if reward_scale is not None:
             shared["reward_scale"] = reward_scale
         self.match = Match(make_game(variant, num_players, **shared, **self.env_options))
-        groups = np.asarray(self.match.game.score_groups)
-        self._same_side = (groups[:, None] == groups[None, :]).tolist()
+        self._same_side = same_sides(self.match.game)
         self.opponents = as_mixture(opponents, variant, num_players, self.env_options)
         check_learner_seat(learner_seat, num_players)
         self.learner_seat = learner_seat
@@ -590,11 +601,8 @@ class SeatEnv(gym.Env):
             if end.points is None:
                 continue
             points = end.points
-            mine = points[self.seat]
-            # against the best seat of another side (a partner is no opponent)
-            rivals = [p for i, p in enumerate(points) if not self._same_side[self.seat][i]]
-            self._hand_points.append(mine)
-            self._hand_margins.append(mine - max(rivals))
+            self._hand_points.append(points[self.seat])
+            self._hand_margins.append(hand_margin(points, self.seat, self._same_side))
             self._episode_points += end.seat_points[self.seat]
             self._side_points += end.seat_points
 

@@ -46,6 +46,7 @@ from rummyzoo.training.seat_env import (
     check_flag,
     check_learner_seat,
     check_number,
+    hand_margin,
     opponent_results,
 )
 
@@ -401,11 +402,8 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         for i, points, seat in zip(ended.tolist(), hands, seats, strict=True):
             if points[0] != points[0]:
                 continue  # NaN: cut by the turn cap, no result
-            mine = points[seat]
-            self._hand_points[i].append(mine)
-            # against the best seat of another side (a partner is no opponent)
-            rival = max(p for s, p in enumerate(points) if not side[seat][s])
-            self._margins[i].append(mine - rival)
+            self._hand_points[i].append(points[seat])
+            self._margins[i].append(hand_margin(points, seat, side))
             self._points[i] += sum(p for s, p in enumerate(points) if side[seat][s])
             self._side_points[i] += [sum(p for s, p in enumerate(points) if row[s]) for row in side]
 
