@@ -200,7 +200,12 @@ def match_move(
     for action, name in zip(legal, names, strict=True):
         if key == name:
             return action, ""
-    plain = [_normalise(label) for label in labels]
+    every = getattr(raw, "game", raw).action_names  # an env or its game
+    named = [a for a, name in enumerate(every) if _normalise(name) == key]
+    if named:  # the exact name of a move that is not legal now: no other move is meant
+        return None, not_legal(raw, named[0], why, legal)
+    # the words of the labels, their points left out ("single 1: 9c (+2)" is no "single 2")
+    plain = [_normalise(_POINTS.sub(" ", label)) for label in labels]
     words = key.split()
     by_words = [
         a for a, label in zip(legal, plain, strict=True) if all(w in label.split() for w in words)
@@ -224,27 +229,43 @@ def match_move(
         shown = ", ".join(raw.action_name(a) for a in candidates[:10])
         more = " ..." if len(candidates) > 10 else ""
         return None, f"{text.strip()!r} could be any of: {shown}{more}; be more precise"
-    shown = ", ".join(raw.action_name(a) for a in legal[:12])
-    more = " ..." if len(legal) > 12 else ""
     try:
         action = raw.action_index(key)
     except ValueError:
         # the start of moves that exist but are not legal now ("take" while discarding)
-        every = getattr(raw, "game", raw).action_names  # an env or its game
         starts = [a for a, name in enumerate(every) if _normalise(name).startswith(key)]
         if len(starts) != 1:
             if starts:
-                return None, f"no {text.strip()!r} move is legal now; legal: {shown}{more}"
+                return (
+                    None,
+                    f"no {text.strip()!r} move is legal now; legal: {_legal_shown(raw, legal)}",
+                )
             return None, (
                 f"unknown move {text.strip()!r}: type {_number_range(len(legal))} or a move name "
                 f"({where})"
             )
         action = starts[0]
+    return None, not_legal(raw, action, why, legal)
+
+
+#: a label's points (``(+25)``), which are no words of the move
+_POINTS = re.compile(r"\(\s*[+-]\d+\s*\)")
+
+
+def _legal_shown(raw: Any, legal: Sequence[int]) -> str:
+    """The first legal moves' names, for a refusal."""
+    more = " ..." if len(legal) > 12 else ""
+    return ", ".join(raw.action_name(a) for a in legal[:12]) + more
+
+
+def not_legal(raw: Any, action: int, why: Callable[[int], str] | None, legal: Sequence[int]) -> str:
+    """Why ``action`` cannot be played now (``why(action)``: the game's reason, if any), and
+    the legal moves."""
     detail = why(action) if why is not None else ""
-    return None, (
+    return (
         f"{raw.action_name(action)!r} is not a legal move now"
         + (f": {detail}" if detail else "")
-        + f"; legal: {shown}{more}"
+        + f"; legal: {_legal_shown(raw, legal)}"
     )
 
 

@@ -388,11 +388,16 @@ class WebGame:
 
         :raises RequestError: a malformed request or a move that is not legal.
         """
-        from rummyzoo.cli.play import match_move
+        from rummyzoo.cli.play import match_move, not_legal
 
         legal = [m["action"] for m in decision["legal"]]
         labels = [m["description"] for m in decision["legal"]]
         game = self.match.game
+        state = self.match.state
+
+        def why(action: int) -> str:
+            return game.illegal_reason(state, action)
+
         if "action" in request and "move" in request:
             raise RequestError(400, "send move or action, not both")
         if "action" in request:
@@ -403,22 +408,15 @@ class WebGame:
                 raise RequestError(
                     400, f"action {action} is out of range 0..{game.num_actions - 1}"
                 )
-            text = game.action_names[action]
-        elif "move" in request:
-            text = request["move"]
-            if not isinstance(text, str):
-                raise RequestError(400, f"move must be text, got {text!r}")
-        else:
+            if action not in legal:  # the id itself, not a move its name's words could match
+                raise RequestError(400, not_legal(game, action, why, legal))
+            return action
+        if "move" not in request:
             raise RequestError(400, 'send {"move": "<name or number>"} or {"action": <id>}')
-        state = self.match.state
-        action, reason = match_move(
-            text,
-            legal,
-            labels,
-            game,
-            lambda a: game.illegal_reason(state, a),
-            "the buttons list them",
-        )
+        text = request["move"]
+        if not isinstance(text, str):
+            raise RequestError(400, f"move must be text, got {text!r}")
+        action, reason = match_move(text, legal, labels, game, why, "the buttons list them")
         if action is None:
             raise RequestError(400, reason)
         return action

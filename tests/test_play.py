@@ -27,7 +27,7 @@ from rummyzoo.cli.play import (
     strongest_agent,
 )
 from rummyzoo.envs.core import ConfigError
-from rummyzoo.envs.registry import make_env
+from rummyzoo.envs.registry import make_env, make_match
 from rummyzoo.envs.replay import verify_replay
 
 RUMMYZOO = str(Path(sys.executable).with_name("rummyzoo"))
@@ -231,6 +231,40 @@ def test_quit_and_help_and_names():
     assert "'knock 10♥' is not a legal move now" in text  # refused with the reason
     assert "goodbye" in text and not result.finished
     assert result.replay["actions"][0] == [0, "draw stock"]
+
+
+@pytest.mark.parametrize(
+    ("variant", "players", "options"),
+    [
+        ("ditch_rummy", 2, {}),
+        ("ditch_rummy", 3, {"draw_rule": "up_to_3"}),
+        ("rummy500", 2, {}),
+        ("knock_rummy", 2, {}),
+    ],
+)
+def test_the_name_of_an_illegal_move_plays_no_other_move(variant, players, options):
+    """Typed as it is named, an illegal move is refused: its words are not matched against
+    the legal moves' labels (Ditch Rummy's "single 2" played "single 1: 9c (+2)" through
+    the label's points, "meld 1 5" played "meld 1 2: set 7h 7s (+5)")."""
+    match = make_match(variant, players, {"target_score": None, **options}, "the test")
+    game = match.game
+    rng = np.random.default_rng(0)
+    refused = 0
+    for seed in range(3):
+        match.reset(seed)
+        while not match.over:
+            legal = [int(a) for a in np.flatnonzero(match.legal_mask())]
+            labels = game.move_labels(match.state, legal)
+            for action in rng.choice(game.num_actions, min(40, game.num_actions), replace=False):
+                if int(action) in legal:
+                    continue
+                name = game.action_name(int(action))
+                chosen, reason = match_move(name, legal, labels, game)
+                assert chosen is None, (name, labels)
+                assert "is not a legal move now" in reason
+                refused += 1
+            match.step(int(rng.choice(legal)))
+    assert refused > 100
 
 
 def test_illegal_and_ambiguous_names_re_prompt():

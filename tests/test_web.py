@@ -297,6 +297,34 @@ def test_serve_never_imports_a_module_a_request_names(runs, tmp_path, monkeypatc
     assert not flag.exists()
 
 
+def test_an_illegal_action_id_plays_no_other_move(runs):
+    """Each action id that is not legal is refused, in every state of Ditch Rummy games (an
+    id went through its name's words, which a legal move's points could match: "single 2"
+    played "single 1: 9c (+2)")."""
+    client = create_app(runs).test_client()
+    count = make_match("ditch_rummy", 2, {"target_score": None}, "test").game.num_actions
+    rng = np.random.default_rng(0)
+    refused = 0
+    for seed in range(1, 5):
+        state = client.post(
+            "/api/games",
+            json={"variant": "ditch_rummy", "opponent": "ditch.greedy", "seed": seed,
+                  "options": {"target_score": None}},
+        ).json  # fmt: skip
+        while state["status"] == "your_move":
+            legal = {m["action"] for m in state["legal"]}
+            for action in sorted(set(range(count)) - legal):
+                bad = client.post(f"/api/games/{state['id']}/move", json={"action": action})
+                assert bad.status_code == 400 and "not a legal move now" in bad.json["error"]
+                refused += 1
+            # melds and singles first, as a player keeping a hand going plays
+            moves = [m for m in state["legal"] if "(+" in m["description"]] or state["legal"]
+            choice = moves[int(rng.integers(len(moves)))]["action"]
+            state = client.post(f"/api/games/{state['id']}/move", json={"action": choice}).json
+        assert state["status"] == "over"
+    assert refused > 100
+
+
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_serve_plays_a_whole_game(runs, variant):
     client = create_app(runs).test_client()
