@@ -887,6 +887,29 @@ def test_a_network_too_large_for_the_memory_is_refused_in_one_line(
     assert not run.exists()
 
 
+@pytest.mark.parametrize(
+    ("config", "setting", "named"),
+    [
+        ("smoke_ppo", "hyperparams.n_steps=2000000000",
+         "the rollout buffer (hyperparams.n_steps x n_envs = 2,000,000,000 x 2 steps)"),
+        ("smoke_dqn", "hyperparams.buffer_size=2000000000",
+         "the replay buffer (hyperparams.buffer_size 2,000,000,000 steps)"),
+    ],
+)  # fmt: skip
+def test_a_buffer_too_large_for_the_memory_is_named(config, setting, named, tmp_path, capsys):
+    """A buffer numpy cannot allocate is named as what does not fit (it was blamed on the
+    network), and no run folder is made."""
+    run = tmp_path / "r"
+    argv = ["train", f"configs/{config}.yaml", "--run-dir", str(run), "--set", setting]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert (
+        err
+        == f"rummyzoo train: error: {named} does not fit in this machine's memory: make it smaller\n"
+    )
+    assert not run.exists()
+
+
 def test_a_network_whose_weights_no_checkpoint_holds_is_refused_before_the_run(
     monkeypatch, tmp_path, capsys
 ) -> None:

@@ -595,6 +595,22 @@ def test_training_games_and_the_teacher_never_share_a_seed() -> None:
         assert len(set(seeds)) == len(seeds), n_envs
 
 
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("pretrain.margin=1e39", r"margin=1e39: Input should be less than or equal"),
+        ("pretrain.demo_batch_size=99999999999999999999", r"demo_batch_size=9+: Input should"),
+        ("hyperparams.buffer_size=99999999999999999999", r"buffer_size=9+: Input should be less"),
+    ],
+)
+def test_dqn_sizes_and_margins_past_what_torch_takes_are_refused(override, message) -> None:
+    """Each was accepted and failed in the warm start or the first update, a run folder made:
+    torch converts no float past float32's largest, numpy makes no such array."""
+    teacher = ["pretrain.teacher=knock.greedy", "pretrain.decisions=200"]
+    with pytest.raises(ConfigLoadError, match=message):
+        load_config(str(CONFIGS / "smoke_dqn.yaml"), [*teacher, override])
+
+
 @pytest.mark.parametrize("section", ["env_options", "evaluation.options"])
 def test_an_unknown_option_lists_what_a_run_takes(section: str) -> None:
     """The report options, which a run refuses there, are not offered among the valid ones."""
@@ -615,6 +631,16 @@ def test_an_unknown_option_lists_what_a_run_takes(section: str) -> None:
         ("hyperparams.learning_rate=.inf", r"learning_rate=\.inf: .*a finite number, got inf"),
         ("reward_scale=.inf", r"reward_scale=\.inf: .*a finite number, got inf"),
         ("opponents.0.weight=.inf", r"weight=\.inf: .*a finite number, got inf"),
+        # each accepted before, failing at the first update or evaluation, a run folder made
+        ("hyperparams.clip_range=1e39", r"clip_range=1e39: Input should be less than or equal"),
+        ("hyperparams.n_steps=99999999999999999999", r"n_steps=9+: Input should be less than"),
+        ("hyperparams.batch_size=99999999999999999999", r"batch_size=9+: Input should be less"),
+        (
+            "evaluation.deals=30000000",
+            r"30,000,000 deals x 2 seatings = 60,000,000 games, more than an arena run plays "
+            r"\(50,000,000\): at most 25,000,000",
+        ),
+        ("evaluation.cross_table_deals=99999999999", r"x 42 seatings = .*: at most 1,190,476"),
         # each accepted before, failing once the run folder was made
         ("seed=4294967296", r"seed=4294967296: Input should be less than or equal to 4294967295"),
         # the section the --set made, not the file, is named (the file has no pretrain)

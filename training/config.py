@@ -106,14 +106,21 @@ class PolicyKwargs(Strict):
     network (see :mod:`rummyzoo.agents.networks`)."""
 
 
+#: The largest float a setting used in float32 tensors takes (torch refuses to convert more).
+FLOAT32_MAX = 3.4028234663852886e38
+#: The largest count of an array's rows a setting takes (numpy's dimensions stop near 2**63;
+#: a buffer anywhere near this is refused for the machine's memory when it is built).
+MAX_ROWS = 2**31 - 1
+
+
 class PPOHyperparams(Strict):
     """MaskablePPO hyperparameters (names as in stable-baselines3)."""
 
     learning_rate: float = Field(3e-4, gt=0)
     """Adam's step size."""
-    n_steps: int = Field(512, gt=0)
+    n_steps: int = Field(512, gt=0, le=MAX_ROWS)
     """Steps each game plays per rollout: a rollout is ``n_steps x n_envs`` learner steps."""
-    batch_size: int = Field(256, ge=2)
+    batch_size: int = Field(256, ge=2, le=MAX_ROWS)
     """Minibatch size of the updates; at least 2: the advantages are normalised over each
     minibatch (one sample has no spread, and its NaN would reach the weights)."""
     n_epochs: int = Field(5, gt=0)
@@ -122,7 +129,7 @@ class PPOHyperparams(Strict):
     """Discount factor."""
     gae_lambda: float = Field(0.95, gt=0, le=1)
     """Lambda of the generalized advantage estimate (1: the whole discounted return)."""
-    clip_range: float = Field(0.2, gt=0)
+    clip_range: float = Field(0.2, gt=0, le=FLOAT32_MAX)
     """How far the probability ratio of an action may move before PPO's objective is clipped."""
     ent_coef: float = Field(0.01, ge=0)
     """Weight of the entropy bonus (over the legal actions)."""
@@ -140,11 +147,11 @@ class DQNHyperparams(Strict):
 
     learning_rate: float = Field(1e-4, gt=0)
     """Adam's step size."""
-    buffer_size: int = Field(100_000, gt=0)
+    buffer_size: int = Field(100_000, gt=0, le=MAX_ROWS)
     """Transitions the replay buffer holds (the oldest leave first)."""
     learning_starts: int = Field(5_000, ge=0)
     """Steps played (random legal actions) before the first update."""
-    batch_size: int = Field(128, gt=0)
+    batch_size: int = Field(128, gt=0, le=MAX_ROWS)
     """Transitions per gradient step."""
     tau: float = Field(1.0, gt=0, le=1)
     """How much of the network the target network takes at each of its updates (1: a copy)."""
@@ -307,11 +314,11 @@ class Pretrain(Strict):
     """Teacher decisions recorded in the learner's seat (the last game is played out)."""
     epochs: int = Field(5, gt=0)
     """Passes over the recorded decisions."""
-    batch_size: int = Field(256, gt=0)
+    batch_size: int = Field(256, gt=0, le=MAX_ROWS)
     """Decisions per gradient step."""
     learning_rate: float = Field(1e-3, gt=0)
     """Adam's step size for the warm start."""
-    margin: float = Field(0.05, gt=0)
+    margin: float = Field(0.05, gt=0, le=FLOAT32_MAX)
     """DQN: how far (in reward units, after ``reward_scale``) the fit puts Q of the teacher's
     action above every other legal action's."""
     margin_coef: float = Field(1.0, ge=0)
@@ -321,7 +328,7 @@ class Pretrain(Strict):
     at every Q-learning update, as in deep Q-learning from demonstrations, so that Q-learning
     departs from the teacher only where its returns say so; 0 drops the recorded decisions
     after the warm start."""
-    demo_batch_size: int = Field(32, gt=0)
+    demo_batch_size: int = Field(32, gt=0, le=MAX_ROWS)
     """DQN with ``demo_coef``: recorded decisions drawn for each update's margin term."""
     anchor_coef: float = Field(0.0, ge=0)
     """PPO: weight of the KL divergence from the warm start's policy (frozen, read back from
@@ -516,6 +523,38 @@ def _env_problem(variant: str, num_players: int, options: dict[str, Any]) -> str
     except (ValueError, TypeError) as exc:
         return str(exc)
     return None
+
+
+def _arena_size_issues(
+    evaluation: Evaluation, variant: str, num_players: int, options: dict[str, Any]
+) -> list[Issue]:
+    """The evaluation's arena runs that would play more games than an arena run plays
+    (deals x seatings a deal): refused when the config loads, not at the first evaluation."""
+    from rummyzoo.agents.arena import MAX_GAMES, seatings
+    from rummyzoo.agents.arena.evaluate import baseline_names
+    from rummyzoo.envs.registry import make_game
+
+    groups = list(make_game(variant, num_players, **options).score_groups)
+    # against an opponent: the learner and copies of the opponent, seated by rotations
+    kinds = [0] + [1] * (num_players - 1)
+    against = len(seatings(num_players, num_players, groups, "rotations", kinds))
+    # the round robin: every baseline, the newest snapshots and the learner
+    entries = len(baseline_names(variant)) + evaluation.cross_table_snapshots + 1
+    cross = len(seatings(entries, num_players, groups))
+    issues = []
+    for field, deals, per_deal in (
+        ("deals", evaluation.deals, against),
+        ("cross_table_deals", evaluation.cross_table_deals, cross),
+    ):
+        if deals * per_deal > MAX_GAMES:
+            issues.append(
+                Issue(
+                    (field,),
+                    f"{deals:,} deals x {per_deal} seatings = {deals * per_deal:,} games, more "
+                    f"than an arena run plays ({MAX_GAMES:,}): at most {MAX_GAMES // per_deal:,}",
+                )
+            )
+    return issues
 
 
 def agent_problem(
@@ -1085,6 +1124,8 @@ class RunConfig(Strict):
                         problem = agent_problem(name, variant, n, merged, cache)
                         if problem is not None:
                             issues.append(Issue(("opponents", i), problem))
+            if problem is None and not issues:
+                issues += _arena_size_issues(result, variant, n, merged)
         if issues:
             raise _Issues(issues)
         return result

@@ -228,6 +228,19 @@ def build_model(config: RunConfig, env: Any, tb_dir: Path | None):
     except (MemoryError, RuntimeError) as exc:
         if not isinstance(exc, MemoryError) and "allocate" not in str(exc):
             raise
+        if isinstance(exc, MemoryError) and "array with shape" in str(exc):
+            # numpy's: the algorithm's buffer, not the network (torch's tensors)
+            hp = config.hyperparams
+            if config.algo == "ppo":
+                what = (
+                    f"the rollout buffer (hyperparams.n_steps x n_envs = {hp.n_steps:,} x "
+                    f"{config.n_envs:,} steps)"
+                )
+            else:
+                what = f"the replay buffer (hyperparams.buffer_size {hp.buffer_size:,} steps)"
+            raise ValueError(
+                f"{what} does not fit in this machine's memory: make it smaller"
+            ) from None
         raise ValueError(
             f"the network (policy_kwargs.net_arch {config.policy_kwargs.net_arch}) does not fit "
             f"in the memory of device {config.device}: make its layers smaller"
