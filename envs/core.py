@@ -13,6 +13,7 @@ import dataclasses
 import difflib
 import math
 import operator
+import reprlib
 import types
 import typing
 from collections.abc import Sequence
@@ -120,7 +121,7 @@ def validate_fields(config: Any) -> None:
         if not ok:
             raise ConfigError(
                 f"{option_name(config, name)} must be {_type_name(accepted, nullable)}, "
-                f"got {value!r} ({type(value).__name__})"
+                f"got {short_repr(value)} ({type(value).__name__})"
             )
 
 
@@ -184,13 +185,21 @@ def check_choice(config: Any, name: str, choices: Sequence[Any]) -> None:
     value = getattr(config, name)
     if value not in choices:
         raise ConfigError(
-            f"{option_name(config, name)} must be one of {list(choices)}, got {value!r}"
+            f"{option_name(config, name)} must be one of {list(choices)}, got {short_repr(value)}"
         )
 
 
 def short_repr(value: Any, limit: int = 80) -> str:
-    """``repr(value)``, cut to ``limit`` characters (a value a user sent is not echoed whole)."""
-    text = repr(value)
+    """``repr(value)``, cut to ``limit`` characters (a value a user sent is not echoed whole).
+
+    Containers are shown to a few items and levels (``reprlib``): a value of a few hundred
+    bytes of YAML aliases, lists of the same list nested ten deep, has a whole repr of
+    gigabytes."""
+    shown = reprlib.Repr()
+    shown.maxlevel = 3
+    shown.maxlist = shown.maxtuple = shown.maxdict = shown.maxset = shown.maxfrozenset = 6
+    shown.maxstring = shown.maxother = shown.maxlong = limit
+    text = shown.repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -218,7 +227,9 @@ def check_range(config: Any, name: str, low: float | None, high: float | None) -
     if (low is not None and value < low) or (high is not None and value > high):
         lo = "-inf" if low is None else low
         hi = "inf" if high is None else high
-        raise ConfigError(f"{option_name(config, name)} must be in [{lo}, {hi}], got {value!r}")
+        raise ConfigError(
+            f"{option_name(config, name)} must be in [{lo}, {hi}], got {short_repr(value)}"
+        )
 
 
 def check_observe_args(seat: Any, totals: Any, num_players: int) -> None:

@@ -611,6 +611,19 @@ def test_dqn_sizes_and_margins_past_what_torch_takes_are_refused(override, messa
         load_config(str(CONFIGS / "smoke_dqn.yaml"), [*teacher, override])
 
 
+def test_a_value_of_nested_aliases_is_shown_short(tmp_path) -> None:
+    """A few hundred bytes of YAML aliases make lists of the same list nested deep: the error
+    shows a few items of it (the whole repr, megabytes here, grows tenfold a level: a file of
+    eight levels took a gigabyte and ended in a MemoryError)."""
+    lines = ["variant: knock_rummy", "env_options:", "  max_turns:", "    - &a0 [x, x, x, x, x]"]
+    lines += [f"    - &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 7)]
+    path = tmp_path / "aliases.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ConfigLoadError, match="max_turns must be int, got") as caught:
+        load_config(str(path))
+    assert len(str(caught.value)) < 400
+
+
 @pytest.mark.parametrize("section", ["env_options", "evaluation.options"])
 def test_an_unknown_option_lists_what_a_run_takes(section: str) -> None:
     """The report options, which a run refuses there, are not offered among the valid ones."""
