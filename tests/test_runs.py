@@ -923,6 +923,26 @@ def test_checkpoint_opponents_get_tensorboard_tags_without_the_machines_folders(
     assert tag_name("best.rz") == "best.rz"
 
 
+def test_two_checkpoint_opponents_of_one_short_name_get_tags_of_their_own() -> None:
+    """Two runs' ``r1/checkpoints/best.rz`` in other folders made one tag: the second's
+    figures were logged over the first's, under the first's chart too."""
+    from rummyzoo.training.dashboard import custom_layout, eval_tags, tag_names
+
+    first, second = "a/r1/checkpoints/best.rz", "b/r1/checkpoints/best.rz"
+    tags = tag_names([first, "knock.smart", second])
+    assert tags[first] == "r1.best.rz" and tags["knock.smart"] == "knock.smart"
+    assert tags[second].startswith("r1.best.rz-") and len(set(tags.values())) == 3
+    # the first keeps its own, whatever comes after it (a resumed run's earlier opponent)
+    assert tag_names([first, "b/x/r1/checkpoints/best.rz"])[first] == "r1.best.rz"
+    config = load_config(str(ROOT / "configs" / "smoke_ppo.yaml"))
+    config.evaluation.opponents = ["random", second]
+    layout = custom_layout(config, earlier=[first])["evaluation"]
+    charts = {title: tags for title, (_, tags) in layout.items() if "win rate" in title}
+    assert charts[f"win rate vs {first} (95% CI)"][0] == "eval/r1.best.rz/win_rate"
+    assert charts[f"win rate vs {second} (95% CI)"][0] == f"eval/{tags[second]}/win_rate"
+    assert eval_tags(config, [first])[second] == tags[second]
+
+
 def test_a_moved_run_names_its_own_folder(tmp_path, monkeypatch) -> None:
     """summary.json names the folder as the run was trained; read elsewhere, it is the folder
     where the run is now."""

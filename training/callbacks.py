@@ -79,7 +79,7 @@ from rummyzoo.agents.checkpoints import (
 )
 from rummyzoo.envs.files import atomic_write_text
 from rummyzoo.training.config import RunConfig, fixed_fields
-from rummyzoo.training.dashboard import tag_name
+from rummyzoo.training.dashboard import eval_tags, tag_names
 from rummyzoo.training.run_state import (
     BEST_AT_CHECKPOINT,
     commit_staged,
@@ -434,9 +434,11 @@ class RunCallback(BaseCallback):
             )
         mixture = self._league()
         if mixture is not None:
-            for label, p in mixture.probabilities().items():
-                self.logger.record(f"league/probability/{tag_name(label)}", p)
-                self.logger.record(f"league/win_rate/{tag_name(label)}", mixture.win_rate(label))
+            probabilities = mixture.probabilities()
+            tags = tag_names(list(probabilities))
+            for label, p in probabilities.items():
+                self.logger.record(f"league/probability/{tags[label]}", p)
+                self.logger.record(f"league/win_rate/{tags[label]}", mixture.win_rate(label))
         if self.self_play:
             self.logger.record("selfplay/pool_size", len(self.pool))
             rating = pool_rating(list(self._pool_results))
@@ -511,6 +513,9 @@ class RunCallback(BaseCallback):
         options = {**cfg.env_options, **cfg.evaluation.options}
         results = {}
         scores = []
+        # as the layout names them (a resumed run's earlier opponents first)
+        earlier = [o for e in self.eval_history for o in e.get("results", {})]
+        tags = eval_tags(cfg, earlier)
         for k, opponent in enumerate(cfg.evaluation.opponents):
             res = evaluate_policy(
                 self._policy(),
@@ -522,7 +527,7 @@ class RunCallback(BaseCallback):
                 seed=cfg.seed * 7919 + k,
             )
             results[opponent] = res
-            tag = f"eval/{tag_name(opponent)}"
+            tag = f"eval/{tags[opponent]}"
             self.logger.record(f"{tag}/win_rate", res["win_rate"])
             self.logger.record(f"{tag}/mean_points", res["mean_points_per_game"])
             # a margin chart draws a value with its band only where all three tags are at every

@@ -17,6 +17,7 @@ besides the win rates (see :mod:`rummyzoo.training.callbacks` for every tag).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -48,14 +49,33 @@ def tag_name(name: str) -> str:
     return ".".join([*parts[-1:], path.name])
 
 
+def tag_names(names: Sequence[str]) -> dict[str, str]:
+    """Each of ``names``' tag part (:func:`tag_name`), unique: a name whose part an earlier
+    name has (two checkpoints ``a/checkpoints/best.rz`` in other folders) gets a short hash
+    of its whole name added, and the first keeps its own (a resumed run's tags stay)."""
+    tags: dict[str, str] = {}
+    for name in dict.fromkeys(names):
+        tag = tag_name(name)
+        if tag in tags.values():
+            tag = f"{tag}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+        tags[name] = tag
+    return tags
+
+
+def eval_tags(config: RunConfig, earlier: Sequence[str] = ()) -> dict[str, str]:
+    """The evaluation opponents' tag parts: ``earlier`` ones (those of a resumed run's
+    evaluations so far) first, then the config's."""
+    return tag_names([*earlier, *config.evaluation.opponents])
+
+
 def custom_layout(
     config: RunConfig, earlier: Sequence[str] = ()
 ) -> dict[str, dict[str, list[Any]]]:
     """The CUSTOM SCALARS layout (``SummaryWriter.add_custom_scalars``) of a run: a chart per
     evaluation opponent, ``earlier`` ones (those of a resumed run's evaluations so far) first."""
     evaluation: dict[str, list[Any]] = {}
-    for opponent in dict.fromkeys([*earlier, *config.evaluation.opponents]):
-        tag = f"eval/{tag_name(opponent)}"
+    for opponent, part in eval_tags(config, earlier).items():
+        tag = f"eval/{part}"
         evaluation[f"win rate vs {opponent} (95% CI)"] = [
             "Margin",
             [f"{tag}/win_rate", f"{tag}/win_rate_low", f"{tag}/win_rate_high"],
