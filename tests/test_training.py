@@ -959,6 +959,28 @@ def test_every_strategy_statistic_is_drawn_in_one_chart_of_its_unit(variant):
     assert len(scalars) > 5
 
 
+def test_ditch_rummy_logs_every_way_a_hand_ends_at_every_evaluation():
+    """Each of Ditch Rummy's hand ends has its rate at every evaluation, 0 where no hand ended
+    so (a rate logged only above 0 left its chart at an old value)."""
+    from rummyzoo.agents.registry import make_agent
+    from rummyzoo.training.config import validate_config
+    from rummyzoo.training.dashboard import strategy_stats
+
+    config = validate_config(
+        {
+            "variant": "ditch_rummy",
+            "env_options": {"target_score": None},
+            "evaluation": {"opponents": ["ditch.greedy"], "strategy_games": 4},
+        }
+    )
+    learner = make_agent("ditch.greedy", "ditch_rummy", 2, {"target_score": None})
+    scalars, _ = strategy_stats(learner, config, seed=3)
+    ends = {k: v for k, v in scalars.items() if k.startswith("end/")}
+    assert {"end/blind_run", "end/draw_pile_empty", "end/stall"} <= set(ends)
+    assert 0.0 in ends.values()  # (4 hands do not end every way)
+    assert sum(ends.values()) == pytest.approx(1.0)
+
+
 def test_charts_and_the_pool_rating_of_a_run_with_few_games(tmp_path):
     """A run whose sessions finish fewer than 50 games (matches to 100 here) still records its
     charts, league and self-play rating: the games are recorded at the end of each rollout

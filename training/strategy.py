@@ -179,9 +179,13 @@ class StrategyStats:
             put("sets_per_hand", c["sets"] / hands)
             put("cards_ditched_per_hand", c["cards_ditched"] / hands)
             put("ends_hand_rate", c["ended_by_learner"] / hands)
-            for key, count in sorted(c.items()):
-                if key.startswith("end/"):
-                    put(key, count / hands)
+            # every way a hand ends, at each evaluation: a rate of 0 too (a chart of a rate
+            # logged only where it was above 0 kept its last value through evaluations at 0)
+            from rummyzoo.envs.ditch_rummy.rules import END_BLIND_RUN, END_DRAW_PILE, END_STALL
+
+            ends = {f"end/{reason}" for reason in (END_BLIND_RUN, END_DRAW_PILE, END_STALL)}
+            for key in sorted(ends | {key for key in c if key.startswith("end/")}):
+                put(key, c[key] / hands)
             for name in ("points", "cards_ditched"):
                 if v.get(name):
                     histograms[name] = v[name]
