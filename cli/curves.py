@@ -4,8 +4,10 @@ baseline over training steps, with 95% bands), as a PNG."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from rummyzoo.cli.common import PICTURE_SUFFIXES, Parents, output_file
+from rummyzoo.envs.files import is_stream
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
@@ -28,8 +30,11 @@ def run(args: argparse.Namespace) -> int:
     out = output_file(args.out, "--out", ".png", PICTURE_SUFFIXES)
     read = run_evaluations(args.run)  # once: a damaged file's warning is given once
     history = read[1]
+    stream = is_stream(out)
     path = write_curves(args.run, out, args.title, read)
     print(
-        f"wrote {path}: {len(history)} evaluations, steps {history[0]['steps']:,} to {history[-1]['steps']:,}"
+        f"wrote {path}: {len(history)} evaluations, steps {history[0]['steps']:,} to {history[-1]['steps']:,}",
+        # a picture written to this process's output (--out /dev/stdout > f.png) is the output
+        file=sys.stderr if stream else sys.stdout,
     )
     return 0

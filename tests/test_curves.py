@@ -108,6 +108,64 @@ def test_curves_keep_opponents_an_evaluation_later_dropped(run, tmp_path):
     ]
 
 
+def test_one_evaluation_is_drawn_with_its_interval_about_its_step(run, tmp_path):
+    """A run of one evaluation: its interval as a bar (a band of one step draws nothing) and
+    the axis about its step (the autoscale gave -0.04 to 0.04 about step 0)."""
+    one = tmp_path / "one"
+    one.mkdir()
+    (one / "config.yaml").write_text((run / "config.yaml").read_text())
+    summary = json.loads((run / "summary.json").read_text())
+    summary["evaluations"] = summary["evaluations"][:1]
+    (one / "summary.json").write_text(json.dumps(summary))
+    ax = curve_figure(one).axes[0]
+    low, high = summary["evaluations"][0]["results"]["random"]["win_rate_ci"]
+    (container,) = [c for c in ax.containers if type(c).__name__ == "ErrorbarContainer"][:1]
+    (segment,) = container.lines[2][0].get_segments()
+    assert sorted(segment[:, 1]) == pytest.approx([low, high])
+    left, right = ax.get_xlim()
+    assert left <= -1 and right >= 1
+    assert ax.get_ylim()[0] < 0 and ax.get_ylim()[1] > 1  # a curve at 0 or 1 off the frame
+
+
+def test_the_axis_names_each_deal_count_of_a_resumed_run(run, tmp_path):
+    """A run resumed with other evaluation deals: the axis names each count (it named the
+    last config's for every point)."""
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    (changed / "config.yaml").write_text((run / "config.yaml").read_text())
+    summary = json.loads((run / "summary.json").read_text())
+    for e in summary["evaluations"][-1:]:  # the last evaluation on a quarter of the deals
+        for result in e["results"].values():
+            result["games"] //= 4
+    (changed / "summary.json").write_text(json.dumps(summary))
+    import yaml
+
+    config = yaml.safe_load((changed / "config.yaml").read_text())
+    deals = config["evaluation"]["deals"]
+    config["evaluation"]["deals"] = deals // 4
+    (changed / "config.yaml").write_text(yaml.safe_dump(config))
+    label = curve_figure(changed).axes[0].get_ylabel()
+    assert label.startswith(f"win rate ({deals:,}, then {deals // 4:,} duplicate deals"), label
+    assert curve_figure(run).axes[0].get_ylabel().startswith(f"win rate ({deals} duplicate")
+
+
+def test_a_picture_to_the_commands_output_is_the_output(run, tmp_path):
+    """``--out /dev/stdout > f.png``: the file is the PNG alone (the line saying what was
+    written came after it, in the picture's file)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "f.png"
+    with out.open("wb") as fh:
+        done = subprocess.run(
+            [sys.executable, "-m", "rummyzoo.cli.main", "curves", str(run), "--out", "/dev/stdout"],
+            stdout=fh, stderr=subprocess.PIPE, timeout=120, check=True,
+        )  # fmt: skip
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data.endswith(b"IEND\xaeB`\x82")
+    assert b"wrote /dev/stdout" in done.stderr
+
+
 def test_curves_of_a_run_still_training(run, tmp_path):
     # before summary.json exists, the evaluations come from state.json
     partial = tmp_path / "partial"

@@ -152,6 +152,26 @@ def scoring_sides(config: dict[str, Any]) -> int:
     return 2 if options.get("teams") else int(config.get("num_players", 2))
 
 
+def evaluation_deals(config: dict[str, Any], history: list[dict[str, Any]]) -> str:
+    """The duplicate deals of the evaluations, for the axis: the config's count, or each count
+    in the order they came where a resumed run changed it (each evaluation's games are its
+    deals times the seatings of a deal, which the run's games keep)."""
+    deals = (config.get("evaluation") or {}).get("deals")
+    if not isinstance(deals, int) or not history:
+        return "?" if deals is None else str(deals)
+    last = next(iter(history[-1]["results"].values()), {}).get("games")
+    if not isinstance(last, int) or last <= 0:
+        return str(deals)
+    counts = [
+        round(r["games"] * deals / last)
+        for e in history
+        for r in e["results"].values()
+        if isinstance(r.get("games"), int)
+    ]
+    shown = list(dict.fromkeys(counts))
+    return str(deals) if len(shown) <= 1 else ", then ".join(f"{c:,}" for c in shown)
+
+
 def curve_figure(
     run_dir: str | Path,
     title: str | None = None,
@@ -175,7 +195,17 @@ def curve_figure(
         low = [r["win_rate_ci"][0] for _, r in points]
         high = [r["win_rate_ci"][1] for _, r in points]
         (line,) = ax.plot(steps, rate, marker="o", markersize=3, label=f"vs {opponent}")
-        ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        if len(steps) > 1:
+            ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        else:  # a band of one step has no width: the interval as a bar
+            ax.errorbar(
+                steps, rate, yerr=[[rate[0] - low[0]], [high[0] - rate[0]]], fmt="none",
+                color=line.get_color(), alpha=0.5, capsize=4, linewidth=1,
+            )  # fmt: skip
+    every_step = sorted({e["steps"] for e in history})
+    if len(every_step) == 1:  # one evaluation: a span around it, not the autoscale's sliver
+        half = max(1.0, 0.1 * every_step[0])
+        ax.set_xlim(every_step[0] - half, every_step[0] + half)
     even = 1.0 / scoring_sides(config)
     ax.axhline(even, color="grey", linewidth=0.8, linestyle="--")
     ax.annotate(
@@ -191,9 +221,9 @@ def curve_figure(
     if config.get("pretrain") and history[0]["steps"] == 0:
         ax.axvline(0, color="black", linewidth=0.8, linestyle=":")
         ax.annotate("warm start", (0, 0.02), xytext=(4, 0), textcoords="offset points", fontsize=8)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(-0.03, 1.03)  # (a curve at 0 or 1 drawn whole, not on the frame)
     ax.set_xlabel("training steps (learner decisions)")
-    deals = (config.get("evaluation") or {}).get("deals", "?")
+    deals = evaluation_deals(config, history)
     options = {
         **(config.get("env_options") or {}),
         **((config.get("evaluation") or {}).get("options") or {}),
