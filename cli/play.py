@@ -411,6 +411,8 @@ def play_game(
         )
     specs = default_opponents(variant, num_players, opponents)
     match = make_play_match(variant, num_players, options)
+    # the seed deals every card: one picked here is shown only once the game is over
+    given = seed is not None
     seed = random_seed() if seed is None else seed
     others = [s for s in range(num_players) if s != seat]
     policies: list[Any] = [None] * num_players
@@ -433,9 +435,9 @@ def play_game(
     finished = False
     stopped: KeyboardInterrupt | None = None
     try:
-        session.banner(seed)
+        session.banner(seed if given else None)
         play_episode(match, policies, rngs, seed=seed, on_event=session.on_event, labels=labels)
-        session.game_over()
+        session.game_over(seed)
         finished = True
     except (_Leave, KeyboardInterrupt) as exc:
         console.say()
@@ -495,13 +497,16 @@ class _Session:
     def reset(self, seat: int | None = None) -> None:
         return None
 
-    def banner(self, seed: int) -> None:
+    def banner(self, seed: int | None) -> None:
+        """The game's opening lines; ``seed``: the one the player gave (None: one picked for
+        the game, which is not shown before it is over: it deals every card)."""
         c = self.console
         n = len(self.labels)
         title = VARIANT_TITLES.get(self.variant, self.variant)
         target = self.match.options.target_score
         length = "one hand" if target is None else f"a match to {target}"
-        c.say(f"{title}, {n} players, {length}; seed {seed}")
+        shown = f"seed {seed}" if seed is not None else "its seed shown when it is over"
+        c.say(f"{title}, {n} players, {length}; {shown}")
         if self.learnt is not None:  # rules taken from a checkpoint opponent
             name, rules = self.learnt
             shown = ", ".join(f"{k}={v!r}" for k, v in rules.items())
@@ -573,7 +578,7 @@ class _Session:
             if answer.strip().lower() in QUIT_WORDS:
                 raise _Leave
 
-    def game_over(self) -> None:
+    def game_over(self, seed: int) -> None:
         c = self.console
         totals = self.match.totals_by_seat().tolist()
         best = max(totals)
@@ -588,7 +593,7 @@ class _Session:
             )
         final = ", ".join(f"{self.who(s)} {t:+g}" for s, t in enumerate(totals))
         c.say()
-        c.say(f"game over: {verdict}. final points: {final}")
+        c.say(f"game over: {verdict}. final points: {final} (seed {seed})")
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:

@@ -145,10 +145,12 @@ def show_replay(
     names = [printable(a) for a in data["agents"]]
     who = ", ".join(f"player_{s} = {a}" for s, a in enumerate(names))
     options = ", ".join(f"{k}={v!r}" for k, v in data["options"].items()) or "defaults"
-    seed = f"seed {data['seed']}"
+    seed = f"; seed {data['seed']}"
     if not data.get("dealt_from_seed", True):  # only what came after the first deal checks it
         seed += " (the first deck was given, not dealt from the seed)"
-    output(f"replay of {data['variant']}, {n} players ({who}); {seed}; options: {options}")
+    if view is not None:  # one seat's view: the seed deals every card (as the page leaves it)
+        seed = ""
+    output(f"replay of {data['variant']}, {n} players ({who}){seed}; options: {options}")
     output("view: " + ("every hand open" if view is None else f"player_{view}'s hand only"))
     waiting = step
     last_seat: int | None = None

@@ -331,6 +331,34 @@ def test_ctrl_c_leaves_cleanly():
     assert "goodbye" in screen.getvalue() and not result.finished
 
 
+def test_a_seed_picked_for_the_game_is_shown_only_once_it_is_over():
+    """The seed deals every card: one the game picked is not in the banner (a player could
+    play the same seed again and read the opponent's hand and the stock), only at the end;
+    one the player gave is shown from the start."""
+    screen = io.StringIO()
+    result = play_game(
+        "knock_rummy", 2, input_stream=io.StringIO("quit\n"), output_stream=screen, color=False
+    )
+    text = screen.getvalue()
+    before, after = text.split("goodbye", 1)
+    assert f"{result.seed}" not in before and "its seed shown when it is over" in before
+    assert f"(seed {result.seed})" in after
+    screen = io.StringIO()
+    result = play_game(
+        "knock_rummy", 2, seed=7, input_stream=io.StringIO("quit\n"), output_stream=screen,
+        color=False,
+    )  # fmt: skip
+    assert "; seed 7" in screen.getvalue().split("goodbye", 1)[0]
+    finished = io.StringIO()
+    moves = "\n".join(["1"] * 400) + "\n"
+    result = play_game(
+        "knock_rummy", 2, opponents=["random"], input_stream=io.StringIO(moves),
+        output_stream=finished, color=False, options={"target_score": None},
+    )  # fmt: skip
+    assert result.finished and "final points: " in finished.getvalue()
+    assert finished.getvalue().rstrip().endswith(f"(seed {result.seed})")
+
+
 def test_opponents_default_cycle_and_errors():
     assert strongest_agent("knock_rummy") == "knock.smart"
     assert default_opponents("knock_rummy", 4, ["random", "knock.greedy"]) == [

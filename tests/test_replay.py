@@ -306,9 +306,11 @@ def test_cli_arena_saves_games_and_replay_shows_them(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "player_1's hand only" in out and "replay verified" in out
     assert "player_0: [10 cards]" in out  # the other seat's hand stays hidden
+    assert f"seed {replay['seed']}" not in out  # nor the seed, which deals every card
     assert f"{len(replay['actions'])}. player_" in out
     assert main(["replay", str(files[0]), "--open"]) == 0
-    assert "player_0: [10 cards]" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "player_0: [10 cards]" not in out and f"seed {replay['seed']}" in out
 
 
 def test_a_seats_view_shows_the_others_moves_without_hand_positions(tmp_path):
