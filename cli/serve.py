@@ -940,7 +940,10 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
         title = VARIANT_TITLES.get(game.variant, game.variant)
         shown = game.over or game.seed_given
         seed = f"seed {game.seed}" if shown else "seed shown when the game is over"
-        seed = f'<span id="seed">{html.escape(seed)}</span>'  # play.js shows it at the end
+        # play.js shows a hidden seed at the end (one the server picked: below 2**53, which
+        # JavaScript reads exactly); one shown already keeps the server's digits
+        hidden = "" if shown else ' data-hidden="1"'
+        seed = f'<span id="seed"{hidden}>{html.escape(seed)}</span>'
         body = _header(f"{title}: you are player_{game.seat}", seed) + (
             '<main><div id="game"></div><div id="message"></div>'
             '<div class="panel"><div class="label">your move (click one, or type it):</div>'

@@ -188,6 +188,43 @@ def _start_knock_against_random(driver: Any, base: str, seed: str = "") -> Any:
     return wait
 
 
+def _play_to_the_end(driver: Any, wait: Any) -> int:
+    """Click moves (the first, now and then the last: a knock) until the game is over; the
+    moves clicked."""
+    from selenium.webdriver.common.by import By
+
+    moves = 0
+    while True:
+        status = driver.find_element(By.TAG_NAME, "body").get_attribute("data-status")
+        if status == "over":
+            return moves
+        assert status == "your_move"
+        assert driver.find_elements(By.CSS_SELECTOR, '.seat[data-seat="1"] .hidden-hand')
+        before = driver.find_element(By.ID, "log").text
+        buttons = driver.find_elements(By.CSS_SELECTOR, ".move-button")
+        buttons[-1 if moves % 3 == 2 else 0].click()  # now and then a knock
+        moves += 1
+        wait.until(
+            lambda d, before=before: (
+                d.find_element(By.ID, "log").text != before
+                or d.find_element(By.TAG_NAME, "body").get_attribute("data-status") == "over"
+            )
+        )
+
+
+def test_a_seed_past_what_javascript_reads_exactly_is_shown_as_given(tmp_path, driver):
+    """A seed the player gave keeps every digit at the game's end (the page wrote it again
+    from the JSON number, which JavaScript rounds past 2**53: ...891 became ...000)."""
+    from selenium.webdriver.common.by import By
+
+    big = "12345678901234567891"
+    with serve_in_thread(tmp_path) as base:
+        wait = _start_knock_against_random(driver, base, seed=big)
+        assert driver.find_element(By.ID, "seed").text == f"seed {big}"
+        _play_to_the_end(driver, wait)
+        assert driver.find_element(By.ID, "seed").text == f"seed {big}"
+
+
 def test_play_a_whole_game_in_the_browser(tmp_path, driver):
     from selenium.webdriver.common.by import By
 
@@ -201,23 +238,7 @@ def test_play_a_whole_game_in_the_browser(tmp_path, driver):
         driver.find_element(By.ID, "move-text").send_keys("knock Zz\n")
         wait.until(lambda d: d.find_elements(By.ID, "error"))
         assert "unknown move" in driver.find_element(By.ID, "error").text
-        moves = 0
-        while True:
-            status = driver.find_element(By.TAG_NAME, "body").get_attribute("data-status")
-            if status == "over":
-                break
-            assert status == "your_move"
-            assert driver.find_elements(By.CSS_SELECTOR, '.seat[data-seat="1"] .hidden-hand')
-            before = driver.find_element(By.ID, "log").text
-            buttons = driver.find_elements(By.CSS_SELECTOR, ".move-button")
-            buttons[-1 if moves % 3 == 2 else 0].click()  # now and then a knock
-            moves += 1
-            wait.until(
-                lambda d, before=before: (
-                    d.find_element(By.ID, "log").text != before
-                    or d.find_element(By.TAG_NAME, "body").get_attribute("data-status") == "over"
-                )
-            )
+        moves = _play_to_the_end(driver, wait)
         verdict = driver.find_element(By.ID, "verdict").text
         assert verdict.startswith("game over:") and moves > 0
         shown = driver.find_element(By.ID, "seed").text  # and shown once it is over

@@ -40,7 +40,9 @@
         movesBox.appendChild(b);
       });
     } else if (state.status === "over") {
-      if (state.seed !== null && state.seed !== undefined) document.getElementById("seed").textContent = `seed ${state.seed}`;
+      const seedShown = document.getElementById("seed");
+      // a seed hidden until now (the server's, below 2**53: exact as a number); one shown from the start keeps the server's digits
+      if (seedShown.dataset.hidden && state.seed !== null && state.seed !== undefined) seedShown.textContent = `seed ${state.seed}`;
       const totals = state.totals.map((t, s) => `player_${s} ${t >= 0 ? "+" : ""}${t}`).join(", ");
       const parts = [RZ.el("div", { class: "move", id: "verdict", text: `game over: ${state.verdict}. final points: ${totals}` })];
       if (state.replay) parts.push(RZ.el("a", { href: `/runs/web_games/game/${state.replay}`, text: "replay this game" }));
