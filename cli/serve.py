@@ -198,7 +198,8 @@ def _playable(run: Path) -> list[Path]:
     from rummyzoo.training.run_state import BEST_AT_CHECKPOINT
 
     found = sorted((run / "checkpoints").glob("*.rz"))
-    return [p for p in found if p.name != BEST_AT_CHECKPOINT]
+    # (a folder named x.rz is no checkpoint to offer)
+    return [p for p in found if p.name != BEST_AT_CHECKPOINT and p.is_file()]
 
 
 # ---------------------------------------------------------------------------- a game in the browser
@@ -732,6 +733,20 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
             read_games[key] = _read_game(path)
         return read_games[key]
 
+    def checkpoint_problem(path: Path, label: str) -> str:
+        """Why the checkpoint at ``path`` gives no game (what :func:`checkpoint_game` passed
+        over), for a request that leaves the variant to it."""
+        from rummyzoo.agents.checkpoints import read_meta
+
+        try:
+            meta = read_meta(path)
+        except (OSError, ValueError) as exc:
+            return f"checkpoint {label}: {exc}"
+        return (
+            f"checkpoint {label} names no variant here ({meta.get('variant')!r}): send a "
+            f"variant: one of {', '.join(VARIANTS)}"
+        )
+
     def _read_game(path: Path) -> tuple[str, int] | None:
         from rummyzoo.agents.checkpoints import read_meta
 
@@ -867,6 +882,8 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
         # a checkpoint's own variant and player count where the request leaves them out
         game_of = checkpoint_game(Path(opponent)) if opponent.endswith(".rz") else None
         variant = data.get("variant", game_of[0] if game_of else None)
+        if variant is None and opponent.endswith(".rz"):  # a checkpoint that does not read
+            raise RequestError(400, f"{checkpoint_problem(Path(opponent), label)}")
         if variant is None:
             raise RequestError(400, f"send a variant: one of {', '.join(VARIANTS)}")
         if not isinstance(variant, str) or variant not in VARIANTS:

@@ -274,6 +274,10 @@ def save_replay(replay: dict[str, Any], path: str | Path) -> Path:
 
 
 # ---------------------------------------------------------------------------- loading
+#: The largest replay file read (the longest matches' replays are a few MiB).
+MAX_REPLAY_BYTES = 64 << 20
+
+
 def load_replay(path: str | Path) -> dict[str, Any]:
     """Read and check the structure of a replay file.
 
@@ -281,7 +285,13 @@ def load_replay(path: str | Path) -> dict[str, Any]:
     """
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_REPLAY_BYTES + 1)  # (a device or a pipe may never end)
+        if len(raw) > MAX_REPLAY_BYTES:
+            raise ReplayError(
+                f"replay {source} is larger than a replay may be ({MAX_REPLAY_BYTES >> 20} MiB)"
+            )
+        text = raw.decode("utf-8")
     except OSError as exc:
         raise ReplayError(f"cannot read replay {source}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

@@ -57,6 +57,14 @@ def _rejects(replay, tmp_path, message):
     assert main(["replay", str(path)]) == 2
 
 
+def test_a_file_that_never_ends_is_refused():
+    """A device or a pipe named as a replay is read up to what a replay may hold (it was
+    read to the end of memory)."""
+    with pytest.raises(ReplayError, match=r"replay /dev/zero is larger than a replay may be"):
+        load_replay("/dev/zero")
+    assert main(["replay", "/dev/zero"]) == 2
+
+
 def test_changed_points_are_corrupt(recorded, tmp_path):
     bad = copy.deepcopy(recorded)
     bad["points"][0][1] += 1

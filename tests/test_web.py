@@ -543,6 +543,26 @@ def test_a_run_pages_checkpoint_opens_the_form_at_its_own_game(runs):
     assert " selected>" not in plain.split('id="opponent"')[0] and 'value="2"></label>' in plain
 
 
+def test_only_checkpoint_files_are_offered_and_an_unreadable_one_is_named(runs):
+    """A folder named x.rz is not offered (choosing it answered "unknown checkpoint"), and a
+    request that leaves the variant to a checkpoint that does not read is told why (it was
+    asked for a variant)."""
+    from run_helpers import untrained_checkpoint
+
+    folder = runs / "r1" / "checkpoints"
+    folder.mkdir()
+    untrained_checkpoint(folder / "best.rz")
+    (folder / "dir.rz").mkdir()
+    (folder / "junk.rz").write_bytes(b"not a zip")
+    client = create_app(runs).test_client()
+    for page in (client.get("/runs/r1").text, client.get("/play").text):
+        assert "best.rz" in page and "dir.rz" not in page
+    response = client.post("/api/games", json={"opponent": "r1/checkpoints/junk.rz"})
+    assert response.status_code == 400
+    error = response.json["error"]
+    assert error.startswith("checkpoint r1/checkpoints/junk.rz: ") and "send a variant" not in error
+
+
 def test_a_checkpoint_plays_under_the_rules_it_learnt(runs):
     """A checkpoint trained on hands of 7 cards was played on hands of 10 (the form sends no
     rules options), with a warning on the server's console only; the rules a request sets
