@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--compare {text!r}: pool= is given twice: give it once")
         if pools:
             value = pools[-1].partition("=")[2]
-            if not value.isdigit():
+            if not (value.isascii() and value.isdigit()):  # (not "²", which int() refuses)
                 raise ValueError(
                     f"--compare {text!r}: pool= needs a number of snapshots, got {value!r}"
                 )

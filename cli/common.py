@@ -52,7 +52,10 @@ def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
         if key in options:
             raise ConfigError(f"--option {key} is given twice")
         if key == "num_players":
-            raise ConfigError("--option num_players: the player count is --players N")
+            raise ConfigError(
+                "--option num_players: the player count is no option (--players N where the "
+                "command takes it; evaluate plays the checkpoint's own count)"
+            )
         words = {"true": True, "false": False, "null": None, "none": None}
         try:
             options[key] = json.loads(text)
@@ -212,7 +215,10 @@ def check_overrides(items: Sequence[str] | None, flag: str = "--set") -> list[st
         if not sep:
             continue  # the config's own check names it
         # (a list entry's number as a number: opponents.00 is opponents.0)
-        key = tuple(str(int(p)) if p.strip().isdigit() else p.strip() for p in text.split("."))
+        key = tuple(
+            str(int(p)) if p.strip().isascii() and p.strip().isdigit() else p.strip()
+            for p in text.split(".")
+        )  # (not "²", which int() refuses)
         for earlier, given in seen.items():
             if earlier == key:
                 raise ValueError(

@@ -365,6 +365,11 @@ def test_bench_train_names_a_bad_compare_setting_as_such(capsys) -> None:
     assert "--compare 'algo=dqn' (on top of" in capsys.readouterr().err
     assert main(["bench-train", config, "--compare", "a='b"]) == 2
     assert '--compare "a=\'b": No closing quotation' in capsys.readouterr().err
+    # a digit int() refuses ("²" is a digit to str.isdigit): named, not int()'s own error
+    assert main(["bench-train", config, "--compare", "pool=²"]) == 2
+    assert "--compare 'pool=²': pool= needs a number of snapshots" in capsys.readouterr().err
+    assert main(["bench-train", config, "--set", "opponents.².weight=1"]) == 2
+    assert "--set opponents.².weight=1: opponents is a list" in capsys.readouterr().err
     for flag, value, message in (
         ("--steps", "0", "--steps must be at least 1, got 0"),
         ("--pool", "-1", "--pool must be 0 or more, got -1"),
