@@ -1164,10 +1164,13 @@ def test_a_page_or_a_replay_goes_to_a_stream_under_any_name(tmp_path) -> None:
     assert not Path("/dev/stdout.html").exists() and not Path("/dev/stdout.json").exists()
 
 
-def test_num_players_as_an_option_points_where_each_command_takes_it(capsys) -> None:
+def test_num_players_as_an_option_points_where_each_command_takes_it(tmp_path, capsys) -> None:
     """evaluate has no --players (it plays the checkpoint's count): the refusal says so, where
     it sent the player to --players, which evaluate then refused."""
-    assert main(["evaluate", "x.rz", "--option", "num_players=3"]) == 2
+    from run_helpers import untrained_checkpoint
+
+    untrained_checkpoint(tmp_path / "net.rz")
+    assert main(["evaluate", str(tmp_path / "net.rz"), "--option", "num_players=3"]) == 2
     err = capsys.readouterr().err
     assert "--option num_players: the player count is no option" in err
     assert "evaluate plays the checkpoint's own count" in err
