@@ -624,6 +624,20 @@ def test_a_value_of_nested_aliases_is_shown_short(tmp_path) -> None:
     assert len(str(caught.value)) < 400
 
 
+def test_ppos_network_settings_are_refused_for_dqn() -> None:
+    """DQN has one network: a net_arch per head (its vf unused) and ortho_init false (not
+    followed) were taken without a word; a stored config's ortho_init true is taken."""
+    smoke = str(CONFIGS / "smoke_dqn.yaml")
+    with pytest.raises(ConfigLoadError) as caught:
+        load_config(
+            smoke, ["policy_kwargs.net_arch={pi: [8], vf: [64]}", "policy_kwargs.ortho_init=false"]
+        )
+    message = str(caught.value)
+    assert "2 errors" in message and "DQN has one network" in message
+    assert "ortho_init is PPO's" in message
+    assert load_config(smoke, ["policy_kwargs.ortho_init=true"]).policy_kwargs.ortho_init
+
+
 @pytest.mark.parametrize("section", ["env_options", "evaluation.options"])
 def test_an_unknown_option_lists_what_a_run_takes(section: str) -> None:
     """The report options, which a run refuses there, are not offered among the valid ones."""

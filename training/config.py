@@ -93,11 +93,13 @@ class PolicyKwargs(Strict):
         Annotated[Layers, Tag("shared")] | Annotated[NetArch, Tag("per_head")],
         Discriminator(lambda value: "per_head" if isinstance(value, (dict, NetArch)) else "shared"),
     ] = [256, 256]
-    """Hidden layer sizes: one list shared by all heads, or ``{pi: [...], vf: [...]}``."""
+    """Hidden layer sizes: one list shared by all heads, or ``{pi: [...], vf: [...]}`` (PPO;
+    DQN's one network takes a list)."""
     activation_fn: Literal["relu", "tanh", "elu", "leaky_relu"] = "relu"
     """Activation between hidden layers."""
     ortho_init: bool = True
-    """Orthogonal initialisation (PPO only)."""
+    """Orthogonal initialisation (PPO only: a DQN config refuses false, which it could not
+    follow)."""
     network: Literal["mlp", "cards", "actions"] = "mlp"
     """``mlp``: plain MLPs. ``cards``: one scorer shared by the 52 cards scores the card
     actions, with ``net_arch`` (``pi`` for PPO) as the context network read by every card
@@ -1031,6 +1033,25 @@ class RunConfig(Strict):
     def _network_fits(cls, value: PolicyKwargs, info: ValidationInfo) -> PolicyKwargs:
         game = _game(info)
         arch = value.net_arch
+        if info.data.get("algo") == "dqn":  # PPO's settings, which DQN's one network lacks
+            dqn_issues = []
+            if isinstance(arch, NetArch):
+                dqn_issues.append(
+                    Issue(
+                        ("net_arch",),
+                        "DQN has one network (its Q-network): give net_arch as one list of "
+                        "layer sizes, not pi and vf",
+                    )
+                )
+            # (true, the default, as a run's stored config writes it, changes nothing)
+            if value.ortho_init is False:
+                dqn_issues.append(
+                    Issue(
+                        ("ortho_init",), "ortho_init is PPO's: DQN's network takes no such setting"
+                    )
+                )
+            if dqn_issues:
+                raise _Issues(dqn_issues)
         value_layers = arch.vf if isinstance(arch, NetArch) else arch
         if value.network != "mlp" and info.data.get("algo") == "ppo" and not value_layers:
             raise _Issues(
