@@ -638,6 +638,26 @@ def test_ppos_network_settings_are_refused_for_dqn() -> None:
     assert load_config(smoke, ["policy_kwargs.ortho_init=true"]).policy_kwargs.ortho_init
 
 
+def test_a_key_twice_inside_a_merged_mapping_is_refused() -> None:
+    """``<<: {n_steps: 64, n_steps: 32}`` kept the last silently (the merged mapping was not
+    looked into); a key of the mapping's own over a merged one is YAML's override, not twice."""
+    from rummyzoo.training.config import ConfigLoader
+
+    def duplicates(text: str) -> list[str]:
+        loader = ConfigLoader(text)
+        try:
+            loader.get_single_data()
+        finally:
+            loader.dispose()
+        return [issue.msg for issue in loader.duplicates]
+
+    found = duplicates("hyperparams:\n  <<: {n_steps: 64, n_steps: 32}\n")
+    assert len(found) == 1 and "'hyperparams.n_steps' is given twice" in found[0]
+    found = duplicates("hyperparams:\n  <<: [{a: 1}, {b: 2, b: 3}]\n")
+    assert len(found) == 1 and "'hyperparams.b' is given twice" in found[0]
+    assert duplicates("base: &d {n_steps: 64}\nhyperparams:\n  <<: *d\n  n_steps: 32\n") == []
+
+
 @pytest.mark.parametrize("section", ["env_options", "evaluation.options"])
 def test_an_unknown_option_lists_what_a_run_takes(section: str) -> None:
     """The report options, which a run refuses there, are not offered among the valid ones."""

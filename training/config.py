@@ -1313,29 +1313,54 @@ class ConfigLoader(ValueLoader):
         self._survey(node, (), set())
         return super().construct_document(node)
 
-    def _survey(self, node: yaml.Node, path: tuple[str | int, ...], seen: set[int]) -> None:
+    def _survey(
+        self,
+        node: yaml.Node,
+        path: tuple[str | int, ...],
+        seen: set[int],
+        merged: bool = False,
+    ) -> None:
+        """Record the lines of ``node``'s keys under ``path`` and its keys given twice;
+        ``merged``: a mapping merged in (``<<``), whose keys the mapping's own override (their
+        lines are kept where the mapping gives them too)."""
         if id(node) in seen:  # an alias of a node already surveyed
             return
         seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
             marks: dict[tuple[str, str], list[yaml.Mark]] = {}
+            merges: list[yaml.Node] = []
             for key_node, value_node in node.value:
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                if key_node.tag.endswith(":merge"):
+                    merges.append(value_node)
                     continue
                 ident = (key_node.tag, key_node.value)
                 if ident in marks:
                     marks[ident].append(key_node.start_mark)
                     continue
                 marks[ident] = [key_node.start_mark]
-                self.lines[(*path, key_node.value)] = key_node.start_mark.line + 1
-                self._survey(value_node, (*path, key_node.value), seen)
+                line = key_node.start_mark.line + 1
+                if merged:
+                    self.lines.setdefault((*path, key_node.value), line)
+                else:
+                    self.lines[(*path, key_node.value)] = line
+                self._survey(value_node, (*path, key_node.value), seen, merged)
             for (_, key), found in marks.items():
                 if len(found) > 1:
                     self.duplicates.append(_duplicate((*path, key), found))
+            # what is merged in: a mapping, or a list of them (each checked on its own)
+            for merge in merges:
+                items = merge.value if isinstance(merge, yaml.SequenceNode) else [merge]
+                for item in items:
+                    self._survey(item, path, seen, merged=True)
         elif isinstance(node, yaml.SequenceNode):
             for i, item in enumerate(node.value):
-                self.lines[(*path, i)] = item.start_mark.line + 1
-                self._survey(item, (*path, i), seen)
+                if merged:
+                    self.lines.setdefault((*path, i), item.start_mark.line + 1)
+                else:
+                    self.lines[(*path, i)] = item.start_mark.line + 1
+                self._survey(item, (*path, i), seen, merged)
 
 
 def _duplicate(loc: tuple[str | int, ...], marks: list[yaml.Mark]) -> Issue:
