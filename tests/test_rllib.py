@@ -415,6 +415,16 @@ def test_rllib_config_errors(overrides, message):
         load_config(SMOKE, overrides)
 
 
+@pytest.mark.parametrize("value", ["1.5", "0", "[1]", "x", ".inf"])
+def test_a_bad_rollout_fragment_length_is_one_error(value):
+    """Refused in one message for both forms ('auto' or an int), whatever the value (1.5 gave
+    pydantic's two, one per form)."""
+    with pytest.raises(ValueError) as caught:
+        load_config(SMOKE, ["backend=rllib", f"rllib.rollout_fragment_length={value}"])
+    message = str(caught.value)
+    assert "must be 'auto' or a positive int" in message and "2 errors" not in message
+
+
 @pytest.mark.parametrize(
     ("override", "message"),
     [

@@ -38,6 +38,7 @@ from pydantic import (
 )
 
 from rummyzoo.agents.limits import MAX_LAYERS, MAX_WIDTH
+from rummyzoo.envs.core import short_repr
 from rummyzoo.envs.match import MIN_REWARD_SCALE, REPORT_OPTION_NAMES, REWARD_MODES, MatchOptions
 from rummyzoo.envs.registry import VARIANTS
 
@@ -645,10 +646,11 @@ class RllibSettings(Strict):
     @classmethod
     def _fragment(cls, value: Any) -> Any:
         # one message for both forms (pydantic's would name each member of the union)
-        if (isinstance(value, str) and value != "auto") or (
-            isinstance(value, (int, float)) and not isinstance(value, bool) and value < 1
-        ):
-            raise ValueError(f"must be 'auto' or a positive int, got {value!r}")
+        if value == "auto" and isinstance(value, str):
+            return value
+        whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not whole or value < 1:
+            raise ValueError(f"must be 'auto' or a positive int, got {short_repr(value)}")
         return value
 
     @model_validator(mode="after")
