@@ -792,9 +792,13 @@ def act_groups(
                     for p, start, stop in zip(policies, bounds, bounds[1:], strict=False)
                 ]
             )
-        for policy, start, stop in zip(policies, bounds, bounds[1:], strict=False):
-            # (the legal actions' only, as one game at a time checks them)
-            policy._check_scores(scores[start:stop], masks[start:stop])
+        # the legal actions' outputs finite (as one game at a time checks them): one check
+        # of every row (numpy's, on the tensor's memory), then, where it fails, each
+        # checkpoint's own rows, so that the error names the one whose outputs are not
+        values = scores.numpy()
+        if not np.isfinite(values).all() and not (np.isfinite(values) | ~masks).all():
+            for policy, start, stop in zip(policies, bounds, bounds[1:], strict=False):
+                policy._check_scores(scores[start:stop], masks[start:stop])
         if first.algo == "dqn":
             scores[~th.as_tensor(masks)] = -th.inf
             actions = scores.argmax(dim=1).numpy()
