@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from rummyzoo.agents.base import Policy
-from rummyzoo.envs.core import Game
+from rummyzoo.envs.core import Game, short_repr
 from rummyzoo.envs.registry import VARIANTS, check_players, make_game
 
 #: name -> (module path, class name, variant or None for any variant). Heuristics register here.
@@ -329,6 +329,8 @@ def _unknown_parameter(cls: type, label: str, params: dict[str, Any], exc: TypeE
         r"unexpected keyword argument '(\w+)'|multiple values for argument '(\w+)'", str(exc)
     )
     name = match and (match[1] or match[2])
+    if name is None and re.search(r"\(\) takes no arguments", str(exc)) and params:
+        name = next(iter(params))  # (a class without an __init__ of its own)
     if name is not None and name in params:
         raise ValueError(
             f"agent {label} takes no parameter {name!r}; its parameters (with defaults): "
@@ -398,7 +400,16 @@ def _declared_variants(cls: type) -> tuple[str, ...] | None:
         return None
     if isinstance(declared, str):
         return (declared,)
-    return tuple(declared)
+    try:
+        found = tuple(declared)
+    except TypeError:
+        found = None
+    if found is None or not all(isinstance(v, str) for v in found):
+        raise ValueError(
+            f"agent class {getattr(cls, '__qualname__', cls)!r}: variants must be a variant's "
+            f"name or a list of them, got {short_repr(declared)}"
+        )
+    return found
 
 
 #: The arguments each method of a policy is called with (bound methods: no ``self``).
@@ -488,6 +499,7 @@ def _build(
     num_players: int,
     options: dict[str, Any],
     params: dict[str, Any],
+    full: str | None = None,
 ) -> Policy:
     """Check and construct one agent class (built-in or plugin) with ``params``."""
     declared = _declared_variants(cls)
@@ -508,6 +520,12 @@ def _build(
         if isinstance(exc, TypeError):
             _unknown_parameter(cls, label, params, exc)
         raise ValueError(f"agent {label}: {exc}") from exc
+    except (Exception, SystemExit) as exc:
+        # named as an error of its act is (its sys.exit() ended the run with status 0)
+        from rummyzoo.envs.play import raise_agent_failure
+
+        who = name if full is None else full  # (as the arena names it when it plays)
+        raise_agent_failure(exc, who, f"{variant}, {num_players} players", "being built")
     missing = _missing_members(policy)
     if missing or not isinstance(policy, Policy):
         raise _not_a_policy(label, missing or list(POLICY_MEMBERS))
@@ -583,6 +601,8 @@ def make_agent(
         # a checkpoint's file name may hold parentheses: a missing one is said missing
         raise _missing_checkpoint(name)
     if not _exists(name):
+        # spaces around an agent's name are none of it (a file's name is as given)
+        full = name = name.strip()
         name, params = split_agent_name(name)
     plugins = plugin_entry_points()  # warns of an entry point that a built-in name hides
     cls = None
@@ -613,7 +633,7 @@ def make_agent(
         if match is not None:
             cls, label = _import_class(match["module"], match["attr"]), _shown(full)
     if cls is not None:
-        policy = _build(cls, name, label, variant, num_players, options, params)
+        policy = _build(cls, name, label, variant, num_players, options, params, full)
         if params:
             with contextlib.suppress(AttributeError):  # a read-only name stays as it is
                 policy.name = full.strip()

@@ -89,6 +89,17 @@ class Episode:
     last: HandEnd | None
 
 
+def _read_only(mask: np.ndarray) -> np.ndarray:
+    """``mask`` as an agent gets it: a view it cannot write through (the match checks the
+    agent's action against this very array, so an agent that set an illegal action's entry
+    had it accepted)."""
+    if not mask.flags.writeable:
+        return mask
+    view = mask.view()
+    view.flags.writeable = False
+    return view
+
+
 def _rng_for(rngs: np.random.Generator | Sequence[np.random.Generator], seat: int) -> Any:
     return rngs if isinstance(rngs, np.random.Generator) else rngs[seat]
 
@@ -120,7 +131,9 @@ def play_turns(
             break
         policy = policies[seat]
         try:
-            action = policy.act(match.observe(seat), match.legal_mask(), _rng_for(rngs, seat))
+            action = policy.act(
+                match.observe(seat), _read_only(match.legal_mask()), _rng_for(rngs, seat)
+            )
         except (Exception, SystemExit) as exc:
             raise_agent_failure(exc, _label(labels, seat, policy), f"{role}seat {seat}")
         try:
@@ -362,15 +375,26 @@ def play_vector(
         for policy, ks in batched.values():
             rows = games[ks]
             first = int(rows[0])  # its generator goes unused (the policy draws nothing)
+            # the policy's label in one of its games (it acts at that game's seat to act)
+            who = labels[first][int(vec.current[first])] if labels is not None else policy
+            where = f"{seats_text(vec.current[rows])}, deciding for {rows.size} games at once"
             try:
-                actions[ks] = policy.act_batch(
+                chosen = policy.act_batch(
                     vec.observations[rows], vec.action_masks[rows], rngs[first][vec.current[first]]
                 )
             except (Exception, SystemExit) as exc:
-                # the policy's label in one of its games (it acts at that game's seat to act)
-                who = labels[first][int(vec.current[first])] if labels is not None else policy
-                where = f"{seats_text(vec.current[rows])}, deciding for {rows.size} games at once"
                 raise_agent_failure(exc, who, where)
+            # one int action a game, as one game at a time requires (not a float cut down, nor
+            # one value for every game)
+            chosen = np.asarray(chosen)
+            if chosen.shape != (rows.size,) or chosen.dtype.kind not in "iu":
+                raise illegal_action_error(
+                    who,
+                    where,
+                    f"act_batch must return {rows.size} int action ids (one a game), got "
+                    f"{chosen.dtype} of shape {chosen.shape}",
+                )
+            actions[ks] = chosen
         try:
             vec.step(actions[: games.size], games=games)
         except IllegalActionError as exc:

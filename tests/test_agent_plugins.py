@@ -1006,3 +1006,156 @@ def test_opponents_start_the_learners_game_afresh_after_the_duplicate_baseline_p
         f"raised by agent '{module}:BadBaseline' (the duplicate baseline at seat 1) while "
         "starting a game"
     ]
+
+
+MISBEHAVING_SOURCE = """
+import sys
+
+import numpy as np
+
+
+class MaskWriter:
+    '''Marks an illegal action legal in the mask it is given, then plays it.'''
+
+    name = "mask-writer"
+
+    def reset(self, seat=None):
+        pass
+
+    def act(self, observation, action_mask, rng):
+        illegal = int(np.flatnonzero(action_mask == 0)[0])
+        action_mask[illegal] = 1
+        return illegal
+
+
+class ExitsWhenBuilt:
+    name = "exits-when-built"
+
+    def __init__(self):
+        sys.exit(0)
+
+    def reset(self, seat=None):
+        pass
+
+    def act(self, observation, action_mask, rng):
+        return 0
+
+
+class RaisesWhenBuilt(ExitsWhenBuilt):
+    def __init__(self):
+        raise RuntimeError("my constructor's bug")
+
+
+class BadVariants:
+    name = "bad-variants"
+    variants = 5
+
+    def reset(self, seat=None):
+        pass
+
+    def act(self, observation, action_mask, rng):
+        return int(np.flatnonzero(action_mask)[0])
+
+
+class FloatBatch:
+    '''Decides for many games at once, its actions floats.'''
+
+    name = "float-batch"
+    uses_rng = False
+
+    def reset(self, seat=None):
+        pass
+
+    def act(self, observation, action_mask, rng):
+        return int(np.flatnonzero(action_mask)[0])
+
+    def act_batch(self, observations, action_masks, rng):
+        return np.array([np.flatnonzero(m)[0] + 0.7 for m in action_masks])
+
+
+class NoInit:
+    name = "no-init"
+
+    def reset(self, seat=None):
+        pass
+
+    def act(self, observation, action_mask, rng):
+        return int(np.flatnonzero(action_mask)[0])
+"""
+
+
+@pytest.mark.parametrize("variant", ["knock_rummy", "rummy500"])
+def test_an_agent_cannot_make_an_illegal_action_legal_by_writing_its_mask(plugin_dir, variant):
+    """The mask an agent gets is the one its action is checked against: written to, an
+    illegal action was accepted (Knock Rummy died on it deep in the rules, 500 Rum played a
+    pass a thousand times). The write is refused now, and the error names the agent."""
+    module = plugin_dir("rz_misbehaving", MISBEHAVING_SOURCE)
+    with pytest.raises(ValueError, match="read-only") as raised:
+        run_arena(variant, 2, ["random", f"{module}:MaskWriter"], deals=2, workers=1)
+    assert any(f"agent '{module}:MaskWriter'" in n for n in raised.value.__notes__)
+
+
+@pytest.mark.parametrize(
+    ("cls", "error", "message"),
+    [("ExitsWhenBuilt", RuntimeError, "sys.exit(0) was called"),
+     ("RaisesWhenBuilt", RuntimeError, "my constructor's bug")],
+)  # fmt: skip
+def test_an_agent_that_fails_as_it_is_built_is_named(plugin_dir, cls, error, message) -> None:
+    """Its sys.exit() ended the arena with status 0, nothing played; another error came
+    without the agent's name."""
+    module = plugin_dir("rz_misbehaving", MISBEHAVING_SOURCE)
+    with pytest.raises(error) as raised:
+        make_agent(f"{module}:{cls}", "knock_rummy", 2)
+    assert str(raised.value) == message
+    (note,) = raised.value.__notes__
+    assert note == f"raised by agent '{module}:{cls}' (knock_rummy, 2 players) while being built"
+
+
+def test_a_plugin_whose_variants_are_no_names_breaks_no_other_agent(plugin_dir, monkeypatch):
+    """``variants = 5`` in one installed plugin made every lookup fail with a TypeError."""
+    module = plugin_dir("rz_misbehaving", MISBEHAVING_SOURCE)
+    fake_entry_points(monkeypatch, ("badvariants", f"{module}:BadVariants"))
+    assert "knock.greedy" in agent_names("knock_rummy")
+    make_agent("knock.greedy", "knock_rummy", 2)
+    with pytest.raises(ValueError, match="unknown agent"):
+        make_agent("knock.gredy", "knock_rummy", 2)
+    with pytest.raises(
+        ValueError, match=r"variants must be a variant's name or a list of them, got 5"
+    ):
+        make_agent("badvariants", "knock_rummy", 2)
+
+
+def test_actions_of_many_games_at_once_must_be_ints(plugin_dir) -> None:
+    """A batched agent's floats were cut down (2.7 played as 2) where one game at a time
+    refuses them."""
+    from rummyzoo.envs.core import IllegalActionError
+
+    module = plugin_dir("rz_misbehaving", MISBEHAVING_SOURCE)
+    agents = ["random", f"{module}:FloatBatch"]
+    with pytest.raises(IllegalActionError, match=r"act_batch must return \d+ int action ids"):
+        run_arena("knock_rummy", 2, agents, deals=2, workers=1, batch=4)
+
+
+def test_agent_labels_stay_unique_when_a_name_is_a_repeat_label() -> None:
+    """An agent named ``random#1`` beside two random agents: its figures were merged into
+    the first random's row."""
+    from rummyzoo.agents.arena import summarize, unique_labels
+
+    assert unique_labels(["random", "random", "random#1"]) == ["random#2", "random#3", "random#1"]
+    greedy = make_agent("knock.greedy", "knock_rummy", 2)
+    greedy.name = "random#1"
+    result = run_arena("knock_rummy", 2, ["random", "random", greedy], deals=4, workers=1)
+    assert len(set(result.labels)) == 3
+    assert len(summarize(result)["agents"]) == 3
+
+
+def test_spaces_around_a_name_and_a_class_without_parameters(plugin_dir) -> None:
+    """``' knock.greedy'`` was an unknown agent where ``' knock.greedy(k=5) '`` was taken
+    (its label keeping the spaces); a class without an __init__ given a parameter was refused
+    in Python's words, not listing its parameters."""
+    module = plugin_dir("rz_misbehaving", MISBEHAVING_SOURCE)
+    assert make_agent(" knock.greedy ", "knock_rummy", 2).name == "knock.greedy"
+    result = run_arena("knock_rummy", 2, ["random", " knock.greedy(knock_threshold=5) "], deals=1)
+    assert result.labels[1] == "knock.greedy(knock_threshold=5)"
+    with pytest.raises(ValueError, match=r"takes no parameter 'x'; its parameters"):
+        make_agent(f"{module}:NoInit(x=1)", "knock_rummy", 2)

@@ -813,7 +813,10 @@ def test_checkpoint_of_another_variant_is_a_clear_error(tmp_path, capsys) -> Non
         (["--players", "7", "--agents", "random", "random"], "supports 2-6 players, got 7"),
         (["--agents", "random", "random", "--option", "nope=1"], "unknown option"),
         (["--agents", "random", "random", "--option", "target_score"], "key=value"),
-        (["--agents", "random", "random", "--option", "num_players=3"], "is --players N"),
+        (
+            ["--agents", "random", "random", "--option", "num_players=3"],
+            "the player count is no option (--players N where the command takes it",
+        ),
     ],
 )
 def test_cli_bad_input_exits_2_with_one_line(argv, message, capsys) -> None:

@@ -281,8 +281,8 @@ def deal_seeds(seed: int, deal: int) -> tuple[int, int]:
 def _shown(spec: Any) -> str:
     """How the arena's reports name an agent: a checkpoint by its file name rather than its
     whole path (:func:`_distinct_file_labels` adds the parts that tell two apart)."""
-    if isinstance(spec, str):
-        return Path(spec).name if files.is_file(spec) else spec
+    if isinstance(spec, str):  # (an agent's name without the spaces around it, as it plays)
+        return Path(spec).name if files.is_file(spec) else spec.strip()
     return str(getattr(spec, "name", type(spec).__name__))
 
 
@@ -309,13 +309,21 @@ def _distinct_file_labels(agents: Sequence[Any], shown: list[str]) -> list[str]:
 
 
 def unique_labels(names: Sequence[str]) -> list[str]:
-    """Agent names made unique for the report (``random#1``, ``random#2`` for repeats)."""
+    """Agent names made unique for the report (``random#1``, ``random#2`` for repeats; a
+    number that another agent's own name already is, ``random#1`` given as a name, is passed
+    over: two agents' figures were merged into one row)."""
+    taken = {name for name in names if names.count(name) == 1}
     labels = []
     for i, name in enumerate(names):
-        if names.count(name) > 1:
-            labels.append(f"{name}#{names[:i].count(name) + 1}")
-        else:
+        if names.count(name) == 1:
             labels.append(name)
+            continue
+        number = names[:i].count(name) + 1
+        while f"{name}#{number}" in taken:
+            number += 1
+        label = f"{name}#{number}"
+        taken.add(label)
+        labels.append(label)
     return labels
 
 
