@@ -201,6 +201,13 @@ def check_outputs(
         named.append((option, out.resolve()))
 
 
+def _entry_number(part: str) -> bool:
+    """Whether a key's part is a list entry's number that int() reads: ASCII digits (not "²"),
+    short of int()'s digit limit."""
+    part = part.strip()
+    return part.isascii() and part.isdigit() and len(part) <= 18
+
+
 def check_overrides(items: Sequence[str] | None, flag: str = "--set") -> list[str]:
     """``items`` (``KEY.SUB=VALUE`` overrides) where no key is set twice and none is set whole
     after a key inside it: one of the two would be lost, as ``--option`` refuses too (a key
@@ -216,9 +223,8 @@ def check_overrides(items: Sequence[str] | None, flag: str = "--set") -> list[st
             continue  # the config's own check names it
         # (a list entry's number as a number: opponents.00 is opponents.0)
         key = tuple(
-            str(int(p)) if p.strip().isascii() and p.strip().isdigit() else p.strip()
-            for p in text.split(".")
-        )  # (not "²", which int() refuses)
+            str(int(p)) if _entry_number(p) else p.strip() for p in text.split(".")
+        )  # (the config names what is wrong with any other)
         for earlier, given in seen.items():
             if earlier == key:
                 raise ValueError(

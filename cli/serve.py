@@ -741,7 +741,9 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
         try:
             meta = read_meta(path)
         except (OSError, ValueError) as exc:
-            return f"checkpoint {label}: {exc}"
+            # named as the request names it, not by the server's path
+            why = str(exc).replace(str(path), label)
+            return why if why.startswith(f"checkpoint {label}") else f"checkpoint {label}: {why}"
         return (
             f"checkpoint {label} names no variant here ({meta.get('variant')!r}): send a "
             f"variant: one of {', '.join(VARIANTS)}"

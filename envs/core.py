@@ -189,6 +189,13 @@ def check_choice(config: Any, name: str, choices: Sequence[Any]) -> None:
         )
 
 
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A view of ``array`` that cannot be written through (the array itself still can)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 def short_repr(value: Any, limit: int = 80) -> str:
     """``repr(value)``, cut to ``limit`` characters (a value a user sent is not echoed whole).
 

@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from rummyzoo.envs.core import IllegalActionError, check_action, short_repr
+from rummyzoo.envs.core import IllegalActionError, check_action, read_only, short_repr
 from rummyzoo.envs.match import HandEnd, Match
 
 __all__ = [
@@ -89,17 +89,6 @@ class Episode:
     last: HandEnd | None
 
 
-def _read_only(mask: np.ndarray) -> np.ndarray:
-    """``mask`` as an agent gets it: a view it cannot write through (the match checks the
-    agent's action against this very array, so an agent that set an illegal action's entry
-    had it accepted)."""
-    if not mask.flags.writeable:
-        return mask
-    view = mask.view()
-    view.flags.writeable = False
-    return view
-
-
 def _rng_for(rngs: np.random.Generator | Sequence[np.random.Generator], seat: int) -> Any:
     return rngs if isinstance(rngs, np.random.Generator) else rngs[seat]
 
@@ -131,9 +120,10 @@ def play_turns(
             break
         policy = policies[seat]
         try:
-            action = policy.act(
-                match.observe(seat), _read_only(match.legal_mask()), _rng_for(rngs, seat)
-            )
+            # a view it cannot write through: the match checks its action against this very
+            # array (an agent that set an illegal action's entry had it accepted)
+            mask = read_only(match.legal_mask())
+            action = policy.act(match.observe(seat), mask, _rng_for(rngs, seat))
         except (Exception, SystemExit) as exc:
             raise_agent_failure(exc, _label(labels, seat, policy), f"{role}seat {seat}")
         try:
@@ -398,7 +388,7 @@ def play_vector(
         try:
             vec.step(actions[: games.size], games=games)
         except IllegalActionError as exc:
-            raise illegal(int(str(exc).split(":", 1)[0].removeprefix("game ")), exc) from exc
+            raise illegal(exc.game, exc) from exc
         decisions[games] += 1
         for i in games[vec.hand_done[games]].tolist():
             hand = vec.hand_points[i]

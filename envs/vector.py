@@ -70,6 +70,7 @@ from rummyzoo.envs.core import (
     IllegalActionError,
     ViewsSurviveCopies,
     is_action_int,
+    read_only,
     unwrap_action,
 )
 from rummyzoo.envs.match import HandEnd, Match, make_game
@@ -281,13 +282,6 @@ def compiled_finish(game: Game, infos: bool) -> tuple[Any, tuple | None]:
         game.hand_winners,
     )
     return finish, settings
-
-
-def read_only(array: np.ndarray) -> np.ndarray:
-    """A view of ``array`` that cannot be written through (the array itself still can)."""
-    view = array.view()
-    view.flags.writeable = False
-    return view
 
 
 class VectorEnv(ViewsSurviveCopies):
@@ -524,11 +518,16 @@ class VectorEnv(ViewsSurviveCopies):
                 self._refuse(int(idx[k]), values[k])
 
     def _refuse(self, game: int, action: Any) -> None:
+        """Raise the refusal of ``action`` in ``game``, naming the game (its ``game``
+        attribute too, for a caller that names who chose it)."""
         try:
             self.matches[game].check(action)
         except IllegalActionError as exc:
-            raise IllegalActionError(f"game {game}: {exc}") from None
-        raise IllegalActionError(f"game {game}: action {action!r} is not legal")  # not reached
+            error = IllegalActionError(f"game {game}: {exc}")
+        else:
+            error = IllegalActionError(f"game {game}: action {action!r} is not legal")
+        error.game = game
+        raise error from None
 
     def step(self, actions: Any, games: Any = None) -> None:
         """Play one action in each game (or in each of ``games``) and refresh the arrays.

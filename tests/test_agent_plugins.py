@@ -1084,14 +1084,13 @@ class NoInit:
 """
 
 
-@pytest.mark.parametrize("variant", ["knock_rummy", "rummy500"])
-def test_an_agent_cannot_make_an_illegal_action_legal_by_writing_its_mask(plugin_dir, variant):
+def test_an_agent_cannot_make_an_illegal_action_legal_by_writing_its_mask(plugin_dir):
     """The mask an agent gets is the one its action is checked against: written to, an
-    illegal action was accepted (Knock Rummy died on it deep in the rules, 500 Rum played a
-    pass a thousand times). The write is refused now, and the error names the agent."""
+    illegal action was accepted (500 Rum's first, drawing, decisions: a pass played a thousand
+    times). The write is refused now, and the error names the agent."""
     module = plugin_dir("rz_misbehaving", MISBEHAVING_SOURCE)
     with pytest.raises(ValueError, match="read-only") as raised:
-        run_arena(variant, 2, ["random", f"{module}:MaskWriter"], deals=2, workers=1)
+        run_arena("rummy500", 2, ["random", f"{module}:MaskWriter"], deals=2, workers=1)
     assert any(f"agent '{module}:MaskWriter'" in n for n in raised.value.__notes__)
 
 
@@ -1159,3 +1158,58 @@ def test_spaces_around_a_name_and_a_class_without_parameters(plugin_dir) -> None
     assert result.labels[1] == "knock.greedy(knock_threshold=5)"
     with pytest.raises(ValueError, match=r"takes no parameter 'x'; its parameters"):
         make_agent(f"{module}:NoInit(x=1)", "knock_rummy", 2)
+
+
+@pytest.mark.parametrize("agent", ["FloatBatch", "MaskWriter"])
+def test_a_training_opponent_is_held_to_the_play_loops_rules(plugin_dir, agent) -> None:
+    """The batched training env takes a batched opponent's actions as ints only (2.7 was
+    played as 2); an illegal action (what a mask written to asks for) is refused naming the
+    opponent (the engine's refusal named only the game and the seat)."""
+    from rummyzoo.envs.core import IllegalActionError
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import build_vec_env
+
+    module = plugin_dir("rz_misbehaving", MISBEHAVING_SOURCE)
+    config = load_config(
+        Path(__file__).resolve().parent.parent / "configs" / "smoke_ppo.yaml",
+        ["variant=rummy500", "vec_env=batched", "n_envs=4", "env_options={target_score: null}",
+         f"opponents=[{{name: '{module}:{agent}', weight: 1}}]", "evaluation.opponents=[random]",
+         "pretrain=null"],
+    )  # fmt: skip
+    env = build_vec_env(config)
+    try:
+        with pytest.raises((ValueError, IllegalActionError)) as raised:
+            env.reset()
+            for _ in range(50):
+                masks = env.env_method("action_masks")
+                env.step(np.asarray([int(np.flatnonzero(m)[0]) for m in masks]))
+    finally:
+        env.close()
+    message = " ".join([str(raised.value), *getattr(raised.value, "__notes__", [])])
+    expected = "chose an illegal action" if agent == "MaskWriter" else "int action ids"
+    assert expected in message and f"'{module}:{agent}'" in message, message
+
+
+def test_the_duplicate_baseline_gets_a_mask_it_cannot_write(plugin_dir) -> None:
+    """The duplicate baseline's twin game handed its movers the match's own mask: one that
+    wrote it had an illegal action accepted (Knock Rummy's discard, here, died deep in the
+    rules); the write is refused as the play loop refuses it, naming the agent."""
+    from rummyzoo.training.config import load_config
+    from rummyzoo.training.train import build_vec_env
+
+    module = plugin_dir("rz_misbehaving", MISBEHAVING_SOURCE)
+    config = load_config(
+        Path(__file__).resolve().parent.parent / "configs" / "smoke_ppo.yaml",
+        ["vec_env=batched", "n_envs=4", "env_options={target_score: null}",
+         f"duplicate_baseline={module}:MaskWriter", "pretrain=null"],
+    )  # fmt: skip
+    env = build_vec_env(config)
+    try:
+        with pytest.raises(ValueError, match="read-only") as raised:
+            env.reset()
+            for _ in range(50):
+                masks = env.env_method("action_masks")
+                env.step(np.asarray([int(np.flatnonzero(m)[0]) for m in masks]))
+    finally:
+        env.close()
+    assert any(f"'{module}:MaskWriter'" in note for note in raised.value.__notes__)

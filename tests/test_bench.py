@@ -370,6 +370,10 @@ def test_bench_train_names_a_bad_compare_setting_as_such(capsys) -> None:
     assert "--compare 'pool=²': pool= needs a number of snapshots" in capsys.readouterr().err
     assert main(["bench-train", config, "--set", "opponents.².weight=1"]) == 2
     assert "--set opponents.².weight=1: opponents is a list" in capsys.readouterr().err
+    long = "9" * 5000  # past int()'s digit limit: named too, not int()'s error
+    assert main(["bench-train", config, "--set", f"opponents.{long}.weight=1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rummyzoo bench-train: error: --set opponents.99") and "4300" not in err
     for flag, value, message in (
         ("--steps", "0", "--steps must be at least 1, got 0"),
         ("--pool", "-1", "--pool must be 0 or more, got -1"),

@@ -636,6 +636,16 @@ def test_ppos_network_settings_are_refused_for_dqn() -> None:
     assert "2 errors" in message and "DQN has one network" in message
     assert "ortho_init is PPO's" in message
     assert load_config(smoke, ["policy_kwargs.ortho_init=true"]).policy_kwargs.ortho_init
+    # a run that trained with them (before they were refused) goes on: its stored config, as a
+    # resume and the run's other processes read it, is taken
+    from rummyzoo.training.config import rebuilt_config, validate_config
+
+    data = {"variant": "knock_rummy", "algo": "dqn", "hyperparams": {"buffer_size": 1000},
+            "policy_kwargs": {"net_arch": {"pi": [8], "vf": [64]}, "ortho_init": False}}  # fmt: skip
+    with pytest.raises(ConfigLoadError, match="DQN has one network"):
+        validate_config(data)
+    stored = validate_config(data, stored=True, skip_agents={"all"})
+    assert rebuilt_config(stored.model_dump(mode="json")).policy_kwargs.ortho_init is False
 
 
 def test_a_key_twice_inside_a_merged_mapping_is_refused() -> None:

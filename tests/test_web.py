@@ -560,7 +560,8 @@ def test_only_checkpoint_files_are_offered_and_an_unreadable_one_is_named(runs):
     response = client.post("/api/games", json={"opponent": "r1/checkpoints/junk.rz"})
     assert response.status_code == 400
     error = response.json["error"]
-    assert error.startswith("checkpoint r1/checkpoints/junk.rz: ") and "send a variant" not in error
+    assert error.startswith("checkpoint r1/checkpoints/junk.rz ") and "send a variant" not in error
+    assert str(runs) not in error and ": checkpoint" not in error, error
 
 
 def test_a_checkpoint_plays_under_the_rules_it_learnt(runs):

@@ -540,15 +540,20 @@ def _arena_size_issues(
     groups = list(make_game(variant, num_players, **options).score_groups)
     # against an opponent: the learner and copies of the opponent, seated by rotations
     kinds = [0] + [1] * (num_players - 1)
-    against = len(seatings(num_players, num_players, groups, "rotations", kinds))
-    # the round robin: every baseline, the newest snapshots and the learner
-    entries = len(baseline_names(variant)) + evaluation.cross_table_snapshots + 1
-    cross = len(seatings(entries, num_players, groups))
+
+    def against() -> int:
+        return len(seatings(num_players, num_players, groups, "rotations", kinds))
+
+    def cross() -> int:  # the round robin: every baseline, the newest snapshots and the learner
+        entries = len(baseline_names(variant)) + evaluation.cross_table_snapshots + 1
+        return len(seatings(entries, num_players, groups))
+
     issues = []
-    for field, deals, per_deal in (
+    for field, deals, count in (
         ("deals", evaluation.deals, against),
         ("cross_table_deals", evaluation.cross_table_deals, cross),
     ):
+        per_deal = count() if deals else 0  # (none played: no seatings to count)
         if deals * per_deal > MAX_GAMES:
             issues.append(
                 Issue(
@@ -1035,7 +1040,9 @@ class RunConfig(Strict):
     def _network_fits(cls, value: PolicyKwargs, info: ValidationInfo) -> PolicyKwargs:
         game = _game(info)
         arch = value.net_arch
-        if info.data.get("algo") == "dqn":  # PPO's settings, which DQN's one network lacks
+        stored = isinstance(info.context, dict) and info.context.get("stored", False)
+        # PPO's settings, which DQN's one network lacks (a run that trained with them goes on)
+        if info.data.get("algo") == "dqn" and not stored:
             dqn_issues = []
             if isinstance(arch, NetArch):
                 dqn_issues.append(
@@ -1147,7 +1154,9 @@ class RunConfig(Strict):
                         problem = agent_problem(name, variant, n, merged, cache)
                         if problem is not None:
                             issues.append(Issue(("opponents", i), problem))
-            if problem is None and not issues:
+            if problem is None and not issues and _checks_agents(info, "evaluation"):
+                # (as the agents: once, where the config is loaded, not in every process that
+                # rebuilds it)
                 issues += _arena_size_issues(result, variant, n, merged)
         if issues:
             raise _Issues(issues)
@@ -1445,11 +1454,12 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> ConfigData:
                         f"--set {text}: {here} is a list: give an entry's number "
                         f"({here}.0...) or set the whole list"
                     )
-                key = int(part)
+                # (a number past 18 digits is past any list, and past int()'s digit limit)
+                key = int(part) if len(part) <= 18 else len(node)
                 if key >= len(node):
                     raise ConfigLoadError(
                         f"--set {text}: {here} has {len(node)} entries (0 to {len(node) - 1}), "
-                        f"so no entry {key}"
+                        f"so no entry {part if len(part) <= 18 else part[:12] + '...'}"
                     )
             present = isinstance(node, list) or key in node
             walked.append(key)
@@ -1557,11 +1567,15 @@ def rebuilt_config(data: dict[str, Any]) -> RunConfig:
     """A config checked in full before, rebuilt from its data in another process (a share of
     the games, an RLlib module): its agents are not built again (the run's process built those
     it needs, and a resumed run's teacher need not load)."""
-    return RunConfig.model_validate(data, context={"agents": {}, "skip_agents": AGENT_ROLES})
+    context = {"agents": {}, "skip_agents": AGENT_ROLES, "stored": True}
+    return RunConfig.model_validate(data, context=context)
 
 
 def validate_config(
-    data: dict[str, Any], source: str = "<config>", skip_agents: Collection[str] = ()
+    data: dict[str, Any],
+    source: str = "<config>",
+    skip_agents: Collection[str] = (),
+    stored: bool = False,
 ) -> RunConfig:
     """Validate a raw config mapping (checking that every agent it names builds).
 
@@ -1569,6 +1583,9 @@ def validate_config(
         ``evaluation``, ``teacher``, ``baseline``, or ``all``): a resumed run reads its stored
         config so before ``--set`` replaces an agent that no longer loads, and leaves out the
         teacher of a warm start it does not play again.
+    :param stored: the config of a run that has trained (a resume): settings that a new run
+        is refused for but that change nothing of what it trained (PPO's network settings in a
+        DQN config) are taken, as they were when it started.
     :raises ConfigLoadError: naming every problem, each with its key path and origin.
     """
     unknown = set(skip_agents) - AGENT_ROLES
@@ -1577,7 +1594,7 @@ def validate_config(
             f"skip_agents: unknown roles {sorted(unknown)} (roles: {sorted(AGENT_ROLES)})"
         )
     try:
-        context = {"agents": {}, "skip_agents": frozenset(skip_agents)}
+        context = {"agents": {}, "skip_agents": frozenset(skip_agents), "stored": stored}
         return RunConfig.model_validate(data, context=context)
     except ValidationError as exc:
         issues = _issues_from(exc, RunConfig)

@@ -833,7 +833,7 @@ def _resumed_config(path: Path, overrides: list[str]) -> RunConfig:
 
     # its agents are not built here: one that no longer loads (a checkpoint moved, a module
     # off the path) is for --set to replace, and only the config it resumes with must load
-    stored = validate_config(data, str(path / "config.yaml"), skip_agents={"all"})
+    stored = validate_config(data, str(path / "config.yaml"), skip_agents={"all"}, stored=True)
     # what the checkpoint was trained with: state.json's record (a hand edit of config.yaml
     # cannot change it either), else the stored config (runs saved before it was recorded)
     commit_staged(path)
@@ -845,7 +845,7 @@ def _resumed_config(path: Path, overrides: list[str]) -> RunConfig:
     on = goes_on(path, backend)
     try:
         config = validate_config(
-            raw, str(path / "config.yaml"), skip_agents={"teacher"} if on else ()
+            raw, str(path / "config.yaml"), skip_agents={"teacher"} if on else (), stored=True
         )
     except ValueError:  # --set algo=dqn leaves PPO's hyperparameters: name the real problem
         if not on:  # no checkpoint fixes anything: the config's own error

@@ -33,9 +33,21 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 from rummyzoo.agents.base import Policy
 from rummyzoo.agents.features import learner_inputs, make_features, make_potential
 from rummyzoo.agents.registry import make_agent
-from rummyzoo.envs.core import ConfigError, is_action_int, unwrap_action
+from rummyzoo.envs.core import (
+    ConfigError,
+    IllegalActionError,
+    check_action,
+    is_action_int,
+    read_only,
+    unwrap_action,
+)
 from rummyzoo.envs.match import Match
-from rummyzoo.envs.play import raise_agent_failure, reset_agent, seats_text
+from rummyzoo.envs.play import (
+    illegal_action_error,
+    raise_agent_failure,
+    reset_agent,
+    seats_text,
+)
 from rummyzoo.envs.registry import make_vector, rules_options
 from rummyzoo.envs.seeding import check_seed
 from rummyzoo.training.seat_env import (
@@ -60,10 +72,20 @@ def act_batch(
     the policy has one (networks), else ``act`` row by row."""
     batched = getattr(policy, "act_batch", None)
     if batched is not None:
-        return np.asarray(batched(observations, masks, rng), dtype=np.int64)
+        chosen = np.asarray(batched(observations, masks, rng))
+        # one int action a row, as the play loop requires (not a float or a bool cut down)
+        if chosen.shape != (len(observations),) or chosen.dtype.kind not in "iu":
+            raise IllegalActionError(
+                f"act_batch must return {len(observations)} int action ids (one a game), got "
+                f"{chosen.dtype} of shape {chosen.shape}"
+            )
+        return chosen.astype(np.int64, copy=False)
     act = policy.act
     return np.fromiter(
-        (act(o, m, rng) for o, m in zip(observations, masks, strict=True)),
+        (
+            check_action(act(o, m, rng), masks.shape[1])
+            for o, m in zip(observations, masks, strict=True)
+        ),
         dtype=np.int64,
         count=len(observations),
     )
@@ -370,7 +392,9 @@ class BatchedSeatEnv(WholeBatchVecEnv):
         while True:
             mover = twin.current
             try:
-                action = policies[mover].act(twin.observe(mover), twin.legal_mask(), rng)
+                # (a view it cannot write through, as the play loop gives: see read_only)
+                mask = read_only(twin.legal_mask())
+                action = policies[mover].act(twin.observe(mover), mask, rng)
             except (Exception, SystemExit) as exc:
                 raise_agent_failure(exc, labels[mover], where[mover])
             end = twin.step(action)
@@ -509,7 +533,15 @@ class BatchedSeatEnv(WholeBatchVecEnv):
             waiting = np.flatnonzero(engine.current != seats)
             if waiting.size == 0:
                 return
-            engine.step(self._opponent_actions(waiting, self.rng), games=waiting)
+            try:
+                engine.step(self._opponent_actions(waiting, self.rng), games=waiting)
+            except IllegalActionError as exc:  # named as the config names the opponent
+                game = getattr(exc, "game", None)
+                if game is None:
+                    raise
+                seat = int(engine.current[game])
+                label = self.labels[game][seat - (seat > self.seats[game])]
+                raise illegal_action_error(label, f"{OPPONENT_ROLE}seat {seat}", exc) from exc
             self._stale_rewards[waiting] = False
             self._after_step(waiting, rewards, dones, infos)
 

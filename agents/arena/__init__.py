@@ -238,11 +238,13 @@ def seatings(
     one_team_each = teams and num_agents == len(set(groups))
     balanced = design == "balanced" and num_seats > 2 and not one_team_each
     result: list[tuple[int, ...]] = []
+    placed: set[tuple[int, ...]] = set()  # (what result holds: a list's search grew as its square)
     for lineup in lineups:
         if balanced and not _rotations_suffice(lineup, kinds):
             for order in balanced_orders(num_seats):  # an agent in two seats: each once
                 seating = tuple(lineup[p] for p in order)
-                if seating not in result:
+                if seating not in placed:
+                    placed.add(seating)
                     result.append(seating)
             continue
         orders = [lineup]
@@ -259,7 +261,8 @@ def seatings(
         for order in orders:
             for r in range(num_seats):
                 seating = tuple(order[(s + r) % num_seats] for s in range(num_seats))
-                if seating not in result:
+                if seating not in placed:
+                    placed.add(seating)
                     result.append(seating)
     return result
 
@@ -282,7 +285,8 @@ def _shown(spec: Any) -> str:
     """How the arena's reports name an agent: a checkpoint by its file name rather than its
     whole path (:func:`_distinct_file_labels` adds the parts that tell two apart)."""
     if isinstance(spec, str):  # (an agent's name without the spaces around it, as it plays)
-        return Path(spec).name if files.is_file(spec) else spec.strip()
+        name = spec if files.is_file(spec) else spec.strip()
+        return Path(name).name if files.is_file(name) else name
     return str(getattr(spec, "name", type(spec).__name__))
 
 
