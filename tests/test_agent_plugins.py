@@ -1160,6 +1160,18 @@ def test_spaces_around_a_name_and_a_class_without_parameters(plugin_dir) -> None
         make_agent(f"{module}:NoInit(x=1)", "knock_rummy", 2)
 
 
+def _train_steps(env, steps: int) -> None:
+    """Reset the training env and step it, the learner playing its first legal action in
+    every game, ``steps`` times; the env closed however it ends."""
+    try:
+        env.reset()
+        for _ in range(steps):
+            masks = env.env_method("action_masks")
+            env.step(np.asarray([int(np.flatnonzero(m)[0]) for m in masks]))
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize("agent", ["FloatBatch", "MaskWriter"])
 def test_a_training_opponent_is_held_to_the_play_loops_rules(plugin_dir, agent) -> None:
     """The batched training env takes a batched opponent's actions as ints only (2.7 was
@@ -1176,15 +1188,8 @@ def test_a_training_opponent_is_held_to_the_play_loops_rules(plugin_dir, agent) 
          f"opponents=[{{name: '{module}:{agent}', weight: 1}}]", "evaluation.opponents=[random]",
          "pretrain=null"],
     )  # fmt: skip
-    env = build_vec_env(config)
-    try:
-        with pytest.raises((ValueError, IllegalActionError)) as raised:
-            env.reset()
-            for _ in range(50):
-                masks = env.env_method("action_masks")
-                env.step(np.asarray([int(np.flatnonzero(m)[0]) for m in masks]))
-    finally:
-        env.close()
+    with pytest.raises((ValueError, IllegalActionError)) as raised:
+        _train_steps(build_vec_env(config), 50)
     message = " ".join([str(raised.value), *getattr(raised.value, "__notes__", [])])
     expected = "chose an illegal action" if agent == "MaskWriter" else "int action ids"
     assert expected in message and f"'{module}:{agent}'" in message, message
@@ -1203,13 +1208,6 @@ def test_the_duplicate_baseline_gets_a_mask_it_cannot_write(plugin_dir) -> None:
         ["vec_env=batched", "n_envs=4", "env_options={target_score: null}",
          f"duplicate_baseline={module}:MaskWriter", "pretrain=null"],
     )  # fmt: skip
-    env = build_vec_env(config)
-    try:
-        with pytest.raises(ValueError, match="read-only") as raised:
-            env.reset()
-            for _ in range(50):
-                masks = env.env_method("action_masks")
-                env.step(np.asarray([int(np.flatnonzero(m)[0]) for m in masks]))
-    finally:
-        env.close()
+    with pytest.raises(ValueError, match="read-only") as raised:
+        _train_steps(build_vec_env(config), 50)
     assert any(f"'{module}:MaskWriter'" in note for note in raised.value.__notes__)
