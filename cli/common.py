@@ -97,12 +97,15 @@ def output_file(
     """The file a command will write (checked before any work): a name, not a folder, its
     folder a folder that can be written in, none of the files the command reads (``inputs``:
     see :func:`check_not_inputs`); with ``suffix``, a name without one gets it (``--out
-    curve`` writes ``curve.png``); with ``suffixes``, the name must end in one.
+    curve`` writes ``curve.png``); with ``suffixes``, the name must end in one. ``-`` is the
+    command's own output (``/dev/stdout``), written as the stream it is.
 
     :raises ValueError: naming ``flag`` and what is wrong.
     """
     if str(path) == "":
         raise ValueError(f"{flag} '': give a file name")
+    if str(path) == "-":  # the command's own output, as "-" means for most commands
+        path = "/dev/stdout"
     out = Path(path)
     if out.is_dir() or str(path).endswith(("/", os.sep)):  # (a path drops a trailing slash)
         raise ValueError(f"{flag} {path} is a folder: give the name of a file to write")

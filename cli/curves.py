@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "finished run and on one still training.",
     )
     curves.add_argument("run", help="the run folder (what rummyzoo train --run-dir wrote)")
-    curves.add_argument("--out", required=True, help="the PNG to write")
+    curves.add_argument("--out", required=True, help="the PNG to write (-: standard output)")
     curves.add_argument("--title", help="the chart's title (default: variant, players, algo)")
     curves.set_defaults(func=run)
 

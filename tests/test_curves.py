@@ -149,21 +149,24 @@ def test_the_axis_names_each_deal_count_of_a_resumed_run(run, tmp_path):
     assert curve_figure(run).axes[0].get_ylabel().startswith(f"win rate ({deals} duplicate")
 
 
-def test_a_picture_to_the_commands_output_is_the_output(run, tmp_path):
+@pytest.mark.parametrize("name", ["/dev/stdout", "-"])
+def test_a_picture_to_the_commands_output_is_the_output(run, tmp_path, name):
     """``--out /dev/stdout > f.png``: the file is the PNG alone (the line saying what was
-    written came after it, in the picture's file)."""
+    written came after it, in the picture's file); ``--out -`` is the same (it wrote a file
+    named ``-.png``)."""
     import subprocess
     import sys
 
     out = tmp_path / "f.png"
     with out.open("wb") as fh:
         done = subprocess.run(
-            [sys.executable, "-m", "rummyzoo.cli.main", "curves", str(run), "--out", "/dev/stdout"],
-            stdout=fh, stderr=subprocess.PIPE, timeout=120, check=True,
+            [sys.executable, "-m", "rummyzoo.cli.main", "curves", str(run), "--out", name],
+            stdout=fh, stderr=subprocess.PIPE, timeout=120, check=True, cwd=tmp_path,
         )  # fmt: skip
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data.endswith(b"IEND\xaeB`\x82")
     assert b"wrote /dev/stdout" in done.stderr
+    assert not (tmp_path / "-.png").exists()
 
 
 def test_curves_of_a_run_still_training(run, tmp_path):
