@@ -12,11 +12,23 @@ def tb_steps(run: Path) -> dict[str, list[int]]:
 
     steps: dict[str, list[int]] = {}
     for folder in sorted(p for p in (run / "tb").iterdir() if p.is_dir()):
-        acc = EventAccumulator(str(folder), size_guidance={"scalars": 0})
-        acc.Reload()
-        for tag in acc.Tags()["scalars"]:
-            steps[f"{folder.name}/{tag}"] = [e.step for e in acc.Scalars(tag)]
+        # file by file in the order they were made: a folder's files are read in the order
+        # of their names, whose last part, a count of the process's writers, sorts "10" before
+        # "9" (two sessions of one test's process in one second came out of order)
+        for path in sorted(folder.glob("events.out.tfevents.*"), key=_made):
+            acc = EventAccumulator(str(path), size_guidance={"scalars": 0})
+            acc.Reload()
+            for tag in acc.Tags()["scalars"]:
+                steps.setdefault(f"{folder.name}/{tag}", []).extend(
+                    e.step for e in acc.Scalars(tag)
+                )
     return steps
+
+
+def _made(path: Path) -> tuple[int, ...]:
+    """An event file's time and writer count, from its name (``events.out.tfevents.TIME.HOST.PID.N``)."""
+    parts = path.name.split(".")
+    return (int(parts[3]), int(parts[-1]) if parts[-1].isdigit() else 0)
 
 
 def untrained_checkpoint(path: Path, overrides: tuple[str, ...] = ()) -> Path:
