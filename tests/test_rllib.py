@@ -415,6 +415,20 @@ def test_rllib_config_errors(overrides, message):
         load_config(SMOKE, overrides)
 
 
+def test_two_opponents_of_one_module_id_are_refused(tmp_path):
+    """``a/x.rz`` and ``a_x.rz`` made one RLlib module: the first never played, the second
+    took both weights."""
+    from run_helpers import untrained_checkpoint
+
+    (tmp_path / "a").mkdir()
+    first = untrained_checkpoint(tmp_path / "a" / "x.rz")
+    second = untrained_checkpoint(tmp_path / "a_x.rz")
+    opponents = f"opponents=[{{name: {first}, weight: 1}}, {{name: {second}, weight: 1}}]"
+    with pytest.raises(ValueError, match="are one RLlib module"):
+        load_config(SMOKE, ["backend=rllib", opponents])
+    load_config(SMOKE, [opponents])  # (stable-baselines3 plays them apart)
+
+
 @pytest.mark.parametrize("value", ["1.5", "0", "[1]", "x", ".inf"])
 def test_a_bad_rollout_fragment_length_is_one_error(value):
     """Refused in one message for both forms ('auto' or an int), whatever the value (1.5 gave

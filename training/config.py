@@ -1097,6 +1097,26 @@ class RunConfig(Strict):
 
     # The agent checks read the raw value, so that they run (and report) even when another
     # key of the same section is wrong.
+    @model_validator(mode="after")
+    def _rllib_modules_apart(self) -> RunConfig:
+        """On RLlib each opponent is a module whose id is its name with what ids may not hold
+        replaced: two names of one id (``a/x.rz`` and ``a_x.rz``) would be one module, the
+        first never playing."""
+        if self.backend != "rllib":
+            return self
+        from rummyzoo.training.rllib import module_id
+
+        seen: dict[str, str] = {}
+        for opponent in self.opponents:
+            first = seen.setdefault(module_id(opponent.name), opponent.name)
+            if first != opponent.name:
+                raise ValueError(
+                    f"opponents {first!r} and {opponent.name!r} are one RLlib module "
+                    f"({module_id(opponent.name)!r}: an id holds no / or : ...): rename or move "
+                    "one of the files"
+                )
+        return self
+
     @field_validator("opponents", mode="wrap")
     @classmethod
     def _opponents_build(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:
