@@ -275,8 +275,14 @@ def test_dqn_keeps_the_teachers_decisions_and_resumes_with_them(tmp_path):
     ]
     assert margin_steps and max(margin_steps) > 256, margin_steps
     demos.unlink()
-    with pytest.raises(ValueError, match=r"demonstrations.*missing"):
+    with pytest.raises(
+        ValueError, match=r"demonstrations.* is not there: .*or the file was removed"
+    ):
         resume_run(str(run), ["n_timesteps=512"], ["test"], progress="off")
+    # a run that started without them cannot take them up: said so (it was said a file was missing)
+    with pytest.raises(ValueError, match=r"starts with demo_coef above 0 \(raise it in a new run"):
+        resume_run(str(tmp_path / "run_0.0"), ["n_timesteps=512", "pretrain.demo_coef=1"],
+                   ["test"], progress="off")  # fmt: skip
 
 
 def test_anchor_kl_is_the_kl_divergence_over_the_legal_actions():

@@ -310,6 +310,25 @@ def test_a_resume_keeps_only_the_periodic_checkpoints_its_checkpoint_names(
     assert state["periodic"] == ["checkpoints/ckpt_000000768.rz", "checkpoints/ckpt_000001024.rz"]
 
 
+def test_a_periodic_checkpoint_removed_by_hand_is_no_longer_named(tmp_path, capsys) -> None:
+    """A resume after a periodic checkpoint was deleted (disk space: it is not what a run
+    resumes from) goes on, and its state names only the files that are there (it went on
+    naming the deleted one)."""
+    run = tmp_path / "r"
+    args = ["train", SMOKE, "--run-dir", str(run), "--quiet"]
+    assert main([*args, *(f"--set={o}" for o in LONGER[1:]), "--set=n_timesteps=768",
+                 "--set=checkpoints.keep=4"]) == 0  # fmt: skip
+    ckpts = run / "checkpoints"
+    (ckpts / "ckpt_000000256.rz").unlink()
+    assert main(["train", "--resume", str(run), "--quiet", "--set=n_timesteps=1024"]) == 0
+    state = json.loads((run / "state.json").read_text())
+    assert state["periodic"] == [
+        "checkpoints/ckpt_000000512.rz", "checkpoints/ckpt_000000768.rz",
+        "checkpoints/ckpt_000001024.rz",
+    ]  # fmt: skip
+    assert all((run / p).is_file() for p in state["periodic"])
+
+
 def test_a_run_stopped_before_its_first_checkpoint_resumes_with_other_settings(
     tmp_path, capsys
 ) -> None:

@@ -217,7 +217,8 @@ class RunCallback(BaseCallback):
         self._snapshot_ratings = {int(p["steps"]): float(p["rating"]) for p in self.pool}
         self.best_value: float | None = state.get("best_value")
         self.eval_history: list[dict[str, Any]] = list(state.get("eval_history", []))
-        self.periodic: list[str] = list(state.get("periodic", []))
+        # (those still there: one removed by hand is no longer named as kept)
+        self.periodic: list[str] = [p for p in state.get("periodic", []) if Path(p).is_file()]
         self.self_play = any(o.name == "self" for o in config.opponents)
         #: this session's time in the scheduled work (evaluations, snapshots, sample games,
         #: checkpoints), which runs inside the RL phase

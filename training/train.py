@@ -400,7 +400,9 @@ def train(
         if keeps_demonstrations(config) and not demos.exists():
             raise ValueError(
                 f"cannot resume {run_dir}: its config keeps the warm start's demonstrations "
-                f"(pretrain.demo_coef) but {demos} is missing"
+                f"(pretrain.demo_coef {config.pretrain.demo_coef}) but {demos} is not there: a "
+                "run keeps them only when it starts with demo_coef above 0 (raise it in a new "
+                "run, not in a resume of one that started at 0), or the file was removed"
             )
         warm = run_dir / "checkpoints" / WARM_START
         if anchors(config) and not warm.exists():
