@@ -1095,8 +1095,6 @@ class RunConfig(Strict):
                 )
         return value
 
-    # The agent checks read the raw value, so that they run (and report) even when another
-    # key of the same section is wrong.
     @model_validator(mode="after")
     def _rllib_modules_apart(self) -> RunConfig:
         """On RLlib each opponent is a module whose id is its name with what ids may not hold
@@ -1117,6 +1115,8 @@ class RunConfig(Strict):
                 )
         return self
 
+    # The agent checks read the raw value, so that they run (and report) even when another
+    # key of the same section is wrong.
     @field_validator("opponents", mode="wrap")
     @classmethod
     def _opponents_build(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:
