@@ -200,6 +200,20 @@ def illegal_action_error(who: Any, where: str, why: object) -> IllegalActionErro
     )
 
 
+def batch_actions(chosen: Any, count: int) -> np.ndarray:
+    """What an agent's ``act_batch`` returned for ``count`` games, as int64 action ids.
+
+    :raises IllegalActionError: anything but ``count`` ints (floats or bools, which a cast would
+        cut down to ids, or one value for every game)."""
+    chosen = np.asarray(chosen)
+    if chosen.shape != (count,) or chosen.dtype.kind not in "iu":
+        raise IllegalActionError(
+            f"act_batch must return {count} int action ids (one a game), got {chosen.dtype} "
+            f"of shape {chosen.shape}"
+        )
+    return chosen.astype(np.int64, copy=False)
+
+
 def seats_text(seats: Any) -> str:
     """``seat 2`` or ``seats 0, 1`` for the distinct seats in ``seats``."""
     found = sorted({int(s) for s in seats})
@@ -376,15 +390,10 @@ def play_vector(
                 raise_agent_failure(exc, who, where)
             # one int action a game, as one game at a time requires (not a float cut down, nor
             # one value for every game)
-            chosen = np.asarray(chosen)
-            if chosen.shape != (rows.size,) or chosen.dtype.kind not in "iu":
-                raise illegal_action_error(
-                    who,
-                    where,
-                    f"act_batch must return {rows.size} int action ids (one a game), got "
-                    f"{chosen.dtype} of shape {chosen.shape}",
-                )
-            actions[ks] = chosen
+            try:
+                actions[ks] = batch_actions(chosen, rows.size)
+            except IllegalActionError as exc:
+                raise illegal_action_error(who, where, exc) from None
         try:
             vec.step(actions[: games.size], games=games)
         except IllegalActionError as exc:

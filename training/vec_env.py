@@ -43,6 +43,7 @@ from rummyzoo.envs.core import (
 )
 from rummyzoo.envs.match import Match
 from rummyzoo.envs.play import (
+    batch_actions,
     illegal_action_error,
     raise_agent_failure,
     reset_agent,
@@ -72,14 +73,8 @@ def act_batch(
     the policy has one (networks), else ``act`` row by row."""
     batched = getattr(policy, "act_batch", None)
     if batched is not None:
-        chosen = np.asarray(batched(observations, masks, rng))
         # one int action a row, as the play loop requires (not a float or a bool cut down)
-        if chosen.shape != (len(observations),) or chosen.dtype.kind not in "iu":
-            raise IllegalActionError(
-                f"act_batch must return {len(observations)} int action ids (one a game), got "
-                f"{chosen.dtype} of shape {chosen.shape}"
-            )
-        return chosen.astype(np.int64, copy=False)
+        return batch_actions(batched(observations, masks, rng), len(observations))
     act = policy.act
     return np.fromiter(
         (
