@@ -14,6 +14,7 @@ import difflib
 import math
 import operator
 import reprlib
+import sys
 import types
 import typing
 from collections.abc import Sequence
@@ -190,10 +191,27 @@ def check_choice(config: Any, name: str, choices: Sequence[Any]) -> None:
 
 
 def read_only(array: np.ndarray) -> np.ndarray:
-    """A view of ``array`` that cannot be written through (the array itself still can)."""
+    """A view of ``array`` that cannot be written through (the array itself still can).
+
+    A contiguous array's view is made over its memory exported read-only, so numpy refuses to
+    set the view's ``writeable`` flag back (a plain view's flag can be set back, its base
+    being writeable). A library that writes through a read-only array's memory anyway (torch's
+    ``as_tensor`` warns that it may) is outside what numpy can stop."""
+    if array.flags.c_contiguous and not array.dtype.hasobject:
+        memory = memoryview(array.reshape(-1).view(np.uint8)).toreadonly()
+        return np.frombuffer(memory, dtype=array.dtype).reshape(array.shape)
     view = array.view()
     view.flags.writeable = False
     return view
+
+
+class _ShortRepr(reprlib.Repr):
+    """``reprlib``'s shortened reprs, with an int too long for a str (which has no repr) told
+    by its number of digits."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        text = int_shown(x)
+        return text if len(text) <= self.maxlong else super().repr_int(x, level)
 
 
 def short_repr(value: Any, limit: int = 80) -> str:
@@ -202,7 +220,7 @@ def short_repr(value: Any, limit: int = 80) -> str:
     Containers are shown to a few items and levels (``reprlib``): a value of a few hundred
     bytes of YAML aliases, lists of the same list nested ten deep, has a whole repr of
     gigabytes."""
-    shown = reprlib.Repr()
+    shown = _ShortRepr()
     shown.maxlevel = 3
     shown.maxlist = shown.maxtuple = shown.maxdict = shown.maxset = shown.maxfrozenset = 6
     shown.maxstring = shown.maxother = shown.maxlong = limit
@@ -213,8 +231,17 @@ def short_repr(value: Any, limit: int = 80) -> str:
 def number_shown(value: Any) -> str:
     """A number for an error message: as written, or for an int of more than 20 digits, how
     many it has."""
-    text = repr(value)
-    return text if len(text) <= 20 else f"an int of {len(text)} digits"
+    text = int_shown(value)
+    return text if len(text) <= 20 or text.startswith("an int") else f"an int of {len(text)} digits"
+
+
+def int_shown(value: Any) -> str:
+    """``repr(value)``, or for an int past Python's limit of digits for a str (4,300 unless
+    set otherwise), which has no repr, how many digits it has at least."""
+    try:
+        return repr(value)
+    except ValueError:
+        return f"an int of more than {sys.get_int_max_str_digits()} digits"
 
 
 #: The largest value of a whole-number option without an upper bound of its own (the games
@@ -288,7 +315,7 @@ def check_action(action: Any, num_actions: int) -> int:
         a = int(action)
         if 0 <= a < num_actions:
             return a
-        raise IllegalActionError(f"action {a} is out of range 0..{num_actions - 1}")
+        raise IllegalActionError(f"action {int_shown(a)} is out of range 0..{num_actions - 1}")
     raise IllegalActionError(
         f"action {action!r} ({type(action).__name__}) is not an action id: "
         f"pass an int 0..{num_actions - 1}"
@@ -352,10 +379,15 @@ class _View(typing.NamedTuple):
 
 
 def _owner_of(array: np.ndarray) -> np.ndarray:
-    """The array at the end of ``array``'s chain of bases (the one that owns the memory)."""
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
+    """The array at the end of ``array``'s chain of bases (the one that owns the memory),
+    through the read-only memory of :func:`read_only`'s views."""
+    while True:
+        base = array.base
+        if isinstance(base, memoryview):
+            base = base.obj
+        if not isinstance(base, np.ndarray):
+            return array
+        array = base
 
 
 def pack_views(values: dict[str, Any]) -> tuple[list[np.ndarray], dict[str, Any]]:
@@ -417,9 +449,7 @@ def unpack_views(state: tuple[list[np.ndarray], dict[str, Any]]) -> dict[str, An
             array = np.ndarray(
                 value.shape, value.dtype, owners[value.owner], value.offset, value.strides
             )
-            if not value.writeable:
-                array.flags.writeable = False
-            return array
+            return array if value.writeable else read_only(array)
         if not isinstance(value, _Packed):
             return value
         found = memo.get(id(value))

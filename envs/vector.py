@@ -454,7 +454,7 @@ class VectorEnv(ViewsSurviveCopies):
             and actions.flags.aligned
         ):
             # the common case (an int64 action per game) checked in one compiled pass
-            bad = first_illegal(self.action_masks, self._all, actions)
+            bad = first_illegal(self._masks, self._all, actions)
             if bad >= 0:
                 self._refuse(bad, actions[bad].item())
             return self._all, actions
@@ -499,7 +499,7 @@ class VectorEnv(ViewsSurviveCopies):
         in_range = (acts >= 0) & (acts < self.num_actions)
         acts_in = acts[in_range].astype(np.int64, copy=False)
         ok = in_range.copy()
-        ok[in_range] = self.action_masks[idx[in_range], acts_in] != 0
+        ok[in_range] = self._masks[idx[in_range], acts_in] != 0
         if not ok.all():
             k = int(np.flatnonzero(~ok)[0])
             self._refuse(int(idx[k]), acts[k].item())
@@ -510,7 +510,7 @@ class VectorEnv(ViewsSurviveCopies):
         """Refuse the first of ``values`` (one per game of ``idx``, in order) that is not an
         action id legal in its game, if any: the check of actions given one by one."""
         n = self.num_actions
-        masks = self.action_masks
+        masks = self._masks
         for k, a in enumerate(values):
             a = unwrap_action(a)
             ok = is_action_int(a) and 0 <= a < n and masks[idx[k], int(a)] != 0

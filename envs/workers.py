@@ -317,6 +317,8 @@ def _sendable(value: Any) -> Any:
     for; anything else as it is (a worker that cannot read it says so)."""
     if type(value) in (int, str, float, bool) or value is None:
         return value
+    if type(value).__module__ == "numpy":  # the workers import numpy: refused as given
+        return value
     for plain, copy in ((int, int.__index__), (str, str.__str__), (float, float.__float__)):
         if isinstance(value, plain):
             return copy(value)  # (the plain value, whatever the subclass's own methods say)
@@ -562,6 +564,7 @@ class WorkerVectorEnv:
         # Read-only views for the engine's users, as VectorEnv hands out; this process writes
         # through ``_out`` (the clearing of rewards and flags).
         self._out = outputs
+        self._masks = outputs["action_masks"]  # what ``check`` reads (not the users' attribute)
         self.buffers = {name: read_only(array) for name, array in outputs.items()}
         for name, view in self.buffers.items():  # observations, action_masks, ... (BUFFER_SPECS)
             setattr(self, name, view)

@@ -1028,6 +1028,16 @@ class MaskWriter:
         return illegal
 
 
+class MaskUnlocker(MaskWriter):
+    '''Sets its mask writeable again first (a plain view of a writeable array allows it).'''
+
+    name = "mask-unlocker"
+
+    def act(self, observation, action_mask, rng):
+        action_mask.flags.writeable = True
+        return super().act(observation, action_mask, rng)
+
+
 class ExitsWhenBuilt:
     name = "exits-when-built"
 
@@ -1084,14 +1094,19 @@ class NoInit:
 """
 
 
-def test_an_agent_cannot_make_an_illegal_action_legal_by_writing_its_mask(plugin_dir):
+@pytest.mark.parametrize(
+    ("cls", "message"),
+    [("MaskWriter", "read-only"), ("MaskUnlocker", "cannot set WRITEABLE flag")],
+)
+def test_an_agent_cannot_make_an_illegal_action_legal_by_writing_its_mask(plugin_dir, cls, message):
     """The mask an agent gets is the one its action is checked against: written to, an
     illegal action was accepted (500 Rum's first, drawing, decisions: a pass played a thousand
-    times). The write is refused now, and the error names the agent."""
+    times). The write is refused now, and so is setting the mask writeable again first; the
+    error names the agent."""
     module = plugin_dir("rz_misbehaving", MISBEHAVING_SOURCE)
-    with pytest.raises(ValueError, match="read-only") as raised:
-        run_arena("rummy500", 2, ["random", f"{module}:MaskWriter"], deals=2, workers=1)
-    assert any(f"agent '{module}:MaskWriter'" in n for n in raised.value.__notes__)
+    with pytest.raises(ValueError, match=message) as raised:
+        run_arena("rummy500", 2, ["random", f"{module}:{cls}"], deals=2, workers=1)
+    assert any(f"agent '{module}:{cls}'" in n for n in raised.value.__notes__)
 
 
 @pytest.mark.parametrize(

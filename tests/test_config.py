@@ -763,6 +763,23 @@ def test_a_number_with_a_leading_zero_is_refused_not_read_as_octal(tmp_path):
     assert load_config(CONFIGS / "smoke_ppo.yaml", ["seed=0"]).seed == 0
 
 
+def test_a_number_past_the_digits_python_reads_is_refused_by_line(tmp_path):
+    """An int of more digits than Python turns a str into (4,300) ended the command with
+    Python's message and no line; a --set echoed all its digits."""
+    digits = "9" * 5000
+    path = tmp_path / "huge.yaml"
+    path.write_text(f"variant: knock_rummy\nn_timesteps: {digits}\n")
+    with pytest.raises(ConfigLoadError, match=r"a number of 5000 characters, .*4300.*line 2"):
+        load_config(path)
+    with pytest.raises(ConfigLoadError, match=r"^--set seed=9{92}\.\.\.: .*5000 characters") as e:
+        load_config(CONFIGS / "smoke_ppo.yaml", [f"seed={digits}"])
+    assert len(str(e.value)) < 300
+    from rummyzoo.envs.core import short_repr
+
+    assert short_repr(10**5000) == "an int of more than 4300 digits"  # its repr raised
+    assert short_repr([10**5000]) == "[an int of more than 4300 digits]"
+
+
 def test_a_number_with_colons_is_refused_not_read_in_base_60(tmp_path):
     """YAML 1.1 reads 1:00 as 60 and 1:30.5 as 90.5: refused by name, like the octal above."""
     with pytest.raises(ConfigLoadError, match=r"1:00 is a base-60 number in YAML \(60\)"):

@@ -713,6 +713,25 @@ def test_misuse_of_the_batched_env_is_refused_by_name():
             call()
 
 
+def test_the_per_game_env_of_processes_once_closed_says_so():
+    """``vec_env: subproc`` used after ``close()`` said a game's process had died."""
+    config = load_config(
+        Path(__file__).resolve().parent.parent / "configs" / "knock_bench.yaml",
+        ["vec_env=subproc", "n_envs=2", "env_options.target_score=null"],
+    )
+    env = build_vec_env(config)
+    env.reset()
+    env.close()
+    env.close()  # twice is fine
+    calls = (env.reset, lambda: env.step(np.zeros(2, dtype=np.int64)),
+             lambda: env.get_attr("seat"), lambda: env.env_method("action_masks"))  # fmt: skip
+    for call in calls:
+        with pytest.raises(
+            RuntimeError, match=r"^this training env \(vec_env: subproc\) is closed$"
+        ):
+            call()
+
+
 @pytest.mark.parametrize(
     ("variant", "players", "options", "opponent", "features", "shaping"),
     [

@@ -248,6 +248,10 @@ def test_an_illegal_action_names_its_game_and_changes_no_game(compiled):
         ([illegal_0, *actions[1:3].tolist(), 1.5], r"game 0: illegal action"),
         ([illegal_0, *actions[1:3].tolist(), [0]], r"game 0: illegal action"),
         (np.array([illegal_0, *actions[1:3].tolist(), "x"], dtype=object), r"game 0: illegal"),
+        # an int with more digits than Python writes as a str: refused as out of range (its
+        # repr raised a ValueError, past the refusal that names the game)
+        ([*actions[:1].tolist(), 10**5000, *actions[2:].tolist()], r"game 1: .*more than"),
+        ([*actions[:2].tolist(), -(10**5000), *actions[3:].tolist()], r"game 2: .*out of range"),
         # an unsigned id past int64's range is named as given (not as -1)
         (
             np.where(np.arange(4) == 3, np.iinfo(np.uint64).max, actions).astype(np.uint64),
@@ -297,6 +301,18 @@ def test_the_arrays_are_read_only_so_no_edit_lets_an_illegal_action_through():
     actions[0] = illegal
     with pytest.raises(IllegalActionError, match="game 0: "):
         vec.step(actions)
+    _assert_unchanged(vec, before)
+    # nor can the arrays be set writeable again (a plain view's flag can be, its base writeable)
+    for array in vec.buffers.values():
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            array.flags.writeable = True
+    # and the engine judges actions by its own masks, not by whatever the attribute now holds
+    vec.action_masks = np.ones_like(vec.action_masks)
+    for games in (None, [0]):
+        with pytest.raises(IllegalActionError, match="game 0: "):
+            vec.step(actions if games is None else actions[:1], games=games)
+        with pytest.raises(IllegalActionError, match="game 0: "):
+            vec.step(actions.tolist() if games is None else [illegal], games=games)
     _assert_unchanged(vec, before)
 
 

@@ -179,6 +179,22 @@ def test_illegal_action_changes_nothing():
         for array in (workers.rewards, workers.terminated, workers.matches_done):
             with pytest.raises(ValueError, match="read-only"):
                 array[0] = 0
+            with pytest.raises(ValueError, match="WRITEABLE"):
+                array.flags.writeable = True
+        # the shared masks judge the actions, not whatever the attribute holds
+        workers.action_masks = np.ones_like(workers.action_masks)
+        with pytest.raises(IllegalActionError) as got:
+            workers.step(bad, games)
+        assert str(got.value) == str(expected.value)
+        workers.action_masks = workers.buffers["action_masks"]
+        # numpy values are sent as they are: the refusal reads as the one-process engine's
+        for value in (np.float64(1.0), np.str_("draw stock")):
+            wrong = [*legal[:4].tolist(), value, *legal[5:].tolist()]
+            with pytest.raises(IllegalActionError) as expected_numpy:
+                single.check(wrong)
+            with pytest.raises(IllegalActionError) as got_numpy:
+                workers.step(wrong)
+            assert str(got_numpy.value) == str(expected_numpy.value)
         workers.step(legal)
         single.step(legal)
         assert_same(workers, single, "after the legal step")

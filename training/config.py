@@ -18,6 +18,7 @@ import dataclasses
 import difflib
 import math
 import re
+import sys
 import typing
 import warnings
 from collections.abc import Collection
@@ -1317,7 +1318,16 @@ class ValueLoader(yaml.SafeLoader):
                 "write it without the leading 0, or quote it to mean text",
                 node.start_mark,
             )
-        value = super().construct_yaml_int(node)
+        try:
+            value = super().construct_yaml_int(node)
+        except ValueError:  # more digits than Python turns into an int (4,300 unless set)
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"a number of {len(text)} characters, more than Python reads as an int "
+                f"({sys.get_int_max_str_digits()} digits)",
+                node.start_mark,
+            ) from None
         self._refuse_base_60(node, value)
         return value
 
@@ -1447,8 +1457,9 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     try:
         value = yaml.load(raw, Loader=ValueLoader) if raw.strip() else ""  # a SafeLoader
     except yaml.YAMLError as exc:
+        shown = text if len(text) <= 100 else text[:97] + "..."
         raise ConfigLoadError(
-            f"--set {text}: the value is not valid YAML ({_yaml_error(exc)})"
+            f"--set {shown}: the value is not valid YAML ({_yaml_error(exc)})"
         ) from None
     return path, value
 

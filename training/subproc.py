@@ -180,6 +180,8 @@ class RaiseFailures(VecEnvWrapper):
         """``call`` to the games' processes; a broken pipe (a process that ended under the
         run) names the game and how it ended, where a bare BrokenPipeError passed for the
         reader of stdout gone and ended the command without a word."""
+        if getattr(self.venv, "closed", False):  # its processes ended as asked: none died
+            raise RuntimeError("this training env (vec_env: subproc) is closed")
         try:
             return call(*args, **kwargs)
         except (EOFError, OSError) as exc:
