@@ -36,7 +36,7 @@ from rummyzoo.agents.features import learner_input, learner_inputs, make_feature
 from rummyzoo.envs.files import atomic_write_bytes
 from rummyzoo.envs.match import MATCH_OPTION_NAMES, REPORT_OPTION_NAMES
 from rummyzoo.envs.native import resolve_kernels
-from rummyzoo.envs.registry import check_players, make_game
+from rummyzoo.envs.registry import check_players, game_of_options, make_game
 
 META_NAME = "rummyzoo.json"
 FORMAT_VERSION = 1
@@ -199,7 +199,7 @@ def check_meta_against_env(model: Any, meta: dict[str, Any]) -> None:
         try:
             same = (
                 make_game(env.variant, env.num_players, **env_options).rules
-                == make_game(env.variant, env.num_players, **options).rules
+                == game_of_options(env.variant, env.num_players, options).rules
             )
         except (TypeError, ValueError):
             same = False
@@ -302,7 +302,7 @@ def _rules_of(
         k: v for k, v in options.items() if k not in EVAL_SAFE_OPTIONS and k not in ENV_ONLY_OPTIONS
     }
     try:
-        game = make_game(variant, num_players, **rules)
+        game = game_of_options(variant, num_players, rules)
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{whose} has rules options the game refuses: {exc}") from None
     return dataclasses.asdict(game.rules)
@@ -318,7 +318,7 @@ def check_recorded_options(meta: dict[str, Any], source: str) -> None:
     _rules_of(meta["variant"], meta["num_players"], meta["options"], whose)
     played = recorded_game_options(meta)
     try:
-        make_game(meta["variant"], meta["num_players"], **played)
+        game_of_options(meta["variant"], meta["num_players"], played)
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{whose} has match options the game refuses: {exc}") from None
 

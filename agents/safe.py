@@ -434,6 +434,18 @@ def check_whole(archive: zipfile.ZipFile) -> None:
         )
 
 
+def _span(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
+    """The bytes from ``info``'s local header to the next member's, or to the central
+    directory after the last member: all the room its packed data can take in the file."""
+    starts = sorted(
+        i.header_offset for i in archive.infolist() if i.header_offset > info.header_offset
+    )
+    end = starts[0] if starts else getattr(archive, "start_dir", None)
+    if end is None:  # (every CPython zipfile sets it; the file's size otherwise)
+        end = archive.fp.seek(0, 2) if archive.fp is not None else info.header_offset
+    return max(0, end - info.header_offset)
+
+
 def read_member(archive: zipfile.ZipFile, name: str, limit: int, path: Path) -> bytes:
     """A member's bytes, read up to the size its zip entry gives (``limit`` at most) and only
     where that size is not many times the bytes it takes in the file beyond
@@ -445,10 +457,13 @@ def read_member(archive: zipfile.ZipFile, name: str, limit: int, path: Path) -> 
             f"checkpoint {path}: {name} is {info.file_size:,} bytes, more than a checkpoint "
             f"holds ({limit:,} at most)"
         )
-    if info.file_size > max(MAX_PACKED_FREE, MAX_PACKING * info.compress_size):
+    # the bytes it takes in the file: up to the next member or the directory (the size its
+    # entry claims, which nothing else checks, could say more than the file holds)
+    packed = min(info.compress_size, _span(archive, info))
+    if info.file_size > max(MAX_PACKED_FREE, MAX_PACKING * packed):
         raise CheckpointError(
             f"checkpoint {path}: {name} unpacks to {info.file_size:,} bytes from "
-            f"{info.compress_size:,} in the file; weights pack to little less than their size "
+            f"{packed:,} in the file; weights pack to little less than their size "
             f"(rummyzoo stores them unpacked), so this is no checkpoint's (a zip bomb)"
         )
     with archive.open(info) as fh:
@@ -567,11 +582,33 @@ def _check_card_layout(meta: CheckpointMeta, source: str) -> None:
             f"num_actions {layout.num_actions} and action_segments ({actions} actions) must "
             f"both be the checkpoint's {meta.num_actions}"
         )
+    if not problems:  # the layout the checkpoint's game, features and mask give
+        from rummyzoo.agents.networks import card_layout
+
+        problems = _differences(meta, source, layout, card_layout, "its game and features")
     if problems:
         raise CheckpointError(
             f"checkpoint {source} has a network specification that does not fit: "
             f"network.card_layout: {'; '.join(problems)}"
         )
+
+
+def _differences(
+    meta: CheckpointMeta, source: str, layout: Any, build: Any, given: str
+) -> list[str]:
+    """What a network's recorded ``layout`` says otherwise than ``build`` (:func:`card_layout`
+    or :func:`action_layout` of :mod:`rummyzoo.agents.networks`) gives for the checkpoint's
+    game, features and mask (``given`` names them in the message)."""
+    try:
+        want = build(
+            meta.variant, meta.num_players, dict(meta.options), meta.features, meta.mask_in_obs
+        )
+    except ValueError as exc:
+        raise CheckpointError(
+            f"checkpoint {source} has a network specification that does not fit: {exc}"
+        ) from None
+    got = layout.model_dump(mode="json")
+    return [f"{k} {got[k]}, but {given} give {v}" for k, v in want.items() if got[k] != v]
 
 
 def _check_action_layout(meta: CheckpointMeta, source: str) -> None:
@@ -580,16 +617,7 @@ def _check_action_layout(meta: CheckpointMeta, source: str) -> None:
 
     layout = meta.network.action_layout
     assert layout is not None
-    try:
-        want = action_layout(
-            meta.variant, meta.num_players, dict(meta.options), meta.features, meta.mask_in_obs
-        )
-    except ValueError as exc:
-        raise CheckpointError(
-            f"checkpoint {source} has a network specification that does not fit: {exc}"
-        ) from None
-    got = layout.model_dump(mode="json")
-    problems = [f"{k} {got[k]}, but its features give {v}" for k, v in want.items() if got[k] != v]
+    problems = _differences(meta, source, layout, action_layout, "its features")
     if problems:
         raise CheckpointError(
             f"checkpoint {source} has a network specification that does not fit: "

@@ -65,6 +65,14 @@ def make_game(name: str, /, num_players: int = 2, kernels: Any = None, **options
     return match.make_game(_game_class(name), num_players, options, kernels=kernels)
 
 
+def game_of_options(name: str, num_players: int, options: dict[str, Any]) -> Game:
+    """:func:`make_game` with ``options`` all the game's options, none taken as an argument of
+    its own (``kernels`` in a file's recorded options is an unknown option, not a choice of
+    kernels)."""
+    check_players(name, num_players)
+    return match.make_game(_game_class(name), num_players, dict(options))
+
+
 def _game_class(name: str) -> type[Game]:
     module, _, cls = GAMES[name].partition(":")
     return getattr(importlib.import_module(module), cls)

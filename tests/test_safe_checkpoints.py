@@ -11,6 +11,7 @@ import json
 import pickle
 import re
 import shutil
+import struct
 import warnings
 import zipfile
 from pathlib import Path
@@ -545,6 +546,23 @@ def test_a_cards_layout_that_does_not_fit_is_refused(tmp_path) -> None:
     bad = _with_meta(good, tmp_path / "bad.rz", shift)
     with pytest.raises(CheckpointError, match=r"network.card_layout: card_blocks \[10000\]"):
         make_agent(str(bad), "knock_rummy", 2)
+
+    # a layout inside the input that is not the game's: it loaded, and scored the actions of
+    # one card as another's, or read the wrong inputs as a card's channels
+    def swap(meta):
+        segments = meta["network"]["card_layout"]["action_segments"]
+        segments.reverse()
+
+    def move(meta):
+        blocks = meta["network"]["card_layout"]["card_blocks"]
+        blocks[0], blocks[1] = blocks[1], blocks[0]
+
+    for change, message in [(swap, "action_segments"), (move, "card_blocks")]:
+        bad = _with_meta(good, tmp_path / "bad.rz", change)
+        with pytest.raises(
+            CheckpointError, match=f"network.card_layout: {message} .*, but its game and features"
+        ):
+            make_agent(str(bad), "knock_rummy", 2)
     mlp = _with_meta(good, tmp_path / "mlp.rz", lambda m: m["network"].update(type="mlp"))
     with pytest.raises(CheckpointError, match="an 'mlp' network has no card_layout"):
         make_agent(str(mlp), "knock_rummy", 2)
@@ -1026,4 +1044,15 @@ def test_a_member_that_unpacks_to_many_times_its_size_is_refused_before_it_is_re
     with zipfile.ZipFile(bomb) as archive:
         assert archive.getinfo("model.safetensors").file_size == 200 << 20
     with pytest.raises(CheckpointError, match=r"model\.safetensors unpacks to 209,715,200 bytes"):
+        make_agent(str(bomb), "knock_rummy", 2)
+    # the same file whose directory claims a packed size of a 16th of the unpacked one (one
+    # byte more): that claim passed the check, and the member was unpacked
+    data = bytearray(bomb.read_bytes())
+    at = data.rfind(b"PK\x01\x02")  # the directory's entry of the last member, the weights
+    assert data[at + 46 : at + 46 + 17] == b"model.safetensors"
+    struct.pack_into("<I", data, at + 20, (200 << 20) // 16 + 1)
+    bomb.write_bytes(bytes(data))
+    with zipfile.ZipFile(bomb) as archive:
+        assert archive.getinfo("model.safetensors").compress_size == (200 << 20) // 16 + 1
+    with pytest.raises(CheckpointError, match=r"unpacks to 209,715,200 bytes from [0-9]{3},"):
         make_agent(str(bomb), "knock_rummy", 2)
