@@ -36,6 +36,7 @@ from rummyzoo.agents.arena.stats import (
     clustered_ratio_interval,
     clustered_t_interval,
     few_deals_factor,
+    spread_deals,
     student_t_quantile,
     t_interval,
     wilson_interval,
@@ -417,6 +418,42 @@ def test_a_spread_measured_from_few_deals_counts_for_less() -> None:
     assert n_many == pytest.approx(many.mean() * (1 - many.mean()) / (per_deal.var(ddof=1) / 100))
 
 
+def test_a_spread_that_rests_on_a_few_deals_counts_for_less() -> None:
+    """Two close agents: most deals mirrored (a win and a loss), a few won twice. The spread
+    then rests on those few deals, and taking it as measured from all of them made 95%
+    intervals that covered the true rate 83% of the time (3 of 100 deals, in expectation,
+    won twice), and an interval that narrowed as a deal won twice was added. Now the spread
+    counts as measured from about twice the deals that differ (Satterthwaite's degrees of
+    freedom from the deals' kurtosis), so the intervals keep their level; where the deals
+    differ as normal values do, nothing changes."""
+    rng = np.random.default_rng(0)
+    deals = np.repeat(np.arange(100), 2)
+    for q in (0.03, 0.05):
+        covered = 0
+        for _ in range(1000):
+            credits = np.tile([1.0, 0.0], 100)
+            credits[1::2][rng.random(100) < q] = 1.0
+            _, (low, high), _ = win_rate_interval(credits, deals)
+            covered += low <= 0.5 + 0.5 * q <= high
+        assert covered >= 940, (q, covered)
+    # the same for points: every deal mirrored but 3, which gain 10 points
+    covered = 0
+    for _ in range(1000):
+        points = np.tile([5.0, -5.0], 100)
+        points[1::2][rng.random(100) < 0.03] += 10.0
+        _, (low, high) = clustered_t_interval(points, deals)
+        covered += low <= 0.3 * 0.5 <= high  # the true mean: 10 points in 3% of half the seats
+        _, (low2, high2) = clustered_ratio_interval(points, np.ones(200), deals)
+        assert (low2, high2) == pytest.approx((low, high))
+    assert covered >= 940, covered
+    assert spread_deals(np.array([0.0] * 97 + [1.0] * 3)) == pytest.approx(7.2, abs=0.5)
+    normal = rng.normal(size=2000)
+    assert spread_deals(normal) > 1500 and spread_deals(np.tile([0.0, 1.0], 50)) == 100
+    # deals that differ as normal values do: the interval as before (t with n - 1 df)
+    values = rng.normal(size=300)
+    assert clustered_t_interval(values, np.arange(300))[1] == pytest.approx(t_interval(values))
+
+
 def test_clustered_points_interval() -> None:
     values = np.array([10.0, -4.0, 3.0, 7.0, -1.0, 2.0])
     deals = np.repeat(np.arange(3), 2)
@@ -580,11 +617,25 @@ def test_team_seatings_give_every_agent_every_partner_and_seat() -> None:
     # without partners nothing changes; fewer agents than seats cycle, each agent a team
     assert seatings(4, 4, [0, 1, 2, 3]) == seatings(4, 4)
     assert seatings(2, 4, teams) == seatings(2, 4, design="rotations")
-    # three agents at a team game of four: the balanced design, every agent partners each other
-    three = seatings(3, 4, teams, kinds=[0, 1, 2])
-    partners = Counter(frozenset((s[0], s[2])) for s in three if s[0] != s[2])
-    partners += Counter(frozenset((s[1], s[3])) for s in three if s[1] != s[3])
-    assert set(partners) == {frozenset(p) for p in itertools.combinations(range(3), 2)}
+    # three agents at a team game of four: an agent's copies partner each other (a copy on
+    # each side won whichever side did: random play came out rated above ditch.greedy), every
+    # agent partners each other one, and holds as many seats as the others
+    for design in ("balanced", "rotations"):
+        three = seatings(3, 4, teams, design=design, kinds=[0, 1, 2])
+        assert len(three) == len(set(three)) == 12
+        for s in three:
+            assert len({agent for agent in s if s.count(agent) > 1}) == 1
+            assert all(len({teams[i] for i in range(4) if s[i] == a}) == 1 for a in s)
+        partners = Counter(frozenset((s[0], s[2])) for s in three if s[0] != s[2])
+        partners += Counter(frozenset((s[1], s[3])) for s in three if s[1] != s[3])
+        assert set(partners) == {frozenset(p) for p in itertools.combinations(range(3), 2)}
+        assert Counter(a for s in three for a in s) == dict.fromkeys(range(3), 16)
+    report = summarize(
+        run_arena("ditch_rummy", 4, ["random", "ditch.greedy", "ditch.smart"], deals=4, seed=1,
+                  options={"teams": True, "target_score": None}, workers=1)
+    )  # fmt: skip
+    rates = {name: entry["win_rate"] for name, entry in report["agents"].items()}
+    assert rates["random"] < 0.1 < 0.5 < min(rates["ditch.greedy"], rates["ditch.smart"])
     assert len(set(seatings(2, 4))) == len(seatings(2, 4)) == 6  # each arrangement once
     with pytest.raises(ValueError, match="one score group per seat"):
         seatings(4, 4, [0, 1])

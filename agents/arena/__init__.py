@@ -26,6 +26,11 @@ deal is played once per *seating*:
   checkpoint against copies of one opponent use rotations: only the checkpoint's figures are
   read there, and rotations seat it after and before the copies alike; the arena reports each
   copy on its own, and copies seated by rotations would not sit alike.
+* With partners and fewer agents than seats but more than teams (three agents at Ditch Rummy's
+  four seats), an agent's copies always partner each other: a copy on each side would share
+  whichever side's win. Either design then plays every seating in which each agent sits and
+  none sits on two sides (``A A`` against ``B C`` and its mirror images, for each agent as the
+  pair: 12 seatings for three agents at four seats).
 
 Agents' random streams are seeded from ``(S, d, seating, seat)``. Games depend on nothing else,
 so the numbers are the same whatever the number of worker processes; results are merged in deal
@@ -68,7 +73,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from itertools import combinations, permutations
+from itertools import combinations, permutations, product
 from pathlib import Path
 from typing import Any
 
@@ -237,6 +242,8 @@ def seatings(
     # seats), which the balanced design would break up
     one_team_each = teams and num_agents == len(set(groups))
     balanced = design == "balanced" and num_seats > 2 and not one_team_each
+    if teams and not partnered and not one_team_each:
+        return _partnered_copies(num_agents, groups)
     result: list[tuple[int, ...]] = []
     placed: set[tuple[int, ...]] = set()  # (what result holds: a list's search grew as its square)
     for lineup in lineups:
@@ -265,6 +272,21 @@ def seatings(
                     placed.add(seating)
                     result.append(seating)
     return result
+
+
+def _partnered_copies(num_agents: int, groups: Sequence[int]) -> list[tuple[int, ...]]:
+    """Every seating of ``num_agents`` agents (fewer than the seats, more than the teams)
+    in which each agent sits and all of an agent's seats are on one side (``groups``: each
+    seat's side): a copy on each side would share whichever side's win. The set is the same
+    under any renaming of the agents, so each agent holds as many seats as any other."""
+    found = []
+    for seating in product(range(num_agents), repeat=len(groups)):
+        sides: dict[int, set[int]] = {}
+        for agent, group in zip(seating, groups, strict=True):
+            sides.setdefault(agent, set()).add(group)
+        if len(sides) == num_agents and all(len(side) == 1 for side in sides.values()):
+            found.append(seating)
+    return found
 
 
 def _rotations_suffice(lineup: Sequence[int], kinds: Sequence[Any]) -> bool:
@@ -770,9 +792,15 @@ def run_arena(
     )
     notes = []
     if len(agents) < num_players:
+        sides = len(set(match.game.score_groups))
+        filled = (
+            "an agent's copies partner each other"
+            if sides < num_players
+            else "seats filled by cycling the agent list"
+        )
         notes.append(
-            f"{len(agents)} agents for {num_players} seats: seats filled by cycling the agent "
-            "list; each seat an agent holds counts as one of its games"
+            f"{len(agents)} agents for {num_players} seats: {filled}; each seat an agent holds "
+            "counts as one of its games"
         )
     plan = _Plan(
         variant,
