@@ -1192,6 +1192,16 @@ def test_pfsp_head_to_head_scores_each_rival_by_points():
               [True, False, True], winner=True)
     )  # fmt: skip
     assert teams.results() == {"ditch.smart": [0.5, 0.5]}
+    # by the winner too, the partner counts nothing: its side's result is the learner's own
+    # (counted, a strong partner looked hard to beat and was drawn as an opponent the more)
+    teams_by_winner = OpponentMixture(
+        [("random", 1.0), ("ditch.smart", 1.0)], "ditch_rummy", 4, pfsp_exponent=1.0
+    )
+    teams_by_winner.record_game(
+        _game(30.0, ["ditch.smart", "random", "ditch.smart"], [30.0, 30.0, 30.0],
+              [True, False, True], winner=False)
+    )  # fmt: skip
+    assert teams_by_winner.results() == {"ditch.smart": [0.0, 0.0]}
     with pytest.raises(ValueError, match="pfsp_score must be 'winner' or 'head_to_head'"):
         OpponentMixture(entries, "knock_rummy", 4, pfsp_score="points")
 

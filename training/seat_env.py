@@ -186,8 +186,11 @@ class OpponentMixture:
         opponents, as ``pfsp_score`` counts them; a game cut by a cap counts nothing."""
         if self.pfsp_exponent is None or game["truncated"]:
             return
-        if self.pfsp_score == "winner":
-            self.record(game["opponents"], float(game["winner"]))
+        if self.pfsp_score == "winner":  # against each rival (a partner won or lost with it)
+            rivals = [
+                k for k, rival in zip(game["opponents"], game["rivals"], strict=True) if rival
+            ]
+            self.record(rivals, float(game["winner"]))
         else:
             for label, score in head_to_head(game):
                 self.record([label], score)
