@@ -20,9 +20,18 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         parents=[parents.overrides()],
     )
     bench.add_argument("config", help="YAML run config (its backend is set to rllib)")
-    bench.add_argument("--env-runners", type=int, nargs="+", default=[1, 2], metavar="K")
-    bench.add_argument("--iterations", type=int, default=5, help="timed iterations per run")
-    bench.add_argument("--repeat", type=int, default=2, help="rounds")
+    bench.add_argument(
+        "--env-runners",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        metavar="K",
+        help="the env-runner counts to time, each ratio to the first's (default 1 2)",
+    )
+    bench.add_argument(
+        "--iterations", type=int, default=5, help="timed iterations per run (default 5)"
+    )
+    bench.add_argument("--repeat", type=int, default=2, help="rounds (default 2)")
     bench.add_argument("--json", metavar="PATH", help="write the results here")
     bench.set_defaults(func=run)
 

@@ -24,7 +24,9 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         parents=[parents.overrides()],
     )
     bench.add_argument("config", help="YAML run config, e.g. configs/knock_bench.yaml")
-    bench.add_argument("--steps", type=int, default=20_000, help="learner steps per run")
+    bench.add_argument(
+        "--steps", type=int, default=20_000, help="learner steps per run (default 20,000)"
+    )
     bench.add_argument(
         "--compare",
         action="append",
@@ -40,7 +42,9 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         help="play against a self-play pool of this many fresh snapshots (0: the config's "
         "opponents)",
     )
-    bench.add_argument("--repeat", type=int, default=1, help="rounds of alternating runs")
+    bench.add_argument(
+        "--repeat", type=int, default=1, help="rounds of alternating runs (default 1)"
+    )
     bench.add_argument("--json", metavar="PATH", help="write the results here")
     bench.set_defaults(func=run)
 

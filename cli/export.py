@@ -16,7 +16,8 @@ REPLACED = " (it replaced the file that was there)"
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
     export = sub.add_parser(
         "export",
-        help="convert a stable-baselines3 zip you trust into a shareable checkpoint (.rz)",
+        help="convert a stable-baselines3 zip (or a run's RLlib checkpoint) you trust into a "
+        "shareable checkpoint (.rz)",
         description="Convert a stable-baselines3 checkpoint zip (what rummyzoo wrote before "
         "shareable checkpoints, or a run's resume file checkpoints/last.zip) into a shareable "
         ".rz checkpoint that loads without running code; or the learner module of an RLlib "
