@@ -137,6 +137,8 @@ def test_describe_action_for_the_other_seats_leaves_out_the_positions():
         (2, {"draw_rule": "up_to_3", "max_hand": 11}, "max_hand must be in"),
         (2, {"draw_rule": "up_to_3", "max_hand": 2}, "max_hand must be in"),
         (2, {"points_run": -1}, "points_run must be in"),
+        (2, {"points_run": 2**24}, r"points_run must be in \[0, 16777215\]"),
+        (2, {"points_single_ace": 2**24}, r"points_single_ace must be in \[0, 16777215\]"),
         (2, {"points_set": 2.5}, "points_set must be int"),
         (2, {"teams": "yes"}, "teams must be bool"),
         (2, {"target_score": 0}, "target_score must be in"),

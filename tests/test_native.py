@@ -384,11 +384,16 @@ def test_knock_kernel_refuses_what_would_write_out_of_bounds():
 
 
 # ------------------------------------------------------------------ Ditch Rummy's compiled turn
+MAX_POINTS_OPTIONS = ("points_single", "points_single_ace", "points_set", "points_run")
 DITCH_OPTIONS = [
     (2, {}),
     (3, {"single_extends_meld": True}),
     (4, {"teams": True, "single_extends_meld": True, "runs_same_suit": True}),
     (2, {"draw_rule": "up_to_3", "max_hand": 10, "hand_penalty": "none", "points_run": 7}),
+    # the rules' largest point values (larger ones built in Python and failed compiled, with
+    # the kernel's error naming none of the options), in single hands (a match of them ends
+    # with its first meld)
+    (2, {**dict.fromkeys(MAX_POINTS_OPTIONS, 2**24 - 1), "target_score": None}),
 ]
 
 

@@ -78,6 +78,10 @@ FILL_HAND_LIMIT = 3
 DEFAULT_UP_TO_3_MAX_HAND = 6
 #: Position numbers stay single digits (action names use them, and ``10`` reads as a ten).
 MAX_HAND_LIMIT = 10
+#: The most points a meld or single may be worth (2**24 - 1): the compiled turns add up a
+#: hand's points in C ints, which hold 64 times as much (the pure-Python turns would take
+#: more, and a config must play the same with or without the compiled kernels).
+MAX_POINTS = 2**24 - 1
 
 NO_MELD = 0
 SET = 1
@@ -150,7 +154,7 @@ class DitchRummyRules:
             object.__setattr__(self, "max_hand", DEFAULT_UP_TO_3_MAX_HAND)
         check_range(self, "max_hand", FILL_HAND_LIMIT, MAX_HAND_LIMIT)
         for name in ("points_single", "points_single_ace", "points_set", "points_run"):
-            check_range(self, name, 0, None)
+            check_range(self, name, 0, MAX_POINTS)
         check_choice(self, "hand_penalty", ("per_card", "none"))
 
 
