@@ -198,6 +198,11 @@ def read_only(array: np.ndarray) -> np.ndarray:
     being writeable). A library that writes through a read-only array's memory anyway (torch's
     ``as_tensor`` warns that it may) is outside what numpy can stop."""
     if array.flags.c_contiguous and not array.dtype.hasobject:
+        if array.ndim == 1:  # (a mask each decision of the play loop: the quick way)
+            try:
+                return np.frombuffer(memoryview(array).toreadonly(), dtype=array.dtype)
+            except (ValueError, TypeError):  # a format memoryview lacks: the way below
+                pass
         memory = memoryview(array.reshape(-1).view(np.uint8)).toreadonly()
         return np.frombuffer(memory, dtype=array.dtype).reshape(array.shape)
     view = array.view()
