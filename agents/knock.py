@@ -242,12 +242,40 @@ class SmartKnock(KnockPolicy):
             if action_mask[TAKE_DISCARD] and top >= 0:
                 forbid = -1 if self.rules.allow_discard_of_taken else top
                 after, _ = self.deadwood.best_discard(hand | (1 << top), forbid)
-                if after < self.deadwood(hand) and after <= self._expected_stock(hand, live):
+                if (
+                    after < self.deadwood(hand)
+                    and after <= self._expected_stock(hand, live)
+                    and not (forbid < 0 and self._throws_back(seen, top, after, rng))
+                ):
                     return TAKE_DISCARD
             if not action_mask[DRAW_STOCK]:
                 return TAKE_DISCARD
             return DRAW_STOCK
         options = self._discard_options(hand, action_mask)
+        cost = self._discard_cost(seen)
+        # A knock ends the hand: only the deadwood it leaves counts then, so it knocks with the
+        # legal knock card that leaves the least (ties: the discard order's), not with the card
+        # it would discard.
+        costs = {o: cost(o) for o in options}
+        knocks = [o for o in options if action_mask[KNOCK_BASE + o[1]]]
+        if knocks:
+            d, card = min(knocks, key=lambda o: (o[0], costs[o]))
+            if self._knocks(d, seen, rng):
+                return KNOCK_BASE + card
+        return DISCARD_BASE + min(options, key=costs.__getitem__)[1]
+
+    def _knocks(self, d: int, seen: KnockView, rng: np.random.Generator) -> bool:
+        """Whether it knocks leaving deadwood ``d`` (where the rules let it)."""
+        return d == 0 or (
+            d <= self.knock_limit
+            and self._knock_value(d, seen, seen.unseen, rng) > self.knock_margin
+        )
+
+    def _discard_cost(self, seen: KnockView) -> Any:
+        """The cost of a discard option ``(deadwood after it, card)``: the deadwood kept, plus
+        the value of what the card could still become (live neighbours) and the help it would
+        give an opponent (neighbours they picked up); ties by higher value, then rank."""
+        live = seen.unseen
         opp_known = 0
         opp_thrown = 0
         for k in seen.opponent_known:
@@ -256,8 +284,6 @@ class SmartKnock(KnockPolicy):
             opp_thrown |= t
 
         def cost(option: tuple[int, int]) -> tuple[float, int, int]:
-            """Deadwood kept, plus the value of what the card could still become (live
-            neighbours) and the help it would give an opponent (neighbours they picked up)."""
             d, c = option
             near = self._neighbours(c)
             danger = (near & opp_known).bit_count()
@@ -267,15 +293,19 @@ class SmartKnock(KnockPolicy):
             value = d + self.danger_weight * danger + self.potential_weight * potential
             return (value, -VALUES[c], -(c % NUM_RANKS))
 
-        # A knock ends the hand: only the deadwood it leaves counts then, so it knocks with the
-        # legal knock card that leaves the least (ties: the discard order's), not with the card
-        # it would discard.
-        costs = {o: cost(o) for o in options}
-        knocks = [o for o in options if action_mask[KNOCK_BASE + o[1]]]
-        if knocks:
-            d, card = min(knocks, key=lambda o: (o[0], costs[o]))
-            if d == 0 or (
-                d <= self.knock_limit and self._knock_value(d, seen, live, rng) > self.knock_margin
-            ):
-                return KNOCK_BASE + card
-        return DISCARD_BASE + min(options, key=costs.__getitem__)[1]
+        return cost
+
+    def _throws_back(self, seen: KnockView, top: int, after: int, rng: np.random.Generator) -> bool:
+        """Whether, having taken ``top`` where the rules let it be thrown again the same turn,
+        it would throw it: the discard its cost picks is that card (an opponent threw it, so
+        it counts as safe), and it would not knock first (with the best discard's deadwood
+        ``after``, where the rules allow that knock). Two such players took and threw back one
+        card for ever, and the hand ran to its turn cap."""
+        with_top = seen.hand | (1 << top)
+        after_each = self.deadwood.after_discards(with_top)
+        cost = self._discard_cost(seen)
+        card = min(((after_each[c], c) for c in mask_cards(with_top)), key=cost)[1]
+        if card != top:
+            return False
+        limit = self.rules.knock_max_deadwood
+        return not ((limit is None or after <= limit) and self._knocks(after, seen, rng))

@@ -9,6 +9,7 @@ from knock_helpers import deck_for, make
 from rummyzoo.agents.knock import GreedyKnock, SmartKnock
 from rummyzoo.agents.registry import make_agent
 from rummyzoo.envs import knock_rummy_v0
+from rummyzoo.envs.knock_rummy.rules import DISCARD_BASE, TAKE_DISCARD
 
 
 def play_games(names, players, games, options=None):
@@ -49,6 +50,38 @@ def test_heuristics_follow_rule_options():
         "stock_exhaustion": "reshuffle",
     }
     play_games(["knock.smart", "knock.greedy"], 2, games=10, options=options)
+
+
+@pytest.mark.parametrize("settings", ["", "(knock_margin=50)"])
+def test_smart_does_not_take_a_discard_to_throw_it_back(settings):
+    """Where the rules let a taken card be thrown the same turn, knock.smart took the top
+    discard (it lowered the deadwood with another discard) and then threw that very card
+    back (an opponent's discard counts as safe): two such players did it turn after turn, and
+    3 of 100 hands with knock_max_deadwood=0 ran to the turn cap, scoring nothing."""
+    options = {"allow_discard_of_taken": True}
+    if not settings:
+        options["knock_max_deadwood"] = 0
+    env = knock_rummy_v0.raw_env(num_players=2, **options)
+    smart = make_agent(f"knock.smart{settings}", "knock_rummy", 2, options)
+    throw_backs = takes = 0
+    for seed in range(30):
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        taken = -1
+        for _agent in env.agent_iter():
+            obs, _r, term, trunc, info = env.last()
+            if term or trunc:
+                assert not trunc, (seed, info)
+                env.step(None)
+                continue
+            action = smart.act(obs["observation"], obs["action_mask"], rng)
+            throw_backs += taken >= 0 and action == DISCARD_BASE + taken
+            taken = -1
+            if action == TAKE_DISCARD:
+                taken = smart.game.decode(obs["observation"]).top_discard
+                takes += 1
+            env.step(action)
+    assert takes > 30 and throw_backs == 0, (takes, throw_backs)
 
 
 def test_greedy_takes_a_useful_discard_and_knocks_low():
