@@ -58,7 +58,9 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         default=SEATING_DESIGNS[0],
         help="balanced (default): at 3+ seats every agent sits after and before every other "
         "equally often (N(N-1) seatings a line-up, 60 at 6 seats); rotations: the N "
-        "rotations of each line-up only (fewer games; the order around the table stays fixed)",
+        "rotations of each line-up only (fewer games; the order around the table stays "
+        "fixed). With teams and fewer agents than seats but more than teams, either plays "
+        "every seating in which an agent's copies partner each other (12 for 3 agents at 4)",
     )
     arena.add_argument(
         "--keep-deals",

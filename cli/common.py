@@ -61,6 +61,11 @@ def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
             options[key] = json.loads(text)
         except json.JSONDecodeError:
             options[key] = words.get(text.strip().lower(), text)
+        except ValueError:  # a number of more digits than Python reads as an int
+            raise ConfigError(
+                f"--option {key}: a number of {len(text.strip())} characters, more than Python "
+                f"reads as an int ({sys.get_int_max_str_digits()} digits)"
+            ) from None
     return options
 
 

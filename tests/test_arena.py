@@ -421,7 +421,7 @@ def test_a_spread_measured_from_few_deals_counts_for_less() -> None:
 def test_a_spread_that_rests_on_a_few_deals_counts_for_less() -> None:
     """Two close agents: most deals mirrored (a win and a loss), a few won twice. The spread
     then rests on those few deals, and taking it as measured from all of them made 95%
-    intervals that covered the true rate 83% of the time (3 of 100 deals, in expectation,
+    intervals that covered the true rate 85% of the time (3 of 100 deals, in expectation,
     won twice), and an interval that narrowed as a deal won twice was added. Now the spread
     counts as measured from about twice the deals that differ (Satterthwaite's degrees of
     freedom from the deals' kurtosis), so the intervals keep their level; where the deals

@@ -774,6 +774,25 @@ def test_a_number_past_the_digits_python_reads_is_refused_by_line(tmp_path):
     with pytest.raises(ConfigLoadError, match=r"^--set seed=9{92}\.\.\.: .*5000 characters") as e:
         load_config(CONFIGS / "smoke_ppo.yaml", [f"seed={digits}"])
     assert len(str(e.value)) < 300
+    # the same in other spellings, each a message without the number's digits
+    for text, message in [
+        ("0x" + "F" * 4000, r"seed: Input should be .*, got an int of more than 4300 digits"),
+        ("0" + "7" * 5000, r"is an octal number in YAML \(an int of more than 4300 digits\)"),
+        ("1" + ":59" * 3000, r"is a base-60 number in YAML \(an int of more than 4300 digits\)"),
+    ]:
+        path.write_text(f"variant: knock_rummy\nseed: {text}\n")
+        with pytest.raises(ConfigLoadError, match=message) as e:
+            load_config(path)
+        assert len(str(e.value)) < 400
+    # and a long --set is cut in every message, not only where its YAML fails
+    with pytest.raises(ConfigLoadError, match=r"^--set seed=x{92}\.\.\.: ") as e:
+        load_config(CONFIGS / "smoke_ppo.yaml", ["seed=" + "x" * 5000])
+    assert len(str(e.value)) < 400
+    from rummyzoo.cli.common import parse_options
+    from rummyzoo.envs.core import ConfigError
+
+    with pytest.raises(ConfigError, match="--option target_score: a number of 5000 characters"):
+        parse_options([f"target_score={digits}"])
     from rummyzoo.envs.core import short_repr
 
     assert short_repr(10**5000) == "an int of more than 4300 digits"  # its repr raised

@@ -39,7 +39,7 @@ from pydantic import (
 )
 
 from rummyzoo.agents.limits import MAX_LAYERS, MAX_WIDTH
-from rummyzoo.envs.core import short_repr
+from rummyzoo.envs.core import int_shown, short_repr
 from rummyzoo.envs.match import MIN_REWARD_SCALE, REPORT_OPTION_NAMES, REWARD_MODES, MatchOptions
 from rummyzoo.envs.registry import VARIANTS
 
@@ -414,7 +414,7 @@ def _models_in(annotation: Any) -> tuple[type[BaseModel], ...]:
 
 def _got(value: Any) -> str:
     if value is None or isinstance(value, (str, int, float, bool)):
-        shown = repr(value)
+        shown = int_shown(value)  # (an int too long for a str says so)
         if len(shown) <= 60:
             return f", got {shown}"
     return ""
@@ -1303,8 +1303,8 @@ class ValueLoader(yaml.SafeLoader):
             raise yaml.constructor.ConstructorError(
                 None,
                 None,
-                f"{node.value} is a base-60 number in YAML ({value}): write the number it "
-                "means, or quote it to mean text",
+                f"{_cut(str(node.value))} is a base-60 number in YAML ({int_shown(value)}): "
+                "write the number it means, or quote it to mean text",
                 node.start_mark,
             )
 
@@ -1314,8 +1314,9 @@ class ValueLoader(yaml.SafeLoader):
             raise yaml.constructor.ConstructorError(
                 None,
                 None,
-                f"{node.value} is an octal number in YAML ({super().construct_yaml_int(node)}): "
-                "write it without the leading 0, or quote it to mean text",
+                f"{_cut(str(node.value))} is an octal number in YAML "
+                f"({int_shown(super().construct_yaml_int(node))}): write it without the leading "
+                "0, or quote it to mean text",
                 node.start_mark,
             )
         try:
@@ -1441,6 +1442,11 @@ def _yaml_error(exc: yaml.YAMLError) -> str:
     return str(exc)
 
 
+def _cut(text: str, limit: int = 100) -> str:
+    """A user's text for a message: as given, or its first characters and ``...``."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``key.sub=value`` -> (["key", "sub"], value parsed as YAML: numbers, bools, lists...)."""
     if "=" not in text:
@@ -1457,9 +1463,8 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     try:
         value = yaml.load(raw, Loader=ValueLoader) if raw.strip() else ""  # a SafeLoader
     except yaml.YAMLError as exc:
-        shown = text if len(text) <= 100 else text[:97] + "..."
         raise ConfigLoadError(
-            f"--set {shown}: the value is not valid YAML ({_yaml_error(exc)})"
+            f"--set {_cut(text)}: the value is not valid YAML ({_yaml_error(exc)})"
         ) from None
     return path, value
 
@@ -1580,12 +1585,12 @@ def format_issues(issues: list[Issue], source: str, data: Any = None) -> str:
     if len(entries) == 1:
         override, shown, _, body = entries[0]
         if override is not None:
-            return f"--set {override}: {body}"
+            return f"--set {_cut(override)}: {body}"
         return f"{source}, line {shown}: {body}" if shown else f"{source}: {body}"
     entries.sort(key=lambda entry: (entry[0] is not None, entry[2] or 0))
     out = [f"{len(entries)} errors in config {source}:"]
     for override, shown, _, body in entries:
-        where = f"--set {override}: " if override is not None else ""
+        where = f"--set {_cut(override)}: " if override is not None else ""
         out.append(f"  {where}{f'line {shown}: ' if shown else ''}{body}")
     return "\n".join(out)
 

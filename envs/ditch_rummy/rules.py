@@ -79,7 +79,7 @@ DEFAULT_UP_TO_3_MAX_HAND = 6
 #: Position numbers stay single digits (action names use them, and ``10`` reads as a ten).
 MAX_HAND_LIMIT = 10
 #: The most points a meld or single may be worth (2**24 - 1): the compiled turns add up a
-#: hand's points in C ints, which hold 64 times as much (the pure-Python turns would take
+#: hand's points in C ints, which hold 128 times as much (the pure-Python turns would take
 #: more, and a config must play the same with or without the compiled kernels).
 MAX_POINTS = 2**24 - 1
 
