@@ -7,7 +7,6 @@ import argparse
 import contextlib
 import cProfile
 import time
-import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -241,6 +240,104 @@ def _segments(
     return rates
 
 
+#: Hands every game plays before the engine's memory is read: a game keeps a batch of shuffled
+#: decks that doubles up to 64 as its hands use them (``Match._next_deck``), so an engine grows
+#: by some 26 KiB a game (a deck of 52) over its first 64 hands, and then holds still.
+SETTLE_HANDS = 64
+#: The longest the settling may take; a figure read before every game played SETTLE_HANDS
+#: hands says how many the least played (``memory_settle_hands``).
+SETTLE_SECONDS = 120.0
+
+
+def settled_memory(
+    variant: str,
+    num_envs: int,
+    num_players: int,
+    options: dict[str, Any],
+    seed: int,
+    workers: int = 1,
+) -> dict[str, float]:
+    """The memory an engine of ``num_envs`` games holds once every game has played
+    :data:`SETTLE_HANDS` hands of random play: ``per_game`` bytes, the ``hands`` the least
+    played game played, and the ``seconds`` it took. Measured in a fresh process, as the
+    growth of its resident memory (and with workers, their own memory: their interpreters
+    included, the pages they share with it counted once) from before the engine was built,
+    the variant imported and freed memory handed back, so that little freed memory is there
+    to be reused unseen; the engine plays at full speed (traced, its allocations took six
+    times as long, and an engine read after a second had not settled: Knock Rummy's 1,024
+    games held 16 MiB then and 36 MiB from their 64th hand on)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    here, there = context.Pipe(duplex=False)
+    spec = (variant, num_envs, num_players, options, seed, workers)
+    child = context.Process(target=_memory_child, args=(there, spec), name="rummyzoo-memory")
+    child.start()
+    there.close()
+    try:
+        status, value = here.recv()
+    except EOFError:
+        status, value = "error", f"the process measuring memory ended ({child.exitcode})"
+    finally:
+        child.join()
+    if status != "ok":
+        raise RuntimeError(f"measuring the engine's memory failed: {value}")
+    return value
+
+
+def _memory_child(conn: Any, spec: tuple[Any, ...]) -> None:
+    """:func:`settled_memory`'s measurement, in its own process; sends ``("ok", result)`` or
+    ``("error", text)``."""
+    import gc
+    import traceback
+
+    try:
+        variant, num_envs, num_players, options, seed, workers = spec
+        make_vector(variant, 1, num_players, **options)  # imports the variant: not the games'
+        gc.collect()
+        _trim()
+        before = _rss()
+        if workers > 1:
+            from rummyzoo.envs.workers import WorkerVectorEnv
+
+            vec: Any = WorkerVectorEnv(
+                variant, num_envs, num_players, num_workers=workers, **options
+            )
+        else:
+            vec = make_vector(variant, num_envs, num_players, **options)
+        vec.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        actions = np.empty(num_envs, dtype=np.int64)
+        hands = np.zeros(num_envs, dtype=np.int64)
+        start = time.perf_counter()
+        while hands.min() < SETTLE_HANDS and time.perf_counter() - start < SETTLE_SECONDS:
+            for _ in range(16):
+                uniform_legal_actions(vec.action_masks, rng, actions)
+                vec.step(actions)
+                hands += vec.hand_done
+        seconds = time.perf_counter() - start
+        memory = _rss(getattr(vec, "_procs", ())) - before
+        result = {"per_game": memory / num_envs, "hands": int(hands.min()), "seconds": seconds}
+        if hasattr(vec, "close"):
+            vec.close()
+        conn.send(("ok", result))
+    except BaseException:
+        conn.send(("error", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def _trim() -> None:
+    """Hand the memory the allocator holds free back to the system, where it can (glibc)."""
+    import ctypes
+    import ctypes.util
+
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        name = ctypes.util.find_library("c")
+        if name:
+            ctypes.CDLL(name).malloc_trim(0)
+
+
 def bench_vector(
     variant: str,
     num_envs: int,
@@ -257,13 +354,10 @@ def bench_vector(
     pick per step), alternating segment by segment with the AEC loop of :func:`bench_env`
     (``compare``), so both see the same machine; rates are the median segment's.
 
-    ``memory_per_game_bytes`` is the memory the engine holds once its games have been played
-    for a segment, divided by ``num_envs``: in one process, what is allocated from before the
-    engine was built (the variant already imported) and still live then (``tracemalloc``,
-    which memory the process allocated and freed before does not hide); with workers, the
-    growth of the resident memory of this process and the workers' own memory (their
-    interpreters included, the pages they share with this process counted once) over the same
-    span (``memory_measure``: ``traced`` or ``rss``).
+    ``memory_per_game_bytes`` is what an engine of the same games holds once it has settled,
+    divided by ``num_envs``: measured in a fresh process (:func:`settled_memory`), the growth
+    of its resident memory (with workers, and the workers' own memory) from before the engine
+    was built to when every game has played :data:`SETTLE_HANDS` hands.
 
     ``profile``: after the timed segments, one more segment of each setup under cProfile
     gives ``profile["vector"]`` (and ``profile["aec"]``): where each one's time goes by layer
@@ -274,11 +368,7 @@ def bench_vector(
     if profile and workers > 1:
         raise ValueError("--profile times one process: leave out --workers")
     options = dict(options or {})
-    make_vector(variant, 1, num_players, **options)  # imports the variant: not the games' memory
-    rss_before = _rss()
-    traced = workers == 1
-    if traced:
-        tracemalloc.start()
+    memory = settled_memory(variant, num_envs, num_players, options, seed, workers)
     if workers > 1:
         from rummyzoo.envs.workers import WorkerVectorEnv
 
@@ -325,11 +415,6 @@ def bench_vector(
                 fresh |= ended
 
     run_vector(min(seconds, 1.0))  # warm-up: every game has dealt and played
-    if traced:
-        memory = tracemalloc.get_traced_memory()[0] / num_envs
-        tracemalloc.stop()
-    else:
-        memory = (_rss(vec._procs) - rss_before) / num_envs
     counts["matches"] = counts["decisions"] = 0
     runners: dict[str, Callable[[float], int]] = {"vector": run_vector}
     if compare:
@@ -369,11 +454,13 @@ def bench_vector(
         "vector_decisions_per_match": (
             timed["decisions"] / timed["matches"] if timed["matches"] else None
         ),
-        "memory_per_game_bytes": memory,
-        "memory_measure": "traced" if traced else "rss",
+        "memory_per_game_bytes": memory["per_game"],
+        "memory_measure": "rss",
+        "memory_settle_hands": memory["hands"],
+        "memory_settle_seconds": memory["seconds"],
         # what the engine held for its num_envs games (a per-game figure from few games
         # carries the engine's fixed part, and with workers their processes')
-        "memory_mb": memory * num_envs / 2**20,
+        "memory_mb": memory["per_game"] * num_envs / 2**20,
         "parent_cpu_seconds": cpu,
         "wall_seconds": wall,
     }
@@ -391,7 +478,9 @@ def bench_vector(
 
 
 def bench_deadwood(hands: int = 20000, hand_size: int = 11, seed: int = 0) -> dict[str, Any]:
-    """Median and mean microseconds of the exact aces-low deadwood solver per random hand.
+    """Median and mean microseconds of the exact aces-low deadwood solver per random hand:
+    each hand timed on its own, less the median time of the clock's own reading (an empty
+    interval, some 60 ns here: a third of the compiled solver's time).
 
     A fresh solver is used so nothing is cached between runs of the benchmark.
     """
@@ -400,10 +489,15 @@ def bench_deadwood(hands: int = 20000, hand_size: int = 11, seed: int = 0) -> di
     solver = MeldSolver(ace="low")
     times = np.empty(hands)
     clock = time.perf_counter_ns
+    for i in range(hands):
+        t = clock()
+        times[i] = clock() - t
+    timer = float(np.median(times))
     for i, m in enumerate(masks):
         t = clock()
         solver.solve_mask(m)
         times[i] = clock() - t
+    times -= timer
     return {
         "deadwood_solver": solver.backend,
         "deadwood_hand_size": hand_size,
@@ -411,6 +505,7 @@ def bench_deadwood(hands: int = 20000, hand_size: int = 11, seed: int = 0) -> di
         "deadwood_median_us": float(np.median(times) / 1000),
         "deadwood_mean_us": float(times.mean() / 1000),
         "deadwood_p99_us": float(np.percentile(times, 99) / 1000),
+        "deadwood_timer_us": timer / 1000,
     }
 
 
@@ -527,7 +622,8 @@ def run_vector_bench(args: Any, options: dict[str, Any]) -> dict[str, Any]:
         )
     print(
         f"  memory: {result['memory_mb']:,.1f} MiB for {result['num_envs']:,} games "
-        f"({result['memory_per_game_bytes'] / 1024:,.1f} KiB a game, fixed parts included)"
+        f"({result['memory_per_game_bytes'] / 1024:,.1f} KiB a game, fixed parts included; "
+        f"settled: every game played {result['memory_settle_hands']:,} hands)"
     )
     for name, label in (("vector", "vector engine"), ("aec", "AEC loop")):
         if name in result.get("profile", {}):
@@ -612,8 +708,8 @@ def run_bench(args: Any) -> dict[str, Any]:
         )
     if "deadwood_solver" in result:
         print(
-            f"deadwood solver: median {result['deadwood_median_us']:.1f} us, mean "
-            f"{result['deadwood_mean_us']:.1f} us, p99 {result['deadwood_p99_us']:.1f} us per "
+            f"deadwood solver: median {result['deadwood_median_us']:.2f} us, mean "
+            f"{result['deadwood_mean_us']:.2f} us, p99 {result['deadwood_p99_us']:.2f} us per "
             f"{result['deadwood_hand_size']}-card hand ({result['deadwood_solver']} search)"
         )
     if "profile" in result:

@@ -49,7 +49,8 @@ def test_bench_env_of_the_vector_engine_alternates_with_the_aec_loop(tmp_path, c
     assert result["ratio_segments"] == pytest.approx(
         [v / a for v, a in zip(vector, aec, strict=True)]
     )
-    assert result["memory_per_game_bytes"] > 0 and result["memory_measure"] == "traced"
+    assert result["memory_per_game_bytes"] > 0 and result["memory_measure"] == "rss"
+    assert result["memory_settle_hands"] >= 64  # every game settled (see the test below)
     # decisions per match: whole matches only (random Ditch Rummy matches last about 2,700
     # decisions; dividing every decision made by the few matches that ended gave ten times it)
     assert result["vector_matches"] >= 1
@@ -74,6 +75,27 @@ def test_bench_env_with_workers(tmp_path):
     assert result["vector_decisions_per_s_per_worker"] == pytest.approx(
         result["vector_decisions_per_s"] / 2
     )
+    # the workers' memory, their interpreters included, settled as in one process
+    assert result["memory_settle_hands"] >= 64 and result["memory_per_game_bytes"] > 64 * 52 * 8
+
+
+def test_bench_env_reads_the_memory_of_settled_games_whatever_the_segments(tmp_path):
+    """A game keeps a batch of shuffled decks that doubles up to 64 (52 int64 each) as its
+    hands use them: the memory was read after a traced warm-up as long as a segment (at most
+    a second), while the batches still grew, so 1,024 Knock Rummy games took 11.1 MiB with
+    --seconds 0.1, 16.4 with --seconds 1, and held 36 MiB from their 64th hand on. It is now
+    read in a fresh process once every game has played 64 hands, whatever --seconds."""
+    figures = []
+    for seconds in ("0.05", "0.5"):
+        out = tmp_path / f"m{seconds}.json"
+        args = ["bench-env", "knock_rummy", "--num-envs", "512", "--no-compare"]
+        assert main([*args, "--seconds", seconds, "--json", str(out)]) == 0
+        result = json.loads(out.read_text())
+        assert result["memory_settle_hands"] >= 64
+        figures.append(result["memory_per_game_bytes"])
+    decks = 64 * 52 * 8  # a full batch of decks
+    assert min(figures) > decks
+    assert max(figures) / min(figures) < 1.15, figures
 
 
 @pytest.mark.parametrize(
