@@ -303,9 +303,10 @@ class Rummy500ActionFeatures(ActionFeatures):
     def __init__(self, num_players: int, options: dict[str, Any]) -> None:
         super().__init__(num_players, options)
         if self.game.num_decks > 1:
+            name = "rummy500_actions_v1" if self.draw_counts_the_card else "rummy500_actions"
             raise ValueError(
-                "rummy500_actions describes one-deck games (2-4 players); with two decks use "
-                "the 'mlp' network"
+                f"{name} describes one-deck games (2-4 players); with two decks ({num_players} "
+                "players) leave features out and use the 'mlp' network"
             )
         from rummyzoo.agents.rummy500 import NEIGHBOURS
         from rummyzoo.envs.rummy500 import tables as t

@@ -751,6 +751,19 @@ def test_the_actions_network_error_says_what_to_use() -> None:
         load_config(smoke, ["variant=ditch_rummy", "policy_kwargs.network=actions"])
 
 
+@pytest.mark.parametrize("features", ["rummy500_actions", "rummy500_actions_v1"])
+def test_features_that_do_not_fit_the_player_count_are_refused_at_load(features):
+    """500 Rum's action descriptions are for one-deck games: with 5 players (two decks) and
+    the default 'mlp' network the config validated, and the run was refused at its start,
+    advising the 'mlp' network it had and naming the descriptions' first version."""
+    overrides = ["variant=rummy500", "num_players=5", f"features={features}"]
+    with pytest.raises(ConfigLoadError, match=rf"--set features={features}: {features} describes one-deck games"
+                       r".*\(5 players\) leave features out"):  # fmt: skip
+        load_config(CONFIGS / "smoke_ppo.yaml", overrides)
+    load_config(CONFIGS / "smoke_ppo.yaml", ["variant=rummy500", "num_players=4",
+                                             f"features={features}"])  # fmt: skip
+
+
 def test_a_number_with_a_leading_zero_is_refused_not_read_as_octal(tmp_path):
     """YAML 1.1 reads 010 as 8: a seed, a count or a label written so is refused by name."""
     with pytest.raises(ConfigLoadError, match=r"010 is an octal number in YAML \(8\)"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import itertools
 import json
 import os
 import socket
@@ -427,6 +428,55 @@ def test_two_opponents_of_one_module_id_are_refused(tmp_path):
     with pytest.raises(ValueError, match="are one RLlib module"):
         load_config(SMOKE, ["backend=rllib", opponents])
     load_config(SMOKE, [opponents])  # (stable-baselines3 plays them apart)
+
+
+def test_a_rollout_fragment_length_is_refused_at_load_where_rllib_refuses_it():
+    """A fragment whose whole rounds overshoot the train batch by more than a tenth validated,
+    and RLlib refused it once Ray had started, in the words of its Python API. The config's
+    check gives RLlib's own verdict over a grid of settings (RLlib's check itself, asked on
+    the same numbers)."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    with pytest.raises(ValueError, match=r"rllib.rollout_fragment_length 100 x 1 sampling env"):
+        load_config(SMOKE, ["backend=rllib", "rllib.rollout_fragment_length=100"])
+    agreed = refused = 0
+    for fragment, runners, per_runner, learners in itertools.product(
+        (8, 60, 64, 100, 128, 200, 256), (0, 1, 3), (1, 2), (0, 2, 3)
+    ):
+        overrides = [
+            "backend=rllib",
+            f"rllib={{rollout_fragment_length: {fragment}, num_env_runners: {runners}, "
+            f"num_envs_per_env_runner: {per_runner}, num_learners: {learners}}}",
+        ]
+        try:
+            config = load_config(SMOKE, overrides)
+        except ValueError as exc:
+            assert "rollout_fragment_length" in str(exc), str(exc)
+            ours = False
+        else:
+            ours = True
+        per_learner, _ = rllib.learner_batches(config) if ours else (None, None)
+        if per_learner is None:  # the batch per learner as the run would set it
+            players, n_envs, n_steps = 2, 2, 64  # configs/smoke_ppo.yaml
+            per_learner = -(-(n_steps * n_envs * players) // max(1, learners))
+        theirs = PPOConfig().env_runners(
+            num_env_runners=runners,
+            num_envs_per_env_runner=per_runner,
+            rollout_fragment_length=fragment,
+        )
+        theirs = theirs.learners(num_learners=learners).training(
+            train_batch_size_per_learner=per_learner
+        )
+        try:
+            theirs.validate_train_batch_size_vs_rollout_fragment_length()
+        except ValueError:
+            accepted = False
+        else:
+            accepted = True
+        assert ours == accepted, (fragment, runners, per_runner, learners)
+        agreed += 1
+        refused += not ours
+    assert agreed == 126 and 0 < refused < agreed
 
 
 @pytest.mark.parametrize("value", ["1.5", "0", "[1]", "x", ".inf"])

@@ -858,6 +858,11 @@ class RunConfig(Strict):
                 raise ValueError(f"unknown {value!r}; known: {', '.join(FEATURES)}")
             if FEATURES[value].variant != variant:
                 raise ValueError(f"{value!r} are for {FEATURES[value].variant}")
+            game = _game(info)
+            if game is not None:  # built once: one that does not fit the game says why
+                from rummyzoo.agents.features import make_features
+
+                make_features(value, *game)
         return value
 
     @field_validator("shaping")
@@ -1026,6 +1031,26 @@ class RunConfig(Strict):
                     f"train batch, n_steps x n_envs x num_players = {validated.n_steps} x "
                     f"{n_envs} x {players} = {batch}: lower batch_size or raise the others"
                 )
+            rllib = info.data.get("rllib") or RllibSettings()
+            fragment = rllib.rollout_fragment_length
+            if fragment != "auto":
+                # RLlib samples whole rounds (every env runner's envs a fragment each) until it
+                # has the train batch of all learners, and takes no more than a tenth over it:
+                # it refuses otherwise, once Ray has started
+                envs = max(1, rllib.num_env_runners) * rllib.num_envs_per_env_runner
+                round_ = fragment * envs
+                learners = max(1, rllib.num_learners)  # (each takes its share, rounded up)
+                total = -(-batch // learners) * learners
+                over = -(-total // round_) * round_ - total
+                if over > 0.1 * total:
+                    raise ValueError(
+                        f"rllib.rollout_fragment_length {fragment} x {envs} sampling env(s) "
+                        f"(num_env_runners, at least 1, x num_envs_per_env_runner) = {round_} "
+                        f"steps a round: whole rounds overshoot the train batch of {total} "
+                        f"steps (n_steps x n_envs x num_players = {validated.n_steps} x "
+                        f"{n_envs} x {players}) by {over}, more than the tenth RLlib takes: "
+                        f"set rollout_fragment_length to 'auto' or {max(1, total // envs)}"
+                    )
         if algo == "ppo" and isinstance(n_envs, int) and info.data.get("backend") != "rllib":
             rollout = validated.n_steps * n_envs
             if rollout % validated.batch_size == 1:  # 1 % b for a rollout of 1 too
