@@ -646,7 +646,9 @@ class RllibSettings(Strict):
     num_cpus: int | None = Field(None, gt=0)
     """CPUs of the local Ray the run starts (None: all of the machine's); not with ``address``."""
     rollout_fragment_length: Annotated[int, Field(ge=1)] | Literal["auto"] = "auto"
-    """Steps each sampling env collects per round (``auto``: from the train batch)."""
+    """Steps each sampling env collects per round (``auto``: from the train batch). A number
+    must make whole rounds of every env runner's envs that overshoot the train batch by a
+    tenth at most, as RLlib requires (checked when the config loads)."""
 
     @field_validator("rollout_fragment_length", mode="before")
     @classmethod
