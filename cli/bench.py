@@ -277,7 +277,11 @@ def settled_memory(
     try:
         status, value = here.recv()
     except EOFError:
+        child.join()
         status, value = "error", f"the process measuring memory ended ({child.exitcode})"
+    except BaseException:  # stopped (Ctrl-C, SIGTERM): the measuring process stops too
+        child.terminate()
+        raise
     finally:
         child.join()
     if status != "ok":

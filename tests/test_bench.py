@@ -98,6 +98,32 @@ def test_bench_env_reads_the_memory_of_settled_games_whatever_the_segments(tmp_p
     assert max(figures) / min(figures) < 1.15, figures
 
 
+def test_a_stopped_memory_measure_stops_its_process():
+    """The memory is measured in a process of its own: a stop (Ctrl-C to this process alone,
+    SIGTERM, which the command turns into one) waited for it to play out its settling, over a
+    minute for 2,048 games of 500 Rum at 8 players. It now ends that process at once."""
+    import multiprocessing
+    import signal
+    import time
+
+    from rummyzoo.cli.bench import settled_memory
+
+    def stop(*_):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, 4.0)
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            settled_memory("rummy500", 2048, 8, {}, 0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - start < 20
+    assert not [p for p in multiprocessing.active_children() if p.name == "rummyzoo-memory"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [(["--num-envs", "0"], "--num-envs"), (["--num-envs", "2", "--workers", "3"], "--workers")],

@@ -11,6 +11,7 @@ import http.server
 import itertools
 import json
 import os
+import re
 import socket
 import sys
 import threading
@@ -453,6 +454,11 @@ def test_a_rollout_fragment_length_is_refused_at_load_where_rllib_refuses_it():
         except ValueError as exc:
             assert "rollout_fragment_length" in str(exc), str(exc)
             ours = False
+            # a fragment it suggests fits (rounded down, the suggestion needed a second round)
+            suggested = re.search(r"'auto' or (\d+)$", str(exc))
+            if suggested:
+                fixed = overrides[1].replace(f"length: {fragment},", f"length: {suggested[1]},")
+                load_config(SMOKE, [overrides[0], fixed])
         else:
             ours = True
         per_learner, _ = rllib.learner_batches(config) if ours else (None, None)

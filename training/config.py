@@ -846,7 +846,7 @@ class RunConfig(Strict):
     def _seat_in_range(cls, value: Any, info: ValidationInfo) -> Any:
         n = info.data.get("num_players")
         if isinstance(value, int) and n is not None and not 0 <= value < n:
-            raise ValueError(f"must be 0..{n - 1}, got {value}")
+            raise ValueError(f"must be 0..{n - 1}, got {int_shown(value)}")
         return value
 
     @field_validator("features")
@@ -885,7 +885,7 @@ class RunConfig(Strict):
         # (on the rllib backend n_envs sizes the train batch: no games to count)
         if steps is not None and value > steps and info.data.get("backend") != "rllib":
             raise ValueError(
-                f"{value} games for a run of {steps} steps (n_timesteps): some games would never "
+                f"{int_shown(value)} games for a run of {steps} steps (n_timesteps): some games would never "
                 "get a step; play at most as many games as the run has steps"
             )
         return value
@@ -896,12 +896,14 @@ class RunConfig(Strict):
         if value > 1:
             if info.data.get("vec_env", "batched") != "batched":
                 raise ValueError(
-                    f"workers={value} splits the batched env's games; it needs vec_env: batched "
+                    f"workers={int_shown(value)} splits the batched env's games; it needs vec_env: batched "
                     f"(vec_env: subproc runs one process per game instead)"
                 )
             n_envs = info.data.get("n_envs")
             if n_envs is not None and value > n_envs:
-                raise ValueError(f"{value} workers need at least {value} games (n_envs: {n_envs})")
+                raise ValueError(
+                    f"{int_shown(value)} workers need at least as many games (n_envs: {n_envs})"
+                )
         return value
 
     @field_validator("checkpoints")
@@ -1045,13 +1047,17 @@ class RunConfig(Strict):
                 total = -(-batch // learners) * learners
                 over = -(-total // round_) * round_ - total
                 if over > 0.1 * total:
+                    fits = -(-total // envs)  # one round of it overshoots by under a round
+                    fits_too = fits * envs - total <= 0.1 * total
+                    learned = f", x {learners} learners, rounded up" if learners > 1 else ""
                     raise ValueError(
-                        f"rllib.rollout_fragment_length {fragment} x {envs} sampling env(s) "
-                        f"(num_env_runners, at least 1, x num_envs_per_env_runner) = {round_} "
-                        f"steps a round: whole rounds overshoot the train batch of {total} "
-                        f"steps (n_steps x n_envs x num_players = {validated.n_steps} x "
-                        f"{n_envs} x {players}) by {over}, more than the tenth RLlib takes: "
-                        f"set rollout_fragment_length to 'auto' or {max(1, total // envs)}"
+                        f"rllib.rollout_fragment_length {int_shown(fragment)} x {envs} sampling "
+                        "env(s) (num_env_runners, at least 1, x num_envs_per_env_runner) = "
+                        f"{int_shown(round_)} steps a round: whole rounds overshoot the train "
+                        f"batch of {total} steps (n_steps x n_envs x num_players = "
+                        f"{validated.n_steps} x {n_envs} x {players}{learned}) by more than the "
+                        "tenth RLlib takes: set rollout_fragment_length to 'auto'"
+                        + (f" or {fits}" if fits_too else "")
                     )
         if algo == "ppo" and isinstance(n_envs, int) and info.data.get("backend") != "rllib":
             rollout = validated.n_steps * n_envs
