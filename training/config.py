@@ -901,9 +901,8 @@ class RunConfig(Strict):
                 )
             n_envs = info.data.get("n_envs")
             if n_envs is not None and value > n_envs:
-                raise ValueError(
-                    f"{int_shown(value)} workers need at least as many games (n_envs: {n_envs})"
-                )
+                shown = int_shown(value)
+                raise ValueError(f"{shown} workers need at least {shown} games (n_envs: {n_envs})")
         return value
 
     @field_validator("checkpoints")
