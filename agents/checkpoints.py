@@ -54,6 +54,17 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, corrupt or does not match the env it is loaded into."""
 
 
+def torch_input(array: np.ndarray, dtype: Any = None) -> Any:
+    """A tensor of ``array`` for the network, copied where numpy marks the memory read-only
+    (the rows the play loop and the vector engine hand out): torch shares writeable memory
+    but warns on, and could write through, memory that is not."""
+    import torch as th
+
+    if array.flags.writeable:
+        return th.as_tensor(array, dtype=dtype)
+    return th.tensor(array, dtype=dtype)
+
+
 def file_head(path: Path, example: str) -> bytes:
     """The first 4 bytes of a checkpoint file (a zip starts ``PK\\x03\\x04``).
 
@@ -90,7 +101,7 @@ def file_head(path: Path, example: str) -> bytes:
 def env_signature(variant: str, num_players: int, options: dict[str, Any]) -> dict[str, Any]:
     """What a checkpoint must agree on with an env: built from the env itself."""
     rules_options = {k: v for k, v in options.items() if k not in ENV_ONLY_OPTIONS}
-    game = make_game(variant, num_players, **rules_options)
+    game = game_of_options(variant, num_players, rules_options)
     return {
         "variant": variant,
         "num_players": num_players,
@@ -143,8 +154,9 @@ def save_checkpoint(model: Any, path: str | Path, meta: dict[str, Any]) -> Path:
     :mod:`rummyzoo.agents.safe`) of an SB3 model, atomically. Returns the final path.
 
     :raises CheckpointError: metadata outside the checkpoint schema, or metadata that
-        disagrees with the env the model holds (its variant, players, rules, features or mask
-        input), which would label the checkpoint with another game's rules.
+        disagrees with the env the model holds (its variant, players, rules, match options
+        such as ``target_score``, features or mask input), which would label the checkpoint
+        with another game.
     """
     from rummyzoo.agents.safe import write_checkpoint
 
@@ -167,6 +179,13 @@ def _trained_env(model: Any) -> Any:
         else:
             return None
     return None
+
+
+def _played_match(match: Any) -> tuple[Any, ...]:
+    """The match options a checkpoint records (which match is played), in order."""
+    return tuple(
+        getattr(match, name) for name in MATCH_OPTION_NAMES if name not in ENV_ONLY_OPTIONS
+    )
 
 
 def check_meta_against_env(model: Any, meta: dict[str, Any]) -> None:
@@ -197,10 +216,14 @@ def check_meta_against_env(model: Any, meta: dict[str, Any]) -> None:
     if not problems:
         options = meta.get("options") or {}
         try:
-            same = (
-                make_game(env.variant, env.num_players, **env_options).rules
-                == game_of_options(env.variant, env.num_players, options).rules
+            games = (
+                make_game(env.variant, env.num_players, **env_options),
+                game_of_options(env.variant, env.num_players, options),
             )
+            # the rules and the match (target score, caps), not how the env reports it
+            same = games[0].rules == games[1].rules and _played_match(
+                games[0].match
+            ) == _played_match(games[1].match)
         except (TypeError, ValueError):
             same = False
         if not same:
@@ -592,11 +615,11 @@ class CheckpointPolicy(BasePolicy):
         self._check_inputs(observation, mask, ())
         obs = learner_input(observation, mask, self.features, self.mask_in_obs)
         with th.no_grad():
-            tensor = th.as_tensor(obs, dtype=th.float32).unsqueeze(0)
+            tensor = torch_input(obs, th.float32).unsqueeze(0)
             if self.algo == "dqn":
                 q = self.model.q_net(tensor)[0]
                 self._check_scores(q[None], mask[None])
-                q[~th.as_tensor(mask)] = -th.inf
+                q[~torch_input(mask)] = -th.inf
                 action = int(q.argmax())
             else:
                 policy = self.model.policy
@@ -659,7 +682,7 @@ class CheckpointPolicy(BasePolicy):
 
         finite = th.isfinite(scores)
         if masks is not None:
-            finite |= ~th.as_tensor(masks)
+            finite |= ~torch_input(masks)
         if not bool(finite.all()):
             rows = int((~finite).any(dim=1).sum())
             raise CheckpointError(
@@ -782,7 +805,7 @@ def act_groups(
         raise
     obs = learner_inputs(observations, masks, first.features, first.mask_in_obs)
     with th.no_grad():
-        tensor = th.as_tensor(obs, dtype=th.float32)
+        tensor = torch_input(obs, th.float32)
         if len(policies) == 1:
             scores = first._scores(tensor)
         else:
@@ -800,7 +823,7 @@ def act_groups(
             for policy, start, stop in zip(policies, bounds, bounds[1:], strict=False):
                 policy._check_scores(scores[start:stop], masks[start:stop])
         if first.algo == "dqn":
-            scores[~th.as_tensor(masks)] = -th.inf
+            scores[~torch_input(masks)] = -th.inf
             actions = scores.argmax(dim=1).numpy()
         else:
             # the logits of the policy's distribution, masked here (the masked

@@ -36,7 +36,7 @@ from typing import Any
 
 from rummyzoo.agents.base import Policy
 from rummyzoo.envs.core import Game, short_repr
-from rummyzoo.envs.registry import VARIANTS, check_players, make_game
+from rummyzoo.envs.registry import VARIANTS, check_players, game_of_options, make_game
 
 #: name -> (module path, class name, variant or None for any variant). Heuristics register here.
 AGENTS: dict[str, tuple[str, str, str | None]] = {
@@ -590,6 +590,9 @@ def make_agent(
     if options is not None and not isinstance(options, dict):
         raise ValueError(f"options must be a dict of the variant's options, got {options!r}")
     options = dict(options or {})
+    # the same check of the options for every kind of agent (random play and classes of your
+    # own take them without building a game; a checkpoint's loader would fail on num_players)
+    game_of_options(variant, num_players, options)
     full = name
     params: dict[str, Any] = {}
     if not name.strip():

@@ -260,3 +260,16 @@ def test_make_agent_and_load_policy_name_a_bad_argument(tmp_path) -> None:
         load_policy(net, "knock_rummy", "2")
     with pytest.raises(ValueError, match="unknown variant 'knock'"):
         load_policy(net, "knock", 2)
+    # the env's options are checked the same way whatever the agent: an unknown option (random
+    # play and classes of your own took it without a word) and the player count given as an
+    # option (a checkpoint failed on it with a bare TypeError) are refused by name
+    from rummyzoo.envs.core import ConfigError
+
+    for name in ("random", "knock.greedy", "rummyzoo.agents.random_agent:RandomPolicy", str(net)):
+        with pytest.raises(ConfigError, match=r"unknown option.*: bogus"):
+            make_agent(name, "knock_rummy", 2, {"bogus": 1})
+        with pytest.raises(ConfigError, match="num_players is not an option here"):
+            make_agent(name, "knock_rummy", 2, {"num_players": 2})
+    with pytest.raises(ConfigError, match="num_players is not an option here"):
+        load_policy(net, "knock_rummy", 2, {"num_players": 2})
+    assert make_agent("random", "knock_rummy", 2, {"target_score": 100}).name == "random"

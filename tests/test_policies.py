@@ -443,3 +443,40 @@ def test_actions_network_reads_each_actions_own_description(variant, features, a
         assert got == {a}, f"row {k}: the description of {names[a]} moved {[names[b] for b in got]}"
     # an action described by zeros is not scored (0; the mask removes it)
     assert not scores[th.as_tensor(~read.any(axis=2))].any()
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dqn"])
+def test_checkpoints_copy_read_only_rows_before_torch_reads_them(tmp_path, monkeypatch, algo):
+    """The play loop and the vector engine hand out read-only rows; torch's ``as_tensor``
+    would share that memory (warning that it could write through it), so a checkpoint copies
+    such rows, and reads writeable ones in place."""
+    from rummyzoo.agents.checkpoints import act_groups
+    from rummyzoo.envs import knock_rummy_v0
+
+    run = tmp_path / algo
+    train_from_file(str(CONFIGS / f"smoke_{algo}.yaml"), [], str(run), ["test"])
+    policy = load_policy(run / "checkpoints" / "last.rz", "knock_rummy", 2)
+    shared = []
+    as_tensor = th.as_tensor
+
+    def watched(data, *args, **kwargs):
+        if isinstance(data, np.ndarray):
+            shared.append(data.flags.writeable)
+        return as_tensor(data, *args, **kwargs)
+
+    monkeypatch.setattr(th, "as_tensor", watched)
+    engine = knock_rummy_v0.vector(num_envs=4)
+    engine.reset(seed=0)
+    obs, masks = engine.observations, engine.action_masks
+    assert not obs.flags.writeable and not masks.flags.writeable
+    rng = np.random.default_rng(0)
+    batch = policy.act_batch(obs, masks, rng)
+    one = [policy.act(obs[i], masks[i], rng) for i in range(4)]
+    grouped = act_groups([policy], [4], obs, masks, rng)
+    assert masks[np.arange(4), batch].all() and masks[np.arange(4), one].all()
+    assert masks[np.arange(4), grouped].all()
+    assert shared and all(shared)  # torch shared only writeable memory
+    # writeable rows are read in place, as before
+    shared.clear()
+    policy.act_batch(obs.copy(), masks.copy(), rng)
+    assert shared and all(shared)

@@ -91,6 +91,20 @@ def test_saving_a_model_trained_with_your_own_code_runs_as_written(tmp_path, mon
     assert not (tmp_path / "rules.rz").exists()
     right = model_meta("knock_rummy", 2, {"knock_max_deadwood": 10}, algo="ppo")
     save_checkpoint(limited, tmp_path / "rules.rz", right)
+    # so is metadata of another match than the env's (the match to 100 left out: evaluate
+    # would play the checkpoint in single hands, whose observation's scores differ)
+    matches = BatchedSeatEnv(
+        "knock_rummy", 2, {"target_score": 100}, opponents=["random"], num_envs=2, seed=0
+    )
+    to_100 = MaskablePPO("MlpPolicy", matches, n_steps=8, batch_size=16, seed=0)
+    with pytest.raises(
+        CheckpointError, match=r"options \{\} \(the env's: \{'target_score': 100\}\)"
+    ):
+        save_checkpoint(to_100, tmp_path / "match.rz", model_meta("knock_rummy", 2, algo="ppo"))
+    assert not (tmp_path / "match.rz").exists()
+    save_checkpoint(
+        to_100, tmp_path / "match.rz", model_meta("knock_rummy", 2, {"target_score": 100})
+    )
     with pytest.raises(CheckpointError, match="mask_in_obs True"):
         save_checkpoint(
             small, tmp_path / "mask.rz", {**model_meta("knock_rummy", 2), "mask_in_obs": True}
