@@ -23,7 +23,9 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "base, --repeat times, and reports each one's ratio to the base.",
         parents=[parents.overrides()],
     )
-    bench.add_argument("config", help="YAML run config, e.g. configs/knock_bench.yaml")
+    bench.add_argument(
+        "config", help="YAML run config: a file, or a shipped config by name (knock_bench)"
+    )
     bench.add_argument(
         "--steps", type=int, default=20_000, help="learner steps per run (default 20,000)"
     )

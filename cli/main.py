@@ -11,6 +11,7 @@ import traceback
 import warnings
 from typing import Any
 
+from rummyzoo.agents.checkpoints import package_version
 from rummyzoo.cli import (
     arena,
     bench,
@@ -53,6 +54,7 @@ class _WholeNamesParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rummyzoo", description=DESCRIPTION, allow_abbrev=False)
+    parser.add_argument("--version", action="version", version=f"rummyzoo {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_WholeNamesParser)
     parents = Parents()
     for command in COMMANDS:

@@ -124,13 +124,14 @@ def default_opponents(
 def rules_summary(variant: str, options: dict[str, Any] | None = None) -> str:
     """The rules section of the variant's documentation page (its module docstring), as plain
     text, and the rule options of this game (``options``) that are not the defaults."""
-    text = _rules_section(variant_module(variant).__doc__ or "")
+    module = variant_module(variant)
+    text = _rules_section(module.__doc__ or "")
     text = re.sub(r"``([^`]+)``", r"\1", text)  # reST literals, bold and emphasis as plain text
     text = re.sub(r"\*\*([^*]+)\*\*", r"\1", text)
     text = re.sub(r"(?<![\w*])\*(\S[^*\n]*?)\*(?![\w*])", r"\1", text)
     shown = ", ".join(f"{k}={v!r}" for k, v in (options or {}).items())
     rules = f"this game's options: {shown}" if shown else "this game plays the default options"
-    return f"{text}\n\n{rules} (every option and its default: docs/rules.md)"
+    return f"{text}\n\n{rules} (every option and its default: python -m pydoc {module.__name__})"
 
 
 def _rules_section(doc: str) -> str:

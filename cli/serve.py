@@ -799,8 +799,10 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
 <div id="form-error"></div>
 <p>Opponents: random play, the heuristics of each variant (use the variant's own, e.g.
 knock.smart for Knock Rummy) or a checkpoint of a run. Players: Knock Rummy 2-6, Ditch Rummy
-2-4, 500 Rum 2-8. The rules of every variant are in the project's docs/rules.md; a game's
-move box takes a move's number, its name or its words.</p></main>"""
+2-4, 500 Rum 2-8. The rules of each variant, with every option and its default, are its env's
+documentation (<code>python -m pydoc rummyzoo.envs.knock_rummy_v0</code>, and
+<code>ditch_rummy_v0</code>, <code>rummy500_v0</code>); a game's move box takes a move's number,
+its name or its words.</p></main>"""
         )
         script = """<script>
 document.getElementById('opponent').addEventListener('change', (e) => {

@@ -16,7 +16,12 @@ def register(sub: argparse._SubParsersAction, parents: Parents) -> None:
         "the end is a readable summary (the full one is RUN_DIR/summary.json).",
         parents=[parents.overrides()],
     )
-    train.add_argument("config", nargs="?", help="YAML run config, e.g. configs/knock_ppo.yaml")
+    train.add_argument(
+        "config",
+        nargs="?",
+        help="YAML run config: a file (configs/knock_ppo.yaml), or a shipped config by name, "
+        "from any folder (knock_ppo; a missing file's error lists them)",
+    )
     train.add_argument("--run-dir", help="run folder (default: runs/<config>_<time>)")
     train.add_argument(
         "--resume",

@@ -387,7 +387,8 @@ def test_the_rules_help_is_plain_text_and_names_the_games_options(variant):
     text = rules_summary(variant)
     assert "``" not in text and "**" not in text and not re.search(r"\*\w", text)
     assert text.endswith(
-        "this game plays the default options (every option and its default: docs/rules.md)"
+        "this game plays the default options (every option and its default: python -m pydoc "
+        f"rummyzoo.envs.{variant}_v0)"
     )
     shown = rules_summary(variant, {"target_score": 100})
     assert "this game's options: target_score=100 " in shown

@@ -1387,3 +1387,38 @@ def test_the_summary_compares_each_opponent_with_its_own_first_evaluation() -> N
     lines = format_summary(summary).splitlines()
     assert any("at step 0 and at step 8,192:" in x for x in lines)
     assert any("vs knock.smart" in x and "0.100" in x and "at step" not in x for x in lines)
+
+
+def test_a_run_records_the_commit_of_a_checkout_only_where_git_tracks_the_code(tmp_path) -> None:
+    """``version.json``'s ``git_commit``: a copy of the code in a folder of another git
+    project that does not track it (an installed package inside a project of your own,
+    ``project/.venv/...``) records no commit, where it recorded that project's; the same file
+    committed there records that commit."""
+    import importlib.util
+
+    import rummyzoo.training.run_folder as run_folder
+
+    project = tmp_path / "project"
+    copy = project / "venv" / "run_folder.py"
+    copy.parent.mkdir(parents=True)
+    copy.write_text(Path(run_folder.__file__).read_text())
+    git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (project / "own.txt").write_text("a project of its own\n")
+    subprocess.run([*git, "add", "own.txt"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "own"], check=True)
+
+    def recorded() -> dict:
+        spec = importlib.util.spec_from_file_location("run_folder_copy", copy)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.version_info()
+
+    assert "git_commit" not in recorded()
+    subprocess.run([*git, "add", "venv/run_folder.py"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "the code"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    assert recorded()["git_commit"] == head.strip()
+    # a checkout's own runs record its commit, as before
+    if (Path(run_folder.__file__).resolve().parent.parent / ".git").exists():
+        assert len(run_folder.version_info().get("git_commit", "")) == 40

@@ -1673,18 +1673,48 @@ def validate_config(
     raise ConfigLoadError(format_issues(issues, source, data))
 
 
+def shipped_configs() -> dict[str, Path]:
+    """The run configs that come with the package (the source tree's ``configs/``), by name:
+    ``knock_ppo`` is ``configs/knock_ppo.yaml``."""
+    from importlib.util import find_spec
+
+    # a folder of data (no __init__.py): its spec's locations, less an editable install's
+    # import hook, which importlib.resources cannot read
+    spec = find_spec("rummyzoo.configs")
+    found: dict[str, Path] = {}
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        if Path(folder).is_dir():
+            for entry in Path(folder).glob("*.yaml"):
+                found.setdefault(entry.stem, entry)
+    return dict(sorted(found.items()))
+
+
+def config_file(path: str | Path) -> Path:
+    """The file a config argument names: the path as given or, where there is no such file
+    and the argument is a bare name (``knock_ppo`` or ``knock_ppo.yaml``), the shipped config
+    of that name (:func:`shipped_configs`), so that the shipped configs run from any folder."""
+    given = Path(path)
+    if given.exists() or given.parent != Path(".") or not given.name:
+        return given
+    return shipped_configs().get(given.name.removesuffix(".yaml"), given)
+
+
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
-    """Read, override and validate a YAML run config.
+    """Read, override and validate a YAML run config: a file, or a shipped config's name
+    (:func:`config_file`).
 
     :raises ConfigLoadError: unreadable file, bad YAML, an empty file or one that is not a
         mapping, a key given twice, a malformed override, unknown keys or bad values (each
         message names the key path and the line or override it comes from).
     """
-    path = Path(path)
+    path = config_file(path)
     try:
         text = path.read_text()
     except OSError as exc:
-        raise ConfigLoadError(f"cannot read config {path}: {exc.strerror}") from None
+        shipped = ""
+        if isinstance(exc, FileNotFoundError):
+            shipped = f" (the shipped configs, by name: {', '.join(shipped_configs())})"
+        raise ConfigLoadError(f"cannot read config {path}: {exc.strerror}{shipped}") from None
     except UnicodeDecodeError:
         hint = " (it looks like a checkpoint)" if path.suffix in (".rz", ".zip") else ""
         raise ConfigLoadError(f"config {path} is not a YAML text file{hint}") from None

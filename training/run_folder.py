@@ -37,11 +37,17 @@ def version_info() -> dict[str, Any]:
         "numpy": np.__version__,
     }
     try:
-        root = Path(__file__).resolve().parent.parent
-        commit = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
+        # the commit of a checkout this code runs from: only where git tracks this very file
+        # (an installed copy inside a project of your own is in no commit of its)
+        here = Path(__file__).resolve()
+        git = ["git", "-C", str(here.parent)]
+        tracked = subprocess.run(
+            [*git, "ls-files", "--error-unmatch", "--", here.name], capture_output=True, timeout=5
         )
-        if commit.returncode == 0:
+        commit = subprocess.run(
+            [*git, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
+        )
+        if tracked.returncode == 0 and commit.returncode == 0:
             info["git_commit"] = commit.stdout.strip()
     except (OSError, subprocess.SubprocessError):
         pass
