@@ -1,13 +1,44 @@
-"""Build of the compiled kernels (everything else is configured in pyproject.toml).
+"""Build of the compiled kernels and of the package's top (everything else is configured in
+pyproject.toml).
 
 The extension is optional: where it cannot be built, the envs fall back to their pure-Python
 code, which gives the same results.
+
+The source tree has no folder for the package ``rummyzoo`` itself (its subpackages are the
+tree's top folders), so an installed copy gets its ``__init__.py`` here: a regular package,
+which a folder named ``rummyzoo`` on the path (a checkout in the working folder) cannot take
+the place of, as it could take a namespace package's.
 """
+
+from pathlib import Path
 
 import numpy
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+TOP = '''"""rummyzoo: Knock Rummy, Ditch Rummy and 500 Rum as reinforcement-learning environments,
+with heuristics, an arena and training (see rummyzoo.envs, rummyzoo.agents, rummyzoo.training)."""
+'''
+
+
+class BuildWithTop(build_py):
+    """build_py, then the package's ``__init__.py`` in the build (the wheel's files)."""
+
+    def run(self) -> None:
+        super().run()
+        top = Path(self.build_lib) / "rummyzoo" / "__init__.py"
+        top.parent.mkdir(parents=True, exist_ok=True)
+        top.write_text(TOP)
+
+    def get_outputs(self, include_bytecode: bool = True) -> list[str]:
+        return [
+            *super().get_outputs(include_bytecode),
+            str(Path(self.build_lib) / "rummyzoo" / "__init__.py"),
+        ]
+
 
 setup(
+    cmdclass={"build_py": BuildWithTop},
     ext_modules=[
         Extension(
             "rummyzoo.envs._native",
@@ -23,5 +54,5 @@ setup(
             extra_compile_args=["-O2"],
             optional=True,
         )
-    ]
+    ],
 )

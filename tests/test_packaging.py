@@ -62,6 +62,23 @@ def test_the_wheel_holds_every_module_the_configs_the_pages_and_the_license(tmp_
     assert {f"rummyzoo/configs/{name}.yaml" for name in shipped_configs()} <= names
     licenses = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
     assert licenses and "MIT License" in zipfile.ZipFile(wheel).read(licenses[0]).decode()
+    # the installed package is a regular one: a checkout named rummyzoo in the working folder
+    # (a folder without __init__.py) does not take its place, as it did a namespace package's
+    assert "rummyzoo/__init__.py" in names
+    installed, work = tmp_path / "installed", tmp_path / "work"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target",
+         str(installed), str(wheel)],
+        check=True, env=env, timeout=300,
+    )  # fmt: skip
+    (work / "rummyzoo" / "envs").mkdir(parents=True)
+    (work / "rummyzoo" / "envs" / "__init__.py").write_text("")
+    found = subprocess.run(
+        [sys.executable, "-S", "-c",
+         "import importlib.util as u; print(u.find_spec('rummyzoo.envs').origin)"],
+        cwd=work, env={**env, "PYTHONPATH": str(installed)}, capture_output=True, text=True,
+    )  # fmt: skip
+    assert found.stdout.strip() == str(installed / "rummyzoo" / "envs" / "__init__.py"), found
 
 
 def test_a_shipped_config_runs_by_name_from_any_folder(tmp_path, monkeypatch, capsys) -> None:
