@@ -626,10 +626,13 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
 
     def run_state(run: Path) -> str:
         """Where a run stands (training now, stopped, finished); empty for a folder of games."""
-        from rummyzoo.training.run_folder import run_progress
+        from rummyzoo.training.run_folder import LOCK_FILE, run_progress
 
         if not (run / "config.yaml").is_file() or not folder.holds(run / "config.yaml"):
             return ""
+        for name in ("state.json", LOCK_FILE):  # what run_progress reads, as config.yaml
+            if os.path.lexists(run / name) and not folder.holds(run / name):
+                return f"its {name} lies outside the runs folder: not read"
         # the run named as a command typed where the server was started finds it
         shown = os.path.relpath(run)
         return run_progress(Path(shown if not shown.startswith("..") else run))["text"]

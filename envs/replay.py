@@ -276,6 +276,11 @@ def save_replay(replay: dict[str, Any], path: str | Path) -> Path:
 # ---------------------------------------------------------------------------- loading
 #: The largest replay file read (the longest matches' replays are a few MiB).
 MAX_REPLAY_BYTES = 64 << 20
+#: The most moves a replay page (:func:`replay_frames`) shows: each is a whole table, some 1 KB
+#: of the page and 4 KB of memory while it is made, where a match to 500 of 500 Rum at 8
+#: players between heuristics and random play makes about a thousand (a file under
+#: MAX_REPLAY_BYTES may hold a million moves).
+MAX_FRAME_MOVES = 20_000
 
 
 def load_replay(path: str | Path) -> dict[str, Any]:
@@ -642,6 +647,13 @@ def replay_frames(
     n = data.get("num_players") if isinstance(data, dict) else None
     if view is not None and (not isinstance(n, int) or not 0 <= view < n):
         raise ValueError(f"view must be a seat 0..{(n or 1) - 1}, got {view!r}")
+    actions = data.get("actions") if isinstance(data, dict) else None
+    if isinstance(actions, list) and len(actions) > MAX_FRAME_MOVES:
+        raise ValueError(
+            f"replay {source} has {len(actions):,} moves: a page shows at most "
+            f"{MAX_FRAME_MOVES:,} (each move a table; `rummyzoo replay FILE` steps through a game "
+            "of any length in the terminal)"
+        )
     sim = ReplaySimulation(data, source)
     match = sim.match
     frames: list[dict[str, Any]] = []

@@ -10,6 +10,7 @@ import signal
 import socket
 from collections import Counter
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 import pytest
@@ -240,6 +241,67 @@ def test_serve_lists_a_run_whose_summary_is_damaged(runs):
         for url in ("/", "/runs/r1"):
             response = client.get(url)
             assert response.status_code == 200 and b"r1" in response.data, (damaged, url)
+
+
+def test_serve_reads_a_runs_state_only_from_small_files_in_the_runs_folder(runs, tmp_path):
+    """A run's state.json and lock file are read as its config.yaml is: inside the runs
+    folder, regular files, and not whole: a link to a file outside was read, a pipe in their
+    place held the listing up for good, a link to /dev/zero filled the memory. A config nested
+    past Python's recursion made the listing fail (500). Each such run is listed, said
+    unreadable, and the others as before."""
+    import os
+    import threading
+
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"steps": 424242}')
+    made = {}
+    for name, part, kind in [
+        ("linked", "state.json", outside),
+        ("piped", "state.json", "fifo"),
+        ("locked", ".lock", "fifo"),
+        ("zeros", "state.json", Path("/dev/zero")),
+        ("deep", None, None),
+        ("a;touch PWNED #", None, None),
+    ]:
+        run = runs / name
+        run.mkdir()
+        (run / "config.yaml").write_text(
+            "[" * 5000 + "]" * 5000 if name == "deep" else "variant: knock_rummy\nn_timesteps: 9\n"
+        )
+        if kind == "fifo":
+            os.mkfifo(run / part)
+        elif kind is not None:
+            (run / part).symlink_to(kind)
+        made[name] = run
+    client = create_app(runs).test_client()
+    answers = {}
+
+    def fetch() -> None:
+        answers["/"] = client.get("/")
+        for name in made:
+            answers[name] = client.get(f"/runs/{quote(name)}")
+
+    reader = threading.Thread(target=fetch, daemon=True)
+    reader.start()
+    reader.join(timeout=60)
+    assert not reader.is_alive(), "a run's files held the pages up"
+    listing = answers["/"].get_data(as_text=True)
+    assert answers["/"].status_code == 200 and "424,242" not in listing
+    for name in made:
+        assert answers[name].status_code == 200, name
+    text = {name: answers[name].get_data(as_text=True) for name in made}
+    assert "its state.json lies outside the runs folder: not read" in text["linked"]
+    assert "its state.json cannot be read" in text["piped"]
+    assert "its state.json lies outside the runs folder: not read" in text["zeros"]
+    # and read by any command (evaluate's "where it stands", --resume), a device is refused
+    from rummyzoo.training.run_folder import run_progress
+
+    assert run_progress(made["zeros"])["status"] == "unreadable"
+    assert "stopped before its first checkpoint" in text["locked"]
+    assert "stopped before its first checkpoint" in text["deep"]
+    # the command a page suggests is quoted for the shell
+    assert "rummyzoo train --resume &#x27;" in text["a;touch PWNED #"]
+    assert "PWNED #&#x27; goes on" in text["a;touch PWNED #"]
 
 
 @pytest.mark.parametrize(
@@ -1086,3 +1148,31 @@ def test_a_runs_state_and_its_damaged_evaluations_are_shown(runs, monkeypatch):
     page = client.get("/runs/r2").text
     assert "random 0.750 [0.600, 0.900]" in page and "r2/state.json is not readable JSON" in page
     assert page.count("<h3>evaluations</h3>") == 1
+
+
+def test_a_replay_too_long_for_a_page_is_refused_by_the_page_and_the_command(
+    runs, tmp_path, monkeypatch, capsys
+):
+    """A page holds a table for every move: a file under the size cap may hold a million
+    moves (4 GB of memory and more to make its page), so a page takes up to MAX_FRAME_MOVES
+    and refuses more in one line, pointing at the terminal's replay, which steps through any
+    length. (The cap is lowered here to the game's moves less one.)"""
+    import rummyzoo.envs.replay as replay
+
+    game = runs / "r1" / "games" / "sample_000000001.json"
+    moves = len(load_replay(game)["actions"])
+    monkeypatch.setattr(replay, "MAX_FRAME_MOVES", moves)
+    assert (
+        create_app(runs).test_client().get("/runs/r1/game/games/sample_000000001.json").status_code
+        == 200
+    )
+    monkeypatch.setattr(replay, "MAX_FRAME_MOVES", moves - 1)
+    response = create_app(runs).test_client().get("/runs/r1/game/games/sample_000000001.json")
+    assert response.status_code == 400
+    assert f"has {moves:,} moves: a page shows at most {moves - 1:,}" in response.get_data(True)
+    _no_traceback(response)
+    assert main(["replay", str(game), "--html", str(tmp_path / "g.html")]) == 2
+    err = capsys.readouterr().err
+    assert f"has {moves:,} moves" in err and "`rummyzoo replay FILE` steps through" in err
+    assert not (tmp_path / "g.html").exists()
+    assert main(["replay", str(game)]) == 0  # the terminal's replay shows it all

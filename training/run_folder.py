@@ -398,7 +398,10 @@ def training_pid(run_dir: Path) -> int | None:
     pid now; where the locks cannot be read (not Linux), the pid's process living counts."""
     path = Path(run_dir) / LOCK_FILE
     try:
-        pid = int(path.read_text().strip())
+        if not path.is_file():  # (a pipe in its place would hold the reader up)
+            return None
+        with path.open("rb") as f:
+            pid = int(f.read(64).strip())  # a pid's digits, not a file read whole
     except (OSError, ValueError):
         return None
     if pid <= 0:
@@ -431,7 +434,7 @@ def run_progress(run_dir: Path) -> dict[str, Any]:
                 "text": "its state.json cannot be read"}  # fmt: skip
     try:
         total = yaml.safe_load((run_dir / "config.yaml").read_text()).get("n_timesteps")
-    except (OSError, ValueError, AttributeError, yaml.YAMLError):
+    except (OSError, ValueError, AttributeError, RecursionError, yaml.YAMLError):
         total = None
     total = total if isinstance(total, int) and not isinstance(total, bool) else None
     steps = steps if isinstance(steps, int) and not isinstance(steps, bool) else None
@@ -445,7 +448,7 @@ def run_progress(run_dir: Path) -> dict[str, Any]:
         status, text = "training", f"training (pid {pid}), {last}{of}"
     else:
         status = "stopped"
-        text = f"stopped {at}: rummyzoo train --resume {run_dir} goes on"
+        text = f"stopped {at}: rummyzoo train --resume {shlex.quote(str(run_dir))} goes on"
     return {"status": status, "steps": steps, "total": total, "pid": pid, "text": text}
 
 

@@ -33,6 +33,9 @@ from rummyzoo.envs.core import finite_number
 stop_requested = threading.Event()
 
 STAGING = ".staging"
+#: The most a ``state.json`` is read of (a run's is some kilobytes: its pool, periodic
+#: checkpoints and league windows), so that a file of another kind in its place is refused.
+MAX_STATE_BYTES = 64 * 2**20
 #: ``best.rz`` as it was at the checkpoint, saved with the resume set: ``best.rz`` itself is
 #: written at every evaluation that beats it, so a run killed after one and resumed from the
 #: checkpoint before it gets back the best of the history it resumes (:func:`rewind_best`).
@@ -164,7 +167,15 @@ def read_state(run_dir: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text())
+        # a regular file of a state's size (a pipe or a device in its place would hold the
+        # reader up or fill its memory)
+        if not path.is_file():
+            raise ValueError("not a regular file")
+        with path.open("rb") as f:
+            text = f.read(MAX_STATE_BYTES + 1)
+        if len(text) > MAX_STATE_BYTES:
+            raise ValueError(f"over {MAX_STATE_BYTES:,} bytes")
+        data = json.loads(text)
     except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
         raise ValueError(f"{path} is corrupt ({exc}); cannot resume") from None
     why = _check_state(data)
