@@ -66,6 +66,7 @@ import os
 import pickle
 import re
 import sys
+import threading
 import time
 import uuid
 import warnings
@@ -548,6 +549,16 @@ def _init_worker() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     # The parent process built every agent first and has shown its warnings once already.
     warnings.simplefilter("ignore", UserWarning)
+    threading.Thread(target=_leave_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _leave_with_parent(parent: int) -> None:
+    """End this worker once the process that started it is gone. The pool's pipes do not tell
+    it: each worker holds both ends of them, so a parent killed outright (SIGKILL, the kernel's
+    out-of-memory killer) left its workers blocked on them for good, holding their memory."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 class ArenaWorkers:
