@@ -64,12 +64,12 @@ class KnockDeadwoodFeatures:
     card_blocks = (1, 53)  # offsets of the 52-wide per-card parts (after_discard, melded)
 
     def __init__(self, num_players: int, options: dict[str, Any]) -> None:
-        from rummyzoo.agents.knock import DeadwoodCache
+        from rummyzoo.agents.knock import shared_deadwood
 
         game = make_game("knock_rummy", num_players, **options)
         self.hand = slice(*game.observation_layout["hand"])
         self.top = slice(*game.observation_layout["top_discard"])
-        self.deadwood = DeadwoodCache()
+        self.deadwood = shared_deadwood()
         self.allow_taken = game.rules.allow_discard_of_taken
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
@@ -124,11 +124,11 @@ class KnockDeadwoodPotential:
     variant = "knock_rummy"
 
     def __init__(self, num_players: int, options: dict[str, Any]) -> None:
-        from rummyzoo.agents.knock import DeadwoodCache
+        from rummyzoo.agents.knock import shared_deadwood
 
         game = make_game("knock_rummy", num_players, **options)
         self.hand = slice(*game.observation_layout["hand"])
-        self.deadwood = DeadwoodCache()
+        self.deadwood = shared_deadwood()
 
     def __call__(self, obs: np.ndarray) -> float:
         hand = 0

@@ -49,7 +49,13 @@ MAX_SAMPLES = 10_000
 
 
 class DeadwoodCache:
-    """Optimal deadwood by hand bitmask, memoised (heuristics ask about the same hands often)."""
+    """Optimal deadwood by hand bitmask, memoised (heuristics ask about the same hands often).
+
+    A hand's deadwood is the same under every rule option, so a process keeps one memo for all
+    its users (:func:`shared_deadwood`: the heuristics and the ``knock_deadwood`` features of
+    every seat, snapshot and opponent). Each used to keep its own: up to ``limit`` hands in
+    each of its two tables, some 150 MB a memo once full, and a four-player run with a pool of
+    snapshots kept a dozen."""
 
     def __init__(self, limit: int = 200_000) -> None:
         self.solver = knock_solver()
@@ -78,6 +84,13 @@ class DeadwoodCache:
             found = self.after_cache[hand] = self.solver.deadwood_after_discards(hand)
         return found
 
+    def __reduce__(self) -> Any:
+        """The process's shared memo stays shared: a copy of it, or one unpickled in another
+        process, is that process's own shared memo."""
+        if self is _SHARED.get("memo"):
+            return (shared_deadwood, ())
+        return super().__reduce__()
+
     def best_discard(self, hand: int, forbidden: int = -1) -> tuple[int, int]:
         """(deadwood, card) of the discard leaving the lowest deadwood; ties: highest card."""
         best_key: tuple[int, int, int] | None = None
@@ -91,6 +104,17 @@ class DeadwoodCache:
         return best
 
 
+_SHARED: dict[str, DeadwoodCache] = {}
+
+
+def shared_deadwood() -> DeadwoodCache:
+    """This process's deadwood memo, one for all its users (see :class:`DeadwoodCache`)."""
+    memo = _SHARED.get("memo")
+    if memo is None:
+        memo = _SHARED["memo"] = DeadwoodCache()
+    return memo
+
+
 class KnockPolicy(BasePolicy):
     """Shared set-up of the Knock heuristics."""
 
@@ -101,7 +125,7 @@ class KnockPolicy(BasePolicy):
             raise ValueError(f"{type(self).__name__} plays knock_rummy, not {variant}")
         self.game = game = make_game(KnockRummyGame, num_players, dict(options or {}))
         self.rules = game.rules
-        self.deadwood = DeadwoodCache()
+        self.deadwood = shared_deadwood()
 
     def _discard_options(self, hand: int, mask: np.ndarray) -> list[tuple[int, int]]:
         """(deadwood after discard, card) for every legal discard."""

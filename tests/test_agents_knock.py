@@ -216,3 +216,28 @@ def test_heuristic_errors():
         make_agent("knock.genius", "knock_rummy", 2)
     with pytest.raises(ValueError, match="knock_rummy supports 2-6 players, got 9"):
         make_agent("knock.smart", "knock_rummy", 9)
+
+
+def test_a_process_keeps_one_deadwood_memo_for_every_heuristic_and_feature() -> None:
+    """A hand's deadwood is the same under every rule option: the heuristics of every seat and
+    the learner's features share the process's memo (each kept its own, some 150 MB once full,
+    a dozen in a four-player run with a pool of snapshots), and copies, pickled ones too, keep
+    sharing it; a memo of its own still copies as a fresh one."""
+    import copy
+    import pickle
+
+    from rummyzoo.agents.features import make_features
+    from rummyzoo.agents.knock import DeadwoodCache, shared_deadwood
+    from rummyzoo.agents.registry import make_agent
+
+    users = [
+        make_agent("knock.greedy", "knock_rummy", 2),
+        make_agent("knock.smart", "knock_rummy", 4, {"knock_max_deadwood": 10}),
+        make_features("knock_deadwood", "knock_rummy", 3, {}),
+    ]
+    users += [copy.deepcopy(users[0]), pickle.loads(pickle.dumps(users[1]))]
+    assert all(user.deadwood is shared_deadwood() for user in users)
+    own = DeadwoodCache()
+    own(0b1111111111)
+    fresh = copy.deepcopy(own)
+    assert fresh is not own and fresh.cache == {} and own.cache
