@@ -911,6 +911,8 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             )
         if not isinstance(options, dict):
             raise RequestError(400, f"options must be an object, got {options!r}")
+        with lock:
+            room()  # before the game and its opponents (checkpoints loaded) are made
         try:
             if opponent.endswith(".rz"):  # a checkpoint plays the rules it learnt, unless told
                 options = {**trained_rules(opponent, variant, players), **options}
@@ -920,22 +922,27 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
         except ValueError as exc:  # (a checkpoint named as the request names it)
             raise RequestError(400, str(exc).replace(opponent, label)) from None
         with lock:
-            if len(games) >= MAX_GAMES:
-                # a finished game makes room, else one nobody has asked about for IDLE_LIMIT
-                finished = next((k for k, g in games.items() if g.over), None)
-                if finished is None:
-                    idle = min(games, key=lambda k: games[k].touched)
-                    if time.monotonic() - games[idle].touched < IDLE_LIMIT:
-                        raise RequestError(
-                            503,
-                            f"{MAX_GAMES} games are being played: finish one, or try again later",
-                        )
-                    games[idle].abandon()
-                    finished = idle
-                games.pop(finished)
+            gone = room()  # (again: another request may have taken the room meanwhile)
+            if gone is not None:
+                games.pop(gone).abandon()
             games[game.id] = game
         game.start()
         return jsonify(game.state()), 201
+
+    def room() -> str | None:
+        """The game to drop for a new one (None: there is room), else 503. Under ``lock``."""
+        if len(games) < MAX_GAMES:
+            return None
+        # a finished game makes room, else one nobody has asked about for IDLE_LIMIT
+        finished = next((k for k, g in games.items() if g.over), None)
+        if finished is not None:
+            return finished
+        idle = min(games, key=lambda k: games[k].touched)
+        if time.monotonic() - games[idle].touched < IDLE_LIMIT:
+            raise RequestError(
+                503, f"{MAX_GAMES} games are being played: finish one, or try again later"
+            )
+        return idle
 
     def find_game(game_id: str) -> WebGame:
         game = games.get(game_id)

@@ -543,17 +543,21 @@ def test_serve_makes_room_with_finished_or_idle_games_only(runs, monkeypatch):
     import rummyzoo.cli.serve as serve
 
     monkeypatch.setattr(serve, "MAX_GAMES", 2)
+    serve_game = serve.WebGame
     client = create_app(runs).test_client()
     body = {"variant": "knock_rummy", "options": {"target_score": None}, "seed": 1}
     first = client.post("/api/games", json=body).json["id"]
     second = client.post("/api/games", json=body).json["id"]
+    made = []  # the games (and their opponents: a checkpoint is loaded) made from here on
+    monkeypatch.setattr(serve, "WebGame", lambda *a, **k: made.append(a) or serve_game(*a, **k))
     refused = client.post("/api/games", json=body)
     assert refused.status_code == 503 and "2 games are being played" in refused.json["error"]
+    assert made == []  # refused before any was made
     for game in (first, second):  # both still there
         assert client.get(f"/api/games/{game}").status_code == 200
     monkeypatch.setattr(serve, "IDLE_LIMIT", 0.0)  # every game now counts as idle
     third = client.post("/api/games", json=body)
-    assert third.status_code == 201
+    assert third.status_code == 201 and len(made) == 1
     assert client.get(f"/api/games/{first}").status_code == 404  # the longest idle went
     assert not (runs / "web_games").exists() or not list((runs / "web_games").iterdir())
 
