@@ -221,11 +221,12 @@ def test_short_runs_train_on_two_processes(tmp_path, algo):
 
 
 def _replay_share(config, part: slice):
-    """A share of a run's games in this process, seeded as the split env seeds it."""
+    """A share of a run's games in this process, seeded as the run seeds it (game ``i`` of the
+    run: ``config.game_seed(i)``)."""
     from rummyzoo.training.train import share_env
 
     share = share_env(config.model_dump(mode="json"), part.stop - part.start, part.start)
-    share.seed(config.seed + part.start)
+    share.seed(config.game_seed(part.start))
     return share
 
 

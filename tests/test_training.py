@@ -1073,3 +1073,40 @@ def test_best_is_compared_over_the_opponents_both_evaluations_share(monkeypatch,
     assert not cb._beats_best({"random": {"win_rate": 1.0}, "knock.greedy": {"win_rate": 0.0}}, 0.5)
     with pytest.warns(UserWarning, match="share none with best.rz's"):
         assert cb._beats_best({"knock.smart": {"win_rate": 0.1}}, 0.1)
+
+
+@pytest.mark.parametrize("vec_env", ["batched", "dummy"])
+def test_runs_of_different_seeds_play_different_games(vec_env) -> None:
+    """stable-baselines3 seeds game ``i`` of a run with ``seed + i``: a run of seed 1 played
+    the games of a run of seed 0 one place along, deal for deal, all but one of them. Each
+    seed now has games of its own, and seed 0's are those it had (its game ``i`` is seed
+    ``i``, as before: the shipped configs' runs are the same runs)."""
+    from rummyzoo.training.train import build_model, build_vec_env
+
+    CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+    first = {}
+    for seed in (0, 1, 2):
+        config = load_config(
+            CONFIGS / "smoke_ppo.yaml",
+            [
+                f"seed={seed}",
+                "n_envs=4",
+                f"vec_env={vec_env}",
+                "opponents=[{name: random, weight: 1}]",
+            ],
+        )
+        env = build_vec_env(config)
+        try:
+            build_model(config, env, None)  # seeds the env, as a run does
+            first[seed] = env.reset().copy()
+        finally:
+            env.close()
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        shared = [
+            (i, j) for i in range(4) for j in range(4) if np.array_equal(first[a][i], first[b][j])
+        ]
+        assert not shared, (a, b, shared)
+    # seed 0's game i deals from seed i, as an env reset with that seed does
+    alone = SeatEnv("knock_rummy", 2, opponents=["random"])
+    obs, _ = alone.reset(seed=2)
+    assert np.array_equal(first[0][2], obs)

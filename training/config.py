@@ -707,7 +707,8 @@ class RunConfig(Strict):
     n_timesteps: int = Field(200_000, gt=0)
     """Learner environment steps (decisions) to train for."""
     seed: int = Field(0, ge=0, le=2**32 - 1)
-    """Seed of the run: its deals, networks and draws (a seeded run on CPU is the same run)."""
+    """Seed of the run: its deals, networks and draws (a seeded run on CPU is the same run;
+    runs of different seeds play different games)."""
     n_envs: int = Field(4, gt=0)
     """Games played at once (with ``vec_env: batched``, the games of the vector engine)."""
     vec_env: Literal["batched", "dummy", "subproc"] = "batched"
@@ -1259,13 +1260,13 @@ class RunConfig(Strict):
     def game_seed(self, index: int, resumed_at: int = 0) -> int:
         """The seed training game ``index`` (0 .. n_envs - 1) is built with: ``seed * 1000 +
         index``, or with 1,000 games or more a stride past them, so that none shares its seed
-        with another game of the run or the warm start's teacher games. (A fresh
-        stable-baselines3 run then seeds game ``i`` with ``seed + i`` at its first reset, as
-        stable-baselines3 seeds every env it is given.) A run resumed at step ``resumed_at``
+        with another game of the run, of a run of another seed or the warm start's teacher
+        games. (stable-baselines3 seeds its envs again, game ``i`` with ``seed + i``: the run's
+        env, :class:`~rummyzoo.training.vec_env.RunMonitor`, turns that into this seed.) A run resumed at step ``resumed_at``
         plays from seeds of its own (from the run's seed and that step), so it does not play
         the deals of the run's start again."""
         base = self.seed if not resumed_at else self.resume_seed(resumed_at)
-        return base * self._seed_stride() + index
+        return base * self.seed_stride() + index
 
     def resume_seed(self, resumed_at: int) -> int:
         """A 32-bit seed of the run resumed at step ``resumed_at`` (its games' block, and its
@@ -1276,9 +1277,11 @@ class RunConfig(Strict):
 
     def teacher_seed(self) -> int:
         """The seed of the warm start's teacher games: the last of the run's seed block."""
-        return self.seed * self._seed_stride() + self._seed_stride() - 1
+        return self.seed * self.seed_stride() + self.seed_stride() - 1
 
-    def _seed_stride(self) -> int:
+    def seed_stride(self) -> int:
+        """How far apart the game seeds of runs one seed apart lie (more than the run's games
+        and the teacher's)."""
         return max(1000, self.n_envs + 1)
 
 

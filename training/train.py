@@ -162,10 +162,13 @@ def build_batched_env(config: RunConfig, resumed_at: int = 0) -> Any:
 def build_vec_env(config: RunConfig, resumed_at: int = 0):
     """The training env of a run (``resumed_at``: the step a resumed run goes on from, whose
     games play from seeds of their own)."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
 
+    from rummyzoo.training.vec_env import RunMonitor
+
+    stride = config.seed_stride()
     if config.vec_env == "batched":
-        return VecMonitor(build_batched_env(config, resumed_at))
+        return RunMonitor(build_batched_env(config, resumed_at), stride)
     factories = [
         make_seat_env(config, rank, resumed_at=resumed_at) for rank in range(config.n_envs)
     ]
@@ -175,7 +178,7 @@ def build_vec_env(config: RunConfig, resumed_at: int = 0):
         vec = subproc_vec_env(factories)
     else:
         vec = DummyVecEnv(factories)
-    return VecMonitor(vec)
+    return RunMonitor(vec, stride)
 
 
 def policy_kwargs(config: RunConfig) -> dict[str, Any]:

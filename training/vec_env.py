@@ -28,6 +28,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from stable_baselines3.common.vec_env import VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
 from rummyzoo.agents.base import Policy
@@ -149,6 +150,27 @@ def sent_action(pending: np.ndarray, i: int) -> Any:
     # (an item of a number array as a Python number; a timedelta64's stays one: its item()
     # is an int or a datetime.timedelta)
     return pending[i].item() if pending.dtype.kind in "biuf" else pending[i]
+
+
+class RunMonitor(VecMonitor):
+    """A run's training env under stable-baselines3's ``VecMonitor``, whose seeds keep the
+    runs of different seeds apart. stable-baselines3 seeds game ``i`` with ``seed + i`` (at a
+    model's start, and at a resume from the resume's seed), so a run of seed 1 played the
+    games of a run of seed 0 one place along: all but one of its games, deal for deal. Here
+    game ``i`` gets ``seed * stride + i`` (``stride``: :meth:`RunConfig.game_seed`'s, more than
+    the run's games), the seed it is built with: seed 0's games are as they were."""
+
+    def __init__(self, venv: VecEnv, stride: int) -> None:
+        super().__init__(venv)
+        if stride <= venv.num_envs:
+            raise ValueError(f"a seed stride of {stride} for {venv.num_envs} games overlaps")
+        self.stride = stride
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        if seed is not None:
+            check_seed(seed)
+            seed = int(seed) * self.stride
+        return self.venv.seed(seed)
 
 
 class WholeBatchVecEnv(VecEnv):
