@@ -637,6 +637,13 @@ def test_team_seatings_give_every_agent_every_partner_and_seat() -> None:
     rates = {name: entry["win_rate"] for name, entry in report["agents"].items()}
     assert rates["random"] < 0.1 < 0.5 < min(rates["ditch.greedy"], rates["ditch.smart"])
     assert len(set(seatings(2, 4))) == len(seatings(2, 4)) == 6  # each arrangement once
+    # a policy against copies of one opponent (evaluate, the evaluations of a run): which copy
+    # partners it changes nothing, so one partnership in 4 rotations (it was 3 x 4, three
+    # times the games the documented design plays)
+    copies = seatings(4, 4, teams, "rotations", ["policy", "rival", "rival", "rival"])
+    assert len(copies) == 4 and sorted(s.index(0) for s in copies) == [0, 1, 2, 3]
+    two_kinds = seatings(4, 4, teams, "rotations", ["a", "a", "b", "b"])  # a+a, a+b partnerships
+    assert len(two_kinds) == 8
     with pytest.raises(ValueError, match="one score group per seat"):
         seatings(4, 4, [0, 1])
     # the arena schedules them: in a teams round robin every pair of agents meets as partners

@@ -257,11 +257,22 @@ def seatings(
             continue
         orders = [lineup]
         if partnered:
+            # each partnership once, copies of one agent (one kind) counted as one: which copy
+            # partners the agent changes nothing (it made an evaluation against three copies
+            # play 3 partnerships x 4 rotations where 4 seatings are the whole design)
+            first: dict[Any, int] = {}
+            kind = [first.setdefault(k, len(first)) for k in kinds]  # (kinds of any type)
             orders, seen = [], set()
             for order in permutations(lineup):
-                teams = frozenset(
-                    frozenset(a for a, g in zip(order, groups, strict=True) if g == group)
-                    for group in set(groups)
+                teams = tuple(
+                    sorted(
+                        tuple(
+                            sorted(
+                                kind[a] for a, g in zip(order, groups, strict=True) if g == group
+                            )
+                        )
+                        for group in set(groups)
+                    )
                 )
                 if teams not in seen:
                     seen.add(teams)
