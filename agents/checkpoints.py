@@ -358,16 +358,20 @@ def recorded_game_options(meta: dict[str, Any]) -> dict[str, Any]:
 MATCH_CAPS = ("max_hands", "max_turns")
 
 
-def capped_match_options(options: dict[str, Any], source: str) -> dict[str, Any]:
+def capped_match_options(options: dict[str, Any], source: str, variant: str) -> dict[str, Any]:
     """``options`` (a checkpoint's recorded game options) with each cap of
-    :data:`MATCH_CAPS` that is missing (None) or past the env's default lowered to that
-    default, with a warning naming the checkpoint (``source``) and how to play its own."""
+    :data:`MATCH_CAPS` that is missing (None) or past the variant's env default lowered to
+    that default, with a warning naming the checkpoint (``source``) and how to play its own.
+    (The variant's defaults: Ditch Rummy's hands run to 500 turns, not the 300 of the others,
+    and a Ditch checkpoint's own 301 to 500 was lowered to 300.)"""
     import dataclasses
     import warnings
 
     from rummyzoo.envs.match import MatchOptions
+    from rummyzoo.envs.registry import game_class
 
     defaults = {f.name: f.default for f in dataclasses.fields(MatchOptions)}
+    defaults.update(game_class(variant).match_defaults)
     capped = dict(options)
     for name in MATCH_CAPS:
         if name not in options:

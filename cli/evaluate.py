@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     given = parse_options(args.option)
     recorded = recorded_game_options(meta)
     caps = {k: v for k, v in recorded.items() if k in MATCH_CAPS and k not in given}
-    options = {**recorded, **capped_match_options(caps, args.checkpoint), **given}
+    options = {**recorded, **capped_match_options(caps, args.checkpoint, variant), **given}
     opponents = args.opponents or baseline_names(variant)
     results = {}
     reports: list[str] = []

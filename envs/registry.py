@@ -62,7 +62,7 @@ def make_game(name: str, /, num_players: int = 2, kernels: Any = None, **options
     ``kernels``: None (compiled where built), ``PURE`` or a kernels module
     (:func:`rummyzoo.envs.native.resolve_kernels`)."""
     check_players(name, num_players)
-    return match.make_game(_game_class(name), num_players, options, kernels=kernels)
+    return match.make_game(game_class(name), num_players, options, kernels=kernels)
 
 
 def game_of_options(name: str, num_players: int, options: dict[str, Any]) -> Game:
@@ -70,10 +70,11 @@ def game_of_options(name: str, num_players: int, options: dict[str, Any]) -> Gam
     its own (``kernels`` in a file's recorded options is an unknown option, not a choice of
     kernels)."""
     check_players(name, num_players)
-    return match.make_game(_game_class(name), num_players, dict(options))
+    return match.make_game(game_class(name), num_players, dict(options))
 
 
-def _game_class(name: str) -> type[Game]:
+def game_class(name: str) -> type[Game]:
+    """The Game class of a variant (its ``match_defaults``, ``rules_class``...)."""
     module, _, cls = GAMES[name].partition(":")
     return getattr(importlib.import_module(module), cls)
 
@@ -135,5 +136,5 @@ def rules_options(options: Any, owner: str, variant: str | None = None) -> dict[
     if variant is not None:
         variant_module(variant)  # (an unknown variant named as such)
         taken = [n for n in match.MATCH_OPTION_NAMES if n not in match.REPORT_OPTION_NAMES]
-        refuse_unknown(_game_class(variant).rules_class, options, taken)
+        refuse_unknown(game_class(variant).rules_class, options, taken)
     return dict(options)

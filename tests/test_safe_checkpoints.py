@@ -938,6 +938,22 @@ def test_an_evaluation_takes_a_checkpoints_match_caps_up_to_the_defaults(
         assert main([*argv, "--json", str(tmp_path / "f.json")]) == 0
     played = json.loads((tmp_path / "f.json").read_text())["options"]
     assert played["max_hands"] == 3 and played["max_turns"] == 50
+    # the defaults are the variant's: Ditch Rummy's hands run to 500 turns (its own 301 to
+    # 500 was lowered to the 300 of the others, and the games changed)
+    from rummyzoo.agents.checkpoints import capped_match_options
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for turns in (300, 450, 500):
+            assert capped_match_options({"max_turns": turns}, "d.rz", "ditch_rummy") == {
+                "max_turns": turns
+            }
+    with pytest.warns(
+        UserWarning, match="max_turns: 501; evaluated with the default cap, max_turns=500"
+    ):
+        assert capped_match_options({"max_turns": 501}, "d.rz", "ditch_rummy") == {"max_turns": 500}
+    with pytest.warns(UserWarning, match="default cap, max_turns=300"):
+        assert capped_match_options({"max_turns": 450}, "k.rz", "knock_rummy") == {"max_turns": 300}
 
 
 def test_what_a_file_says_reaches_the_terminal_escaped_and_cut_short(
