@@ -617,9 +617,10 @@ def test_a_run_killed_before_its_first_checkpoint_resumes_after_its_warm_start(
 
 
 def test_resume_refuses_another_best_metric_or_warm_start(tmp_path) -> None:
-    """best.rz was chosen by the run's metric (a win rate and points per hand do not compare),
-    and a resumed run does not imitate again: a resume that changes either is refused by name,
-    with nothing written; what acts on every update (the anchor to the warm start) may change."""
+    """best.rz was chosen by the run's metric (a win rate and points per hand do not compare)
+    in the evaluations' game, the checkpoints record the run's game, and a resumed run does
+    not imitate again: a resume that changes any of them is refused by name, with nothing
+    written; what acts on every update (the anchor to the warm start) may change."""
     run = tmp_path / "run"
     warm = "pretrain={teacher: knock.greedy, decisions: 300}"
     train_from_file(SMOKE, [*LONGER[1:], "n_timesteps=256", warm], str(run), ["t"], progress="off")
@@ -635,6 +636,14 @@ def test_resume_refuses_another_best_metric_or_warm_start(tmp_path) -> None:
         ),
         ("pretrain.teacher=knock.smart", r"pretrain changed"),
         ("pretrain=null", r"pretrain changed"),
+        # the game: its checkpoints record it, and best.rz was chosen in the evaluations' (a
+        # rules change that keeps the network's inputs went on, its checkpoints under two games)
+        (
+            "env_options.knock_max_deadwood=10",
+            r"env_options changed: .*game \(env_options: its rules and match",
+        ),
+        ("env_options.target_score=100", r"env_options changed"),
+        ("evaluation.options={target_score: 100}", r"evaluation\.options changed"),
     ]:
         with pytest.raises(ValueError, match=named):
             resume_run(str(run), ["n_timesteps=384", override], ["t"], progress="off")

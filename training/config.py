@@ -1753,8 +1753,8 @@ def config_to_yaml(config: RunConfig) -> str:
 #: optimizer's state, learning rate included; the metric its best.rz was chosen by; its warm
 #: start, which a resumed run does not do again), and what each is
 RESUME_FIXED = (
-    "variant", "num_players", "features", "algo", "backend", "policy_kwargs", "hyperparams",
-    "evaluation.best_metric", "pretrain",
+    "variant", "num_players", "env_options", "features", "algo", "backend", "policy_kwargs",
+    "hyperparams", "evaluation.best_metric", "evaluation.options", "pretrain",
 )  # fmt: skip
 #: with stable-baselines3, whose checkpoint also holds the env count
 RESUME_FIXED_SB3 = ("n_envs",)
@@ -1768,12 +1768,14 @@ WARM_START_FIELDS = (
 RESUME_WHAT = {
     "variant": "variant",
     "num_players": "number of players",
+    "env_options": "game (env_options: its rules and match, which its checkpoints record)",
     "features": "observation features",
     "algo": "algorithm",
     "backend": "backend",
     "policy_kwargs": "network",
     "hyperparams": "hyperparameters",
     "evaluation.best_metric": "metric best.rz was chosen by",
+    "evaluation.options": "evaluations' game (evaluation.options, best.rz chosen in it)",
     "pretrain": (
         f"warm start (pretrain's {', '.join(WARM_START_FIELDS)}, or none; anchor_coef, "
         "demo_coef and demo_batch_size may change)"
