@@ -515,9 +515,15 @@ def test_resume_override_errors_name_the_override(tmp_path):
         resume_run(str(run), ["evaluation.opponents=[nobody]"], ["test"], progress="off")
     # what the checkpoint fixes cannot change: refused by name, before anything is written
     for override, named in (
-        ("policy_kwargs.net_arch=[16,16]", "policy_kwargs changed: .* its checkpoint's network"),
+        (
+            "policy_kwargs.net_arch=[16,16]",
+            "policy_kwargs \\(net_arch\\) changed: .* its checkpoint's network",
+        ),
         ("n_envs=3", "n_envs changed: .* number of games"),
-        ("hyperparams.learning_rate=0.001", "hyperparams changed: .* hyperparameters"),
+        (
+            "hyperparams.learning_rate=0.001",
+            "hyperparams \\(learning_rate\\) changed: .* hyperparameters",
+        ),
         ("variant=ditch_rummy", "variant changed"),
         ("algo=dqn", "algo changed: .* its checkpoint's algorithm"),
     ):

@@ -415,7 +415,9 @@ def test_resume_refuses_a_config_edited_by_hand_or_a_broken_state(tmp_path) -> N
     config = (run / "config.yaml").read_text()
     (run / "config.yaml").write_text(config.replace("learning_rate: 0.0003", "learning_rate: 0.5"))
     assert "learning_rate: 0.5" in (run / "config.yaml").read_text()
-    with pytest.raises(ValueError, match=r"hyperparams changed: .*config.yaml was edited"):
+    with pytest.raises(
+        ValueError, match=r"hyperparams \(learning_rate\) changed: .*config.yaml was edited"
+    ):
         resume_run(str(run), ["n_timesteps=384"], ["t"], progress="off")
     (run / "config.yaml").write_text(config)
     state = (run / "state.json").read_text()
@@ -632,18 +634,18 @@ def test_resume_refuses_another_best_metric_or_warm_start(tmp_path) -> None:
         ),
         (
             "pretrain.decisions=5000",
-            r"pretrain changed: .*warm start \(pretrain's teacher, decisions",
+            r"pretrain \(decisions\) changed: .*warm start \(pretrain's teacher, decisions",
         ),
-        ("pretrain.teacher=knock.smart", r"pretrain changed"),
+        ("pretrain.teacher=knock.smart", r"pretrain \(teacher\) changed"),
         ("pretrain=null", r"pretrain changed"),
         # the game: its checkpoints record it, and best.rz was chosen in the evaluations' (a
         # rules change that keeps the network's inputs went on, its checkpoints under two games)
         (
             "env_options.knock_max_deadwood=10",
-            r"env_options changed: .*game \(env_options: its rules and match",
+            r"env_options \(knock_max_deadwood\) changed: .*game \(env_options: its rules",
         ),
-        ("env_options.target_score=100", r"env_options changed"),
-        ("evaluation.options={target_score: 100}", r"evaluation\.options changed"),
+        ("env_options.target_score=100", r"env_options \(target_score\) changed"),
+        ("evaluation.options={target_score: 100}", r"evaluation\.options \(target_score\) changed"),
     ]:
         with pytest.raises(ValueError, match=named):
             resume_run(str(run), ["n_timesteps=384", override], ["t"], progress="off")
@@ -705,7 +707,7 @@ def test_resume_names_the_options_that_change_the_observation(tmp_path) -> None:
     options = "env_options={draw_rule: up_to_3, max_hand: 6, target_score: null}"
     first = ["variant=ditch_rummy", options, "n_timesteps=128"]
     train_from_file(SMOKE, first, str(run), ["t"], progress="off")
-    with pytest.raises(ValueError, match=r"obs_size .*: env_options max_hand differ from the "):
+    with pytest.raises(ValueError, match=r"with env_options \(max_hand\) changed: .*game"):
         resume_run(str(run), ["n_timesteps=256", "env_options.max_hand=8"], ["t"], progress="off")
 
 

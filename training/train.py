@@ -770,9 +770,23 @@ def _layout_moved_by(meta: dict[str, Any], expected: dict[str, Any], key: str) -
     )
 
 
-def _refuse_fixed(path: Path, changed: list[str], edited: bool) -> None:
+def _refuse_fixed(
+    path: Path,
+    changed: list[str],
+    edited: bool,
+    values: tuple[dict[str, Any], dict[str, Any]] | None = None,
+) -> None:
+    """Refuse a resume that changes fields its checkpoint fixes, naming them (and, given the
+    fields' ``values`` before and now, the keys of a section that changed)."""
+    shown = []
+    for name in changed:
+        before, now = (values[0].get(name), values[1].get(name)) if values else (None, None)
+        if isinstance(before, dict) and isinstance(now, dict):
+            keys = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+            name = f"{name} ({', '.join(map(str, keys))})" if keys else name
+        shown.append(name)
     raise ValueError(
-        f"cannot resume {path} with {', '.join(changed)} changed: a resumed run goes on "
+        f"cannot resume {path} with {', '.join(shown)} changed: a resumed run goes on "
         f"with its checkpoint's {', '.join(RESUME_WHAT[name] for name in changed)}; "
         "start a new run to change them"
         + (" (its config.yaml was edited since the run trained)" if edited else "")
@@ -872,5 +886,5 @@ def _resumed_config(path: Path, overrides: list[str]) -> RunConfig:
     changed = [name for name in now if name in before and now[name] != before[name]]
     if changed:
         edited = all(now[name] == as_stored.get(name) for name in changed)
-        _refuse_fixed(path, changed, edited)
+        _refuse_fixed(path, changed, edited, (before, now))
     return config
