@@ -4,6 +4,7 @@ table and the end of a hand."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 
@@ -68,3 +69,23 @@ def _truncation_reason(event: HandOver) -> str:
         if "truncated_by" in info:
             return f"cap {info['truncated_by']} reached"
     return "cap reached"
+
+
+def verdict(totals: list[float], seat: int, groups: list[int], name: Any) -> str:
+    """How a match ended, said to the player in ``seat``: ``a tie`` (every side level), ``you
+    win`` / ``your team wins``, ``you share the win`` / ``your team shares the win`` (level
+    with another side), or who won (``name(seat)`` names a seat). ``groups``: each seat's side
+    (a team's partners share one, and win together: that is not a shared win)."""
+    best = max(totals)
+    winners = [s for s, t in enumerate(totals) if t == best]
+    sides = {groups[s] for s in winners}
+    mine = groups[seat]
+    team = sum(g == mine for g in groups) > 1
+    if len(sides) == len(set(groups)):
+        return "a tie"
+    if sides == {mine}:
+        return "your team wins" if team else "you win"
+    if mine in sides:
+        return "your team shares the win" if team else "you share the win"
+    shown = [name(s) for s in winners]
+    return " and ".join(shown) + (" wins" if len(shown) == 1 else " win")

@@ -39,7 +39,7 @@ from rummyzoo.agents.base import Policy
 from rummyzoo.agents.checkpoints import trained_players, trained_rules
 from rummyzoo.agents.registry import agent_names, check_agent_object, make_agent
 from rummyzoo.cli.common import Parents, output_file, parse_options
-from rummyzoo.cli.display import colour_cards, hand_over_text, render_table
+from rummyzoo.cli.display import colour_cards, hand_over_text, render_table, verdict
 from rummyzoo.envs.files import is_file
 from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import Decision, play_episode
@@ -582,19 +582,11 @@ class _Session:
     def game_over(self, seed: int) -> None:
         c = self.console
         totals = self.match.totals_by_seat().tolist()
-        best = max(totals)
-        winners = [s for s, t in enumerate(totals) if t == best]
-        if len(winners) == len(totals):
-            verdict = "a tie"
-        elif self.seat in winners:
-            verdict = "you win" if len(winners) == 1 else "you share the win"
-        else:
-            verdict = " and ".join(self.who(s) for s in winners) + (
-                " wins" if len(winners) == 1 else " win"
-            )
+        groups = self.match.game.score_groups.tolist()
+        said = verdict(totals, self.seat, groups, self.who)
         final = ", ".join(f"{self.who(s)} {t:+g}" for s, t in enumerate(totals))
         c.say()
-        c.say(f"game over: {verdict}. final points: {final} (seed {seed})")
+        c.say(f"game over: {said}. final points: {final} (seed {seed})")
 
 
 def register(sub: argparse._SubParsersAction, parents: Parents) -> None:

@@ -55,6 +55,7 @@ from urllib.parse import quote
 import numpy as np
 
 from rummyzoo.cli.common import Parents
+from rummyzoo.cli.display import verdict
 from rummyzoo.envs.core import finite_number, short_repr
 
 __all__ = ["create_app"]
@@ -463,14 +464,8 @@ class WebGame:
             best = max(totals)
             winners = [s for s, t in enumerate(totals) if t == best]
             out["winners"] = winners
-            out["verdict"] = (
-                "a tie"
-                if len(winners) == len(totals)
-                else ("you win" if winners == [self.seat] else
-                      "you share the win" if self.seat in winners else
-                      " and ".join(f"player_{s}" for s in winners)
-                      + (" wins" if len(winners) == 1 else " win"))
-            )  # fmt: skip
+            groups = self.match.game.score_groups.tolist()
+            out["verdict"] = verdict(totals, self.seat, groups, lambda s: f"player_{s}")
             out["replay"] = self.replay_file
         return out
 

@@ -1180,3 +1180,31 @@ def test_a_replay_too_long_for_a_page_is_refused_by_the_page_and_the_command(
     assert f"has {moves:,} moves" in err and "`rummyzoo replay FILE` steps through" in err
     assert not (tmp_path / "g.html").exists()
     assert main(["replay", str(game)]) == 0  # the terminal's replay shows it all
+
+
+def test_a_teams_game_ends_with_the_teams_verdict(runs):
+    """Partners win together: a team's win was said "you share the win", the words of a tie
+    for first, in the browser and in the terminal (the same words: ``verdict``)."""
+    from rummyzoo.cli.display import verdict
+
+    said = {}
+    client = create_app(runs).test_client()
+    for seed in range(1, 9):
+        state = client.post(
+            "/api/games",
+            json={"variant": "ditch_rummy", "players": 4, "opponent": "random", "seed": seed,
+                  "options": {"target_score": None, "teams": True}},
+        ).json  # fmt: skip
+        while state["status"] == "your_move":
+            move = state["legal"][0]["action"]
+            state = client.post(f"/api/games/{state['id']}/move", json={"action": move}).json
+        totals = state["totals"]
+        mine = totals[0] > totals[1] and totals[0] > totals[3]
+        said[state["verdict"]] = said.get(state["verdict"], 0) + 1
+        assert state["verdict"] == ("your team wins" if mine else "player_1 and player_3 win")
+    assert "your team wins" in said and "player_1 and player_3 win" in said, said
+    who = lambda s: f"p{s}"  # noqa: E731
+    assert verdict([5, 5, 1], 0, [0, 1, 2], who) == "you share the win"
+    assert verdict([5, 5, 5, 5], 1, [0, 1, 0, 1], who) == "a tie"
+    assert verdict([7, 1], 1, [0, 1], who) == "p0 wins"
+    assert verdict([7, 1], 0, [0, 1], who) == "you win"
