@@ -409,6 +409,19 @@ def trained_rules(path: str | Path, variant: str, num_players: int) -> dict[str,
     return rules
 
 
+def learnt_rules_said(message: str, adopted: dict[str, Any], source: str) -> str:
+    """``message`` (a game's refusal) with the options of it that came from the rules a
+    checkpoint learnt (``adopted``: taken where the player gave none) said to come from there:
+    an option the player never set is otherwise named as if they had."""
+    import re
+
+    named = [k for k in adopted if re.search(rf"\b{re.escape(k)}\b", message)]
+    if not named:
+        return message
+    shown = ", ".join(f"{k}={adopted[k]!r}" for k in named)
+    return f"{message} ({shown}: the rules {source} learnt, taken where none was given)"
+
+
 def trained_players(path: str | Path, variant: str) -> int | None:
     """The player count the checkpoint at ``path`` was trained for, where it is one of
     ``variant`` (None otherwise, or where it cannot be read)."""

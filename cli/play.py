@@ -36,10 +36,11 @@ from typing import Any, TextIO
 import numpy as np
 
 from rummyzoo.agents.base import Policy
-from rummyzoo.agents.checkpoints import trained_players, trained_rules
+from rummyzoo.agents.checkpoints import learnt_rules_said, trained_players, trained_rules
 from rummyzoo.agents.registry import agent_names, check_agent_object, make_agent
 from rummyzoo.cli.common import Parents, output_file, parse_options
 from rummyzoo.cli.display import colour_cards, hand_over_text, render_table, verdict
+from rummyzoo.envs.core import ConfigError
 from rummyzoo.envs.files import is_file
 from rummyzoo.envs.match import HandEnd, Match
 from rummyzoo.envs.play import Decision, play_episode
@@ -411,7 +412,12 @@ def play_game(
             f"--seat must be 0..{num_players - 1} with {num_players} players, got {seat!r}"
         )
     specs = default_opponents(variant, num_players, opponents)
-    match = make_play_match(variant, num_players, options)
+    try:
+        match = make_play_match(variant, num_players, options)
+    except ValueError as exc:  # an option of the checkpoint's rules said to be its own
+        if not adopted:
+            raise
+        raise ConfigError(learnt_rules_said(str(exc), adopted, str(trained))) from None
     # the seed deals every card: one picked here is shown only once the game is over
     given = seed is not None
     seed = random_seed() if seed is None else seed

@@ -546,7 +546,7 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
     from flask import Flask, jsonify, request
     from werkzeug.exceptions import HTTPException
 
-    from rummyzoo.agents.checkpoints import trained_rules
+    from rummyzoo.agents.checkpoints import learnt_rules_said, trained_rules
     from rummyzoo.agents.registry import agent_names
     from rummyzoo.cli.viewer import VARIANT_TITLES, page, replay_page, static_text
     from rummyzoo.envs.registry import VARIANTS
@@ -908,14 +908,18 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
             raise RequestError(400, f"options must be an object, got {options!r}")
         with lock:
             room()  # before the game and its opponents (checkpoints loaded) are made
+        adopted: dict[str, Any] = {}
         try:
             if opponent.endswith(".rz"):  # a checkpoint plays the rules it learnt, unless told
-                options = {**trained_rules(opponent, variant, players), **options}
+                learnt = trained_rules(opponent, variant, players)
+                adopted = {k: v for k, v in learnt.items() if k not in options}
+                options = {**learnt, **options}
             game = WebGame(
                 variant, players, seat, opponent, label, options, seed, folder.root / "web_games"
             )
         except ValueError as exc:  # (a checkpoint named as the request names it)
-            raise RequestError(400, str(exc).replace(opponent, label)) from None
+            said = learnt_rules_said(str(exc), adopted, opponent)
+            raise RequestError(400, said.replace(opponent, label)) from None
         with lock:
             gone = room()  # (again: another request may have taken the room meanwhile)
             if gone is not None:

@@ -602,3 +602,19 @@ def test_a_checkpoint_opponent_gives_its_players_and_rules_unless_told(tmp_path,
     edited = edit_meta(net, tmp_path / "edited.rz", lambda m: m["options"].update(hand_size="x"))
     with pytest.raises(ValueError, match=r"checkpoint \S+edited.rz has rules options the game"):
         play_game("knock_rummy", opponents=[str(edited)], input_stream=io.StringIO(""))
+    # an option given that the learnt ones then refuse: the learnt one said to be the
+    # checkpoint's, not the player's
+    ditch = untrained_checkpoint(
+        tmp_path / "ditch.rz",
+        (
+            "variant=ditch_rummy",
+            "env_options={draw_rule: up_to_3, max_hand: 8, target_score: null}",
+        ),
+    )
+    with pytest.raises(ValueError, match=r"got 8 \(max_hand=8: the rules \S+ditch.rz learnt"):
+        play_game(
+            "ditch_rummy",
+            opponents=[str(ditch)],
+            options={"draw_rule": "fill_to_3"},
+            input_stream=io.StringIO(""),
+        )

@@ -663,6 +663,19 @@ def test_a_checkpoint_plays_under_the_rules_it_learnt(runs):
     assert response.status_code == 400
     error = response.json["error"]
     assert error.startswith("checkpoint r1/checkpoints/edited.rz has rules options the game"), error
+    # a rule the request changes that the learnt ones then refuse: the learnt option is said
+    # to be the checkpoint's (it was named as if the request had set it)
+    untrained_checkpoint(
+        folder / "ditch.rz",
+        (
+            "variant=ditch_rummy",
+            "env_options={draw_rule: up_to_3, max_hand: 8, target_score: null}",
+        ),
+    )
+    ditch = {"opponent": "r1/checkpoints/ditch.rz", "options": {"draw_rule": "fill_to_3"}}
+    error = client.post("/api/games", json=ditch).json["error"]
+    assert "got 8 (max_hand=8: the rules r1/checkpoints/ditch.rz learnt, taken where none" in error
+    assert str(runs) not in error
 
 
 def test_a_checkpoint_opponent_gives_a_request_its_game(runs):
