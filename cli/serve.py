@@ -223,7 +223,10 @@ class WebGame:
         options: dict[str, Any],
         seed: int | None,
         save_dir: Path,
+        learnt: dict[str, Any] | None = None,
     ) -> None:
+        """``learnt``: the options of ``options`` taken from the rules a checkpoint opponent
+        learnt (the page says so, as the terminal's banner does)."""
         from rummyzoo.agents.registry import make_agent
         from rummyzoo.envs.registry import check_players
         from rummyzoo.envs.replay import Recorder, make_play_match, random_seed
@@ -235,6 +238,8 @@ class WebGame:
         self.variant = variant
         self.seat = seat
         self.match = make_play_match(variant, num_players, options)
+        self.options = dict(options)  # the game's options as given (rules and match)
+        self.learnt = dict(learnt or {})
         self.seed = random_seed() if seed is None else seed
         self.seed_given = seed is not None  # else shown only once the game is over
         self.touched = time.monotonic()  # the last request about this game
@@ -441,6 +446,8 @@ class WebGame:
             "variant": self.variant,
             "seat": self.seat,
             "agents": self.labels,
+            "options": self.options,
+            "learnt": sorted(self.learnt),
             # the seed deals every hand and seeds the opponents: known, it shows their cards
             "seed": self.seed if over or self.seed_given else None,
             "status": "over" if over else ("your_move" if decision is not None else "waiting"),
@@ -479,6 +486,20 @@ def _table_rows(rows: list[list[str]], head: list[str]) -> str:
     th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f'<table class="list"><tr>{th}</tr>{body}</table>'
+
+
+def _rules_line(game: WebGame) -> str:
+    """The game's options, as the terminal's banner says them: the rules a checkpoint
+    opponent learnt named so, the others as given (HTML)."""
+    shown = ", ".join(f"{k}={v!r}" for k, v in game.options.items() if k not in game.learnt)
+    learnt = ", ".join(f"{k}={game.options[k]!r}" for k in sorted(game.learnt))
+    parts = [html.escape(f"options: {shown}" if shown else "default options")]
+    if learnt:
+        opponent = next(label for label in game.labels if label != "human")
+        parts.append(
+            f'<span id="learnt">{html.escape(f"the rules {opponent} learnt: {learnt}")}</span>'
+        )
+    return f'<span id="rules">{" &middot; ".join(parts)}</span>'
 
 
 def _header(title: str, sub: str = "") -> str:
@@ -915,7 +936,15 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
                 adopted = {k: v for k, v in learnt.items() if k not in options}
                 options = {**learnt, **options}
             game = WebGame(
-                variant, players, seat, opponent, label, options, seed, folder.root / "web_games"
+                variant,
+                players,
+                seat,
+                opponent,
+                label,
+                options,
+                seed,
+                folder.root / "web_games",
+                learnt=adopted,
             )
         except ValueError as exc:  # (a checkpoint named as the request names it)
             said = learnt_rules_said(str(exc), adopted, opponent)
@@ -974,7 +1003,9 @@ document.getElementById('new-game').addEventListener('submit', async (e) => {
         # JavaScript reads exactly); one shown already keeps the server's digits
         hidden = "" if shown else ' data-hidden="1"'
         seed = f'<span id="seed"{hidden}>{html.escape(seed)}</span>'
-        body = _header(f"{title}: you are player_{game.seat}", seed) + (
+        body = _header(
+            f"{title}: you are player_{game.seat}", f"{seed} &middot; {_rules_line(game)}"
+        ) + (
             '<main><div id="game"></div><div id="message"></div>'
             '<div class="panel"><div class="label">your move (click one, or type it):</div>'
             '<div class="moves" id="moves"></div>'

@@ -645,6 +645,14 @@ def test_a_checkpoint_plays_under_the_rules_it_learnt(runs):
         response = client.post("/api/games", json={**game, "options": options})
         assert response.status_code == 201, response.json
         assert [s["count"] for s in response.json["table"]["seats"]] == [cards, cards]
+        # the page says which rules are in force, and those the checkpoint's learning gave
+        # (as the terminal's banner does: the page named none)
+        page = client.get(f"/play/{response.json['id']}").get_data(as_text=True)
+        said = "the rules r1/checkpoints/best.rz learnt: hand_size=7"
+        assert (said in page) == (cards == 7), page
+        assert response.json["learnt"] == (["hand_size"] if cards == 7 else [])
+        assert response.json["options"]["hand_size"] == cards
+        assert ("options: hand_size=10" in page) == (cards == 10)
     # its rules only: the match is the request's (the checkpoint trained on matches to 100)
     untrained_checkpoint(folder / "match.rz", ("env_options.target_score=100",))
     response = client.post("/api/games", json={**game, "opponent": "r1/checkpoints/match.rz"})
