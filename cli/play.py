@@ -415,9 +415,10 @@ def play_game(
     try:
         match = make_play_match(variant, num_players, options)
     except ValueError as exc:  # an option of the checkpoint's rules said to be its own
-        if not adopted:
+        said = learnt_rules_said(str(exc), adopted, str(trained))
+        if said == str(exc):
             raise
-        raise ConfigError(learnt_rules_said(str(exc), adopted, str(trained))) from None
+        raise ConfigError(said) from None
     # the seed deals every card: one picked here is shown only once the game is over
     given = seed is not None
     seed = random_seed() if seed is None else seed

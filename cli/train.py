@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     kwargs = {"progress": progress, "progress_every": args.progress_every}
     if args.resume:
         if args.config or args.run_dir:
-            given = "CONFIG file" if args.config else "--run-dir"
+            given = "CONFIG" if args.config else "--run-dir"
             raise ValueError(
                 f"--resume continues {args.resume} with its own config.yaml: give no {given} "
                 "with it (--set changes the resumed config)"
@@ -74,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
         summary = resume_run(args.resume, check_overrides(args.set), argv, **kwargs)
     else:
         if not args.config:
-            raise ValueError("give a CONFIG file, or --resume RUN_DIR")
+            raise ValueError(
+                "give a CONFIG (a file, or a shipped config's name: knock_ppo), or --resume RUN_DIR"
+            )
         summary = train_from_file(
             args.config, check_overrides(args.set), args.run_dir, argv, **kwargs
         )

@@ -540,7 +540,7 @@ def test_train_refuses_a_config_file_given_with_resume(tmp_path, capsys):
     run.mkdir()
     (run / "config.yaml").write_text(config_to_yaml(RunConfig()))
     assert main(["train", str(CONFIGS / "smoke_ppo.yaml"), "--resume", str(run)]) == 2
-    assert "give no CONFIG file with it" in capsys.readouterr().err
+    assert "give no CONFIG with it" in capsys.readouterr().err
     assert main(["train", "--resume", str(run), "--run-dir", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert "--resume continues" in err and "--run-dir" in err

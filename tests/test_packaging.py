@@ -90,6 +90,8 @@ def test_a_shipped_config_runs_by_name_from_any_folder(tmp_path, monkeypatch, ca
     assert load_config("ditch_ppo.yaml").variant == "ditch_rummy"
     with pytest.raises(ConfigLoadError, match=r"configs/knock_ppo\.yaml: No such file.*knock_ppo"):
         load_config("configs/knock_ppo.yaml")
+    with pytest.raises(ConfigLoadError, match=r"cannot read config knock_ppo: No such file"):
+        load_config("./knock_ppo")  # a path names a file, not a shipped config
     # a file of that name in the folder is the config (a name only stands in for a missing one)
     (tmp_path / "knock_ppo").write_text("variant: ditch_rummy\n")
     assert load_config("knock_ppo").variant == "ditch_rummy"

@@ -17,6 +17,7 @@ import copy
 import dataclasses
 import difflib
 import math
+import os
 import re
 import sys
 import typing
@@ -1261,8 +1262,9 @@ class RunConfig(Strict):
         """The seed training game ``index`` (0 .. n_envs - 1) is built with: ``seed * 1000 +
         index``, or with 1,000 games or more a stride past them, so that none shares its seed
         with another game of the run, of a run of another seed or the warm start's teacher
-        games. (stable-baselines3 seeds its envs again, game ``i`` with ``seed + i``: the run's
-        env, :class:`~rummyzoo.training.vec_env.RunMonitor`, turns that into this seed.) A run resumed at step ``resumed_at``
+        games. (stable-baselines3 seeds the env of a model it makes again, game ``i`` with ``seed
+        + i``: the run's env, :class:`~rummyzoo.training.vec_env.RunMonitor`, turns that into
+        this seed.) A run resumed at step ``resumed_at``
         plays from seeds of its own (from the run's seed and that step), so it does not play
         the deals of the run's start again."""
         base = self.seed if not resumed_at else self.resume_seed(resumed_at)
@@ -1696,8 +1698,10 @@ def config_file(path: str | Path) -> Path:
     """The file a config argument names: the path as given or, where there is no such file
     and the argument is a bare name (``knock_ppo`` or ``knock_ppo.yaml``), the shipped config
     of that name (:func:`shipped_configs`), so that the shipped configs run from any folder."""
-    given = Path(path)
-    if given.exists() or given.parent != Path(".") or not given.name:
+    text = os.fspath(path)
+    given = Path(text)
+    named_a_folder = os.sep in text or (os.altsep is not None and os.altsep in text)
+    if given.exists() or named_a_folder or not given.name:  # (./knock_ppo names a file)
         return given
     return shipped_configs().get(given.name.removesuffix(".yaml"), given)
 

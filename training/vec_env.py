@@ -154,11 +154,12 @@ def sent_action(pending: np.ndarray, i: int) -> Any:
 
 class RunMonitor(VecMonitor):
     """A run's training env under stable-baselines3's ``VecMonitor``, whose seeds keep the
-    runs of different seeds apart. stable-baselines3 seeds game ``i`` with ``seed + i`` (at a
-    model's start, and at a resume from the resume's seed), so a run of seed 1 played the
-    games of a run of seed 0 one place along: all but one of its games, deal for deal. Here
-    game ``i`` gets ``seed * stride + i`` (``stride``: :meth:`RunConfig.game_seed`'s, more than
-    the run's games), the seed it is built with: seed 0's games are as they were."""
+    runs of different seeds apart. stable-baselines3 seeds game ``i`` with ``seed + i`` when a
+    model is made with the env, so a run of seed 1 played the games of a run of seed 0 one
+    place along: all but one of its games, deal for deal. Here game ``i`` gets ``seed * stride
+    + i`` (``stride``: :meth:`RunConfig.game_seed`'s, more than the run's games), the seed it
+    is built with: seed 0's games are as they were. (A resumed model is given the env after
+    its seeds are set, so its games keep those they were built with.)"""
 
     def __init__(self, venv: VecEnv, stride: int) -> None:
         super().__init__(venv)

@@ -21,7 +21,8 @@ deal is played once per *seating*:
   Rummy's teams, seats 0+2 against 1+3) the same design makes every agent partner every other
   one equally often. At two seats, and for a line-up of copies of one agent, the design is the
   ``N`` rotations (seat ``s`` gets the line-up's place ``(s + r) % N`` in rotation ``r``), with
-  partners in every distinct partnership: ``seating="rotations"`` plays that for every line-up
+  partners in every distinct partnership (copies of one agent, which play alike, count as one:
+  which copy partners whom changes no game): ``seating="rotations"`` plays that for every line-up
   (fewer games a deal; the order around the table is then fixed). The evaluations of a
   checkpoint against copies of one opponent use rotations: only the checkpoint's figures are
   read there, and rotations seat it after and before the copies alike; the arena reports each
@@ -218,7 +219,8 @@ def seatings(
     """Agent index per seat for every game of one deal (see the module docstring).
 
     :param score_groups: the scoring group of each seat (teams share one); where seats are
-        partnered, the rotations are played in every distinct partnership.
+        partnered, the rotations are played in every distinct partnership (of kinds: which
+        copy of one kind partners whom is no other partnership).
     :param design: ``balanced`` or ``rotations`` (see :data:`SEATING_DESIGNS`).
     :param kinds: what each agent is (equal kinds play alike: the same agent name); a line-up of
         one kind is seated by rotations in either design. None: every agent its own.
