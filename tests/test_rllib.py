@@ -704,6 +704,17 @@ def test_every_env_of_every_runner_plays_its_own_games():
     again = rllib.MatchEnv(EnvContext(config, worker_index=1, vector_index=1))
     (obs,) = again.reset()[0].values()
     assert obs["raw"].tobytes() == first[(1, 1)]  # the same stream for the same env
+    # and as RLlib seeds them at their first reset (env i of runner w: the run's seed + w + i,
+    # so env 1 of runner 1 got the seed of env 0 of runner 2, and played its games, deal for
+    # deal; so did env 0 of runner 1 of a run of the next seed)
+    seeded = {}
+    for run_seed, worker, vector in [(0, 1, 0), (0, 1, 1), (0, 2, 0), (0, 2, 1), (1, 1, 0)]:
+        env = rllib.MatchEnv(EnvContext(config, worker_index=worker, vector_index=vector))
+        (obs,) = env.reset(seed=run_seed + worker + vector)[0].values()
+        seeded[(run_seed, worker, vector)] = obs["raw"].tobytes()
+    assert len(set(seeded.values())) == 5, [
+        k for k in seeded if list(seeded.values()).count(seeded[k]) > 1
+    ]
 
 
 def test_rllib_module_ids_of_checkpoint_opponents():

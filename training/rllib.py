@@ -132,6 +132,7 @@ def _make_env_class() -> type:
             self.agents = self.possible_agents = [f"player_{s}" for s in range(n)]
             self.observation_spaces = {a: space for a in self.agents}
             self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.agents}
+            self._stream = (worker, vector)
             self._rng = np.random.default_rng([int(config.get("seed", 0)), worker, vector])
             self._same_side = same_sides(game)
             self._facts: list[dict[str, Any]] = []
@@ -155,7 +156,10 @@ def _make_env_class() -> type:
 
         def reset(self, *, seed: int | None = None, options: dict | None = None):
             if seed is not None:
-                self._rng = np.random.default_rng(seed)
+                # RLlib seeds env i of runner w with the run's seed + w + i, which env 0 of
+                # runner w + 1 gets too (and a run of the next seed): the stream stays this
+                # env's own, (runner, env) taken into it
+                self._rng = np.random.default_rng([seed, *self._stream])
             self.match.reset(int(self._rng.integers(2**63)))
             n = self.match.num_players
             self._facts = [
