@@ -78,33 +78,21 @@ def test_saving_a_model_trained_with_your_own_code_runs_as_written(tmp_path, mon
     wrong = model_meta("knock_rummy", 2, algo="ppo", features="knock_deadwood")
     with pytest.raises(CheckpointError, match=r"features 'knock_deadwood' \(the env's: None\)"):
         save_checkpoint(small, tmp_path / "wrong.rz", wrong)
-    # metadata of other rules, or another player count, than the model's env is refused by name
-    # (the network's shapes agree, so nothing else would catch it)
-    deadwood = BatchedSeatEnv(
-        "knock_rummy", 2, {"knock_max_deadwood": 10}, opponents=["random"], num_envs=2, seed=0
-    )
-    limited = MaskablePPO("MlpPolicy", deadwood, n_steps=8, batch_size=16, seed=0)
-    with pytest.raises(
-        CheckpointError, match=r"options \{\} \(the env's: \{'knock_max_deadwood': 10\}\)"
+    # metadata of other rules, or of another match, than the model's env is refused by name
+    # (the network's shapes agree, so nothing else would catch it; with the match to 100 left
+    # out, evaluate would play the checkpoint in single hands, whose observation's scores differ)
+    for options, name in (
+        ({"knock_max_deadwood": 10}, "rules.rz"),
+        ({"target_score": 100}, "match.rz"),
     ):
-        save_checkpoint(limited, tmp_path / "rules.rz", model_meta("knock_rummy", 2, algo="ppo"))
-    assert not (tmp_path / "rules.rz").exists()
-    right = model_meta("knock_rummy", 2, {"knock_max_deadwood": 10}, algo="ppo")
-    save_checkpoint(limited, tmp_path / "rules.rz", right)
-    # so is metadata of another match than the env's (the match to 100 left out: evaluate
-    # would play the checkpoint in single hands, whose observation's scores differ)
-    matches = BatchedSeatEnv(
-        "knock_rummy", 2, {"target_score": 100}, opponents=["random"], num_envs=2, seed=0
-    )
-    to_100 = MaskablePPO("MlpPolicy", matches, n_steps=8, batch_size=16, seed=0)
-    with pytest.raises(
-        CheckpointError, match=r"options \{\} \(the env's: \{'target_score': 100\}\)"
-    ):
-        save_checkpoint(to_100, tmp_path / "match.rz", model_meta("knock_rummy", 2, algo="ppo"))
-    assert not (tmp_path / "match.rz").exists()
-    save_checkpoint(
-        to_100, tmp_path / "match.rz", model_meta("knock_rummy", 2, {"target_score": 100})
-    )
+        game = BatchedSeatEnv("knock_rummy", 2, options, opponents=["random"], num_envs=2, seed=0)
+        model = MaskablePPO("MlpPolicy", game, n_steps=8, batch_size=16, seed=0)
+        with pytest.raises(
+            CheckpointError, match=re.escape(f"options {{}} (the env's: {options!r})")
+        ):
+            save_checkpoint(model, tmp_path / name, model_meta("knock_rummy", 2, algo="ppo"))
+        assert not (tmp_path / name).exists()
+        save_checkpoint(model, tmp_path / name, model_meta("knock_rummy", 2, options, algo="ppo"))
     with pytest.raises(CheckpointError, match="mask_in_obs True"):
         save_checkpoint(
             small, tmp_path / "mask.rz", {**model_meta("knock_rummy", 2), "mask_in_obs": True}
