@@ -736,11 +736,12 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
             names += [n for n in agent_names(variant) if n not in names]
         return names
 
-    read_games: dict[tuple[str, int, int], tuple[str, int] | None] = {}
+    read_games: dict[tuple[str, int, int], tuple[str, int, bool] | None] = {}
 
-    def checkpoint_game(path: Path) -> tuple[str, int] | None:
-        """The variant and players of the checkpoint at ``path`` (None: unreadable, or of no
-        variant here); read once while the file stays as it is."""
+    def checkpoint_game(path: Path) -> tuple[str, int, bool] | None:
+        """The variant, players and whether it was trained in teams, of the checkpoint at
+        ``path`` (None: unreadable, or of no variant here); read once while the file stays as
+        it is."""
         try:
             stat = path.stat()
         except OSError:
@@ -768,7 +769,7 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
             f"variant: one of {', '.join(VARIANTS)}"
         )
 
-    def _read_game(path: Path) -> tuple[str, int] | None:
+    def _read_game(path: Path) -> tuple[str, int, bool] | None:
         from rummyzoo.agents.checkpoints import read_meta
 
         try:
@@ -778,7 +779,9 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
         variant, players = meta.get("variant"), meta.get("num_players")
         if variant not in VARIANTS or not isinstance(players, int):
             return None
-        return variant, players
+        options = meta.get("options")
+        teams = isinstance(options, dict) and options.get("teams") is True
+        return variant, players, teams
 
     @app.get("/play")
     def play_form() -> Any:
@@ -786,7 +789,7 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
         # each checkpoint's game, read once: choosing one in the form sets its variant and
         # players, and the form starts with the chosen one's
         games = {name: checkpoint_game(folder.root / name) for name in folder.checkpoints()}
-        variant_chosen, players = games.get(chosen) or ("", 2)
+        variant_chosen, players, teams_chosen = games.get(chosen) or ("", 2, False)
         variants = "".join(
             f'<option value="{v}"{" selected" if v == variant_chosen else ""}>'
             f"{html.escape(VARIANT_TITLES.get(v, v))}</option>"
@@ -796,7 +799,12 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
         def choice(name: str) -> str:
             # a checkpoint's option carries its game, which choosing it sets in the form
             game = games.get(name)
-            data = "" if game is None else f' data-variant="{game[0]}" data-players="{game[1]}"'
+            data = (
+                ""
+                if game is None
+                else f' data-variant="{game[0]}" data-players="{game[1]}"'
+                f' data-teams="{"true" if game[2] else "false"}"'
+            )
             selected = " selected" if name == chosen else ""
             return (
                 f'<option value="{html.escape(name)}"{data}{selected}>{html.escape(name)}</option>'
@@ -812,7 +820,7 @@ def create_app(runs_dir: str | Path = "runs", host: str = "127.0.0.1") -> Any:
 <p><label>opponents <select name="opponent" id="opponent">{options}</select></label></p>
 <p><label>match to <input id="target" type="number" min="1" placeholder="one hand"> points
 (empty: one hand)</label>
-<label><input type="checkbox" id="teams"> teams (Ditch Rummy, 4 players)</label>
+<label><input type="checkbox" id="teams"{" checked" if teams_chosen else ""}> teams (Ditch Rummy, 4 players)</label>
 <label>seed <input id="seed" type="number" min="0" placeholder="random"></label></p>
 <p><button type="submit" id="start">start</button></p></form>
 <div id="form-error"></div>
@@ -830,19 +838,24 @@ document.getElementById('opponent').addEventListener('change', (e) => {
   if (chosen && chosen.dataset.variant) {
     document.getElementById('variant').value = chosen.dataset.variant;
     document.getElementById('players').value = chosen.dataset.players;
+    document.getElementById('teams').checked = chosen.dataset.teams === 'true';
   }
 });
 document.getElementById('new-game').addEventListener('submit', async (e) => {
   e.preventDefault();
   const seed = document.getElementById('seed').value;
   const target = document.getElementById('target').value;
+  const teams = document.getElementById('teams');
   const body = { variant: document.getElementById('variant').value,
     players: Number(document.getElementById('players').value),
     seat: Number(document.getElementById('seat').value),
     opponent: document.getElementById('opponent').value,
     options: Object.assign(
       { target_score: target === '' ? null : Number(target) },
-      document.getElementById('teams').checked ? { teams: true } : {}),
+      // Ditch Rummy is told either way (a checkpoint trained in teams plays them unless told
+      // not to); another variant only when ticked, which its game refuses, naming it
+      document.getElementById('variant').value === 'ditch_rummy' || teams.checked
+        ? { teams: teams.checked } : {}),
     seed: seed === '' ? null : seed };
   const r = await fetch('/api/games', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   const data = await r.json();

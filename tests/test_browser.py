@@ -274,6 +274,48 @@ def test_choosing_a_checkpoint_sets_its_game_in_the_form(tmp_path, driver):
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '.seat[data-seat="2"]'))
 
 
+def test_the_form_plays_a_teams_checkpoint_in_teams_or_not_as_ticked(tmp_path, driver):
+    """Choosing a Ditch Rummy checkpoint trained in teams ticks the form's teams box, and
+    unticking it plays without teams (an unticked box sent nothing, and the checkpoint's own
+    rules put the teams back: the form could not turn them off). A checkpoint trained
+    without teams unticks it."""
+    from run_helpers import untrained_checkpoint
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    runs = tmp_path / "runs"
+    folder = runs / "r1" / "checkpoints"
+    folder.mkdir(parents=True)
+    (runs / "r1" / "config.yaml").write_text("variant: ditch_rummy\n")
+    four = ("variant=ditch_rummy", "num_players=4")
+    untrained_checkpoint(folder / "teams.rz", (*four, "env_options.teams=true"))
+    untrained_checkpoint(folder / "alone.rz", four)
+    with serve_in_thread(runs) as base:
+        for untick in (False, True):
+            driver.get(f"{base}/play")
+            box = driver.find_element(By.ID, "teams")
+            opponent = Select(driver.find_element(By.ID, "opponent"))
+            opponent.select_by_value("r1/checkpoints/teams.rz")
+            assert box.is_selected()
+            opponent.select_by_value("r1/checkpoints/alone.rz")
+            assert not box.is_selected()
+            opponent.select_by_value("r1/checkpoints/teams.rz")
+            assert box.is_selected()
+            if untick:
+                box.click()
+            driver.find_element(By.ID, "start").click()
+            wait = WebDriverWait(driver, 30)
+            wait.until(lambda d: "/play/" in d.current_url)
+            game = driver.current_url.rstrip("/").rsplit("/", 1)[1]
+            with urllib.request.urlopen(f"{base}/api/games/{game}") as answer:
+                state = json.load(answer)
+            assert state["options"]["teams"] is (not untick)
+            assert ("teams" in state["learnt"]) is False  # the form said so either way
+        # the page of a chosen teams checkpoint starts ticked
+        driver.get(f"{base}/play?opponent=r1/checkpoints/teams.rz")
+        assert driver.find_element(By.ID, "teams").is_selected()
+
+
 def test_a_refused_click_shows_the_game_as_it_is_now(tmp_path, driver):
     """A move made elsewhere (another tab, the API) left the page on the old decision: every
     later click was refused with "decision 1 has passed" until the page was reloaded."""

@@ -602,7 +602,7 @@ def test_a_run_pages_checkpoint_opens_the_form_at_its_own_game(runs):
     assert '<option value="ditch_rummy" selected>' in form and 'value="3"></label>' in form
     assert "best_at_checkpoint" not in form
     assert (
-        'value="r1/checkpoints/best.rz" data-variant="ditch_rummy" data-players="3" selected'
+        'value="r1/checkpoints/best.rz" data-variant="ditch_rummy" data-players="3" data-teams="false" selected'
         in form
     )
     plain = client.get("/play").text  # no checkpoint: the first variant, 2 players
@@ -706,7 +706,7 @@ def test_a_checkpoint_opponent_gives_a_request_its_game(runs):
     error = refused.json["error"]
     assert f"checkpoint {net} does not match" in error and str(runs) not in error, error
     form = client.get("/play").text
-    assert f'value="{net}" data-variant="ditch_rummy" data-players="3">' in form
+    assert f'value="{net}" data-variant="ditch_rummy" data-players="3" data-teams="false">' in form
     # any checkpoint of the folder, one the form does not list too (a snapshot of the pool)
     (runs / "r1" / "pool").mkdir()
     (runs / "r1" / "pool" / "snap.rz").write_bytes((folder / "best.rz").read_bytes())
