@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -30,8 +31,9 @@ def test_notebooks_exist():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("budget", ["full", "tiny"])  # full: what a user runs, the default
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs(path, monkeypatch, tmp_path):
+def test_notebook_runs(path, budget, monkeypatch, tmp_path):
     nb = nbformat.read(path, as_version=4)
     # Committed notebooks carry no outputs (they are produced by running them).
     for cell in nb.cells:
@@ -41,7 +43,10 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
         # a user re-runs the training cell: it trains again into a new run folder
         index = next(i for i, c in enumerate(nb.cells) if "train_from_file(" in c.source)
         nb.cells.insert(index + 1, nbformat.from_dict(dict(nb.cells[index])))
-    monkeypatch.setenv("RUMMYZOO_NOTEBOOK_BUDGET", "tiny")
+    if budget == "full":
+        monkeypatch.delenv("RUMMYZOO_NOTEBOOK_BUDGET", raising=False)
+    else:
+        monkeypatch.setenv("RUMMYZOO_NOTEBOOK_BUDGET", budget)
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     _ensure_kernel()
@@ -69,3 +74,16 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
         if out.output_type == "stream" and "Warning" in out.get("text", "")
     ]
     assert not warned, warned  # (a setting of the notebook's own that the project warns of)
+    # every cell that draws shows its figure
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and "plt.show()" in cell.source:
+            images = [o for o in cell.outputs if "image/png" in o.get("data", {})]
+            assert images, f"{path.name}: cell {i} drew no figure"
+    printed = "".join(
+        out.get("text", "")
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.outputs
+        if out.output_type == "stream"
+    )
+    assert not re.search(r"\bnan\b", printed), printed  # an empty group printed as a number
