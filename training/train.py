@@ -566,6 +566,19 @@ def train_from_file(
     progress: str = "auto",
     progress_every: float = 30.0,
 ) -> dict[str, Any]:
+    """Train the run config ``config_path`` (a YAML file, or a shipped config by name, as
+    ``rummyzoo train`` takes it) with ``key=value`` ``overrides`` into ``run_dir`` (new or
+    empty; None: a new folder under ``runs/``), and return the run's summary (also written to
+    its ``summary.json``; :func:`~rummyzoo.training.run_folder.format_summary` prints it for
+    people).
+
+    :param argv: the command line recorded with the run (``["notebook"]``, say).
+    :param progress: ``"auto"`` (a bar on a terminal, a line every ``progress_every`` seconds
+        otherwise), ``"bar"``, ``"lines"`` or ``"off"``.
+    :raises ConfigLoadError: the config cannot be read or is refused (every problem named).
+    :raises ValueError: ``run_dir`` is a file, holds a run (``--resume`` continues one) or is
+        not empty.
+    """
     config = load_config(config_path, overrides)
     target = Path(run_dir) if run_dir else new_run_dir(config, config_path)
     if target.exists() and not target.is_dir():
