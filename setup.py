@@ -21,20 +21,25 @@ with heuristics, an arena and training (see rummyzoo.envs, rummyzoo.agents, rumm
 '''
 
 
+#: the package's own files, made here: its ``__init__.py``, and ``py.typed``, the mark that
+#: its code carries type annotations for type checkers (PEP 561)
+TOP_FILES = {"__init__.py": TOP, "py.typed": ""}
+
+
 class BuildWithTop(build_py):
-    """build_py, then the package's ``__init__.py`` in the build (the wheel's files)."""
+    """build_py, then the package's own files (:data:`TOP_FILES`) in the build (the wheel's
+    files)."""
 
     def run(self) -> None:
         super().run()
-        top = Path(self.build_lib) / "rummyzoo" / "__init__.py"
-        top.parent.mkdir(parents=True, exist_ok=True)
-        top.write_text(TOP)
+        top = Path(self.build_lib) / "rummyzoo"
+        top.mkdir(parents=True, exist_ok=True)
+        for name, text in TOP_FILES.items():
+            (top / name).write_text(text)
 
     def get_outputs(self, include_bytecode: bool = True) -> list[str]:
-        return [
-            *super().get_outputs(include_bytecode),
-            str(Path(self.build_lib) / "rummyzoo" / "__init__.py"),
-        ]
+        top = Path(self.build_lib) / "rummyzoo"
+        return [*super().get_outputs(include_bytecode), *(str(top / n) for n in TOP_FILES)]
 
 
 setup(

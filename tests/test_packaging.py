@@ -65,6 +65,7 @@ def test_the_wheel_holds_every_module_the_configs_the_pages_and_the_license(tmp_
     # the installed package is a regular one: a checkout named rummyzoo in the working folder
     # (a folder without __init__.py) does not take its place, as it did a namespace package's
     assert "rummyzoo/__init__.py" in names
+    assert "rummyzoo/py.typed" in names  # type checkers read the package's annotations
     installed, work = tmp_path / "installed", tmp_path / "work"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target",
