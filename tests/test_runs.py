@@ -310,6 +310,41 @@ def test_a_resume_keeps_only_the_periodic_checkpoints_its_checkpoint_names(
     assert state["periodic"] == ["checkpoints/ckpt_000000768.rz", "checkpoints/ckpt_000001024.rz"]
 
 
+def test_a_finished_run_stopped_before_its_last_cleanup_keeps_only_what_it_names(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """Ctrl-C after the last checkpoint's set was moved into place and before the periodic
+    checkpoint and pool snapshot it drops were deleted: the resume found the run finished,
+    wrote its summary and left both files for good."""
+    commit = callbacks.commit_staged
+
+    def interrupted(run_dir):
+        moved = commit(run_dir)
+        if json.loads((run_dir / "state.json").read_text())["steps"] == 512:
+            raise KeyboardInterrupt  # the set is in place; nothing it drops deleted yet
+        return moved
+
+    monkeypatch.setattr(callbacks, "commit_staged", interrupted)
+    run = tmp_path / "r"
+    args = ["train", SMOKE, "--run-dir", str(run), "--quiet"]
+    assert main([*args, *(f"--set={o}" for o in LONGER), "--set=checkpoints.keep=1"]) == 130
+    assert sorted(p.name for p in (run / "checkpoints").glob("ckpt_*")) == [
+        "ckpt_000000256.rz", "ckpt_000000512.rz"
+    ]  # fmt: skip
+    assert len(list((run / "pool").glob("snapshot_*"))) == 3  # pool_size 2
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run), "--quiet"]) == 0
+    assert "trained all its steps" in capsys.readouterr().err
+    assert (run / "summary.json").exists()
+    state = json.loads((run / "state.json").read_text())
+    assert state["periodic"] == ["checkpoints/ckpt_000000512.rz"]
+    assert sorted(p.name for p in (run / "checkpoints").glob("ckpt_*")) == ["ckpt_000000512.rz"]
+    named = sorted(Path(p["path"]).name for p in state["pool"])
+    assert len(named) == 2
+    assert sorted(p.name for p in (run / "pool").glob("snapshot_*")) == named
+
+
 def test_a_periodic_checkpoint_removed_by_hand_is_no_longer_named(tmp_path, capsys) -> None:
     """A resume after a periodic checkpoint was deleted (disk space: it is not what a run
     resumes from) goes on, and its state names only the files that are there (it went on

@@ -320,6 +320,7 @@ def finished_run(
         # the target it finished at (given with --set, below the one it started with) is the
         # run's from now on: a later resume finds it finished, as this one does
         note_resume(run_dir, config, argv)
+        drop_unnamed(run_dir)  # a stop after its last checkpoint's set was moved into place
         phases = {"rl_seconds": 0.0}  # this session trains nothing
         now = time.perf_counter()
         return write_summary(
@@ -460,17 +461,27 @@ def rewind_run(run_dir: Path, steps_done: int) -> None:
     finishes (until then ``evaluate`` would recall a run that stopped at fewer steps)."""
     truncate_tensorboard(run_dir / "tb", steps_done)
     rewind_best(run_dir, steps_done)
-    # the periodic checkpoints the checkpoint names, and no others: one saved after it (by
-    # training that is done again) or one it dropped (a stop as the set was moved into place)
-    kept = {Path(p).name for p in read_state(run_dir).get("periodic", [])}
-    for path in (run_dir / "checkpoints").glob("ckpt_*.rz"):
-        if path.name not in kept:
-            path.unlink()
+    drop_unnamed(run_dir)
     (run_dir / "evaluations.json").unlink(missing_ok=True)  # state.json's are the checkpoint's
     (run_dir / "summary.json").unlink(missing_ok=True)
     for game in (run_dir / "games").glob("sample_*.json"):
         if int(game.stem.split("_")[1]) > steps_done:
             game.unlink()
+
+
+def drop_unnamed(run_dir: Path) -> None:
+    """The periodic checkpoints and pool snapshots the run's checkpoint (``state.json``) names,
+    and no others: one saved after it (by training that is done again) or one it dropped (a
+    stop as the set was moved into place, before the files it no longer names were removed)."""
+    state = read_state(run_dir)
+    periodic = {Path(p).name for p in state.get("periodic", [])}
+    for path in (run_dir / "checkpoints").glob("ckpt_*.rz"):
+        if path.name not in periodic:
+            path.unlink()
+    pool = {Path(p["path"]).name for p in state.get("pool", [])}
+    for path in (run_dir / "pool").glob("snapshot_*"):
+        if path.name not in pool:
+            path.unlink()
 
 
 def note_resume(run_dir: Path, config: RunConfig, argv: list[str] | None) -> None:
