@@ -28,6 +28,7 @@ import io
 import itertools
 import json
 import math
+import shlex
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -394,9 +395,9 @@ def _refuse_pickles(path: Path, names: list[str]) -> None:
             what = f"The shareable checkpoint beside it is {beside}: use that one"
         else:
             how = (
-                f"rummyzoo export {path} --trust (it writes {beside})"
+                f"rummyzoo export {shlex.quote(str(path))} --trust (it writes {beside})"
                 if beside != path
-                else f"rummyzoo export {path} OUT.rz --trust (this SB3 zip is named .rz: give the output another name)"
+                else f"rummyzoo export {shlex.quote(str(path))} OUT.rz --trust (this SB3 zip is named .rz: give the output another name)"
             )
             what = f"If you trust the file (you trained it yourself), convert it once: {how}"
         raise CheckpointError(

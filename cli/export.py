@@ -5,6 +5,7 @@ same for the learner of an RLlib checkpoint of a run (``RUN/checkpoints/rllib``)
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 from rummyzoo.cli.common import Parents, output_file
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from rummyzoo.agents.safe import SUFFIX
     from rummyzoo.training.rllib import export_rllib, is_rllib_checkpoint
 
-    again = " ".join(["rummyzoo export", args.checkpoint, *([args.out] if args.out else [])])
+    again = shlex.join(["rummyzoo", "export", args.checkpoint, *([args.out] if args.out else [])])
     rllib = is_rllib_checkpoint(args.checkpoint)
     # the file to write, checked before the checkpoint is loaded (the default one too): a
     # shareable checkpoint, whose name says so (a name without a suffix gets .rz)
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"wrote {done['path']}{replacing}: the learner of {args.checkpoint} "
             f"({done['variant']}, step {done['steps']:,}); it loads without unpickling "
-            f"(rummyzoo evaluate {done['path']})"
+            f"(rummyzoo evaluate {shlex.quote(str(done['path']))})"
         )
         return 0
 
@@ -84,6 +85,6 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"wrote {result['path']}{replacing}: a {result['algo']} {result['network']} network of "
         f"{result['parameters']:,} parameters, loaded back and identical to {args.checkpoint}; "
-        f"it loads without unpickling (rummyzoo evaluate {result['path']})"
+        f"it loads without unpickling (rummyzoo evaluate {shlex.quote(str(result['path']))})"
     )
     return 0

@@ -205,7 +205,10 @@ def main(argv: list[str] | None = None) -> int:
         # with the notes it gathered on the way
         return _one_line(args.command, exc, 2)
     except ProcessDied as exc:  # a process of the command's games ended under it: one line
-        print(f"rummyzoo {args.command}: error: {shown_message(exc)}", file=sys.stderr)
+        print(
+            f"rummyzoo {args.command}: error: {shown_message(f'{exc}{_notes(exc)}')}",
+            file=sys.stderr,
+        )
         return 1
     except KeyboardInterrupt as exc:  # Ctrl-C: one line, no traceback
         why = f"; {exc}" if str(exc) else ""

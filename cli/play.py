@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -476,7 +477,7 @@ def play_game(
 
 def _save(replay: dict[str, Any], save: str, console: _Console) -> None:
     path = save_replay(replay, save)
-    console.say(f"saved the game to {path} (rummyzoo replay {path})")
+    console.say(f"saved the game to {path} (rummyzoo replay {shlex.quote(str(path))})")
 
 
 class _Session:

@@ -169,9 +169,10 @@ def held_lock(path: str | Path, busy: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
-            pid = handle.read().strip() or "?"
+            pid = handle.read().strip()  # (empty while its holder is about to write it)
             handle.close()
-            raise ValueError(f"{busy} (pid {pid}): let it finish or stop it first") from None
+            holder = f" (pid {pid})" if pid else ""
+            raise ValueError(f"{busy}{holder}: let it finish or stop it first") from None
         try:  # the file locked is still the one at ``path`` (not one its holder removed)
             current = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
         except FileNotFoundError:

@@ -286,7 +286,7 @@ def test_the_command_keeps_its_deals_and_says_how_to_go_on(tmp_path, monkeypatch
     other = tmp_path / "other.npz"
     assert cli.main([*base, "--deals", "6", "--keep-deals", str(other)]) == 130
     err = capsys.readouterr().err
-    assert f"interrupted (1 of the 6 deals are kept in {other}: run again with that" in err, err
+    assert f"interrupted (1 of the 6 deals are kept in {other}: the same command again" in err
     monkeypatch.undo()
     _stop_at(monkeypatch, "play_deals", 1)  # (before any part ended: said so, not "no deal")
     none = tmp_path / "none.npz"
@@ -491,3 +491,20 @@ def test_a_complete_file_in_a_folder_one_may_not_write_in_is_read(tmp_path, monk
     with pytest.raises(OSError, match=f"cannot keep deals in {kept}: Permission denied"):
         run_arena("knock_rummy", 2, AGENTS, deals=6, seed=1, keep_deals=kept)
     assert not played
+
+
+def test_a_lock_whose_holder_has_not_written_its_pid_yet_names_none() -> None:
+    """A lock taken an instant before its holder wrote its pid was refused with "(pid ?)"."""
+    import fcntl
+    import tempfile
+    from pathlib import Path
+
+    from rummyzoo.envs.files import held_lock
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run.lock"
+        with path.open("a+") as holder:
+            fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held, nothing written yet
+            with pytest.raises(ValueError) as refused, held_lock(path, "busy"):
+                pass
+        assert str(refused.value) == "busy: let it finish or stop it first"

@@ -345,6 +345,35 @@ def test_a_finished_run_stopped_before_its_last_cleanup_keeps_only_what_it_names
     assert sorted(p.name for p in (run / "pool").glob("snapshot_*")) == named
 
 
+def test_a_run_whose_helper_process_died_says_how_to_go_on(tmp_path, monkeypatch, capsys):
+    """A helper process killed under a run (``workers: 2``, ``kill -9``) ended it with one
+    line that said so, but not how to continue it, as a full disk or SIGTERM do."""
+    from rummyzoo.envs.workers import ProcessDied
+
+    commit = callbacks.commit_staged
+
+    def dies(run_dir):
+        moved = commit(run_dir)
+        if json.loads((run_dir / "state.json").read_text())["steps"] == 256:
+            raise ProcessDied("helper process 1 died (exit code -9)")
+        return moved
+
+    monkeypatch.setattr(callbacks, "commit_staged", dies)
+    run = tmp_path / "my run"
+    args = ["train", SMOKE, "--run-dir", str(run), "--quiet"]
+    assert main([*args, *(f"--set={o}" for o in LONGER)]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "rummyzoo train: error: helper process 1 died (exit code -9) (continue the run with: "
+        f"rummyzoo train --resume '{run}' (it goes on from its last checkpoint, at step 256))\n"
+    )
+    monkeypatch.undo()
+    assert main(["train", "--resume", str(run), "--no-progress"]) == 0
+    out = capsys.readouterr().out  # the summary's commands, as a shell reads them
+    assert f"tensorboard --logdir '{run / 'tb'}'" in out
+    assert f"sample game: rummyzoo replay '{run / 'games'}/sample_" in out
+
+
 def test_a_periodic_checkpoint_removed_by_hand_is_no_longer_named(tmp_path, capsys) -> None:
     """A resume after a periodic checkpoint was deleted (disk space: it is not what a run
     resumes from) goes on, and its state names only the files that are there (it went on
@@ -1323,6 +1352,36 @@ def test_a_run_without_run_dir_gets_a_new_folder_under_runs(tmp_path, monkeypatc
         assert (run / "checkpoints" / "best.rz").exists()
         assert str(run) in out
     assert sorted(p.name for p in Path("runs").iterdir()) == [first.name, second.name]
+
+
+def test_two_runs_started_at_once_without_run_dir_take_a_folder_each(tmp_path, monkeypatch, capsys):
+    """Two ``rummyzoo train CONFIG`` started in the same second chose the same folder, and
+    the one that lost the race for it was refused ("is being trained by another process"):
+    here the other process makes the folder right after this one chose its name."""
+    from rummyzoo.training import run_folder
+    from rummyzoo.training import train as train_module
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(run_folder.time, "strftime", lambda fmt, *a: "20261204-120000")
+    chosen = []
+
+    def raced(config, config_path):
+        name = run_folder.new_run_dir(config, config_path)
+        if not chosen:  # the other process makes the folder, and trains in it
+            name.mkdir(parents=True)
+            (name / "other.txt").write_text("the other run's")
+        chosen.append(name)
+        return name
+
+    monkeypatch.setattr(train_module, "new_run_dir", raced)
+    argv = ["train", SMOKE, "--no-progress", "--set", "n_timesteps=128"]
+    assert main([*argv, "--set", "env_options.target_score=null"]) == 0
+    first = Path("runs") / "smoke_ppo_20261204-120000"
+    second = Path("runs") / "smoke_ppo_20261204-120000_2"
+    assert chosen == [first, second]
+    assert sorted(p.name for p in first.iterdir()) == ["other.txt"]  # left as it was
+    assert (second / "checkpoints" / "best.rz").exists()
+    assert str(second) in capsys.readouterr().out
 
 
 def test_the_summary_times_the_scheduled_work_within_the_rl_phase(tmp_path) -> None:

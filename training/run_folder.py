@@ -79,9 +79,15 @@ def new_run_dir(config: RunConfig, config_path: str | None, root: str | Path = "
     return run_dir
 
 
-def make_run_dir(run_dir: Path) -> list[Path]:
+class RunDirTaken(ValueError):
+    """A run folder that had to be new exists (another process made it first)."""
+
+
+def make_run_dir(run_dir: Path, new: bool = False) -> list[Path]:
     """Make the run folder (and the folders above it) if missing.
 
+    :param new: the run folder must not exist: made by this process alone (``mkdir``, which
+        one process wins), or :class:`RunDirTaken`.
     :returns: the folders it made, the run folder first (each inside the next).
     :raises ValueError: naming the folder and why it cannot be made (a file in its place or
         above it, a folder that cannot be written in).
@@ -94,7 +100,15 @@ def make_run_dir(run_dir: Path) -> list[Path]:
             break
         missing.append(folder)
     try:
-        run_dir.mkdir(parents=True, exist_ok=True)
+        if new:
+            run_dir.parent.mkdir(parents=True, exist_ok=True)
+            run_dir.mkdir()
+        else:
+            run_dir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        if not new:
+            raise
+        raise RunDirTaken(f"run folder {run_dir} was made by another process") from None
     except OSError as exc:
         raise ValueError(f"cannot make the run folder {run_dir}: {exc.strerror or exc}") from None
     return missing
@@ -198,16 +212,17 @@ LOCK_FILE = ".lock"
 
 
 @contextlib.contextmanager
-def run_lock(run_dir: Path) -> Any:
+def run_lock(run_dir: Path, new: bool = False) -> Any:
     """Hold the run folder for this process while it trains (made if missing): a second
     ``rummyzoo train`` of the same folder, a resume while the run still trains, is refused
     instead of both writing its checkpoints. The lock file (``.lock``, naming the pid) is
     removed when the process lets go; one a killed process left behind holds nothing. The
     folders made here that the run left empty (refused before it wrote a file), the ones
-    above the run folder too, are removed again.
+    above the run folder too, are removed again. ``new``: the run folder must be made here
+    (:func:`make_run_dir`).
     """
     run_dir = Path(run_dir)
-    made = make_run_dir(run_dir)
+    made = make_run_dir(run_dir, new=new)
     try:
         with held_lock(run_dir / LOCK_FILE, f"{run_dir} is being trained by another process"):
             yield
@@ -367,7 +382,7 @@ def read_summary(run_dir: Path) -> dict[str, Any]:
         if isinstance(summary.get(key), str):
             summary[key] = str(run_dir / folder / Path(summary[key]).name)
     if "tensorboard" in summary:
-        summary["tensorboard"] = f"tensorboard --logdir {run_dir / 'tb'}"
+        summary["tensorboard"] = f"tensorboard --logdir {shlex.quote(str(run_dir / 'tb'))}"
     if isinstance(summary.get("sample_games"), list):
         summary["sample_games"] = [
             str(run_dir / "games" / Path(str(p)).name) for p in summary["sample_games"]
@@ -531,7 +546,7 @@ def write_summary(
         "best_eval": callback.best_value,
         "best_metric": config.evaluation.best_metric,
         "evaluations": callback.eval_history,
-        "tensorboard": f"tensorboard --logdir {run_dir / 'tb'}",
+        "tensorboard": f"tensorboard --logdir {shlex.quote(str(run_dir / 'tb'))}",
         "sample_games": sorted(str(p) for p in (run_dir / "games").glob("*.json")),
     }
     if callback.pretrain is not None:
@@ -624,9 +639,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     )
     games = summary.get("sample_games") or []
     if games:
-        lines.append(f"sample game: rummyzoo replay {games[-1]}")
-        page = str(Path(games[-1]).with_suffix(".html"))
-        lines.append(f"in a browser: rummyzoo replay {games[-1]} --html {page}")
-    runs = Path(summary["run_dir"]).parent
+        game = shlex.quote(games[-1])
+        lines.append(f"sample game: rummyzoo replay {game}")
+        page = shlex.quote(str(Path(games[-1]).with_suffix(".html")))
+        lines.append(f"in a browser: rummyzoo replay {game} --html {page}")
+    runs = shlex.quote(str(Path(summary["run_dir"]).parent))
     lines.append(f"all runs:    rummyzoo serve {runs} (then open http://127.0.0.1:8000/)")
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import shlex
 import signal
 import sys
 import threading
@@ -37,7 +38,7 @@ from rummyzoo.agents.checkpoints import (
     read_trusted_meta,
     save_checkpoint,
 )
-from rummyzoo.envs.workers import settled_heap
+from rummyzoo.envs.workers import ProcessDied, settled_heap
 from rummyzoo.training.config import (
     RESUME_WHAT,
     RunConfig,
@@ -50,6 +51,7 @@ from rummyzoo.training.run_folder import (
     DEMONSTRATIONS,
     LOCK_FILE,
     WARM_START,
+    RunDirTaken,
     check_writable,
     checked_state,
     checkpoint_meta,
@@ -580,14 +582,35 @@ def train_from_file(
         not empty.
     """
     config = load_config(config_path, overrides)
-    target = Path(run_dir) if run_dir else new_run_dir(config, config_path)
+    while True:
+        # a folder named for the run here is made by this process alone: another `train`
+        # started at the same second (which takes the same name) goes on to the next name
+        target = Path(run_dir) if run_dir else new_run_dir(config, config_path)
+        try:
+            return _train_into(target, config, argv, progress, progress_every, run_dir is None)
+        except RunDirTaken:
+            continue
+
+
+def _train_into(
+    target: Path,
+    config: RunConfig,
+    argv: list[str],
+    progress: str,
+    progress_every: float,
+    new: bool,
+) -> dict[str, Any]:
+    """:func:`train_from_file` into the run folder ``target``; ``new``: a folder named here,
+    which must not exist yet (:class:`RunDirTaken` where another process made it first)."""
     if target.exists() and not target.is_dir():
         raise ValueError(f"the run folder {target} is a file: name a folder (new or empty)")
     # the lock first: a run that another process trains is said to be so (--resume, which
     # the checks below advise, would be refused for it)
-    with _resumable(target), run_lock(target):
+    with _resumable(target), run_lock(target, new=new):
         if (target / "config.yaml").exists():
-            raise ValueError(f"{target} already holds a run; use --resume {target} to continue it")
+            raise ValueError(
+                f"{target} already holds a run; use --resume {shlex.quote(str(target))} to continue it"
+            )
         if target.is_dir():
             # the temporary file of a config.yaml whose writing a kill cut short is no run
             left = [p for p in target.iterdir() if p.name != LOCK_FILE and not _temp_file(p)]
@@ -702,7 +725,8 @@ def how_to_go_on(run_dir: Path) -> str:
             if steps is not None
             else "from the beginning: it saved no checkpoint yet"
         )
-        return f"continue the run with: rummyzoo train --resume {run_dir} (it goes on {where})"
+        again = f"rummyzoo train --resume {shlex.quote(str(run_dir))}"
+        return f"continue the run with: {again} (it goes on {where})"
     return f"it stopped before {run_dir} held a run: start it again with the same command"
 
 
@@ -756,7 +780,8 @@ def _resumable(run_dir: Path) -> Any:
         raise
     except KeyboardInterrupt:
         raise RunInterrupted(run_dir, _stop_signal[0]) from None
-    except OSError as exc:  # a full disk, a device's error: the run can go on once mended
+    except (OSError, ProcessDied) as exc:  # a full disk, a device's error, a helper process
+        # killed: the run can go on once mended
         with contextlib.suppress(Exception):  # (what it says, however the folder is)
             exc.add_note(how_to_go_on(run_dir))
         raise

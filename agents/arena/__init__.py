@@ -923,8 +923,8 @@ def run_arena(
             if keep_deals is not None and isinstance(stop, KeyboardInterrupt) and saved is not None:
                 kept = sum(1 for d in played.rows if d < deals)
                 stop.add_note(
-                    f"{kept} of the {deals} deals are kept in {keep_deals}: run again with that "
-                    "file, and it goes on from them"
+                    f"{kept} of the {deals} deals are kept in {keep_deals}: the same command "
+                    "again goes on from them"
                     if kept
                     else f"no part of the run had finished (its deals are kept as each part "
                     f"of {_deals(max((b - a for a, b in todo), default=1))} ends): nothing is "
