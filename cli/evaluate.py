@@ -58,6 +58,20 @@ def run(args: argparse.Namespace) -> int:
     if twice:  # each opponent is one evaluation, reported under its name
         raise ValueError(f"--opponents names {', '.join(twice)} twice: give each opponent once")
 
+    from rummyzoo.agents.arena import as_given, pinned_checkpoints
+
+    # the checkpoint read once (a live run's last.rz may be rewritten meanwhile): its header,
+    # its options and every opponent's games are of the same bytes
+    with pinned_checkpoints([args.checkpoint]) as pinned:
+        try:
+            return _evaluate_pinned(args, pinned)
+        except Exception as exc:
+            as_given(exc, pinned)
+            raise
+
+
+def _evaluate_pinned(args: argparse.Namespace, pinned: dict[str, str]) -> int:
+    """:func:`run` with the checkpoint's bytes read once (``pinned``: its private copy)."""
     from rummyzoo.agents.arena import ArenaWorkers, format_report
     from rummyzoo.agents.arena.evaluate import (
         baseline_names,
@@ -75,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from rummyzoo.envs.workers import usable_cpus
 
-    meta = read_meta(args.checkpoint)
+    meta = read_meta(pinned.get(args.checkpoint, args.checkpoint))
     check_recorded_options(meta, args.checkpoint)  # the games below are played under them
     variant, players = meta["variant"], meta["num_players"]
     given = parse_options(args.option)
@@ -105,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
                 report, label = evaluation_report(
                     args.checkpoint, opponent, variant, players, options, args.deals,
                     args.seed, args.workers, args.batch, resamples=1000, quiet=args.quiet,
-                    pool=pool, keep_deals=kept,
+                    pool=pool, keep_deals=kept, pinned=pinned,
                 )  # fmt: skip
             except OtherArenaError as exc:
                 raise ValueError(

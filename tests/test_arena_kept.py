@@ -4,6 +4,7 @@ only the new deals, and a file of another arena is refused with nothing changed.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import numpy as np
@@ -508,3 +509,42 @@ def test_a_lock_whose_holder_has_not_written_its_pid_yet_names_none() -> None:
             with pytest.raises(ValueError) as refused, held_lock(path, "busy"):
                 pass
         assert str(refused.value) == "busy: let it finish or stop it first"
+
+
+def test_evaluate_plays_a_checkpoint_rewritten_meanwhile_as_it_was(tmp_path, monkeypatch) -> None:
+    """A live run's checkpoint rewritten while ``rummyzoo evaluate`` played it: each opponent
+    loaded the file anew (every worker too), so one report mixed networks, and its header named
+    the steps of the one read first. The file is read once now, and every opponent plays it."""
+    import json
+
+    from run_helpers import untrained_checkpoint
+
+    from rummyzoo.agents.arena import evaluate as evaluate_module
+
+    net = untrained_checkpoint(tmp_path / "net.rz")
+    other = untrained_checkpoint(tmp_path / "other.rz", ("seed=5",))
+    original = net.read_bytes()
+    played = evaluate_module.evaluation_report
+
+    def rewritten_after_the_first(*args, **kwargs):
+        report = played(*args, **kwargs)
+        net.write_bytes(other.read_bytes())  # the run saves another network there
+        return report
+
+    base = ["evaluate", str(net), "--opponents", "random", "knock.greedy"]
+    base += ["--deals", "4", "--workers", "2", "--batch", "1", "--seed", "9"]
+    monkeypatch.setattr(evaluate_module, "evaluation_report", rewritten_after_the_first)
+    mixed = tmp_path / "mixed.json"
+    assert cli.main([*base, "--json", str(mixed), "--keep-deals", str(tmp_path / "k")]) == 0
+    monkeypatch.undo()
+    assert net.read_bytes() != original
+    net.write_bytes(original)
+    alone = tmp_path / "alone.json"
+    assert cli.main([*base, "--json", str(alone)]) == 0
+    assert json.loads(mixed.read_text())["results"] == json.loads(alone.read_text())["results"]
+    # the kept files' record of the agent: the bytes of the file as it was for both
+    keys = []
+    for path in sorted((tmp_path / "k").iterdir()):
+        with np.load(path, allow_pickle=False) as data:
+            keys.append(json.loads(str(data["key"]))["agents"][0])
+    assert keys[0] == keys[1] == {"checkpoint_sha256": hashlib.sha256(original).hexdigest()}

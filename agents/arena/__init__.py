@@ -100,11 +100,13 @@ __all__ = [
     "SEATING_DESIGNS",
     "ArenaResult",
     "ArenaWorkers",
+    "as_given",
     "balanced_orders",
     "deal_seeds",
     "format_report",
     "heatmap_figure",
     "make_arena_match",
+    "pinned_checkpoints",
     "record_episode",
     "run_arena",
     "save_arena_games",
@@ -726,6 +728,52 @@ def _progress_bar(total: int, quiet: bool, labels: Sequence[str]):
 MAX_GAMES = 50_000_000
 
 
+@contextlib.contextmanager
+def pinned_checkpoints(agents: Sequence[Any]) -> Iterator[dict[str, str]]:
+    """Each checkpoint file among ``agents`` (an agent given by a file's path) in a private
+    copy of its bytes, read once, that keeps the file's name: ``{path as given: copy}``; the
+    copies go when the block ends. Played from the copies, a file rewritten while the games
+    are played (a training run's ``last.rz`` or ``best.rz``) is played as it was at the start
+    by every seat, every worker and every opponent alike, and the arena's record of it (its
+    hash) is of those bytes. A file that cannot be read is left as given (its loader says
+    why)."""
+    import shutil
+    import tempfile
+
+    paths = sorted({a for a in agents if isinstance(a, str) and files.is_file(a)})
+    if not paths:
+        yield {}
+        return
+    with tempfile.TemporaryDirectory(prefix="rummyzoo-pinned-") as folder:
+        copies = {}
+        for k, path in enumerate(paths):
+            copy_path = Path(folder) / str(k) / Path(path).name
+            copy_path.parent.mkdir()
+            try:
+                with Path(path).open("rb") as src, copy_path.open("wb") as dst:
+                    shutil.copyfileobj(src, dst)
+            except OSError:
+                continue
+            copies[path] = str(copy_path)
+        yield copies
+
+
+def as_given(exc: BaseException, pinned: dict[str, str]) -> None:
+    """Make ``exc`` (an agent that could not be made, a file that could not be read) name each
+    pinned copy (``pinned``: path as given -> copy, :func:`pinned_checkpoints`), and the files
+    beside it, by the path it was given as."""
+    if not pinned or not all(isinstance(a, str) for a in exc.args):
+        return
+    said = []
+    for arg in exc.args:
+        for given, copy_path in pinned.items():
+            arg = arg.replace(copy_path, given)
+            folder, above = str(Path(copy_path).parent), str(Path(given).parent)
+            arg = arg.replace(folder + os.sep, "" if above == "." else above + os.sep)
+        said.append(arg)
+    exc.args = tuple(said)
+
+
 def run_arena(
     variant: str,
     num_players: int,
@@ -742,8 +790,11 @@ def run_arena(
     seating: str = "balanced",
     pool: ArenaWorkers | None = None,
     keep_deals: str | Path | None = None,
+    pinned: dict[str, str] | None = None,
 ) -> ArenaResult:
-    """Play ``deals`` duplicate deals between ``agents``; see the module docstring.
+    """Play ``deals`` duplicate deals between ``agents``; see the module docstring. A
+    checkpoint file is read once, at the start, and played as it was then
+    (:func:`pinned_checkpoints`).
 
     :param agents: agent names (``random``, ``knock.greedy``, a checkpoint path) or policies.
     :param options: rules options of the variant (e.g. ``{"target_score": 100}``).
@@ -766,10 +817,48 @@ def run_arena(
         where it was and a run with more ``deals`` plays only the new ones (see
         :mod:`rummyzoo.agents.arena.kept`). An agent is known by its name (a checkpoint by its
         bytes): after changing the code of an agent, give a new file.
+    :param pinned: checkpoint files read already (``{path as given: its copy}``, of
+        :func:`pinned_checkpoints`: one evaluation's opponents all play the same bytes),
+        played from their copies and named as given.
     :raises ValueError: unknown variant or agent, unsupported player count, a bad option, fewer
         than two agents, a checkpoint for another variant, an agent playing illegally, or a
         ``keep_deals`` file of another arena (nothing is played then).
     """
+    if isinstance(agents, str):
+        raise ValueError(f"agents must be a list of agents, got the one name {agents!r}")
+    pinned = dict(pinned or {})
+    with pinned_checkpoints(
+        [a for a in agents if not (isinstance(a, str) and a in pinned)]
+    ) as copies:
+        pinned.update(copies)
+        playing = [pinned.get(a, a) if isinstance(a, str) else a for a in agents]
+        return _play_arena(
+            variant, num_players, list(agents), playing, pinned, deals, seed, options, workers,
+            quiet, keep_decks, save_games, save_limit, batch, seating, pool, keep_deals,
+        )  # fmt: skip
+
+
+def _play_arena(
+    variant: str,
+    num_players: int,
+    agents: list[AgentSpec],
+    playing: list[AgentSpec],
+    pinned: dict[str, str],
+    deals: int,
+    seed: int,
+    options: dict[str, Any] | None,
+    workers: int | None,
+    quiet: bool,
+    keep_decks: bool,
+    save_games: str | Path | None,
+    save_limit: int | None,
+    batch: int,
+    seating: str,
+    pool: ArenaWorkers | None,
+    keep_deals: str | Path | None,
+) -> ArenaResult:
+    """:func:`run_arena` with ``playing``: ``agents`` as they are played (checkpoint files in
+    their pinned copies, ``pinned``; ``agents`` name them, in the reports and messages)."""
     options = dict(options or {})
     deals = _positive_int("deals", deals)
     seed = check_seed(seed, none_too=False)
@@ -778,8 +867,6 @@ def run_arena(
     elif workers is None:
         workers = usable_cpus()
     workers = _positive_int("workers", workers)
-    if isinstance(agents, str):
-        raise ValueError(f"agents must be a list of agents, got the one name {agents!r}")
     if len(agents) < 2:
         raise ValueError(f"the arena needs at least 2 agents, got {len(agents)}")
     check_players(variant, num_players)
@@ -798,9 +885,13 @@ def run_arena(
     policies: list[Policy] = []
     names: list[str] = []
     shown: list[str] = []
-    for spec in agents:
+    for spec, played_as in zip(agents, playing, strict=True):
         if isinstance(spec, str):
-            policies.append(make_agent(spec, variant, num_players, options))
+            try:
+                policies.append(make_agent(played_as, variant, num_players, options))
+            except Exception as exc:
+                as_given(exc, pinned)
+                raise
             names.append(spec)
             shown.append(_shown(spec))
         elif isinstance(spec, Policy):
@@ -830,7 +921,7 @@ def run_arena(
         variant,
         num_players,
         options,
-        list(agents),
+        list(playing),
         labels,
         table_seatings,
         seed,
@@ -866,7 +957,7 @@ def run_arena(
                 },
             },
             "agents": [
-                agent_identity(spec, label) for spec, label in zip(agents, labels, strict=True)
+                agent_identity(spec, label) for spec, label in zip(playing, labels, strict=True)
             ],
             "seed": seed,
             "seatings": table_seatings,

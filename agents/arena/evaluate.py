@@ -57,12 +57,14 @@ def evaluation_report(
     quiet: bool = True,
     pool: ArenaWorkers | None = None,
     keep_deals: str | Path | None = None,
+    pinned: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], str]:
     """The arena's report of the policy against ``num_players - 1`` copies of ``opponent`` on
     ``deals`` duplicate deals (``batch`` games at once), and the policy's label in it
     (``resamples``: the ratings' bootstrap, for 3 or more players; ``pool``: worker processes
     kept from one opponent to the next, in place of ``workers`` new ones; ``keep_deals``: the
-    arena's file of its deals, see :func:`~rummyzoo.agents.arena.run_arena`)."""
+    arena's file of its deals, and ``pinned``, checkpoint files read already: see
+    :func:`~rummyzoo.agents.arena.run_arena`)."""
     agents: list[Any] = [policy] + [opponent] * (num_players - 1)
     result = run_arena(
         variant,
@@ -79,6 +81,7 @@ def evaluation_report(
         seating="rotations",
         pool=pool,
         keep_deals=keep_deals,
+        pinned=pinned,
     )
     return summarize(result, resamples=resamples), result.labels[0]
 
