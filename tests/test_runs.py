@@ -374,6 +374,46 @@ def test_a_run_whose_helper_process_died_says_how_to_go_on(tmp_path, monkeypatch
     assert f"sample game: rummyzoo replay '{run / 'games'}/sample_" in out
 
 
+def test_a_device_error_in_a_thread_of_the_run_is_one_line(tmp_path, monkeypatch, capsys):
+    """A full disk also failed TensorBoard's writer thread, whose traceback was printed in the
+    middle of the run's one-line error; another exception in a thread goes to the hook as
+    before, which is the one after the run again."""
+    import threading
+
+    commit = callbacks.commit_staged
+    errors = [OSError(28, "No space left on device"), ZeroDivisionError("a bug")]
+
+    def with_a_failing_thread(run_dir):
+        moved = commit(run_dir)
+        if errors:
+            error = errors.pop(0)
+
+            def fails():
+                raise error
+
+            thread = threading.Thread(target=fails, name="the writer")
+            thread.start()
+            thread.join()
+        return moved
+
+    monkeypatch.setattr(callbacks, "commit_staged", with_a_failing_thread)
+    seen = []
+    monkeypatch.setattr(threading, "excepthook", lambda failure: seen.append(failure.exc_value))
+    before = threading.excepthook
+    run = tmp_path / "r"
+    assert (
+        main(["train", SMOKE, "--run-dir", str(run), "--quiet", *(f"--set={o}" for o in LONGER)])
+        == 0
+    )
+    err = capsys.readouterr().err
+    assert (
+        "rummyzoo train: warning: a thread of the run (the writer) stopped: [Errno 28] No space left on "
+        "device\n"
+    ) in err
+    assert [type(e) for e in seen] == [ZeroDivisionError]  # the hook before the run's
+    assert threading.excepthook is before
+
+
 def test_a_periodic_checkpoint_removed_by_hand_is_no_longer_named(tmp_path, capsys) -> None:
     """A resume after a periodic checkpoint was deleted (disk space: it is not what a run
     resumes from) goes on, and its state names only the files that are there (it went on

@@ -752,12 +752,28 @@ def _resumable(run_dir: Path) -> Any:
     noted and the run's next step raises it again (or, where the run had no step left, the end
     of the block), so such a print is only noise, and the run leaves it out
     (``sys.unraisablehook``, put back after the run unless something else replaced it since;
-    every other exception is printed as before)."""
+    every other exception is printed as before). A device's error in a thread of the run's
+    (TensorBoard's writer, on a full disk) is one line of warning, not a traceback in the
+    middle of the run's own error (``threading.excepthook``, put back the same way)."""
     handlers: dict[int, Any] = {}
     stop_requested.clear()
     _stop_signal[0] = signal.SIGINT
     unraisable_hook = sys.unraisablehook
+    thread_hook = threading.excepthook
     quiet_stop: Any = None
+
+    def thread_failed(failure: Any) -> None:
+        if not isinstance(failure.exc_value, OSError):
+            thread_hook(failure)
+            return
+        thread = failure.thread.name if failure.thread is not None else "a thread"
+        print(
+            f"rummyzoo train: warning: a thread of the run ({thread}) stopped: {failure.exc_value}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    threading.excepthook = thread_failed
     if threading.current_thread() is threading.main_thread():
         handlers[signal.SIGTERM] = signal.signal(signal.SIGTERM, _stopped)
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
@@ -788,6 +804,8 @@ def _resumable(run_dir: Path) -> Any:
     finally:
         if quiet_stop is not None and sys.unraisablehook is quiet_stop:
             sys.unraisablehook = unraisable_hook
+        if threading.excepthook is thread_failed:
+            threading.excepthook = thread_hook
         for signum, previous in handlers.items():
             signal.signal(signum, previous)
         stop_requested.clear()
