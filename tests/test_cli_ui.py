@@ -1135,6 +1135,7 @@ def test_evaluate_says_what_a_warm_start_is_and_where_its_run_stands(tmp_path, c
     run = tmp_path / "run"
     net = untrained_checkpoint(run / "checkpoints" / "best.rz")
     (run / "config.yaml").write_text("variant: knock_rummy\nn_timesteps: 4096\n")
+    (run / "checkpoints" / "last.zip").write_bytes(b"")  # (the checkpoint beside state.json)
     pretrain = {"teacher": "knock.smart", "decisions": 2048}
     (run / "state.json").write_text(json.dumps({"steps": 1024, "pretrain": pretrain}))
     argv = ["evaluate", str(net), "--opponents", "random", "--deals", "2", "--workers", "1"]

@@ -414,6 +414,52 @@ def test_a_device_error_in_a_thread_of_the_run_is_one_line(tmp_path, monkeypatch
     assert threading.excepthook is before
 
 
+def test_a_stopped_run_missing_its_checkpoint_or_state_is_not_said_to_go_on(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """A stopped run whose checkpoint (or state.json) was deleted was still said to go on with
+    ``--resume`` (``rummyzoo serve``'s listing, the run's status), which refuses it."""
+    import shutil
+
+    from rummyzoo.training.run_folder import run_progress
+
+    commit = callbacks.commit_staged
+
+    def interrupted(run_dir):
+        moved = commit(run_dir)
+        if json.loads((run_dir / "state.json").read_text())["steps"] == 256:
+            raise KeyboardInterrupt
+        return moved
+
+    monkeypatch.setattr(callbacks, "commit_staged", interrupted)
+    run = tmp_path / "r"
+    args = ["train", SMOKE, "--run-dir", str(run), "--quiet"]
+    assert main([*args, *(f"--set={o}" for o in LONGER)]) == 130
+    monkeypatch.undo()
+    assert run_progress(run)["text"] == (
+        f"stopped at step 256 of 512: rummyzoo train --resume {run} goes on"
+    )
+    zipped, state = run / "checkpoints" / "last.zip", run / "state.json"
+    shutil.move(zipped, tmp_path / "last.zip")
+    assert run_progress(run)["text"] == (
+        "stopped at step 256 of 512, but its checkpoint (checkpoints/last.zip) is missing: "
+        "restore it to resume the run, or train a new one"
+    )
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run), "--quiet"]) == 2
+    assert "checkpoints/last.zip is missing" in capsys.readouterr().err
+    shutil.move(tmp_path / "last.zip", zipped)
+    shutil.move(state, tmp_path / "state.json")
+    assert run_progress(run)["text"] == (
+        "stopped, but state.json is missing beside its checkpoint (checkpoints/last.zip): the "
+        "run cannot be resumed without it"
+    )
+    assert main(["train", "--resume", str(run), "--quiet"]) == 2
+    assert "state.json" in capsys.readouterr().err
+    shutil.move(tmp_path / "state.json", state)
+    assert main(["train", "--resume", str(run), "--quiet"]) == 0
+
+
 def test_a_periodic_checkpoint_removed_by_hand_is_no_longer_named(tmp_path, capsys) -> None:
     """A resume after a periodic checkpoint was deleted (disk space: it is not what a run
     resumes from) goes on, and its state names only the files that are there (it went on

@@ -1143,6 +1143,7 @@ def test_a_runs_state_and_its_damaged_evaluations_are_shown(runs, monkeypatch):
     (run / "checkpoints").mkdir(parents=True)
     (run / "config.yaml").write_text("variant: knock_rummy\nn_timesteps: 4096\n")
     (run / "state.json").write_text(json.dumps({"steps": 1024}))
+    (run / "checkpoints" / "last.zip").write_bytes(b"")  # (the checkpoint beside it)
     monkeypatch.chdir(runs.parent)  # where the server was started: the runs are in runs/
     client = create_app(runs).test_client()
     stopped = "stopped at step 1,024 of 4,096: rummyzoo train --resume runs/r2 goes on"

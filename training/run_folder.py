@@ -449,9 +449,10 @@ def run_progress(run_dir: Path) -> dict[str, Any]:
         return {"status": "unreadable", "steps": None, "total": None, "pid": None,
                 "text": "its state.json cannot be read"}  # fmt: skip
     try:
-        total = yaml.safe_load((run_dir / "config.yaml").read_text()).get("n_timesteps")
+        recorded = yaml.safe_load((run_dir / "config.yaml").read_text())
+        total, backend = recorded.get("n_timesteps"), recorded.get("backend")
     except (OSError, ValueError, AttributeError, RecursionError, yaml.YAMLError):
-        total = None
+        total = backend = None
     total = total if isinstance(total, int) and not isinstance(total, bool) else None
     steps = steps if isinstance(steps, int) and not isinstance(steps, bool) else None
     pid = training_pid(run_dir)
@@ -464,7 +465,22 @@ def run_progress(run_dir: Path) -> dict[str, Any]:
         status, text = "training", f"training (pid {pid}), {last}{of}"
     else:
         status = "stopped"
-        text = f"stopped {at}: rummyzoo train --resume {shlex.quote(str(run_dir))} goes on"
+        # the checkpoint's own file (stable-baselines3's zip, RLlib's folder), which a resume
+        # needs with state.json: a run missing either is refused, so it is not said to go on
+        own = "checkpoints/" + ("rllib" if backend == "rllib" else "last.zip")
+        saved = (run_dir / own).exists()
+        if steps is not None and not saved:
+            text = (
+                f"stopped {at}, but its checkpoint ({own}) is missing: restore it to resume "
+                "the run, or train a new one"
+            )
+        elif steps is None and saved:
+            text = (
+                f"stopped, but state.json is missing beside its checkpoint ({own}): the run "
+                "cannot be resumed without it"
+            )
+        else:
+            text = f"stopped {at}: rummyzoo train --resume {shlex.quote(str(run_dir))} goes on"
     return {"status": status, "steps": steps, "total": total, "pid": pid, "text": text}
 
 
