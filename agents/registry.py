@@ -185,6 +185,19 @@ def _missing_checkpoint(name: str) -> ValueError:
     return ValueError(f"checkpoint {name!r} does not exist{where}")
 
 
+def loads_as_checkpoint(name: str) -> bool:
+    """Whether :func:`make_agent` loads ``name`` as a checkpoint file (an existing file that
+    is no built-in or installed agent's name: those win over a file of the same name)."""
+    if not _exists(name):
+        return False
+    import warnings
+
+    with warnings.catch_warnings():  # (said where the agent is made)
+        warnings.simplefilter("ignore")
+        named = name in AGENTS or name in plugin_entry_points()
+    return not named
+
+
 def _exists(name: str) -> bool:
     """Whether ``name`` is a path that exists (False for one the OS cannot take, and for an
     empty name, which ``Path`` reads as the current folder)."""

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _evaluate_pinned(args: argparse.Namespace, pinned: dict[str, str]) -> int:
     """:func:`run` with the checkpoint's bytes read once (``pinned``: its private copy)."""
-    from rummyzoo.agents.arena import ArenaWorkers, format_report
+    from rummyzoo.agents.arena import ArenaWorkers, format_report, made_as_given
     from rummyzoo.agents.arena.evaluate import (
         baseline_names,
         evaluation_report,
@@ -89,7 +89,9 @@ def _evaluate_pinned(args: argparse.Namespace, pinned: dict[str, str]) -> int:
     )
     from rummyzoo.envs.workers import usable_cpus
 
-    meta = read_meta(pinned.get(args.checkpoint, args.checkpoint))
+    meta = made_as_given(
+        args.checkpoint, pinned.get(args.checkpoint, args.checkpoint), pinned, read_meta
+    )
     check_recorded_options(meta, args.checkpoint)  # the games below are played under them
     variant, players = meta["variant"], meta["num_players"]
     given = parse_options(args.option)

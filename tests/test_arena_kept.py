@@ -548,3 +548,28 @@ def test_evaluate_plays_a_checkpoint_rewritten_meanwhile_as_it_was(tmp_path, mon
         with np.load(path, allow_pickle=False) as data:
             keys.append(json.loads(str(data["key"]))["agents"][0])
     assert keys[0] == keys[1] == {"checkpoint_sha256": hashlib.sha256(original).hexdigest()}
+
+
+def test_the_arena_names_a_checkpoint_as_given_and_plays_a_name_as_its_agent(
+    tmp_path, monkeypatch
+) -> None:
+    """Played from a private copy, a checkpoint's warnings named the copy (gone once the run
+    ended), and a heuristic's name that is also a file in the working folder was played as a
+    checkpoint (the file), where the heuristic wins."""
+    from pathlib import Path
+
+    from run_helpers import untrained_checkpoint
+
+    net = untrained_checkpoint(
+        tmp_path / "my run" / "teams.rz",
+        ("variant=ditch_rummy", "num_players=4", "env_options.teams=true"),
+    )
+    options = {"teams": False, "target_score": None}
+    with pytest.warns(UserWarning, match="trained under other rules") as said:
+        run_arena("ditch_rummy", 4, [str(net), "random"], deals=1, options=options)
+    text = " ".join(str(w.message) for w in said)
+    assert str(net) in text and "rummyzoo-pinned" not in text
+    monkeypatch.chdir(tmp_path)
+    Path("random").write_text("not a checkpoint\n")
+    result = run_arena("knock_rummy", 2, ["random", "knock.greedy"], deals=1)
+    assert result.labels == ["random", "knock.greedy"]

@@ -1470,6 +1470,24 @@ def test_two_runs_started_at_once_without_run_dir_take_a_folder_each(tmp_path, m
     assert str(second) in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("runs", ["a file", "a dangling link"])
+def test_a_run_without_run_dir_where_runs_is_no_folder_is_refused(
+    runs, tmp_path, monkeypatch, capsys
+):
+    """``runs`` a file or a link to nothing: the folder the run names could not be made, which
+    was taken for another process's, and the next name tried, for ever."""
+    monkeypatch.chdir(tmp_path)
+    if runs == "a file":
+        Path("runs").write_text("")
+    else:
+        Path("runs").symlink_to(tmp_path / "gone")
+    argv = ["train", SMOKE, "--no-progress", "--set", "n_timesteps=128"]
+    assert main(argv) == 2
+    assert "rummyzoo train: error: cannot make the run folder runs/smoke_ppo_" in (
+        capsys.readouterr().err
+    )
+
+
 def test_the_summary_times_the_scheduled_work_within_the_rl_phase(tmp_path) -> None:
     """The RL phase's time holds the evaluations (the one at step 0 too); the summary times
     them apart, so that a long evaluation does not pass for slow training unsaid."""

@@ -259,6 +259,11 @@ def test_an_sb3_zip_is_refused_saying_why_and_how_to_convert(sb3_zip, tmp_path, 
         f"{expected.split(' If you trust')[0]} The shareable checkpoint beside it is {beside}: "
         "use that one"
     )
+    # so says the arena, which plays a private copy of the file (nothing beside the copy)
+    assert main(["arena", "knock_rummy", "--agents", str(sb3_zip), "random", "--deals", "1"]) == 2
+    assert f"The shareable checkpoint beside it is {beside}: use that one" in (
+        capsys.readouterr().err
+    )
 
 
 def test_export_needs_trust(sb3_zip, safe_file, tmp_path, capsys) -> None:

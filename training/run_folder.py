@@ -73,7 +73,7 @@ def new_run_dir(config: RunConfig, config_path: str | None, root: str | Path = "
     stamp = time.strftime("%Y%m%d-%H%M%S")
     run_dir = Path(root) / f"{stem}_{stamp}"
     k = 1
-    while run_dir.exists():
+    while os.path.lexists(run_dir):  # (a dangling link too: a name taken)
         k += 1
         run_dir = Path(root) / f"{stem}_{stamp}_{k}"
     return run_dir
@@ -100,15 +100,14 @@ def make_run_dir(run_dir: Path, new: bool = False) -> list[Path]:
             break
         missing.append(folder)
     try:
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
         if new:
-            run_dir.parent.mkdir(parents=True, exist_ok=True)
-            run_dir.mkdir()
+            try:
+                run_dir.mkdir()
+            except FileExistsError:
+                raise RunDirTaken(f"run folder {run_dir} was made by another process") from None
         else:
-            run_dir.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        if not new:
-            raise
-        raise RunDirTaken(f"run folder {run_dir} was made by another process") from None
+            run_dir.mkdir(exist_ok=True)
     except OSError as exc:
         raise ValueError(f"cannot make the run folder {run_dir}: {exc.strerror or exc}") from None
     return missing

@@ -582,14 +582,15 @@ def train_from_file(
         not empty.
     """
     config = load_config(config_path, overrides)
-    while True:
+    for _ in range(1000):
         # a folder named for the run here is made by this process alone: another `train`
         # started at the same second (which takes the same name) goes on to the next name
         target = Path(run_dir) if run_dir else new_run_dir(config, config_path)
         try:
-            return _train_into(target, config, argv, progress, progress_every, run_dir is None)
+            return _train_into(target, config, argv, progress, progress_every, not run_dir)
         except RunDirTaken:
             continue
+    raise ValueError(f"no new run folder could be made under runs/ (the last tried: {target})")
 
 
 def _train_into(

@@ -86,7 +86,7 @@ from rummyzoo.agents.arena.ratings import MIN_DEALS, Ratings, bootstrap_ratings
 from rummyzoo.agents.arena.stats import clustered_ratio_interval, win_rate_interval
 from rummyzoo.agents.base import BasePolicy, Policy
 from rummyzoo.agents.checkpoints import package_version
-from rummyzoo.agents.registry import check_agent_object, make_agent
+from rummyzoo.agents.registry import check_agent_object, loads_as_checkpoint, make_agent
 from rummyzoo.envs import files
 from rummyzoo.envs.core import printable
 from rummyzoo.envs.match import REPORT_OPTION_NAMES, Match
@@ -105,6 +105,7 @@ __all__ = [
     "deal_seeds",
     "format_report",
     "heatmap_figure",
+    "made_as_given",
     "make_arena_match",
     "pinned_checkpoints",
     "record_episode",
@@ -740,7 +741,9 @@ def pinned_checkpoints(agents: Sequence[Any]) -> Iterator[dict[str, str]]:
     import shutil
     import tempfile
 
-    paths = sorted({a for a in agents if isinstance(a, str) and files.is_file(a)})
+    paths = sorted(
+        {a for a in agents if isinstance(a, str) and files.is_file(a) and loads_as_checkpoint(a)}
+    )
     if not paths:
         yield {}
         return
@@ -759,19 +762,59 @@ def pinned_checkpoints(agents: Sequence[Any]) -> Iterator[dict[str, str]]:
 
 
 def as_given(exc: BaseException, pinned: dict[str, str]) -> None:
-    """Make ``exc`` (an agent that could not be made, a file that could not be read) name each
-    pinned copy (``pinned``: path as given -> copy, :func:`pinned_checkpoints`), and the files
-    beside it, by the path it was given as."""
-    if not pinned or not all(isinstance(a, str) for a in exc.args):
+    """Make ``exc`` (an agent that could not be made, a file that could not be read: its
+    arguments, file names and notes) name each pinned copy (``pinned``: path as given -> copy,
+    :func:`pinned_checkpoints`), and the files beside it, by the path it was given as."""
+    if not pinned:
         return
-    said = []
-    for arg in exc.args:
+
+    def said(text: Any) -> Any:
+        if not isinstance(text, str):
+            return text
         for given, copy_path in pinned.items():
-            arg = arg.replace(copy_path, given)
-            folder, above = str(Path(copy_path).parent), str(Path(given).parent)
-            arg = arg.replace(folder + os.sep, "" if above == "." else above + os.sep)
-        said.append(arg)
-    exc.args = tuple(said)
+            text = text.replace(copy_path, given)
+            folder, above = Path(copy_path).parent, Path(given).parent
+            beside = "" if str(above) == "." else str(above).rstrip(os.sep) + os.sep
+            text = text.replace(str(folder) + os.sep, beside)
+        return text
+
+    exc.args = tuple(said(a) for a in exc.args)
+    for name in ("filename", "filename2"):
+        if isinstance(getattr(exc, name, None), str):
+            setattr(exc, name, said(getattr(exc, name)))
+    if hasattr(exc, "__notes__"):
+        exc.__notes__ = [said(n) for n in exc.__notes__]
+
+
+def made_as_given(
+    spec: str, played_as: str, pinned: dict[str, str], make: Callable[[str], Any]
+) -> Any:
+    """``make(played_as)``: the agent (or metadata) of a pinned copy, its warnings naming the
+    file as given (``spec``); where it fails, the failure of ``make(spec)``, the file as given
+    (whose messages name it, its quoting and the files beside it as they are), else the
+    copy's failure named as given (the file has changed since it was read)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            made = make(played_as)
+        except Exception as exc:
+            failed = exc
+        else:
+            failed = None
+    for warning in caught:
+        message = warning.message
+        text = str(message)
+        for given, copy_path in pinned.items():
+            text = text.replace(copy_path, given)
+        warnings.warn_explicit(
+            text, warning.category, warning.filename, warning.lineno, source=warning.source
+        )
+    if failed is None:
+        return made
+    if played_as != spec:
+        make(spec)  # (raises, naming the file as given)
+    as_given(failed, pinned)
+    raise failed
 
 
 def run_arena(
@@ -887,11 +930,14 @@ def _play_arena(
     shown: list[str] = []
     for spec, played_as in zip(agents, playing, strict=True):
         if isinstance(spec, str):
-            try:
-                policies.append(make_agent(played_as, variant, num_players, options))
-            except Exception as exc:
-                as_given(exc, pinned)
-                raise
+            policies.append(
+                made_as_given(
+                    spec,
+                    played_as,
+                    pinned,
+                    lambda name: make_agent(name, variant, num_players, options),
+                )
+            )
             names.append(spec)
             shown.append(_shown(spec))
         elif isinstance(spec, Policy):
