@@ -100,14 +100,15 @@ def make_run_dir(run_dir: Path, new: bool = False) -> list[Path]:
             break
         missing.append(folder)
     try:
-        run_dir.parent.mkdir(parents=True, exist_ok=True)
-        if new:
+        if not new:
+            run_dir.mkdir(parents=True, exist_ok=True)
+        else:
+            if not os.path.lexists(run_dir.parent):  # (a file there: run_dir's mkdir says so)
+                run_dir.parent.mkdir(parents=True, exist_ok=True)
             try:
                 run_dir.mkdir()
             except FileExistsError:
                 raise RunDirTaken(f"run folder {run_dir} was made by another process") from None
-        else:
-            run_dir.mkdir(exist_ok=True)
     except OSError as exc:
         raise ValueError(f"cannot make the run folder {run_dir}: {exc.strerror or exc}") from None
     return missing
