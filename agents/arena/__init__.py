@@ -761,29 +761,31 @@ def pinned_checkpoints(agents: Sequence[Any]) -> Iterator[dict[str, str]]:
         yield copies
 
 
+def _said_as_given(text: Any, pinned: dict[str, str]) -> Any:
+    """``text`` (a string; anything else as it is) with each pinned copy's path, and the files
+    beside it, named by the path it was given as (``pinned``: path as given -> copy)."""
+    if not isinstance(text, str):
+        return text
+    for given, copy_path in pinned.items():
+        text = text.replace(copy_path, given)
+        folder, above = Path(copy_path).parent, Path(given).parent
+        beside = "" if str(above) == "." else str(above).rstrip(os.sep) + os.sep
+        text = text.replace(str(folder) + os.sep, beside)
+    return text
+
+
 def as_given(exc: BaseException, pinned: dict[str, str]) -> None:
     """Make ``exc`` (an agent that could not be made, a file that could not be read: its
     arguments, file names and notes) name each pinned copy (``pinned``: path as given -> copy,
     :func:`pinned_checkpoints`), and the files beside it, by the path it was given as."""
     if not pinned:
         return
-
-    def said(text: Any) -> Any:
-        if not isinstance(text, str):
-            return text
-        for given, copy_path in pinned.items():
-            text = text.replace(copy_path, given)
-            folder, above = Path(copy_path).parent, Path(given).parent
-            beside = "" if str(above) == "." else str(above).rstrip(os.sep) + os.sep
-            text = text.replace(str(folder) + os.sep, beside)
-        return text
-
-    exc.args = tuple(said(a) for a in exc.args)
+    exc.args = tuple(_said_as_given(a, pinned) for a in exc.args)
     for name in ("filename", "filename2"):
         if isinstance(getattr(exc, name, None), str):
-            setattr(exc, name, said(getattr(exc, name)))
+            setattr(exc, name, _said_as_given(getattr(exc, name), pinned))
     if hasattr(exc, "__notes__"):
-        exc.__notes__ = [said(n) for n in exc.__notes__]
+        exc.__notes__ = [_said_as_given(n, pinned) for n in exc.__notes__]
 
 
 def made_as_given(
@@ -802,10 +804,7 @@ def made_as_given(
         else:
             failed = None
     for warning in caught:
-        message = warning.message
-        text = str(message)
-        for given, copy_path in pinned.items():
-            text = text.replace(copy_path, given)
+        text = _said_as_given(str(warning.message), pinned)
         warnings.warn_explicit(
             text, warning.category, warning.filename, warning.lineno, source=warning.source
         )
