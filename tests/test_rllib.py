@@ -18,6 +18,7 @@ import threading
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -704,17 +705,85 @@ def test_every_env_of_every_runner_plays_its_own_games():
     again = rllib.MatchEnv(EnvContext(config, worker_index=1, vector_index=1))
     (obs,) = again.reset()[0].values()
     assert obs["raw"].tobytes() == first[(1, 1)]  # the same stream for the same env
-    # and as RLlib seeds them at their first reset (env i of runner w: the run's seed + w + i,
-    # so env 1 of runner 1 got the seed of env 0 of runner 2, and played its games, deal for
-    # deal; so did env 0 of runner 1 of a run of the next seed)
+    # and as RLlib seeds them at their first reset: env i of runner w gets the run's seed + w +
+    # i, so env 1 of runner 1 got the seed of env 0 of runner 2, and env 1 of a run got the
+    # seed of env 0 of the run of the next seed; and RLlib builds every env of a runner from
+    # one context, whose vector_index is 0
     seeded = {}
-    for run_seed, worker, vector in [(0, 1, 0), (0, 1, 1), (0, 2, 0), (0, 2, 1), (1, 1, 0)]:
-        env = rllib.MatchEnv(EnvContext(config, worker_index=worker, vector_index=vector))
-        (obs,) = env.reset(seed=run_seed + worker + vector)[0].values()
-        seeded[(run_seed, worker, vector)] = obs["raw"].tobytes()
-    assert len(set(seeded.values())) == 5, [
+    for run_seed, worker, env_index in itertools.product((0, 1), (1, 2), (0, 1, 2)):
+        run = rllib.env_config_of(load_config(SMOKE, SHORT), seed=run_seed)
+        env = rllib.MatchEnv(EnvContext(run, worker_index=worker, vector_index=0))
+        decks = []
+        for k in range(3):
+            env.reset(seed=run_seed + worker + env_index if k == 0 else None)
+            decks.append(env.match.deck.tobytes())
+        seeded[(run_seed, worker, env_index)] = tuple(decks)
+    assert len(set(seeded.values())) == 12, [
         k for k in seeded if list(seeded.values()).count(seeded[k]) > 1
     ]
+
+
+def _runner(seed: int, worker: int, envs: int = 3) -> Any:
+    """A local env runner of the RLlib smoke config, as RLlib builds one for runner ``worker``
+    of a run of ``seed``."""
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+
+    config = load_config(SMOKE, [*SHORT, f"rllib.num_envs_per_env_runner={envs}"])
+    slots = {s: 0 for s in rllib.slot_ids(config)}
+    algorithm = rllib.algorithm_config(config, slots, seed=seed)
+    algorithm.env_runners(rollout_fragment_length=20)
+    rllib.set_league(rllib.league_entries(config, slots))
+    try:
+        return MultiAgentEnvRunner(config=algorithm, worker_index=worker, num_workers=2)
+    finally:
+        rllib.clear_league()
+
+
+def test_runs_of_neighbouring_seeds_deal_other_games(monkeypatch):
+    # RLlib's real env runners: runs of seeds 7 and 8, runners 1 and 2, three envs each; every
+    # env's first matches are its own (env i + 1 of the run of 7 dealt env i's of the run of 8)
+    cls = rllib.match_env_class()
+    reset = cls.reset
+    decks: dict[int, list[bytes]] = {}
+
+    def logged(self, **kw):
+        out = reset(self, **kw)
+        decks.setdefault(id(self), []).append(self.match.deck.tobytes())
+        return out
+
+    monkeypatch.setattr(cls, "reset", logged)
+    played = {}
+    for seed, worker in itertools.product((7, 8), (1, 2)):
+        decks.clear()
+        runner = _runner(seed, worker)
+        runner.sample(num_timesteps=300, random_actions=False)
+        for i, env in enumerate(runner.env.envs):
+            played[(seed, worker, i)] = decks[id(env.unwrapped)][0]
+        runner.stop()
+    assert len(set(played.values())) == 12, [
+        k for k in played if list(played.values()).count(played[k]) > 1
+    ]
+
+
+def test_a_seeded_env_runner_plays_the_same_episodes_again():
+    # the seats and opponents of its episodes too (they were drawn from RLlib's episode ids,
+    # random ones): the same seed and runner give the same games, another runner others
+    def episodes(seed: int, worker: int) -> list[tuple]:
+        runner = _runner(seed, worker)
+        out = []
+        for _ in range(3):
+            for episode in runner.sample(num_timesteps=60, random_actions=False):
+                for agent, part in sorted(episode.agent_episodes.items()):
+                    actions = tuple(int(a) for a in part.get_actions())
+                    rewards = tuple(float(r) for r in part.get_rewards())
+                    out.append((agent, part.module_id, actions, rewards))
+        runner.stop()
+        return out
+
+    first = episodes(3, 1)
+    assert len({module for _, module, _, _ in first}) > 1  # the learner and opponents
+    assert episodes(3, 1) == first
+    assert episodes(3, 2) != first
 
 
 def test_rllib_module_ids_of_checkpoint_opponents():

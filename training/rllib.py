@@ -41,7 +41,7 @@ import random
 import re
 import time
 import zlib
-from collections import Counter
+from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,13 @@ LEARNER = "learner"
 #: The league of the running process: ``[(module id, weight), ...]`` of the opponents, set on
 #: every EnvRunner when it changes (see :func:`set_league`).
 _LEAGUE: list[tuple[str, float]] | None = None
+#: this process's stream of seatings (see :func:`map_agent`), started from the run's seed and
+#: the runner's index when the runner builds its envs
+_SEATINGS: random.Random | None = None
+#: the seatings of the newest episodes, by episode id (a runner has one episode in flight an
+#: env, and a few chunks of each)
+_SEATED: OrderedDict[str, tuple[int, list[str]]] = OrderedDict()
+_SEATED_KEPT = 4096
 
 RAY_MISSING = (
     "the rllib backend needs Ray RLlib, which is not installed: pip install 'rummyzoo[rllib]' "
@@ -132,8 +139,10 @@ def _make_env_class() -> type:
             self.agents = self.possible_agents = [f"player_{s}" for s in range(n)]
             self.observation_spaces = {a: space for a in self.agents}
             self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.agents}
+            self._run_seed = int(config.get("seed", 0))
             self._stream = (worker, vector)
-            self._rng = np.random.default_rng([int(config.get("seed", 0)), worker, vector])
+            start_seatings(self._run_seed, worker)
+            self._rng = np.random.default_rng([self._run_seed, worker, vector])
             self._same_side = same_sides(game)
             self._facts: list[dict[str, Any]] = []
             self._decisions = [0] * n
@@ -157,9 +166,14 @@ def _make_env_class() -> type:
         def reset(self, *, seed: int | None = None, options: dict | None = None):
             if seed is not None:
                 # RLlib seeds env i of runner w with the run's seed + w + i, which env 0 of
-                # runner w + 1 gets too (and a run of the next seed): the stream stays this
-                # env's own, (runner, env) taken into it
-                self._rng = np.random.default_rng([seed, *self._stream])
+                # runner w + 1 gets too (and env i - 1 of a run of the next seed), and builds
+                # every env of a runner from one context, whose vector_index is 0: the env's
+                # place is what its seed adds to the run's and the runner's, and the stream is
+                # (run's seed, runner, env), as apart for runs of neighbouring seeds as for
+                # the envs of one run
+                worker, vector = self._stream
+                place = (seed - self._run_seed - worker) % 2**64
+                self._rng = np.random.default_rng([self._run_seed, worker, vector, place])
             self.match.reset(int(self._rng.integers(2**63)))
             n = self.match.num_players
             self._facts = [
@@ -384,19 +398,44 @@ def clear_league() -> None:
     _LEAGUE = None
 
 
+def start_seatings(seed: int, worker: int) -> None:
+    """Start this process's stream of seatings from the run's seed and the env runner's index:
+    the runner's episodes then draw theirs in the order they start, which a seeded runner
+    repeats (RLlib's episode ids, random ones, do not)."""
+    global _SEATINGS
+    _SEATINGS = random.Random(f"rummyzoo seatings {int(seed)} {int(worker)}")
+
+
 def map_agent(
-    agent_id: str, episode: Any, *, num_players: int, league: list[tuple[str, float]], **kw: Any
+    agent_id: str,
+    episode: Any,
+    *,
+    num_players: int,
+    league: list[tuple[str, float]],
+    seed: int = 0,
+    **kw: Any,
 ) -> str:
     """The module of ``agent_id`` in ``episode``: the learner in one random seat, opponents by
-    weight in the others (the same answer for every call of one episode)."""
-    entries = _LEAGUE if _LEAGUE is not None else league
-    rng = random.Random(str(episode.id_))
-    learner_seat = rng.randrange(num_players)
+    weight in the others, drawn from this process's stream of seatings when the episode first
+    asks (the same answer for every later call of the episode, its chunks' included)."""
+    key = str(episode.id_)
+    seating = _SEATED.get(key)
+    if seating is None:
+        if _SEATINGS is None:
+            start_seatings(seed, 0)
+        assert _SEATINGS is not None
+        entries = _LEAGUE if _LEAGUE is not None else league
+        rng = _SEATINGS
+        learner_seat = rng.randrange(num_players)
+        picks = [
+            rng.choices([m for m, _ in entries], weights=[w for _, w in entries])[0]
+            for _ in range(num_players)
+        ]
+        seating = _SEATED[key] = (learner_seat, picks)
+        while len(_SEATED) > _SEATED_KEPT:
+            _SEATED.popitem(last=False)
+    learner_seat, picks = seating
     seat = int(str(agent_id).rsplit("_", 1)[1])
-    picks = [
-        rng.choices([m for m, _ in entries], weights=[w for _, w in entries])[0]
-        for _ in range(num_players)
-    ]
     return LEARNER if seat == learner_seat else picks[seat]
 
 
@@ -637,7 +676,9 @@ def algorithm_config(config: RunConfig, slot_steps: dict[str, int], seed: int | 
                 },
             )
     n = config.num_players
-    mapping = functools.partial(map_agent, num_players=n, league=league_entries(config, slot_steps))
+    mapping = functools.partial(
+        map_agent, num_players=n, league=league_entries(config, slot_steps), seed=seed
+    )
     per_learner, minibatch = learner_batches(config)
     return (
         PPOConfig()
