@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -784,6 +785,46 @@ def test_a_seeded_env_runner_plays_the_same_episodes_again():
     assert len({module for _, module, _, _ in first}) > 1  # the learner and opponents
     assert episodes(3, 1) == first
     assert episodes(3, 2) != first
+
+
+def test_every_episode_seats_one_learner_and_its_seats_are_dropped_at_its_end():
+    # (over the chunks of each episode that sampling returns, which hold the seats that moved)
+    runner = _runner(5, 1, envs=4)
+    before = set(rllib._SEATED)  # the episodes other runners of this process left in flight
+    seats: dict[str, dict[str, str]] = {}
+    ended = set()
+    for _ in range(4):
+        for chunk in runner.sample(num_timesteps=200, random_actions=False):
+            mapped = seats.setdefault(chunk.id_, {})
+            for agent in chunk.agent_ids:
+                assert mapped.setdefault(agent, chunk.module_for(agent)) == chunk.module_for(agent)
+            if chunk.is_done:
+                ended.add(chunk.id_)
+    assert ended
+    for mapped in seats.values():
+        learners = list(mapped.values()).count(rllib.LEARNER)
+        assert learners == 1 if len(mapped) == 2 else learners <= 1, mapped
+    assert len(set(rllib._SEATED) - before) <= 4  # the episodes in flight, one an env
+    runner.stop()
+
+
+def test_a_seeded_rllib_run_is_the_same_run_in_another_process(tmp_path):
+    # each run in a process of its own, as a user starts them, with another order of Python's
+    # sets (PYTHONHASHSEED): the modules were built in the order of a set of their ids, each
+    # drawing its first weights from the one torch stream, so two runs of one seed differed
+    import subprocess
+
+    networks = []
+    for name, hashing in (("a", "1"), ("b", "2")):
+        command = [sys.executable, "-m", "rummyzoo.cli.main", "train", SMOKE, "--run-dir"]
+        command += [str(tmp_path / name), "--quiet"]
+        for override in [*SHORT, "n_timesteps=300", "evaluation.at_start=false"]:
+            command += ["--set", override]
+        environment = {**os.environ, "PYTHONHASHSEED": hashing}
+        subprocess.run(command, check=True, capture_output=True, timeout=300, env=environment)
+        with zipfile.ZipFile(tmp_path / name / "checkpoints" / "last.rz") as rz:
+            networks.append(rz.read("model.safetensors"))
+    assert networks[0] == networks[1]
 
 
 def test_rllib_module_ids_of_checkpoint_opponents():

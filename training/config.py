@@ -708,9 +708,8 @@ class RunConfig(Strict):
     n_timesteps: int = Field(200_000, gt=0)
     """Learner environment steps (decisions) to train for."""
     seed: int = Field(0, ge=0, le=2**32 - 1)
-    """Seed of the run: its deals, networks and draws (a seeded run on CPU is the same run on
-    the ``sb3`` backend; on ``rllib`` its env runners repeat their episodes, but RLlib leaves
-    its learner unseeded; runs of different seeds play different games on both)."""
+    """Seed of the run: its deals, networks and draws (a seeded run on CPU is the same run;
+    runs of different seeds play different games)."""
     n_envs: int = Field(4, gt=0)
     """Games played at once (with ``vec_env: batched``, the games of the vector engine)."""
     vec_env: Literal["batched", "dummy", "subproc"] = "batched"

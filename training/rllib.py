@@ -41,7 +41,7 @@ import random
 import re
 import time
 import zlib
-from collections import Counter, OrderedDict
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +61,9 @@ _LEAGUE: list[tuple[str, float]] | None = None
 #: this process's stream of seatings (see :func:`map_agent`), started from the run's seed and
 #: the runner's index when the runner builds its envs
 _SEATINGS: random.Random | None = None
-#: the seatings of the newest episodes, by episode id (a runner has one episode in flight an
-#: env, and a few chunks of each)
-_SEATED: OrderedDict[str, tuple[int, list[str]]] = OrderedDict()
-_SEATED_KEPT = 4096
+#: the seatings of this process's episodes in flight, by episode id (each dropped when its
+#: episode ends: see :func:`game_facts_callback`)
+_SEATED: dict[str, tuple[int, list[str]]] = {}
 
 RAY_MISSING = (
     "the rllib backend needs Ray RLlib, which is not installed: pip install 'rummyzoo[rllib]' "
@@ -118,8 +117,10 @@ def _make_env_class() -> type:
 
         def __init__(self, config: dict[str, Any] | None = None) -> None:
             super().__init__()
-            # Every env of every runner plays its own games: a stream per (runner, env). The
-            # indices are attributes of RLlib's EnvContext, which the dict copy would drop.
+            # Every env of every runner plays its own games: a stream per (run's seed, runner,
+            # env), the env's place read from the seed RLlib gives it at its first reset (see
+            # reset: RLlib builds every env of a runner with vector_index 0). The indices are
+            # attributes of RLlib's EnvContext, which the dict copy would drop.
             worker = int(getattr(config, "worker_index", 0))
             vector = int(getattr(config, "vector_index", 0))
             config = dict(config or {})
@@ -352,8 +353,7 @@ def module_seed(agent: str) -> list[int]:
     the process at the module's build. An env runner seeds that state from the run's seed and
     its index (``debugging(seed=)``) before it builds its modules, so the opponents' streams
     follow the run's seed, each runner's its own (nothing of that state is drawn; with no seed,
-    the process's own state). An RLlib run as a whole is not repeatable: its runners' steps
-    interleave as they happen to."""
+    the process's own state)."""
     _, keys, pos, *_ = np.random.get_state()
     return [zlib.crc32(agent.encode()), int(pos), *(int(k) for k in keys[:4])]
 
@@ -401,7 +401,10 @@ def clear_league() -> None:
 def start_seatings(seed: int, worker: int) -> None:
     """Start this process's stream of seatings from the run's seed and the env runner's index:
     the runner's episodes then draw theirs in the order they start, which a seeded runner
-    repeats (RLlib's episode ids, random ones, do not)."""
+    playing the same networks repeats (RLlib's episode ids, random ones, do not). Every env the
+    runner builds starts it again (they are built together, before any episode; an env built
+    later, in place of a failed one, restarts the draws of the episodes still to start, and
+    those in flight keep their seats)."""
     global _SEATINGS
     _SEATINGS = random.Random(f"rummyzoo seatings {int(seed)} {int(worker)}")
 
@@ -432,8 +435,6 @@ def map_agent(
             for _ in range(num_players)
         ]
         seating = _SEATED[key] = (learner_seat, picks)
-        while len(_SEATED) > _SEATED_KEPT:
-            _SEATED.popitem(last=False)
     learner_seat, picks = seating
     seat = int(str(agent_id).rsplit("_", 1)[1])
     return LEARNER if seat == learner_seat else picks[seat]
@@ -711,7 +712,7 @@ def algorithm_config(config: RunConfig, slot_steps: dict[str, int], seed: int | 
             use_kl_loss=False,
             vf_clip_param=float("inf"),
         )
-        .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
+        .multi_agent(policies=list(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
         .callbacks(game_facts_callback())
         .debugging(seed=seed)
@@ -746,6 +747,7 @@ def game_facts_callback() -> type:
         def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kw: Any) -> None:
             infos = episode.get_infos(indices=-1)
             learner = next((a for a in infos if episode.module_for(a) == LEARNER), None)
+            _SEATED.pop(str(episode.id_), None)  # its seats are mapped, and stay in it
             if learner is None or metrics_logger is None:
                 return
             facts = dict(infos[learner].get("rummyzoo", {}))
