@@ -793,19 +793,22 @@ def test_every_episode_seats_one_learner_and_its_seats_are_dropped_at_its_end():
     before = set(rllib._SEATED)  # the episodes other runners of this process left in flight
     seats: dict[str, dict[str, str]] = {}
     ended = set()
-    for _ in range(4):
-        for chunk in runner.sample(num_timesteps=200, random_actions=False):
-            mapped = seats.setdefault(chunk.id_, {})
-            for agent in chunk.agent_ids:
-                assert mapped.setdefault(agent, chunk.module_for(agent)) == chunk.module_for(agent)
-            if chunk.is_done:
-                ended.add(chunk.id_)
-    assert ended
+    try:
+        for _ in range(4):
+            for chunk in runner.sample(num_timesteps=200, random_actions=False):
+                mapped = seats.setdefault(chunk.id_, {})
+                for agent in chunk.agent_ids:
+                    module = chunk.module_for(agent)
+                    assert mapped.setdefault(agent, module) == module
+                if chunk.is_done:
+                    ended.add(chunk.id_)
+    finally:
+        runner.stop()
+    assert len(ended) > 4
     for mapped in seats.values():
         learners = list(mapped.values()).count(rllib.LEARNER)
         assert learners == 1 if len(mapped) == 2 else learners <= 1, mapped
     assert len(set(rllib._SEATED) - before) <= 4  # the episodes in flight, one an env
-    runner.stop()
 
 
 def test_a_seeded_rllib_run_is_the_same_run_in_another_process(tmp_path):

@@ -745,9 +745,14 @@ def game_facts_callback() -> type:
 
     class _GameFacts(RLlibCallback):
         def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kw: Any) -> None:
+            try:
+                self._report(episode, metrics_logger)
+            finally:
+                _SEATED.pop(str(episode.id_), None)  # its seats are mapped, and stay in it
+
+        def _report(self, episode: Any, metrics_logger: Any) -> None:
             infos = episode.get_infos(indices=-1)
             learner = next((a for a in infos if episode.module_for(a) == LEARNER), None)
-            _SEATED.pop(str(episode.id_), None)  # its seats are mapped, and stay in it
             if learner is None or metrics_logger is None:
                 return
             facts = dict(infos[learner].get("rummyzoo", {}))
