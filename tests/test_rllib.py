@@ -706,17 +706,17 @@ def test_every_env_of_every_runner_plays_its_own_games():
     again = rllib.MatchEnv(EnvContext(config, worker_index=1, vector_index=1))
     (obs,) = again.reset()[0].values()
     assert obs["raw"].tobytes() == first[(1, 1)]  # the same stream for the same env
-    # and as RLlib seeds them at their first reset: env i of runner w gets the run's seed + w +
-    # i, so env 1 of runner 1 got the seed of env 0 of runner 2, and env 1 of a run got the
-    # seed of env 0 of the run of the next seed; and RLlib builds every env of a runner from
-    # one context, whose vector_index is 0
+    # and as RLlib seeds them at their first reset: env i of runner w gets RLlib's seed + w +
+    # i, so env 1 of runner 1 gets the seed of env 0 of runner 2; and RLlib builds every env of
+    # a runner from one context, whose vector_index is 0
     seeded = {}
     for run_seed, worker, env_index in itertools.product((0, 1), (1, 2), (0, 1, 2)):
         run = rllib.env_config_of(load_config(SMOKE, SHORT), seed=run_seed)
         env = rllib.MatchEnv(EnvContext(run, worker_index=worker, vector_index=0))
         decks = []
         for k in range(3):
-            env.reset(seed=run_seed + worker + env_index if k == 0 else None)
+            first_seed = rllib.rllib_seed(run_seed) + worker + env_index
+            env.reset(seed=first_seed if k == 0 else None)
             decks.append(env.match.deck.tobytes())
         seeded[(run_seed, worker, env_index)] = tuple(decks)
     assert len(set(seeded.values())) == 12, [
@@ -764,6 +764,32 @@ def test_runs_of_neighbouring_seeds_deal_other_games(monkeypatch):
     assert len(set(played.values())) == 12, [
         k for k in played if list(played.values()).count(played[k]) > 1
     ]
+
+
+def test_runners_of_runs_of_neighbouring_seeds_seed_rllib_apart():
+    # RLlib seeds runner w's numpy, torch and random with its seed + w: given the run's seed,
+    # runner w + 1 of a run drew what runner w of the run of the next seed drew
+    config = load_config(SMOKE, SHORT)
+    firsts = []
+    for seed in [*range(2000), 2**32 - 64, 2**32 - 1]:
+        given = rllib.algorithm_config(config, {}, seed).seed if seed < 3 else None
+        first = rllib.rllib_seed(seed)
+        assert given in (None, first)
+        assert first >= 0 and first + 64 + 10**6 < 2**32  # runners (and evaluation's) in range
+        firsts.append(first)
+    firsts.sort()
+    assert min(b - a for a, b in itertools.pairwise(firsts)) > 64  # 64 runners each, apart
+
+
+def test_a_run_of_the_largest_seed_samples_on_its_env_runners():
+    # numpy's seed is 32 bits: RLlib seeded runner 1 of a run of seed 2**32 - 1 with 2**32 and
+    # the runner failed to start
+    runner = _runner(2**32 - 1, 1)
+    try:
+        episodes = runner.sample(num_timesteps=60, random_actions=False)
+    finally:
+        runner.stop()
+    assert sum(len(e) for e in episodes) >= 60
 
 
 def test_a_seeded_env_runner_plays_the_same_episodes_again():
@@ -922,8 +948,10 @@ def test_a_resumed_rllib_run_plays_new_deals():
     config = load_config(SMOKE, SHORT)
     first = rllib.algorithm_config(config, {}, config.seed)
     resumed = rllib.algorithm_config(config, {}, config.resume_seed(4096))
-    assert first.seed == config.seed and first.env_config["seed"] == config.seed
-    assert resumed.seed == resumed.env_config["seed"] == config.resume_seed(4096) != config.seed
+    assert first.env_config["seed"] == config.seed
+    assert resumed.env_config["seed"] == config.resume_seed(4096) != config.seed
+    assert first.seed == rllib.rllib_seed(config.seed)
+    assert resumed.seed == rllib.rllib_seed(config.resume_seed(4096)) != first.seed
 
 
 def test_the_games_of_an_iteration_are_a_list_however_few():

@@ -105,7 +105,19 @@ def env_config_of(config: RunConfig, seed: int | None = None) -> dict[str, Any]:
         "reward_scale": config.reward_scale,
         "features": config.features,
         "seed": config.seed if seed is None else seed,
+        "rllib_seed": rllib_seed(config.seed if seed is None else seed),
     }
+
+
+def rllib_seed(seed: int) -> int:
+    """The seed RLlib is given for a run of ``seed`` (``debugging(seed=)``): 31 bits drawn from
+    it. RLlib seeds env runner ``w``'s numpy, torch and ``random`` with that seed + ``w``, and
+    env ``i`` of the runner with that + ``i``. Given the run's seed itself, runner ``w + 1`` of a
+    run drew what runner ``w`` of the run of the next seed drew, and a seed near 2^32 took
+    numpy's seed past its range and stopped the runner; runs of neighbouring seeds now lie
+    far apart, and every runner's seed is within numpy's range."""
+    state = np.random.SeedSequence([int(seed), 0x524C4C42]).generate_state(1, dtype=np.uint32)
+    return int(state[0]) >> 1
 
 
 def _make_env_class() -> type:
@@ -141,6 +153,7 @@ def _make_env_class() -> type:
             self.observation_spaces = {a: space for a in self.agents}
             self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.agents}
             self._run_seed = int(config.get("seed", 0))
+            self._rllib_seed = int(config.get("rllib_seed", rllib_seed(self._run_seed)))
             self._stream = (worker, vector)
             start_seatings(self._run_seed, worker)
             self._rng = np.random.default_rng([self._run_seed, worker, vector])
@@ -166,14 +179,13 @@ def _make_env_class() -> type:
 
         def reset(self, *, seed: int | None = None, options: dict | None = None):
             if seed is not None:
-                # RLlib seeds env i of runner w with the run's seed + w + i, which env 0 of
-                # runner w + 1 gets too (and env i - 1 of a run of the next seed), and builds
-                # every env of a runner from one context, whose vector_index is 0: the env's
-                # place is what its seed adds to the run's and the runner's, and the stream is
-                # (run's seed, runner, env), as apart for runs of neighbouring seeds as for
-                # the envs of one run
+                # RLlib seeds env i of runner w with its seed (rllib_seed) + w + i, which env 0
+                # of runner w + 1 gets too, and builds every env of a runner from one context,
+                # whose vector_index is 0: the env's place is what its seed adds to RLlib's
+                # and the runner's, and the stream is (run's seed, runner, env), as apart for
+                # runs of neighbouring seeds as for the envs of one run
                 worker, vector = self._stream
-                place = (seed - self._run_seed - worker) % 2**64
+                place = (seed - self._rllib_seed - worker) % 2**64
                 self._rng = np.random.default_rng([self._run_seed, worker, vector, place])
             self.match.reset(int(self._rng.integers(2**63)))
             n = self.match.num_players
@@ -351,7 +363,7 @@ def _make_module_classes() -> tuple[type, type]:
 def module_seed(agent: str) -> list[int]:
     """The seed of an opponent module's draws: the agent's name and the global numpy state of
     the process at the module's build. An env runner seeds that state from the run's seed and
-    its index (``debugging(seed=)``) before it builds its modules, so the opponents' streams
+    its index (``debugging(seed=)``, see :func:`rllib_seed`) before it builds its modules, so the opponents' streams
     follow the run's seed, each runner's its own (nothing of that state is drawn; with no seed,
     the process's own state)."""
     _, keys, pos, *_ = np.random.get_state()
@@ -715,7 +727,7 @@ def algorithm_config(config: RunConfig, slot_steps: dict[str, int], seed: int | 
         .multi_agent(policies=list(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
         .callbacks(game_facts_callback())
-        .debugging(seed=seed)
+        .debugging(seed=rllib_seed(seed))
     )
 
 
