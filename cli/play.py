@@ -24,6 +24,7 @@ refused (the must-use rule for the deepest card taken).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import shlex
@@ -168,6 +169,15 @@ def _normalise(text: str) -> str:
     return " ".join(words)
 
 
+@functools.lru_cache(maxsize=32)
+def _actions_by_name(names: tuple[str, ...]) -> dict[str, int]:
+    """Each normalised action name's first action id (a game's names, normalised once)."""
+    index: dict[str, int] = {}
+    for action, name in enumerate(names):
+        index.setdefault(_normalise(name), action)
+    return index
+
+
 def _number_range(count: int) -> str:
     return "1" if count == 1 else f"a number 1-{count}"
 
@@ -204,9 +214,9 @@ def match_move(
         if key == name:
             return action, ""
     every = getattr(raw, "game", raw).action_names  # an env or its game
-    named = [a for a, name in enumerate(every) if _normalise(name) == key]
-    if named:  # the exact name of a move that is not legal now: no other move is meant
-        return None, not_legal(raw, named[0], why, legal)
+    named = _actions_by_name(tuple(every)).get(key)
+    if named is not None:  # the exact name of a move that is not legal now: no other is meant
+        return None, not_legal(raw, named, why, legal)
     # the words of the labels, their points left out ("single 1: 9c (+2)" is no "single 2")
     plain = [_normalise(_POINTS.sub(" ", label)) for label in labels]
     words = key.split()
