@@ -14,6 +14,9 @@ import rummyzoo.agents.arena as arena_module
 from rummyzoo.agents.arena import _parts, run_arena
 from rummyzoo.cli import main as cli
 
+pytestmark = pytest.mark.above_rules  # make test runs these once, with the compiled kernels
+
+
 AGENTS = ["random", "knock.greedy"]
 
 
