@@ -856,6 +856,40 @@ def test_a_seeded_rllib_run_is_the_same_run_in_another_process(tmp_path):
     assert networks[0] == networks[1]
 
 
+def test_a_restarted_env_runner_draws_from_the_runs_league(local_ray):
+    # RLlib restarts a failed env runner (restart_failed_env_runners, its default) and gives it
+    # back its modules' weights, not the league this process set in it: its episodes drew
+    # their opponents from the league the run started with
+    config = load_config(SMOKE, [*SHORT, "rllib.num_env_runners=1"])
+    slots = {s: 0 for s in rllib.slot_ids(config)}
+    algorithm = rllib.algorithm_config(config, slots)
+    algorithm.env_runners(rollout_fragment_length=20)
+    algorithm.training(train_batch_size_per_learner=40, minibatch_size=20, num_epochs=1)
+    algo = algorithm.build_algo()
+    try:
+        league = [(m, 2.0 + i) for i, (m, _) in enumerate(rllib.league_entries(config, slots))]
+        rllib.push_league(algo, league)
+        group = algo.env_runner_group
+
+        def leagues() -> list[Any]:
+            return group.foreach_env_runner(lambda runner: rllib._LEAGUE, local_env_runner=False)
+
+        assert leagues() == [league]
+        (actor,) = group._worker_manager.actors().values()
+        ray.kill(actor, no_restart=False)  # as a crash: Ray starts the actor again
+        for _ in range(6):  # the iteration that finds it dead, then the one that restores it
+            algo.train()
+            if group.num_healthy_remote_workers() and algo._counters.get(
+                "total_num_restored_workers"
+            ):
+                break
+        assert algo._counters["total_num_restored_workers"] == 1
+        assert leagues() == [league]
+    finally:
+        algo.stop()
+        rllib.clear_league()
+
+
 def test_rllib_module_ids_of_checkpoint_opponents():
     from types import SimpleNamespace
 

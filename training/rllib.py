@@ -762,6 +762,20 @@ def game_facts_callback() -> type:
             finally:
                 _SEATED.pop(str(episode.id_), None)  # its seats are mapped, and stay in it
 
+        def on_env_runners_recreated(
+            self, *, env_runner_group: Any, env_runner_indices: list[int], **kw: Any
+        ) -> None:
+            # RLlib brings a restarted runner's modules back (their weights, the snapshots'
+            # included), not what this process set in it: the league its episodes draw from
+            entries = _LEAGUE
+            if entries is None:
+                return
+            env_runner_group.foreach_env_runner(
+                lambda runner: set_league(entries),
+                remote_worker_ids=list(env_runner_indices),
+                local_env_runner=False,
+            )
+
         def _report(self, episode: Any, metrics_logger: Any) -> None:
             infos = episode.get_infos(indices=-1)
             learner = next((a for a in infos if episode.module_for(a) == LEARNER), None)
