@@ -797,3 +797,26 @@ def test_ppo_steps_the_wrappers_around_the_games_of_several_processes(tmp_path, 
         assert started  # the helpers' own rollouts
     finally:
         split.close()
+
+
+def test_the_helpers_preload_adds_to_the_fork_servers_list_what_imports_here(monkeypatch, tmp_path):
+    # the fork server's list is the process's (other users' modules stay, and come first); a
+    # module that fails to import here is left out: one whose import raises other than an
+    # ImportError would stop the fork server for every process started from it
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    from rummyzoo.training import split_env
+
+    (tmp_path / "rummyzoo_test_raises.py").write_text("raise RuntimeError('no')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ctx = multiprocessing.get_context("forkserver")
+    before = list(forkserver._forkserver._preload_modules)
+    try:
+        ctx.set_forkserver_preload(["__main__", "json"])
+        wanted = ["rummyzoo_no_such_module", "rummyzoo_test_raises", "colorsys", "json"]
+        monkeypatch.setattr(split_env, "HELPER_PRELOAD", wanted)
+        split_env.preload_helpers(ctx)
+        assert forkserver._forkserver._preload_modules == ["__main__", "json", "colorsys"]
+    finally:
+        ctx.set_forkserver_preload(before)

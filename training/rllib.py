@@ -763,12 +763,18 @@ def game_facts_callback() -> type:
                 _SEATED.pop(str(episode.id_), None)  # its seats are mapped, and stay in it
 
         def on_env_runners_recreated(
-            self, *, env_runner_group: Any, env_runner_indices: list[int], **kw: Any
+            self,
+            *,
+            env_runner_group: Any,
+            env_runner_indices: list[int],
+            is_evaluation: bool = False,
+            **kw: Any,
         ) -> None:
             # RLlib brings a restarted runner's modules back (their weights, the snapshots'
             # included), not what this process set in it: the league its episodes draw from
+            # (evaluation runners, not configured, get no league from push_league either)
             entries = _LEAGUE
-            if entries is None:
+            if entries is None or is_evaluation:
                 return
             env_runner_group.foreach_env_runner(
                 lambda runner: set_league(entries),

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import itertools
 import multiprocessing
 import multiprocessing.connection
@@ -242,9 +243,31 @@ def _helper_main(conn: Any, make_share: Callable[..., Any], size: int, lo: int, 
 
 #: What a helper imports, imported once by the fork server that the helpers start from (the
 #: ``forkserver`` start method), so that each helper starts from it in a fraction of a second
-#: instead of importing torch and stable-baselines3 again (3.5 s a helper on a 2-core machine,
-#: 1.6 s of it the first optimizer's import of ``torch._dynamo``).
+#: instead of importing torch and stable-baselines3 again (3.6 to 3.9 s a helper on a 2-core
+#: machine, 1.6 s of it the first optimizer's import of ``torch._dynamo``).
 HELPER_PRELOAD = ["rummyzoo.training.train", "rummyzoo.training.ppo", "torch._dynamo"]
+
+
+def preload_helpers(ctx: Any) -> None:
+    """Add :data:`HELPER_PRELOAD` to what the fork server of ``ctx`` (a ``forkserver``
+    context) imports when it starts: only the modules this process imported without an error
+    (an error other than an ``ImportError`` would stop the fork server, whose other users'
+    processes would not start either), and after what it imported already (Python's default
+    is the main module, which this package's helpers and workers keep out of the children's
+    sight). It has no effect once this process's fork server runs (the helpers then import
+    what they need themselves, as before): every process started from it has these modules
+    loaded, at no cost in memory of its own (the pages are the server's, shared)."""
+    from multiprocessing import forkserver
+
+    loaded = []
+    for name in HELPER_PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # a module this platform lacks: the helpers do without it
+            continue
+        loaded.append(name)
+    current = list(getattr(forkserver._forkserver, "_preload_modules", []))
+    ctx.set_forkserver_preload(list(dict.fromkeys([*current, *loaded])))
 
 
 class _Actor:
@@ -447,8 +470,7 @@ class SplitSeatEnv(WholeBatchVecEnv):
         try:
             ctx = multiprocessing.get_context(start_method)
             if start_method == "forkserver":
-                # (only where this process's fork server has not started yet)
-                ctx.set_forkserver_preload(HELPER_PRELOAD)
+                preload_helpers(ctx)
             for w, part in enumerate(self._slices[1:], start=1):
                 size = part.stop - part.start
                 layout, nbytes = _layout(size, local.input_size, local.num_actions)
