@@ -105,7 +105,6 @@ def env_config_of(config: RunConfig, seed: int | None = None) -> dict[str, Any]:
         "reward_scale": config.reward_scale,
         "features": config.features,
         "seed": config.seed if seed is None else seed,
-        "rllib_seed": rllib_seed(config.seed if seed is None else seed),
     }
 
 
@@ -153,7 +152,7 @@ def _make_env_class() -> type:
             self.observation_spaces = {a: space for a in self.agents}
             self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.agents}
             self._run_seed = int(config.get("seed", 0))
-            self._rllib_seed = int(config.get("rllib_seed", rllib_seed(self._run_seed)))
+            self._rllib_seed = rllib_seed(self._run_seed)  # what algorithm_config gives RLlib
             self._stream = (worker, vector)
             start_seatings(self._run_seed, worker)
             self._rng = np.random.default_rng([self._run_seed, worker, vector])
