@@ -1090,7 +1090,7 @@ static int DitchKernel_init(DitchKernel *k, PyObject *args, PyObject *kwds) {
         read_int(layout, KERNEL_NAME, "bits_size", &k->bits_size, 1, big / DITCH_MAX_PLAYERS) < 0 ||
         read_int(layout, KERNEL_NAME, "fl_zero", &zero_at, 0, k->flat_size - 1) < 0 ||
         gather_read(&k->gather, layout, KERNEL_NAME, "gather", k->players, k->obs_size,
-                    k->flat_size, k->bits_size, zero_at) < 0)
+                    k->flat_size, k->bits_size, zero_at, 0.0) < 0)
         return -1;
     PyObject *template = item(layout, "flat_template");
     if (!template ||

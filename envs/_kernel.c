@@ -742,13 +742,15 @@ void gather_free(Gather *g) {
     g->runs = g->count = NULL;
 }
 
-enum { RUN_ZEROS, RUN_FLOATS, RUN_BYTES };
+enum { RUN_ZEROS, RUN_FLOATS, RUN_BYTES, RUN_SCALED };
 
 int gather_read(Gather *g, PyObject *layout, const char *kernel, const char *key, int players,
-                int obs_size, int buf_size, int byte_size, int zero_at) {
+                int obs_size, int buf_size, int byte_size, int zero_at, double scale) {
     gather_free(g);
     g->players = players;
     g->obs_size = obs_size;
+    g->scale = scale;
+    const int64_t end = (int64_t)buf_size + (int64_t)byte_size * (scale != 0.0 ? 2 : 1);
     PyObject *v = PyDict_GetItemString(layout, key); /* borrowed */
     if (!v) {
         PyErr_Format(PyExc_KeyError, "%s: missing %s", kernel, key);
@@ -769,9 +771,15 @@ int gather_read(Gather *g, PyObject *layout, const char *kernel, const char *key
         const int64_t *at = ok ? (const int64_t *)PyArray_DATA(index) : NULL;
         int *run = g->runs + (size_t)s * 4 * obs_size, count = 0;
         for (int i = 0; ok && i < obs_size; i++) {
-            ok = at[i] >= 0 && at[i] < (int64_t)buf_size + byte_size;
-            int kind = at[i] == zero_at ? RUN_ZEROS : at[i] < buf_size ? RUN_FLOATS : RUN_BYTES;
-            int from = kind == RUN_ZEROS ? 0 : kind == RUN_FLOATS ? (int)at[i] : (int)at[i] - buf_size;
+            ok = at[i] >= 0 && at[i] < end;
+            int kind = at[i] == zero_at                              ? RUN_ZEROS
+                       : at[i] < buf_size                            ? RUN_FLOATS
+                       : at[i] < (int64_t)buf_size + byte_size       ? RUN_BYTES
+                                                                     : RUN_SCALED;
+            int from = kind == RUN_ZEROS    ? 0
+                       : kind == RUN_FLOATS ? (int)at[i]
+                       : kind == RUN_BYTES  ? (int)at[i] - buf_size
+                                            : (int)(at[i] - buf_size - byte_size);
             int *last = count ? run + 4 * (count - 1) : NULL; /* each run ends where i starts */
             if (last && last[3] == kind && (kind == RUN_ZEROS || from == last[1] + last[2]))
                 last[2]++;
@@ -804,6 +812,16 @@ static void bytes_to_floats(float *restrict to, const uint8_t *restrict from, in
         to[i] = (float)from[i];
 }
 
+/* Bytes times ``scale``, each the double product rounded to float32. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("tree-vectorize")))
+#endif
+static void scaled_bytes(float *restrict to, const uint8_t *restrict from, int count,
+                         double scale) {
+    for (int i = 0; i < count; i++)
+        to[i] = (float)((double)from[i] * scale);
+}
+
 void gather_apply(const Gather *g, int seat, const float *buf, const uint8_t *bytes, float *out) {
     const int *run = g->runs + (size_t)seat * 4 * g->obs_size;
     for (int j = 0; j < g->count[seat]; j++, run += 4) {
@@ -812,6 +830,8 @@ void gather_apply(const Gather *g, int seat, const float *buf, const uint8_t *by
             memcpy(to, buf + run[1], sizeof(float) * (size_t)run[2]);
         else if (run[3] == RUN_BYTES)
             bytes_to_floats(to, bytes + run[1], run[2]);
+        else if (run[3] == RUN_SCALED)
+            scaled_bytes(to, bytes + run[1], run[2], g->scale);
         else
             memset(to, 0, sizeof(float) * (size_t)run[2]);
     }

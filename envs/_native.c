@@ -956,7 +956,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         return NULL;
     /* Raised whenever a kernel is added or changed; rummyzoo.envs.native checks it, so a build
      * older than the Python code is set aside (with a warning) instead of half used. */
-    if (PyModule_AddIntConstant(m, "API_VERSION", 8) < 0) {
+    if (PyModule_AddIntConstant(m, "API_VERSION", 9) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -219,19 +219,22 @@ int read_scores(PyObject *totals, int players, const double **by_seat);
 int read_int(PyObject *dict, const char *kernel, const char *key, int *out, long low, long high);
 
 /* An observation gathered per seat from a state's float32 buffer and, where it has one, its
- * uint8 buffer (card planes of 0 and 1): runs of consecutive floats (one memcpy each), of
- * consecutive bytes (converted) and of zeros (one memset each). */
+ * uint8 buffer (card planes): runs of consecutive floats (one memcpy each), of consecutive bytes
+ * (converted, or converted and scaled) and of zeros (one memset each). */
 typedef struct {
     int players, obs_size;
+    double scale; /* the factor of scaled bytes */
     int *runs;  /* per seat, up to obs_size runs of (to, from, length, kind) */
     int *count; /* how many runs each seat has */
 } Gather;
 
 /* layout[key]: per seat, obs_size indices: below buf_size into the floats, from buf_size up to
- * buf_size + byte_size into the bytes; an index equal to zero_at (-1: none) reads as 0.0.
- * ValueError naming the kernel where they are not. */
+ * buf_size + byte_size into the bytes, and where ``scale`` is not 0 from there up to
+ * buf_size + 2 * byte_size into the bytes again, each times ``scale`` (as the double product,
+ * rounded to float32); an index equal to zero_at (-1: none) reads as 0.0. ValueError naming the
+ * kernel where they are not. */
 int gather_read(Gather *g, PyObject *layout, const char *kernel, const char *key, int players,
-                int obs_size, int buf_size, int byte_size, int zero_at);
+                int obs_size, int buf_size, int byte_size, int zero_at, double scale);
 /* Seat ``seat``'s observation from ``buf`` and ``bytes`` into ``out`` (obs_size floats). */
 void gather_apply(const Gather *g, int seat, const float *buf, const uint8_t *bytes, float *out);
 void gather_free(Gather *g);

@@ -8,8 +8,9 @@
  * the test suite compares them move for move.
  *
  * Cards are card ids (suit * 13 + rank, the ace rank 0); a hand, the discard pile and the
- * lay-off targets are 52-bit masks. The state's numpy rows all live in one float32 buffer
- * (``buf``): planes of 52 cards, then the per-hand numbers (see Rummy500Game.__init__).
+ * lay-off targets are 52-bit masks. The state's card planes are bytes in one bytearray
+ * (``cells``: rows of 52, a count per card or a card's place in the discard pile) and its
+ * per-hand numbers a small float32 buffer (``buf``); see Rummy500State.
  */
 #include "_native.h"
 
@@ -32,34 +33,30 @@
 #define RANK_REPEAT (1ULL | 1ULL << 13 | 1ULL << 26 | 1ULL << 39)
 #define KERNEL_NAME "Rummy500Kernel"
 
-enum { S_BITS, S_COUNTS, S_PRESENT, S_SIZES, S_KNOWN_COUNTS, S_PILE, S_PILE_COUNTS, S_PILE_BITS,
-       S_PILE_DOUBLE, S_STOCK, S_STOCK_POS, S_FITS, S_FITS_ANY, S_TABLE_POINTS, S_PENDING,
-       S_CURRENT, S_TURN, S_PHASE, S_OVER, S_POINTS, S_HAND_VALUES, S_WENT_OUT, S_END_REASON,
-       S_MASK_CACHE, S_BUF, S_TOTALS, S_RUNS, S_SETS, S_RUNS_BY_SUIT, S_SETS_BY_RANK,
-       S_PLANES, S_SCALARS, S_ACT_ROW, S_SIZE_ROW, S_POINTS_ROW, S_HANDS, S_LAID, S_KNOWN, S_PILE_ROW, S_PILE_LOW_ROW, S_TOP_ROW, S_RUNS_ROW, S_FIT_ROWS, S_PENDING_ROW, S_HAND_ROWS, S_DEALER, NUM_STATE_SLOTS };
+enum { S_BITS, S_CELLS, S_SIZES, S_PILE, S_PILE_COUNTS, S_PILE_BITS, S_PILE_DOUBLE, S_STOCK,
+       S_STOCK_POS, S_FITS, S_FITS_ANY, S_TABLE_POINTS, S_PENDING, S_CURRENT, S_TURN, S_PHASE,
+       S_OVER, S_POINTS, S_HAND_VALUES, S_WENT_OUT, S_END_REASON, S_MASK_CACHE, S_BUF, S_TOTALS,
+       S_RUNS, S_SETS, S_RUNS_BY_SUIT, S_SETS_BY_RANK, S_DEALER, NUM_STATE_SLOTS };
 
-static PyObject *n_bits, *n_counts, *n_present, *n_sizes, *n_known_counts, *n_pile, *n_pile_counts,
-    *n_pile_bits, *n_pile_double, *n_stock, *n_stock_pos, *n_fits, *n_fits_any, *n_table_points,
-    *n_pending, *n_current, *n_turn, *n_phase, *n_points, *n_hand_values, *n_went_out,
-    *n_end_reason, *n_mask_cache, *n_buf, *n_totals, *n_runs, *n_sets, *n_runs_by_suit,
-    *n_sets_by_rank, *n_planes, *n_scalars, *n_act_row, *n_size_row, *n_points_row, *n_hands, *n_laid, *n_known, *n_pile_row, *n_pile_low_row, *n_top_row, *n_runs_row, *n_fit_rows, *n_pending_row, *n_hand_rows, *n_dealer;
+static PyObject *n_bits, *n_cells, *n_sizes, *n_pile, *n_pile_counts, *n_pile_bits,
+    *n_pile_double, *n_stock, *n_stock_pos, *n_fits, *n_fits_any, *n_table_points, *n_pending,
+    *n_current, *n_turn, *n_phase, *n_points, *n_hand_values, *n_went_out, *n_end_reason,
+    *n_mask_cache, *n_buf, *n_totals, *n_runs, *n_sets, *n_runs_by_suit, *n_sets_by_rank,
+    *n_dealer;
 
 static PyObject **const state_names[NUM_STATE_SLOTS] = {
-    &n_bits,      &n_counts,     &n_present,        &n_sizes,      &n_known_counts, &n_pile,
-    &n_pile_counts, &n_pile_bits, &n_pile_double,   &n_stock,      &n_stock_pos,    &n_fits,
-    &n_fits_any,  &n_table_points, &n_pending,      &n_current,    &n_turn,         &n_phase,
-    &n_over,      &n_points,     &n_hand_values,    &n_went_out,   &n_end_reason,   &n_mask_cache,
-    &n_buf,       &n_totals,     &n_runs,           &n_sets,       &n_runs_by_suit, &n_sets_by_rank,
-    &n_planes, &n_scalars, &n_act_row, &n_size_row, &n_points_row, &n_hands, &n_laid, &n_known, &n_pile_row, &n_pile_low_row, &n_top_row, &n_runs_row, &n_fit_rows, &n_pending_row, &n_hand_rows, &n_dealer};
+    &n_bits,       &n_cells,       &n_sizes,     &n_pile,      &n_pile_counts,  &n_pile_bits,
+    &n_pile_double, &n_stock,      &n_stock_pos, &n_fits,      &n_fits_any,     &n_table_points,
+    &n_pending,    &n_current,     &n_turn,      &n_phase,     &n_over,         &n_points,
+    &n_hand_values, &n_went_out,   &n_end_reason, &n_mask_cache, &n_buf,        &n_totals,
+    &n_runs,       &n_sets,        &n_runs_by_suit, &n_sets_by_rank, &n_dealer};
 
 int rummy500_intern_names(void) {
     if (n_bits)
         return 0;
     INTERN(n_bits, "bits")
-    INTERN(n_counts, "counts")
-    INTERN(n_present, "present")
+    INTERN(n_cells, "cells")
     INTERN(n_sizes, "sizes")
-    INTERN(n_known_counts, "known_counts")
     INTERN(n_pile, "pile")
     INTERN(n_pile_counts, "pile_counts")
     INTERN(n_pile_bits, "pile_bits")
@@ -84,21 +81,6 @@ int rummy500_intern_names(void) {
     INTERN(n_sets, "sets")
     INTERN(n_runs_by_suit, "runs_by_suit")
     INTERN(n_sets_by_rank, "sets_by_rank")
-    INTERN(n_planes, "planes")
-    INTERN(n_scalars, "scalars")
-    INTERN(n_act_row, "act_row")
-    INTERN(n_size_row, "size_row")
-    INTERN(n_points_row, "points_row")
-    INTERN(n_hands, "hands")
-    INTERN(n_laid, "laid")
-    INTERN(n_known, "known")
-    INTERN(n_pile_row, "pile_row")
-    INTERN(n_pile_low_row, "pile_low_row")
-    INTERN(n_top_row, "top_row")
-    INTERN(n_runs_row, "runs_row")
-    INTERN(n_fit_rows, "fit_rows")
-    INTERN(n_pending_row, "pending_row")
-    INTERN(n_hand_rows, "hand_rows")
     INTERN(n_dealer, "dealer")
     return 0;
 }
@@ -106,7 +88,7 @@ int rummy500_intern_names(void) {
 typedef struct {
     PyObject_HEAD
     int ready;
-    int players, decks, free_top, end_after_stock, max_turns, obs_size, buf_size, extra;
+    int players, decks, free_top, end_after_stock, max_turns, obs_size, buf_size, cells_size;
     int row_pile, row_pile_low, row_top, row_known, off_phase, scores_at; /* scores_at -1: none */
     int row_laid, row_runs, row_fits, row_pending, hand_size;
     PyObject *state_class;
@@ -123,7 +105,7 @@ typedef struct {
     int melds_with_id[R5_CARDS][16];
     uint64_t melds_with_mask[R5_CARDS][16];
     unsigned char run_ok[R5_RANKS][1 << R5_RANKS];
-    Gather gather; /* each seat's observation from buf */
+    Gather gather; /* each seat's observation from buf and cells */
     PyObject *phases[2], *end_pass, *end_stock, *end_out, *empty_mask;
     Slots slots, match_slots;
 } Rummy500Kernel;
@@ -131,24 +113,18 @@ typedef struct {
 /* ------------------------------------------------------------------ state access */
 
 typedef struct {
-    PyObject *buf, *bits, *counts, *present, *sizes, *known_counts, *pile, *pile_counts, *stock,
-        *table_points;
-    float *v;
-    npy_int8 *present_at[R5_MAX_PLAYERS]; /* each seat's present row, once checked */
-    PyObject *present_rows[R5_MAX_PLAYERS]; /* held while their data is used */
+    PyObject *buf, *cells, *bits, *sizes, *pile, *pile_counts, *stock, *table_points;
+    float *v;               /* buf: [0, stock, pile, turn], then per seat 5 blocks */
+    uint8_t *c, *on_pile;   /* cells (the planes) and pile_counts */
     long current, phase, stock_pos, pending, turn;
     uint64_t pile_bits, pile_double, fits[3], fits_any;
 } Hand;
 
 static void hand_release(Hand *h) {
-    for (int i = 0; i < R5_MAX_PLAYERS; i++)
-        Py_CLEAR(h->present_rows[i]);
     Py_CLEAR(h->buf);
+    Py_CLEAR(h->cells);
     Py_CLEAR(h->bits);
-    Py_CLEAR(h->counts);
-    Py_CLEAR(h->present);
     Py_CLEAR(h->sizes);
-    Py_CLEAR(h->known_counts);
     Py_CLEAR(h->pile);
     Py_CLEAR(h->pile_counts);
     Py_CLEAR(h->stock);
@@ -196,8 +172,19 @@ static int slot_set_mask(Rummy500Kernel *k, PyObject *state, int i, uint64_t val
     return r;
 }
 
-static PyObject *seat_list(PyObject *lists, long seat);
-static npy_int8 *present_row(Hand *h, long seat);
+/* A bytearray slot of exactly ``size`` bytes (new reference), else TypeError/ValueError. */
+static PyObject *slot_bytes(Rummy500Kernel *k, PyObject *state, int i, Py_ssize_t size,
+                            const char *what) {
+    PyObject *v = slot_get(&k->slots, state, i);
+    if (v && !PyByteArray_CheckExact(v)) {
+        PyErr_Format(PyExc_TypeError, "a 500 Rum state's %s is a bytearray", what);
+        Py_CLEAR(v);
+    } else if (v && PyByteArray_GET_SIZE(v) != size) {
+        PyErr_Format(PyExc_ValueError, "a 500 Rum state's %s must have %zd bytes", what, size);
+        Py_CLEAR(v);
+    }
+    return v;
+}
 
 static int hand_read(Rummy500Kernel *k, PyObject *state, Hand *h) {
     memset(h, 0, sizeof(Hand));
@@ -223,21 +210,17 @@ static int hand_read(Rummy500Kernel *k, PyObject *state, Hand *h) {
     }
     if (!(h->buf = slot_get(&k->slots, state, S_BUF)) ||
         check_array(h->buf, NPY_FLOAT32, 1, k->buf_size, 0, 1, "a 500 Rum state's buf") < 0 ||
+        !(h->cells = slot_bytes(k, state, S_CELLS, k->cells_size, "cells")) ||
+        !(h->pile_counts = slot_bytes(k, state, S_PILE_COUNTS, R5_CARDS, "pile_counts")) ||
         !(h->bits = slot_list(&k->slots, state, S_BITS, name)) ||
-        !(h->counts = slot_list(&k->slots, state, S_COUNTS, name)) ||
-        !(h->present = slot_list(&k->slots, state, S_PRESENT, name)) ||
         !(h->sizes = slot_list(&k->slots, state, S_SIZES, name)) ||
-        !(h->known_counts = slot_list(&k->slots, state, S_KNOWN_COUNTS, name)) ||
         !(h->pile = slot_list(&k->slots, state, S_PILE, name)) ||
-        !(h->pile_counts = slot_list(&k->slots, state, S_PILE_COUNTS, name)) ||
         !(h->stock = slot_list(&k->slots, state, S_STOCK, name)) ||
         !(h->table_points = slot_list(&k->slots, state, S_TABLE_POINTS, name)))
         goto fail;
     const Py_ssize_t n = k->players;
-    if (PyList_GET_SIZE(h->bits) != n || PyList_GET_SIZE(h->counts) != n ||
-        PyList_GET_SIZE(h->present) != n || PyList_GET_SIZE(h->sizes) != n ||
-        PyList_GET_SIZE(h->known_counts) != n || PyList_GET_SIZE(h->table_points) != n ||
-        PyList_GET_SIZE(h->pile_counts) != R5_CARDS || h->current < 0 || h->current >= n ||
+    if (PyList_GET_SIZE(h->bits) != n || PyList_GET_SIZE(h->sizes) != n ||
+        PyList_GET_SIZE(h->table_points) != n || h->current < 0 || h->current >= n ||
         h->phase < 0 || h->phase > 1 || h->stock_pos < 0 ||
         PyList_GET_SIZE(h->pile) > (Py_ssize_t)R5_CARDS * k->decks ||
         PyList_GET_SIZE(h->stock) > (Py_ssize_t)R5_CARDS * k->decks ||
@@ -247,15 +230,14 @@ static int hand_read(Rummy500Kernel *k, PyObject *state, Hand *h) {
         goto fail;
     }
     h->v = (float *)PyArray_DATA((PyArrayObject *)h->buf);
-    /* checked before a move writes anything: every seat's hand (the hand's end reads them all),
-     * and what the seat to act's moves read */
+    h->c = (uint8_t *)PyByteArray_AS_STRING(h->cells);
+    h->on_pile = (uint8_t *)PyByteArray_AS_STRING(h->pile_counts);
+    /* checked before a move writes anything: every seat's hand (the hand's end reads them all) */
     for (long seat = 0; seat < n; seat++) {
         uint64_t bits;
-        if (as_mask(PyList_GET_ITEM(h->bits, seat), &bits) < 0 || !seat_list(h->counts, seat))
+        if (as_mask(PyList_GET_ITEM(h->bits, seat), &bits) < 0)
             goto fail;
     }
-    if (!seat_list(h->known_counts, h->current) || !present_row(h, h->current))
-        goto fail;
     return 0;
 fail:
     hand_release(h);
@@ -271,16 +253,6 @@ static int list_set_long(PyObject *list, Py_ssize_t i, long value) {
     return v ? PyList_SetItem(list, i, v) : -1;
 }
 
-/* Item ``card`` of the seat's list in ``lists`` (counts, known counts): checked. */
-static PyObject *seat_list(PyObject *lists, long seat) {
-    PyObject *list = PyList_GET_ITEM(lists, seat);
-    if (!PyList_CheckExact(list) || PyList_GET_SIZE(list) != R5_CARDS) {
-        bad_state();
-        return NULL;
-    }
-    return list;
-}
-
 static int card_of(PyObject *list, Py_ssize_t i, long *card) {
     if (list_long(list, i, card) < 0)
         return -1;
@@ -291,17 +263,8 @@ static int hand_mask(Hand *h, long seat, uint64_t *out) {
     return as_mask(PyList_GET_ITEM(h->bits, seat), out);
 }
 
-/* The seat's int8 row of present cards (a writeable array of 52). */
-static npy_int8 *present_row(Hand *h, long seat) {
-    if (h->present_at[seat])
-        return h->present_at[seat];
-    PyObject *row = PyList_GET_ITEM(h->present, seat);
-    if (check_array(row, NPY_INT8, 1, R5_CARDS, 0, 1, "a 500 Rum state's present row") < 0)
-        return NULL;
-    Py_INCREF(row);
-    h->present_rows[seat] = row;
-    return h->present_at[seat] = (npy_int8 *)PyArray_DATA((PyArrayObject *)row);
-}
+/* Row ``r`` of the card planes (52 bytes). */
+static uint8_t *row(Rummy500Kernel *k, Hand *h, int r) { return h->c + (size_t)r * R5_CARDS; }
 
 /* ------------------------------------------------------------------ the mask */
 
@@ -409,10 +372,8 @@ static int legal_into(Rummy500Kernel *k, Hand *h, npy_int8 *out) {
             out[LAY_HIGH_BASE + p] = 1;
         return 0;
     }
-    npy_int8 *present = present_row(h, seat);
-    if (!present)
-        return -1;
-    memcpy(out + DISCARD_BASE, present, R5_CARDS);
+    for (uint64_t held = hand; held; held &= held - 1)
+        out[DISCARD_BASE + __builtin_ctzll(held)] = 1;
     uint64_t t = hand & (hand >> 1) & (hand >> 2) & k->run_start_bits;
     for (; t; t &= t - 1)
         out[MELD_BASE + k->run_at_bit[__builtin_ctzll(t)]] = 1;
@@ -444,11 +405,11 @@ static int legal_into(Rummy500Kernel *k, Hand *h, npy_int8 *out) {
 
 /* ------------------------------------------------------------------ the moves */
 
-static float *row(Rummy500Kernel *k, Hand *h, int r) { return h->v + (size_t)r * R5_CARDS; }
-static float *scalars(Rummy500Kernel *k, Hand *h) { return h->v + k->extra; }
-/* the per-seat numbers: block 0 to act, 1 dealer, 2 hand size, 3 table points, 4 totals */
+/* buf's numbers: [0, stock, discard pile, turn], then per seat block 0 to act, 1 dealer, 2 hand
+ * size, 3 table points, 4 totals */
+static float *scalars(Rummy500Kernel *k, Hand *h) { return h->v; }
 static float *seat_row(Rummy500Kernel *k, Hand *h, int block) {
-    return h->v + k->extra + 4 + block * k->players;
+    return h->v + 4 + block * k->players;
 }
 
 /* Rummy500Game._finish: each seat's hand value, the points, the reason. Answers 2. */
@@ -461,16 +422,13 @@ static int finish(Rummy500Kernel *k, PyObject *state, Hand *h, PyObject *reason)
     for (long seat = 0; seat < n; seat++) {
         uint64_t hand;
         long earned;
-        PyObject *counts = seat_list(h->counts, seat);
-        if (!counts || hand_mask(h, seat, &hand) < 0 || list_long(h->table_points, seat, &earned) < 0)
+        if (hand_mask(h, seat, &hand) < 0 || list_long(h->table_points, seat, &earned) < 0)
             goto fail;
+        const uint8_t *counts = row(k, h, (int)seat);
         long value = 0;
         for (; hand; hand &= hand - 1) {
             int card = __builtin_ctzll(hand);
-            long count;
-            if (list_long(counts, card, &count) < 0)
-                goto fail;
-            value += k->card_value[card] * count;
+            value += k->card_value[card] * counts[card];
         }
         PyObject *v = PyLong_FromLong(value);
         if (!v)
@@ -494,40 +452,24 @@ fail:
 
 /* One copy of ``card`` into (delta 1) or out of (-1) the seat's hand (_add / _remove). */
 static int move_card(Rummy500Kernel *k, Hand *h, long seat, int card, int delta) {
-    PyObject *counts = seat_list(h->counts, seat);
-    npy_int8 *present = counts ? present_row(h, seat) : NULL;
-    long count, size;
-    if (!present || list_long(counts, card, &count) < 0 || count + delta < 0 ||
-        list_long(h->sizes, seat, &size) < 0)
-        return present && !PyErr_Occurred() ? bad_state() : -1;
-    count += delta;
-    if (list_set_long(counts, card, count) < 0)
-        return -1;
-    row(k, h, (int)seat)[card] = (float)count;
+    uint8_t *counts = row(k, h, (int)seat);
+    long size, count = counts[card] + delta;
+    if (count < 0 || count > k->decks || list_long(h->sizes, seat, &size) < 0)
+        return PyErr_Occurred() ? -1 : bad_state();
+    counts[card] = (uint8_t)count;
     uint64_t bits;
     if (hand_mask(h, seat, &bits) < 0)
         return -1;
-    if (delta > 0 && count == 1) {
-        present[card] = 1;
-        PyObject *v = PyLong_FromUnsignedLongLong(bits | 1ULL << card);
-        if (!v || PyList_SetItem(h->bits, seat, v) < 0)
-            return -1;
-    } else if (delta < 0 && count == 0) {
-        present[card] = 0;
-        PyObject *v = PyLong_FromUnsignedLongLong(bits & ~(1ULL << card));
+    if ((delta > 0 && count == 1) || (delta < 0 && count == 0)) {
+        uint64_t b = 1ULL << card;
+        PyObject *v = PyLong_FromUnsignedLongLong(delta > 0 ? bits | b : bits & ~b);
         if (!v || PyList_SetItem(h->bits, seat, v) < 0)
             return -1;
     }
     if (delta < 0) {
-        PyObject *known = seat_list(h->known_counts, seat);
-        long held;
-        if (!known || list_long(known, card, &held) < 0)
-            return -1;
-        if (held) {
-            if (list_set_long(known, card, held - 1) < 0)
-                return -1;
-            row(k, h, k->row_known + (int)seat)[card] = (float)(held - 1);
-        }
+        uint8_t *known = row(k, h, k->row_known + (int)seat) + card;
+        if (*known)
+            --*known;
     }
     size += delta;
     if (list_set_long(h->sizes, seat, size) < 0)
@@ -542,12 +484,15 @@ static int discard(Rummy500Kernel *k, PyObject *state, Hand *h, int card) {
     if (move_card(k, h, seat, card, -1) < 0)
         return -1;
     Py_ssize_t piled = PyList_GET_SIZE(h->pile);
-    float *top = row(k, h, k->row_top), *pile = row(k, h, k->row_pile);
+    uint8_t *top = row(k, h, k->row_top), *pile = row(k, h, k->row_pile);
+    long count = h->on_pile[card];
+    if (piled >= (Py_ssize_t)R5_CARDS * k->decks || count >= k->decks)
+        return bad_state();
     if (piled) {
         long old;
         if (card_of(h->pile, piled - 1, &old) < 0)
             return -1;
-        top[old] = 0.0f;
+        top[old] = 0;
     }
     PyObject *c = PyLong_FromLong(card);
     if (!c)
@@ -556,10 +501,7 @@ static int discard(Rummy500Kernel *k, PyObject *state, Hand *h, int card) {
     Py_DECREF(c);
     if (appended < 0)
         return -1;
-    top[card] = 1.0f;
-    long count;
-    if (list_long(h->pile_counts, card, &count) < 0)
-        return -1;
+    top[card] = 1;
     if (count) { /* the other copy is in the pile already and becomes the lower one */
         if (k->row_pile_low < 0)
             return bad_state();
@@ -567,13 +509,12 @@ static int discard(Rummy500Kernel *k, PyObject *state, Hand *h, int card) {
         h->pile_double |= 1ULL << card;
     }
     h->pile_bits |= 1ULL << card;
-    if (list_set_long(h->pile_counts, card, count + 1) < 0 ||
-        slot_set_mask(k, state, S_PILE_DOUBLE, h->pile_double) < 0 ||
+    h->on_pile[card] = (uint8_t)(count + 1);
+    if (slot_set_mask(k, state, S_PILE_DOUBLE, h->pile_double) < 0 ||
         slot_set_mask(k, state, S_PILE_BITS, h->pile_bits) < 0)
         return -1;
-    float piled_value = (float)((double)(piled + 1) * k->inv_cards);
-    pile[card] = piled_value;
-    scalars(k, h)[2] = piled_value;
+    pile[card] = (uint8_t)(piled + 1);
+    scalars(k, h)[2] = (float)((double)(piled + 1) * k->inv_cards);
     long size;
     if (list_long(h->sizes, seat, &size) < 0)
         return -1;
@@ -674,10 +615,10 @@ static int score_play(Rummy500Kernel *k, Hand *h, long seat, long value) {
 /* The lay-off targets become new[] (_set_fits): the fit planes where they changed. */
 static int set_fits(Rummy500Kernel *k, PyObject *state, Hand *h, const uint64_t *new) {
     for (int r = 0; r < 3; r++) {
-        float *fit = row(k, h, k->row_fits + r);
+        uint8_t *fit = row(k, h, k->row_fits + r);
         for (uint64_t changed = h->fits[r] ^ new[r]; changed; changed &= changed - 1) {
             int card = __builtin_ctzll(changed);
-            fit[card] = new[r] >> card & 1 ? 1.0f : 0.0f;
+            fit[card] = new[r] >> card & 1;
         }
         h->fits[r] = new[r];
     }
@@ -735,7 +676,7 @@ static int refresh_run_fits(Rummy500Kernel *k, PyObject *state, Hand *h, Table *
 }
 
 static int clear_pending(Rummy500Kernel *k, PyObject *state, Hand *h) {
-    row(k, h, k->row_pending)[h->pending] = 0.0f;
+    row(k, h, k->row_pending)[h->pending] = 0;
     h->pending = -1;
     return slot_set_long(&k->slots, state, S_PENDING, -1);
 }
@@ -788,7 +729,7 @@ static int play_meld(Rummy500Kernel *k, PyObject *state, Hand *h, int m) {
         int card = k->meld_cards[m][j];
         if (move_card(k, h, seat, card, -1) < 0)
             goto done;
-        row(k, h, k->row_laid + (int)seat)[card] += 1.0f;
+        row(k, h, k->row_laid + (int)seat)[card]++;
     }
     if (!(owners = filled_list(run ? 14 : 4, -1)))
         goto done;
@@ -798,7 +739,7 @@ static int play_meld(Rummy500Kernel *k, PyObject *state, Hand *h, int m) {
             goto done;
         mask |= 1L << k->meld_positions[m][j];
         if (run)
-            row(k, h, k->row_runs)[k->meld_cards[m][j]] += 1.0f;
+            row(k, h, k->row_runs)[k->meld_cards[m][j]]++;
     }
     if (run)
         meld = Py_BuildValue("[iiiO]", k->meld_suit[m], k->meld_positions[m][0],
@@ -884,11 +825,11 @@ static int play_lay_off(Rummy500Kernel *k, PyObject *state, Hand *h, int card, i
             goto done;
         if (kind == 1 && pos == 0)
             value = 1; /* the ace low */
-        row(k, h, k->row_runs)[card] += 1.0f;
+        row(k, h, k->row_runs)[card]++;
     }
     if (move_card(k, h, seat, card, -1) < 0)
         goto done;
-    row(k, h, k->row_laid + (int)seat)[card] += 1.0f;
+    row(k, h, k->row_laid + (int)seat)[card]++;
     if (score_play(k, h, seat, value) < 0 ||
         (h->pending == card && clear_pending(k, state, h) < 0) ||
         (kind == 0 ? refresh_set_fits(k, state, h, &t, rank)
@@ -927,48 +868,42 @@ static int play_dig(Rummy500Kernel *k, PyObject *state, Hand *h, int card, int d
             return -1;
         taken[count++] = (int)c;
     }
+    uint8_t need[R5_CARDS] = {0}; /* the pile's counts must hold every card taken */
+    for (int j = 0; j < count; j++)
+        if (++need[taken[j]] > h->on_pile[taken[j]])
+            return bad_state();
     if (PyList_SetSlice(h->pile, index, size, NULL) < 0)
         return -1;
-    float *top_row = row(k, h, k->row_top), *pile_row = row(k, h, k->row_pile);
-    float *low_row = k->row_pile_low >= 0 ? row(k, h, k->row_pile_low) : NULL;
-    top_row[taken[count - 1]] = 0.0f;
-    for (int j = 0; j < count; j++) {
-        long left;
-        if (list_long(h->pile_counts, taken[j], &left) < 0 ||
-            list_set_long(h->pile_counts, taken[j], left - 1) < 0)
-            return -1;
-    }
-    PyObject *known = seat_list(h->known_counts, seat);
-    if (!known)
-        return -1;
+    uint8_t *top_row = row(k, h, k->row_top), *pile_row = row(k, h, k->row_pile);
+    uint8_t *low_row = k->row_pile_low >= 0 ? row(k, h, k->row_pile_low) : NULL;
+    uint8_t *known = row(k, h, k->row_known + (int)seat);
+    top_row[taken[count - 1]] = 0;
+    for (int j = 0; j < count; j++)
+        h->on_pile[taken[j]]--;
     for (int j = 0; j < count; j++) {
         int c = taken[j];
-        long left, held;
-        if (list_long(h->pile_counts, c, &left) < 0)
-            return -1;
-        if (!left) {
-            pile_row[c] = 0.0f;
+        if (!h->on_pile[c]) {
+            pile_row[c] = 0;
             h->pile_bits &= ~(1ULL << c);
             if (low_row)
-                low_row[c] = 0.0f;
+                low_row[c] = 0;
         } else { /* the lower copy stays: it becomes the topmost one */
             if (!low_row)
                 return bad_state();
             pile_row[c] = low_row[c];
-            low_row[c] = 0.0f;
+            low_row[c] = 0;
         }
         h->pile_double &= ~(1ULL << c);
-        if (move_card(k, h, seat, c, 1) < 0 || list_long(known, c, &held) < 0 ||
-            list_set_long(known, c, held + 1) < 0)
+        if (move_card(k, h, seat, c, 1) < 0)
             return -1;
-        row(k, h, k->row_known + (int)seat)[c] = (float)(held + 1);
+        known[c]++;
     }
     Py_ssize_t left = PyList_GET_SIZE(h->pile);
     if (left) {
         long c;
         if (card_of(h->pile, left - 1, &c) < 0)
             return -1;
-        top_row[c] = 1.0f;
+        top_row[c] = 1;
     }
     scalars(k, h)[2] = (float)((double)left * k->inv_cards);
     if (slot_set_mask(k, state, S_PILE_BITS, h->pile_bits) < 0 ||
@@ -976,7 +911,7 @@ static int play_dig(Rummy500Kernel *k, PyObject *state, Hand *h, int card, int d
         return -1;
     if (!(k->free_top && index == size - 1)) {
         h->pending = card;
-        row(k, h, k->row_pending)[card] = 1.0f;
+        row(k, h, k->row_pending)[card] = 1;
         if (slot_set_long(&k->slots, state, S_PENDING, card) < 0)
             return -1;
     }
@@ -1064,7 +999,7 @@ static int observe_into(Rummy500Kernel *k, PyObject *state, Hand *h, long seat, 
             for (int i = 0; i < k->players; i++)
                 h->v[k->scores_at + i] = (float)(by_seat[i] / k->score_scale);
     }
-    gather_apply(&k->gather, (int)seat, h->v, NULL, out);
+    gather_apply(&k->gather, (int)seat, h->v, h->c, out);
     if (seat == h->current && !over)
         out[k->off_phase + (h->phase == 0 ? 0 : h->pending >= 0 ? 1 : 2)] = 1.0f;
     return 0;
@@ -1072,13 +1007,11 @@ static int observe_into(Rummy500Kernel *k, PyObject *state, Hand *h, long seat, 
 
 /* ------------------------------------------------------------------ the deal */
 
-/* A new list of ``count`` new lists made by ``make`` (zeros of 52, or empty). */
-static PyObject *lists_of(Py_ssize_t count, Py_ssize_t zeros) {
+/* A new list of ``count`` new empty lists. */
+static PyObject *lists_of(Py_ssize_t count) {
     PyObject *out = PyList_New(count);
     for (Py_ssize_t i = 0; out && i < count; i++) {
-        PyObject *inner = PyList_New(zeros);
-        for (Py_ssize_t j = 0; inner && j < zeros; j++)
-            PyList_SET_ITEM(inner, j, PyLong_FromLong(0)); /* a cached small int */
+        PyObject *inner = PyList_New(0);
         if (!inner)
             Py_CLEAR(out);
         else
@@ -1087,35 +1020,11 @@ static PyObject *lists_of(Py_ssize_t count, Py_ssize_t zeros) {
     return out;
 }
 
-/* Item i (a row view) or slice [a, b) of an array, as numpy indexing gives them. */
-static PyObject *at(PyObject *array, Py_ssize_t i) { return PySequence_GetItem(array, i); }
-static PyObject *span(PyObject *array, Py_ssize_t a, Py_ssize_t b) {
-    return PySequence_GetSlice(array, a, b);
-}
-
-/* The rows of an array (the list of its first axis' views). */
-static PyObject *rows_of(PyObject *array) {
-    Py_ssize_t n = PySequence_Length(array);
-    PyObject *out = n < 0 ? NULL : PyList_New(n);
-    for (Py_ssize_t i = 0; out && i < n; i++) {
-        PyObject *r = at(array, i);
-        if (!r)
-            Py_CLEAR(out);
-        else
-            PyList_SET_ITEM(out, i, r);
-    }
-    return out;
-}
-
-/* ``size`` floats of buf from ``start`` shaped (rows, cols). */
-static PyObject *block(PyObject *buf, npy_intp start, npy_intp rows, npy_intp cols) {
-    PyObject *flat = span(buf, start, start + rows * cols);
-    if (!flat)
-        return NULL;
-    npy_intp dims[2] = {rows, cols};
-    PyArray_Dims shape = {dims, 2};
-    PyObject *out = PyArray_Newshape((PyArrayObject *)flat, &shape, NPY_CORDER);
-    Py_DECREF(flat);
+/* A new bytearray of ``size`` zeros. */
+static PyObject *zero_bytes(Py_ssize_t size) {
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, size);
+    if (out)
+        memset(PyByteArray_AS_STRING(out), 0, (size_t)size);
     return out;
 }
 
@@ -1142,55 +1051,23 @@ static PyObject *Rummy500Kernel_deal(Rummy500Kernel *k, PyObject *const *args,
         return NULL;
     }
     PyObject *values[NUM_STATE_SLOTS] = {NULL};
-    PyObject *state = PyObject_CallNoArgs(k->state_class), *seat_rows = NULL, *present = NULL;
-    npy_intp buf_size = k->buf_size, rows = k->extra / R5_CARDS, seats = n;
+    PyObject *state = PyObject_CallNoArgs(k->state_class);
+    npy_intp buf_size = k->buf_size, seats = n;
     PyObject *buf = values[S_BUF] = state ? PyArray_ZEROS(1, &buf_size, NPY_FLOAT32, 0) : NULL;
-    PyObject *planes = values[S_PLANES] = buf ? block(buf, 0, rows, R5_CARDS) : NULL;
-    if (!planes || !(seat_rows = block(buf, k->extra + 4, 5, n)))
+    PyObject *cells = values[S_CELLS] = buf ? zero_bytes(k->cells_size) : NULL;
+    PyObject *pile_counts = values[S_PILE_COUNTS] = cells ? zero_bytes(R5_CARDS) : NULL;
+    if (!pile_counts)
         goto fail;
     float *v = (float *)PyArray_DATA((PyArrayObject *)buf);
-    values[S_SCALARS] = span(buf, k->extra, k->extra + 4);
-    values[S_ACT_ROW] = at(seat_rows, 0);
-    values[S_SIZE_ROW] = at(seat_rows, 2);
-    values[S_POINTS_ROW] = at(seat_rows, 3);
-    values[S_HANDS] = span(planes, 0, n);
-    values[S_LAID] = span(planes, n, 2 * n);
-    values[S_KNOWN] = span(planes, 2 * n, 3 * n);
-    values[S_PILE_ROW] = at(planes, k->row_pile);
-    if (k->row_pile_low >= 0)
-        values[S_PILE_LOW_ROW] = at(planes, k->row_pile_low);
-    else
-        values[S_PILE_LOW_ROW] = Py_NewRef(Py_None);
-    values[S_TOP_ROW] = at(planes, k->row_top);
-    values[S_RUNS_ROW] = at(planes, k->row_runs);
-    values[S_FIT_ROWS] = span(planes, k->row_fits, k->row_fits + 3);
-    values[S_PENDING_ROW] = at(planes, k->row_pending);
-    values[S_HAND_ROWS] = values[S_HANDS] ? rows_of(values[S_HANDS]) : NULL;
+    uint8_t *c = (uint8_t *)PyByteArray_AS_STRING(cells);
     /* the deal, one card at a time clockwise from the dealer's left */
-    PyObject *counts = values[S_COUNTS] = lists_of(n, R5_CARDS);
-    npy_intp dims[2] = {n, R5_CARDS};
-    present = PyArray_ZEROS(2, dims, NPY_INT8, 0);
-    if (!counts || !present)
-        goto fail;
-    npy_int8 *held = (npy_int8 *)PyArray_DATA((PyArrayObject *)present);
     uint64_t bits[R5_MAX_PLAYERS] = {0};
     for (long j = 0; j < n * size; j++) {
         long seat = (dealer + 1 + j) % n;
         int card = (int)cards[j];
-        float *count = v + (size_t)seat * R5_CARDS + card;
-        *count += 1.0f;
-        held[seat * R5_CARDS + card] = 1;
+        c[seat * R5_CARDS + card]++;
         bits[seat] |= 1ULL << card;
     }
-    for (long seat = 0; seat < n; seat++) {
-        PyObject *mine = PyList_GET_ITEM(counts, seat);
-        for (int card = 0; card < R5_CARDS; card++) {
-            long count = (long)v[seat * R5_CARDS + card];
-            if (count && list_set_long(mine, card, count) < 0)
-                goto fail;
-        }
-    }
-    values[S_PRESENT] = rows_of(present);
     values[S_BITS] = PyList_New(n);
     values[S_SIZES] = PyList_New(n);
     values[S_TABLE_POINTS] = PyList_New(n);
@@ -1203,16 +1080,9 @@ static PyObject *Rummy500Kernel_deal(Rummy500Kernel *k, PyObject *const *args,
         PyList_SET_ITEM(values[S_SIZES], seat, PyLong_FromLong(size));
         PyList_SET_ITEM(values[S_TABLE_POINTS], seat, PyLong_FromLong(0));
     }
-    values[S_KNOWN_COUNTS] = lists_of(n, R5_CARDS);
     int up = (int)cards[n * size];
     values[S_PILE] = Py_BuildValue("[i]", up);
-    PyObject *pile_counts = values[S_PILE_COUNTS] = lists_of(1, R5_CARDS);
-    if (pile_counts) { /* the one list of 52 */
-        values[S_PILE_COUNTS] = Py_NewRef(PyList_GET_ITEM(pile_counts, 0));
-        Py_DECREF(pile_counts);
-        if (list_set_long(values[S_PILE_COUNTS], up, 1) < 0)
-            goto fail;
-    }
+    ((uint8_t *)PyByteArray_AS_STRING(pile_counts))[up] = 1;
     values[S_PILE_BITS] = PyLong_FromUnsignedLongLong(1ULL << up);
     values[S_PILE_DOUBLE] = PyLong_FromLong(0);
     values[S_STOCK] = PyList_New(total - n * size - 1);
@@ -1221,8 +1091,8 @@ static PyObject *Rummy500Kernel_deal(Rummy500Kernel *k, PyObject *const *args,
     values[S_STOCK_POS] = PyLong_FromLong(0);
     values[S_RUNS] = PyList_New(0);
     values[S_SETS] = PyList_New(0);
-    values[S_RUNS_BY_SUIT] = lists_of(4, 0);
-    values[S_SETS_BY_RANK] = lists_of(R5_RANKS, 0);
+    values[S_RUNS_BY_SUIT] = lists_of(4);
+    values[S_SETS_BY_RANK] = lists_of(R5_RANKS);
     values[S_FITS] = Py_BuildValue("(iii)", 0, 0, 0);
     values[S_FITS_ANY] = PyLong_FromLong(0);
     values[S_DEALER] = PyLong_FromLong(dealer);
@@ -1241,21 +1111,18 @@ static PyObject *Rummy500Kernel_deal(Rummy500Kernel *k, PyObject *const *args,
     for (int i = 0; i < NUM_STATE_SLOTS; i++)
         if (!values[i] || slot_set(&k->slots, state, i, values[i]) < 0)
             goto fail;
-    /* the numbers the buffer shows */
-    float *pile = v + (size_t)k->row_pile * R5_CARDS, *top = v + (size_t)k->row_top * R5_CARDS;
-    pile[up] = (float)k->inv_cards;
-    top[up] = 1.0f;
-    float *extra = v + k->extra, *by_seat = extra + 4;
+    /* the planes and numbers the observation shows */
+    c[k->row_pile * R5_CARDS + up] = 1;
+    c[k->row_top * R5_CARDS + up] = 1;
+    float *by_seat = v + 4;
     for (long seat = 0; seat < n; seat++)
         by_seat[2 * n + seat] = (float)((double)size / R5_CARDS);
-    extra[1] = (float)((double)(total - n * size - 1) * k->inv_cards);
-    extra[2] = (float)k->inv_cards;
+    v[1] = (float)((double)(total - n * size - 1) * k->inv_cards);
+    v[2] = (float)k->inv_cards;
     by_seat[current] = 1.0f;
     by_seat[n + dealer] = 1.0f;
     for (int i = 0; i < NUM_STATE_SLOTS; i++)
         Py_XDECREF(values[i]);
-    Py_DECREF(seat_rows);
-    Py_DECREF(present);
     Py_DECREF(deck);
     return state;
 fail:
@@ -1263,8 +1130,6 @@ fail:
         PyErr_NoMemory();
     for (int i = 0; i < NUM_STATE_SLOTS; i++)
         Py_XDECREF(values[i]);
-    Py_XDECREF(seat_rows);
-    Py_XDECREF(present);
     Py_XDECREF(state);
     Py_DECREF(deck);
     return NULL;
@@ -1511,15 +1376,15 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
         read_int(layout, KERNEL_NAME, "end_after_stock", &k->end_after_stock, 0, 1) < 0 ||
         read_int(layout, KERNEL_NAME, "max_turns", &k->max_turns, 1, INT_MAX) < 0 ||
         read_int(layout, KERNEL_NAME, "obs_size", &k->obs_size, 1, big) < 0 ||
-        read_int(layout, KERNEL_NAME, "extra", &k->extra, 0, big) < 0 ||
-        read_int(layout, KERNEL_NAME, "buf_size", &k->buf_size, k->extra + 4 + 5 * k->players,
-                 k->extra + 4 + 5 * k->players) < 0 ||
-        read_int(layout, KERNEL_NAME, "row_pile", &k->row_pile, 0, k->extra / R5_CARDS - 1) < 0 ||
+        read_int(layout, KERNEL_NAME, "cells_size", &k->cells_size, R5_CARDS, big) < 0 ||
+        read_int(layout, KERNEL_NAME, "buf_size", &k->buf_size, 4 + 5 * k->players,
+                 4 + 5 * k->players) < 0 ||
+        read_int(layout, KERNEL_NAME, "row_pile", &k->row_pile, 0, k->cells_size / R5_CARDS - 1) < 0 ||
         read_int(layout, KERNEL_NAME, "row_pile_low", &k->row_pile_low, -1,
-                 k->extra / R5_CARDS - 1) < 0 ||
-        read_int(layout, KERNEL_NAME, "row_top", &k->row_top, 0, k->extra / R5_CARDS - 1) < 0 ||
+                 k->cells_size / R5_CARDS - 1) < 0 ||
+        read_int(layout, KERNEL_NAME, "row_top", &k->row_top, 0, k->cells_size / R5_CARDS - 1) < 0 ||
         read_int(layout, KERNEL_NAME, "row_known", &k->row_known, 0,
-                 k->extra / R5_CARDS - k->players) < 0 ||
+                 k->cells_size / R5_CARDS - k->players) < 0 ||
         read_int(layout, KERNEL_NAME, "off_phase", &k->off_phase, 0, k->obs_size - 3) < 0 ||
         read_int(layout, KERNEL_NAME, "scores_at", &k->scores_at, -1,
                  k->buf_size - k->players) < 0 ||
@@ -1529,10 +1394,17 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
         read_ints(layout, "card_value", k->card_value, R5_CARDS, 0, 1000) < 0 ||
         read_ints(layout, "run_at_bit", k->run_at_bit, R5_CARDS, -1, R5_MELDS - 1) < 0 ||
         read_ints(layout, "qka_at_bit", k->qka_at_bit, R5_CARDS, -1, R5_MELDS - 1) < 0 ||
-        read_meld_tables(k, layout) < 0 || gather_read(&k->gather, layout, KERNEL_NAME, "gather", k->players, k->obs_size,
-                    k->buf_size, 0, -1) < 0)
+        read_meld_tables(k, layout) < 0)
         return -1;
-    int rows = k->extra / R5_CARDS;
+    if (k->cells_size % R5_CARDS) {
+        PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": cells_size is rows of 52");
+        return -1;
+    }
+    /* pile places scaled by 1 / (cards in the decks), as Rummy500Game.observe scales them */
+    if (gather_read(&k->gather, layout, KERNEL_NAME, "gather", k->players, k->obs_size,
+                    k->buf_size, k->cells_size, 0, k->inv_cards) < 0)
+        return -1;
+    int rows = k->cells_size / R5_CARDS;
     if (read_int(layout, KERNEL_NAME, "row_laid", &k->row_laid, 0, rows - k->players) < 0 ||
         read_int(layout, KERNEL_NAME, "row_runs", &k->row_runs, 0, rows - 1) < 0 ||
         read_int(layout, KERNEL_NAME, "row_fits", &k->row_fits, 0, rows - 3) < 0 ||
@@ -1544,7 +1416,7 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
         PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": the hands leave no stock");
         return -1;
     }
-    if (k->players * 3 > k->extra / R5_CARDS || (k->decks == 2) != (k->row_pile_low >= 0)) {
+    if (k->players * 3 > rows || (k->decks == 2) != (k->row_pile_low >= 0)) {
         PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": rows outside the planes");
         return -1;
     }

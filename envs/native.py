@@ -21,7 +21,7 @@ from typing import Any
 from rummyzoo.envs.core import ConfigError
 
 #: The ``API_VERSION`` of ``envs/_native.c`` that this code expects.
-KERNELS_API_VERSION = 8
+KERNELS_API_VERSION = 9
 
 
 class _Pure:

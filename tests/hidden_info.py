@@ -90,23 +90,22 @@ def swap_own_knock(state, seat, rng) -> bool:
 # ------------------------------------------------------------------ 500 Rum
 def _r500_hidden(state, seat) -> list[int]:
     """Cards ``seat`` holds that nobody else knows of (one entry per unknown copy)."""
-    counts, known = state.counts[seat], state.known_counts[seat]
-    return [c for c in range(NUM_CARDS) for _ in range(counts[c] - known[c])]
+    n = len(state.sizes)
+    cells, hand, known = state.cells, seat * NUM_CARDS, (2 * n + seat) * NUM_CARDS
+    return [c for c in range(NUM_CARDS) for _ in range(cells[hand + c] - cells[known + c])]
 
 
 def r500_move(state, seat, card, delta) -> None:
     """One copy of ``card`` into (``delta=1``) or out of (-1) a 500 Rum hand, every record kept."""
-    state.counts[seat][card] += delta
-    state.hands[seat, card] = state.counts[seat][card]
-    held = state.counts[seat][card] > 0
-    state.present[seat][card] = held
+    state.cells[seat * NUM_CARDS + card] += delta
+    held = state.cells[seat * NUM_CARDS + card] > 0
     state.bits[seat] = (state.bits[seat] & ~(1 << card)) | (held << card)
 
 
 def swap_hidden_r500(state, viewer, rng) -> bool:
     """Swap one card another player holds unseen with a stock card or another hidden card
     (and now and then reorder the stock)."""
-    n = len(state.counts)
+    n = len(state.sizes)
     others = [s for s in range(n) if s != viewer]
     if state.pending >= 0:
         # The acting player has promised a play with the dug card; keep its hand playable.

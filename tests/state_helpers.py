@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 
 def ditch_state(s) -> tuple:
     """Every field of a Ditch Rummy hand's state (the table's melds by their fields, the types of
@@ -34,36 +32,17 @@ def ditch_state(s) -> tuple:
 
 
 def rummy500_state(s) -> tuple:
-    """Every field of a 500 Rum hand's state (its numpy rows through the one buffer they view),
-    equal for two states exactly when they are."""
+    """Every field of a 500 Rum hand's state (its card planes and its numbers), equal for two
+    states exactly when they are."""
     return (
         s.buf.tobytes(),
-        (s.bits, s.counts, [p.tolist() for p in s.present], s.sizes, s.known_counts),
-        (s.pile, s.pile_counts, s.pile_bits, s.pile_double, s.stock, s.stock_pos),
+        (type(s.buf), s.buf.dtype, s.buf.shape, s.buf.flags.writeable),
+        (type(s.cells), bytes(s.cells)),
+        (s.bits, s.sizes),
+        (s.pile, type(s.pile_counts), bytes(s.pile_counts), s.pile_bits, s.pile_double),
+        (s.stock, s.stock_pos),
         (s.runs, s.sets, s.runs_by_suit, s.sets_by_rank, s.fits, s.fits_any, s.table_points),
         (s.current, s.phase, type(s.phase), s.turn, s.pending, s.dealer),
         (s.over, list(s.points), type(s.points), s.hand_values, s.went_out, s.end_reason),
         None if s.mask_cache is None else s.mask_cache.tolist(),
-        # the rows the rules write through: views of the buffer at their offsets
-        [
-            (np.shares_memory(r, s.buf), r.ctypes.data - s.buf.ctypes.data, r.shape)
-            for r in (
-                s.planes,
-                s.scalars,
-                s.act_row,
-                s.size_row,
-                s.points_row,
-                s.hands,
-                s.laid,
-                s.known,
-                s.pile_row,
-                s.top_row,
-                s.runs_row,
-                s.fit_rows,
-                s.pending_row,
-                *s.hand_rows,
-                *([] if s.pile_low_row is None else [s.pile_low_row]),
-            )
-        ],
-        (type(s.pile_low_row), [(p.dtype, p.shape) for p in s.present]),
     )

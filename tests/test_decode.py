@@ -166,9 +166,7 @@ class Rummy500Truth:
             for suit in range(NUM_SUITS):
                 if suits >> suit & 1:
                     laid[owners[suit]] |= 1 << (suit * NUM_RANKS + rank)
-        known = tuple(
-            mask(c for c in range(NUM_CARDS) if s.known_counts[seat][c]) for seat in seats[1:]
-        )
+        known = tuple(mask(game.known_cards(s, seat)) for seat in seats[1:])
         hand = s.bits[viewer]
         seen = hand | mask(s.pile)
         for m in list(laid.values()) + list(known):
@@ -176,7 +174,7 @@ class Rummy500Truth:
         scored = game.match.target_score is not None
         return Rummy500View(
             hand=hand,
-            doubles=mask(c for c in range(NUM_CARDS) if s.counts[viewer][c] > 1),
+            doubles=mask(c for c in range(NUM_CARDS) if game.planes(s)[viewer, c] > 1),
             discards=tuple(s.pile),
             top_discard=s.pile[-1] if s.pile else -1,
             laid=tuple(laid[seat] for seat in seats),

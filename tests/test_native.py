@@ -749,6 +749,17 @@ def test_rummy500_kernel_rejects_bad_input():
     with pytest.raises(TypeError, match="tuple of 3 masks"):
         kernel.mask(state)
     state.fits = (0, 0, 0)
+    for name, bad, error in [
+        ("cells", bytes(state.cells), "cells is a bytearray"),
+        ("cells", state.cells[:-52], "cells must have 676 bytes"),
+        ("pile_counts", list(state.pile_counts), "pile_counts is a bytearray"),
+        ("pile_counts", state.pile_counts + b"\0", "pile_counts must have 52 bytes"),
+    ]:
+        held = getattr(state, name)
+        setattr(state, name, bad)
+        with pytest.raises((TypeError, ValueError), match=error):
+            kernel.apply(state, 0)
+        setattr(state, name, held)
     assert rummy500_state(state) == before
     deck = np.arange(52)
     for dealer, cards, error in [
@@ -771,7 +782,10 @@ def test_rummy500_kernel_rejects_bad_input():
         kernels.Rummy500Kernel({**layout, "melds": layout["melds"][:-1]})
     with pytest.raises(ValueError, match="gather indexes the buffer"):
         kernels.Rummy500Kernel(
-            {**layout, "gather": [g + layout["buf_size"] for g in layout["gather"]]}
+            {
+                **layout,
+                "gather": [g + layout["buf_size"] + layout["cells_size"] for g in layout["gather"]],
+            }
         )
     with pytest.raises(ValueError, match="leave no stock"):
         kernels.Rummy500Kernel({**layout, "hand_size": 26})

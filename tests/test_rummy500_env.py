@@ -3,7 +3,6 @@ variant are in ``test_variants.py``)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from test_rummy500_helpers import make, plane, play, points
 
@@ -190,14 +189,16 @@ def test_two_deck_hand_size_limit():
 def test_illegal_actions_raise_clearly_and_lose_nothing():
     env = rummy500_v0.env(num_players=2)
     env.reset(seed=1)
-    before = env.unwrapped.hand_state.planes.copy()
+    state = env.unwrapped.hand_state
+    before = (bytes(state.cells), state.buf.tobytes())
     with pytest.raises(IllegalActionError, match=r"illegal action 362 \(discard Ac\) for player_0"):
         env.step(362)
     with pytest.raises(IllegalActionError, match="out of range"):
         env.step(500)
     with pytest.raises(IllegalActionError, match="not an action id"):
         env.step("draw")
-    assert np.array_equal(before, env.unwrapped.hand_state.planes)
+    assert before == (bytes(state.cells), state.buf.tobytes())
+    assert env.unwrapped.hand_state is state
     env.step(0)  # the game goes on
     assert env.unwrapped.hand_state.phase == 1
 

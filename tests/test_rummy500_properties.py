@@ -30,32 +30,31 @@ def check_bookkeeping(env) -> None:
     game, s = env.game, env.hand_state
     decks = game.num_decks
     assert (game.card_locations(s) == decks).all()  # every card in exactly one place
-    counts = np.asarray(s.counts)
-    assert np.array_equal(s.hands, counts)
+    n = game.num_players
+    planes = game.planes(s).astype(np.int64)
+    counts, laid, known = planes[:n], planes[n : 2 * n], planes[2 * n : 3 * n]
     assert s.sizes == counts.sum(axis=1).tolist()
-    for seat in range(game.num_players):
+    for seat in range(n):
         assert s.bits[seat] == sum(1 << c for c in np.flatnonzero(counts[seat]))
-        assert np.array_equal(s.present[seat], np.minimum(counts[seat], 1))
-    assert (np.asarray(s.known_counts) <= counts).all()
-    assert np.array_equal(s.known, np.asarray(s.known_counts))
-    # The discard pile planes.
+    assert (known <= counts).all()
+    # The discard pile planes: each card's place in the pile (1 at the bottom).
     pile = s.pile
     pile_counts = np.bincount(np.asarray(pile, dtype=np.int64), minlength=NUM_CARDS)
-    assert s.pile_counts == pile_counts.tolist()
+    assert list(s.pile_counts) == pile_counts.tolist()
     assert s.pile_bits == sum(1 << c for c in np.flatnonzero(pile_counts))
     assert s.pile_double == sum(1 << c for c in np.flatnonzero(pile_counts == 2))
-    top_pos = np.zeros(NUM_CARDS)
-    low_pos = np.zeros(NUM_CARDS)
+    top_pos = np.zeros(NUM_CARDS, dtype=np.int64)
+    low_pos = np.zeros(NUM_CARDS, dtype=np.int64)
     for index, card in enumerate(pile):
         if top_pos[card]:
             low_pos[card] = top_pos[card]
-        top_pos[card] = (index + 1) / (NUM_CARDS * decks)
-    assert np.allclose(s.pile_row, top_pos)
+        top_pos[card] = index + 1
+    assert np.array_equal(planes[game._row_pile], top_pos)
     if decks == 2:
-        assert np.allclose(s.pile_low_row, low_pos)
-    assert np.flatnonzero(s.top_row).tolist() == pile[-1:]
+        assert np.array_equal(planes[game._row_pile_low], low_pos)
+    assert np.flatnonzero(planes[game._row_top]).tolist() == pile[-1:]
     # The table: melds are valid, values add up, lay-off targets are right.
-    run_cards = np.zeros(NUM_CARDS)
+    run_cards = np.zeros(NUM_CARDS, dtype=np.int64)
     table_value = 0
     fit_set = fit_low = fit_high = 0
     for suit, lo, hi, owners in s.runs:
@@ -77,19 +76,19 @@ def check_bookkeeping(env) -> None:
                 assert owners[suit] >= 0
             else:
                 fit_set |= 1 << card
-    assert np.array_equal(s.runs_row, run_cards)
+    assert np.array_equal(planes[game._row_runs], run_cards)
     assert sum(s.table_points) == table_value
     assert s.fits == (fit_set, fit_low, fit_high)
     assert s.fits_any == fit_set | fit_low | fit_high
     for k, fit in enumerate(s.fits):
-        assert s.fit_rows[k].tolist() == [float(fit >> c & 1) for c in range(NUM_CARDS)]
-    laid_total = s.laid.sum(axis=0)
+        assert planes[game._row_fits + k].tolist() == [fit >> c & 1 for c in range(NUM_CARDS)]
+    laid_total = laid.sum(axis=0)
     assert laid_total.sum() == run_cards.sum() + sum(x[1].bit_count() for x in s.sets)
     if s.pending >= 0:
-        assert s.counts[s.current][s.pending] > 0
-        assert np.flatnonzero(s.pending_row).tolist() == [s.pending]
+        assert counts[s.current][s.pending] > 0
+        assert np.flatnonzero(planes[game._row_pending]).tolist() == [s.pending]
     else:
-        assert not s.pending_row.any()
+        assert not planes[game._row_pending].any()
 
 
 @settings(max_examples=60, deadline=None)

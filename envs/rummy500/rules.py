@@ -1,11 +1,13 @@
 """500 Rum: pure rules over numpy state (docs/rules.md section 3). No PettingZoo here.
 
-The state keeps every 52-card plane the observation needs (hands, cards laid on the table by each
-seat, cards each seat is known to hold, the discard pile, the "what fits" planes, the pending
-card) and the per-hand numbers in one flat float32 buffer, so an observation is one gather from
-it. The logic itself runs on 52-bit Python ints (hand presence, discard pile presence, lay-off
-targets) and small lists (per-seat card counts, the melds on the table), all kept up to date
-incrementally by ``apply``.
+The state keeps every 52-card plane the observation needs (the cards each seat holds, the cards
+laid on the table by each seat, the cards each seat is known to hold, the discard pile, the
+"what fits" planes, the pending card) as bytes in one ``bytearray`` (``cells``: a count per
+card, or a card's place in the discard pile), and the per-hand numbers in a small float32
+buffer (``buf``), so an observation is one gather from the two. The logic itself runs on
+52-bit Python ints (hand presence, discard pile presence, lay-off targets), the counts in
+``cells`` and small lists (the melds on the table), all kept up to date incrementally by
+``apply``.
 
 With two decks (5-8 players) hands, the table and the known cards are counts (0-2 per card id).
 """
@@ -253,52 +255,44 @@ class Rummy500State(HandState):
 
     Runs on the table are ``[suit, lo, hi, owners]`` (``owners[pos]`` = seat that laid the card at
     run position ``pos``, -1 where empty); sets are ``[rank, suit_mask, owners]`` (by suit).
+
+    ``cells`` (a ``bytearray``) holds the card planes, 52 bytes each, in the game's row order
+    (:class:`Rummy500Game`): per seat the cards it holds, then the cards it laid on the table,
+    then the cards it is known to hold (counts: 0-2 with two decks); the discard pile (each card's
+    place in it, 1 at the bottom, 0 where not there; with two decks a second row for the lower
+    copy); the top discard, the cards in runs on the table (counts), the three "what fits" rows
+    and the pending card (0 or 1). ``buf`` (float32) holds the numbers: ``[0, stock size,
+    discard pile size, turn]``, then per seat (by absolute seat) to act, dealer, hand size,
+    table points and match total.
     """
 
     __slots__ = (
-        "act_row",
         "bits",
         "buf",
-        "counts",
+        "cells",
         "current",
         "dealer",
         "end_reason",
-        "fit_rows",
         "fits",
         "fits_any",
-        "hand_rows",
         "hand_values",
-        "hands",
-        "known",
-        "known_counts",
-        "laid",
         "mask_cache",
         "over",
         "pending",
-        "pending_row",
         "phase",
         "pile",
         "pile_bits",
         "pile_counts",
         "pile_double",
-        "pile_low_row",
-        "pile_row",
-        "planes",
         "points",
-        "points_row",
-        "present",
         "runs",
         "runs_by_suit",
-        "runs_row",
-        "scalars",
         "sets",
         "sets_by_rank",
-        "size_row",
         "sizes",
         "stock",
         "stock_pos",
         "table_points",
-        "top_row",
         "totals",
         "turn",
         "went_out",
@@ -314,8 +308,8 @@ class Rummy500State(HandState):
 
     def hand_cards(self, seat: int) -> list[int]:
         """Cards held by ``seat`` in id order (a card held twice is listed twice)."""
-        counts = self.counts[seat]
-        return [c for c in mask_cards(self.bits[seat]) for _ in range(counts[c])]
+        cells, at = self.cells, seat * NUM_CARDS
+        return [c for c in mask_cards(self.bits[seat]) for _ in range(cells[at + c])]
 
 
 class Rummy500Game(Game):
@@ -439,27 +433,55 @@ class Rummy500Game(Game):
             pos += size
         self.observation_layout = layout
         self.obs_size = pos
-        # The state keeps planes and per-hand numbers in one flat float32 buffer; an observation
-        # is one gather from it (slot 0 of the extras stays 0 for the entries written later).
-        extra = self._num_rows * NUM_CARDS
-        self._extra = extra
-        # Extras: [0, stock size, discard size, turn], then per absolute seat: to act, dealer,
+        # The state keeps the planes as bytes (``cells``) and the per-hand numbers in a float32
+        # buffer (``buf``); an observation is one gather from the two.
+        self._cells_size = cells = self._num_rows * NUM_CARDS
+        at = {"pile": self._row_pile, "top": self._row_top, "runs": self._row_runs}
+        at |= {"fits": self._row_fits, "pending": self._row_pending}
+        self._at = {name: row * NUM_CARDS for name, row in at.items()}
+        self._at["laid"], self._at["known"] = n * NUM_CARDS, 2 * n * NUM_CARDS
+        self._at["pile_low"] = self._row_pile_low * NUM_CARDS if self.num_decks == 2 else -1
+        # buf: [0, stock size, discard size, turn], then per absolute seat: to act, dealer,
         # hand size, table points, match total (gathered in relative seat order).
-        self._buf_size = extra + 4 + 5 * n
+        self._buf_size = 4 + 5 * n
+        self._at_act, self._at_dealer, self._at_size, self._at_points, self._at_totals = (
+            4 + block * n for block in range(5)
+        )
+        # The gather's indices: below buf_size a float of buf; from there a byte of cells; from
+        # buf_size + cells a byte of cells times 1 / (cards in the decks): a place in the pile.
+        scaled_rows = {self._row_pile, self._row_pile_low}
         self._gather = []
+        self._gather_parts = []
         for v in range(n):
             rel = [(v + r) % n for r in range(n)]
             index = [
-                row * NUM_CARDS + c for row in self._view_rows[v].tolist() for c in range(NUM_CARDS)
+                self._buf_size + (cells if row in scaled_rows else 0) + row * NUM_CARDS + c
+                for row in self._view_rows[v].tolist()
+                for c in range(NUM_CARDS)
             ]
-            index += [extra + 1, extra + 2]  # stock size, discard size
-            index += [extra] * 3  # phase: written per observation
+            index += [1, 2]  # stock size, discard size
+            index += [0] * 3  # phase: written per observation
             for block in range(4):  # to act, dealer, hand sizes, table points
-                index += [extra + 4 + block * n + s for s in rel]
-            index += [extra + 3]  # turn
-            index += [extra + 4 + 4 * n + s for s in rel]  # match totals
+                index += [4 + block * n + s for s in rel]
+            index += [3]  # turn
+            index += [self._at_totals + s for s in rel]  # match totals
             assert len(index) == self.obs_size
-            self._gather.append(np.asarray(index, dtype=np.intp))
+            index = np.asarray(index, dtype=np.intp)
+            self._gather.append(index)
+            floats = index < self._buf_size
+            scaled = index >= self._buf_size + cells
+            plain = ~floats & ~scaled
+            self._gather_parts.append(
+                tuple(
+                    part
+                    for which, base in (
+                        (floats, 0),
+                        (plain, self._buf_size),
+                        (scaled, self._buf_size + cells),
+                    )
+                    for part in (np.flatnonzero(which), index[which] - base)
+                )
+            )
         self._off_phase = layout["phase"][0]
         self._inv_turns = 1.0 / match.max_turns
         self._score_scale = float(match.target_score or 500)
@@ -483,7 +505,7 @@ class Rummy500Game(Game):
             "end_after_stock": int(self._end_after_stock),
             "max_turns": self.match.max_turns,
             "obs_size": self.obs_size,
-            "extra": self._extra,
+            "cells_size": self._cells_size,
             "buf_size": self._buf_size,
             "row_pile": self._row_pile,
             "row_pile_low": self._row_pile_low,
@@ -496,7 +518,7 @@ class Rummy500Game(Game):
             "hand_size": self.rules.hand_size,
             "melds": [(m.cards, m.positions, m.suit, m.rank, m.value) for m in MELDS],
             "off_phase": self._off_phase,
-            "scores_at": -1 if self.match.target_score is None else self._extra + 4 + 4 * n,
+            "scores_at": -1 if self.match.target_score is None else self._at_totals,
             "inv_cards": self._inv_cards,
             "inv_turns": self._inv_turns,
             "score_scale": self._score_scale,
@@ -535,42 +557,24 @@ class Rummy500Game(Game):
         n, size = self.num_players, self.rules.hand_size
         s = Rummy500State()
         s.buf = buf = np.zeros(self._buf_size, dtype=np.float32)
-        s.planes = planes = buf[: self._extra].reshape(self._num_rows, NUM_CARDS)
-        s.scalars = buf[self._extra : self._extra + 4]  # [0, stock, discard pile, turn]
-        seat_rows = buf[self._extra + 4 : self._extra + 4 + 5 * n].reshape(5, n)
-        s.act_row, dealer_row, s.size_row, s.points_row, _ = seat_rows
+        s.cells = cells = bytearray(self._cells_size)
         s.totals = None  # the match totals last written to the buffer
-        s.hands = planes[:n]
-        s.laid = planes[n : 2 * n]
-        s.known = planes[2 * n : 3 * n]
-        s.pile_row = planes[self._row_pile]
-        s.pile_low_row = planes[self._row_pile_low] if self._row_pile_low >= 0 else None
-        s.top_row = planes[self._row_top]
-        s.runs_row = planes[self._row_runs]
-        s.fit_rows = planes[self._row_fits : self._row_fits + 3]
-        s.pending_row = planes[self._row_pending]
         cards = deck.tolist()
-        counts = [[0] * NUM_CARDS for _ in range(n)]
         bits = [0] * n
         # One card at a time, clockwise from the dealer's left.
         for seat, card in zip(self._deal_seats[dealer], cards[: n * size], strict=False):
-            counts[seat][card] += 1
+            cells[seat * NUM_CARDS + card] += 1
             bits[seat] |= 1 << card
-        s.counts = counts
         s.bits = bits
-        s.hands[:] = counts
-        s.hand_rows = list(s.hands)
-        s.present = list(np.minimum(s.hands, 1).astype(np.int8))
         s.sizes = [size] * n
-        s.known_counts = [[0] * NUM_CARDS for _ in range(n)]
         up = cards[n * size]
         s.pile = [up]
-        s.pile_counts = [0] * NUM_CARDS
+        s.pile_counts = bytearray(NUM_CARDS)
         s.pile_counts[up] = 1
         s.pile_bits = 1 << up
         s.pile_double = 0
-        s.pile_row[up] = self._inv_cards
-        s.top_row[up] = 1.0
+        cells[self._at["pile"] + up] = 1
+        cells[self._at["top"] + up] = 1
         s.stock = cards[n * size + 1 :]
         s.stock_pos = 0
         s.runs = []
@@ -580,13 +584,13 @@ class Rummy500Game(Game):
         s.fits = (0, 0, 0)
         s.fits_any = 0
         s.table_points = [0] * n
-        s.size_row[:] = size / NUM_CARDS
-        s.scalars[1] = len(s.stock) * self._inv_cards
-        s.scalars[2] = self._inv_cards
+        buf[self._at_size : self._at_size + n] = size / NUM_CARDS
+        buf[1] = len(s.stock) * self._inv_cards
+        buf[2] = self._inv_cards
         s.dealer = dealer
         s.current = (dealer + 1) % n
-        s.act_row[s.current] = 1.0
-        dealer_row[dealer] = 1.0
+        buf[self._at_act + s.current] = 1.0
+        buf[self._at_dealer + dealer] = 1.0
         s.turn = 0
         s.phase = _DRAW
         s.pending = -1
@@ -638,7 +642,8 @@ class Rummy500Game(Game):
             if fit_high & b:
                 mask[LAY_HIGH_BASE + pending] = 1
             return mask
-        mask[DISCARD_BASE:] = s.present[seat]
+        held = np.frombuffer(s.cells, dtype=np.uint8, count=NUM_CARDS, offset=seat * NUM_CARDS)
+        mask[DISCARD_BASE:] = held != 0
         for m in melds_in(hand):
             mask[MELD_BASE + m] = 1
         lay = hand & s.fits_any
@@ -714,39 +719,36 @@ class Rummy500Game(Game):
         elif action == DRAW_STOCK:
             card = s.stock[s.stock_pos]
             s.stock_pos += 1
-            s.scalars[1] = (len(s.stock) - s.stock_pos) * self._inv_cards
+            s.buf[1] = (len(s.stock) - s.stock_pos) * self._inv_cards
             self._add(s, seat, card)
             s.phase = _PLAY
         else:  # PASS: the stock is gone and the player declines the discard pile
             self._finish(s, "pass")
 
     def _add(self, s: Rummy500State, seat: int, card: int) -> None:
-        count = s.counts[seat][card] + 1
-        s.counts[seat][card] = count
-        s.hand_rows[seat][card] = count
+        cells, at = s.cells, seat * NUM_CARDS + card
+        count = cells[at] + 1
+        cells[at] = count
         if count == 1:
             s.bits[seat] |= BIT[card]
-            s.present[seat][card] = 1
         size = s.sizes[seat] + 1
         s.sizes[seat] = size
-        s.size_row[seat] = size / NUM_CARDS
+        s.buf[self._at_size + seat] = size / NUM_CARDS
 
     def _remove(self, s: Rummy500State, seat: int, card: int) -> None:
-        count = s.counts[seat][card] - 1
-        s.counts[seat][card] = count
-        s.hand_rows[seat][card] = count
+        cells, at = s.cells, seat * NUM_CARDS + card
+        count = cells[at] - 1
+        cells[at] = count
         if not count:
             s.bits[seat] &= ~BIT[card]
-            s.present[seat][card] = 0
         # A played copy lowers the known count by one whichever copy it was: the table cannot
         # tell two copies apart, so the count stays public (never the hidden holding).
-        known = s.known_counts[seat]
-        if known[card]:
-            known[card] -= 1
-            s.known[seat, card] = known[card]
+        at += self._at["known"]
+        if cells[at]:
+            cells[at] -= 1
         size = s.sizes[seat] - 1
         s.sizes[seat] = size
-        s.size_row[seat] = size / NUM_CARDS
+        s.buf[self._at_size + seat] = size / NUM_CARDS
 
     def _dig(self, s: Rummy500State, seat: int, card: int, deep: bool) -> None:
         pile = s.pile
@@ -754,44 +756,46 @@ class Rummy500Game(Game):
         index = dig_start(pile, card, deep)
         taken = pile[index:]
         del pile[index:]
-        s.top_row[taken[-1]] = 0.0
+        cells, at = s.cells, self._at
+        top, on_pile, low = at["top"], at["pile"], at["pile_low"]
+        cells[top + taken[-1]] = 0
         counts = s.pile_counts
         for c in taken:
             counts[c] -= 1
-        known = s.known_counts[seat]
+        known = at["known"] + seat * NUM_CARDS
         for c in taken:
-            left = counts[c]
-            if not left:
-                s.pile_row[c] = 0.0
+            if not counts[c]:
+                cells[on_pile + c] = 0
                 s.pile_bits &= ~BIT[c]
-                if s.pile_low_row is not None:
-                    s.pile_low_row[c] = 0.0
+                if low >= 0:
+                    cells[low + c] = 0
             else:  # the lower copy stays: it becomes the topmost one
-                s.pile_row[c] = s.pile_low_row[c]
-                s.pile_low_row[c] = 0.0
+                cells[on_pile + c] = cells[low + c]
+                cells[low + c] = 0
             s.pile_double &= ~BIT[c]
             self._add(s, seat, c)
-            known[c] += 1
-            s.known[seat, c] = known[c]
+            cells[known + c] += 1
         if pile:
-            s.top_row[pile[-1]] = 1.0
-        s.scalars[2] = len(pile) * self._inv_cards
+            cells[top + pile[-1]] = 1
+        s.buf[2] = len(pile) * self._inv_cards
         if not (self._free_top and index == size - 1):
             s.pending = card
-            s.pending_row[card] = 1.0
+            cells[at["pending"] + card] = 1
         s.phase = _PLAY
 
     def _meld(self, s: Rummy500State, seat: int, meld: int) -> None:
         spec = MELDS[meld]
-        laid = s.laid
+        cells = s.cells
+        laid = self._at["laid"] + seat * NUM_CARDS
         for c in spec.cards:
             self._remove(s, seat, c)
-            laid[seat, c] += 1.0
+            cells[laid + c] += 1
         if spec.is_run:
             owners = [-1] * (ACE_HIGH_POS + 1)
+            runs = self._at["runs"]
             for p, c in zip(spec.positions, spec.cards, strict=True):
                 owners[p] = seat
-                s.runs_row[c] += 1.0
+                cells[runs + c] += 1
             run = [spec.suit, spec.positions[0], spec.positions[-1], owners]
             s.runs.append(run)
             s.runs_by_suit[spec.suit].append(run)
@@ -833,7 +837,7 @@ class Rummy500Game(Game):
             target[1] = pos
             target[3][pos] = seat
             value = pos_value(pos, card)
-            s.runs_row[card] += 1.0
+            s.cells[self._at["runs"] + card] += 1
         else:
             pos = ACE_HIGH_POS if rank == 0 else rank
             target = max(
@@ -847,9 +851,9 @@ class Rummy500Game(Game):
             target[2] = pos
             target[3][pos] = seat
             value = CARD_VALUE[card]
-            s.runs_row[card] += 1.0
+            s.cells[self._at["runs"] + card] += 1
         self._remove(s, seat, card)
-        s.laid[seat, card] += 1.0
+        s.cells[self._at["laid"] + seat * NUM_CARDS + card] += 1
         self._score_play(s, seat, value)
         if s.pending == card:
             self._clear_pending(s)
@@ -863,11 +867,10 @@ class Rummy500Game(Game):
     def _score_play(self, s: Rummy500State, seat: int, value: int) -> None:
         points = s.table_points[seat] + value
         s.table_points[seat] = points
-        s.points_row[seat] = points / TABLE_POINTS_SCALE
+        s.buf[self._at_points + seat] = points / TABLE_POINTS_SCALE
 
-    @staticmethod
-    def _clear_pending(s: Rummy500State) -> None:
-        s.pending_row[s.pending] = 0.0
+    def _clear_pending(self, s: Rummy500State) -> None:
+        s.cells[self._at["pending"] + s.pending] = 0
         s.pending = -1
 
     def _refresh_set_fits(self, s: Rummy500State, rank: int) -> None:
@@ -892,42 +895,46 @@ class Rummy500Game(Game):
         fit_set, fit_low, fit_high = s.fits
         self._set_fits(s, (fit_set, (fit_low & keep) | low, (fit_high & keep) | high))
 
-    @staticmethod
-    def _set_fits(s: Rummy500State, new: tuple[int, int, int]) -> None:
+    def _set_fits(self, s: Rummy500State, new: tuple[int, int, int]) -> None:
         """Store the lay-off targets and update their observation planes where they changed."""
         old = s.fits
-        rows = s.fit_rows
+        cells = s.cells
         for k in range(3):
             changed = old[k] ^ new[k]
+            row = self._at["fits"] + k * NUM_CARDS - 1
             while changed:  # only a few cards change per play
                 low = changed & -changed
                 changed ^= low
-                rows[k, low.bit_length() - 1] = 1.0 if new[k] & low else 0.0
+                cells[row + low.bit_length()] = 1 if new[k] & low else 0
         s.fits = new
         s.fits_any = new[0] | new[1] | new[2]
 
     def _discard(self, s: Rummy500State, seat: int, card: int) -> None:
         self._remove(s, seat, card)
         pile = s.pile
+        cells, at = s.cells, self._at
+        top = at["top"]
         if pile:
-            s.top_row[pile[-1]] = 0.0
+            cells[top + pile[-1]] = 0
         pile.append(card)
-        s.top_row[card] = 1.0
+        cells[top + card] = 1
         count = s.pile_counts[card]
         if count:  # the other copy is in the pile already and becomes the lower one
-            s.pile_low_row[card] = s.pile_row[card]
+            cells[at["pile_low"] + card] = cells[at["pile"] + card]
             s.pile_double |= BIT[card]
         s.pile_counts[card] = count + 1
         s.pile_bits |= BIT[card]
-        s.pile_row[card] = s.scalars[2] = len(pile) * self._inv_cards
+        cells[at["pile"] + card] = len(pile)
+        s.buf[2] = len(pile) * self._inv_cards
         if not s.sizes[seat]:
             self._go_out(s, seat)
             return
         s.turn += 1
-        s.scalars[3] = s.turn * self._inv_turns
+        buf = s.buf
+        buf[3] = s.turn * self._inv_turns
         nxt = s.current = (seat + 1) % self.num_players
-        s.act_row[seat] = 0.0
-        s.act_row[nxt] = 1.0
+        buf[self._at_act + seat] = 0.0
+        buf[self._at_act + nxt] = 1.0
         s.phase = _DRAW
         if s.stock_pos >= len(s.stock):
             if self._end_after_stock:
@@ -941,15 +948,16 @@ class Rummy500Game(Game):
 
     def _go_out(self, s: Rummy500State, seat: int) -> None:
         s.turn += 1
-        s.scalars[3] = s.turn * self._inv_turns
+        s.buf[3] = s.turn * self._inv_turns
         s.went_out = seat
         self._finish(s, "went out")
 
     def _finish(self, s: Rummy500State, reason: str) -> None:
         values = []
+        cells = s.cells
         for seat in range(self.num_players):
-            counts = s.counts[seat]
-            values.append(sum(CARD_VALUE[c] * counts[c] for c in mask_cards(s.bits[seat])))
+            at = seat * NUM_CARDS
+            values.append(sum(CARD_VALUE[c] * cells[at + c] for c in mask_cards(s.bits[seat])))
         s.hand_values = values
         s.points = np.asarray(
             [s.table_points[i] - values[i] for i in range(self.num_players)], dtype=np.float64
@@ -964,15 +972,19 @@ class Rummy500Game(Game):
         if kernel is not None:
             return kernel.observe(s, seat, totals)
         check_observe_args(seat, totals, self.num_players)
-        n = self.num_players
         if totals is not s.totals or s.over or totals.flags.writeable:
             # A match's totals are a new read-only array when they change (a hand ends);
             # refresh the buffer then, and for any other array (a writeable one may have
             # changed in place since it was last written).
             s.totals = totals
             if self.match.target_score is not None:
-                s.buf[self._extra + 4 + 4 * n :] = totals / self._score_scale
-        obs = s.buf[self._gather[seat]]
+                s.buf[self._at_totals :] = totals / self._score_scale
+        floats_at, floats, bytes_at, plain, scaled_at, scaled = self._gather_parts[seat]
+        obs = np.empty(self.obs_size, dtype=np.float32)
+        obs[floats_at] = s.buf[floats]
+        cells = np.frombuffer(s.cells, dtype=np.uint8)
+        obs[bytes_at] = cells[plain]
+        obs[scaled_at] = cells[scaled] * self._inv_cards
         if seat == s.current and not s.over:
             if s.phase == _DRAW:
                 phase = _OBS_DRAW
@@ -1109,9 +1121,7 @@ class Rummy500Game(Game):
             elif view is None or view == seat:
                 lines.append(f"{head}: {' '.join(CARD_NAMES[c] for c in s.hand_cards(seat))}")
             else:
-                known = [
-                    CARD_NAMES[c] for c in range(NUM_CARDS) for _ in range(s.known_counts[seat][c])
-                ]
+                known = [CARD_NAMES[c] for c in self.known_cards(s, seat)]
                 lines.append(
                     f"{head}: [{card_count(s.sizes[seat])}]"
                     + (f" holds {' '.join(known)}" if known else "")
@@ -1165,9 +1175,7 @@ class Rummy500Game(Game):
             if s.over or view is None or view == seat:
                 entry["hand"] = [CARD_NAMES[c] for c in s.hand_cards(seat)]
             else:
-                entry["known"] = [
-                    CARD_NAMES[c] for c in range(NUM_CARDS) for _ in range(s.known_counts[seat][c])
-                ]
+                entry["known"] = [CARD_NAMES[c] for c in self.known_cards(s, seat)]
             if s.over:
                 left = s.hand_values[seat]  # (counted against the seat: none left is 0)
                 entry["notes"].append(f"in hand -{left}" if left else "in hand 0")
@@ -1178,8 +1186,22 @@ class Rummy500Game(Game):
     # ------------------------------------------------------------- checking
     def card_locations(self, s: Rummy500State) -> np.ndarray:
         """How many places hold each card (hands, stock, pile, table): ``num_decks`` when sound."""
-        count = np.asarray(s.counts, dtype=np.int64).sum(axis=0)
+        rows = self.planes(s).astype(np.int64)
+        n = self.num_players
+        count = rows[:n].sum(axis=0) + rows[n : 2 * n].sum(axis=0)  # hands, the table
         count += np.bincount(np.asarray(s.stock_cards(), dtype=np.int64), minlength=NUM_CARDS)
         count += np.bincount(np.asarray(s.pile, dtype=np.int64), minlength=NUM_CARDS)
-        count += np.rint(s.laid.sum(axis=0)).astype(np.int64)
         return count
+
+    def planes(self, s: Rummy500State) -> np.ndarray:
+        """The state's card planes (its ``cells``) as a uint8 array of rows of 52, a view that
+        writes through: seat ``k``'s hand is row ``k``, its cards on the table row ``n + k``, the
+        cards it is known to hold row ``2n + k``, then the shared rows (see
+        :class:`Rummy500State`)."""
+        return np.frombuffer(s.cells, dtype=np.uint8).reshape(-1, NUM_CARDS)
+
+    def known_cards(self, s: Rummy500State, seat: int) -> list[int]:
+        """Cards ``seat`` is known to hold (dug out of the discard pile and not played since) in
+        id order, a card known twice listed twice."""
+        cells, at = s.cells, self._at["known"] + seat * NUM_CARDS
+        return [c for c in range(NUM_CARDS) for _ in range(cells[at + c])]
