@@ -36,20 +36,19 @@
 enum { S_BITS, S_CELLS, S_SIZES, S_PILE, S_PILE_COUNTS, S_PILE_BITS, S_PILE_DOUBLE, S_STOCK,
        S_STOCK_POS, S_FITS, S_FITS_ANY, S_TABLE_POINTS, S_PENDING, S_CURRENT, S_TURN, S_PHASE,
        S_OVER, S_POINTS, S_HAND_VALUES, S_WENT_OUT, S_END_REASON, S_MASK_CACHE, S_BUF, S_TOTALS,
-       S_RUNS, S_SETS, S_RUNS_BY_SUIT, S_SETS_BY_RANK, S_DEALER, NUM_STATE_SLOTS };
+       S_RUNS, S_SETS, S_DEALER, NUM_STATE_SLOTS };
 
 static PyObject *n_bits, *n_cells, *n_sizes, *n_pile, *n_pile_counts, *n_pile_bits,
     *n_pile_double, *n_stock, *n_stock_pos, *n_fits, *n_fits_any, *n_table_points, *n_pending,
     *n_current, *n_turn, *n_phase, *n_points, *n_hand_values, *n_went_out, *n_end_reason,
-    *n_mask_cache, *n_buf, *n_totals, *n_runs, *n_sets, *n_runs_by_suit, *n_sets_by_rank,
-    *n_dealer;
+    *n_mask_cache, *n_buf, *n_totals, *n_runs, *n_sets, *n_dealer;
 
 static PyObject **const state_names[NUM_STATE_SLOTS] = {
     &n_bits,       &n_cells,       &n_sizes,     &n_pile,      &n_pile_counts,  &n_pile_bits,
     &n_pile_double, &n_stock,      &n_stock_pos, &n_fits,      &n_fits_any,     &n_table_points,
     &n_pending,    &n_current,     &n_turn,      &n_phase,     &n_over,         &n_points,
     &n_hand_values, &n_went_out,   &n_end_reason, &n_mask_cache, &n_buf,        &n_totals,
-    &n_runs,       &n_sets,        &n_runs_by_suit, &n_sets_by_rank, &n_dealer};
+    &n_runs,       &n_sets,        &n_dealer};
 
 int rummy500_intern_names(void) {
     if (n_bits)
@@ -79,8 +78,6 @@ int rummy500_intern_names(void) {
     INTERN(n_totals, "totals")
     INTERN(n_runs, "runs")
     INTERN(n_sets, "sets")
-    INTERN(n_runs_by_suit, "runs_by_suit")
-    INTERN(n_sets_by_rank, "sets_by_rank")
     INTERN(n_dealer, "dealer")
     return 0;
 }
@@ -562,37 +559,28 @@ static int discard(Rummy500Kernel *k, PyObject *state, Hand *h, int card) {
 
 /* ------------------------------------------------------------------ digs, melds, lay-offs */
 
-/* The table's melds (new references): the runs and sets, by suit and by rank. */
+/* The table's melds (new references): the runs and the sets. */
 typedef struct {
-    PyObject *runs, *sets, *runs_by_suit, *sets_by_rank;
+    PyObject *runs, *sets;
 } Table;
 
 static void table_release(Table *t) {
     Py_CLEAR(t->runs);
     Py_CLEAR(t->sets);
-    Py_CLEAR(t->runs_by_suit);
-    Py_CLEAR(t->sets_by_rank);
 }
 
 static int table_read(Rummy500Kernel *k, PyObject *state, Table *t) {
     memset(t, 0, sizeof(Table));
     const char *name = "500 Rum";
     if (!(t->runs = slot_list(&k->slots, state, S_RUNS, name)) ||
-        !(t->sets = slot_list(&k->slots, state, S_SETS, name)) ||
-        !(t->runs_by_suit = slot_list(&k->slots, state, S_RUNS_BY_SUIT, name)) ||
-        !(t->sets_by_rank = slot_list(&k->slots, state, S_SETS_BY_RANK, name)))
-        goto fail;
-    if (PyList_GET_SIZE(t->runs_by_suit) != 4 || PyList_GET_SIZE(t->sets_by_rank) != R5_RANKS) {
-        bad_state();
-        goto fail;
+        !(t->sets = slot_list(&k->slots, state, S_SETS, name))) {
+        table_release(t);
+        return -1;
     }
     return 0;
-fail:
-    table_release(t);
-    return -1;
 }
 
-/* The list at index i of a list of lists (the runs of a suit, the sets of a rank, a meld). */
+/* The list at index i of a list of lists (the runs, the sets, a meld's owners). */
 static PyObject *inner_list(PyObject *lists, Py_ssize_t i, Py_ssize_t size) {
     PyObject *list = PyList_GET_ITEM(lists, i);
     if (!PyList_CheckExact(list) || (size >= 0 && PyList_GET_SIZE(list) != size)) {
@@ -600,6 +588,18 @@ static PyObject *inner_list(PyObject *lists, Py_ssize_t i, Py_ssize_t size) {
         return NULL;
     }
     return list;
+}
+
+/* Meld j of the runs or the sets (a list of ``size``) where its first item (a run's suit, a
+ * set's rank) is ``of``, else NULL (*meld; -1 on error). */
+static int meld_of(PyObject *melds, Py_ssize_t j, Py_ssize_t size, long of, PyObject **meld) {
+    long first;
+    *meld = inner_list(melds, j, size);
+    if (!*meld || list_long(*meld, 0, &first) < 0)
+        return -1;
+    if (first != of)
+        *meld = NULL;
+    return 0;
 }
 
 /* Points laid on the table by the seat (_score_play). */
@@ -635,15 +635,14 @@ static int set_fits(Rummy500Kernel *k, PyObject *state, Hand *h, const uint64_t 
 
 /* Where cards of ``rank`` could be laid off on sets (_refresh_set_fits). */
 static int refresh_set_fits(Rummy500Kernel *k, PyObject *state, Hand *h, Table *t, int rank) {
-    PyObject *sets = inner_list(t->sets_by_rank, rank, -1);
-    if (!sets)
-        return -1;
     uint64_t fit = 0;
-    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(sets); j++) {
-        PyObject *group = inner_list(sets, j, 3);
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(t->sets); j++) {
+        PyObject *group;
         long suits;
-        if (!group || list_long(group, 1, &suits) < 0)
+        if (meld_of(t->sets, j, 3, rank, &group) < 0 || (group && list_long(group, 1, &suits) < 0))
             return -1;
+        if (!group)
+            continue;
         for (int suit = 0; suit < 4; suit++)
             if (!(suits >> suit & 1))
                 fit |= 1ULL << (suit * R5_RANKS + rank);
@@ -654,15 +653,15 @@ static int refresh_set_fits(Rummy500Kernel *k, PyObject *state, Hand *h, Table *
 
 /* Which cards of ``suit`` could extend a run below or above (_refresh_run_fits). */
 static int refresh_run_fits(Rummy500Kernel *k, PyObject *state, Hand *h, Table *t, int suit) {
-    PyObject *runs = inner_list(t->runs_by_suit, suit, -1);
-    if (!runs)
-        return -1;
     uint64_t low = 0, high = 0;
-    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(runs); j++) {
-        PyObject *run = inner_list(runs, j, 4);
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(t->runs); j++) {
+        PyObject *run;
         long lo, hi;
-        if (!run || list_long(run, 1, &lo) < 0 || list_long(run, 2, &hi) < 0)
+        if (meld_of(t->runs, j, 4, suit, &run) < 0 ||
+            (run && (list_long(run, 1, &lo) < 0 || list_long(run, 2, &hi) < 0)))
             return -1;
+        if (!run)
+            continue;
         if (lo < 0 || hi > 13 || lo > hi)
             return bad_state();
         if (lo >= 1 && !(lo == 1 && hi == 13))
@@ -746,10 +745,7 @@ static int play_meld(Rummy500Kernel *k, PyObject *state, Hand *h, int m) {
                              k->meld_positions[m][2], owners);
     else
         meld = Py_BuildValue("[ilO]", k->meld_rank[m], mask, owners);
-    PyObject *by = meld ? inner_list(run ? t.runs_by_suit : t.sets_by_rank,
-                                     run ? k->meld_suit[m] : k->meld_rank[m], -1)
-                        : NULL;
-    if (!by || PyList_Append(run ? t.runs : t.sets, meld) < 0 || PyList_Append(by, meld) < 0 ||
+    if (!meld || PyList_Append(run ? t.runs : t.sets, meld) < 0 ||
         score_play(k, h, seat, k->meld_value[m]) < 0 ||
         (h->pending >= 0 && (cards >> h->pending & 1) && clear_pending(k, state, h) < 0) ||
         (run ? refresh_run_fits(k, state, h, &t, k->meld_suit[m])
@@ -780,13 +776,13 @@ static int play_lay_off(Rummy500Kernel *k, PyObject *state, Hand *h, int card, i
     long value = k->card_value[card];
     PyObject *target = NULL;
     if (kind == 0) {
-        PyObject *sets = inner_list(t.sets_by_rank, rank, -1);
-        for (Py_ssize_t j = 0; sets && j < PyList_GET_SIZE(sets) && !target; j++) {
-            PyObject *group = inner_list(sets, j, 3);
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(t.sets) && !target; j++) {
+            PyObject *group;
             long suits;
-            if (!group || list_long(group, 1, &suits) < 0)
+            if (meld_of(t.sets, j, 3, rank, &group) < 0 ||
+                (group && list_long(group, 1, &suits) < 0))
                 goto done;
-            if (!(suits >> suit & 1))
+            if (group && !(suits >> suit & 1))
                 target = group;
         }
         PyObject *owners = target ? inner_list(target, 2, 4) : NULL;
@@ -797,13 +793,15 @@ static int play_lay_off(Rummy500Kernel *k, PyObject *state, Hand *h, int card, i
             goto done;
     } else {
         int pos = kind == 1 ? rank : (rank == 0 ? 13 : rank);
-        PyObject *runs = inner_list(t.runs_by_suit, suit, -1);
         long best = 0;
-        for (Py_ssize_t j = 0; runs && j < PyList_GET_SIZE(runs); j++) {
-            PyObject *run = inner_list(runs, j, 4);
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(t.runs); j++) {
+            PyObject *run;
             long lo, hi;
-            if (!run || list_long(run, 1, &lo) < 0 || list_long(run, 2, &hi) < 0)
+            if (meld_of(t.runs, j, 4, suit, &run) < 0 ||
+                (run && (list_long(run, 1, &lo) < 0 || list_long(run, 2, &hi) < 0)))
                 goto done;
+            if (!run)
+                continue;
             if (lo < 0 || hi > 13 || lo > hi) {
                 bad_state();
                 goto done;
@@ -1007,19 +1005,6 @@ static int observe_into(Rummy500Kernel *k, PyObject *state, Hand *h, long seat, 
 
 /* ------------------------------------------------------------------ the deal */
 
-/* A new list of ``count`` new empty lists. */
-static PyObject *lists_of(Py_ssize_t count) {
-    PyObject *out = PyList_New(count);
-    for (Py_ssize_t i = 0; out && i < count; i++) {
-        PyObject *inner = PyList_New(0);
-        if (!inner)
-            Py_CLEAR(out);
-        else
-            PyList_SET_ITEM(out, i, inner);
-    }
-    return out;
-}
-
 /* A new bytearray of ``size`` zeros. */
 static PyObject *zero_bytes(Py_ssize_t size) {
     PyObject *out = PyByteArray_FromStringAndSize(NULL, size);
@@ -1091,8 +1076,6 @@ static PyObject *Rummy500Kernel_deal(Rummy500Kernel *k, PyObject *const *args,
     values[S_STOCK_POS] = PyLong_FromLong(0);
     values[S_RUNS] = PyList_New(0);
     values[S_SETS] = PyList_New(0);
-    values[S_RUNS_BY_SUIT] = lists_of(4);
-    values[S_SETS_BY_RANK] = lists_of(R5_RANKS);
     values[S_FITS] = Py_BuildValue("(iii)", 0, 0, 0);
     values[S_FITS_ANY] = PyLong_FromLong(0);
     values[S_DEALER] = PyLong_FromLong(dealer);

@@ -41,7 +41,7 @@ def rummy500_state(s) -> tuple:
         (s.bits, s.sizes),
         (s.pile, type(s.pile_counts), bytes(s.pile_counts), s.pile_bits, s.pile_double),
         (s.stock, s.stock_pos),
-        (s.runs, s.sets, s.runs_by_suit, s.sets_by_rank, s.fits, s.fits_any, s.table_points),
+        (s.runs, s.sets, s.fits, s.fits_any, s.table_points),
         (s.current, s.phase, type(s.phase), s.turn, s.pending, s.dealer),
         (s.over, list(s.points), type(s.points), s.hand_values, s.went_out, s.end_reason),
         None if s.mask_cache is None else s.mask_cache.tolist(),

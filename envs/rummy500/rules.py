@@ -286,9 +286,7 @@ class Rummy500State(HandState):
         "pile_double",
         "points",
         "runs",
-        "runs_by_suit",
         "sets",
-        "sets_by_rank",
         "sizes",
         "stock",
         "stock_pos",
@@ -579,8 +577,6 @@ class Rummy500Game(Game):
         s.stock_pos = 0
         s.runs = []
         s.sets = []
-        s.runs_by_suit = [[] for _ in range(NUM_SUITS)]
-        s.sets_by_rank = [[] for _ in range(NUM_RANKS)]
         s.fits = (0, 0, 0)
         s.fits_any = 0
         s.table_points = [0] * n
@@ -798,14 +794,12 @@ class Rummy500Game(Game):
                 cells[runs + c] += 1
             run = [spec.suit, spec.positions[0], spec.positions[-1], owners]
             s.runs.append(run)
-            s.runs_by_suit[spec.suit].append(run)
         else:
             owners = [-1] * NUM_SUITS
             for suit in spec.positions:
                 owners[suit] = seat
             group = [spec.rank, sum(1 << x for x in spec.positions), owners]
             s.sets.append(group)
-            s.sets_by_rank[spec.rank].append(group)
         self._score_play(s, seat, spec.value)
         if s.pending >= 0 and s.pending in spec.cards:
             self._clear_pending(s)
@@ -819,7 +813,7 @@ class Rummy500Game(Game):
     def _lay_off(self, s: Rummy500State, seat: int, card: int, kind: int) -> None:
         rank, suit = card % NUM_RANKS, card // NUM_RANKS
         if kind == LAY_SET:
-            target = next(m for m in s.sets_by_rank[rank] if not m[1] >> suit & 1)
+            target = next(m for m in s.sets if m[0] == rank and not m[1] >> suit & 1)
             target[1] |= 1 << suit
             target[2][suit] = seat
             value = CARD_VALUE[card]
@@ -829,8 +823,8 @@ class Rummy500Game(Game):
             target = min(
                 (
                     r
-                    for r in s.runs_by_suit[suit]
-                    if r[1] == pos + 1 and not (pos == 0 and r[2] == 13)
+                    for r in s.runs
+                    if r[0] == suit and r[1] == pos + 1 and not (pos == 0 and r[2] == 13)
                 ),
                 key=lambda r: r[2],
             )
@@ -843,8 +837,8 @@ class Rummy500Game(Game):
             target = max(
                 (
                     r
-                    for r in s.runs_by_suit[suit]
-                    if r[2] == pos - 1 and not (pos == 13 and r[1] == 0)
+                    for r in s.runs
+                    if r[0] == suit and r[2] == pos - 1 and not (pos == 13 and r[1] == 0)
                 ),
                 key=lambda r: r[1],
             )
@@ -876,7 +870,9 @@ class Rummy500Game(Game):
     def _refresh_set_fits(self, s: Rummy500State, rank: int) -> None:
         """Recompute where cards of ``rank`` could be laid off on sets."""
         fit = 0
-        for _, suits, _ in s.sets_by_rank[rank]:
+        for of_rank, suits, _ in s.sets:
+            if of_rank != rank:
+                continue
             for suit in range(NUM_SUITS):
                 if not suits >> suit & 1:
                     fit |= BIT[suit * NUM_RANKS + rank]
@@ -887,7 +883,9 @@ class Rummy500Game(Game):
     def _refresh_run_fits(self, s: Rummy500State, suit: int) -> None:
         """Recompute which cards of ``suit`` could extend a run below or above."""
         low = high = 0
-        for _, lo, hi, _ in s.runs_by_suit[suit]:
+        for of_suit, lo, hi, _ in s.runs:
+            if of_suit != suit:
+                continue
             below, above = run_extensions(suit, lo, hi)
             low |= below
             high |= above
