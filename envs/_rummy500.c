@@ -33,19 +33,19 @@
 #define RANK_REPEAT (1ULL | 1ULL << 13 | 1ULL << 26 | 1ULL << 39)
 #define KERNEL_NAME "Rummy500Kernel"
 
-enum { S_BITS, S_CELLS, S_SIZES, S_PILE, S_PILE_COUNTS, S_PILE_BITS, S_PILE_DOUBLE, S_STOCK,
-       S_STOCK_POS, S_FITS, S_FITS_ANY, S_TABLE_POINTS, S_PENDING, S_CURRENT, S_TURN, S_PHASE,
+enum { S_BITS, S_CELLS, S_SIZES, S_PILE, S_PILE_COUNTS, S_MASKS, S_STOCK,
+       S_STOCK_POS, S_TABLE_POINTS, S_PENDING, S_CURRENT, S_TURN, S_PHASE,
        S_OVER, S_POINTS, S_HAND_VALUES, S_WENT_OUT, S_END_REASON, S_MASK_CACHE, S_BUF, S_TOTALS,
        S_RUNS, S_SETS, S_DEALER, NUM_STATE_SLOTS };
 
-static PyObject *n_bits, *n_cells, *n_sizes, *n_pile, *n_pile_counts, *n_pile_bits,
-    *n_pile_double, *n_stock, *n_stock_pos, *n_fits, *n_fits_any, *n_table_points, *n_pending,
+static PyObject *n_bits, *n_cells, *n_sizes, *n_pile, *n_pile_counts, *n_masks,
+    *n_stock, *n_stock_pos, *n_table_points, *n_pending,
     *n_current, *n_turn, *n_phase, *n_points, *n_hand_values, *n_went_out, *n_end_reason,
     *n_mask_cache, *n_buf, *n_totals, *n_runs, *n_sets, *n_dealer;
 
 static PyObject **const state_names[NUM_STATE_SLOTS] = {
-    &n_bits,       &n_cells,       &n_sizes,     &n_pile,      &n_pile_counts,  &n_pile_bits,
-    &n_pile_double, &n_stock,      &n_stock_pos, &n_fits,      &n_fits_any,     &n_table_points,
+    &n_bits,       &n_cells,       &n_sizes,     &n_pile,      &n_pile_counts,  &n_masks,
+    &n_stock,      &n_stock_pos,   &n_table_points,
     &n_pending,    &n_current,     &n_turn,      &n_phase,     &n_over,         &n_points,
     &n_hand_values, &n_went_out,   &n_end_reason, &n_mask_cache, &n_buf,        &n_totals,
     &n_runs,       &n_sets,        &n_dealer};
@@ -58,12 +58,9 @@ int rummy500_intern_names(void) {
     INTERN(n_sizes, "sizes")
     INTERN(n_pile, "pile")
     INTERN(n_pile_counts, "pile_counts")
-    INTERN(n_pile_bits, "pile_bits")
-    INTERN(n_pile_double, "pile_double")
+    INTERN(n_masks, "masks")
     INTERN(n_stock, "stock")
     INTERN(n_stock_pos, "stock_pos")
-    INTERN(n_fits, "fits")
-    INTERN(n_fits_any, "fits_any")
     INTERN(n_table_points, "table_points")
     INTERN(n_pending, "pending")
     INTERN(n_current, "current")
@@ -104,23 +101,32 @@ typedef struct {
     unsigned char run_ok[R5_RANKS][1 << R5_RANKS];
     Gather gather; /* each seat's observation from buf and cells */
     PyObject *phases[2], *end_pass, *end_stock, *end_out, *empty_mask;
+    PyObject *zero_hands, *zero_masks; /* array('Q') templates of the state's bits and masks */
     Slots slots, match_slots;
 } Rummy500Kernel;
 
 /* ------------------------------------------------------------------ state access */
 
 typedef struct {
-    PyObject *buf, *cells, *bits, *sizes, *pile, *pile_counts, *stock, *table_points;
+    PyObject *buf, *cells, *sizes, *pile, *pile_counts, *stock, *table_points;
     float *v;               /* buf: [0, stock, pile, turn], then per seat 5 blocks */
     uint8_t *c, *on_pile;   /* cells (the planes) and pile_counts */
+    uint64_t *hands, *m;    /* bits (each seat's hand) and masks (M_PILE ... M_ANY) */
+    Py_buffer hands_view, masks_view;
     long current, phase, stock_pos, pending, turn;
-    uint64_t pile_bits, pile_double, fits[3], fits_any;
 } Hand;
 
+/* Rummy500State.masks: the discard pile, the cards in it twice, the lay-off targets (on a set,
+ * below a run, above a run) and their union. */
+enum { M_PILE, M_DOUBLE, M_FITS, M_ANY = M_FITS + 3, NUM_MASKS };
+
 static void hand_release(Hand *h) {
+    if (h->hands_view.obj)
+        PyBuffer_Release(&h->hands_view);
+    if (h->masks_view.obj)
+        PyBuffer_Release(&h->masks_view);
     Py_CLEAR(h->buf);
     Py_CLEAR(h->cells);
-    Py_CLEAR(h->bits);
     Py_CLEAR(h->sizes);
     Py_CLEAR(h->pile);
     Py_CLEAR(h->pile_counts);
@@ -151,22 +157,36 @@ static int as_mask(PyObject *v, uint64_t *out) {
     return 0;
 }
 
-static int slot_mask(Rummy500Kernel *k, PyObject *state, int i, uint64_t *out) {
+/* The uint64 items of an array('Q') slot of ``count`` items (the state's bits or masks, the
+ * class of ``like``) through ``view``, each checked below 2**52; NULL with an error else. */
+static uint64_t *slot_masks(Rummy500Kernel *k, PyObject *state, int i, PyObject *like,
+                            Py_ssize_t count, Py_buffer *view, const char *what) {
     PyObject *v = slot_get(&k->slots, state, i);
     if (!v)
-        return -1;
-    int r = as_mask(v, out);
-    Py_DECREF(v);
-    return r;
-}
-
-static int slot_set_mask(Rummy500Kernel *k, PyObject *state, int i, uint64_t value) {
-    PyObject *v = PyLong_FromUnsignedLongLong(value);
-    if (!v)
-        return -1;
-    int r = slot_set(&k->slots, state, i, v);
-    Py_DECREF(v);
-    return r;
+        return NULL;
+    int ok = Py_IS_TYPE(v, Py_TYPE(like)) &&
+             PyObject_GetBuffer(v, view, PyBUF_WRITABLE | PyBUF_FORMAT) == 0;
+    Py_DECREF(v); /* the view holds the array */
+    if (!ok) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "a 500 Rum state's %s is an array('Q')", what);
+        return NULL;
+    }
+    uint64_t *items = (uint64_t *)view->buf, any = 0;
+    if (view->itemsize != 8 || !view->format || strcmp(view->format, "Q") ||
+        view->len != count * 8) {
+        PyErr_Format(PyExc_ValueError, "a 500 Rum state's %s is an array('Q') of %zd", what, count);
+        PyBuffer_Release(view);
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < count; j++)
+        any |= items[j];
+    if (any >> R5_CARDS) {
+        PyErr_SetString(PyExc_ValueError, "a 500 Rum card mask has 52 bits");
+        PyBuffer_Release(view);
+        return NULL;
+    }
+    return items;
 }
 
 /* A bytearray slot of exactly ``size`` bytes (new reference), else TypeError/ValueError. */
@@ -186,37 +206,27 @@ static PyObject *slot_bytes(Rummy500Kernel *k, PyObject *state, int i, Py_ssize_
 static int hand_read(Rummy500Kernel *k, PyObject *state, Hand *h) {
     memset(h, 0, sizeof(Hand));
     const char *name = "500 Rum";
-    PyObject *fits = NULL;
     if (slot_long(&k->slots, state, S_CURRENT, &h->current) < 0 ||
         slot_long(&k->slots, state, S_PHASE, &h->phase) < 0 ||
         slot_long(&k->slots, state, S_STOCK_POS, &h->stock_pos) < 0 ||
         slot_long(&k->slots, state, S_PENDING, &h->pending) < 0 ||
-        slot_long(&k->slots, state, S_TURN, &h->turn) < 0 ||
-        slot_mask(k, state, S_PILE_BITS, &h->pile_bits) < 0 ||
-        slot_mask(k, state, S_PILE_DOUBLE, &h->pile_double) < 0 ||
-        slot_mask(k, state, S_FITS_ANY, &h->fits_any) < 0 || !(fits = slot_get(&k->slots, state, S_FITS)))
+        slot_long(&k->slots, state, S_TURN, &h->turn) < 0)
         return -1;
-    int ok = PyTuple_CheckExact(fits) && PyTuple_GET_SIZE(fits) == 3;
-    for (int i = 0; ok && i < 3; i++)
-        ok = as_mask(PyTuple_GET_ITEM(fits, i), &h->fits[i]) == 0;
-    Py_DECREF(fits);
-    if (!ok) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "a 500 Rum state's fits is a tuple of 3 masks");
-        return -1;
-    }
-    if (!(h->buf = slot_get(&k->slots, state, S_BUF)) ||
+    if (!(h->hands = slot_masks(k, state, S_BITS, k->zero_hands, k->players, &h->hands_view,
+                                "bits")) ||
+        !(h->m = slot_masks(k, state, S_MASKS, k->zero_masks, NUM_MASKS, &h->masks_view,
+                            "masks")) ||
+        !(h->buf = slot_get(&k->slots, state, S_BUF)) ||
         check_array(h->buf, NPY_FLOAT32, 1, k->buf_size, 0, 1, "a 500 Rum state's buf") < 0 ||
         !(h->cells = slot_bytes(k, state, S_CELLS, k->cells_size, "cells")) ||
         !(h->pile_counts = slot_bytes(k, state, S_PILE_COUNTS, R5_CARDS, "pile_counts")) ||
-        !(h->bits = slot_list(&k->slots, state, S_BITS, name)) ||
         !(h->sizes = slot_list(&k->slots, state, S_SIZES, name)) ||
         !(h->pile = slot_list(&k->slots, state, S_PILE, name)) ||
         !(h->stock = slot_list(&k->slots, state, S_STOCK, name)) ||
         !(h->table_points = slot_list(&k->slots, state, S_TABLE_POINTS, name)))
         goto fail;
     const Py_ssize_t n = k->players;
-    if (PyList_GET_SIZE(h->bits) != n || PyList_GET_SIZE(h->sizes) != n ||
+    if (PyList_GET_SIZE(h->sizes) != n ||
         PyList_GET_SIZE(h->table_points) != n || h->current < 0 || h->current >= n ||
         h->phase < 0 || h->phase > 1 || h->stock_pos < 0 ||
         PyList_GET_SIZE(h->pile) > (Py_ssize_t)R5_CARDS * k->decks ||
@@ -229,12 +239,6 @@ static int hand_read(Rummy500Kernel *k, PyObject *state, Hand *h) {
     h->v = (float *)PyArray_DATA((PyArrayObject *)h->buf);
     h->c = (uint8_t *)PyByteArray_AS_STRING(h->cells);
     h->on_pile = (uint8_t *)PyByteArray_AS_STRING(h->pile_counts);
-    /* checked before a move writes anything: every seat's hand (the hand's end reads them all) */
-    for (long seat = 0; seat < n; seat++) {
-        uint64_t bits;
-        if (as_mask(PyList_GET_ITEM(h->bits, seat), &bits) < 0)
-            goto fail;
-    }
     return 0;
 fail:
     hand_release(h);
@@ -257,7 +261,8 @@ static int card_of(PyObject *list, Py_ssize_t i, long *card) {
 }
 
 static int hand_mask(Hand *h, long seat, uint64_t *out) {
-    return as_mask(PyList_GET_ITEM(h->bits, seat), out);
+    *out = h->hands[seat];
+    return 0;
 }
 
 /* Row ``r`` of the card planes (52 bytes). */
@@ -298,9 +303,9 @@ static int dig_options(Rummy500Kernel *k, Hand *h, long seat, uint64_t *usable_o
     uint64_t hand;
     if (hand_mask(h, seat, &hand) < 0)
         return -1;
-    uint64_t usable = h->pile_bits & h->fits_any, cand = h->pile_bits & ~h->fits_any;
+    uint64_t usable = h->m[M_PILE] & h->m[M_ANY], cand = h->m[M_PILE] & ~h->m[M_ANY];
     if (size > LONG_PILE)
-        cand &= meldable(k, hand | h->pile_bits);
+        cand &= meldable(k, hand | h->m[M_PILE]);
     uint64_t deep_found = 0;
     if (cand) {
         uint64_t acc = hand, seen = 0;
@@ -324,7 +329,7 @@ static int dig_options(Rummy500Kernel *k, Hand *h, long seat, uint64_t *usable_o
             seen |= b;
         }
     }
-    uint64_t deep = h->pile_double & (usable | deep_found);
+    uint64_t deep = h->m[M_DOUBLE] & (usable | deep_found);
     if (k->free_top) {
         long top;
         if (card_of(h->pile, size - 1, &top) < 0)
@@ -361,11 +366,11 @@ static int legal_into(Rummy500Kernel *k, Hand *h, npy_int8 *out) {
             if (!(k->melds_with_mask[p][j] & ~hand))
                 out[MELD_BASE + k->melds_with_id[p][j]] = 1;
         uint64_t b = 1ULL << p;
-        if (h->fits[0] & b)
+        if (h->m[M_FITS] & b)
             out[LAY_SET_BASE + p] = 1;
-        if (h->fits[1] & b)
+        if (h->m[M_FITS + 1] & b)
             out[LAY_LOW_BASE + p] = 1;
-        if (h->fits[2] & b)
+        if (h->m[M_FITS + 2] & b)
             out[LAY_HIGH_BASE + p] = 1;
         return 0;
     }
@@ -387,14 +392,14 @@ static int legal_into(Rummy500Kernel *k, Hand *h, npy_int8 *out) {
         for (int j = 0; j < 4 && k->set_ids[rank][pattern][j] >= 0; j++)
             out[MELD_BASE + k->set_ids[rank][pattern][j]] = 1;
     }
-    for (uint64_t lay = hand & h->fits_any; lay; lay &= lay - 1) {
+    for (uint64_t lay = hand & h->m[M_ANY]; lay; lay &= lay - 1) {
         int card = __builtin_ctzll(lay);
         uint64_t low = 1ULL << card;
-        if (h->fits[0] & low)
+        if (h->m[M_FITS] & low)
             out[LAY_SET_BASE + card] = 1;
-        if (h->fits[1] & low)
+        if (h->m[M_FITS + 1] & low)
             out[LAY_LOW_BASE + card] = 1;
-        if (h->fits[2] & low)
+        if (h->m[M_FITS + 2] & low)
             out[LAY_HIGH_BASE + card] = 1;
     }
     return 0;
@@ -454,15 +459,10 @@ static int move_card(Rummy500Kernel *k, Hand *h, long seat, int card, int delta)
     if (count < 0 || count > k->decks || list_long(h->sizes, seat, &size) < 0)
         return PyErr_Occurred() ? -1 : bad_state();
     counts[card] = (uint8_t)count;
-    uint64_t bits;
-    if (hand_mask(h, seat, &bits) < 0)
-        return -1;
-    if ((delta > 0 && count == 1) || (delta < 0 && count == 0)) {
-        uint64_t b = 1ULL << card;
-        PyObject *v = PyLong_FromUnsignedLongLong(delta > 0 ? bits | b : bits & ~b);
-        if (!v || PyList_SetItem(h->bits, seat, v) < 0)
-            return -1;
-    }
+    if (delta > 0 && count == 1)
+        h->hands[seat] |= 1ULL << card;
+    else if (delta < 0 && count == 0)
+        h->hands[seat] &= ~(1ULL << card);
     if (delta < 0) {
         uint8_t *known = row(k, h, k->row_known + (int)seat) + card;
         if (*known)
@@ -503,13 +503,10 @@ static int discard(Rummy500Kernel *k, PyObject *state, Hand *h, int card) {
         if (k->row_pile_low < 0)
             return bad_state();
         row(k, h, k->row_pile_low)[card] = pile[card];
-        h->pile_double |= 1ULL << card;
+        h->m[M_DOUBLE] |= 1ULL << card;
     }
-    h->pile_bits |= 1ULL << card;
+    h->m[M_PILE] |= 1ULL << card;
     h->on_pile[card] = (uint8_t)(count + 1);
-    if (slot_set_mask(k, state, S_PILE_DOUBLE, h->pile_double) < 0 ||
-        slot_set_mask(k, state, S_PILE_BITS, h->pile_bits) < 0)
-        return -1;
     pile[card] = (uint8_t)(piled + 1);
     scalars(k, h)[2] = (float)((double)(piled + 1) * k->inv_cards);
     long size;
@@ -616,21 +613,14 @@ static int score_play(Rummy500Kernel *k, Hand *h, long seat, long value) {
 static int set_fits(Rummy500Kernel *k, PyObject *state, Hand *h, const uint64_t *new) {
     for (int r = 0; r < 3; r++) {
         uint8_t *fit = row(k, h, k->row_fits + r);
-        for (uint64_t changed = h->fits[r] ^ new[r]; changed; changed &= changed - 1) {
+        for (uint64_t changed = h->m[M_FITS + r] ^ new[r]; changed; changed &= changed - 1) {
             int card = __builtin_ctzll(changed);
             fit[card] = new[r] >> card & 1;
         }
-        h->fits[r] = new[r];
+        h->m[M_FITS + r] = new[r];
     }
-    h->fits_any = new[0] | new[1] | new[2];
-    PyObject *fits = Py_BuildValue("(NNN)", PyLong_FromUnsignedLongLong(new[0]),
-                                   PyLong_FromUnsignedLongLong(new[1]),
-                                   PyLong_FromUnsignedLongLong(new[2]));
-    if (!fits)
-        return -1;
-    int r = slot_set(&k->slots, state, S_FITS, fits);
-    Py_DECREF(fits);
-    return r < 0 ? -1 : slot_set_mask(k, state, S_FITS_ANY, h->fits_any);
+    h->m[M_ANY] = new[0] | new[1] | new[2];
+    return 0;
 }
 
 /* Where cards of ``rank`` could be laid off on sets (_refresh_set_fits). */
@@ -647,7 +637,7 @@ static int refresh_set_fits(Rummy500Kernel *k, PyObject *state, Hand *h, Table *
             if (!(suits >> suit & 1))
                 fit |= 1ULL << (suit * R5_RANKS + rank);
     }
-    uint64_t new[3] = {(h->fits[0] & ~(RANK_REPEAT << rank)) | fit, h->fits[1], h->fits[2]};
+    uint64_t new[3] = {(h->m[M_FITS] & ~(RANK_REPEAT << rank)) | fit, h->m[M_FITS + 1], h->m[M_FITS + 2]};
     return set_fits(k, state, h, new);
 }
 
@@ -670,7 +660,7 @@ static int refresh_run_fits(Rummy500Kernel *k, PyObject *state, Hand *h, Table *
             high |= 1ULL << (suit * R5_RANKS + (hi + 1) % R5_RANKS);
     }
     uint64_t keep = ~(R5_SUIT_BITS << (suit * R5_RANKS));
-    uint64_t new[3] = {h->fits[0], (h->fits[1] & keep) | low, (h->fits[2] & keep) | high};
+    uint64_t new[3] = {h->m[M_FITS], (h->m[M_FITS + 1] & keep) | low, (h->m[M_FITS + 2] & keep) | high};
     return set_fits(k, state, h, new);
 }
 
@@ -766,7 +756,7 @@ static int play_lay_off(Rummy500Kernel *k, PyObject *state, Hand *h, int card, i
     uint64_t hand;
     if (hand_mask(h, seat, &hand) < 0)
         return -1;
-    if (!(hand >> card & 1) || !(h->fits[kind] >> card & 1) ||
+    if (!(hand >> card & 1) || !(h->m[M_FITS + kind] >> card & 1) ||
         (h->pending >= 0 && h->pending != card))
         return 0;
     Table t;
@@ -882,7 +872,7 @@ static int play_dig(Rummy500Kernel *k, PyObject *state, Hand *h, int card, int d
         int c = taken[j];
         if (!h->on_pile[c]) {
             pile_row[c] = 0;
-            h->pile_bits &= ~(1ULL << c);
+            h->m[M_PILE] &= ~(1ULL << c);
             if (low_row)
                 low_row[c] = 0;
         } else { /* the lower copy stays: it becomes the topmost one */
@@ -891,7 +881,7 @@ static int play_dig(Rummy500Kernel *k, PyObject *state, Hand *h, int card, int d
             pile_row[c] = low_row[c];
             low_row[c] = 0;
         }
-        h->pile_double &= ~(1ULL << c);
+        h->m[M_DOUBLE] &= ~(1ULL << c);
         if (move_card(k, h, seat, c, 1) < 0)
             return -1;
         known[c]++;
@@ -904,9 +894,6 @@ static int play_dig(Rummy500Kernel *k, PyObject *state, Hand *h, int card, int d
         top_row[c] = 1;
     }
     scalars(k, h)[2] = (float)((double)left * k->inv_cards);
-    if (slot_set_mask(k, state, S_PILE_BITS, h->pile_bits) < 0 ||
-        slot_set_mask(k, state, S_PILE_DOUBLE, h->pile_double) < 0)
-        return -1;
     if (!(k->free_top && index == size - 1)) {
         h->pending = card;
         row(k, h, k->row_pending)[card] = 1;
@@ -1005,6 +992,19 @@ static int observe_into(Rummy500Kernel *k, PyObject *state, Hand *h, long seat, 
 
 /* ------------------------------------------------------------------ the deal */
 
+/* A new array('Q') like ``template`` (of ``count`` items) holding ``items``. */
+static PyObject *new_masks(PyObject *template, const uint64_t *items, Py_ssize_t count) {
+    PyObject *out = PySequence_Repeat(template, 1);
+    Py_buffer view;
+    if (!out || PyObject_GetBuffer(out, &view, PyBUF_WRITABLE) < 0) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    memcpy(view.buf, items, sizeof(uint64_t) * (size_t)count);
+    PyBuffer_Release(&view);
+    return out;
+}
+
 /* A new bytearray of ``size`` zeros. */
 static PyObject *zero_bytes(Py_ssize_t size) {
     PyObject *out = PyByteArray_FromStringAndSize(NULL, size);
@@ -1053,31 +1053,24 @@ static PyObject *Rummy500Kernel_deal(Rummy500Kernel *k, PyObject *const *args,
         c[seat * R5_CARDS + card]++;
         bits[seat] |= 1ULL << card;
     }
-    values[S_BITS] = PyList_New(n);
+    values[S_BITS] = new_masks(k->zero_hands, bits, n);
     values[S_SIZES] = PyList_New(n);
     values[S_TABLE_POINTS] = PyList_New(n);
-    for (long seat = 0; values[S_BITS] && values[S_SIZES] && values[S_TABLE_POINTS] && seat < n;
-         seat++) {
-        PyObject *mine = PyLong_FromUnsignedLongLong(bits[seat]);
-        if (!mine)
-            goto fail;
-        PyList_SET_ITEM(values[S_BITS], seat, mine);
+    for (long seat = 0; values[S_SIZES] && values[S_TABLE_POINTS] && seat < n; seat++) {
         PyList_SET_ITEM(values[S_SIZES], seat, PyLong_FromLong(size));
         PyList_SET_ITEM(values[S_TABLE_POINTS], seat, PyLong_FromLong(0));
     }
     int up = (int)cards[n * size];
     values[S_PILE] = Py_BuildValue("[i]", up);
     ((uint8_t *)PyByteArray_AS_STRING(pile_counts))[up] = 1;
-    values[S_PILE_BITS] = PyLong_FromUnsignedLongLong(1ULL << up);
-    values[S_PILE_DOUBLE] = PyLong_FromLong(0);
+    uint64_t masks[NUM_MASKS] = {[M_PILE] = 1ULL << up};
+    values[S_MASKS] = new_masks(k->zero_masks, masks, NUM_MASKS);
     values[S_STOCK] = PyList_New(total - n * size - 1);
     for (npy_intp j = n * size + 1; values[S_STOCK] && j < total; j++)
         PyList_SET_ITEM(values[S_STOCK], j - n * size - 1, PyLong_FromLong((long)cards[j]));
     values[S_STOCK_POS] = PyLong_FromLong(0);
     values[S_RUNS] = PyList_New(0);
     values[S_SETS] = PyList_New(0);
-    values[S_FITS] = Py_BuildValue("(iii)", 0, 0, 0);
-    values[S_FITS_ANY] = PyLong_FromLong(0);
     values[S_DEALER] = PyLong_FromLong(dealer);
     long current = (dealer + 1) % n;
     values[S_CURRENT] = PyLong_FromLong(current);
@@ -1418,8 +1411,29 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
     PyObject *phases = item(layout, "phases"), *reasons = item(layout, "end_reasons");
     PyObject *empty = item(layout, "empty_mask"), *state_class = item(layout, "state_class");
     PyObject *match_class = item(layout, "match_class");
-    if (!phases || !reasons || !empty || !state_class || !match_class)
+    PyObject *zero_hands = item(layout, "zero_hands"), *zero_masks = item(layout, "zero_masks");
+    if (!phases || !reasons || !empty || !state_class || !match_class || !zero_hands ||
+        !zero_masks)
         return -1;
+    for (int j = 0; j < 2; j++) { /* array('Q') of zeros, of the players and of NUM_MASKS */
+        PyObject *zeros = j ? zero_masks : zero_hands;
+        Py_ssize_t count = j ? NUM_MASKS : k->players;
+        Py_buffer view;
+        if (PyObject_GetBuffer(zeros, &view, PyBUF_FORMAT) < 0)
+            return -1;
+        int fits = view.itemsize == 8 && view.format && !strcmp(view.format, "Q") &&
+                   view.len == count * 8;
+        for (Py_ssize_t b = 0; fits && b < view.len; b++)
+            fits = !((const char *)view.buf)[b];
+        PyBuffer_Release(&view);
+        if (!fits || !PySequence_Check(zeros)) {
+            PyErr_Format(PyExc_ValueError, KERNEL_NAME ": %s is an array('Q') of %zd zeros",
+                         j ? "zero_masks" : "zero_hands", count);
+            return -1;
+        }
+        Py_INCREF(zeros);
+        Py_XSETREF(*(j ? &k->zero_masks : &k->zero_hands), zeros);
+    }
     if (!PyTuple_Check(phases) || PyTuple_GET_SIZE(phases) != 2 ||
         PyLong_AsLong(PyTuple_GET_ITEM(phases, 0)) != 0 ||
         PyLong_AsLong(PyTuple_GET_ITEM(phases, 1)) != 1 || !PyTuple_Check(reasons) ||
@@ -1453,6 +1467,8 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
 
 static void Rummy500Kernel_dealloc(Rummy500Kernel *k) {
     Py_XDECREF(k->state_class);
+    Py_XDECREF(k->zero_hands);
+    Py_XDECREF(k->zero_masks);
     gather_free(&k->gather);
     Py_XDECREF(k->phases[0]);
     Py_XDECREF(k->phases[1]);

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import os
+from array import array
 
 import numpy as np
 import pytest
@@ -737,19 +738,20 @@ def test_rummy500_kernel_rejects_bad_input():
         kernel.apply(state)
     wide = Match(make_game("rummy500", 3, kernels=kernels))
     wide.reset(seed=1)
-    with pytest.raises((TypeError, ValueError), match=r"buf|not a 500 Rum state"):
+    with pytest.raises((TypeError, ValueError), match=r"buf|bits is an array\('Q'\) of 2"):
         kernel.mask(wide.state)
-    held = state.bits[0]
-    for bad, error in [(-1, "52 bits"), (1 << 60, "52 bits"), (1.0, "is an int")]:
-        state.bits[0] = bad
-        with pytest.raises((TypeError, ValueError), match=error):
+    for name, at in (("bits", 0), ("masks", 3)):  # a seat's hand, a lay-off target
+        held = getattr(state, name)[at]
+        getattr(state, name)[at] = 1 << 60
+        with pytest.raises(ValueError, match="a 500 Rum card mask has 52 bits"):
             kernel.apply(state, 0)
-    state.bits[0] = held
-    state.fits = [0, 0, 0]
-    with pytest.raises(TypeError, match="tuple of 3 masks"):
-        kernel.mask(state)
-    state.fits = (0, 0, 0)
+        getattr(state, name)[at] = held
     for name, bad, error in [
+        ("bits", list(state.bits), r"bits is an array\('Q'\)"),
+        ("bits", array("q", state.bits), r"bits is an array\('Q'\)"),
+        ("bits", state.bits[:1], r"bits is an array\('Q'\) of 2"),
+        ("masks", tuple(state.masks), r"masks is an array\('Q'\)"),
+        ("masks", state.masks[:-1], r"masks is an array\('Q'\) of 6"),
         ("cells", bytes(state.cells), "cells is a bytearray"),
         ("cells", state.cells[:-52], "cells must have 676 bytes"),
         ("pile_counts", list(state.pile_counts), "pile_counts is a bytearray"),
@@ -758,7 +760,7 @@ def test_rummy500_kernel_rejects_bad_input():
         held = getattr(state, name)
         setattr(state, name, bad)
         with pytest.raises((TypeError, ValueError), match=error):
-            kernel.apply(state, 0)
+            kernel.mask(state)
         setattr(state, name, held)
     assert rummy500_state(state) == before
     deck = np.arange(52)

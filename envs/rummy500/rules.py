@@ -14,6 +14,7 @@ With two decks (5-8 players) hands, the table and the known cards are counts (0-
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -104,6 +105,10 @@ _PLAY = Phase.PLAY
 _OBS_DRAW = ObsPhase.DRAW
 _OBS_MUST_USE = ObsPhase.MUST_USE
 _OBS_PLAY = ObsPhase.PLAY
+
+# Where Rummy500State.masks keeps the discard pile, the cards in it twice, the three lay-off
+# targets (on a set, below a run, above a run) and their union.
+_PILE_BITS, _PILE_DOUBLE, _FITS, _FITS_ANY = 0, 1, 2, 5
 
 #: Discard piles longer than this are pre-filtered with one whole-pile meld search.
 LONG_PILE = 3
@@ -253,6 +258,10 @@ class Rummy500View:
 class Rummy500State(HandState):
     """Mutable state of one 500 Rum hand.
 
+    The card masks are 52-bit ints in two ``array('Q')``: ``bits`` (each seat's hand) and
+    ``masks`` (the discard pile, the cards in it twice, the three lay-off targets and their
+    union: read them as :attr:`pile_bits`, :attr:`pile_double`, :attr:`fits`, :attr:`fits_any`).
+
     Runs on the table are ``[suit, lo, hi, owners]`` (``owners[pos]`` = seat that laid the card at
     run position ``pos``, -1 where empty); sets are ``[rank, suit_mask, owners]`` (by suit).
 
@@ -273,17 +282,14 @@ class Rummy500State(HandState):
         "current",
         "dealer",
         "end_reason",
-        "fits",
-        "fits_any",
         "hand_values",
         "mask_cache",
+        "masks",
         "over",
         "pending",
         "phase",
         "pile",
-        "pile_bits",
         "pile_counts",
-        "pile_double",
         "points",
         "runs",
         "sets",
@@ -308,6 +314,26 @@ class Rummy500State(HandState):
         """Cards held by ``seat`` in id order (a card held twice is listed twice)."""
         cells, at = self.cells, seat * NUM_CARDS
         return [c for c in mask_cards(self.bits[seat]) for _ in range(cells[at + c])]
+
+    @property
+    def pile_bits(self) -> int:
+        """Cards in the discard pile (a 52-bit mask)."""
+        return self.masks[_PILE_BITS]
+
+    @property
+    def pile_double(self) -> int:
+        """Cards in the discard pile twice (two decks)."""
+        return self.masks[_PILE_DOUBLE]
+
+    @property
+    def fits(self) -> tuple[int, int, int]:
+        """The lay-off targets: cards that fit on a set, below a run, above a run."""
+        return tuple(self.masks[_FITS : _FITS + 3])
+
+    @property
+    def fits_any(self) -> int:
+        """Cards that can be laid off somewhere."""
+        return self.masks[_FITS_ANY]
 
 
 class Rummy500Game(Game):
@@ -531,6 +557,8 @@ class Rummy500Game(Game):
             "end_reasons": ("pass", "stock exhausted", "went out"),
             "empty_mask": self._empty_mask,
             "state_class": Rummy500State,
+            "zero_hands": array("Q", [0] * n),
+            "zero_masks": array("Q", [0] * (_FITS_ANY + 1)),
             "match_class": Match,
         }
 
@@ -563,22 +591,19 @@ class Rummy500Game(Game):
         for seat, card in zip(self._deal_seats[dealer], cards[: n * size], strict=False):
             cells[seat * NUM_CARDS + card] += 1
             bits[seat] |= 1 << card
-        s.bits = bits
+        s.bits = array("Q", bits)
         s.sizes = [size] * n
         up = cards[n * size]
         s.pile = [up]
         s.pile_counts = bytearray(NUM_CARDS)
         s.pile_counts[up] = 1
-        s.pile_bits = 1 << up
-        s.pile_double = 0
+        s.masks = array("Q", [1 << up, 0, 0, 0, 0, 0])
         cells[self._at["pile"] + up] = 1
         cells[self._at["top"] + up] = 1
         s.stock = cards[n * size + 1 :]
         s.stock_pos = 0
         s.runs = []
         s.sets = []
-        s.fits = (0, 0, 0)
-        s.fits_any = 0
         s.table_points = [0] * n
         buf[self._at_size : self._at_size + n] = size / NUM_CARDS
         buf[1] = len(s.stock) * self._inv_cards
@@ -624,7 +649,8 @@ class Rummy500Game(Game):
                 mask[DIG_DEEP_BASE + low.bit_length() - 1] = 1
             return mask
         hand = s.bits[seat]
-        fit_set, fit_low, fit_high = s.fits
+        masks = s.masks
+        fit_set, fit_low, fit_high = masks[_FITS], masks[_FITS + 1], masks[_FITS + 2]
         pending = s.pending
         if pending >= 0:
             for m, meld_mask in MELDS_WITH[pending]:
@@ -642,7 +668,7 @@ class Rummy500Game(Game):
         mask[DISCARD_BASE:] = held != 0
         for m in melds_in(hand):
             mask[MELD_BASE + m] = 1
-        lay = hand & s.fits_any
+        lay = hand & masks[_FITS_ANY]
         while lay:
             low = lay & -lay
             lay ^= low
@@ -664,9 +690,10 @@ class Rummy500Game(Game):
         pile = s.pile
         if not pile:
             return 0, 0
-        pile_bits = s.pile_bits
+        masks = s.masks
+        pile_bits = masks[_PILE_BITS]
         hand = s.bits[seat]
-        fits = s.fits_any
+        fits = masks[_FITS_ANY]
         usable = pile_bits & fits  # a lay-off exists whatever else is taken
         cand = pile_bits & ~fits
         if len(pile) > LONG_PILE:  # rule out cards without a meld in hand + whole pile first
@@ -690,7 +717,7 @@ class Rummy500Game(Game):
                     if not cand:
                         break
                 seen |= b
-        deep = s.pile_double & (usable | deep_found)
+        deep = masks[_PILE_DOUBLE] & (usable | deep_found)
         if self._free_top:
             usable |= BIT[pile[-1]]
         return usable, deep
@@ -762,13 +789,13 @@ class Rummy500Game(Game):
         for c in taken:
             if not counts[c]:
                 cells[on_pile + c] = 0
-                s.pile_bits &= ~BIT[c]
+                s.masks[_PILE_BITS] &= ~BIT[c]
                 if low >= 0:
                     cells[low + c] = 0
             else:  # the lower copy stays: it becomes the topmost one
                 cells[on_pile + c] = cells[low + c]
                 cells[low + c] = 0
-            s.pile_double &= ~BIT[c]
+            s.masks[_PILE_DOUBLE] &= ~BIT[c]
             self._add(s, seat, c)
             cells[known + c] += 1
         if pile:
@@ -896,6 +923,7 @@ class Rummy500Game(Game):
     def _set_fits(self, s: Rummy500State, new: tuple[int, int, int]) -> None:
         """Store the lay-off targets and update their observation planes where they changed."""
         old = s.fits
+        masks = s.masks
         cells = s.cells
         for k in range(3):
             changed = old[k] ^ new[k]
@@ -904,8 +932,8 @@ class Rummy500Game(Game):
                 low = changed & -changed
                 changed ^= low
                 cells[row + low.bit_length()] = 1 if new[k] & low else 0
-        s.fits = new
-        s.fits_any = new[0] | new[1] | new[2]
+        masks[_FITS : _FITS + 3] = array("Q", new)
+        masks[_FITS_ANY] = new[0] | new[1] | new[2]
 
     def _discard(self, s: Rummy500State, seat: int, card: int) -> None:
         self._remove(s, seat, card)
@@ -919,9 +947,9 @@ class Rummy500Game(Game):
         count = s.pile_counts[card]
         if count:  # the other copy is in the pile already and becomes the lower one
             cells[at["pile_low"] + card] = cells[at["pile"] + card]
-            s.pile_double |= BIT[card]
+            s.masks[_PILE_DOUBLE] |= BIT[card]
         s.pile_counts[card] = count + 1
-        s.pile_bits |= BIT[card]
+        s.masks[_PILE_BITS] |= BIT[card]
         cells[at["pile"] + card] = len(pile)
         s.buf[2] = len(pile) * self._inv_cards
         if not s.sizes[seat]:
