@@ -33,35 +33,28 @@
 #define RANK_REPEAT (1ULL | 1ULL << 13 | 1ULL << 26 | 1ULL << 39)
 #define KERNEL_NAME "Rummy500Kernel"
 
-enum { S_BITS, S_CELLS, S_SIZES, S_PILE, S_PILE_COUNTS, S_MASKS, S_STOCK,
-       S_STOCK_POS, S_TABLE_POINTS, S_PENDING, S_CURRENT, S_TURN, S_PHASE,
+enum { S_WORDS, S_CELLS, S_PILE, S_STOCK, S_STOCK_POS, S_PENDING, S_CURRENT, S_TURN, S_PHASE,
        S_OVER, S_POINTS, S_HAND_VALUES, S_WENT_OUT, S_END_REASON, S_MASK_CACHE, S_BUF, S_TOTALS,
        S_RUNS, S_SETS, S_DEALER, NUM_STATE_SLOTS };
 
-static PyObject *n_bits, *n_cells, *n_sizes, *n_pile, *n_pile_counts, *n_masks,
-    *n_stock, *n_stock_pos, *n_table_points, *n_pending,
+static PyObject *n_words, *n_cells, *n_pile, *n_stock, *n_stock_pos, *n_pending,
     *n_current, *n_turn, *n_phase, *n_points, *n_hand_values, *n_went_out, *n_end_reason,
     *n_mask_cache, *n_buf, *n_totals, *n_runs, *n_sets, *n_dealer;
 
 static PyObject **const state_names[NUM_STATE_SLOTS] = {
-    &n_bits,       &n_cells,       &n_sizes,     &n_pile,      &n_pile_counts,  &n_masks,
-    &n_stock,      &n_stock_pos,   &n_table_points,
+    &n_words,      &n_cells,       &n_pile,      &n_stock,     &n_stock_pos,
     &n_pending,    &n_current,     &n_turn,      &n_phase,     &n_over,         &n_points,
     &n_hand_values, &n_went_out,   &n_end_reason, &n_mask_cache, &n_buf,        &n_totals,
     &n_runs,       &n_sets,        &n_dealer};
 
 int rummy500_intern_names(void) {
-    if (n_bits)
+    if (n_words)
         return 0;
-    INTERN(n_bits, "bits")
+    INTERN(n_words, "words")
     INTERN(n_cells, "cells")
-    INTERN(n_sizes, "sizes")
     INTERN(n_pile, "pile")
-    INTERN(n_pile_counts, "pile_counts")
-    INTERN(n_masks, "masks")
     INTERN(n_stock, "stock")
     INTERN(n_stock_pos, "stock_pos")
-    INTERN(n_table_points, "table_points")
     INTERN(n_pending, "pending")
     INTERN(n_current, "current")
     INTERN(n_turn, "turn")
@@ -101,37 +94,35 @@ typedef struct {
     unsigned char run_ok[R5_RANKS][1 << R5_RANKS];
     Gather gather; /* each seat's observation from buf and cells */
     PyObject *phases[2], *end_pass, *end_stock, *end_out, *empty_mask;
-    PyObject *zero_hands, *zero_masks; /* array('Q') templates of the state's bits and masks */
+    PyObject *zero_words; /* an array('Q') of zeros as long as the state's words */
+    int row_sizes;        /* the row of cells whose first bytes are the hand sizes */
     Slots slots, match_slots;
 } Rummy500Kernel;
 
 /* ------------------------------------------------------------------ state access */
 
 typedef struct {
-    PyObject *buf, *cells, *sizes, *pile, *pile_counts, *stock, *table_points;
+    PyObject *buf, *cells, *pile, *stock;
     float *v;               /* buf: [0, stock, pile, turn], then per seat 5 blocks */
-    uint8_t *c, *on_pile;   /* cells (the planes) and pile_counts */
-    uint64_t *hands, *m;    /* bits (each seat's hand) and masks (M_PILE ... M_ANY) */
-    Py_buffer hands_view, masks_view;
+    uint8_t *c;             /* cells: the planes, then a row of the hand sizes */
+    uint8_t *sizes;         /* each seat's hand size (in cells) */
+    uint64_t *m, *hands, *points; /* words: the masks (M_PILE ... M_ANY), hands, table points */
+    Py_buffer words_view;
     long current, phase, stock_pos, pending, turn;
 } Hand;
 
-/* Rummy500State.masks: the discard pile, the cards in it twice, the lay-off targets (on a set,
- * below a run, above a run) and their union. */
-enum { M_PILE, M_DOUBLE, M_FITS, M_ANY = M_FITS + 3, NUM_MASKS };
+/* Rummy500State.words: the discard pile, the cards in it twice, the lay-off targets (on a set,
+ * below a run, above a run) and their union, then each seat's hand (52-bit masks), then each
+ * seat's table points. */
+enum { M_PILE, M_DOUBLE, M_FITS, M_ANY = M_FITS + 3, M_HANDS };
 
 static void hand_release(Hand *h) {
-    if (h->hands_view.obj)
-        PyBuffer_Release(&h->hands_view);
-    if (h->masks_view.obj)
-        PyBuffer_Release(&h->masks_view);
+    if (h->words_view.obj)
+        PyBuffer_Release(&h->words_view);
     Py_CLEAR(h->buf);
     Py_CLEAR(h->cells);
-    Py_CLEAR(h->sizes);
     Py_CLEAR(h->pile);
-    Py_CLEAR(h->pile_counts);
     Py_CLEAR(h->stock);
-    Py_CLEAR(h->table_points);
 }
 
 static int bad_state(void) {
@@ -157,32 +148,36 @@ static int as_mask(PyObject *v, uint64_t *out) {
     return 0;
 }
 
-/* The uint64 items of an array('Q') slot of ``count`` items (the state's bits or masks, the
- * class of ``like``) through ``view``, each checked below 2**52; NULL with an error else. */
-static uint64_t *slot_masks(Rummy500Kernel *k, PyObject *state, int i, PyObject *like,
-                            Py_ssize_t count, Py_buffer *view, const char *what) {
-    PyObject *v = slot_get(&k->slots, state, i);
+/* The state's words (an array('Q') of M_HANDS + 2 players items, the class of zero_words)
+ * through ``view``: the masks checked below 2**52, the table points below 2**31; NULL with an
+ * error else. */
+static uint64_t *slot_words(Rummy500Kernel *k, PyObject *state, Py_buffer *view) {
+    PyObject *v = slot_get(&k->slots, state, S_WORDS);
     if (!v)
         return NULL;
-    int ok = Py_IS_TYPE(v, Py_TYPE(like)) &&
+    int ok = Py_IS_TYPE(v, Py_TYPE(k->zero_words)) &&
              PyObject_GetBuffer(v, view, PyBUF_WRITABLE | PyBUF_FORMAT) == 0;
     Py_DECREF(v); /* the view holds the array */
     if (!ok) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "a 500 Rum state's %s is an array('Q')", what);
+        PyErr_SetString(PyExc_TypeError, "a 500 Rum state's words is an array('Q')");
         return NULL;
     }
-    uint64_t *items = (uint64_t *)view->buf, any = 0;
+    const Py_ssize_t masks = M_HANDS + k->players, count = masks + k->players;
+    uint64_t *items = (uint64_t *)view->buf, any = 0, points = 0;
     if (view->itemsize != 8 || !view->format || strcmp(view->format, "Q") ||
         view->len != count * 8) {
-        PyErr_Format(PyExc_ValueError, "a 500 Rum state's %s is an array('Q') of %zd", what, count);
+        PyErr_Format(PyExc_ValueError, "a 500 Rum state's words is an array('Q') of %zd", count);
         PyBuffer_Release(view);
         return NULL;
     }
-    for (Py_ssize_t j = 0; j < count; j++)
+    for (Py_ssize_t j = 0; j < masks; j++)
         any |= items[j];
-    if (any >> R5_CARDS) {
-        PyErr_SetString(PyExc_ValueError, "a 500 Rum card mask has 52 bits");
+    for (Py_ssize_t j = masks; j < count; j++)
+        points |= items[j];
+    if (any >> R5_CARDS || points >> 31) {
+        PyErr_SetString(PyExc_ValueError, any >> R5_CARDS ? "a 500 Rum card mask has 52 bits"
+                                                         : "a 500 Rum table score must be below 2**31");
         PyBuffer_Release(view);
         return NULL;
     }
@@ -212,22 +207,16 @@ static int hand_read(Rummy500Kernel *k, PyObject *state, Hand *h) {
         slot_long(&k->slots, state, S_PENDING, &h->pending) < 0 ||
         slot_long(&k->slots, state, S_TURN, &h->turn) < 0)
         return -1;
-    if (!(h->hands = slot_masks(k, state, S_BITS, k->zero_hands, k->players, &h->hands_view,
-                                "bits")) ||
-        !(h->m = slot_masks(k, state, S_MASKS, k->zero_masks, NUM_MASKS, &h->masks_view,
-                            "masks")) ||
+    if (!(h->m = slot_words(k, state, &h->words_view)) ||
         !(h->buf = slot_get(&k->slots, state, S_BUF)) ||
         check_array(h->buf, NPY_FLOAT32, 1, k->buf_size, 0, 1, "a 500 Rum state's buf") < 0 ||
         !(h->cells = slot_bytes(k, state, S_CELLS, k->cells_size, "cells")) ||
-        !(h->pile_counts = slot_bytes(k, state, S_PILE_COUNTS, R5_CARDS, "pile_counts")) ||
-        !(h->sizes = slot_list(&k->slots, state, S_SIZES, name)) ||
+
         !(h->pile = slot_list(&k->slots, state, S_PILE, name)) ||
-        !(h->stock = slot_list(&k->slots, state, S_STOCK, name)) ||
-        !(h->table_points = slot_list(&k->slots, state, S_TABLE_POINTS, name)))
+        !(h->stock = slot_list(&k->slots, state, S_STOCK, name)))
         goto fail;
     const Py_ssize_t n = k->players;
-    if (PyList_GET_SIZE(h->sizes) != n ||
-        PyList_GET_SIZE(h->table_points) != n || h->current < 0 || h->current >= n ||
+    if (h->current < 0 || h->current >= n ||
         h->phase < 0 || h->phase > 1 || h->stock_pos < 0 ||
         PyList_GET_SIZE(h->pile) > (Py_ssize_t)R5_CARDS * k->decks ||
         PyList_GET_SIZE(h->stock) > (Py_ssize_t)R5_CARDS * k->decks ||
@@ -238,7 +227,9 @@ static int hand_read(Rummy500Kernel *k, PyObject *state, Hand *h) {
     }
     h->v = (float *)PyArray_DATA((PyArrayObject *)h->buf);
     h->c = (uint8_t *)PyByteArray_AS_STRING(h->cells);
-    h->on_pile = (uint8_t *)PyByteArray_AS_STRING(h->pile_counts);
+    h->sizes = h->c + (size_t)k->row_sizes * R5_CARDS;
+    h->hands = h->m + M_HANDS;
+    h->points = h->hands + n;
     return 0;
 fail:
     hand_release(h);
@@ -423,8 +414,8 @@ static int finish(Rummy500Kernel *k, PyObject *state, Hand *h, PyObject *reason)
     double *p = (double *)PyArray_DATA((PyArrayObject *)points);
     for (long seat = 0; seat < n; seat++) {
         uint64_t hand;
-        long earned;
-        if (hand_mask(h, seat, &hand) < 0 || list_long(h->table_points, seat, &earned) < 0)
+        long earned = (long)h->points[seat];
+        if (hand_mask(h, seat, &hand) < 0)
             goto fail;
         const uint8_t *counts = row(k, h, (int)seat);
         long value = 0;
@@ -455,9 +446,9 @@ fail:
 /* One copy of ``card`` into (delta 1) or out of (-1) the seat's hand (_add / _remove). */
 static int move_card(Rummy500Kernel *k, Hand *h, long seat, int card, int delta) {
     uint8_t *counts = row(k, h, (int)seat);
-    long size, count = counts[card] + delta;
-    if (count < 0 || count > k->decks || list_long(h->sizes, seat, &size) < 0)
-        return PyErr_Occurred() ? -1 : bad_state();
+    long size = h->sizes[seat] + delta, count = counts[card] + delta;
+    if (count < 0 || count > k->decks || size < 0 || size > R5_CARDS * k->decks)
+        return bad_state();
     counts[card] = (uint8_t)count;
     if (delta > 0 && count == 1)
         h->hands[seat] |= 1ULL << card;
@@ -468,9 +459,7 @@ static int move_card(Rummy500Kernel *k, Hand *h, long seat, int card, int delta)
         if (*known)
             --*known;
     }
-    size += delta;
-    if (list_set_long(h->sizes, seat, size) < 0)
-        return -1;
+    h->sizes[seat] = (uint8_t)size;
     seat_row(k, h, 2)[seat] = (float)((double)size / R5_CARDS);
     return 0;
 }
@@ -478,13 +467,14 @@ static int move_card(Rummy500Kernel *k, Hand *h, long seat, int card, int delta)
 /* Rummy500Game._discard, up to the next seat's turn (or the hand's end). */
 static int discard(Rummy500Kernel *k, PyObject *state, Hand *h, int card) {
     long seat = h->current;
-    if (move_card(k, h, seat, card, -1) < 0)
-        return -1;
     Py_ssize_t piled = PyList_GET_SIZE(h->pile);
     uint8_t *top = row(k, h, k->row_top), *pile = row(k, h, k->row_pile);
-    long count = h->on_pile[card];
+    uint8_t *low = k->row_pile_low >= 0 ? row(k, h, k->row_pile_low) : NULL;
+    int count = (pile[card] != 0) + (low && low[card]); /* copies in the pile */
     if (piled >= (Py_ssize_t)R5_CARDS * k->decks || count >= k->decks)
         return bad_state();
+    if (move_card(k, h, seat, card, -1) < 0)
+        return -1;
     if (piled) {
         long old;
         if (card_of(h->pile, piled - 1, &old) < 0)
@@ -500,18 +490,13 @@ static int discard(Rummy500Kernel *k, PyObject *state, Hand *h, int card) {
         return -1;
     top[card] = 1;
     if (count) { /* the other copy is in the pile already and becomes the lower one */
-        if (k->row_pile_low < 0)
-            return bad_state();
-        row(k, h, k->row_pile_low)[card] = pile[card];
+        low[card] = pile[card];
         h->m[M_DOUBLE] |= 1ULL << card;
     }
     h->m[M_PILE] |= 1ULL << card;
-    h->on_pile[card] = (uint8_t)(count + 1);
     pile[card] = (uint8_t)(piled + 1);
     scalars(k, h)[2] = (float)((double)(piled + 1) * k->inv_cards);
-    long size;
-    if (list_long(h->sizes, seat, &size) < 0)
-        return -1;
+    long size = h->sizes[seat];
     h->turn++;
     if (slot_set_long(&k->slots, state, S_TURN, h->turn) < 0)
         return -1;
@@ -601,11 +586,9 @@ static int meld_of(PyObject *melds, Py_ssize_t j, Py_ssize_t size, long of, PyOb
 
 /* Points laid on the table by the seat (_score_play). */
 static int score_play(Rummy500Kernel *k, Hand *h, long seat, long value) {
-    long points;
-    if (list_long(h->table_points, seat, &points) < 0 ||
-        list_set_long(h->table_points, seat, points + value) < 0)
-        return -1;
-    seat_row(k, h, 3)[seat] = (float)((double)(points + value) / 100.0);
+    long points = (long)h->points[seat] + value;
+    h->points[seat] = (uint64_t)points;
+    seat_row(k, h, 3)[seat] = (float)((double)points / 100.0);
     return 0;
 }
 
@@ -672,10 +655,7 @@ static int clear_pending(Rummy500Kernel *k, PyObject *state, Hand *h) {
 
 /* What follows a meld or a lay-off of the seat: going out where its hand is empty. */
 static int after_play(Rummy500Kernel *k, PyObject *state, Hand *h, long seat) {
-    long size;
-    if (list_long(h->sizes, seat, &size) < 0)
-        return -1;
-    if (size)
+    if (h->sizes[seat])
         return 1;
     h->turn++;
     if (slot_set_long(&k->slots, state, S_TURN, h->turn) < 0 ||
@@ -856,21 +836,22 @@ static int play_dig(Rummy500Kernel *k, PyObject *state, Hand *h, int card, int d
             return -1;
         taken[count++] = (int)c;
     }
-    uint8_t need[R5_CARDS] = {0}; /* the pile's counts must hold every card taken */
-    for (int j = 0; j < count; j++)
-        if (++need[taken[j]] > h->on_pile[taken[j]])
-            return bad_state();
-    if (PyList_SetSlice(h->pile, index, size, NULL) < 0)
-        return -1;
     uint8_t *top_row = row(k, h, k->row_top), *pile_row = row(k, h, k->row_pile);
     uint8_t *low_row = k->row_pile_low >= 0 ? row(k, h, k->row_pile_low) : NULL;
     uint8_t *known = row(k, h, k->row_known + (int)seat);
-    top_row[taken[count - 1]] = 0;
+    /* the copies of each card the pile keeps: those its places show less those taken */
+    int8_t left[R5_CARDS];
     for (int j = 0; j < count; j++)
-        h->on_pile[taken[j]]--;
+        left[taken[j]] = (pile_row[taken[j]] != 0) + (low_row && low_row[taken[j]]);
+    for (int j = 0; j < count; j++)
+        if (--left[taken[j]] < 0)
+            return bad_state();
+    if (PyList_SetSlice(h->pile, index, size, NULL) < 0)
+        return -1;
+    top_row[taken[count - 1]] = 0;
     for (int j = 0; j < count; j++) {
         int c = taken[j];
-        if (!h->on_pile[c]) {
+        if (!left[c]) {
             pile_row[c] = 0;
             h->m[M_PILE] &= ~(1ULL << c);
             if (low_row)
@@ -886,14 +867,14 @@ static int play_dig(Rummy500Kernel *k, PyObject *state, Hand *h, int card, int d
             return -1;
         known[c]++;
     }
-    Py_ssize_t left = PyList_GET_SIZE(h->pile);
-    if (left) {
+    Py_ssize_t piled = PyList_GET_SIZE(h->pile);
+    if (piled) {
         long c;
-        if (card_of(h->pile, left - 1, &c) < 0)
+        if (card_of(h->pile, piled - 1, &c) < 0)
             return -1;
         top_row[c] = 1;
     }
-    scalars(k, h)[2] = (float)((double)left * k->inv_cards);
+    scalars(k, h)[2] = (float)((double)piled * k->inv_cards);
     if (!(k->free_top && index == size - 1)) {
         h->pending = card;
         row(k, h, k->row_pending)[card] = 1;
@@ -992,8 +973,9 @@ static int observe_into(Rummy500Kernel *k, PyObject *state, Hand *h, long seat, 
 
 /* ------------------------------------------------------------------ the deal */
 
-/* A new array('Q') like ``template`` (of ``count`` items) holding ``items``. */
-static PyObject *new_masks(PyObject *template, const uint64_t *items, Py_ssize_t count) {
+/* A new array('Q') like ``template`` (of ``count`` items or more, the rest 0) whose first
+ * ``count`` items are ``items``. */
+static PyObject *new_words(PyObject *template, const uint64_t *items, Py_ssize_t count) {
     PyObject *out = PySequence_Repeat(template, 1);
     Py_buffer view;
     if (!out || PyObject_GetBuffer(out, &view, PyBUF_WRITABLE) < 0) {
@@ -1040,8 +1022,7 @@ static PyObject *Rummy500Kernel_deal(Rummy500Kernel *k, PyObject *const *args,
     npy_intp buf_size = k->buf_size, seats = n;
     PyObject *buf = values[S_BUF] = state ? PyArray_ZEROS(1, &buf_size, NPY_FLOAT32, 0) : NULL;
     PyObject *cells = values[S_CELLS] = buf ? zero_bytes(k->cells_size) : NULL;
-    PyObject *pile_counts = values[S_PILE_COUNTS] = cells ? zero_bytes(R5_CARDS) : NULL;
-    if (!pile_counts)
+    if (!cells)
         goto fail;
     float *v = (float *)PyArray_DATA((PyArrayObject *)buf);
     uint8_t *c = (uint8_t *)PyByteArray_AS_STRING(cells);
@@ -1053,18 +1034,13 @@ static PyObject *Rummy500Kernel_deal(Rummy500Kernel *k, PyObject *const *args,
         c[seat * R5_CARDS + card]++;
         bits[seat] |= 1ULL << card;
     }
-    values[S_BITS] = new_masks(k->zero_hands, bits, n);
-    values[S_SIZES] = PyList_New(n);
-    values[S_TABLE_POINTS] = PyList_New(n);
-    for (long seat = 0; values[S_SIZES] && values[S_TABLE_POINTS] && seat < n; seat++) {
-        PyList_SET_ITEM(values[S_SIZES], seat, PyLong_FromLong(size));
-        PyList_SET_ITEM(values[S_TABLE_POINTS], seat, PyLong_FromLong(0));
-    }
+    for (long seat = 0; seat < n; seat++)
+        c[k->row_sizes * R5_CARDS + seat] = (uint8_t)size;
     int up = (int)cards[n * size];
     values[S_PILE] = Py_BuildValue("[i]", up);
-    ((uint8_t *)PyByteArray_AS_STRING(pile_counts))[up] = 1;
-    uint64_t masks[NUM_MASKS] = {[M_PILE] = 1ULL << up};
-    values[S_MASKS] = new_masks(k->zero_masks, masks, NUM_MASKS);
+    uint64_t words[M_HANDS + R5_MAX_PLAYERS] = {[M_PILE] = 1ULL << up};
+    memcpy(words + M_HANDS, bits, sizeof(uint64_t) * (size_t)n); /* the table points: 0 */
+    values[S_WORDS] = new_words(k->zero_words, words, M_HANDS + n);
     values[S_STOCK] = PyList_New(total - n * size - 1);
     for (npy_intp j = n * size + 1; values[S_STOCK] && j < total; j++)
         PyList_SET_ITEM(values[S_STOCK], j - n * size - 1, PyLong_FromLong((long)cards[j]));
@@ -1385,6 +1361,7 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
         read_int(layout, KERNEL_NAME, "row_runs", &k->row_runs, 0, rows - 1) < 0 ||
         read_int(layout, KERNEL_NAME, "row_fits", &k->row_fits, 0, rows - 3) < 0 ||
         read_int(layout, KERNEL_NAME, "row_pending", &k->row_pending, 0, rows - 1) < 0 ||
+        read_int(layout, KERNEL_NAME, "row_sizes", &k->row_sizes, 0, rows - 1) < 0 ||
         read_int(layout, KERNEL_NAME, "hand_size", &k->hand_size, 1, R5_CARDS) < 0 ||
         read_melds(k, layout) < 0)
         return -1;
@@ -1411,29 +1388,25 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
     PyObject *phases = item(layout, "phases"), *reasons = item(layout, "end_reasons");
     PyObject *empty = item(layout, "empty_mask"), *state_class = item(layout, "state_class");
     PyObject *match_class = item(layout, "match_class");
-    PyObject *zero_hands = item(layout, "zero_hands"), *zero_masks = item(layout, "zero_masks");
-    if (!phases || !reasons || !empty || !state_class || !match_class || !zero_hands ||
-        !zero_masks)
+    PyObject *zeros = item(layout, "zero_words");
+    if (!phases || !reasons || !empty || !state_class || !match_class || !zeros)
         return -1;
-    for (int j = 0; j < 2; j++) { /* array('Q') of zeros, of the players and of NUM_MASKS */
-        PyObject *zeros = j ? zero_masks : zero_hands;
-        Py_ssize_t count = j ? NUM_MASKS : k->players;
-        Py_buffer view;
-        if (PyObject_GetBuffer(zeros, &view, PyBUF_FORMAT) < 0)
-            return -1;
-        int fits = view.itemsize == 8 && view.format && !strcmp(view.format, "Q") &&
-                   view.len == count * 8;
-        for (Py_ssize_t b = 0; fits && b < view.len; b++)
-            fits = !((const char *)view.buf)[b];
-        PyBuffer_Release(&view);
-        if (!fits || !PySequence_Check(zeros)) {
-            PyErr_Format(PyExc_ValueError, KERNEL_NAME ": %s is an array('Q') of %zd zeros",
-                         j ? "zero_masks" : "zero_hands", count);
-            return -1;
-        }
-        Py_INCREF(zeros);
-        Py_XSETREF(*(j ? &k->zero_masks : &k->zero_hands), zeros);
+    Py_buffer view; /* an array('Q') of M_HANDS + 2 players zeros */
+    Py_ssize_t count = M_HANDS + 2 * k->players;
+    if (PyObject_GetBuffer(zeros, &view, PyBUF_FORMAT) < 0)
+        return -1;
+    int fits = view.itemsize == 8 && view.format && !strcmp(view.format, "Q") &&
+               view.len == count * 8;
+    for (Py_ssize_t b = 0; fits && b < view.len; b++)
+        fits = !((const char *)view.buf)[b];
+    PyBuffer_Release(&view);
+    if (!fits || !PySequence_Check(zeros)) {
+        PyErr_Format(PyExc_ValueError, KERNEL_NAME ": zero_words is an array('Q') of %zd zeros",
+                     count);
+        return -1;
     }
+    Py_INCREF(zeros);
+    Py_XSETREF(k->zero_words, zeros);
     if (!PyTuple_Check(phases) || PyTuple_GET_SIZE(phases) != 2 ||
         PyLong_AsLong(PyTuple_GET_ITEM(phases, 0)) != 0 ||
         PyLong_AsLong(PyTuple_GET_ITEM(phases, 1)) != 1 || !PyTuple_Check(reasons) ||
@@ -1467,8 +1440,7 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
 
 static void Rummy500Kernel_dealloc(Rummy500Kernel *k) {
     Py_XDECREF(k->state_class);
-    Py_XDECREF(k->zero_hands);
-    Py_XDECREF(k->zero_masks);
+    Py_XDECREF(k->zero_words);
     gather_free(&k->gather);
     Py_XDECREF(k->phases[0]);
     Py_XDECREF(k->phases[1]);

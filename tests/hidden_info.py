@@ -99,7 +99,8 @@ def r500_move(state, seat, card, delta) -> None:
     """One copy of ``card`` into (``delta=1``) or out of (-1) a 500 Rum hand, every record kept."""
     state.cells[seat * NUM_CARDS + card] += delta
     held = state.cells[seat * NUM_CARDS + card] > 0
-    state.bits[seat] = (state.bits[seat] & ~(1 << card)) | (held << card)
+    hands = 6  # the first hand's mask in the state's words
+    state.words[hands + seat] = (state.words[hands + seat] & ~(1 << card)) | (held << card)
 
 
 def swap_hidden_r500(state, viewer, rng) -> bool:

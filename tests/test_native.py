@@ -738,24 +738,25 @@ def test_rummy500_kernel_rejects_bad_input():
         kernel.apply(state)
     wide = Match(make_game("rummy500", 3, kernels=kernels))
     wide.reset(seed=1)
-    with pytest.raises((TypeError, ValueError), match=r"buf|bits is an array\('Q'\) of 2"):
+    with pytest.raises((TypeError, ValueError), match=r"buf|words is an array\('Q'\) of 10"):
         kernel.mask(wide.state)
-    for name, at in (("bits", 0), ("masks", 3)):  # a seat's hand, a lay-off target
-        held = getattr(state, name)[at]
-        getattr(state, name)[at] = 1 << 60
-        with pytest.raises(ValueError, match="a 500 Rum card mask has 52 bits"):
+    # a lay-off target, a seat's hand, a seat's table points
+    for at, bad, error in [
+        (3, 1 << 60, "card mask has 52 bits"),
+        (6, 1 << 52, "card mask has 52 bits"),
+        (9, 1 << 31, "table score must be below 2\\*\\*31"),
+    ]:
+        held = state.words[at]
+        state.words[at] = bad
+        with pytest.raises(ValueError, match=error):
             kernel.apply(state, 0)
-        getattr(state, name)[at] = held
+        state.words[at] = held
     for name, bad, error in [
-        ("bits", list(state.bits), r"bits is an array\('Q'\)"),
-        ("bits", array("q", state.bits), r"bits is an array\('Q'\)"),
-        ("bits", state.bits[:1], r"bits is an array\('Q'\) of 2"),
-        ("masks", tuple(state.masks), r"masks is an array\('Q'\)"),
-        ("masks", state.masks[:-1], r"masks is an array\('Q'\) of 6"),
+        ("words", list(state.words), r"words is an array\('Q'\)"),
+        ("words", array("q", state.words), r"words is an array\('Q'\) of 10"),
+        ("words", state.words[:-1], r"words is an array\('Q'\) of 10"),
         ("cells", bytes(state.cells), "cells is a bytearray"),
-        ("cells", state.cells[:-52], "cells must have 676 bytes"),
-        ("pile_counts", list(state.pile_counts), "pile_counts is a bytearray"),
-        ("pile_counts", state.pile_counts + b"\0", "pile_counts must have 52 bytes"),
+        ("cells", state.cells[:-52], "cells must have 728 bytes"),
     ]:
         held = getattr(state, name)
         setattr(state, name, bad)

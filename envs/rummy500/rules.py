@@ -106,9 +106,10 @@ _OBS_DRAW = ObsPhase.DRAW
 _OBS_MUST_USE = ObsPhase.MUST_USE
 _OBS_PLAY = ObsPhase.PLAY
 
-# Where Rummy500State.masks keeps the discard pile, the cards in it twice, the three lay-off
-# targets (on a set, below a run, above a run) and their union.
-_PILE_BITS, _PILE_DOUBLE, _FITS, _FITS_ANY = 0, 1, 2, 5
+# Where Rummy500State.words keeps the discard pile, the cards in it twice, the three lay-off
+# targets (on a set, below a run, above a run) and their union (52-bit masks), then each seat's
+# hand (a mask), then each seat's table points.
+_PILE_BITS, _PILE_DOUBLE, _FITS, _FITS_ANY, _HANDS = 0, 1, 2, 5, 6
 
 #: Discard piles longer than this are pre-filtered with one whole-pile meld search.
 LONG_PILE = 3
@@ -258,9 +259,10 @@ class Rummy500View:
 class Rummy500State(HandState):
     """Mutable state of one 500 Rum hand.
 
-    The card masks are 52-bit ints in two ``array('Q')``: ``bits`` (each seat's hand) and
-    ``masks`` (the discard pile, the cards in it twice, the three lay-off targets and their
-    union: read them as :attr:`pile_bits`, :attr:`pile_double`, :attr:`fits`, :attr:`fits_any`).
+    ``words`` (an ``array('Q')``) holds the card masks as 52-bit ints (the discard pile, the
+    cards in it twice, the three lay-off targets and their union, then each seat's hand) and
+    each seat's table points: read them as :attr:`pile_bits`, :attr:`pile_double`,
+    :attr:`fits`, :attr:`fits_any`, :attr:`bits` and :attr:`table_points`.
 
     Runs on the table are ``[suit, lo, hi, owners]`` (``owners[pos]`` = seat that laid the card at
     run position ``pos``, -1 where empty); sets are ``[rank, suit_mask, owners]`` (by suit).
@@ -270,13 +272,13 @@ class Rummy500State(HandState):
     then the cards it is known to hold (counts: 0-2 with two decks); the discard pile (each card's
     place in it, 1 at the bottom, 0 where not there; with two decks a second row for the lower
     copy); the top discard, the cards in runs on the table (counts), the three "what fits" rows
-    and the pending card (0 or 1). ``buf`` (float32) holds the numbers: ``[0, stock size,
+    and the pending card (0 or 1), then a row whose first bytes are each seat's hand size
+    (:attr:`sizes`). ``buf`` (float32) holds the numbers: ``[0, stock size,
     discard pile size, turn]``, then per seat (by absolute seat) to act, dealer, hand size,
     table points and match total.
     """
 
     __slots__ = (
-        "bits",
         "buf",
         "cells",
         "current",
@@ -284,22 +286,19 @@ class Rummy500State(HandState):
         "end_reason",
         "hand_values",
         "mask_cache",
-        "masks",
         "over",
         "pending",
         "phase",
         "pile",
-        "pile_counts",
         "points",
         "runs",
         "sets",
-        "sizes",
         "stock",
         "stock_pos",
-        "table_points",
         "totals",
         "turn",
         "went_out",
+        "words",
     )
 
     @property
@@ -313,27 +312,47 @@ class Rummy500State(HandState):
     def hand_cards(self, seat: int) -> list[int]:
         """Cards held by ``seat`` in id order (a card held twice is listed twice)."""
         cells, at = self.cells, seat * NUM_CARDS
-        return [c for c in mask_cards(self.bits[seat]) for _ in range(cells[at + c])]
+        return [c for c in mask_cards(self.words[_HANDS + seat]) for _ in range(cells[at + c])]
+
+    @property
+    def num_players(self) -> int:
+        return (len(self.words) - _HANDS) // 2
+
+    @property
+    def bits(self) -> tuple[int, ...]:
+        """Each seat's cards (52-bit masks)."""
+        return tuple(self.words[_HANDS : _HANDS + self.num_players])
+
+    @property
+    def table_points(self) -> list[int]:
+        """Each seat's points laid on the table this hand."""
+        return self.words[_HANDS + self.num_players :].tolist()
+
+    @property
+    def sizes(self) -> list[int]:
+        """Each seat's hand size."""
+        at = len(self.cells) - NUM_CARDS
+        return list(self.cells[at : at + self.num_players])
 
     @property
     def pile_bits(self) -> int:
         """Cards in the discard pile (a 52-bit mask)."""
-        return self.masks[_PILE_BITS]
+        return self.words[_PILE_BITS]
 
     @property
     def pile_double(self) -> int:
         """Cards in the discard pile twice (two decks)."""
-        return self.masks[_PILE_DOUBLE]
+        return self.words[_PILE_DOUBLE]
 
     @property
     def fits(self) -> tuple[int, int, int]:
         """The lay-off targets: cards that fit on a set, below a run, above a run."""
-        return tuple(self.masks[_FITS : _FITS + 3])
+        return tuple(self.words[_FITS : _FITS + 3])
 
     @property
     def fits_any(self) -> int:
         """Cards that can be laid off somewhere."""
-        return self.masks[_FITS_ANY]
+        return self.words[_FITS_ANY]
 
 
 class Rummy500Game(Game):
@@ -459,12 +478,15 @@ class Rummy500Game(Game):
         self.obs_size = pos
         # The state keeps the planes as bytes (``cells``) and the per-hand numbers in a float32
         # buffer (``buf``); an observation is one gather from the two.
-        self._cells_size = cells = self._num_rows * NUM_CARDS
+        # (and one more row: its first bytes each seat's hand size)
+        self._cells_size = cells = (self._num_rows + 1) * NUM_CARDS
         at = {"pile": self._row_pile, "top": self._row_top, "runs": self._row_runs}
         at |= {"fits": self._row_fits, "pending": self._row_pending}
         self._at = {name: row * NUM_CARDS for name, row in at.items()}
         self._at["laid"], self._at["known"] = n * NUM_CARDS, 2 * n * NUM_CARDS
         self._at["pile_low"] = self._row_pile_low * NUM_CARDS if self.num_decks == 2 else -1
+        self._at["sizes"] = self._num_rows * NUM_CARDS
+        self._points_at = _HANDS + n  # each seat's table points in the state's words
         # buf: [0, stock size, discard size, turn], then per absolute seat: to act, dealer,
         # hand size, table points, match total (gathered in relative seat order).
         self._buf_size = 4 + 5 * n
@@ -539,6 +561,7 @@ class Rummy500Game(Game):
             "row_runs": self._row_runs,
             "row_fits": self._row_fits,
             "row_pending": self._row_pending,
+            "row_sizes": self._num_rows,
             "hand_size": self.rules.hand_size,
             "melds": [(m.cards, m.positions, m.suit, m.rank, m.value) for m in MELDS],
             "off_phase": self._off_phase,
@@ -557,8 +580,7 @@ class Rummy500Game(Game):
             "end_reasons": ("pass", "stock exhausted", "went out"),
             "empty_mask": self._empty_mask,
             "state_class": Rummy500State,
-            "zero_hands": array("Q", [0] * n),
-            "zero_masks": array("Q", [0] * (_FITS_ANY + 1)),
+            "zero_words": array("Q", [0] * (_HANDS + 2 * n)),
             "match_class": Match,
         }
 
@@ -591,20 +613,16 @@ class Rummy500Game(Game):
         for seat, card in zip(self._deal_seats[dealer], cards[: n * size], strict=False):
             cells[seat * NUM_CARDS + card] += 1
             bits[seat] |= 1 << card
-        s.bits = array("Q", bits)
-        s.sizes = [size] * n
+        cells[self._at["sizes"] : self._at["sizes"] + n] = bytes([size] * n)
         up = cards[n * size]
         s.pile = [up]
-        s.pile_counts = bytearray(NUM_CARDS)
-        s.pile_counts[up] = 1
-        s.masks = array("Q", [1 << up, 0, 0, 0, 0, 0])
+        s.words = array("Q", [1 << up, 0, 0, 0, 0, 0, *bits, *[0] * n])
         cells[self._at["pile"] + up] = 1
         cells[self._at["top"] + up] = 1
         s.stock = cards[n * size + 1 :]
         s.stock_pos = 0
         s.runs = []
         s.sets = []
-        s.table_points = [0] * n
         buf[self._at_size : self._at_size + n] = size / NUM_CARDS
         buf[1] = len(s.stock) * self._inv_cards
         buf[2] = self._inv_cards
@@ -648,8 +666,8 @@ class Rummy500Game(Game):
                 deep ^= low
                 mask[DIG_DEEP_BASE + low.bit_length() - 1] = 1
             return mask
-        hand = s.bits[seat]
-        masks = s.masks
+        masks = s.words
+        hand = masks[_HANDS + seat]
         fit_set, fit_low, fit_high = masks[_FITS], masks[_FITS + 1], masks[_FITS + 2]
         pending = s.pending
         if pending >= 0:
@@ -690,9 +708,9 @@ class Rummy500Game(Game):
         pile = s.pile
         if not pile:
             return 0, 0
-        masks = s.masks
+        masks = s.words
         pile_bits = masks[_PILE_BITS]
-        hand = s.bits[seat]
+        hand = masks[_HANDS + seat]
         fits = masks[_FITS_ANY]
         usable = pile_bits & fits  # a lay-off exists whatever else is taken
         cand = pile_bits & ~fits
@@ -753,9 +771,9 @@ class Rummy500Game(Game):
         count = cells[at] + 1
         cells[at] = count
         if count == 1:
-            s.bits[seat] |= BIT[card]
-        size = s.sizes[seat] + 1
-        s.sizes[seat] = size
+            s.words[_HANDS + seat] |= BIT[card]
+        at = self._at["sizes"] + seat
+        size = cells[at] = cells[at] + 1
         s.buf[self._at_size + seat] = size / NUM_CARDS
 
     def _remove(self, s: Rummy500State, seat: int, card: int) -> None:
@@ -763,14 +781,14 @@ class Rummy500Game(Game):
         count = cells[at] - 1
         cells[at] = count
         if not count:
-            s.bits[seat] &= ~BIT[card]
+            s.words[_HANDS + seat] &= ~BIT[card]
         # A played copy lowers the known count by one whichever copy it was: the table cannot
         # tell two copies apart, so the count stays public (never the hidden holding).
         at += self._at["known"]
         if cells[at]:
             cells[at] -= 1
-        size = s.sizes[seat] - 1
-        s.sizes[seat] = size
+        at = self._at["sizes"] + seat
+        size = cells[at] = cells[at] - 1
         s.buf[self._at_size + seat] = size / NUM_CARDS
 
     def _dig(self, s: Rummy500State, seat: int, card: int, deep: bool) -> None:
@@ -782,20 +800,22 @@ class Rummy500Game(Game):
         cells, at = s.cells, self._at
         top, on_pile, low = at["top"], at["pile"], at["pile_low"]
         cells[top + taken[-1]] = 0
-        counts = s.pile_counts
+        # the copies of each card the pile keeps: those it held (its places) less those taken
+        left = {c: (cells[on_pile + c] != 0) + (low >= 0 and cells[low + c] != 0) for c in taken}
         for c in taken:
-            counts[c] -= 1
+            left[c] -= 1
         known = at["known"] + seat * NUM_CARDS
+        words = s.words
         for c in taken:
-            if not counts[c]:
+            if not left[c]:
                 cells[on_pile + c] = 0
-                s.masks[_PILE_BITS] &= ~BIT[c]
+                words[_PILE_BITS] &= ~BIT[c]
                 if low >= 0:
                     cells[low + c] = 0
             else:  # the lower copy stays: it becomes the topmost one
                 cells[on_pile + c] = cells[low + c]
                 cells[low + c] = 0
-            s.masks[_PILE_DOUBLE] &= ~BIT[c]
+            words[_PILE_DOUBLE] &= ~BIT[c]
             self._add(s, seat, c)
             cells[known + c] += 1
         if pile:
@@ -834,7 +854,7 @@ class Rummy500Game(Game):
             self._refresh_run_fits(s, spec.suit)
         else:
             self._refresh_set_fits(s, spec.rank)
-        if not s.sizes[seat]:
+        if not cells[self._at["sizes"] + seat]:
             self._go_out(s, seat)
 
     def _lay_off(self, s: Rummy500State, seat: int, card: int, kind: int) -> None:
@@ -882,12 +902,12 @@ class Rummy500Game(Game):
             self._refresh_set_fits(s, rank)
         else:
             self._refresh_run_fits(s, suit)
-        if not s.sizes[seat]:
+        if not s.cells[self._at["sizes"] + seat]:
             self._go_out(s, seat)
 
     def _score_play(self, s: Rummy500State, seat: int, value: int) -> None:
-        points = s.table_points[seat] + value
-        s.table_points[seat] = points
+        words, at = s.words, self._points_at + seat
+        points = words[at] = words[at] + value
         s.buf[self._at_points + seat] = points / TABLE_POINTS_SCALE
 
     def _clear_pending(self, s: Rummy500State) -> None:
@@ -923,7 +943,7 @@ class Rummy500Game(Game):
     def _set_fits(self, s: Rummy500State, new: tuple[int, int, int]) -> None:
         """Store the lay-off targets and update their observation planes where they changed."""
         old = s.fits
-        masks = s.masks
+        masks = s.words
         cells = s.cells
         for k in range(3):
             changed = old[k] ^ new[k]
@@ -944,15 +964,14 @@ class Rummy500Game(Game):
             cells[top + pile[-1]] = 0
         pile.append(card)
         cells[top + card] = 1
-        count = s.pile_counts[card]
-        if count:  # the other copy is in the pile already and becomes the lower one
+        words = s.words
+        if cells[at["pile"] + card]:  # the other copy is in the pile and becomes the lower one
             cells[at["pile_low"] + card] = cells[at["pile"] + card]
-            s.masks[_PILE_DOUBLE] |= BIT[card]
-        s.pile_counts[card] = count + 1
-        s.masks[_PILE_BITS] |= BIT[card]
+            words[_PILE_DOUBLE] |= BIT[card]
+        words[_PILE_BITS] |= BIT[card]
         cells[at["pile"] + card] = len(pile)
         s.buf[2] = len(pile) * self._inv_cards
-        if not s.sizes[seat]:
+        if not cells[at["sizes"] + seat]:
             self._go_out(s, seat)
             return
         s.turn += 1
@@ -983,10 +1002,12 @@ class Rummy500Game(Game):
         cells = s.cells
         for seat in range(self.num_players):
             at = seat * NUM_CARDS
-            values.append(sum(CARD_VALUE[c] * cells[at + c] for c in mask_cards(s.bits[seat])))
+            hand = s.words[_HANDS + seat]
+            values.append(sum(CARD_VALUE[c] * cells[at + c] for c in mask_cards(hand)))
         s.hand_values = values
         s.points = np.asarray(
-            [s.table_points[i] - values[i] for i in range(self.num_players)], dtype=np.float64
+            [s.words[self._points_at + i] - values[i] for i in range(self.num_players)],
+            dtype=np.float64,
         )
         s.end_reason = reason
         s.over = True
