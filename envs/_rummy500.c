@@ -107,7 +107,7 @@ typedef struct {
     uint8_t *c;             /* cells: the planes, then a row of the hand sizes */
     uint8_t *sizes;         /* each seat's hand size (in cells) */
     uint64_t *m, *hands, *points; /* words: the masks (M_PILE ... M_ANY), hands, table points */
-    Py_buffer words_view;
+    Py_buffer words_view, cells_view; /* held while the move runs: neither can be resized */
     long current, phase, stock_pos, pending, turn;
 } Hand;
 
@@ -119,6 +119,8 @@ enum { M_PILE, M_DOUBLE, M_FITS, M_ANY = M_FITS + 3, M_HANDS };
 static void hand_release(Hand *h) {
     if (h->words_view.obj)
         PyBuffer_Release(&h->words_view);
+    if (h->cells_view.obj)
+        PyBuffer_Release(&h->cells_view);
     Py_CLEAR(h->buf);
     Py_CLEAR(h->cells);
     Py_CLEAR(h->pile);
@@ -226,7 +228,9 @@ static int hand_read(Rummy500Kernel *k, PyObject *state, Hand *h) {
         goto fail;
     }
     h->v = (float *)PyArray_DATA((PyArrayObject *)h->buf);
-    h->c = (uint8_t *)PyByteArray_AS_STRING(h->cells);
+    if (PyObject_GetBuffer(h->cells, &h->cells_view, PyBUF_WRITABLE) < 0)
+        goto fail;
+    h->c = (uint8_t *)h->cells_view.buf;
     h->sizes = h->c + (size_t)k->row_sizes * R5_CARDS;
     h->hands = h->m + M_HANDS;
     h->points = h->hands + n;
@@ -251,13 +255,16 @@ static int card_of(PyObject *list, Py_ssize_t i, long *card) {
     return (*card < 0 || *card >= R5_CARDS) ? bad_state() : 0;
 }
 
-static int hand_mask(Hand *h, long seat, uint64_t *out) {
-    *out = h->hands[seat];
-    return 0;
-}
-
 /* Row ``r`` of the card planes (52 bytes). */
 static uint8_t *row(Rummy500Kernel *k, Hand *h, int r) { return h->c + (size_t)r * R5_CARDS; }
+
+/* One more copy of a card in a plane of counts (a card has at most ``decks`` copies). */
+static int count_up(Rummy500Kernel *k, uint8_t *count) {
+    if (*count >= k->decks)
+        return bad_state();
+    ++*count;
+    return 0;
+}
 
 /* ------------------------------------------------------------------ the mask */
 
@@ -291,9 +298,7 @@ static int dig_options(Rummy500Kernel *k, Hand *h, long seat, uint64_t *usable_o
     *usable_out = *deep_out = 0;
     if (!size)
         return 0;
-    uint64_t hand;
-    if (hand_mask(h, seat, &hand) < 0)
-        return -1;
+    uint64_t hand = h->hands[seat];
     uint64_t usable = h->m[M_PILE] & h->m[M_ANY], cand = h->m[M_PILE] & ~h->m[M_ANY];
     if (size > LONG_PILE)
         cand &= meldable(k, hand | h->m[M_PILE]);
@@ -348,9 +353,7 @@ static int legal_into(Rummy500Kernel *k, Hand *h, npy_int8 *out) {
             out[DIG_DEEP_BASE + __builtin_ctzll(deep)] = 1;
         return 0;
     }
-    uint64_t hand;
-    if (hand_mask(h, seat, &hand) < 0)
-        return -1;
+    uint64_t hand = h->hands[seat];
     if (h->pending >= 0) {
         int p = (int)h->pending;
         for (int j = 0; j < k->melds_with_count[p]; j++)
@@ -413,10 +416,8 @@ static int finish(Rummy500Kernel *k, PyObject *state, Hand *h, PyObject *reason)
         goto fail;
     double *p = (double *)PyArray_DATA((PyArrayObject *)points);
     for (long seat = 0; seat < n; seat++) {
-        uint64_t hand;
+        uint64_t hand = h->hands[seat];
         long earned = (long)h->points[seat];
-        if (hand_mask(h, seat, &hand) < 0)
-            goto fail;
         const uint8_t *counts = row(k, h, (int)seat);
         long value = 0;
         for (; hand; hand &= hand - 1) {
@@ -471,16 +472,13 @@ static int discard(Rummy500Kernel *k, PyObject *state, Hand *h, int card) {
     uint8_t *top = row(k, h, k->row_top), *pile = row(k, h, k->row_pile);
     uint8_t *low = k->row_pile_low >= 0 ? row(k, h, k->row_pile_low) : NULL;
     int count = (pile[card] != 0) + (low && low[card]); /* copies in the pile */
+    long old = -1; /* the top card before */
     if (piled >= (Py_ssize_t)R5_CARDS * k->decks || count >= k->decks)
         return bad_state();
-    if (move_card(k, h, seat, card, -1) < 0)
+    if ((piled && card_of(h->pile, piled - 1, &old) < 0) || move_card(k, h, seat, card, -1) < 0)
         return -1;
-    if (piled) {
-        long old;
-        if (card_of(h->pile, piled - 1, &old) < 0)
-            return -1;
+    if (old >= 0)
         top[old] = 0;
-    }
     PyObject *c = PyLong_FromLong(card);
     if (!c)
         return -1;
@@ -584,6 +582,15 @@ static int meld_of(PyObject *melds, Py_ssize_t j, Py_ssize_t size, long of, PyOb
     return 0;
 }
 
+/* Run j of the table where it is of ``suit`` (*run, else NULL) and its ends, checked (-1 on
+ * error). */
+static int run_of(PyObject *runs, Py_ssize_t j, long suit, PyObject **run, long *lo, long *hi) {
+    if (meld_of(runs, j, 4, suit, run) < 0 ||
+        (*run && (list_long(*run, 1, lo) < 0 || list_long(*run, 2, hi) < 0)))
+        return -1;
+    return *run && (*lo < 0 || *hi > 13 || *lo > *hi) ? bad_state() : 0;
+}
+
 /* Points laid on the table by the seat (_score_play). */
 static int score_play(Rummy500Kernel *k, Hand *h, long seat, long value) {
     long points = (long)h->points[seat] + value;
@@ -630,13 +637,10 @@ static int refresh_run_fits(Rummy500Kernel *k, PyObject *state, Hand *h, Table *
     for (Py_ssize_t j = 0; j < PyList_GET_SIZE(t->runs); j++) {
         PyObject *run;
         long lo, hi;
-        if (meld_of(t->runs, j, 4, suit, &run) < 0 ||
-            (run && (list_long(run, 1, &lo) < 0 || list_long(run, 2, &hi) < 0)))
+        if (run_of(t->runs, j, suit, &run, &lo, &hi) < 0)
             return -1;
         if (!run)
             continue;
-        if (lo < 0 || hi > 13 || lo > hi)
-            return bad_state();
         if (lo >= 1 && !(lo == 1 && hi == 13))
             low |= 1ULL << (suit * R5_RANKS + (lo - 1) % R5_RANKS);
         if (hi <= 12 && !(hi == 12 && lo == 0))
@@ -682,9 +686,7 @@ static PyObject *filled_list(Py_ssize_t count, long value) {
 /* Meld ``m`` of the table from the seat's hand (_meld), where legal now. */
 static int play_meld(Rummy500Kernel *k, PyObject *state, Hand *h, int m) {
     long seat = h->current;
-    uint64_t hand, cards = 0;
-    if (hand_mask(h, seat, &hand) < 0)
-        return -1;
+    uint64_t hand = h->hands[seat], cards = 0;
     for (int j = 0; j < 3; j++)
         cards |= 1ULL << k->meld_cards[m][j];
     if (cards & ~hand || (h->pending >= 0 && !(cards >> h->pending & 1)))
@@ -696,9 +698,9 @@ static int play_meld(Rummy500Kernel *k, PyObject *state, Hand *h, int m) {
     PyObject *owners = NULL, *meld = NULL;
     for (int j = 0; j < 3; j++) {
         int card = k->meld_cards[m][j];
-        if (move_card(k, h, seat, card, -1) < 0)
+        if (move_card(k, h, seat, card, -1) < 0 ||
+            count_up(k, row(k, h, k->row_laid + (int)seat) + card) < 0)
             goto done;
-        row(k, h, k->row_laid + (int)seat)[card]++;
     }
     if (!(owners = filled_list(run ? 14 : 4, -1)))
         goto done;
@@ -707,8 +709,8 @@ static int play_meld(Rummy500Kernel *k, PyObject *state, Hand *h, int m) {
         if (list_set_long(owners, k->meld_positions[m][j], seat) < 0)
             goto done;
         mask |= 1L << k->meld_positions[m][j];
-        if (run)
-            row(k, h, k->row_runs)[k->meld_cards[m][j]]++;
+        if (run && count_up(k, row(k, h, k->row_runs) + k->meld_cards[m][j]) < 0)
+            goto done;
     }
     if (run)
         meld = Py_BuildValue("[iiiO]", k->meld_suit[m], k->meld_positions[m][0],
@@ -733,9 +735,7 @@ done:
  * now. */
 static int play_lay_off(Rummy500Kernel *k, PyObject *state, Hand *h, int card, int kind) {
     long seat = h->current;
-    uint64_t hand;
-    if (hand_mask(h, seat, &hand) < 0)
-        return -1;
+    uint64_t hand = h->hands[seat];
     if (!(hand >> card & 1) || !(h->m[M_FITS + kind] >> card & 1) ||
         (h->pending >= 0 && h->pending != card))
         return 0;
@@ -767,15 +767,10 @@ static int play_lay_off(Rummy500Kernel *k, PyObject *state, Hand *h, int card, i
         for (Py_ssize_t j = 0; j < PyList_GET_SIZE(t.runs); j++) {
             PyObject *run;
             long lo, hi;
-            if (meld_of(t.runs, j, 4, suit, &run) < 0 ||
-                (run && (list_long(run, 1, &lo) < 0 || list_long(run, 2, &hi) < 0)))
+            if (run_of(t.runs, j, suit, &run, &lo, &hi) < 0)
                 goto done;
             if (!run)
                 continue;
-            if (lo < 0 || hi > 13 || lo > hi) {
-                bad_state();
-                goto done;
-            }
             /* below: the shortest run keeps the others' ends open (min by its high end); above:
              * max by its low end; the first of equals */
             if (kind == 1 && lo == pos + 1 && !(pos == 0 && hi == 13) && (!target || hi < best)) {
@@ -793,11 +788,13 @@ static int play_lay_off(Rummy500Kernel *k, PyObject *state, Hand *h, int card, i
             goto done;
         if (kind == 1 && pos == 0)
             value = 1; /* the ace low */
-        row(k, h, k->row_runs)[card]++;
+        if (count_up(k, row(k, h, k->row_runs) + card) < 0)
+            goto done;
     }
     if (move_card(k, h, seat, card, -1) < 0)
         goto done;
-    row(k, h, k->row_laid + (int)seat)[card]++;
+    if (count_up(k, row(k, h, k->row_laid + (int)seat) + card) < 0)
+        goto done;
     if (score_play(k, h, seat, value) < 0 ||
         (h->pending == card && clear_pending(k, state, h) < 0) ||
         (kind == 0 ? refresh_set_fits(k, state, h, &t, rank)
@@ -863,9 +860,8 @@ static int play_dig(Rummy500Kernel *k, PyObject *state, Hand *h, int card, int d
             low_row[c] = 0;
         }
         h->m[M_DOUBLE] &= ~(1ULL << c);
-        if (move_card(k, h, seat, c, 1) < 0)
+        if (move_card(k, h, seat, c, 1) < 0 || count_up(k, known + c) < 0)
             return -1;
-        known[c]++;
     }
     Py_ssize_t piled = PyList_GET_SIZE(h->pile);
     if (piled) {
@@ -935,9 +931,7 @@ static int play_move(Rummy500Kernel *k, PyObject *state, Hand *h, long action) {
     if (h->pending >= 0)
         return 0;
     int card = (int)(action - DISCARD_BASE);
-    uint64_t hand;
-    if (hand_mask(h, seat, &hand) < 0)
-        return -1;
+    uint64_t hand = h->hands[seat];
     if (!(hand >> card & 1))
         return 0;
     if (slot_set(&k->slots, state, S_MASK_CACHE, Py_None) < 0)
@@ -973,13 +967,20 @@ static int observe_into(Rummy500Kernel *k, PyObject *state, Hand *h, long seat, 
 
 /* ------------------------------------------------------------------ the deal */
 
-/* A new array('Q') like ``template`` (of ``count`` items or more, the rest 0) whose first
- * ``count`` items are ``items``. */
-static PyObject *new_words(PyObject *template, const uint64_t *items, Py_ssize_t count) {
+/* A new array('Q') of ``total`` items, a copy of ``template`` (zeros) whose first ``count``
+ * items are ``items``. */
+static PyObject *new_words(PyObject *template, Py_ssize_t total, const uint64_t *items,
+                           Py_ssize_t count) {
     PyObject *out = PySequence_Repeat(template, 1);
     Py_buffer view;
     if (!out || PyObject_GetBuffer(out, &view, PyBUF_WRITABLE) < 0) {
         Py_XDECREF(out);
+        return NULL;
+    }
+    if (view.len != total * (Py_ssize_t)sizeof(uint64_t)) {
+        PyBuffer_Release(&view);
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_ValueError, KERNEL_NAME ": its words template changed size");
         return NULL;
     }
     memcpy(view.buf, items, sizeof(uint64_t) * (size_t)count);
@@ -1040,7 +1041,7 @@ static PyObject *Rummy500Kernel_deal(Rummy500Kernel *k, PyObject *const *args,
     values[S_PILE] = Py_BuildValue("[i]", up);
     uint64_t words[M_HANDS + R5_MAX_PLAYERS] = {[M_PILE] = 1ULL << up};
     memcpy(words + M_HANDS, bits, sizeof(uint64_t) * (size_t)n); /* the table points: 0 */
-    values[S_WORDS] = new_words(k->zero_words, words, M_HANDS + n);
+    values[S_WORDS] = new_words(k->zero_words, M_HANDS + 2 * n, words, M_HANDS + n);
     values[S_STOCK] = PyList_New(total - n * size - 1);
     for (npy_intp j = n * size + 1; values[S_STOCK] && j < total; j++)
         PyList_SET_ITEM(values[S_STOCK], j - n * size - 1, PyLong_FromLong((long)cards[j]));
@@ -1391,22 +1392,40 @@ static int Rummy500Kernel_init(Rummy500Kernel *k, PyObject *args, PyObject *kwds
     PyObject *zeros = item(layout, "zero_words");
     if (!phases || !reasons || !empty || !state_class || !match_class || !zeros)
         return -1;
+    int words_layout[5], expected[5] = {M_PILE, M_DOUBLE, M_FITS, M_ANY, M_HANDS};
+    if (read_ints(layout, "words_layout", words_layout, 5, 0, 64) < 0)
+        return -1;
+    if (memcmp(words_layout, expected, sizeof(expected))) {
+        PyErr_SetString(PyExc_ValueError,
+                         KERNEL_NAME ": words_layout is (pile, double, fits, any, hands) as built");
+        return -1;
+    }
+    PyObject *array_module = PyImport_ImportModule("array");
+    PyObject *array_type = array_module ? PyObject_GetAttrString(array_module, "array") : NULL;
+    Py_XDECREF(array_module);
+    if (!array_type)
+        return -1;
+    int is_array = Py_IS_TYPE(zeros, (PyTypeObject *)array_type);
+    Py_DECREF(array_type);
     Py_buffer view; /* an array('Q') of M_HANDS + 2 players zeros */
     Py_ssize_t count = M_HANDS + 2 * k->players;
-    if (PyObject_GetBuffer(zeros, &view, PyBUF_FORMAT) < 0)
+    if (is_array && PyObject_GetBuffer(zeros, &view, PyBUF_FORMAT) < 0)
         return -1;
-    int fits = view.itemsize == 8 && view.format && !strcmp(view.format, "Q") &&
+    int fits = is_array && view.itemsize == 8 && view.format && !strcmp(view.format, "Q") &&
                view.len == count * 8;
     for (Py_ssize_t b = 0; fits && b < view.len; b++)
         fits = !((const char *)view.buf)[b];
-    PyBuffer_Release(&view);
-    if (!fits || !PySequence_Check(zeros)) {
+    if (is_array)
+        PyBuffer_Release(&view);
+    if (!fits) {
         PyErr_Format(PyExc_ValueError, KERNEL_NAME ": zero_words is an array('Q') of %zd zeros",
                      count);
         return -1;
     }
-    Py_INCREF(zeros);
-    Py_XSETREF(k->zero_words, zeros);
+    PyObject *own = PySequence_Repeat(zeros, 1); /* the kernel's own copy */
+    if (!own)
+        return -1;
+    Py_XSETREF(k->zero_words, own);
     if (!PyTuple_Check(phases) || PyTuple_GET_SIZE(phases) != 2 ||
         PyLong_AsLong(PyTuple_GET_ITEM(phases, 0)) != 0 ||
         PyLong_AsLong(PyTuple_GET_ITEM(phases, 1)) != 1 || !PyTuple_Check(reasons) ||

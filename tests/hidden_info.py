@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rummyzoo.envs.cards import NUM_CARDS
+from rummyzoo.envs.rummy500.rules import _HANDS
 
 
 def hidden_swap_check(
@@ -99,8 +100,8 @@ def r500_move(state, seat, card, delta) -> None:
     """One copy of ``card`` into (``delta=1``) or out of (-1) a 500 Rum hand, every record kept."""
     state.cells[seat * NUM_CARDS + card] += delta
     held = state.cells[seat * NUM_CARDS + card] > 0
-    hands = 6  # the first hand's mask in the state's words
-    state.words[hands + seat] = (state.words[hands + seat] & ~(1 << card)) | (held << card)
+    at = _HANDS + seat  # the seat's hand in the state's words
+    state.words[at] = (state.words[at] & ~(1 << card)) | (held << card)
 
 
 def swap_hidden_r500(state, viewer, rng) -> bool:

@@ -740,11 +740,13 @@ def test_rummy500_kernel_rejects_bad_input():
     wide.reset(seed=1)
     with pytest.raises((TypeError, ValueError), match=r"buf|words is an array\('Q'\) of 10"):
         kernel.mask(wide.state)
+    from rummyzoo.envs.rummy500.rules import _FITS, _HANDS
+
     # a lay-off target, a seat's hand, a seat's table points
     for at, bad, error in [
-        (3, 1 << 60, "card mask has 52 bits"),
-        (6, 1 << 52, "card mask has 52 bits"),
-        (9, 1 << 31, "table score must be below 2\\*\\*31"),
+        (_FITS + 1, 1 << 60, "card mask has 52 bits"),
+        (_HANDS, 1 << 52, "card mask has 52 bits"),
+        (_HANDS + 3, 1 << 31, "table score must be below 2\\*\\*31"),
     ]:
         held = state.words[at]
         state.words[at] = bad
@@ -792,6 +794,18 @@ def test_rummy500_kernel_rejects_bad_input():
         )
     with pytest.raises(ValueError, match="leave no stock"):
         kernels.Rummy500Kernel({**layout, "hand_size": 26})
+    zeros = layout["zero_words"]
+    for key, bad, error in [
+        ("zero_words", memoryview(zeros), r"zero_words is an array\('Q'\) of 10 zeros"),
+        ("zero_words", zeros + array("Q", [0]), r"zero_words is an array\('Q'\) of 10 zeros"),
+        ("words_layout", (0, 1, 2, 5, 7), "words_layout is"),
+    ]:
+        with pytest.raises(ValueError, match=error):
+            kernels.Rummy500Kernel({**layout, key: bad})
+    kept = kernels.Rummy500Kernel(layout)
+    zeros.append(0)  # the kernel keeps its own copy of the template
+    assert kept.deal(1, deck).words.tolist()[_HANDS + 2 :] == [0, 0]
+    zeros.pop()
 
 
 @needs_kernels

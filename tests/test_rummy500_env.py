@@ -4,6 +4,7 @@ variant are in ``test_variants.py``)."""
 from __future__ import annotations
 
 import pytest
+from state_helpers import rummy500_state
 from test_rummy500_helpers import make, plane, play, points
 
 from rummyzoo.envs import rummy500_v0
@@ -190,14 +191,14 @@ def test_illegal_actions_raise_clearly_and_lose_nothing():
     env = rummy500_v0.env(num_players=2)
     env.reset(seed=1)
     state = env.unwrapped.hand_state
-    before = (bytes(state.cells), state.buf.tobytes())
+    before = rummy500_state(state)
     with pytest.raises(IllegalActionError, match=r"illegal action 362 \(discard Ac\) for player_0"):
         env.step(362)
     with pytest.raises(IllegalActionError, match="out of range"):
         env.step(500)
     with pytest.raises(IllegalActionError, match="not an action id"):
         env.step("draw")
-    assert before == (bytes(state.cells), state.buf.tobytes())
+    assert before == rummy500_state(state)
     assert env.unwrapped.hand_state is state
     env.step(0)  # the game goes on
     assert env.unwrapped.hand_state.phase == 1

@@ -33,7 +33,7 @@ def check_bookkeeping(env) -> None:
     n = game.num_players
     planes = game.planes(s).astype(np.int64)
     counts, laid, known = planes[:n], planes[n : 2 * n], planes[2 * n : 3 * n]
-    assert s.sizes == counts.sum(axis=1).tolist()
+    assert list(s.sizes) == counts.sum(axis=1).tolist()
     for seat in range(n):
         assert s.bits[seat] == sum(1 << c for c in np.flatnonzero(counts[seat]))
     assert (known <= counts).all()

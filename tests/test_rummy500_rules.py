@@ -126,7 +126,7 @@ def test_lay_off_on_a_lay_off():
     play(env, ["discard 2d", "draw stock", "lay off 7h above run", "discard 3d", "draw stock"])
     assert "lay off 8h above run" in legal_names(env)
     play(env, ["lay off 8h above run"])
-    assert env.hand_state.table_points == [4 + 5 + 6 + 8, 7]
+    assert env.hand_state.table_points == (4 + 5 + 6 + 8, 7)
     assert plane(env, "player_0", "table_laid", 0) == {"4h": 1, "5h": 1, "6h": 1, "8h": 1}
     assert plane(env, "player_0", "table_laid", 1) == {"7h": 1}
     assert plane(env, "player_1", "table_laid", 1) == {"4h": 1, "5h": 1, "6h": 1, "8h": 1}
@@ -141,7 +141,7 @@ def test_set_of_four_completed_by_lay_off():
     assert plane(env, "player_1", "fits_set") == {"7s": 1}
     assert "lay off 7s on set" in legal_names(env)
     play(env, ["lay off 7s on set"])
-    assert env.hand_state.table_points == [21, 7]
+    assert env.hand_state.table_points == (21, 7)
     assert env.hand_state.sets[0][1] == 0b1111
     assert plane(env, "player_1", "fits_set") == {}
     assert plane(env, "player_1", "table_runs") == {}

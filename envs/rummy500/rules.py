@@ -1,13 +1,14 @@
-"""500 Rum: pure rules over numpy state (docs/rules.md section 3). No PettingZoo here.
+"""500 Rum: pure rules over a compact state (docs/rules.md section 3). No PettingZoo here.
 
 The state keeps every 52-card plane the observation needs (the cards each seat holds, the cards
 laid on the table by each seat, the cards each seat is known to hold, the discard pile, the
 "what fits" planes, the pending card) as bytes in one ``bytearray`` (``cells``: a count per
 card, or a card's place in the discard pile), and the per-hand numbers in a small float32
 buffer (``buf``), so an observation is one gather from the two. The logic itself runs on
-52-bit Python ints (hand presence, discard pile presence, lay-off targets), the counts in
-``cells`` and small lists (the melds on the table), all kept up to date incrementally by
-``apply``.
+52-bit card masks (hand presence, discard pile presence, lay-off targets) kept with the table
+points in one ``array('Q')`` (``words``), on the counts in ``cells`` and on small lists (the
+stock, the discard pile, the melds on the table), all kept up to date incrementally by
+``apply``; the compiled kernel (envs/_rummy500.c) reads and writes the same objects.
 
 With two decks (5-8 players) hands, the table and the known cards are counts (0-2 per card id).
 """
@@ -324,15 +325,15 @@ class Rummy500State(HandState):
         return tuple(self.words[_HANDS : _HANDS + self.num_players])
 
     @property
-    def table_points(self) -> list[int]:
+    def table_points(self) -> tuple[int, ...]:
         """Each seat's points laid on the table this hand."""
-        return self.words[_HANDS + self.num_players :].tolist()
+        return tuple(self.words[_HANDS + self.num_players :])
 
     @property
-    def sizes(self) -> list[int]:
-        """Each seat's hand size."""
+    def sizes(self) -> tuple[int, ...]:
+        """Each seat's hand size (the first bytes of the last row of ``cells``)."""
         at = len(self.cells) - NUM_CARDS
-        return list(self.cells[at : at + self.num_players])
+        return tuple(self.cells[at : at + self.num_players])
 
     @property
     def pile_bits(self) -> int:
@@ -581,6 +582,7 @@ class Rummy500Game(Game):
             "empty_mask": self._empty_mask,
             "state_class": Rummy500State,
             "zero_words": array("Q", [0] * (_HANDS + 2 * n)),
+            "words_layout": (_PILE_BITS, _PILE_DOUBLE, _FITS, _FITS_ANY, _HANDS),
             "match_class": Match,
         }
 
