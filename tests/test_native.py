@@ -809,6 +809,35 @@ def test_rummy500_kernel_rejects_bad_input():
 
 
 @needs_kernels
+def test_rummy500_kernel_refuses_a_count_past_the_decks():
+    """A plane of counts already at the decks' copies of a card (a state no game reaches) is a
+    clear error where a byte would wrap round: a meld whose card the seat has laid already."""
+    from rummyzoo.envs.cards import parse_cards
+    from rummyzoo.envs.match import Match
+    from rummyzoo.envs.registry import make_game
+
+    game = make_game("rummy500", 2, kernels=kernels)
+    match = Match(game)
+    rng = np.random.default_rng(5)
+    for seed in range(50):
+        match.reset(seed=seed)
+        while not match.over:
+            legal = np.flatnonzero(match.legal_mask())
+            melds = [a for a in legal.tolist() if game.action_names[a].startswith("meld")]
+            if melds:
+                break
+            match.play(int(rng.choice(legal)))
+        if melds:
+            break
+    state, action = copy.deepcopy(match.state), melds[0]
+    card = parse_cards(game.action_names[action].split()[1:])[0]
+    assert game._kernel.apply(copy.deepcopy(state), action)  # played on an untouched copy
+    game.planes(state)[game.num_players + state.current, card] = 1  # laid already: 1 deck
+    with pytest.raises(ValueError, match="not a 500 Rum state"):
+        game._kernel.apply(state, action)
+
+
+@needs_kernels
 def test_kernels_refuse_states_that_would_crash_them():
     """Each of these crashed the interpreter, wrote past an array or read another game's state:
     a 500 Rum discard pile longer than the decks, numbers that run Python code when read (here
